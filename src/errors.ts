@@ -1,0 +1,119 @@
+/**
+ * One catalogue of stable error codes: MAILGATE_ERR_<AREA>_<WHAT>.
+ *
+ * Decisions are made on `code` (or the class), never on message text.
+ * Every code here must be documented in docs/errors.md; test/errors.test.ts keeps
+ * the two in step. Add a code in the section of its area, with a one-line meaning.
+ */
+
+export const ERROR_CODES = {
+  // --- mime: turning raw bytes into a ParsedMessage -------------------------------
+  MAILGATE_ERR_MIME_TOO_LARGE: 'The message exceeds the configured size budget.',
+  MAILGATE_ERR_MIME_TIMEOUT: 'Parsing the message exceeded the configured time budget.',
+  MAILGATE_ERR_MIME_EMPTY: 'The input holds no message at all (zero bytes or only whitespace).',
+  MAILGATE_ERR_MIME_NOT_EMAIL: 'The input does not look like an RFC 5322 message (no header field could be read).',
+  MAILGATE_ERR_MIME_WORKER_CRASHED: 'The parse worker died while parsing this message.',
+
+  // --- document: ParsedMessage -> RawEmailDocument --------------------------------
+  MAILGATE_ERR_DOCUMENT_HEADERS_TOO_LARGE: 'The header block exceeds the API limit even after removing MIME structure headers.',
+  MAILGATE_ERR_DOCUMENT_INVALID: 'The built document does not satisfy the API schema.',
+
+  // --- properties: user properties and override rules -----------------------------
+  MAILGATE_ERR_PROPERTY_INVALID_KEY: 'A user property key is not `string:<name>` or `number:<name>` with a valid name.',
+  MAILGATE_ERR_PROPERTY_INVALID_VALUE: 'A user property value does not match its type prefix.',
+  MAILGATE_ERR_PROPERTY_CONFLICT: 'A client user property collides with a property the service generates and is not overridable.',
+
+  // --- api: talking to the Text Analytics API --------------------------------------
+  MAILGATE_ERR_API_NETWORK: 'The request failed before an HTTP response arrived (connection refused, reset, DNS).',
+  MAILGATE_ERR_API_TIMEOUT: 'The request exceeded its deadline.',
+  MAILGATE_ERR_API_BAD_REQUEST: 'The API answered 400 Bad Request.',
+  MAILGATE_ERR_API_UNAUTHORIZED: 'The API answered 401: the token is missing or invalid.',
+  MAILGATE_ERR_API_FORBIDDEN: 'The API answered 403: the token lacks a permission.',
+  MAILGATE_ERR_API_NOT_FOUND: 'The API answered 404: unknown project, source, dataset or model version.',
+  MAILGATE_ERR_API_CONFLICT: 'The API answered 409 Conflict (retried).',
+  MAILGATE_ERR_API_UNPROCESSABLE: 'The API answered 422 Unprocessable Entity.',
+  MAILGATE_ERR_API_RATE_LIMITED: 'The API answered 429 Too Many Requests (retried, honouring Retry-After).',
+  MAILGATE_ERR_API_SERVER: 'The API answered with a 5xx status (retried).',
+  MAILGATE_ERR_API_HTTP: 'The API answered with an unexpected HTTP status.',
+  MAILGATE_ERR_API_BAD_RESPONSE: 'The API answered with a body that is not the expected JSON envelope.',
+  MAILGATE_ERR_API_RETRIES_EXHAUSTED: 'A retryable failure persisted beyond the retry budget.',
+
+  // --- batch: packing and delivering documents -----------------------------------
+  MAILGATE_ERR_BATCH_DOCUMENT_TOO_LARGE: 'One document alone exceeds the configured request byte limit.',
+  MAILGATE_ERR_BATCH_REJECTED: 'The API rejected this document (isolated by splitting the batch).',
+
+  // --- store ---------------------------------------------------------------------
+  MAILGATE_ERR_STORE_UNAVAILABLE: 'The store cannot be reached or opened.',
+  MAILGATE_ERR_STORE_MIGRATION: 'A store migration failed or the store schema is newer than this mailgate.',
+  MAILGATE_ERR_STORE_LEASE_LOST: 'A lease held by this process expired or was taken over.',
+  MAILGATE_ERR_STORE_NOT_FOUND: 'The requested item does not exist in the store.',
+
+  // --- input: files and adapters --------------------------------------------------
+  MAILGATE_ERR_INPUT_NOT_FOUND: 'An input path does not exist or cannot be read.',
+  MAILGATE_ERR_INPUT_UNSUPPORTED: 'An input file is of a kind mailgate cannot read.',
+  MAILGATE_ERR_INPUT_MSG_INVALID: 'An Outlook .msg file could not be read.',
+
+  // --- config ------------------------------------------------------------------------
+  MAILGATE_ERR_CONFIG_INVALID: 'The configuration does not satisfy the schema; the message names the path and the fix.',
+  MAILGATE_ERR_CONFIG_ENV_MISSING: 'The configuration refers to an environment variable that is not set.',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface GatewayErrorOptions {
+  cause?: unknown;
+  /** HTTP status for API errors. */
+  status?: number;
+  /** Anything structured worth logging or storing with the error. */
+  details?: Record<string, unknown>;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = options.status;
+    this.details = options.details;
+  }
+
+  toJSON(): { code: ErrorCode; message: string; status?: number } {
+    return this.status === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, status: this.status };
+  }
+}
+
+export function isGatewayError(err: unknown, code?: ErrorCode): err is GatewayError {
+  return err instanceof GatewayError && (code === undefined || err.code === code);
+}
+
+/** A non-fatal finding attached to an item: truncation, charset fallback, clamped dates. */
+export interface Warning {
+  code: WarningCode;
+  message: string;
+}
+
+export const WARNING_CODES = {
+  MAILGATE_WARN_CHARSET_FALLBACK: 'An unknown or bogus charset label was decoded by the fallback rule.',
+  MAILGATE_WARN_BODY_TRUNCATED: 'The body text exceeded 65536 characters and was truncated.',
+  MAILGATE_WARN_HEADERS_TRUNCATED: 'The raw header block exceeded the limit; trailing fields were dropped.',
+  MAILGATE_WARN_ATTACHMENTS_TRUNCATED: 'The message has more than 128 attachments; only the first 128 are listed.',
+  MAILGATE_WARN_MIME_MALFORMED: 'The MIME structure is broken (missing boundary, bad encoding); a best-effort reading was used.',
+  MAILGATE_WARN_NO_BODY: 'The message has no text body; an empty plain body was sent.',
+  MAILGATE_WARN_DATE_MISSING: 'No usable Date header; the timestamp fell back by the documented rule.',
+  MAILGATE_WARN_DATE_OUT_OF_RANGE: 'The date lies outside 1950-2049 and was clamped into the allowed range.',
+  MAILGATE_WARN_MESSAGE_ID_MISSING: 'No Message-ID; the comment id is a SHA-256 of the header block and body.',
+  MAILGATE_WARN_PROPERTY_DROPPED: 'A user property was dropped (invalid, empty, or conflicting with a generated one).',
+  MAILGATE_WARN_PROPERTY_OVERRIDDEN: 'A client user property overrides a generated one (listed in override_user_properties).',
+} as const;
+
+export type WarningCode = keyof typeof WARNING_CODES;
+
+export function warning(code: WarningCode, message: string): Warning {
+  return { code, message };
+}

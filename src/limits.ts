@@ -1,0 +1,55 @@
+/**
+ * Every limit mailgate enforces, in one place, each with its reason.
+ * "spec" = ../shared/spec/text-analytics-api.md; "notes" = target-api-notes.md.
+ * Configurable values are validated where they are configured; 0 means 0, never "default".
+ */
+
+/** spec Limits: Content text, translated_from, and the raw email `plain` body. */
+export const MAX_TEXT_CHARS = 65_536;
+/** notes §10 (connector schema): the raw header string. */
+export const MAX_RAW_HEADER_CHARS = 65_536;
+/** notes §10: the raw email `html` body (32 MiB of characters). */
+export const MAX_HTML_CHARS = 33_554_432;
+/** notes §10: attachments listed per email. */
+export const MAX_ATTACHMENTS = 128;
+/** notes §4.3: attachment `name` and `content_type`. */
+export const MAX_ATTACHMENT_FIELD_CHARS = 256;
+/** spec Comment.id / thread_id: `[0-9a-f]{1,1024}`. */
+export const MAX_COMMENT_ID_CHARS = 1024;
+/** spec user_properties: the whole key name after the `type:` prefix, at most 32 characters. */
+export const MAX_PROPERTY_NAME_CHARS = 32;
+/** notes §2.1: `override_user_properties` entries. */
+export const MAX_OVERRIDE_PROPERTIES = 128;
+/** notes §5.3: from / each recipient, 1 to 512 characters; at most 2048 recipients per field. */
+export const MAX_ADDRESS_CHARS = 512;
+export const MAX_RECIPIENTS = 2048;
+
+/** spec Limits: documents per sync-raw-emails request. */
+export const MAX_SYNC_DOCUMENTS = 16_384;
+/** notes §2.1: the generated client documents 4096; the default stays within what both accept. */
+export const DEFAULT_SYNC_DOCUMENTS = 4096;
+/** spec Limits: documents per predict-raw-emails request. */
+export const MAX_PREDICT_DOCUMENTS = 4096;
+/** Request body bytes per batch by default (no documented service maximum; proxies commonly cap near 32-64 MiB). */
+export const DEFAULT_MAX_REQUEST_BYTES = 24 * 1024 * 1024;
+
+/** spec Limits: timestamp range, inclusive. */
+export const MIN_TIMESTAMP = '1950-01-01T00:00:00Z';
+export const MAX_TIMESTAMP = '2049-12-31T23:59:59Z';
+export const MIN_TIMESTAMP_MS = Date.parse(MIN_TIMESTAMP);
+export const MAX_TIMESTAMP_MS = Date.parse(MAX_TIMESTAMP);
+
+/** spec Predictions: default threshold when unset. */
+export const DEFAULT_THRESHOLD = 0.25;
+/** notes §10: per-label thresholds in `labels`. */
+export const MAX_PREDICT_LABELS = 4096;
+
+/** Parsing budgets (configurable): size of one raw message, and wall time to parse it. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 50 * 1024 * 1024;
+export const DEFAULT_PARSE_TIMEOUT_MS = 5_000;
+
+/** notes §1: the official client's per-request timeout; large requests are slow. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 240_000;
+
+/** The transform tag the official CLI uses by default (notes §6). */
+export const DEFAULT_TRANSFORM_TAG = 'generic.0.CONVKER5';
