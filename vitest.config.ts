@@ -9,5 +9,6 @@ export default defineConfig({
     // Two cores here and in CI: run test files two at a time.
     maxWorkers: 2,
     globalSetup: [],
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

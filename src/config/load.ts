@@ -1,0 +1,120 @@
+/**
+ * Configuration is read once: defaults < file < environment < flags, validated strictly,
+ * then frozen. Nothing else in mailgate reads process.env.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import { ConfigSchema, type Config } from './schema.js';
+
+type Env = Record<string, string | undefined>;
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+/** Environment variables that set a configuration field directly (after the file, before flags). */
+export const ENV_FIELDS: Record<string, string[]> = {
+  MAILGATE_STORE: ['store'],
+  MAILGATE_API_URL: ['api', 'url'],
+  MAILGATE_API_TOKEN: ['api', 'token'],
+  MAILGATE_LISTEN: ['server', 'listen'],
+  MAILGATE_LOG_LEVEL: ['log_level'],
+};
+
+const PLACEHOLDER = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** Replaces `${VAR}` and `${VAR:-default}` in every string; `$$` stands for a literal `$`. */
+export function interpolate(value: Json, env: Env, path: Array<string | number> = []): Json {
+  if (typeof value === 'string') {
+    return value.replace(PLACEHOLDER, (whole, name: string | undefined, fallback: string | undefined) => {
+      if (whole === '$$') return '$';
+      const v = env[name!];
+      if (v !== undefined && v !== '') return v;
+      if (fallback !== undefined) return fallback;
+      throw new GatewayError('MAILGATE_ERR_CONFIG_ENV_MISSING', `${formatPath(path)}: environment variable ${name} is not set; export it or write \${${name}:-default}`);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, [...path, i]));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k])]));
+  }
+  return value;
+}
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.length === 0 ? '(root)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+}
+
+function setPath(target: Record<string, Json>, path: string[], value: Json): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (!next || typeof next !== 'object' || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, Json>;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+function deepMerge(base: Record<string, Json>, over: Record<string, Json>): Record<string, Json> {
+  const out: Record<string, Json> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b) ? deepMerge(b as Record<string, Json>, v as Record<string, Json>) : v;
+  }
+  return out;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+export interface LoadOptions {
+  /** Path of mailgate.yaml; omitted: embedded defaults only. */
+  file?: string;
+  env?: Env;
+  /** Values from command-line flags, highest precedence. */
+  overrides?: Record<string, Json>;
+}
+
+/** Turns zod issues into one message that names each path and what to do. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join('\n');
+}
+
+export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
+  const env = options.env ?? {};
+  let fromFile: Record<string, Json> = {};
+  if (options.file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(options.file, 'utf8');
+    } catch (cause) {
+      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `cannot read configuration file ${options.file}: ${(cause as Error).message}`, { cause });
+    }
+    let doc: unknown;
+    try {
+      doc = parseYaml(text);
+    } catch (cause) {
+      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${options.file} is not valid YAML: ${(cause as Error).message}`, { cause });
+    }
+    if (doc !== null && doc !== undefined && (typeof doc !== 'object' || Array.isArray(doc))) {
+      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${options.file}: the top level must be a mapping of settings`);
+    }
+    fromFile = interpolate((doc ?? {}) as Json, env) as Record<string, Json>;
+  }
+  const fromEnv: Record<string, Json> = {};
+  for (const [name, path] of Object.entries(ENV_FIELDS)) {
+    const v = env[name];
+    if (v !== undefined && v !== '') setPath(fromEnv, path, v);
+  }
+  const merged = deepMerge(deepMerge(fromFile, fromEnv), options.overrides ?? {});
+  const result = ConfigSchema.safeParse(merged);
+  if (!result.success) {
+    const where = options.file ?? 'configuration';
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${where} is invalid:\n${describeIssues(result.error)}`);
+  }
+  return deepFreeze(result.data);
+}

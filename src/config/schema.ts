@@ -1,0 +1,156 @@
+/**
+ * The one schema of mailgate.yaml. Strict: an unknown key is an error naming its path.
+ * Every field says what it is, its unit and its default; docs/config.md is generated from it.
+ */
+import { z } from 'zod';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_REQUEST_BYTES,
+  DEFAULT_PARSE_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_SYNC_DOCUMENTS,
+  DEFAULT_TRANSFORM_TAG,
+  MAX_OVERRIDE_PROPERTIES,
+  MAX_PREDICT_DOCUMENTS,
+  MAX_SYNC_DOCUMENTS,
+} from '../limits.js';
+import { LabelThreshold, Threshold } from '../model/index.js';
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+const projectAndName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,1024}\/[A-Za-z0-9_-]{1,256}$/, 'must be "<project>/<name>", e.g. acme/support-emails');
+
+export const RetrySchema = z
+  .object({
+    max_attempts: int(1, 100).default(6).describe('Attempts per request, the first included. Default 6.'),
+    base_delay_ms: int(0).default(2_000).describe('First backoff delay in ms before jitter. Default 2000.'),
+    max_delay_ms: int(0).default(60_000).describe('Largest single backoff delay (and Retry-After honoured) in ms. Default 60000.'),
+    budget_ms: int(0).default(600_000).describe('Total time one request may spend retrying, in ms. Default 600000.'),
+  })
+  .strict();
+
+export const ApiSchema = z
+  .object({
+    url: z.string().url().describe('Base URL of the Text Analytics API (without /api/v1). Omit to use the built-in emulator.').optional(),
+    token: z.string().min(1).describe('Bearer token. Use ${MAILGATE_API_TOKEN} rather than a literal.').optional(),
+    timeout_ms: int(1).default(DEFAULT_REQUEST_TIMEOUT_MS).describe('Deadline of one request, connect to last byte, in ms. Default 240000.'),
+    retry: RetrySchema.prefault({}).describe('Retry policy for network errors, timeouts, 408, 409, 429 and 5xx.'),
+  })
+  .strict();
+
+export const ServerSchema = z
+  .object({
+    listen: z
+      .string()
+      .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:8080')
+      .default('127.0.0.1:8080')
+      .describe('Address of the health, metrics, preview and admin HTTP server. Default 127.0.0.1:8080.'),
+    api_keys: z.array(z.string().min(16, 'admin API keys must be at least 16 characters')).default([]).describe('Keys accepted by the admin API (header `Authorization: Bearer <key>`). Empty: the admin API is disabled.'),
+  })
+  .strict();
+
+export const ParsingSchema = z
+  .object({
+    max_message_bytes: int(1).default(DEFAULT_MAX_MESSAGE_BYTES).describe('Size budget of one raw message in bytes; larger messages are dead-lettered. Default 52428800 (50 MiB).'),
+    timeout_ms: int(1).default(DEFAULT_PARSE_TIMEOUT_MS).describe('Time budget to parse one message in ms. Default 5000.'),
+    workers: int(1, 64).optional().describe('Parse worker threads. Default: the number of CPU cores.'),
+    body: z.enum(['auto', 'plain', 'html']).default('auto').describe('Body sent: auto (text/plain, else HTML), plain (HTML converted when needed), html. Default auto.'),
+    headers: z.enum(['raw', 'parsed']).default('raw').describe('Header form sent: raw (default) or parsed (only when no key repeats and all keys are ASCII).'),
+  })
+  .strict();
+
+export const DeliverySchema = z
+  .object({
+    max_documents: int(1, MAX_SYNC_DOCUMENTS).default(DEFAULT_SYNC_DOCUMENTS).describe('Documents per request (sync at most 16384, predict at most 4096). Default 4096.'),
+    max_request_bytes: int(1024).default(DEFAULT_MAX_REQUEST_BYTES).describe('Serialized request size bound in bytes. Default 25165824 (24 MiB).'),
+    flush_ms: int(0).default(200).describe('How long a partial batch waits for more documents, in ms. Default 200.'),
+    concurrency: int(1, 64).default(2).describe('Requests in flight per route. Default 2.'),
+    max_outbox: int(1).default(50_000).describe('Outbox depth at which intake pauses (backpressure). Default 50000.'),
+    max_item_attempts: int(1).default(50).describe('Delivery attempts of one item (each a full retried request) before it is dead-lettered. Default 50.'),
+  })
+  .strict();
+
+const PropertyConflict = z.enum(['reject', 'override', 'drop']);
+
+export const RouteSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'route names use letters, digits, - and _').describe('Route name, referenced by adapters.'),
+    mode: z.enum(['sync', 'predict']).default('sync').describe('sync: sync-raw-emails into `source`. predict: predict-raw-emails against `dataset`.'),
+    source: projectAndName.optional().describe('Target source for sync routes, "<project>/<source>".'),
+    dataset: projectAndName.optional().describe('Dataset for predict routes, "<project>/<dataset>".'),
+    model_version: z.union([int(0), z.enum(['live', 'staging'])]).default('live').describe('Model version for predict routes: an integer, live or staging. Default live.'),
+    threshold: Threshold.optional().describe('Prediction threshold 0..1 or "auto". Default: the service default 0.25.'),
+    labels: z.array(LabelThreshold).optional().describe('Labels to return, each with an optional threshold.'),
+    sink: z
+      .object({
+        jsonl: z.string().optional().describe('Append predictions to this JSONL file.'),
+        webhook: z.string().url().optional().describe('POST predictions to this URL.'),
+        webhook_secret: z.string().optional().describe('HMAC-SHA256 key for the X-Mailgate-Signature header.'),
+      })
+      .strict()
+      .optional()
+      .describe('Where predictions go besides the store: a JSONL file and/or a webhook signed with HMAC-SHA256.'),
+    transform_tag: z.string().min(1).default(DEFAULT_TRANSFORM_TAG).describe('Transform tag received during integration setup. Default generic.0.CONVKER5.'),
+    user_properties: z
+      .record(z.string(), z.union([z.string(), z.number()]))
+      .default({})
+      .describe('Client properties added to every document; string values may use {adapter}, {account}, {folder}, {path}.'),
+    override_user_properties: z.array(z.string()).max(MAX_OVERRIDE_PROPERTIES).default([]).describe('Generated property names (without type prefix) that client values override (sync only).'),
+    on_property_conflict: PropertyConflict.default('reject').describe('What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop.'),
+    max_documents: int(1, MAX_SYNC_DOCUMENTS).optional().describe('Per-route override of delivery.max_documents.'),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    if (r.mode === 'sync' && !r.source) ctx.addIssue({ code: 'custom', path: ['source'], message: 'a sync route needs `source: <project>/<source>`' });
+    if (r.mode === 'predict' && !r.dataset) ctx.addIssue({ code: 'custom', path: ['dataset'], message: 'a predict route needs `dataset: <project>/<dataset>`' });
+    if (r.mode === 'predict' && r.max_documents !== undefined && r.max_documents > MAX_PREDICT_DOCUMENTS)
+      ctx.addIssue({ code: 'custom', path: ['max_documents'], message: `predict requests hold at most ${MAX_PREDICT_DOCUMENTS} documents` });
+  });
+export type RouteConfig = z.infer<typeof RouteSchema>;
+
+export const FilesAdapterSchema = z
+  .object({
+    name: z.string().min(1).describe('Adapter instance name.'),
+    route: z.string().min(1).describe('Route the messages go to.'),
+    paths: z.array(z.string().min(1)).min(1).describe('Files or folders: .eml, mbox, maildir, .msg.'),
+  })
+  .strict();
+
+/** Adapter sections are validated by their adapter's own schema at startup; here they are kept as plain objects. */
+export const AdaptersSchema = z
+  .object({
+    files: z.array(FilesAdapterSchema).default([]),
+    imap: z.array(z.record(z.string(), z.unknown())).default([]).describe('IMAP accounts; fields in docs/imap.md.'),
+  })
+  .catchall(z.array(z.record(z.string(), z.unknown())))
+  .prefault({});
+
+export const ConfigSchema = z
+  .object({
+    store: z.string().default('sqlite:./data/mailgate.db').describe('sqlite:PATH (default sqlite:./data/mailgate.db) or postgres://user:pass@host/db.'),
+    api: ApiSchema.prefault({}).describe('The Text Analytics API to deliver to.'),
+    server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
+    parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),
+    delivery: DeliverySchema.prefault({}).describe('Batching, concurrency and backpressure of delivery.'),
+    routes: z.array(RouteSchema).default([]).describe('Where messages go: one route per target source (sync) or dataset (predict).'),
+    adapters: AdaptersSchema.describe('Where messages come from, per adapter kind; each entry names its route.'),
+    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level. Default info.'),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const names = new Set<string>();
+    c.routes.forEach((r, i) => {
+      if (names.has(r.name)) ctx.addIssue({ code: 'custom', path: ['routes', i, 'name'], message: `route "${r.name}" is defined twice` });
+      names.add(r.name);
+    });
+    for (const [kind, list] of Object.entries(c.adapters)) {
+      (list as Array<Record<string, unknown>>).forEach((a, i) => {
+        const route = a['route'];
+        if (typeof route !== 'string' || !names.has(route))
+          ctx.addIssue({ code: 'custom', path: ['adapters', kind, i, 'route'], message: `adapter route must name one of the routes: ${[...names].join(', ') || '(none defined)'}` });
+      });
+    }
+  });
+
+export type Config = z.infer<typeof ConfigSchema>;
