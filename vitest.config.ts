@@ -8,7 +8,7 @@ export default defineConfig({
     pool: 'forks',
     // Two cores here and in CI: run test files two at a time.
     maxWorkers: 2,
-    globalSetup: [],
+    globalSetup: ['./test/support/global-postgres.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

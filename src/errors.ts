@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   MAILGATE_ERR_MIME_EMPTY: 'The input holds no message at all (zero bytes or only whitespace).',
   MAILGATE_ERR_MIME_NOT_EMAIL: 'The input does not look like an RFC 5322 message (no header field could be read).',
   MAILGATE_ERR_MIME_WORKER_CRASHED: 'The parse worker died while parsing this message.',
+  MAILGATE_ERR_MIME_INTERNAL: 'The parser failed unexpectedly on this message (a parser bug; the message is kept for inspection).',
 
   // --- document: ParsedMessage -> RawEmailDocument --------------------------------
   MAILGATE_ERR_DOCUMENT_HEADERS_TOO_LARGE: 'The header block exceeds the API limit even after removing MIME structure headers.',
@@ -37,21 +38,51 @@ export const ERROR_CODES = {
   MAILGATE_ERR_API_HTTP: 'The API answered with an unexpected HTTP status.',
   MAILGATE_ERR_API_BAD_RESPONSE: 'The API answered with a body that is not the expected JSON envelope.',
   MAILGATE_ERR_API_RETRIES_EXHAUSTED: 'A retryable failure persisted beyond the retry budget.',
+  MAILGATE_ERR_API_ABORTED: 'The request was cancelled by the caller (shutdown or a cancelled run); not retried.',
 
   // --- batch: packing and delivering documents -----------------------------------
   MAILGATE_ERR_BATCH_DOCUMENT_TOO_LARGE: 'One document alone exceeds the configured request byte limit.',
   MAILGATE_ERR_BATCH_REJECTED: 'The API rejected this document (isolated by splitting the batch).',
+  MAILGATE_ERR_BATCH_NOT_ISOLATED: 'The API rejected a batch holding this document, and the split budget ran out before the document was sent alone.',
 
   // --- store ---------------------------------------------------------------------
   MAILGATE_ERR_STORE_UNAVAILABLE: 'The store cannot be reached or opened.',
   MAILGATE_ERR_STORE_MIGRATION: 'A store migration failed or the store schema is newer than this mailgate.',
   MAILGATE_ERR_STORE_LEASE_LOST: 'A lease held by this process expired or was taken over.',
   MAILGATE_ERR_STORE_NOT_FOUND: 'The requested item does not exist in the store.',
+  MAILGATE_ERR_STORE_WRITE_FAILED: 'A store write failed and was rolled back as a whole; nothing of it was kept.',
+  MAILGATE_ERR_STORE_INVALID_ARGUMENT: 'A store call got an invalid argument (limit, lease or delay out of range, empty purge filter).',
+  MAILGATE_ERR_STORE_REPLAY_MISMATCH: 'A dead-letter replacement names another route or key than the dead letter it replaces.',
 
   // --- input: files and adapters --------------------------------------------------
   MAILGATE_ERR_INPUT_NOT_FOUND: 'An input path does not exist or cannot be read.',
   MAILGATE_ERR_INPUT_UNSUPPORTED: 'An input file is of a kind mailgate cannot read.',
   MAILGATE_ERR_INPUT_MSG_INVALID: 'An Outlook .msg file could not be read.',
+
+  // --- emulator: the local Text Analytics API stand-in -----------------------------
+  MAILGATE_ERR_EMULATOR_OPTIONS_INVALID: 'An emulator option is invalid (token, limits, model versions, transform tags).',
+  MAILGATE_ERR_EMULATOR_FAULT_INVALID: 'A fault rule or fault spec string is malformed.',
+  MAILGATE_ERR_EMULATOR_STATE_CORRUPT: 'The emulator data directory holds a state file that cannot be read.',
+
+  // --- server: health, metrics, preview and admin HTTP API ------------------------------
+  MAILGATE_ERR_SERVER_UNAUTHORIZED: 'The admin API request has no `Authorization: Bearer <key>` header or the key is not one of server.api_keys.',
+  MAILGATE_ERR_SERVER_ADMIN_DISABLED: 'The admin API is disabled because server.api_keys is empty.',
+  MAILGATE_ERR_SERVER_BAD_REQUEST: 'A query parameter, path parameter or body of an HTTP request is invalid.',
+  MAILGATE_ERR_SERVER_NOT_FOUND: 'No such HTTP endpoint, or the requested item does not exist.',
+  MAILGATE_ERR_SERVER_BODY_TOO_LARGE: 'The HTTP request body exceeds the configured limit.',
+  MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE: 'The HTTP request body has a Content-Type the endpoint does not accept.',
+  MAILGATE_ERR_SERVER_METRIC_INVALID: 'A metric was registered or updated with an invalid name, label set or value (a programming error).',
+  MAILGATE_ERR_SERVER_INTERNAL: 'An unexpected failure while answering an HTTP request (details in the log).',
+
+  // --- imap: the IMAP adapter ------------------------------------------------------
+  MAILGATE_ERR_IMAP_AUTH: 'The IMAP server refused the credentials (password or OAuth2 access token).',
+  MAILGATE_ERR_IMAP_OAUTH_TOKEN: 'The OAuth2 token endpoint refused or failed to issue an access token.',
+  MAILGATE_ERR_IMAP_CONNECTION: 'The IMAP connection failed or closed (retried with backoff).',
+  MAILGATE_ERR_IMAP_TIMEOUT: 'An IMAP operation exceeded its deadline; the connection was dropped and is retried.',
+  MAILGATE_ERR_IMAP_THROTTLED: 'The IMAP server asked the client to slow down (THROTTLED, LIMIT, too many connections); waited out.',
+  MAILGATE_ERR_IMAP_FOLDER_NOT_FOUND: 'A configured folder does not exist on the server (retried at the next resync).',
+  MAILGATE_ERR_IMAP_COMMAND: 'The IMAP server answered a command with NO or BAD.',
+  MAILGATE_ERR_IMAP_UNAVAILABLE: 'An after-delivery action could not run: the account has no usable connection (retry later).',
 
   // --- config ------------------------------------------------------------------------
   MAILGATE_ERR_CONFIG_INVALID: 'The configuration does not satisfy the schema; the message names the path and the fix.',

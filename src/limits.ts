@@ -47,6 +47,9 @@ export const MAX_PREDICT_LABELS = 4096;
 /** Parsing budgets (configurable): size of one raw message, and wall time to parse it. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 50 * 1024 * 1024;
 export const DEFAULT_PARSE_TIMEOUT_MS = 5_000;
+/** Parser bounds (docs/parsing.md): nested multiparts, and MIME parts per message; beyond them the rest is ignored with a warning. */
+export const MAX_MIME_DEPTH = 32;
+export const MAX_MIME_PARTS = 1_000;
 
 /** notes §1: the official client's per-request timeout; large requests are slow. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 240_000;

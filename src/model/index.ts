@@ -138,7 +138,10 @@ export interface StoredComment extends Comment {
 // --- requests and responses ------------------------------------------------------------
 
 export const Threshold = z.union([z.number().min(0).max(1), z.literal('auto')]);
-export const LabelThreshold = z.object({ name: z.array(z.string().min(1).max(64)).min(1).max(64), threshold: z.number().min(0).max(1).optional() });
+export const LabelThreshold = z.object({
+  name: z.array(z.string().min(1).max(64)).min(1).max(64).describe('Label path, one element per level: [Parent, Child].'),
+  threshold: z.number().min(0).max(1).optional().describe('Threshold for this label, overriding the top-level one.'),
+});
 export type LabelThreshold = z.infer<typeof LabelThreshold>;
 
 export interface SyncRawEmailsRequest {
@@ -184,4 +187,27 @@ export interface PredictRawEmailsResponse {
 export interface ErrorResponse {
   status: 'error';
   message: string;
+}
+
+/**
+ * User properties the service generates for every raw email (spec "Email comments generated
+ * from raw emails"). A client property with one of these names fails the whole request with
+ * 422 unless the name is listed in `override_user_properties` (sync only).
+ */
+export const GENERATED_PROPERTIES = {
+  'Has Signature': 'string',
+  Sender: 'string',
+  Thread: 'string',
+  'Message ID': 'string',
+  'Sender Domain': 'string',
+  'Recipient Count': 'number',
+  'Participant Count': 'number',
+  'Position in Thread': 'number',
+} as const;
+export type GeneratedPropertyName = keyof typeof GENERATED_PROPERTIES;
+
+/** The property name of a key (`string:Sender` -> `Sender`), or undefined when the key has no type prefix. */
+export function propertyName(key: string): string | undefined {
+  const m = PROPERTY_KEY_RE.exec(key);
+  return m ? m[2] : undefined;
 }

@@ -1,8 +1,18 @@
 import type { Warning } from '../errors.js';
-import type { Comment, RawEmailDocument } from '../model/index.js';
+import type { Comment, RawEmailDocument, ThreadProperties } from '../model/index.js';
 import type { DocumentOptions } from '../document/types.js';
 
-export interface PreviewOptions extends DocumentOptions {
+/** How the comment is built from a document (what the service would store). */
+export interface BuildCommentOptions {
+  /** Property names (without type prefix) whose client values override the generated ones (sync-raw-emails `override_user_properties`). */
+  override?: string[];
+  /** The message's thread, when known: `number:Position in Thread` is its thread_position (0 without it). */
+  threadContext?: Pick<ThreadProperties, 'thread_position'>;
+  /** Timestamp fallback when the message has neither a usable Date nor a Received date (default: now). */
+  receivedAt?: Date;
+}
+
+export interface PreviewOptions extends DocumentOptions, BuildCommentOptions {
   /** Size budget for one raw message in bytes (default DEFAULT_MAX_MESSAGE_BYTES). */
   maxMessageBytes?: number;
 }

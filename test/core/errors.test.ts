@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, GatewayError, WARNING_CODES, isGatewayError } from '../../src/errors.js';
 
 const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
-const documented = new Set([...doc.matchAll(/`(MAILGATE_(?:ERR|WARN)_[A-Z0-9_]+)`/g)].map((m) => m[1]));
+const documented = new Set([...doc.matchAll(/`(MAILGATE_(?:ERR|WARN)_[A-Z0-9_]+)`/g)].map((m) => m[1]!));
 
 describe('error catalogue', () => {
   it('documents every code in docs/errors.md and documents nothing that does not exist', () => {

@@ -1,0 +1,121 @@
+/** Inputs → items: one file of any kind, or a directory walked recursively. */
+import { readFile, stat } from 'node:fs/promises';
+import { resolve, sep } from 'node:path';
+import { GatewayError } from '../../src/errors.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
+import { readMbox } from './mbox.js';
+import { msgToRfc822 } from './msg.js';
+import { sniffFile, type FileKind } from './sniff.js';
+import type { FileItem, FilePosition, ReadOptions } from './types.js';
+import { comparePaths, walkDir } from './walk.js';
+
+function failure(path: string, error: GatewayError, index = 0): FileItem {
+  return { origin: { adapter: 'files', path, index }, offset: 0, next: { index: index + 1, offset: 0 }, error };
+}
+
+function unreadable(path: string, err: unknown): GatewayError {
+  const message = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `no such file or directory: ${path}` : `cannot read ${path}: ${(err as Error).message}`;
+  return new GatewayError('MAILGATE_ERR_INPUT_NOT_FOUND', message, { cause: err });
+}
+
+/** A file holding one message (.eml, maildir entry, .msg): size budget first, then the bytes. */
+async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number): AsyncGenerator<FileItem> {
+  const size = (await stat(path)).size;
+  const base = { origin: { adapter: 'files' as const, path, index: 0 }, offset: 0, next: { index: 1, offset: size } };
+  if (size > maxBytes) {
+    const error = new GatewayError('MAILGATE_ERR_MIME_TOO_LARGE', `${path} is larger than ${maxBytes} bytes`, { details: { size } });
+    yield { ...base, error };
+    return;
+  }
+  const bytes = await readFile(path);
+  if (kind === 'eml') {
+    yield { ...base, raw: bytes };
+    return;
+  }
+  try {
+    yield { ...base, raw: msgToRfc822(bytes, path) };
+  } catch (err) {
+    yield { ...base, error: err as GatewayError };
+  }
+}
+
+async function* readKnown(path: string, kind: FileKind, options: ReadOptions, resume: FilePosition | undefined, explicit: boolean): AsyncGenerator<FileItem> {
+  const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  if (kind === 'mbox') {
+    yield* readMbox(path, { ...options, resume });
+    return;
+  }
+  if (resume && resume.index >= 1) return;
+  if (kind === 'eml' || kind === 'msg') {
+    yield* readSingle(path, kind, maxBytes);
+    return;
+  }
+  if (explicit) yield failure(path, new GatewayError('MAILGATE_ERR_INPUT_UNSUPPORTED', `${path} is neither a message, an mbox, a maildir nor an Outlook .msg file`));
+  else options.onSkip?.(path, 'not mail');
+}
+
+/** Reads one file; any failure becomes an item, never an exception. */
+async function* readOneFile(path: string, options: ReadOptions, explicit: boolean, maildir: boolean): AsyncGenerator<FileItem> {
+  const resumeFrom = options.resumeFrom;
+  const resume = resumeFrom && resolve(resumeFrom.path) === resolve(path) ? { index: resumeFrom.index, offset: resumeFrom.offset ?? 0 } : undefined;
+  let kind: FileKind;
+  try {
+    kind = maildir ? 'eml' : await sniffFile(path);
+  } catch (err) {
+    yield failure(path, unreadable(path, err));
+    return;
+  }
+  try {
+    yield* readKnown(path, kind, options, resume, explicit);
+  } catch (err) {
+    yield failure(path, unreadable(path, err));
+  }
+}
+
+/** True when `file` comes before the resume point of this input (already read). */
+function beforeResume(file: string, options: ReadOptions): boolean {
+  const r = options.resumeFrom;
+  return r !== undefined && comparePaths(resolve(file), resolve(r.path)) < 0;
+}
+
+/** One input path: a file (any kind) or a directory (walked, sorted, hidden entries skipped). */
+export async function* readInput(input: string, options: ReadOptions = {}): AsyncGenerator<FileItem> {
+  let isDirectory: boolean;
+  try {
+    isDirectory = (await stat(input)).isDirectory();
+  } catch (err) {
+    yield failure(input, unreadable(input, err));
+    return;
+  }
+  if (!isDirectory) {
+    if (!beforeResume(input, options)) yield* readOneFile(input, options, true, false);
+    return;
+  }
+  try {
+    for await (const file of walkDir(input)) {
+      if (!beforeResume(file.path, options)) yield* readOneFile(file.path, options, false, file.maildir);
+    }
+  } catch (err) {
+    yield failure(input, unreadable(input, err));
+  }
+}
+
+/** Whether an input contains (or is) the resume path. */
+function holds(input: string, path: string): boolean {
+  const a = resolve(input);
+  const b = resolve(path);
+  return a === b || b.startsWith(a.endsWith(sep) ? a : a + sep);
+}
+
+/**
+ * Every input in order. With `resumeFrom`, inputs before the one holding the resume path are
+ * skipped, that input continues from the resume point, later inputs are read whole.
+ */
+export async function* readInputs(paths: string[], options: ReadOptions = {}): AsyncGenerator<FileItem> {
+  const r = options.resumeFrom;
+  const at = r === undefined ? -1 : paths.findIndex((p) => holds(p, r.path));
+  for (const [i, path] of paths.entries()) {
+    if (i < at) continue;
+    yield* readInput(path, i === at ? options : { ...options, resumeFrom: undefined });
+  }
+}

@@ -1,0 +1,61 @@
+/** Shapes shared by the file readers: items, options and resume points. */
+import type { GatewayError } from '../../src/errors.js';
+import type { Origin } from '../../src/pipeline/types.js';
+
+/** How `>From ` lines in an mbox body are unquoted (see docs/cli.md "mbox rules"). */
+export type MboxQuoting = 'mboxrd' | 'mboxo' | 'none';
+
+/** Where the next item of one file starts: the message index in the file and its byte offset. */
+export interface FilePosition {
+  index: number;
+  offset: number;
+}
+
+/** A resume point: the file (inside an input) and the position of the next item to read in it. */
+export interface ResumePoint {
+  path: string;
+  index: number;
+  offset?: number;
+}
+
+export interface FileOrigin extends Origin {
+  adapter: 'files';
+  path: string;
+  index: number;
+}
+
+interface FileItemBase {
+  origin: FileOrigin;
+  /** Byte offset of the item in its file (mbox: the start of its `From ` line). */
+  offset: number;
+  /** Position of the item after this one in the same file: the checkpoint once this item is done. */
+  next: FilePosition;
+}
+
+export interface FileMessage extends FileItemBase {
+  raw: Buffer;
+  error?: undefined;
+}
+
+/** An item that could not be read (oversized, unreadable, not a message): reported, never thrown. */
+export interface FileFailure extends FileItemBase {
+  raw?: undefined;
+  error: GatewayError;
+}
+
+export type FileItem = FileMessage | FileFailure;
+
+export interface ReadOptions {
+  /** Size budget of one message in bytes (default DEFAULT_MAX_MESSAGE_BYTES); larger ones become MAILGATE_ERR_MIME_TOO_LARGE items. */
+  maxMessageBytes?: number;
+  /** mbox body unquoting (default `mboxrd`). */
+  mboxQuoting?: MboxQuoting;
+  /** Continue from here: files before `path` are skipped, `path` itself starts at `index`/`offset`. */
+  resumeFrom?: ResumePoint;
+  /** Called for a file met in a directory walk that is not mail (it is skipped, not an error). */
+  onSkip?: (path: string, reason: string) => void;
+  /** Read chunk size for streamed files (default 64 KiB). */
+  chunkBytes?: number;
+}
+
+export const DEFAULT_CHUNK_BYTES = 64 * 1024;

@@ -1,0 +1,125 @@
+/**
+ * Rebuilds an RFC 5322 message from the pieces a "pieces" plan fetched: the header, the MIME
+ * header of every part, the content of text and small parts; each omitted attachment becomes
+ * a stub part that keeps its original MIME header plus the marker
+ *
+ *     X-Mailgate-Omitted-Size: <decoded bytes>
+ *
+ * and has an empty body. mailgate's parser reports the marker's value as the attachment
+ * size, so the document is the same as from the full source (docs/imap.md, "Stub parts").
+ */
+import type { LeafNode, MultipartNode, PlanNode } from './structure.js';
+import { TAIL_ASK, TAIL_BYTES } from './structure.js';
+
+export const OMITTED_SIZE_HEADER = 'X-Mailgate-Omitted-Size';
+
+export class AssembleError extends Error {}
+
+const B64_LINE = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Decoded size of a base64 body whose lines all have the same length, from its head and tail. */
+export function base64DecodedSize(head: Buffer, tail: Buffer, tailStart: number, tailAsked: number): number | undefined {
+  if (tail.length >= tailAsked) return undefined; // the end of the part was not reached
+  const end = tailStart + tail.length;
+  const tailText = tail.toString('latin1');
+  const trimmed = tailText.replace(/[\r\n\t ]+$/, '');
+  const contentEnd = end - (tailText.length - trimmed.length);
+  if (tailStart === 0) return wholeSize(trimmed);
+  const sep = trimmed.includes('\r\n') ? '\r\n' : '\n';
+  const tailLines = trimmed.split(sep);
+  // tailLines[0] may start mid-line; the last line is the (possibly short) final one.
+  if (tailLines.length < 3) return undefined;
+  const last = tailLines[tailLines.length - 1] ?? '';
+  const full = tailLines.slice(1, -1);
+  const lineLen = full[0]?.length ?? 0;
+  if (lineLen === 0 || full.some((l) => l.length !== lineLen || !B64_LINE.test(l))) return undefined;
+  if (!B64_LINE.test(last) || last.length > lineLen) return undefined;
+  const headLines = head.toString('latin1').split(sep).slice(0, -1); // complete lines only
+  if (headLines.length === 0 || headLines.some((l) => l.length !== lineLen || !B64_LINE.test(l))) return undefined;
+  const fullBytes = contentEnd - last.length;
+  if (fullBytes % (lineLen + sep.length) !== 0) return undefined;
+  const chars = (fullBytes / (lineLen + sep.length)) * lineLen + last.length;
+  return charsToBytes(chars, last);
+}
+
+function wholeSize(text: string): number | undefined {
+  const compact = text.replace(/[\r\n\t ]+/g, '');
+  if (!B64_LINE.test(compact)) return undefined;
+  return charsToBytes(compact.length, compact);
+}
+
+function charsToBytes(chars: number, ending: string): number | undefined {
+  if (chars % 4 !== 0) return undefined;
+  const pad = ending.endsWith('==') ? 2 : ending.endsWith('=') ? 1 : 0;
+  return (chars / 4) * 3 - pad;
+}
+
+/** Fetched sections by lowercase part key ("2", "2.mime"); heads of stubbed parts apart. */
+interface Pieces {
+  get(key: string): Buffer | undefined;
+  head(part: string): Buffer | undefined;
+}
+
+function pieces(parts: Map<string, Buffer> | undefined, heads: Map<string, Buffer> | undefined): Pieces {
+  const norm = new Map<string, Buffer>();
+  for (const [k, v] of parts ?? []) norm.set(k.toLowerCase(), v);
+  return { get: (key) => norm.get(key.toLowerCase()), head: (part) => heads?.get(part) };
+}
+
+const CRLF = Buffer.from('\r\n');
+
+function withMarker(mimeHeader: Buffer, size: number): Buffer {
+  const text = mimeHeader.toString('latin1');
+  const body = text.replace(/(\r?\n)+$/, '');
+  if (body.length === text.length) throw new AssembleError('MIME header without terminating blank line');
+  return Buffer.concat([Buffer.from(body, 'latin1'), Buffer.from(`\r\n${OMITTED_SIZE_HEADER}: ${size}\r\n\r\n`)]);
+}
+
+function leaf(node: LeafNode, get: Pieces, out: Buffer[]): void {
+  const mime = get.get(`${node.part}.mime`);
+  if (mime === undefined) throw new AssembleError(`part ${node.part}: MIME header missing`);
+  if (node.fetch === 'content') {
+    const content = get.get(node.part);
+    if (content === undefined) throw new AssembleError(`part ${node.part}: content missing`);
+    out.push(mime, content);
+    return;
+  }
+  const tailStart = Math.max(0, node.size - TAIL_BYTES);
+  const head = get.head(node.part);
+  const tail = get.get(node.part);
+  if (head === undefined || tail === undefined) throw new AssembleError(`part ${node.part}: head or tail missing`);
+  const size = base64DecodedSize(head, tail, tailStart, TAIL_ASK);
+  if (size === undefined) throw new AssembleError(`part ${node.part}: base64 size not computable`);
+  out.push(withMarker(mime, size));
+}
+
+function multipart(node: MultipartNode, header: Buffer, get: Pieces, out: Buffer[]): void {
+  if (!/\r?\n\r?\n$/.test(header.subarray(-4).toString('latin1'))) throw new AssembleError('header without terminating blank line');
+  out.push(header);
+  for (const child of node.children) {
+    out.push(Buffer.from(`--${node.boundary}\r\n`, 'latin1'));
+    walk(child, get, out);
+    out.push(CRLF);
+  }
+  out.push(Buffer.from(`--${node.boundary}--\r\n`, 'latin1'));
+}
+
+function walk(node: PlanNode, get: Pieces, out: Buffer[]): void {
+  if (node.kind === 'leaf') return leaf(node, get, out);
+  const header = get.get(`${node.part}.mime`);
+  if (header === undefined) throw new AssembleError(`part ${node.part}: MIME header missing`);
+  multipart(node, header, get, out);
+}
+
+/** The synthesized message. Throws AssembleError when a piece is missing or unusable. */
+export function assemble(
+  root: MultipartNode,
+  header: Buffer | undefined,
+  parts: Map<string, Buffer> | undefined,
+  heads: Map<string, Buffer> | undefined,
+): Buffer {
+  if (header === undefined) throw new AssembleError('message header missing');
+  const out: Buffer[] = [];
+  multipart(root, header, pieces(parts, heads), out);
+  return Buffer.concat(out);
+}

@@ -1,0 +1,185 @@
+/**
+ * Fetches a chunk of messages of the selected folder: BODYSTRUCTURE first, then per message
+ * either the whole source or only its pieces (structure.ts, assemble.ts).
+ *
+ * Every IMAP command here completes (fetchAll / fetchOne collect their answers) before the next
+ * one is issued: no command ever runs inside a FETCH iteration, which deadlocks imapflow.
+ */
+import type { ImapFlow } from 'imapflow';
+import { GatewayError } from '../../src/errors.js';
+import { assemble, AssembleError } from './assemble.js';
+import { HEAD_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
+
+export interface FetchedMessage {
+  uid: number;
+  raw: Buffer;
+  internalDate: Date | undefined;
+  /** True when attachments were replaced by stub parts. */
+  stubbed: boolean;
+}
+
+export interface ChunkSlice {
+  messages: FetchedMessage[];
+  /** Highest UID this slice covers (UIDs that vanished meanwhile included). */
+  lastUid: number;
+}
+
+interface Planned {
+  uid: number;
+  size: number;
+  internalDate: Date | undefined;
+  plan: MessagePlan;
+}
+
+/** "1:5,7,9:12" from ascending UIDs. */
+export function uidSet(uids: number[]): string {
+  const out: string[] = [];
+  let i = 0;
+  while (i < uids.length) {
+    let j = i;
+    while (j + 1 < uids.length && uids[j + 1] === (uids[j] as number) + 1) j++;
+    out.push(i === j ? `${uids[i]}` : `${uids[i]}:${uids[j]}`);
+    i = j + 1;
+  }
+  return out.join(',');
+}
+
+function dateOf(v: Date | string | undefined): Date | undefined {
+  if (v === undefined) return undefined;
+  const d = v instanceof Date ? v : new Date(v);
+  return Number.isNaN(d.getTime()) ? undefined : d;
+}
+
+/**
+ * imapflow answers a FETCH or SEARCH on a connection that closed meanwhile with an empty
+ * result instead of an error: every answer is checked against this before it is believed.
+ */
+export function assertSelected(client: ImapFlow, folder: string): void {
+  if (!client.usable || client.mailbox === false || client.mailbox.path !== folder) {
+    throw new GatewayError('MAILGATE_ERR_IMAP_CONNECTION', `connection lost while reading "${folder}"`);
+  }
+}
+
+/**
+ * UIDs the server did not return must really be gone (expunged meanwhile); a message the
+ * server still lists but did not deliver is never skipped: the chunk fails and is retried.
+ */
+async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Promise<void> {
+  if (uids.length === 0) return;
+  const still = await client.search({ uid: uidSet(uids) }, { uid: true });
+  assertSelected(client, folder);
+  if (!Array.isArray(still)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
+  const listed = still.filter((u) => uids.includes(u));
+  if (listed.length > 0) {
+    throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `the server lists ${listed.length} message(s) in "${folder}" it did not return (UID ${listed[0]})`);
+  }
+}
+
+async function planChunk(client: ImapFlow, folder: string, uids: number[]): Promise<Planned[]> {
+  assertSelected(client, folder);
+  const metas = await client.fetchAll(uidSet(uids), { uid: true, size: true, internalDate: true, bodyStructure: true }, { uid: true });
+  assertSelected(client, folder);
+  const got = new Set(metas.map((m) => m.uid));
+  await ensureGone(client, folder, uids.filter((u) => !got.has(u)));
+  return metas
+    .map((m) => ({ uid: m.uid, size: m.size ?? 0, internalDate: dateOf(m.internalDate), plan: planMessage(m.bodyStructure) }))
+    .sort((a, b) => a.uid - b.uid);
+}
+
+/** Bytes a message is expected to cost on the wire under its plan. */
+function wireBytes(p: Planned): number {
+  return p.plan.mode === 'source' ? p.size : Math.max(1024, p.size / 16);
+}
+
+async function fetchSources(client: ImapFlow, folder: string, items: Planned[]): Promise<Map<number, Buffer>> {
+  const out = new Map<number, Buffer>();
+  if (items.length === 0) return out;
+  const got = await client.fetchAll(uidSet(items.map((p) => p.uid)), { uid: true, source: true }, { uid: true });
+  assertSelected(client, folder);
+  for (const m of got) if (m.source !== undefined) out.set(m.uid, m.source);
+  await ensureGone(client, folder, items.map((p) => p.uid).filter((u) => !out.has(u)));
+  return out;
+}
+
+/**
+ * The first bytes of every stubbed part, one FETCH per distinct set of stubbed part numbers
+ * (usually one or two per slice): UID → part → head.
+ */
+async function fetchHeads(client: ImapFlow, folder: string, items: Planned[]): Promise<Map<number, Map<string, Buffer>>> {
+  const bySet = new Map<string, number[]>();
+  for (const p of items) {
+    if (p.plan.mode !== 'pieces') continue;
+    const key = stubParts(p.plan.root).join(' ');
+    bySet.set(key, [...(bySet.get(key) ?? []), p.uid]);
+  }
+  const out = new Map<number, Map<string, Buffer>>();
+  for (const [key, uids] of bySet) {
+    const bodyParts = key.split(' ').map((part) => ({ key: part, start: 0, maxLength: HEAD_BYTES }));
+    const got = await client.fetchAll(uidSet(uids), { uid: true, bodyParts }, { uid: true });
+    assertSelected(client, folder);
+    for (const m of got) {
+      const heads = new Map<string, Buffer>();
+      for (const [k, v] of m.bodyParts ?? []) heads.set(k.toLowerCase(), v);
+      out.set(m.uid, heads);
+    }
+  }
+  return out;
+}
+
+async function fetchPieces(client: ImapFlow, folder: string, item: Planned, heads: Map<string, Buffer> | undefined): Promise<Buffer | undefined> {
+  if (item.plan.mode !== 'pieces') return undefined;
+  const root = item.plan.root;
+  const msg = await client.fetchOne(String(item.uid), { uid: true, headers: true, bodyParts: sectionsFor(root) }, { uid: true });
+  assertSelected(client, folder);
+  if (!msg) return undefined;
+  try {
+    return assemble(root, msg.headers, msg.bodyParts, heads);
+  } catch (err) {
+    if (err instanceof AssembleError) return undefined;
+    throw err;
+  }
+}
+
+async function fetchSlice(client: ImapFlow, folder: string, items: Planned[]): Promise<FetchedMessage[]> {
+  const raws = new Map<number, { raw: Buffer; stubbed: boolean }>();
+  const needSource: Planned[] = items.filter((p) => p.plan.mode === 'source');
+  const heads = await fetchHeads(client, folder, items);
+  for (const p of items) {
+    if (p.plan.mode !== 'pieces') continue;
+    const raw = await fetchPieces(client, folder, p, heads.get(p.uid));
+    if (raw === undefined) needSource.push(p); // structure not trustworthy: fall back
+    else raws.set(p.uid, { raw, stubbed: true });
+  }
+  needSource.sort((a, b) => a.uid - b.uid);
+  for (const [uid, raw] of await fetchSources(client, folder, needSource)) raws.set(uid, { raw, stubbed: false });
+  const out: FetchedMessage[] = [];
+  for (const p of items) {
+    const got = raws.get(p.uid);
+    // A message missing here was expunged meanwhile: it is gone, nothing to deliver.
+    if (got !== undefined) out.push({ uid: p.uid, raw: got.raw, internalDate: p.internalDate, stubbed: got.stubbed });
+  }
+  return out;
+}
+
+/**
+ * Fetches `uids` (ascending) in slices of at most `maxBytes` expected wire bytes (at least one
+ * message each). The last slice covers up to the last requested UID.
+ */
+export async function* fetchChunk(client: ImapFlow, folder: string, uids: number[], maxBytes: number): AsyncGenerator<ChunkSlice> {
+  if (uids.length === 0) return;
+  const planned = await planChunk(client, folder, uids);
+  const lastRequested = uids[uids.length - 1] as number;
+  let slice: Planned[] = [];
+  let bytes = 0;
+  for (let i = 0; i < planned.length; i++) {
+    const p = planned[i] as Planned;
+    if (slice.length > 0 && bytes + wireBytes(p) > maxBytes) {
+      yield { messages: await fetchSlice(client, folder, slice), lastUid: (slice[slice.length - 1] as Planned).uid };
+      slice = [];
+      bytes = 0;
+    }
+    slice.push(p);
+    bytes += wireBytes(p);
+  }
+  yield { messages: await fetchSlice(client, folder, slice), lastUid: lastRequested };
+}

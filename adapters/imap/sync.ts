@@ -1,0 +1,132 @@
+/**
+ * One pass over one folder: compare the checkpoint with the folder's UIDVALIDITY, list the
+ * UIDs above the last one delivered, fetch them in bounded chunks, hand each chunk to the sink
+ * and move the checkpoint only once the sink has made it durable.
+ */
+import type { ImapFlow } from 'imapflow';
+import { GatewayError } from '../../src/errors.js';
+import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { ImapAccountConfig } from './config.js';
+import { assertSelected, fetchChunk } from './fetcher.js';
+import { withDeadline } from './retry.js';
+
+/** The checkpoint value of one folder. */
+export interface FolderCheckpoint {
+  uidValidity: number;
+  lastUid: number;
+  /** HIGHESTMODSEQ at the time of the pass (CONDSTORE servers), as a decimal string. */
+  highestModseq?: string;
+}
+
+export interface FolderResult {
+  uidValidity: number;
+  lastUid: number;
+  delivered: number;
+  /** True when the stored checkpoint named another UIDVALIDITY: the folder was read again. */
+  reset: boolean;
+}
+
+export interface SyncContext {
+  config: ImapAccountConfig;
+  sink: IntakeSink;
+  signal: AbortSignal;
+  /** Called after each durable chunk (health, metrics). */
+  onChunk?: (folder: string, count: number, stubbed: number) => void;
+}
+
+export function checkpointKey(account: string, folder: string): string {
+  return `imap:${account}:${folder}`;
+}
+
+function readCheckpoint(value: Record<string, unknown> | undefined): FolderCheckpoint | undefined {
+  if (value === undefined) return undefined;
+  const { uidValidity, lastUid, highestModseq } = value;
+  if (typeof uidValidity !== 'number' || typeof lastUid !== 'number') return undefined;
+  return typeof highestModseq === 'string' ? { uidValidity, lastUid, highestModseq } : { uidValidity, lastUid };
+}
+
+function notFound(err: unknown, folder: string): GatewayError | undefined {
+  const e = err as { serverResponseCode?: unknown; responseText?: unknown; code?: unknown; mailboxMissing?: unknown };
+  if (e?.mailboxMissing === true || e?.serverResponseCode === 'NONEXISTENT' || e?.code === 'NotFound' || /doesn.t exist|not exist|unknown mailbox/i.test(String(e?.responseText ?? ''))) {
+    return new GatewayError('MAILGATE_ERR_IMAP_FOLDER_NOT_FOUND', `folder "${folder}" does not exist`, { cause: err });
+  }
+  return undefined;
+}
+
+/** The sink owns durability; a failure there leaves the checkpoint where it was. */
+async function accept(sink: IntakeSink, batch: Inbound[], checkpoint: Checkpoint): Promise<void> {
+  try {
+    await sink.accept(batch, checkpoint);
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    throw new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', `intake did not accept the batch: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  }
+}
+
+export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: string): Promise<FolderResult> {
+  const { config, sink, signal } = ctx;
+  const deadline = <T>(p: Promise<T>, what: string): Promise<T> => withDeadline(p, config.command_timeout_ms, what, () => client.close());
+  const key = checkpointKey(config.name, folder);
+  // An already selected folder is examined again: some servers (Dovecot) never tell a session
+  // that its selected folder was deleted and recreated, and only a fresh EXAMINE shows the new
+  // UIDVALIDITY.
+  const wasOpen = client.mailbox !== false && client.mailbox.path === folder;
+  let lock;
+  try {
+    lock = await deadline(client.getMailboxLock(folder, { readOnly: true }), `EXAMINE ${folder}`);
+    if (wasOpen) await deadline(client.mailboxOpen(folder, { readOnly: true }), `EXAMINE ${folder}`);
+  } catch (err) {
+    lock?.release();
+    throw notFound(err, folder) ?? err;
+  }
+  try {
+    assertSelected(client, folder);
+    const box = client.mailbox as Exclude<ImapFlow['mailbox'], false>;
+    const uidValidity = Number(box.uidValidity);
+    const uidNextAtStart = box.uidNext;
+    const modseq = box.highestModseq === undefined ? undefined : box.highestModseq.toString();
+    const stored = readCheckpoint(await sink.checkpoint(key));
+    const reset = stored !== undefined && stored.uidValidity !== uidValidity;
+    let lastUid = stored !== undefined && !reset ? stored.lastUid : 0;
+    const firstRead = lastUid === 0;
+    const value = (last: number): Checkpoint => ({ key, value: { uidValidity, lastUid: last, ...(modseq === undefined ? {} : { highestModseq: modseq }) } });
+
+    const query = firstRead && config.since !== undefined ? { uid: `${lastUid + 1}:*`, since: new Date(config.since) } : { uid: `${lastUid + 1}:*` };
+    const answer = await deadline(client.search(query, { uid: true }), `UID SEARCH ${folder}`);
+    assertSelected(client, folder);
+    if (!Array.isArray(answer)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
+    const found = answer;
+    // "N:*" always matches the highest UID, even below N: keep only what is really new.
+    const uids = found.filter((u) => u > lastUid).sort((a, b) => a - b);
+    let delivered = 0;
+    for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
+      const chunk = uids.slice(i, i + config.batch_size);
+      const slices = fetchChunk(client, folder, chunk, config.batch_bytes);
+      for (;;) {
+        const next = await deadline(slices.next(), `UID FETCH ${folder}`);
+        if (next.done === true) break;
+        const { messages, lastUid: covered } = next.value;
+        const batch: Inbound[] = messages.map((m) => ({
+          raw: m.raw,
+          route: config.route,
+          receivedAt: m.internalDate ?? new Date(),
+          origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },
+        }));
+        await accept(sink, batch, value(covered));
+        lastUid = covered;
+        delivered += batch.length;
+        ctx.onChunk?.(folder, batch.length, messages.filter((m) => m.stubbed).length);
+      }
+    }
+    // Every UID below UIDNEXT (as of EXAMINE) was listed by the search: remember that, so a
+    // `since` backfill or an empty folder is not searched from the start again.
+    const complete = !signal.aborted && uidNextAtStart - 1 > lastUid;
+    if (complete || (reset && delivered === 0 && !signal.aborted)) {
+      lastUid = Math.max(lastUid, uidNextAtStart - 1);
+      await accept(sink, [], value(lastUid));
+    }
+    return { uidValidity, lastUid, delivered, reset };
+  } finally {
+    lock.release();
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * The adapter registry: kind → factory. `src/` reaches a concrete adapter only through here;
+ * a new adapter is a folder under adapters/ and one line below.
+ */
+import type { Adapter } from '../src/pipeline/types.js';
+import { createFilesAdapter } from './files/index.js';
+
+export const ADAPTERS = {
+  files: createFilesAdapter,
+} as const satisfies Record<string, (config: never) => Adapter>;
+
+export type AdapterKind = keyof typeof ADAPTERS;
+export type AdapterConfig<K extends AdapterKind> = Parameters<(typeof ADAPTERS)[K]>[0];
+
+export function isAdapterKind(kind: string): kind is AdapterKind {
+  return Object.hasOwn(ADAPTERS, kind);
+}
+
+export function createAdapter<K extends AdapterKind>(kind: K, config: AdapterConfig<K>): Adapter {
+  const factory = ADAPTERS[kind] as (config: AdapterConfig<K>) => Adapter;
+  return factory(config);
+}

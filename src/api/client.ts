@@ -1,0 +1,130 @@
+/**
+ * The Text Analytics API client: bearer auth, keep-alive (the runtime's fetch pools
+ * connections), gzip accepted, one deadline per attempt covering connect, upload and the
+ * whole response body, retries per ./retry.ts. The token is sent, never logged or echoed.
+ */
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../limits.js';
+import { GatewayError } from '../errors.js';
+import type {
+  PredictRawEmailsRequest, PredictRawEmailsResponse, SyncRawEmailsRequest, SyncRawEmailsResponse,
+} from '../model/index.js';
+import { ApiError, readEnvelope } from './errors.js';
+import { predictPath, sourcePath, type Endpoint, type ModelVersion } from './paths.js';
+import { checkPredictResponse, checkSyncResponse } from './responses.js';
+import { resolveRetryPolicy, type RetryPolicy } from './retry.js';
+import { send, type AttemptInfo, type Check, type HttpCall } from './transport.js';
+
+export type { AttemptInfo } from './transport.js';
+
+export interface ApiClientOptions {
+  /** Service root, e.g. `https://cloud.uipath.com/<org>/<tenant>/reinfer_`. */
+  baseUrl: string;
+  token: string;
+  /** Deadline of one attempt in ms (connect + upload + response body). Default 240000 (notes §1). */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  userAgent?: string;
+  /** Replaces the global fetch (tests, proxies). */
+  fetch?: typeof fetch;
+  /** Called after every attempt, successful or not (metrics, logs). */
+  onAttempt?: (info: AttemptInfo) => void;
+  /** Source of jitter, [0, 1). Default Math.random. */
+  random?: () => number;
+}
+
+export interface RequestOptions {
+  /** Cancels the call, including backoff waits; ends in MAILGATE_ERR_API_ABORTED. */
+  signal?: AbortSignal;
+  /** sync-raw-emails only: `?no_charge=true` (needs a privilege on the service; notes §1). */
+  noCharge?: boolean;
+}
+
+export interface SourceInfo {
+  [key: string]: unknown;
+  name?: string;
+  owner?: string;
+  id?: string;
+}
+
+export interface ApiClient {
+  syncRawEmails(source: string, req: SyncRawEmailsRequest, opts?: RequestOptions): Promise<SyncRawEmailsResponse>;
+  predictRawEmails(dataset: string, version: ModelVersion, req: PredictRawEmailsRequest, opts?: RequestOptions): Promise<PredictRawEmailsResponse>;
+  getSource(source: string, opts?: RequestOptions): Promise<SourceInfo>;
+  createSource(source: string, body?: Record<string, unknown>, opts?: RequestOptions): Promise<SourceInfo>;
+  /** getSource, and createSource when it answers 404. */
+  ensureSource(source: string, opts?: RequestOptions): Promise<SourceInfo>;
+}
+
+function checkOptions(options: ApiClientOptions): { base: string; timeoutMs: number } {
+  let url: URL;
+  try {
+    url = new URL(options.baseUrl);
+  } catch (cause) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `api base URL "${options.baseUrl}" is not a URL`, { cause });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `api base URL must be http(s), got ${url.protocol}`);
+  }
+  if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'api token must be a non-empty single-line string');
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `api timeoutMs must be a positive integer (got ${String(timeoutMs)})`);
+  }
+  return { base: url.href.replace(/\/+$/, ''), timeoutMs };
+}
+
+function sourceOf(body: Record<string, unknown>): SourceInfo {
+  const source = body.source;
+  return source !== null && typeof source === 'object' ? (source as SourceInfo) : {};
+}
+
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  const { base, timeoutMs } = checkOptions(options);
+  const call: HttpCall = {
+    fetch: options.fetch ?? globalThis.fetch,
+    headers: {
+      authorization: `Bearer ${options.token}`,
+      accept: 'application/json',
+      'accept-encoding': 'gzip, deflate',
+      'content-type': 'application/json',
+      'user-agent': options.userAgent ?? 'mailgate',
+    },
+    timeoutMs,
+    policy: resolveRetryPolicy(options.retry),
+    random: options.random ?? Math.random,
+    onAttempt: options.onAttempt,
+  };
+  const request = <T>(endpoint: Endpoint, method: string, path: string, body: unknown, opts: RequestOptions, check: Check<T>) =>
+    send(call, { endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : JSON.stringify(body), signal: opts.signal }, check);
+
+  const client: ApiClient = {
+    async syncRawEmails(source, req, opts = {}) {
+      const query = opts.noCharge === true ? '?no_charge=true' : '';
+      return request('sync-raw-emails', 'POST', `${sourcePath(source)}/sync-raw-emails${query}`, req, opts,
+        (status, body) => checkSyncResponse(status, body, req.documents.length));
+    },
+    async predictRawEmails(dataset, version, req, opts = {}) {
+      return request('predict-raw-emails', 'POST', predictPath(dataset, version), req, opts,
+        (status, body) => checkPredictResponse(status, body, req.documents.length));
+    },
+    async getSource(source, opts = {}) {
+      return request('get-source', 'GET', sourcePath(source), undefined, opts, (_, body) => sourceOf(body));
+    },
+    async createSource(source, body = {}, opts = {}) {
+      return request('create-source', 'PUT', sourcePath(source), { source: body }, opts, (_, res) => sourceOf(res));
+    },
+    async ensureSource(source, opts = {}) {
+      try {
+        return await client.getSource(source, opts);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== 'MAILGATE_ERR_API_NOT_FOUND') throw err;
+        return client.createSource(source, {}, opts);
+      }
+    },
+  };
+  return client;
+}
+
+export { ApiError, readEnvelope };

@@ -1,0 +1,102 @@
+/**
+ * Typed failures of the API client: one class, a stable code per kind of failure, the HTTP
+ * status, the API's own `message`, and the server's requested wait (`Retry-After`).
+ */
+import { GatewayError, type ErrorCode } from '../errors.js';
+import { parseRetryAfter } from './retry.js';
+
+/** Characters of a non-JSON body kept in the error message (HTML pages from proxies). */
+export const BODY_SNIPPET_CHARS = 200;
+
+export interface ApiErrorOptions {
+  status?: number;
+  /** The `message` of the API's `{"status":"error"}` envelope, when there was one. */
+  apiMessage?: string;
+  retryAfterMs?: number;
+  /** Start of a body that was not the expected JSON. */
+  bodySnippet?: string;
+  cause?: unknown;
+  /** Attempts made when this error ended the call. */
+  attempts?: number;
+}
+
+export class ApiError extends GatewayError {
+  readonly apiMessage: string | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly bodySnippet: string | undefined;
+  readonly attempts: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(code, message, { cause: options.cause, status: options.status });
+    this.name = 'ApiError';
+    this.apiMessage = options.apiMessage;
+    this.retryAfterMs = options.retryAfterMs;
+    this.bodySnippet = options.bodySnippet;
+    this.attempts = options.attempts;
+  }
+}
+
+export function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}
+
+/** The stable code of an HTTP error status. */
+export function codeForStatus(status: number): ErrorCode {
+  switch (status) {
+    case 400: return 'MAILGATE_ERR_API_BAD_REQUEST';
+    case 401: return 'MAILGATE_ERR_API_UNAUTHORIZED';
+    case 403: return 'MAILGATE_ERR_API_FORBIDDEN';
+    case 404: return 'MAILGATE_ERR_API_NOT_FOUND';
+    case 408: return 'MAILGATE_ERR_API_TIMEOUT';
+    case 409: return 'MAILGATE_ERR_API_CONFLICT';
+    case 422: return 'MAILGATE_ERR_API_UNPROCESSABLE';
+    case 429: return 'MAILGATE_ERR_API_RATE_LIMITED';
+    default: return status >= 500 && status <= 599 ? 'MAILGATE_ERR_API_SERVER' : 'MAILGATE_ERR_API_HTTP';
+  }
+}
+
+function snippet(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > BODY_SNIPPET_CHARS ? `${flat.slice(0, BODY_SNIPPET_CHARS)}…` : flat;
+}
+
+/** The body parsed as JSON, or undefined when it is empty or not JSON. */
+function tryJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+export type Envelope = { ok: true; body: Record<string, unknown> } | { ok: false; error: ApiError };
+
+/**
+ * Reads a response body against the `{"status":"ok"|"error"}` envelope (notes §7.1).
+ * A non-2xx always yields the status's code, with the API's message or a snippet of the body;
+ * a 2xx that is not `{"status":"ok"}` JSON is MAILGATE_ERR_API_BAD_RESPONSE.
+ */
+export function readEnvelope(status: number, text: string, retryAfter: string | null, now: number): Envelope {
+  const json = tryJson(text);
+  const obj = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+  const apiMessage = typeof obj?.message === 'string' ? obj.message : undefined;
+  const retryAfterMs = parseRetryAfter(retryAfter, now);
+  if (status >= 200 && status <= 299) {
+    if (obj?.status === 'ok') return { ok: true, body: obj };
+    const what = obj === undefined ? (text.trim() === '' ? 'an empty body' : 'a body that is not JSON') : `status ${JSON.stringify(obj.status)}`;
+    const detail = apiMessage ?? (obj === undefined && text.trim() !== '' ? snippet(text) : undefined);
+    return {
+      ok: false,
+      error: new ApiError('MAILGATE_ERR_API_BAD_RESPONSE', `API answered ${status} with ${what}${detail === undefined ? '' : `: ${detail}`}`, {
+        status, apiMessage, retryAfterMs, bodySnippet: obj === undefined ? snippet(text) : undefined,
+      }),
+    };
+  }
+  const bodySnippet = apiMessage === undefined ? snippet(text) : undefined;
+  const reason = apiMessage ?? (bodySnippet === '' ? '(empty body)' : `(non-JSON body) ${bodySnippet}`);
+  return {
+    ok: false,
+    error: new ApiError(codeForStatus(status), `API answered ${status}: ${reason}`, { status, apiMessage, retryAfterMs, bodySnippet }),
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * The retry policy of the API client, as pure functions (no clock, no timers, no I/O).
+ *
+ * What is retried (notes §7-§8): failures before a response (network, deadline), 408, 409,
+ * 429 and 5xx, and a 2xx whose body is not the API's envelope. Never 400, 401, 403, 404, 413
+ * or 422: the same request would fail the same way (the batcher splits 400/413/422 instead).
+ *
+ * Backoff: "full jitter" — the wait before retry k (k = 1 after the first failed attempt) is
+ * uniform in [0, min(maxDelayMs, baseDelayMs * factor^(k-1))). A `Retry-After` from the server
+ * is a floor: the wait is max(jittered backoff, Retry-After capped at maxRetryAfterMs).
+ */
+import { GatewayError, type ErrorCode } from '../errors.js';
+
+export interface RetryPolicy {
+  /** Attempts in total, the first one included (1 = never retry). Default 4, as the official CLI (1 + 3 retries). */
+  maxAttempts: number;
+  /** Backoff ceiling before jitter for the first retry, in ms. Default 5000 (notes §8: 5 s, 10 s, 20 s). */
+  baseDelayMs: number;
+  /** Growth factor per retry. Default 2. */
+  factor: number;
+  /** Cap of the backoff ceiling, in ms. Default 60000. */
+  maxDelayMs: number;
+  /** Largest `Retry-After` honoured, in ms; a longer one is clamped. Default 120000. */
+  maxRetryAfterMs: number;
+  /** Total time budget from the first attempt's start: no retry is scheduled past it. Default 600000 (10 min). */
+  budgetMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxAttempts: 4,
+  baseDelayMs: 5_000,
+  factor: 2,
+  maxDelayMs: 60_000,
+  maxRetryAfterMs: 120_000,
+  budgetMs: 600_000,
+});
+
+/** Merges options over the defaults and validates them (0 means 0; nothing negative, nothing NaN). */
+export function resolveRetryPolicy(options: Partial<RetryPolicy> = {}): RetryPolicy {
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY };
+  for (const [key, value] of Object.entries(options) as Array<[keyof RetryPolicy, number | undefined]>) {
+    if (value !== undefined) policy[key] = value;
+  }
+  const bad = (name: keyof RetryPolicy, rule: string): never => {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `retry.${name} must be ${rule} (got ${String(policy[name])})`);
+  };
+  if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) bad('maxAttempts', 'an integer >= 1');
+  if (!Number.isFinite(policy.factor) || policy.factor < 1) bad('factor', 'a number >= 1');
+  for (const key of ['baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs', 'budgetMs'] as const) {
+    if (!Number.isFinite(policy[key]) || policy[key] < 0) bad(key, 'a finite number >= 0');
+  }
+  return policy;
+}
+
+/** Error codes that mean "the same request may succeed later". */
+const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'MAILGATE_ERR_API_NETWORK',
+  'MAILGATE_ERR_API_TIMEOUT',
+  'MAILGATE_ERR_API_CONFLICT',
+  'MAILGATE_ERR_API_RATE_LIMITED',
+  'MAILGATE_ERR_API_SERVER',
+  'MAILGATE_ERR_API_BAD_RESPONSE',
+]);
+
+/** Node/undici error codes of failures before any response. */
+const NETWORK_CODES = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
+  'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
+]);
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || (status >= 500 && status <= 599);
+}
+
+/** True when the failure is transient: retrying the identical request may succeed. */
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof GatewayError) {
+    if (RETRYABLE_CODES.has(err.code)) return true;
+    return err.code === 'MAILGATE_ERR_API_HTTP' && err.status !== undefined && isRetryableStatus(err.status);
+  }
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'TimeoutError') return true;
+  if (err.name === 'AbortError') return false; // cancelled by the caller: stop
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
+  // fetch wraps socket failures as TypeError('fetch failed', { cause })
+  if (err instanceof TypeError && err.cause !== undefined) return isRetryable(err.cause);
+  return false;
+}
+
+/**
+ * A `Retry-After` header value in ms: delta-seconds or an HTTP date (RFC 9110 §10.2.3).
+ * Undefined when absent or unreadable; never negative.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  if (!/[a-z]/i.test(text) || !Number.isFinite(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/** The server's requested wait carried by an error, if any. */
+function retryAfterOf(err: unknown): number | undefined {
+  const ms = (err as { retryAfterMs?: unknown } | null)?.retryAfterMs;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+/**
+ * Wait in ms before the attempt after `attempt` (1-based: the attempt that just failed).
+ * Full jitter, floored by a capped `Retry-After`. `random` returns [0, 1).
+ */
+export function delayFor(attempt: number, err: unknown, policy: RetryPolicy, random: () => number = Math.random): number {
+  const exponent = Math.max(0, attempt - 1);
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * policy.factor ** exponent);
+  const jittered = Math.floor(random() * ceiling);
+  const retryAfter = retryAfterOf(err);
+  return retryAfter === undefined ? jittered : Math.max(jittered, Math.min(retryAfter, policy.maxRetryAfterMs));
+}
+
+export type RetryDecision =
+  | { retry: true; delayMs: number }
+  | { retry: false; reason: 'not-retryable' | 'attempts' | 'budget' };
+
+/**
+ * Whether to retry after attempt `attempt` failed with `err`, `elapsedMs` after the first
+ * attempt started: retryable, attempts left, and the wait ends within the budget.
+ */
+export function decideRetry(
+  attempt: number,
+  err: unknown,
+  elapsedMs: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): RetryDecision {
+  if (!isRetryable(err)) return { retry: false, reason: 'not-retryable' };
+  if (attempt >= policy.maxAttempts) return { retry: false, reason: 'attempts' };
+  const delayMs = delayFor(attempt, err, policy, random);
+  if (elapsedMs + delayMs > policy.budgetMs) return { retry: false, reason: 'budget' };
+  return { retry: true, delayMs };
+}

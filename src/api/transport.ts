@@ -1,0 +1,126 @@
+/**
+ * One HTTP exchange with deadline and classification (attempt), and the retry loop around it
+ * (send). Every failure leaves here as an ApiError with a stable code.
+ */
+import { ApiError, readEnvelope } from './errors.js';
+import type { Endpoint } from './paths.js';
+import { decideRetry, type RetryPolicy } from './retry.js';
+
+export interface AttemptInfo {
+  endpoint: Endpoint;
+  /** 1-based. */
+  attempt: number;
+  durationMs: number;
+  /** HTTP status, when a response arrived. */
+  status?: number;
+  /** Set when the attempt failed. */
+  error?: ApiError;
+  /** Set when another attempt follows after this wait. */
+  retryInMs?: number;
+  /** Request body bytes. */
+  bytes: number;
+}
+
+export interface HttpCall {
+  fetch: typeof fetch;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  policy: RetryPolicy;
+  random: () => number;
+  onAttempt: ((info: AttemptInfo) => void) | undefined;
+}
+
+export interface HttpRequest {
+  endpoint: Endpoint;
+  method: string;
+  url: string;
+  body: string | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/** Validates a successful body; throws an ApiError (BAD_RESPONSE) to have the attempt retried. */
+export type Check<T> = (status: number, body: Record<string, unknown>) => T;
+
+function aborted(signal: AbortSignal | undefined, attempts: number, cause?: unknown): ApiError {
+  return new ApiError('MAILGATE_ERR_API_ABORTED', 'request cancelled by the caller', { cause: cause ?? signal?.reason, attempts });
+}
+
+/** Describes a fetch failure without echoing request headers. */
+function networkError(err: unknown): ApiError {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  const code = (cause as { code?: unknown } | null)?.code;
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return new ApiError('MAILGATE_ERR_API_NETWORK', `network error${typeof code === 'string' ? ` ${code}` : ''}: ${text}`, { cause: err });
+}
+
+async function attempt<T>(call: HttpCall, req: HttpRequest, check: Check<T>): Promise<{ value: T; status: number }> {
+  const deadline = AbortSignal.timeout(call.timeoutMs);
+  const signal = req.signal === undefined ? deadline : AbortSignal.any([deadline, req.signal]);
+  let status: number | undefined;
+  try {
+    const res = await call.fetch(req.url, { method: req.method, headers: call.headers, body: req.body, signal });
+    status = res.status;
+    const text = await res.text(); // same signal: the deadline covers the body too
+    const envelope = readEnvelope(res.status, text, res.headers.get('retry-after'), Date.now());
+    if (!envelope.ok) throw envelope.error;
+    return { value: check(res.status, envelope.body), status: res.status };
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if (req.signal?.aborted === true) throw aborted(req.signal, 0, err);
+    if (deadline.aborted) {
+      const phase = status === undefined ? 'waiting for the response' : `reading the ${status} response body`;
+      throw new ApiError('MAILGATE_ERR_API_TIMEOUT', `no complete answer within ${call.timeoutMs} ms (${phase})`, { status, cause: err });
+    }
+    throw networkError(err);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function exhausted(last: ApiError, attempts: number, reason: 'attempts' | 'budget'): ApiError {
+  const why = reason === 'attempts' ? `${attempts} attempts` : `the retry time budget (${attempts} attempts)`;
+  return new ApiError('MAILGATE_ERR_API_RETRIES_EXHAUSTED', `gave up after ${why}: ${last.message}`, {
+    status: last.status, apiMessage: last.apiMessage, retryAfterMs: last.retryAfterMs, bodySnippet: last.bodySnippet, cause: last, attempts,
+  });
+}
+
+/** Sends with retries; resolves with the checked body or rejects with an ApiError. */
+export async function send<T>(call: HttpCall, req: HttpRequest, check: Check<T>): Promise<T> {
+  const started = Date.now();
+  const bytes = req.body === undefined ? 0 : Buffer.byteLength(req.body);
+  for (let n = 1; ; n++) {
+    if (req.signal?.aborted === true) throw aborted(req.signal, n - 1);
+    const t0 = Date.now();
+    try {
+      const { value, status } = await attempt(call, req, check);
+      call.onAttempt?.({ endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, status, bytes });
+      return value;
+    } catch (thrown) {
+      const err = thrown instanceof ApiError ? thrown : networkError(thrown);
+      const decision = decideRetry(n, err, Date.now() - started, call.policy, call.random);
+      const info: AttemptInfo = { endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, error: err, bytes };
+      if (err.status !== undefined) info.status = err.status;
+      if (decision.retry) info.retryInMs = decision.delayMs;
+      call.onAttempt?.(info);
+      if (!decision.retry) throw decision.reason === 'not-retryable' ? err : exhausted(err, n, decision.reason);
+      try {
+        await sleep(decision.delayMs, req.signal);
+      } catch (cause) {
+        throw aborted(req.signal, n, cause);
+      }
+    }
+  }
+}

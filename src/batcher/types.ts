@@ -1,0 +1,99 @@
+/**
+ * Targets (where a route delivers), per-item outcomes and the report of one delivery.
+ */
+import type { ErrorCode, GatewayError, Warning } from '../errors.js';
+import type { LabelThreshold, PredictedLabel, RawEmailDocument, UserProperties } from '../model/index.js';
+import type { ModelVersion } from '../api/paths.js';
+
+/** What to do with a client property that collides with a generated one (DESIGN.md "User properties"). */
+export type OnPropertyConflict = 'reject' | 'override' | 'drop';
+
+/** The property rules of a route (YAML: user_properties, override_user_properties, on_property_conflict). */
+export interface RouteProperties {
+  kind: 'sync' | 'predict';
+  /** Static client properties the route adds to every document. */
+  userProperties?: UserProperties;
+  /** sync only: generated property names the route's own values replace. */
+  overrideUserProperties?: string[];
+  /** Default `reject`. */
+  onPropertyConflict?: OnPropertyConflict;
+}
+
+interface TargetCommon {
+  transformTag: string;
+  onPropertyConflict?: OnPropertyConflict;
+  /** Documents per request; default and bound depend on the endpoint. */
+  maxDocuments?: number;
+  /** Serialized request bytes; default DEFAULT_MAX_REQUEST_BYTES. */
+  maxRequestBytes?: number;
+}
+
+export interface SyncTarget extends TargetCommon {
+  kind: 'sync';
+  /** `project/source`. */
+  source: string;
+  overrideUserProperties?: string[];
+}
+
+export interface PredictTarget extends TargetCommon {
+  kind: 'predict';
+  /** `project/dataset`. */
+  dataset: string;
+  version: ModelVersion;
+  threshold?: number | 'auto';
+  labels?: LabelThreshold[];
+}
+
+export type Target = SyncTarget | PredictTarget;
+
+export interface DeliveryItem {
+  /** Caller's key (outbox key); outcomes carry it back. */
+  key: string;
+  document: RawEmailDocument;
+}
+
+export interface SyncCounts {
+  new: number;
+  updated: number;
+  updated_properties_only: number;
+  updated_text_changed: number;
+  unchanged: number;
+}
+
+export type ItemOutcome =
+  | {
+      key: string;
+      status: 'delivered';
+      /** The service's counts, when the request held this document alone. */
+      counts?: SyncCounts;
+      /** predict: this document's labels. */
+      predictions?: PredictedLabel[];
+      /** Dry run: AI units this document would cost by the ledger rule. */
+      estimatedAiUnits?: number;
+      warnings?: Warning[];
+    }
+  | { key: string; status: 'unchanged' }
+  | { key: string; status: 'rejected'; code: ErrorCode; message: string; httpStatus?: number; warnings?: Warning[] }
+  | { key: string; status: 'retry'; code: ErrorCode; message: string; retryAfterMs?: number };
+
+export interface DeliveryReport {
+  /** One per input item, in input order. */
+  outcomes: ItemOutcome[];
+  /** Sum of the service's counts over successful sync requests. */
+  counts: SyncCounts;
+  /** AI units spent: sync new + updated_text_changed; predict one per document answered. Dry run: 0. */
+  aiUnits: number;
+  /** AI units by the ledger rule for what was (or, in a dry run, would be) sent. */
+  estimatedAiUnits: number;
+  /** HTTP requests made (dry run: requests that would be made). */
+  requests: number;
+  /** Requests beyond one per packed batch, caused by splitting rejected batches. */
+  splitRequests: number;
+  dryRun: boolean;
+  /** Set when recording to the ledger failed: delivery happened, the next run may resend (free: unchanged). */
+  ledgerError?: GatewayError;
+}
+
+export function emptyCounts(): SyncCounts {
+  return { new: 0, updated: 0, updated_properties_only: 0, updated_text_changed: 0, unchanged: 0 };
+}

@@ -1,0 +1,6 @@
+/** Every `mailgate` command, in help order. Adding one is a file in this folder and a line here. */
+import type { CliCommand } from '../types.js';
+import { emulatorCommand } from './emulator.js';
+import { previewCommand } from './preview.js';
+
+export const COMMANDS: readonly CliCommand[] = [previewCommand, emulatorCommand];

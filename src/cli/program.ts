@@ -1,0 +1,37 @@
+/** Builds the `mailgate` program from the command list; no side effects until parsed. */
+import { Command, CommanderError } from 'commander';
+import { COMMANDS } from './commands/index.js';
+import type { CliContext, CliIO } from './types.js';
+
+/** Exit codes: 0 success, 1 a message or input failed, 2 usage error. */
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+export function buildProgram(ctx: CliContext, version = '0.0.0'): Command {
+  const io = ctx;
+  const program = new Command('mailgate')
+    .description('Email ingestion gateway for the Text Analytics API')
+    .version(version)
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) });
+  for (const command of COMMANDS) command.register(program, ctx);
+  return program;
+}
+
+/** Parses argv and runs the command; resolves with the exit code. */
+export async function runCli(argv: string[], io: CliIO, version?: string): Promise<number> {
+  const ctx: CliContext = { ...io, exitCode: EXIT_OK };
+  const program = buildProgram(ctx, version);
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT_OK;
+      return EXIT_USAGE;
+    }
+    throw err;
+  }
+  return ctx.exitCode;
+}

@@ -1,0 +1,18 @@
+/** What a command module needs from the outside world (injected, so commands are testable). */
+import type { Command } from 'commander';
+
+export interface CliIO {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream;
+}
+
+/** The IO plus the exit code a command decides (0 unless it sets one). */
+export interface CliContext extends CliIO {
+  exitCode: number;
+}
+
+/** One `mailgate` command: a file under src/cli/commands/ and one line in its index. */
+export interface CliCommand {
+  name: string;
+  register(program: Command, ctx: CliContext): void;
+}

@@ -1,0 +1,70 @@
+/**
+ * The document's `headers`: the original fields less the MIME structure headers, as `raw`
+ * (default) or, on request and only where it is lossless, as `parsed`.
+ */
+import { warning, type Warning } from '../errors.js';
+import { MAX_RAW_HEADER_CHARS } from '../limits.js';
+import type { HeaderField } from '../mime/types.js';
+import type { RawEmailHeaders } from '../model/index.js';
+
+/** Removed because the body sent is no longer the MIME body they describe. */
+export const MIME_STRUCTURE_HEADERS = new Set(['content-type', 'content-transfer-encoding', 'mime-version']);
+
+/** Fields kept first when the raw block must be cut: those the service reads to build the comment. */
+export const PRIORITY_HEADERS = new Set([
+  'from', 'sender', 'reply-to', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id',
+  'in-reply-to', 'references', 'thread-index', 'thread-topic',
+]);
+
+const PARSED_KEY_RE = /^[\x21-\x39\x3b-\x7e]+$/;
+
+/**
+ * Which fields fit in `limit` characters (joined with `\n`): first the priority fields in
+ * order, each kept if it fits; then the other fields in order until the first that does not
+ * fit, which is dropped with all fields after it. A field is never split.
+ */
+export function fitFields(fields: readonly HeaderField[], limit: number): { kept: HeaderField[]; dropped: number } {
+  const total = fields.reduce((n, f, i) => n + f.raw.length + (i > 0 ? 1 : 0), 0);
+  if (total <= limit) return { kept: [...fields], dropped: 0 };
+  const keep = new Set<HeaderField>();
+  let used = 0;
+  const take = (f: HeaderField): boolean => {
+    const cost = f.raw.length + (keep.size > 0 ? 1 : 0);
+    if (used + cost > limit) return false;
+    keep.add(f);
+    used += cost;
+    return true;
+  };
+  for (const f of fields) if (PRIORITY_HEADERS.has(f.key)) take(f);
+  for (const f of fields) if (!PRIORITY_HEADERS.has(f.key) && !take(f)) break;
+  const kept = fields.filter((f) => keep.has(f));
+  return { kept, dropped: fields.length - kept.length };
+}
+
+function parsedHeaders(fields: readonly HeaderField[]): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const f of fields) {
+    if (seen.has(f.key) || !PARSED_KEY_RE.test(f.name) || /[^\x00-\x7f]/.test(f.name)) return undefined;
+    seen.add(f.key);
+    out[f.name] = f.value;
+  }
+  return out;
+}
+
+/**
+ * Build `headers`. `parsed` is used only when asked for AND no name repeats (case-insensitive)
+ * AND every name is ASCII AND the raw form would not need cutting; otherwise `raw`.
+ */
+export function buildHeaders(fields: readonly HeaderField[], mode: 'raw' | 'parsed', warnings: Warning[]): RawEmailHeaders {
+  const visible = fields.filter((f) => !MIME_STRUCTURE_HEADERS.has(f.key));
+  const { kept, dropped } = fitFields(visible, MAX_RAW_HEADER_CHARS);
+  if (mode === 'parsed' && dropped === 0) {
+    const parsed = parsedHeaders(visible);
+    if (parsed !== undefined) return { parsed };
+  }
+  if (dropped > 0) {
+    warnings.push(warning('MAILGATE_WARN_HEADERS_TRUNCATED', `header block over ${MAX_RAW_HEADER_CHARS} characters; ${dropped} field(s) dropped`));
+  }
+  return { raw: kept.map((f) => f.raw).join('\n') };
+}

@@ -1,0 +1,126 @@
+/**
+ * The emulator's fastify app, built in a factory (listening happens in index.ts).
+ *
+ * Per API request, in order: the fault plan is consulted (a fault models the network or a
+ * proxy in front of the service, so it comes before authentication), then the bearer token
+ * is checked, then the route runs. Every answer carries `Server-Timing: total;dur=<ms>` and
+ * is counted under its endpoint in the stats.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
+import { FaultPlan } from './faults.js';
+import { ApiError, errorBody, htmlErrorPage, reason, statusMessage } from './http.js';
+import type { ResolvedOptions } from './options.js';
+import { registerAdminRoutes } from './routes/admin.js';
+import { registerCommentRoutes } from './routes/comments.js';
+import { registerDatasetRoutes } from './routes/datasets.js';
+import { registerPredictRoutes } from './routes/predict.js';
+import { registerSourceRoutes } from './routes/sources.js';
+import { registerSyncRoutes } from './routes/sync.js';
+import type { EmulatorState } from './state.js';
+import type { EndpointName, FaultRule } from './types.js';
+
+export interface AppContext {
+  state: EmulatorState;
+  options: ResolvedOptions;
+  faults: FaultPlan;
+}
+
+/** A route handler returns the answer's fields; the envelope (`status: ok`) is added for it. */
+export type ApiHandler = (req: FastifyRequest) => Promise<Record<string, unknown>> | Record<string, unknown>;
+export type RegisterApi = (method: HTTPMethods, url: string, endpoint: EndpointName, handler: ApiHandler) => void;
+
+interface RequestInfo {
+  start: bigint;
+  endpoint: EndpointName | undefined;
+  fault: FaultRule | undefined;
+  dropped: boolean;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions, faults: FaultPlan = new FaultPlan()): FastifyInstance {
+  const ctx: AppContext = { state, options, faults };
+  const app = Fastify({
+    logger: options.logger ? { level: 'info', redact: ['req.headers.authorization'] } : false,
+    bodyLimit: options.bodyLimit,
+    forceCloseConnections: true,
+  });
+  const info = new WeakMap<FastifyRequest, RequestInfo>();
+
+  const drop = (req: FastifyRequest, reply: FastifyReply): void => {
+    const i = info.get(req);
+    if (i) i.dropped = true;
+    state.count(i?.endpoint ?? 'other', 'dropped');
+    reply.hijack();
+    req.raw.socket.destroy();
+  };
+  const sendFault = (reply: FastifyReply, rule: FaultRule): FastifyReply => {
+    const status = rule.status!;
+    if (rule.retry_after !== undefined) reply.header('retry-after', String(rule.retry_after));
+    if (rule.html === true) return reply.code(status).type('text/html').send(htmlErrorPage(status));
+    return reply.code(status).send(errorBody(statusMessage(status)));
+  };
+
+  app.addHook('onRequest', async (req, reply) => {
+    const admin = req.url.startsWith('/_emulator/');
+    const endpoint = admin ? undefined : ((req.routeOptions.config as { endpoint?: EndpointName } | undefined)?.endpoint ?? 'other');
+    const fault = endpoint === undefined ? undefined : faults.pick(endpoint);
+    info.set(req, { start: process.hrtime.bigint(), endpoint, fault, dropped: false });
+    if (fault?.delay_ms !== undefined) await sleep(fault.delay_ms);
+    if (fault?.drop === true) return drop(req, reply);
+    if (fault?.status !== undefined && fault.apply !== true) return sendFault(reply, fault);
+    if (endpoint !== undefined && !authorized(req, options.tokens)) return reply.code(401).send(errorBody(statusMessage(401)));
+    return undefined;
+  });
+  app.addHook('onSend', async (req, reply, payload) => {
+    const start = info.get(req)?.start;
+    if (start !== undefined) reply.header('server-timing', `total;dur=${Number(process.hrtime.bigint() - start) / 1e6}`);
+    return payload;
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const i = info.get(req);
+    if (i?.endpoint !== undefined && !i.dropped) state.count(i.endpoint, reply.statusCode);
+  });
+  app.setErrorHandler((err, _req, reply) => {
+    if (err instanceof ApiError) return reply.code(err.status).send(errorBody(err.message));
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return reply.code(status).send(errorBody(`${status} ${reason(status)}: ${(err as Error).message}`));
+    }
+    return reply.code(500).send(errorBody(`500 Internal Server Error: ${(err as Error).message}`));
+  });
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody(statusMessage(404))));
+
+  const register: RegisterApi = (method, url, endpoint, handler) => {
+    app.route({
+      method,
+      url,
+      config: { endpoint },
+      handler: async (req, reply) => {
+        const fault = info.get(req)?.fault;
+        const afterApply = fault?.drop_after_apply === true || fault?.apply === true;
+        let body: Record<string, unknown> | undefined;
+        try {
+          body = await handler(req);
+        } catch (err) {
+          if (!afterApply) throw err;
+        }
+        if (fault?.drop_after_apply === true) return drop(req, reply);
+        if (fault?.apply === true) return sendFault(reply, fault);
+        return reply.code(200).send({ status: 'ok', ...body });
+      },
+    });
+  };
+  registerSourceRoutes(register, ctx);
+  registerSyncRoutes(register, ctx);
+  registerCommentRoutes(register, ctx);
+  registerDatasetRoutes(register, ctx);
+  registerPredictRoutes(register, ctx);
+  registerAdminRoutes(app, ctx);
+  return app;
+}
+
+function authorized(req: FastifyRequest, tokens: ReadonlySet<string>): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return m !== null && tokens.has(m[1]!);
+}

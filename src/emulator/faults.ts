@@ -1,0 +1,97 @@
+/**
+ * Fault injection: an ordered plan of rules, consulted once per API request.
+ * The first rule that matches the endpoint and fires decides what happens to the request.
+ */
+import { GatewayError } from '../errors.js';
+import type { EndpointName, FaultRule } from './types.js';
+
+const ENDPOINTS: ReadonlySet<string> = new Set<EndpointName | '*'>([
+  '*', 'sync-raw-emails', 'predict-raw-emails', 'sources', 'comments', 'threads', 'datasets', 'other',
+]);
+
+function invalid(message: string): GatewayError {
+  return new GatewayError('MAILGATE_ERR_EMULATOR_FAULT_INVALID', message);
+}
+
+function isNonNegInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0;
+}
+
+/** Throws MAILGATE_ERR_EMULATOR_FAULT_INVALID unless the rule is meaningful and consistent. */
+export function validateFaultRule(rule: FaultRule): FaultRule {
+  const r = rule as Record<string, unknown>;
+  const known = ['endpoint', 'status', 'retry_after', 'delay_ms', 'drop', 'drop_after_apply', 'apply', 'html', 'times', 'rate', 'seed'];
+  for (const key of Object.keys(r)) if (!known.includes(key)) throw invalid(`unknown fault rule field "${key}"`);
+  if (rule.endpoint !== undefined && !ENDPOINTS.has(rule.endpoint)) throw invalid(`unknown endpoint "${String(rule.endpoint)}"`);
+  if (rule.status !== undefined && !(Number.isInteger(rule.status) && rule.status >= 400 && rule.status <= 599)) {
+    throw invalid('status must be an integer 400-599');
+  }
+  if (rule.delay_ms !== undefined && !isNonNegInt(rule.delay_ms)) throw invalid('delay_ms must be a non-negative integer');
+  if (rule.retry_after !== undefined && !isNonNegInt(rule.retry_after)) throw invalid('retry_after must be a non-negative integer (seconds)');
+  if (rule.times !== undefined && !isNonNegInt(rule.times)) throw invalid('times must be a non-negative integer');
+  if (rule.rate !== undefined && !(typeof rule.rate === 'number' && rule.rate >= 0 && rule.rate <= 1)) throw invalid('rate must be a number 0..1');
+  if (rule.seed !== undefined && !Number.isInteger(rule.seed)) throw invalid('seed must be an integer');
+  if (rule.times !== undefined && rule.rate !== undefined) throw invalid('a rule takes times or rate, not both');
+  const drops = (rule.drop === true ? 1 : 0) + (rule.drop_after_apply === true ? 1 : 0);
+  if (drops > 1) throw invalid('drop and drop_after_apply exclude each other');
+  if (drops === 1 && rule.status !== undefined) throw invalid('a dropped connection has no status');
+  if (rule.status === undefined && drops === 0 && rule.delay_ms === undefined) throw invalid('a rule needs status, drop, drop_after_apply or delay_ms');
+  if (rule.status === undefined && (rule.html === true || rule.retry_after !== undefined || rule.apply === true)) {
+    throw invalid('html, retry_after and apply need a status');
+  }
+  return rule;
+}
+
+/** mulberry32: a tiny deterministic PRNG, enough for reproducible fault rates. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface ActiveRule {
+  rule: FaultRule;
+  remaining: number | undefined;
+  random: (() => number) | undefined;
+}
+
+export class FaultPlan {
+  private rules: ActiveRule[] = [];
+
+  constructor(rules: FaultRule[] = []) {
+    this.set(rules);
+  }
+
+  /** Replaces the plan (validating every rule first, so a bad plan changes nothing). */
+  set(rules: FaultRule[]): void {
+    if (!Array.isArray(rules)) throw invalid('rules must be an array');
+    const checked = rules.map((r) => validateFaultRule({ ...r }));
+    this.rules = checked.map((rule) => ({
+      rule,
+      remaining: rule.times,
+      random: rule.rate === undefined ? undefined : prng(rule.seed ?? Math.floor(Math.random() * 2 ** 31)),
+    }));
+  }
+
+  list(): FaultRule[] {
+    return this.rules.map((r) => ({ ...r.rule, ...(r.remaining === undefined ? {} : { times: r.remaining }) }));
+  }
+
+  /** The rule that decides this request, consuming one `times` use; undefined when none fires. */
+  pick(endpoint: EndpointName): FaultRule | undefined {
+    for (const active of this.rules) {
+      const target = active.rule.endpoint ?? '*';
+      if (target !== '*' && target !== endpoint) continue;
+      if (active.remaining !== undefined && active.remaining <= 0) continue;
+      if (active.random !== undefined && active.random() >= (active.rule.rate ?? 0)) continue;
+      if (active.remaining !== undefined) active.remaining -= 1;
+      return active.rule;
+    }
+    return undefined;
+  }
+}

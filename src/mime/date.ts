@@ -1,0 +1,82 @@
+/**
+ * RFC 5322 dates, tolerant: optional weekday, obsolete zones (UT, GMT, EST … PDT, military),
+ * common named zones, 2- and 3-digit years, missing seconds, asctime order, ISO 8601,
+ * trailing comments and junk. Returns undefined when no usable date can be read.
+ */
+
+const MONTHS: Record<string, number> = {
+  jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11,
+};
+
+/** Offsets in minutes east of UTC. RFC 5322 obsolete zones, then names seen in real mail. */
+const ZONES: Record<string, number> = {
+  ut: 0, utc: 0, gmt: 0, z: 0,
+  est: -300, edt: -240, cst: -360, cdt: -300, mst: -420, mdt: -360, pst: -480, pdt: -420,
+  akst: -540, akdt: -480, hst: -600, ast: -240, adt: -180, nst: -210, ndt: -150,
+  wet: 0, west: 60, bst: 60, ist: 60, cet: 60, met: 60, mez: 60, cest: 120, mest: 120, mesz: 120,
+  eet: 120, eest: 180, msk: 180, msd: 240, jst: 540, kst: 540, hkt: 480, sgt: 480, awst: 480,
+  acst: 570, aest: 600, aedt: 660, nzst: 720, nzdt: 780,
+};
+
+const RFC_RE =
+  /(\d{1,2})[\s\-/]*([a-z]{3})[a-z]*\.?[\s\-/,]*(\d{2,4})[\s,T]+(\d{1,2})[:.](\d{1,2})(?:[:.](\d{1,2}))?(?:\.\d+)?\s*([+-]\s?\d{1,2}:?\d{2}|[a-z]{1,5}\b)?/i;
+const ASCTIME_RE = /([a-z]{3})[a-z]*\s+(\d{1,2})\s+(\d{1,2}):(\d{1,2})(?::(\d{1,2}))?\s+(?:([a-z]{1,5}|[+-]\d{4})\s+)?(\d{4})/i;
+
+function zoneOffset(zone: string | undefined): number | undefined {
+  if (zone === undefined) return 0;
+  const z = zone.replace(/\s/g, '').toLowerCase();
+  const m = /^([+-])(\d{1,2}):?(\d{2})$/.exec(z);
+  if (m !== null) {
+    const minutes = Number(m[2]) * 60 + Number(m[3]);
+    if (Number(m[3]) > 59 || minutes > 18 * 60) return undefined;
+    return m[1] === '-' ? -minutes : minutes;
+  }
+  if (z in ZONES) return ZONES[z];
+  return 0; // military letters and unknown names: -0000 (RFC 5322 4.3)
+}
+
+function fullYear(y: string): number {
+  const n = Number(y);
+  if (y.length === 2) return n < 50 ? 2000 + n : 1900 + n;
+  if (y.length === 3) return 1900 + n;
+  return n;
+}
+
+interface Parts { year: number; month: number; day: number; hour: number; minute: number; second: number; offset: number | undefined }
+
+function build(p: Parts): Date | undefined {
+  if (p.offset === undefined || p.month < 0) return undefined;
+  if (p.day < 1 || p.day > 31 || p.hour > 24 || p.minute > 59 || p.second > 60) return undefined;
+  const t = Date.UTC(p.year, p.month, p.day, p.hour, p.minute, Math.min(p.second, 59)) - p.offset * 60_000;
+  return Number.isFinite(t) ? new Date(t) : undefined;
+}
+
+function month(name: string): number {
+  return MONTHS[name.slice(0, 3).toLowerCase()] ?? -1;
+}
+
+/** Parse a Date header value; undefined when absent or unusable. */
+export function parseDate(value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (v === '' || v.length > 512) return undefined;
+  let m = RFC_RE.exec(v);
+  if (m !== null) {
+    return build({
+      year: fullYear(m[3]!), month: month(m[2]!), day: Number(m[1]), hour: Number(m[4]),
+      minute: Number(m[5]), second: m[6] === undefined ? 0 : Number(m[6]), offset: zoneOffset(m[7]),
+    });
+  }
+  m = ASCTIME_RE.exec(v);
+  if (m !== null) {
+    return build({
+      year: Number(m[7]), month: month(m[1]!), day: Number(m[2]), hour: Number(m[3]),
+      minute: Number(m[4]), second: m[5] === undefined ? 0 : Number(m[5]), offset: zoneOffset(m[6]),
+    });
+  }
+  if (/^\d{4}-\d{2}-\d{2}/.test(v)) {
+    const t = Date.parse(v);
+    if (Number.isFinite(t)) return new Date(t);
+  }
+  return undefined;
+}

@@ -1,0 +1,64 @@
+/**
+ * Finding and reading the header block of a message or body part, on bytes.
+ *
+ * The header block ends at the first blank line. A line that is neither a field nor a
+ * continuation also ends it (the message forgot the blank line): the body starts at that
+ * line and `missingSeparator` is set. 8-bit bytes are decoded per field: UTF-8 when valid,
+ * else windows-1252.
+ */
+import { isAscii } from 'node:buffer';
+import { decodeHeaderBytes } from './charset.js';
+import { fieldFromRaw, scanHeaderFields } from './headers.js';
+import type { HeaderField } from './types.js';
+
+export interface HeaderSplit {
+  fields: HeaderField[];
+  /** Header text with LF line breaks (8-bit decoded), without the blank separator line. */
+  block: string;
+  /** Byte offset where the body starts (== end when there is no body). */
+  bodyStart: number;
+  /** A non-header line ended the block instead of a blank line. */
+  missingSeparator: boolean;
+}
+
+const LF = 10;
+const CR = 13;
+const EIGHT_BIT_RE = /[\x80-\xff]/;
+
+/** Offset of the first blank line (its first byte) in [start, end), or -1. */
+function blankLine(buf: Buffer, start: number, end: number): { at: number; next: number } | undefined {
+  if (buf[start] === LF) return { at: start, next: start + 1 };
+  if (buf[start] === CR && buf[start + 1] === LF) return { at: start, next: start + 2 };
+  let pos = start;
+  while (pos < end) {
+    const nl = buf.indexOf(LF, pos);
+    if (nl < 0 || nl + 1 >= end) return undefined; // also when the next line break lies beyond this entity
+    const c = buf[nl + 1];
+    if (c === LF) return { at: nl + 1, next: nl + 2 };
+    if (c === CR && nl + 2 < end && buf[nl + 2] === LF) return { at: nl + 1, next: nl + 3 };
+    pos = nl + 1;
+  }
+  return undefined;
+}
+
+/** Re-decode the fields holding 8-bit characters (read as latin1): UTF-8 when valid, else windows-1252. */
+function decode8bit(fields: HeaderField[]): HeaderField[] {
+  return fields.map((f) => {
+    if (!EIGHT_BIT_RE.test(f.raw)) return f;
+    return fieldFromRaw(decodeHeaderBytes(Buffer.from(f.raw, 'latin1'))) ?? f;
+  });
+}
+
+/** Read the header block of the entity in buf[start, end). */
+export function splitHeader(buf: Buffer, start: number, end: number): HeaderSplit {
+  const blank = blankLine(buf, start, end);
+  const headerEnd = blank === undefined ? end : blank.at;
+  const latin1 = buf.toString('latin1', start, headerEnd);
+  const scan = scanHeaderFields(latin1, true);
+  const missingSeparator = scan.end < latin1.length;
+  const fields = isAscii(buf.subarray(start, headerEnd)) ? scan.fields : decode8bit(scan.fields);
+  let block = '';
+  for (let i = 0; i < fields.length; i++) block += i === 0 ? fields[i]!.raw : `\n${fields[i]!.raw}`;
+  const bodyStart = missingSeparator ? start + scan.end : blank === undefined ? end : blank.next;
+  return { fields, block, bodyStart, missingSeparator };
+}

@@ -1,0 +1,168 @@
+/**
+ * Delivery: claim ready outbox items per route, hand them to the batcher, and record one
+ * outcome per item — delivered, unchanged, retry later, or dead letter. Never holds more
+ * than `claimLimit × concurrency` documents in memory.
+ */
+import type { RouteConfig } from '../config/schema.js';
+import type { PredictedLabel } from '../model/index.js';
+import type { OutboxItem, Store } from '../store/types.js';
+
+/** One item's result from the batcher (src/batcher/deliver.ts). */
+export type ItemOutcome =
+  | { key: string; status: 'delivered'; predictions?: PredictedLabel[] }
+  | { key: string; status: 'unchanged' }
+  | { key: string; status: 'rejected'; code: string; message: string }
+  | { key: string; status: 'retry'; code: string; message: string; retryAfterMs?: number };
+
+export interface BatchResult {
+  outcomes: ItemOutcome[];
+  aiUnits: number;
+  model?: { version: number; time: string } | null;
+}
+
+/** Sends the items of one route; the key of each item is its outbox id as a string. */
+export type DeliverFn = (route: RouteConfig, items: OutboxItem[]) => Promise<BatchResult>;
+
+export interface DeliveryCounters {
+  delivered: number;
+  unchanged: number;
+  rejected: number;
+  retried: number;
+  aiUnits: number;
+}
+
+export interface DeliveryOptions {
+  store: Store;
+  routes: readonly RouteConfig[];
+  deliver: DeliverFn;
+  /** Identifies this process in claims. */
+  owner: string;
+  /** How long a claim is ours before another worker may take the items, in ms. */
+  leaseMs: number;
+  /** Items claimed per batch. */
+  claimLimit: number;
+  /** Batches in flight per route. */
+  concurrency: number;
+  /** A failing item is dead-lettered after this many attempts. */
+  maxItemAttempts: number;
+  /** Backoff for an item whose request failed after the client's own retries, by attempt number. */
+  retryDelayMs?: (attempts: number, retryAfterMs?: number) => number;
+  /** Poll interval when the outbox is empty, in ms. */
+  idleMs?: number;
+  /** After the API accepted items (after-delivery actions, prediction sinks). Errors are reported, not thrown. */
+  onDelivered?: (route: RouteConfig, items: OutboxItem[], outcomes: Map<number, ItemOutcome>, model?: BatchResult['model']) => Promise<void>;
+  onError?: (err: unknown, route: RouteConfig) => void;
+  onBatch?: (route: RouteConfig, counters: DeliveryCounters) => void;
+}
+
+export function defaultRetryDelay(attempts: number, retryAfterMs?: number): number {
+  const exp = Math.min(300_000, 1_000 * 2 ** Math.min(attempts, 20));
+  const jittered = exp / 2 + Math.random() * (exp / 2);
+  return Math.max(jittered, retryAfterMs ?? 0);
+}
+
+export interface DeliveryLoop {
+  readonly counters: DeliveryCounters;
+  /** Claims and delivers one batch of a route; returns the number of items claimed. */
+  runOnce(route: RouteConfig): Promise<number>;
+  /** Delivers until the signal aborts, or until `until()` is true after an empty claim round. */
+  run(signal: AbortSignal, until?: () => Promise<boolean>): Promise<void>;
+}
+
+export function createDelivery(options: DeliveryOptions): DeliveryLoop {
+  const { store } = options;
+  const retryDelay = options.retryDelayMs ?? defaultRetryDelay;
+  const counters: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0 };
+
+  async function settle(route: RouteConfig, items: OutboxItem[], result: BatchResult): Promise<void> {
+    const byId = new Map(items.map((i) => [i.id, i]));
+    const outcomes = new Map<number, ItemOutcome>();
+    for (const o of result.outcomes) outcomes.set(Number(o.key), o);
+    const delivered: number[] = [];
+    const unchanged: number[] = [];
+    for (const item of items) {
+      const o = outcomes.get(item.id);
+      if (!o) {
+        await store.scheduleRetry(item.id, retryDelay(item.attempts), { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no outcome returned for this item' });
+        counters.retried++;
+        continue;
+      }
+      if (o.status === 'delivered') delivered.push(item.id);
+      else if (o.status === 'unchanged') unchanged.push(item.id);
+      else if (o.status === 'rejected') {
+        await store.deadLetter(item.id, { code: o.code, message: o.message });
+        counters.rejected++;
+      } else if (item.attempts + 1 >= options.maxItemAttempts) {
+        await store.deadLetter(item.id, { code: o.code, message: `gave up after ${item.attempts + 1} attempts: ${o.message}` });
+        counters.rejected++;
+      } else {
+        await store.scheduleRetry(item.id, retryDelay(item.attempts, o.retryAfterMs), { code: o.code, message: o.message });
+        counters.retried++;
+      }
+    }
+    if (result.aiUnits > 0) await store.addAiUnits(route.name, result.aiUnits);
+    if (delivered.length) await store.markDelivered(delivered, { outcome: 'delivered' });
+    if (unchanged.length) await store.markDelivered(unchanged, { outcome: 'unchanged' });
+    counters.delivered += delivered.length;
+    counters.unchanged += unchanged.length;
+    counters.aiUnits += result.aiUnits;
+    const accepted = items.filter((i) => delivered.includes(i.id) || unchanged.includes(i.id)).map((i) => byId.get(i.id)!);
+    if (accepted.length && options.onDelivered) {
+      try {
+        await options.onDelivered(route, accepted, outcomes, result.model);
+      } catch (err) {
+        options.onError?.(err, route);
+      }
+    }
+    options.onBatch?.(route, counters);
+  }
+
+  async function runOnce(route: RouteConfig): Promise<number> {
+    const items = await store.claim(route.name, options.claimLimit, options.owner, options.leaseMs);
+    if (items.length === 0) return 0;
+    let result: BatchResult;
+    try {
+      result = await options.deliver(route, items);
+    } catch (err) {
+      // The batcher turns API failures into outcomes; anything thrown here is unexpected.
+      // The items stay ours until the lease expires, then they are claimed again.
+      options.onError?.(err, route);
+      const reason = { code: 'MAILGATE_ERR_BATCH_REJECTED', message: `delivery failed: ${(err as Error).message}` };
+      for (const item of items) await store.scheduleRetry(item.id, retryDelay(item.attempts), reason);
+      counters.retried += items.length;
+      return items.length;
+    }
+    await settle(route, items, result);
+    return items.length;
+  }
+
+  async function routeWorker(route: RouteConfig, signal: AbortSignal, until?: () => Promise<boolean>): Promise<void> {
+    const idleMs = options.idleMs ?? 250;
+    while (!signal.aborted) {
+      let claimed = 0;
+      try {
+        claimed = await runOnce(route);
+      } catch (err) {
+        options.onError?.(err, route);
+      }
+      if (claimed > 0) continue;
+      if (until && (await until())) return;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, idleMs);
+        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      });
+    }
+  }
+
+  return {
+    counters,
+    runOnce,
+    async run(signal, until) {
+      const workers: Promise<void>[] = [];
+      for (const route of options.routes) {
+        for (let i = 0; i < options.concurrency; i++) workers.push(routeWorker(route, signal, until));
+      }
+      await Promise.all(workers);
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/** Helpers tying an origin to its outbox key, its route's target and its route properties. */
+import type { RouteConfig } from '../config/schema.js';
+import type { Message, UserProperties } from '../model/index.js';
+import type { Origin } from './types.js';
+
+/**
+ * The idempotency key of a message within its route. Re-reading the same message from the
+ * same place (a re-run import, an IMAP re-fetch) yields the same key, so it is stored once.
+ */
+export function keyFor(origin: Origin): string {
+  switch (origin.adapter) {
+    case 'files':
+      return `files:${origin.path ?? ''}:${origin.index ?? 0}`;
+    case 'imap':
+      return `imap:${origin.account ?? ''}:${origin.folder ?? ''}:${origin.uidValidity ?? 0}:${origin.uid ?? 0}`;
+    default:
+      return `${origin.adapter}:${origin.account ?? ''}:${origin.eventId ?? origin.path ?? ''}:${origin.index ?? 0}`;
+  }
+}
+
+/** `acme/support` for a sync route, `dataset:acme/triage` for a predict route: the ledger and thread-index namespace. */
+export function routeTarget(route: RouteConfig): string {
+  return route.mode === 'sync' ? route.source! : `dataset:${route.dataset!}`;
+}
+
+const PLACEHOLDERS: Record<string, (o: Origin) => string | undefined> = {
+  adapter: (o) => o.adapter,
+  account: (o) => o.account,
+  folder: (o) => o.folder,
+  path: (o) => o.path,
+};
+
+/**
+ * Route properties with `{adapter}`, `{account}`, `{folder}` and `{path}` filled from the
+ * origin. A value that ends up empty is left out (the API refuses empty values).
+ */
+export function resolveUserProperties(props: Readonly<UserProperties>, origin: Origin): UserProperties {
+  const out: UserProperties = {};
+  for (const [key, value] of Object.entries(props)) {
+    if (typeof value !== 'string') {
+      out[key] = value;
+      continue;
+    }
+    const resolved = value.replace(/\{(adapter|account|folder|path)\}/g, (_, name: string) => PLACEHOLDERS[name]!(origin) ?? '');
+    if (resolved.trim() !== '') out[key] = resolved;
+  }
+  return out;
+}
+
+/** Lowercased bare addresses of a message's sender and recipients. */
+export function addressesOf(m: Message | undefined): string[] {
+  if (!m) return [];
+  const all = [m.from, ...(m.to ?? []), ...(m.cc ?? []), ...(m.bcc ?? [])].filter((a): a is string => !!a);
+  return [...new Set(all.map(bareAddress))];
+}
+
+export function bareAddress(formatted: string): string {
+  const m = /<([^<>]*)>\s*$/.exec(formatted);
+  return (m ? m[1]! : formatted).trim().toLowerCase();
+}

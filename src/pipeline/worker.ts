@@ -1,0 +1,56 @@
+/**
+ * Parse worker: runs `previewSync` for the pool (src/pipeline/pool.ts). One message at a time;
+ * the raw bytes arrive transferred, not copied. Errors travel back as `{ code, message }`.
+ */
+import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { isGatewayError, type ErrorCode } from '../errors.js';
+import { previewSync } from '../preview/index.js';
+import type { PreviewOptions, PreviewResult } from '../preview/types.js';
+
+export interface WorkerRequest {
+  id: number;
+  raw: Uint8Array;
+  options: PreviewOptions;
+}
+
+export type WorkerResponse = { id: number; ok: true; result: PreviewResult } | { id: number; ok: false; code: ErrorCode; message: string };
+
+/** Sent once the worker's modules are loaded: start-up time never counts against a message's budget. */
+export const WORKER_READY = 'mailgate:worker-ready';
+
+export interface WorkerData {
+  /**
+   * Internal, for the pool's own tests only: a message starting with the line
+   * `X-Mailgate-Internal-Test-Hook: hang` spins forever, `: crash` ends the worker thread.
+   */
+  testHooks?: boolean;
+}
+
+const HOOK_PREFIX = 'X-Mailgate-Internal-Test-Hook: ';
+
+function runTestHook(raw: Uint8Array): void {
+  const head = Buffer.from(raw.buffer, raw.byteOffset, Math.min(raw.byteLength, 64)).toString('latin1');
+  if (!head.startsWith(HOOK_PREFIX)) return;
+  const hook = head.slice(HOOK_PREFIX.length).split(/\r?\n/, 1)[0];
+  if (hook === 'hang') for (;;);
+  if (hook === 'crash') process.exit(70);
+}
+
+export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResponse {
+  try {
+    if (testHooks) runTestHook(req.raw);
+    return { id: req.id, ok: true, result: previewSync(req.raw, req.options) };
+  } catch (err) {
+    if (isGatewayError(err)) return { id: req.id, ok: false, code: err.code, message: err.message };
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    return { id: req.id, ok: false, code: 'MAILGATE_ERR_MIME_INTERNAL', message };
+  }
+}
+
+function serve(port: MessagePort, data: WorkerData | undefined): void {
+  const testHooks = data?.testHooks === true;
+  port.on('message', (req: WorkerRequest) => port.postMessage(handleRequest(req, testHooks)));
+  port.postMessage(WORKER_READY);
+}
+
+if (!isMainThread && parentPort) serve(parentPort, workerData as WorkerData | undefined);

@@ -1,0 +1,147 @@
+/**
+ * RawEmailDocument -> the comment the service would store (spec "Comment", "Email comments
+ * generated from raw emails"). Built from the document alone, never from the raw MIME, so
+ * the preview and the emulator store the same thing. Rules: docs/preview.md.
+ */
+import { createHash } from 'node:crypto';
+import { warning, type Warning } from '../errors.js';
+import { MAX_ADDRESS_CHARS, MAX_COMMENT_ID_CHARS, MAX_RECIPIENTS, MAX_TEXT_CHARS } from '../limits.js';
+import { decodeWords, formatAddress, getHeader, getHeaders, parseAddressList, parseHeaderBlock, parseMessageIds, type Address } from '../mime/headers.js';
+import { htmlToText } from '../mime/html.js';
+import type { HeaderField } from '../mime/types.js';
+import type { Comment, Message, RawEmailDocument } from '../model/index.js';
+import { generatedProperties, mergeUserPropertiesReport } from './properties.js';
+import { splitReply } from './quotes.js';
+import { threadIdFor } from './threads.js';
+import { resolveDates } from './timestamp.js';
+import type { BuildCommentOptions } from './types.js';
+
+export interface BuildCommentResult {
+  comment: Comment;
+  warnings: Warning[];
+}
+
+/** The document's header fields, from `raw` or from the `parsed` map (list values joined with `,`, as the spec says). */
+export function documentHeaders(document: RawEmailDocument): HeaderField[] {
+  const h = document.raw_email.headers;
+  if ('raw' in h) return parseHeaderBlock(h.raw);
+  return Object.entries(h.parsed).map(([name, v]) => {
+    const value = Array.isArray(v) ? v.join(',') : v;
+    return { name, key: name.toLowerCase(), value, raw: `${name}: ${value}` };
+  });
+}
+
+/** The document's body as text: `plain` as it is, `html` converted to text. */
+export function documentText(document: RawEmailDocument): string {
+  const b = document.raw_email.body;
+  const text = 'plain' in b ? b.plain : htmlToText(b.html);
+  return text.length > MAX_TEXT_CHARS ? text.slice(0, MAX_TEXT_CHARS) : text;
+}
+
+/** Same rule as the document's comment id: hex of the Message-ID as written, else SHA-256 of headers and body. */
+export function commentIdOf(document: RawEmailDocument, headers: readonly HeaderField[]): string {
+  if (document.comment_id !== undefined) return document.comment_id;
+  const mid = getHeader(headers, 'message-id')?.trim();
+  if (mid !== undefined && mid !== '') {
+    const hex = Buffer.from(mid, 'utf8').toString('hex');
+    if (hex.length <= MAX_COMMENT_ID_CHARS) return hex;
+  }
+  const h = document.raw_email.headers;
+  const b = document.raw_email.body;
+  const head = 'raw' in h ? h.raw : headers.map((f) => f.raw).join('\n');
+  return createHash('sha256').update(`${head}\n\n${'plain' in b ? b.plain : b.html}`, 'utf8').digest('hex');
+}
+
+function addressesOf(headers: readonly HeaderField[], name: string): Address[] {
+  const out: Address[] = [];
+  for (const v of getHeaders(headers, name)) out.push(...parseAddressList(v));
+  return out;
+}
+
+/** A participant as the comment shows it: `Name <address>`, the address alone when that would be too long. */
+function shown(a: Address): string | undefined {
+  const full = formatAddress(a).trim();
+  if (full === '') return undefined;
+  if (full.length <= MAX_ADDRESS_CHARS) return full;
+  const bare = a.address?.trim() ?? '';
+  return bare !== '' && bare.length <= MAX_ADDRESS_CHARS ? bare : full.slice(0, MAX_ADDRESS_CHARS);
+}
+
+function shownList(list: readonly Address[]): string[] | undefined {
+  const out: string[] = [];
+  for (const a of list) {
+    const s = shown(a);
+    if (s !== undefined && out.length < MAX_RECIPIENTS) out.push(s);
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+function content(text: string | undefined): { text: string } | undefined {
+  if (text === undefined) return undefined;
+  const t = text.trim();
+  return t === '' ? undefined : { text: t.length > MAX_TEXT_CHARS ? t.slice(0, MAX_TEXT_CHARS) : t };
+}
+
+/** The Message-ID without its angle brackets (the value as written when it holds no recognisable id). */
+function messageIdProperty(value: string | undefined): string | undefined {
+  return parseMessageIds(value)[0] ?? value?.replace(/[<>]/g, '').trim();
+}
+
+/** Sets `key` on `target` only when the value is defined (absent fields stay unset). */
+function put<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
+  if (value !== undefined) target[key] = value;
+}
+
+export function buildComment(document: RawEmailDocument, options: BuildCommentOptions = {}): BuildCommentResult {
+  const warnings: Warning[] = [];
+  const headers = documentHeaders(document);
+  const id = commentIdOf(document, headers);
+  const dates = resolveDates(headers, options.receivedAt, warnings);
+  const reply = splitReply(documentText(document));
+  const from = addressesOf(headers, 'from').find((a) => shown(a) !== undefined);
+  const to = addressesOf(headers, 'to');
+  const cc = addressesOf(headers, 'cc');
+  const bcc = addressesOf(headers, 'bcc');
+
+  const message: Message = { body: { text: reply.body } };
+  put(message, 'subject', content(decodeWords(getHeader(headers, 'subject') ?? '')));
+  put(message, 'signature', content(reply.signature));
+  put(message, 'from', from === undefined ? undefined : shown(from));
+  put(message, 'to', shownList(to));
+  put(message, 'cc', shownList(cc));
+  put(message, 'bcc', shownList(bcc));
+  put(message, 'sent_at', dates.sentAt);
+
+  const threadId = threadIdFor(headers, id);
+  const generated = generatedProperties({
+    from,
+    to,
+    cc,
+    bcc,
+    messageId: messageIdProperty(getHeader(headers, 'message-id')),
+    threadId,
+    hasSignature: message.signature !== undefined,
+    position: options.threadContext?.thread_position ?? 0,
+  });
+  const merged = mergeUserPropertiesReport(generated, document.user_properties ?? {}, { override: options.override ?? [] });
+  for (const k of merged.dropped) {
+    warnings.push(warning('MAILGATE_WARN_PROPERTY_DROPPED', `user property "${k}" conflicts with a generated property and is not in override_user_properties`));
+  }
+  for (const k of merged.overridden) {
+    warnings.push(warning('MAILGATE_WARN_PROPERTY_OVERRIDDEN', `user property "${k}" overrides the generated value`));
+  }
+
+  const comment: Comment = { id, timestamp: dates.timestamp, messages: [message], user_properties: merged.properties, thread_id: threadId };
+  const attachments = document.raw_email.attachments;
+  if (attachments !== undefined && attachments.length > 0) comment.attachments = attachments.map((a) => ({ ...a }));
+  return { comment, warnings };
+}
+
+/**
+ * The comment with `number:Position in Thread` set to a thread position computed across a set
+ * of comments (see computeThreadProperties), unless the client overrides that property.
+ */
+export function withThreadPosition(comment: Comment, threadPosition: number, override: readonly string[] = []): Comment {
+  if (override.includes('Position in Thread')) return comment;
+  return { ...comment, user_properties: { ...comment.user_properties, 'number:Position in Thread': threadPosition } };
+}

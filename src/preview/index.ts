@@ -1,0 +1,29 @@
+/**
+ * The comment preview: raw bytes -> the document exactly as it would be sent, and the
+ * comment the service would store from it (docs/preview.md).
+ */
+import { buildDocument } from '../document/index.js';
+import { parseMessage } from '../mime/parse.js';
+import { buildComment } from './comment.js';
+import type { PreviewOptions, PreviewResult } from './types.js';
+
+export { buildComment, commentIdOf, documentHeaders, documentText, withThreadPosition, type BuildCommentResult } from './comment.js';
+export { generatedProperties, mergeUserProperties, mergeUserPropertiesReport, isGeneratedName, type MergeOptions, type MergeReport, type PropertyInput } from './properties.js';
+export { splitReply, stripQuotes, MAX_QUOTE_SCAN_LINES, type ReplySplit } from './quotes.js';
+export { splitSignature, type SignatureSplit } from './signature.js';
+export { threadIdFor, threadRoot, computeThreadProperties, addressKey } from './threads.js';
+export { resolveDates, newestReceived } from './timestamp.js';
+export type { BuildCommentOptions, PreviewOptions, PreviewResult } from './types.js';
+
+/** Parse, build the document, build the comment; warnings in that order. Throws GatewayError only (from the parser). */
+export function previewSync(raw: Uint8Array, options: PreviewOptions = {}): PreviewResult {
+  const parsed = parseMessage(raw, options.maxMessageBytes === undefined ? undefined : { maxMessageBytes: options.maxMessageBytes });
+  const doc = buildDocument(parsed, options);
+  const built = buildComment(doc.document, options);
+  return { document: doc.document, comment: built.comment, warnings: [...doc.warnings, ...built.warnings] };
+}
+
+/** previewSync on the calling thread, as a promise (the CLI and service parse in a worker pool). */
+export async function preview(raw: Uint8Array, options: PreviewOptions = {}): Promise<PreviewResult> {
+  return previewSync(raw, options);
+}

@@ -1,0 +1,156 @@
+/**
+ * Line classification for quote removal. Each line of a reply gets one mark:
+ * `e` empty, `q` quoted (`>`), `s` part of a splitter ("On … wrote:", a quoted header block,
+ * "-----Original Message-----"), `f` a forwarded-message marker, `t` text.
+ * Every line is looked at a bounded number of times, on a capped slice: linear in the input.
+ */
+import {
+  FORWARD_RE,
+  INLINE_LEAD_RE,
+  LEAD_START_RE,
+  MAX_SCAN_LINE_CHARS,
+  ON_WROTE_RE,
+  ORIGINAL_MESSAGE_RE,
+  RULE_LINE_RE,
+  endsLikeSplitter,
+  headerLine,
+  isAddressWrote,
+  isDatePerson,
+} from './quote-patterns.js';
+
+export type Mark = 'e' | 'q' | 's' | 'f' | 't';
+
+/** Lines a wrapped "On … wrote:" may span. */
+const MAX_SPLITTER_LINES = 3;
+/** Lines a quoted header block may span before its second field must appear. */
+const HEADER_WINDOW = 4;
+
+/** A quoted line: `>` (also nested), or Supercite's initials (`EL> …`). */
+const QUOTE_RE = /^ {0,2}(?:[A-Z]{1,3})?>/;
+const KEY_VALUE_RE = /^\s*[\p{L}][\p{L} -]{0,24}:\s/u;
+const QUOTE_PREFIX_RE = /^(?: {0,2}(?:[A-Z]{1,3})?>)+ ?/;
+
+function cap(line: string): string {
+  return (line.length > MAX_SCAN_LINE_CHARS ? line.slice(0, MAX_SCAN_LINE_CHARS) : line).trim();
+}
+
+/** True when the line holds only whitespace (no allocation). */
+function isBlank(line: string): boolean {
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 160 && c !== 13 && c !== 12 && c !== 11) return false;
+  }
+  return true;
+}
+
+/** Lines (1..3) an "On … wrote:"-style splitter starting at `i` spans, or 0. */
+function wroteSplitter(lines: readonly string[], i: number): number {
+  const first = cap(lines[i]!);
+  const led = LEAD_START_RE.test(first);
+  const wraps = led || /^\d/.test(first) || first.includes('@') || first.endsWith('<');
+  if (!wraps) return 0;
+  let joined = first;
+  for (let k = 1; k <= MAX_SPLITTER_LINES; k++) {
+    if (k > 1) {
+      const next = lines[i + k - 1];
+      if (next === undefined || isBlank(next) || QUOTE_RE.test(next)) return 0;
+      joined = `${joined} ${cap(next)}`;
+    }
+    if (endsLikeSplitter(joined) || joined.endsWith('>')) {
+      if (led && ON_WROTE_RE.test(joined)) return k;
+      if (isAddressWrote(joined) || isDatePerson(joined)) return k;
+    }
+  }
+  return 0;
+}
+
+/** Lines a quoted header block starting at `i` spans (`From: … Sent: … To: … Subject: …`), or 0. */
+function headerBlock(lines: readonly string[], i: number, prevBlank: boolean): number {
+  const first = headerLine(lines[i]!);
+  if (!first || first.kind === 'other') return 0;
+  // Inside a listing of other "Key: value" lines (a bounce, a moderation notice) it is data, not a quote.
+  const above = i > 0 ? lines[i - 1]! : '';
+  if (KEY_VALUE_RE.test(above) && !headerLine(above)) return 0;
+  let fields = 1;
+  let end = i + 1;
+  let loose = 0;
+  for (let j = i + 1; j < lines.length && j <= end + HEADER_WINDOW; j++) {
+    const line = lines[j]!;
+    if (isBlank(line)) break;
+    if (headerLine(line)) {
+      fields += 1;
+      end = j + 1;
+      loose = 0;
+    } else if (++loose > 1) break;
+  }
+  if (fields >= 2) return end - i;
+  // A lone "From: someone@example.com" after a blank line is a header block cut short.
+  return first.kind === 'from' && prevBlank && first.value.includes('@') ? 1 : 0;
+}
+
+/** Lines a splitter starting at line `i` spans (0 when none starts there). */
+export function splitterAt(lines: readonly string[], i: number, prevBlank: boolean): number {
+  const line = lines[i]!;
+  const head = cap(line);
+  if (ORIGINAL_MESSAGE_RE.test(head)) return 1;
+  if (RULE_LINE_RE.test(head)) {
+    const n = i + 1 < lines.length ? headerBlock(lines, i + 1, true) : 0;
+    return n > 0 ? n + 1 : 0;
+  }
+  return headerBlock(lines, i, prevBlank) || wroteSplitter(lines, i);
+}
+
+/**
+ * Splits a line where an "On … wrote:" starts after reply text ("thanks! On Wed, … wrote:").
+ * Returns [text before, splitter] or undefined.
+ */
+export function inlineSplitter(line: string): [string, string] | undefined {
+  if (line.length > MAX_SCAN_LINE_CHARS || QUOTE_RE.test(line) || !endsLikeSplitter(line.trimEnd())) return undefined;
+  INLINE_LEAD_RE.lastIndex = 0;
+  for (let m = INLINE_LEAD_RE.exec(line); m; m = INLINE_LEAD_RE.exec(line)) {
+    const rest = line.slice(m.index + 1);
+    if (ON_WROTE_RE.test(rest.trim())) {
+      const before = line.slice(0, m.index + 1).replace(/[\s-]+$/, '');
+      if (before.trim() !== '') return [before, rest.trim()];
+    }
+  }
+  return undefined;
+}
+
+/** Marks every line; splitters found inside quotes (`> From: …`) count as splitters. */
+export function markLines(lines: readonly string[]): Mark[] {
+  const marks: Mark[] = new Array<Mark>(lines.length);
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i]!;
+    const prevBlank = i === 0 || marks[i - 1] === 'e';
+    if (isBlank(line)) {
+      marks[i++] = 'e';
+      continue;
+    }
+    if (QUOTE_RE.test(line)) {
+      const n = marks[i - 1] === 'q' || marks[i - 1] === 's' ? 0 : quotedSplitter(lines, i);
+      for (let k = 0; k < Math.max(n, 1); k++) marks[i + k] = n > 0 ? 's' : 'q';
+      i += Math.max(n, 1);
+      continue;
+    }
+    if (FORWARD_RE.test(cap(line))) {
+      marks[i++] = 'f';
+      continue;
+    }
+    const n = splitterAt(lines, i, prevBlank);
+    for (let k = 0; k < Math.max(n, 1); k++) marks[i + k] = n > 0 ? 's' : 't';
+    i += Math.max(n, 1);
+  }
+  return marks;
+}
+
+/** A splitter written inside the first lines of a quote (`> From: …` / `> On … wrote:`). */
+function quotedSplitter(lines: readonly string[], i: number): number {
+  const window: string[] = [];
+  for (let j = i; j < lines.length && j < i + HEADER_WINDOW + 2 && QUOTE_RE.test(lines[j]!); j++) {
+    window.push(lines[j]!.replace(QUOTE_PREFIX_RE, ''));
+  }
+  if (window.length === 0 || isBlank(window[0]!)) return 0;
+  return splitterAt(window, 0, true);
+}

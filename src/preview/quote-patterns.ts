@@ -1,0 +1,122 @@
+/**
+ * The words mail clients write above quoted history, per language (English, German, French,
+ * Spanish, Dutch, Portuguese, plus Italian, Polish and the Scandinavian languages where cheap).
+ * Every pattern is anchored and bounded, and is only ever run on a capped slice of a line.
+ */
+
+/** Longest slice of one line any pattern looks at. */
+export const MAX_SCAN_LINE_CHARS = 400;
+
+/** Lead words of "On <date>, <someone> wrote:" lines (matched case-sensitively: "AM" is no "Am"). */
+const LEAD = String.raw`(?:On|At|Am|Le|El|Op|Em|Il(?: giorno)?|W dniu|Den|På|Dne|Pada)`;
+
+/** The verbs of those lines. */
+const VERB = String.raw`(?:wrote|writes|a écrit|a ecrit|écrit|escribió|escribio|escribe|schrieb|schreibt|schreef|schrijft|het volgende geschreven|geschreven|escreveu|escreve|ha scritto|scrive|napisał|napisal|pisze|skrev|skriver|kirjoitti|napsal)`;
+
+/** English weekday and month names: "On Mon, Bob wrote:" has no digit but is dated all the same. */
+const WEEKDAY_OR_MONTH = String.raw`(?:[Mm]on|[Tt]ue|[Ww]ed|[Tt]hu|[Ff]ri|[Ss]at|[Ss]un|[Jj]an|[Ff]eb|[Mm]ar|[Aa]pr|[Mm]ay|[Jj]un|[Jj]ul|[Aa]ug|[Ss]ep|[Oo]ct|[Nn]ov|[Dd]ec)[a-z]*`;
+
+/**
+ * "On … wrote:" on one line (or on 2-3 lines joined by a space). Accepts leading and trailing
+ * dashes and a colon with or without a space before it. The verb may come last
+ * ("… John <j@x> wrote:") or before the sender ("Am … schrieb John <j@x>:").
+ */
+export const ON_WROTE_RE = new RegExp(
+  String.raw`^[-\s*]{0,12}${LEAD}\s(?=[^\n]{0,300}(?:\d|\b${WEEKDAY_OR_MONTH}\b))[^\n]{1,300}?\s${VERB}(?:\s?:?|\s[^\n]{1,160}?\s?:)\s*-*$`,
+  'u',
+);
+
+/** The end of "<someone with an address> wrote:" and "John <j@x> schrieb am <date>:" (no lead word). */
+const ADDRESS_WROTE_TAIL_RE = new RegExp(
+  String.raw`\s${VERB}(?:\s?:|\s(?:am|on|le|el|op|em|il)\s[^\n]{1,120}:)\s*$`,
+  'u',
+);
+
+/** "<someone with an address> wrote:": an address before a final "wrote:" within the first 400 characters. */
+export function isAddressWrote(text: string): boolean {
+  if (text.length > MAX_SCAN_LINE_CHARS) return false;
+  const m = ADDRESS_WROTE_TAIL_RE.exec(text);
+  return m !== null && text.lastIndexOf('@', m.index) >= 0;
+}
+
+const DATE_START_RE = /^\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}\b/;
+
+/** "2011/4/7 Nathan <support@example.com>" and "2014-10-17 11:28 GMT+03:00 Bob <bob@example.com>:" (Gmail). */
+export function isDatePerson(text: string): boolean {
+  return text.length <= MAX_SCAN_LINE_CHARS && DATE_START_RE.test(text) && /(?:>|:)\s*$/.test(text) && text.includes('@');
+}
+
+/** Cheap filter before ON_WROTE_RE on a single line: does the line start like one of them? */
+export const LEAD_START_RE = new RegExp(String.raw`^[-\s*]{0,12}${LEAD}\s`, 'u');
+
+/** Where an "On … wrote:" begins inside a line of reply text ("reply On Wed, … wrote:"). */
+export const INLINE_LEAD_RE = new RegExp(String.raw`(?:\s|-)${LEAD}\s`, 'gu');
+
+const SPLITTER_END_RE = new RegExp(String.raw`(?:${VERB}\s*-*|:\s*-*)$`, 'iu');
+
+/** Does the (trimmed) text end like a splitter's last line ("wrote:", "schrieb …:", "wrote-----")? Looks at the last 60 characters. */
+export function endsLikeSplitter(text: string): boolean {
+  return SPLITTER_END_RE.test(text.length > 60 ? text.slice(-60) : text);
+}
+
+/** "-----Original Message-----" and its translations. */
+export const ORIGINAL_MESSAGE_RE = new RegExp(
+  String.raw`^\s*[-_=*]{2,}\s*(?:Original Message|Original|Reply Message|Ursprüngliche Nachricht|Urspr\. Nachricht|Originalnachricht|Antwort Nachricht|Message d'origine|Message original|Mensaje original|Mensagem original|Mensagem Original|Oorspronkelijk bericht|Origineel bericht|Oprindelig meddelelse|Originalmeddelelse|Ursprungligt meddelande|Opprinnelig melding|Messaggio originale|Wiadomość oryginalna|Alkuperäinen viesti)\s*[-_=*]{2,}\s*$`,
+  'iu',
+);
+
+/** Forwarded-message markers (Gmail, Thunderbird, Apple Mail, Outlook) in the supported languages. */
+export const FORWARD_RE = new RegExp(
+  '^\\s*(?:' +
+    [
+      String.raw`[-=_]{2,}\s*(?:Forwarded message|Forwarded Message|Weitergeleitete Nachricht|Message transféré|Message transfere|Mensaje reenviado|Mensaje Reenviado|Doorgestuurd bericht|Mensagem encaminhada|Mensagem reencaminhada|Messaggio inoltrato|Videresendt meddelelse|Vidarebefordrat meddelande|Wiadomość przekazana dalej)\s*[-=_]{2,}`,
+      String.raw`[-=_]{2,}\s*[Bb]egin forwarded (?:text|message)\s*[-=_]*`,
+      String.raw`Begin forwarded message\s?:`,
+      String.raw`Forwarded message\s?:`,
+      String.raw`Anfang der weitergeleiteten (?:Nachricht|E-Mail)\s?:`,
+      String.raw`Début du message (?:réexpédié|transféré)\s?:`,
+      String.raw`Inicio del mensaje reenviado\s?:`,
+      String.raw`Begin doorgestuurd bericht\s?:`,
+      String.raw`Início da mensagem (?:reencaminhada|encaminhada)\s?:`,
+      String.raw`Inizio messaggio inoltrato\s?:`,
+    ].join('|') +
+    ')\\s*$',
+  'iu',
+);
+
+/** A line of underscores that Outlook writes above its header block. */
+export const RULE_LINE_RE = /^\s*_{8,}\s*$/;
+
+/** Header names that can open a quoted header block: sender and date/sent fields. */
+const FROM_NAMES = ['from', 'von', 'de', 'van', 'da', 'fra', 'från', 'od', 'lähettäjä', 'från'];
+const DATE_NAMES = [
+  'date', 'sent', 'datum', 'gesendet', 'envoyé', 'envoye', 'enviado', 'enviada em', 'enviado em', 'enviado el', 'fecha',
+  'verzonden', 'verstuurd', 'data', 'inviato', 'sendt', 'skickat', 'wysłano', 'wysłane', 'lähetetty',
+];
+/** Other fields of such a block. */
+const OTHER_NAMES = [
+  'to', 'cc', 'bcc', 'subject', 'reply-to', 'an', 'kopie', 'betreff', 'à', 'a', 'objet', 'para', 'asunto', 'aan',
+  'onderwerp', 'assunto', 'oggetto', 'til', 'till', 'emne', 'ämne', 'do', 'temat', 'dw', 'cci', 'cco', 'importance',
+  'priorität', 'wichtigkeit',
+];
+
+export type HeaderKind = 'from' | 'date' | 'other';
+
+const HEADER_KIND = new Map<string, HeaderKind>([
+  ...OTHER_NAMES.map((n): [string, HeaderKind] => [n, 'other']),
+  ...DATE_NAMES.map((n): [string, HeaderKind] => [n, 'date']),
+  ...FROM_NAMES.map((n): [string, HeaderKind] => [n, 'from']),
+]);
+
+/** `Name:` or `*Name:*` or `Name :` (French spacing) at the start of a line, with the value after it. */
+const HEADER_LINE_RE = /^[ \t]{0,2}\*{0,2}([\p{L}][\p{L} -]{0,18}?)\*{0,2}[ \u00a0]?:\*{0,2}(?:[ \u00a0\t]+(.*))?$/u;
+
+/** Classifies a quoted-header line such as `From: John <j@x>`; undefined when it is not one. */
+export function headerLine(line: string): { kind: HeaderKind; value: string } | undefined {
+  const colon = line.indexOf(':');
+  if (colon < 1 || colon > 28) return undefined;
+  const m = HEADER_LINE_RE.exec(line.length > MAX_SCAN_LINE_CHARS ? line.slice(0, MAX_SCAN_LINE_CHARS) : line);
+  if (!m) return undefined;
+  const kind = HEADER_KIND.get(m[1]!.toLowerCase());
+  return kind === undefined ? undefined : { kind, value: (m[2] ?? '').trim() };
+}

@@ -1,0 +1,102 @@
+/**
+ * The admin API (behind API keys, see auth.ts): status and the dead-letter list with
+ * replay and purge. The preview endpoints live in preview-routes.ts.
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { DeadLetterPurge, ServerDeps } from './deps.js';
+import { httpError } from './errors.js';
+import { idParams, intParam, parse, routeName } from './params.js';
+
+export const MAX_DLQ_LIMIT = 10_000;
+export const DEFAULT_DLQ_LIMIT = 100;
+
+const listQuery = z
+  .object({
+    route: routeName.optional(),
+    limit: intParam(1, MAX_DLQ_LIMIT).optional(),
+    after: intParam(0, Number.MAX_SAFE_INTEGER).optional(),
+  })
+  .strict();
+
+const purgeQuery = z
+  .object({
+    ids: z
+      .string()
+      .regex(/^\d{1,16}(,\d{1,16}){0,9999}$/, 'must be comma-separated ids, e.g. 12,13')
+      .transform((s) => s.split(',').map(Number))
+      .optional(),
+    route: routeName.optional(),
+    older_than: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 instant, e.g. 2026-01-31T00:00:00Z' }).optional(),
+    all: z.literal('true', 'must be "true"').optional(),
+  })
+  .strict()
+  .superRefine((q, ctx) => {
+    const filters = [q.ids, q.route, q.older_than].filter((v) => v !== undefined).length;
+    if (filters === 0 && q.all === undefined) ctx.addIssue({ code: 'custom', message: 'give ids, route or older_than, or all=true to purge every dead letter' });
+    if (filters > 0 && q.all !== undefined) ctx.addIssue({ code: 'custom', path: ['all'], message: 'all=true cannot be combined with other filters' });
+  });
+
+function purgeFilter(q: z.output<typeof purgeQuery>): DeadLetterPurge {
+  const f: DeadLetterPurge = {};
+  if (q.ids !== undefined) f.ids = q.ids;
+  if (q.route !== undefined) f.route = q.route;
+  if (q.older_than !== undefined) f.olderThan = new Date(q.older_than);
+  if (q.all !== undefined) f.all = true;
+  return f;
+}
+
+function notFound(id: number): Error {
+  return httpError('MAILGATE_ERR_SERVER_NOT_FOUND', `No dead letter with id ${id}.`);
+}
+
+export function adminRoutes(deps: ServerDeps, startedAt: Date) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get('/api/status', async () => ({
+      ...(await deps.status()),
+      server: { started_at: startedAt.toISOString(), uptime_seconds: Math.floor((Date.now() - startedAt.getTime()) / 1000) },
+    }));
+
+    app.get('/api/dlq', async (request) => {
+      const q = parse(listQuery, request.query, 'query parameter');
+      const limit = q.limit ?? DEFAULT_DLQ_LIMIT;
+      const items = await deps.deadLetters.list({ limit, ...(q.route === undefined ? {} : { route: q.route }), ...(q.after === undefined ? {} : { after: q.after }) });
+      const last = items.at(-1);
+      return { items, next_after: items.length === limit && last ? last.id : null };
+    });
+
+    app.get('/api/dlq/:id', async (request) => {
+      const { id } = parse(idParams, request.params, 'path parameter');
+      const item = await deps.deadLetters.get(id);
+      if (!item) throw notFound(id);
+      const { raw, ...rest } = item;
+      return { ...rest, raw_bytes: raw === undefined ? null : raw.byteLength };
+    });
+
+    app.get('/api/dlq/:id/raw', async (request, reply) => {
+      const { id } = parse(idParams, request.params, 'path parameter');
+      const item = await deps.deadLetters.get(id);
+      if (!item) throw notFound(id);
+      if (item.raw === undefined) throw httpError('MAILGATE_ERR_SERVER_NOT_FOUND', `Dead letter ${id} has no raw bytes kept.`);
+      return reply
+        .type('message/rfc822')
+        .header('content-disposition', `attachment; filename="dead-letter-${id}.eml"`)
+        .send(Buffer.from(item.raw.buffer, item.raw.byteOffset, item.raw.byteLength));
+    });
+
+    app.post('/api/dlq/:id/replay', async (request) => {
+      const { id } = parse(idParams, request.params, 'path parameter');
+      const result = await deps.deadLetters.replay(id);
+      if (!result) throw notFound(id);
+      request.log.info({ id, result }, 'dead letter replayed');
+      return result;
+    });
+
+    app.delete('/api/dlq', async (request) => {
+      const filter = purgeFilter(parse(purgeQuery, request.query, 'query parameter'));
+      const purged = await deps.deadLetters.purge(filter);
+      request.log.info({ filter, purged }, 'dead letters purged');
+      return { purged };
+    });
+  };
+}

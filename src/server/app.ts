@@ -1,0 +1,75 @@
+/**
+ * buildApp(config, deps): the fastify instance of `mailgate serve` — probes, metrics, the
+ * admin API and the preview page. A factory: it never listens; the caller does
+ * (`app.listen(...)`), tests use `app.inject()` or `listen({ port: 0 })`.
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.js';
+import { createLogger } from '../logger.js';
+import { adminRoutes } from './admin.js';
+import { keyChecker, requireKey } from './auth.js';
+import type { ServerDeps } from './deps.js';
+import { installErrorHandlers } from './errors.js';
+import { healthRoutes } from './health.js';
+import { previewPageRoute, type PreviewAuthMode } from './preview-page.js';
+import { previewItemRoutes, previewParseRoutes } from './preview-routes.js';
+
+export interface ServerOptions {
+  /** Admin API keys (`server.api_keys`); empty disables the admin API. */
+  api_keys: readonly string[];
+  /** Open POST /api/preview and /api/preview/threads without a key (they store and send nothing). Default false. */
+  public_preview?: boolean;
+  /** Largest raw message POST /api/preview accepts, in bytes. Default 52428800 (parsing.max_message_bytes). */
+  preview_body_limit?: number;
+  /** Bound on the readiness checks of GET /readyz, in ms. Default 5000. */
+  ready_timeout_ms?: number;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < 1) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `server.${name} must be a positive integer, got ${String(value)}`);
+  return v;
+}
+
+function observe(deps: ServerDeps) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const path = request.routeOptions.url ?? 'unmatched';
+    deps.metrics.httpRequests.inc({ method: request.method, path, status: String(reply.statusCode) });
+    const fields = { method: request.method, path, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (path.startsWith('/api/') && request.method !== 'GET') request.log.info(fields, 'admin request');
+    else request.log.debug(fields, 'request');
+  };
+}
+
+export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstance {
+  const bodyLimit = positiveInt('preview_body_limit', config.preview_body_limit, DEFAULT_MAX_MESSAGE_BYTES);
+  const readyTimeoutMs = positiveInt('ready_timeout_ms', config.ready_timeout_ms, 5_000);
+  const checker = keyChecker(config.api_keys);
+  const publicPreview = config.public_preview ?? false;
+  const pageAuth: PreviewAuthMode = publicPreview ? 'open' : checker.enabled ? 'key' : 'disabled';
+
+  const app = Fastify({
+    loggerInstance: (deps.logger ?? createLogger(false)).child({ component: 'server' }),
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+  installErrorHandlers(app);
+  app.addHook('onResponse', observe(deps));
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-content-type-options', 'nosniff');
+    if (request.url.startsWith('/api/')) void reply.header('cache-control', 'no-store');
+  });
+
+  const startedAt = new Date();
+  void app.register(healthRoutes(deps, readyTimeoutMs));
+  void app.register(previewPageRoute(pageAuth));
+  void app.register(async (admin) => {
+    admin.addHook('onRequest', requireKey(checker));
+    await admin.register(adminRoutes(deps, startedAt));
+    await admin.register(previewItemRoutes(deps));
+    if (!publicPreview) await admin.register(previewParseRoutes(deps, bodyLimit));
+  });
+  if (publicPreview) void app.register(previewParseRoutes(deps, bodyLimit));
+  return app;
+}

@@ -1,0 +1,103 @@
+/**
+ * What the HTTP server needs from the rest of mailgate, and nothing more. The service
+ * adapts its store, preview and adapters to this; tests pass small real implementations.
+ * Item shapes are passed through to the JSON answer as they are (binary fields excepted).
+ */
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+
+export interface Check {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface ReadyReport {
+  ok: boolean;
+  /** e.g. `{ store: { ok: true }, "imap:support-inbox": { ok: false, detail: "backoff, retry in 8 s" } }` */
+  checks: Record<string, Check>;
+}
+
+/** `GET /api/status`: what is configured and how it is doing. Extra fields are passed through. */
+export interface StatusReport {
+  /** e.g. `{ kind: 'sqlite' }` */
+  store: Record<string, unknown>;
+  /** Per route: outbox counts by status and cumulative counters (enqueued, delivered, unchanged, dead-lettered, AI units). */
+  routes: Array<Record<string, unknown> & { route: string }>;
+  /** Per adapter instance: kind, name, health state and detail. */
+  adapters: Array<Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
+export interface DeadLetterQuery {
+  route?: string;
+  /** 1..10000. */
+  limit: number;
+  /** Cursor: only ids greater than this. */
+  after?: number;
+}
+
+/** At least one field set; set fields combine with AND; `all` only alone. */
+export interface DeadLetterPurge {
+  ids?: number[];
+  route?: string;
+  olderThan?: Date;
+  all?: true;
+}
+
+export interface DeadLetterView {
+  id: number;
+  [key: string]: unknown;
+}
+
+/** A dead letter in full; `raw` (the original bytes) is served by GET /api/dlq/:id/raw only. */
+export interface DeadLetterDetailView extends DeadLetterView {
+  raw?: Uint8Array;
+}
+
+export interface DeadLetters {
+  list(query: DeadLetterQuery): Promise<DeadLetterView[]>;
+  get(id: number): Promise<DeadLetterDetailView | undefined>;
+  /** Re-parses the kept raw bytes and queues the item again; undefined (or MAILGATE_ERR_STORE_NOT_FOUND) when `id` is no dead letter. */
+  replay(id: number): Promise<Record<string, unknown> | undefined>;
+  /** Returns how many were deleted. */
+  purge(filter: DeadLetterPurge): Promise<number>;
+}
+
+/** Options of one preview request. */
+export interface PreviewRequest {
+  /** Preview as this route would build the document (its user properties, body and header form). */
+  route?: string;
+}
+
+/** What `POST /api/preview` answers: the document exactly as it would be sent and the resulting comment. */
+export interface PreviewResponse {
+  document: unknown;
+  comment: unknown;
+  /** Thread properties of the comment as the service would compute them (null when unknown). */
+  thread_properties: unknown;
+  warnings: Array<{ code: string; message: string }>;
+}
+
+export interface ThreadView {
+  comment: unknown;
+  thread_properties: unknown;
+}
+
+export interface ServerDeps {
+  /** Readiness: store reachable, adapters healthy, not shutting down. */
+  ready(): Promise<ReadyReport>;
+  status(): Promise<StatusReport>;
+  deadLetters: DeadLetters;
+  /** The stored document, comment preview and thread properties of an outbox item; undefined when unknown. */
+  previewItem(id: number): Promise<Record<string, unknown> | undefined>;
+  /** Parses one raw RFC 5322 message; stores and sends nothing. Throws coded errors (MAILGATE_ERR_MIME_*, …). */
+  preview(raw: Uint8Array, request: PreviewRequest): Promise<PreviewResponse>;
+  /**
+   * Each comment as it would look within the given set (generated `Position in Thread`
+   * updated) with its thread properties, in input order: the preview page's multi-file view.
+   */
+  threads(comments: unknown[]): Promise<ThreadView[]>;
+  metrics: Metrics;
+  /** Omit (or pass a disabled logger) for silence. */
+  logger?: Logger;
+}

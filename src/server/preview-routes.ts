@@ -1,0 +1,54 @@
+/**
+ * The analyst's "what would be sent" tools:
+ * POST /api/preview         raw RFC 5322 body -> { document, comment, thread_properties, warnings }
+ * POST /api/preview/threads { comments } -> { threads: [{ comment, thread_properties }] } within that set
+ * GET  /api/preview/:id     the stored document and comment of an outbox item (always behind a key)
+ * Nothing here stores or sends anything.
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { ServerDeps } from './deps.js';
+import { httpError } from './errors.js';
+import { idParams, parse, routeName } from './params.js';
+
+export const RAW_MESSAGE_TYPES = ['message/rfc822', 'application/octet-stream'];
+/** Comments one /api/preview/threads request may hold. */
+export const MAX_THREAD_COMMENTS = 1_000;
+
+const previewQuery = z.object({ route: routeName.optional() }).strict();
+const threadsBody = z.object({ comments: z.array(z.record(z.string(), z.unknown())).min(1).max(MAX_THREAD_COMMENTS) }).strict();
+
+/** Parsing endpoints; open or behind a key depending on `server` options. */
+export function previewParseRoutes(deps: ServerDeps, bodyLimit: number) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.addContentTypeParser(RAW_MESSAGE_TYPES, { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+
+    app.post('/api/preview', { bodyLimit }, async (request) => {
+      const q = parse(previewQuery, request.query, 'query parameter');
+      const raw = request.body;
+      if (!Buffer.isBuffer(raw)) {
+        throw httpError('MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE', `Send the raw message as the body with Content-Type ${RAW_MESSAGE_TYPES.join(' or ')}.`);
+      }
+      const result = await deps.preview(raw, q.route === undefined ? {} : { route: q.route });
+      request.log.debug({ bytes: raw.byteLength, warnings: result.warnings.length }, 'previewed a message');
+      return { document: result.document, comment: result.comment, thread_properties: result.thread_properties ?? null, warnings: result.warnings };
+    });
+
+    app.post('/api/preview/threads', { bodyLimit }, async (request) => {
+      const { comments } = parse(threadsBody, request.body, 'body field');
+      return { threads: await deps.threads(comments) };
+    });
+  };
+}
+
+/** Stored items: behind a key. */
+export function previewItemRoutes(deps: ServerDeps) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.get('/api/preview/:id', async (request) => {
+      const { id } = parse(idParams, request.params, 'path parameter');
+      const item = await deps.previewItem(id);
+      if (!item) throw httpError('MAILGATE_ERR_SERVER_NOT_FOUND', `No outbox item with id ${id}.`);
+      return item;
+    });
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Pieces both store implementations share: argument checks, JSON columns, error wrapping.
+ */
+import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
+import type { ItemError, OutboxInput, PurgeFilter } from './types.js';
+
+/** Upper bound for `limit` in claims and listings: bounds memory per call. */
+export const MAX_STORE_LIMIT = 10_000;
+/** Upper bound for lease and retry delays: 30 days. */
+export const MAX_STORE_DELAY_MS = 30 * 24 * 3600 * 1000;
+
+function invalid(message: string): GatewayError {
+  return new GatewayError('MAILGATE_ERR_STORE_INVALID_ARGUMENT', message);
+}
+
+export function checkLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_STORE_LIMIT) {
+    throw invalid(`limit must be an integer from 1 to ${MAX_STORE_LIMIT}, got ${String(limit)}`);
+  }
+  return limit;
+}
+
+/** Lease TTLs must be positive; retry delays may be 0 (due at once). */
+export function checkDelay(name: string, ms: number, min: 0 | 1): number {
+  if (!Number.isInteger(ms) || ms < min || ms > MAX_STORE_DELAY_MS) {
+    throw invalid(`${name} must be an integer number of milliseconds from ${min} to ${MAX_STORE_DELAY_MS}, got ${String(ms)}`);
+  }
+  return ms;
+}
+
+export function checkAiUnits(n: number): number {
+  if (!Number.isInteger(n) || n < 0) throw invalid(`AI units must be a non-negative integer, got ${String(n)}`);
+  return n;
+}
+
+export function checkPurgeFilter(filter: PurgeFilter): void {
+  const set = filter.ids !== undefined || filter.route !== undefined || filter.olderThan !== undefined;
+  if (!set && filter.all !== true) {
+    throw invalid('purging dead letters needs ids, route, olderThan, or all: true');
+  }
+}
+
+export function checkReplay(row: { route: string; key: string }, replacement: OutboxInput): void {
+  if (row.route !== replacement.route || row.key !== replacement.key) {
+    throw new GatewayError(
+      'MAILGATE_ERR_STORE_REPLAY_MISMATCH',
+      `replacement is for ${replacement.route}/${replacement.key}, the dead letter is ${row.route}/${row.key}`,
+    );
+  }
+}
+
+export function notFound(what: string): GatewayError {
+  return new GatewayError('MAILGATE_ERR_STORE_NOT_FOUND', `${what} does not exist in the store`);
+}
+
+export function leaseLost(name: string, owner: string, holder: string | undefined): GatewayError {
+  const by = holder === undefined ? 'nobody holds it' : `held by ${holder}`;
+  return new GatewayError('MAILGATE_ERR_STORE_LEASE_LOST', `lease ${name} is no longer held by ${owner} (${by})`);
+}
+
+/** A stored error column back to an ItemError (tolerates what an older schema wrote). */
+export function parseItemError(text: string | null | undefined): ItemError | undefined {
+  if (text === null || text === undefined) return undefined;
+  const v = JSON.parse(text) as Partial<ItemError>;
+  return { code: String(v.code ?? 'UNKNOWN'), message: String(v.message ?? '') };
+}
+
+export function jsonOrNull(value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value);
+}
+
+export function parseJson<T>(text: string | null | undefined): T | undefined {
+  return text === null || text === undefined ? undefined : (JSON.parse(text) as T);
+}
+
+/**
+ * Wraps a driver failure in a coded GatewayError: `unavailable` decides which failures mean
+ * "cannot reach or open the store" (retry later); the rest are rolled-back writes.
+ */
+export function wrapStoreError(err: unknown, unavailable: (err: unknown) => boolean, what: string): GatewayError {
+  if (isGatewayError(err)) return err;
+  const code: ErrorCode = unavailable(err) ? 'MAILGATE_ERR_STORE_UNAVAILABLE' : 'MAILGATE_ERR_STORE_WRITE_FAILED';
+  const message = err instanceof Error ? err.message : String(err);
+  return new GatewayError(code, `${what}: ${message}`, { cause: err });
+}
+
+/** Adds each item's count to its route. */
+export function countByRoute(routes: Iterable<string>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of routes) counts.set(r, (counts.get(r) ?? 0) + 1);
+  return counts;
+}

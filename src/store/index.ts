@@ -1,0 +1,59 @@
+/**
+ * Opens a store from a URL:
+ *   sqlite:PATH                 a SQLite file (parent directories are created)
+ *   sqlite:PATH?synchronous=normal   the same with synchronous=NORMAL (see docs/store.md)
+ *   sqlite::memory:             an in-memory SQLite database (tests)
+ *   postgres://… postgresql://… a PostgreSQL database
+ * The store is migrated before it is returned.
+ */
+import { GatewayError } from '../errors.js';
+import { PostgresStore, type PostgresOptions } from './postgres/index.js';
+import { SqliteStore, type SqliteOptions } from './sqlite/index.js';
+import type { Store } from './types.js';
+
+export type * from './types.js';
+export { PostgresStore, SqliteStore };
+export type { PostgresOptions, SqliteOptions };
+
+export interface OpenStoreOptions {
+  sqlite?: SqliteOptions;
+  postgres?: PostgresOptions;
+}
+
+function invalid(message: string): GatewayError {
+  return new GatewayError('MAILGATE_ERR_CONFIG_INVALID', message);
+}
+
+/** Splits `sqlite:PATH[?synchronous=full|normal]` into a path and options. */
+export function parseSqliteUrl(url: string): { path: string; options: SqliteOptions } {
+  let rest = url.slice('sqlite:'.length);
+  const options: SqliteOptions = {};
+  const q = rest.indexOf('?');
+  if (q >= 0) {
+    const params = new URLSearchParams(rest.slice(q + 1));
+    rest = rest.slice(0, q);
+    for (const [name, value] of params) {
+      if (name !== 'synchronous') throw invalid(`unknown SQLite store option "${name}" (known: synchronous)`);
+      const v = value.toUpperCase();
+      if (v !== 'FULL' && v !== 'NORMAL') throw invalid(`SQLite synchronous must be full or normal, got "${value}"`);
+      options.synchronous = v;
+    }
+  }
+  if (rest.startsWith('//')) rest = rest.slice(2); // sqlite:///abs/path and sqlite://rel/path
+  if (rest === '') throw invalid('the SQLite store URL names no file: use sqlite:PATH or sqlite::memory:');
+  return { path: rest, options };
+}
+
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  if (url.startsWith('sqlite:')) {
+    const { path, options: fromUrl } = parseSqliteUrl(url);
+    return SqliteStore.open(path, { ...options.sqlite, ...fromUrl });
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    return PostgresStore.open(url, options.postgres);
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
+  throw invalid(
+    `unknown store URL scheme ${scheme === undefined ? `in "${url}"` : `"${scheme}:"`}: use sqlite:PATH, sqlite::memory: or postgres://…`,
+  );
+}

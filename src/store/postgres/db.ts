@@ -1,0 +1,62 @@
+/** Pool helpers for the PostgreSQL store: transactions and error classification. */
+import pg from 'pg';
+
+export type Queryable = pg.Pool | pg.PoolClient;
+
+/** Connection-level failures: the store is unreachable (retry later), not a bad write. */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53300|53200|3D000|28)/;
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'EHOSTUNREACH']);
+
+export function isPgUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
+  const message = err instanceof Error ? err.message : '';
+  return /Connection terminated|connection.*(ended|closed)|Client was closed|Cannot use a pool after calling end/i.test(message);
+}
+
+/** Deadlock and serialization failures: the transaction rolled back and may simply run again. */
+const RETRYABLE_SQLSTATE = new Set(['40P01', '40001']);
+/** Attempts for a transaction that keeps hitting deadlocks (two replicas enqueuing the same keys). */
+const TRANSACTION_ATTEMPTS = 3;
+
+async function attempt<R>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackErr) {
+      broken = rollbackErr as Error;
+    }
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** Runs `fn` in one transaction on one pooled connection; rolls back on any error, re-runs after a deadlock. */
+export async function withTransaction<R>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+  for (let i = 1; ; i += 1) {
+    try {
+      return await attempt(pool, fn);
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (i >= TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATE.has(code)) throw err;
+    }
+  }
+}
+
+/** PostgreSQL refuses NUL in text columns; mail-derived text keeps everything else. */
+export function pgText(value: string): string {
+  return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+}
+
+/** bigint columns arrive as strings; ids stay far below 2^53. */
+export const toId = (v: string | number): number => Number(v);
+
+export const iso = (v: Date | string): string => (v instanceof Date ? v : new Date(v)).toISOString();

@@ -1,0 +1,87 @@
+/** PostgreSQL dead letters: outbox rows with status `dead`, raw bytes kept. */
+import type pg from 'pg';
+import { checkLimit, checkPurgeFilter, checkReplay, notFound } from '../common.js';
+import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
+import { withTransaction } from './db.js';
+import { bumpCounters } from './outbox.js';
+import { PG_ITEM_COLUMNS, pgToDeadLetter, pgToDeadLetterDetail, type PgOutboxRow } from './rows.js';
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+export class PgDeadLetters {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async list(query: DeadLetterQuery): Promise<DeadLetter[]> {
+    const params: unknown[] = [query.after ?? 0, checkLimit(query.limit)];
+    if (query.route !== undefined) params.push(query.route);
+    const { rows } = await this.pool.query<PgOutboxRow>(
+      `SELECT ${PG_ITEM_COLUMNS}, raw IS NOT NULL AS has_raw FROM outbox
+       WHERE status = 'dead' AND id > $1 ${query.route === undefined ? '' : 'AND route = $3'}
+       ORDER BY id LIMIT $2`,
+      params,
+    );
+    return rows.map(pgToDeadLetter);
+  }
+
+  async get(id: number): Promise<DeadLetterDetail | undefined> {
+    const { rows } = await this.pool.query<PgOutboxRow>(
+      `SELECT ${PG_ITEM_COLUMNS}, raw FROM outbox WHERE status = 'dead' AND id = $1`,
+      [id],
+    );
+    return rows[0] === undefined ? undefined : pgToDeadLetterDetail(rows[0]);
+  }
+
+  replay(id: number, replacement: OutboxInput): Promise<ReplayResult> {
+    return withTransaction(this.pool, async (client): Promise<ReplayResult> => {
+      const { rows } = await client.query<{ route: string; key: string }>(
+        `SELECT route, key FROM outbox WHERE status = 'dead' AND id = $1 FOR UPDATE`,
+        [id],
+      );
+      const row = rows[0];
+      if (row === undefined) throw notFound(`dead letter ${id}`);
+      checkReplay(row, replacement);
+      const dead = replacement.error !== undefined;
+      await client.query(
+        `UPDATE outbox SET status = $2, attempts = 0, next_attempt_at = clock_timestamp(),
+           finished_at = CASE WHEN $2 = 'dead' THEN clock_timestamp() END,
+           lease_owner = NULL, lease_expires_at = NULL, outcome = NULL, last_error = $3::json,
+           comment_id = $4, origin = $5::json, warnings = $6::json, document = $7::json,
+           preview = $8::json, raw = COALESCE($9::bytea, raw)
+         WHERE id = $1`,
+        [
+          id,
+          dead ? 'dead' : 'queued',
+          json(replacement.error),
+          replacement.commentId,
+          JSON.stringify(replacement.origin),
+          replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
+          JSON.stringify(replacement.document),
+          json(replacement.preview),
+          replacement.raw ?? null,
+        ],
+      );
+      await bumpCounters(client, dead ? 'dead_lettered' : 'enqueued', new Map([[row.route, 1]]));
+      return { id, status: dead ? 'dead' : 'queued' };
+    });
+  }
+
+  async purge(filter: PurgeFilter): Promise<number> {
+    checkPurgeFilter(filter);
+    const where = [`status = 'dead'`];
+    const params: unknown[] = [];
+    if (filter.ids !== undefined) {
+      params.push(filter.ids);
+      where.push(`id = ANY($${params.length}::bigint[])`);
+    }
+    if (filter.route !== undefined) {
+      params.push(filter.route);
+      where.push(`route = $${params.length}`);
+    }
+    if (filter.olderThan !== undefined) {
+      params.push(filter.olderThan);
+      where.push(`finished_at < $${params.length}`);
+    }
+    const res = await this.pool.query(`DELETE FROM outbox WHERE ${where.join(' AND ')}`, params);
+    return res.rowCount ?? 0;
+  }
+}

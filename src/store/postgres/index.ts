@@ -1,0 +1,136 @@
+/**
+ * The scale-out store: PostgreSQL through a `pg` Pool, shared by any number of gateway
+ * replicas. Durability is PostgreSQL's own (fsync, synchronous_commit): a commit that
+ * returned is on disk unless the server is configured otherwise.
+ */
+import pg from 'pg';
+import { GatewayError } from '../../errors.js';
+import type { Checkpoint } from '../../pipeline/types.js';
+import { checkAiUnits, wrapStoreError } from '../common.js';
+import type * as T from '../types.js';
+import { isPgUnavailable } from './db.js';
+import { PgDeadLetters } from './dead-letters.js';
+import { migratePostgres } from './migrations.js';
+import { bumpCounters, PgOutbox, putCheckpoint } from './outbox.js';
+import { PgState } from './state.js';
+
+export interface PostgresOptions {
+  /** Connections in the pool (default 10). */
+  poolSize?: number;
+  /** How long to wait for a connection, in ms (default 10000; 0 waits forever, as in `pg`). */
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_PG_POOL_SIZE = 10;
+export const DEFAULT_PG_CONNECT_TIMEOUT_MS = 10_000;
+
+function poolFor(url: string, options: PostgresOptions): pg.Pool {
+  const max = options.poolSize ?? DEFAULT_PG_POOL_SIZE;
+  const timeout = options.connectTimeoutMs ?? DEFAULT_PG_CONNECT_TIMEOUT_MS;
+  if (!Number.isInteger(max) || max < 1) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `PostgreSQL pool size must be a positive integer, got ${String(max)}`);
+  }
+  if (!Number.isInteger(timeout) || timeout < 0) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `PostgreSQL connect timeout must be a non-negative integer, got ${String(timeout)}`);
+  }
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: timeout });
+  // An idle connection dropped by the server: the pool discards it and the next query reconnects
+  // (or fails with a coded error). Without a listener the event would crash the process.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** `postgres://user:secret@host/db` without the password, for messages. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}
+
+export class PostgresStore implements T.Store {
+  readonly kind = 'postgres';
+  private readonly outbox: PgOutbox;
+  private readonly dead: PgDeadLetters;
+  private readonly state: PgState;
+  private closed = false;
+
+  private constructor(private readonly pool: pg.Pool) {
+    this.outbox = new PgOutbox(pool);
+    this.dead = new PgDeadLetters(pool);
+    this.state = new PgState(pool);
+  }
+
+  /** Connects and migrates (under an advisory lock). */
+  static async open(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+    const pool = poolFor(url, options);
+    try {
+      await migratePostgres(pool);
+      return new PostgresStore(pool);
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw wrapStoreError(err, isPgUnavailable, `opening ${redact(url)}`);
+    }
+  }
+
+  private async guard<R>(what: string, fn: () => Promise<R>): Promise<R> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw wrapStoreError(err, isPgUnavailable, what);
+    }
+  }
+
+  enqueue(items: T.OutboxInput[], checkpoint?: Checkpoint) { return this.guard('enqueue', () => this.outbox.enqueue(items, checkpoint)); }
+  claim(route: string | undefined, limit: number, owner: string, leaseMs: number) {
+    return this.guard('claim', () => this.outbox.claim(route, limit, owner, leaseMs));
+  }
+  markDelivered(ids: number[], info: T.DeliveryInfo) { return this.guard('markDelivered', () => this.outbox.markDelivered(ids, info)); }
+  scheduleRetry(ids: number | number[], delayMs: number, reason: T.ItemError) {
+    return this.guard('scheduleRetry', () => this.outbox.scheduleRetry(ids, delayMs, reason));
+  }
+  deadLetter(id: number, error: T.ItemError) { return this.guard('deadLetter', () => this.outbox.deadLetter(id, error)); }
+  pruneDelivered(olderThan: Date) { return this.guard('pruneDelivered', () => this.outbox.pruneDelivered(olderThan)); }
+  outboxDepth(route?: string) { return this.guard('outboxDepth', () => this.outbox.depth(route)); }
+  outboxCounts() { return this.guard('outboxCounts', () => this.outbox.counts()); }
+
+  getCheckpoint(key: string) { return this.guard('getCheckpoint', () => this.state.getCheckpoint(key)); }
+  setCheckpoint(key: string, value: Checkpoint['value']) { return this.guard('setCheckpoint', () => putCheckpoint(this.pool, key, value)); }
+  listCheckpoints() { return this.guard('listCheckpoints', () => this.state.listCheckpoints()); }
+
+  acquireLease(name: string, owner: string, ttlMs: number) { return this.guard('acquireLease', () => this.state.acquireLease(name, owner, ttlMs)); }
+  renewLease(name: string, owner: string, ttlMs: number) { return this.guard('renewLease', () => this.state.renewLease(name, owner, ttlMs)); }
+  releaseLease(name: string, owner: string) { return this.guard('releaseLease', () => this.state.releaseLease(name, owner)); }
+  getLease(name: string) { return this.guard('getLease', () => this.state.getLease(name)); }
+
+  lookup(source: string, commentIds: string[]) { return this.guard('ledger lookup', () => this.state.lookup(source, commentIds)); }
+  record(source: string, entries: Array<T.LedgerEntry & { commentId: string }>) {
+    return this.guard('ledger record', () => this.state.record(source, entries));
+  }
+
+  indexThread(source: string, entries: T.ThreadEntry[]) { return this.guard('indexThread', () => this.state.indexThread(source, entries)); }
+  threadMembers(source: string, threadIds: string[]) { return this.guard('threadMembers', () => this.state.threadMembers(source, threadIds)); }
+
+  listDeadLetters(query: T.DeadLetterQuery) { return this.guard('listDeadLetters', () => this.dead.list(query)); }
+  getDeadLetter(id: number) { return this.guard('getDeadLetter', () => this.dead.get(id)); }
+  replayDeadLetter(id: number, replacement: T.OutboxInput) { return this.guard('replayDeadLetter', () => this.dead.replay(id, replacement)); }
+  purgeDeadLetters(filter: T.PurgeFilter) { return this.guard('purgeDeadLetters', () => this.dead.purge(filter)); }
+
+  savePredictions(route: string, items: T.PredictionInput[]) { return this.guard('savePredictions', () => this.state.savePredictions(route, items)); }
+  listPredictions(query: T.PredictionQuery) { return this.guard('listPredictions', () => this.state.listPredictions(query)); }
+
+  addAiUnits(route: string, n: number) {
+    return this.guard('addAiUnits', () => bumpCounters(this.pool, 'ai_units', new Map([[route, checkAiUnits(n)]])));
+  }
+  counters(route?: string) { return this.guard('counters', () => this.state.counters(route)); }
+
+  migrate() { return this.guard('migrate', () => migratePostgres(this.pool)); }
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

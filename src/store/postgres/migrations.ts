@@ -1,0 +1,147 @@
+/**
+ * Versioned PostgreSQL schema. All pending migrations run in one transaction under an
+ * advisory lock, so replicas starting together apply each exactly once. A database whose
+ * schema is newer than the newest migration here is refused.
+ *
+ * Documents, previews and other mail-derived values are `json`, not `jsonb`: jsonb refuses
+ * the `\u0000` escape that real mail produces, and nothing queries inside them.
+ */
+import type pg from 'pg';
+import { GatewayError } from '../../errors.js';
+import { withTransaction } from './db.js';
+
+export interface PgMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Arbitrary constant key for pg_advisory_xact_lock: "mailgate" schema migrations. */
+const MIGRATION_LOCK_KEY = 0x6d61696c67617465n;
+
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE outbox (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'delivered', 'dead')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        lease_owner TEXT,
+        lease_expires_at TIMESTAMPTZ,
+        enqueued_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        finished_at TIMESTAMPTZ,
+        outcome TEXT,
+        last_error JSON,
+        origin JSON NOT NULL,
+        warnings JSON,
+        document JSON NOT NULL,
+        preview JSON,
+        raw BYTEA
+      );
+      -- lz4 (PostgreSQL 14+, when built with it) compresses large values several times faster than pglz.
+      DO $$ BEGIN
+        IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+          EXECUTE 'ALTER TABLE outbox ALTER COLUMN raw SET COMPRESSION lz4, ALTER COLUMN document SET COMPRESSION lz4,
+            ALTER COLUMN preview SET COMPRESSION lz4';
+        END IF;
+      END $$;
+      CREATE UNIQUE INDEX outbox_route_key ON outbox (route, key);
+      CREATE INDEX outbox_ready_route ON outbox (route, id) WHERE status = 'queued';
+      CREATE INDEX outbox_ready ON outbox (id) WHERE status = 'queued';
+      CREATE INDEX outbox_dead ON outbox (id) WHERE status = 'dead';
+      CREATE INDEX outbox_dead_route ON outbox (route, id) WHERE status = 'dead';
+      CREATE INDEX outbox_delivered ON outbox (finished_at) WHERE status = 'delivered';
+
+      CREATE TABLE checkpoints (
+        key TEXT PRIMARY KEY,
+        value JSON NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+      );
+
+      CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL
+      );
+
+      CREATE TABLE ledger (
+        source TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        props_hash TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (source, comment_id)
+      );
+
+      CREATE TABLE threads (
+        source TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        ts TIMESTAMPTZ NOT NULL,
+        timestamp TEXT NOT NULL,
+        from_addr TEXT,
+        participants JSON NOT NULL,
+        PRIMARY KEY (source, comment_id)
+      );
+      CREATE INDEX threads_by_thread ON threads (source, thread_id, ts);
+
+      CREATE TABLE predictions (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        route TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        predictions JSON NOT NULL,
+        model JSON,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        UNIQUE (route, comment_id)
+      );
+
+      CREATE TABLE route_counters (
+        route TEXT PRIMARY KEY,
+        enqueued BIGINT NOT NULL DEFAULT 0,
+        delivered BIGINT NOT NULL DEFAULT 0,
+        unchanged BIGINT NOT NULL DEFAULT 0,
+        dead_lettered BIGINT NOT NULL DEFAULT 0,
+        ai_units BIGINT NOT NULL DEFAULT 0
+      );
+    `,
+  },
+];
+
+async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {
+  await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY.toString()]);
+  await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`);
+  const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
+  const found = rows[0]?.v ?? 0;
+  const latest = Math.max(0, ...migrations.map((m) => m.version));
+  if (found > latest) {
+    throw new GatewayError(
+      'MAILGATE_ERR_STORE_MIGRATION',
+      `the store schema is version ${found}, newer than this mailgate knows (${latest}): upgrade mailgate`,
+    );
+  }
+  for (const m of migrations) {
+    if (m.version <= found) continue;
+    try {
+      await client.query(m.sql);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `migration ${m.version} (${m.name}) failed: ${message}`, { cause: err });
+    }
+  }
+  return Math.max(found, latest);
+}
+
+/** Applies what is missing; returns the schema version. */
+export function migratePostgres(pool: pg.Pool, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number> {
+  return withTransaction(pool, (client) => apply(client, migrations));
+}

@@ -1,0 +1,128 @@
+/**
+ * The PostgreSQL outbox. Enqueue is multi-row INSERTs (one per 6000 items) plus the
+ * checkpoint in one transaction; claims lock ready rows with FOR UPDATE SKIP LOCKED so any
+ * number of replicas can claim concurrently without ever sharing an item.
+ */
+import type pg from 'pg';
+import type { Checkpoint } from '../../pipeline/types.js';
+import { checkDelay, checkLimit, countByRoute } from '../common.js';
+import type { DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus } from '../types.js';
+import { toId, withTransaction, type Queryable } from './db.js';
+import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
+
+/** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
+const ROWS_PER_INSERT = Math.floor(60_000 / PARAMS_PER_ROW);
+
+export type PgCounter = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
+
+/** Adds to per-route counters; routes in sorted order so concurrent writers never deadlock. */
+export async function bumpCounters(db: Queryable, name: PgCounter, counts: Map<string, number>): Promise<void> {
+  const routes = [...counts.keys()].filter((r) => counts.get(r) !== 0).sort();
+  if (routes.length === 0) return;
+  await db.query(
+    `INSERT INTO route_counters (route, ${name}) SELECT * FROM unnest($1::text[], $2::bigint[])
+     ON CONFLICT (route) DO UPDATE SET ${name} = route_counters.${name} + excluded.${name}`,
+    [routes, routes.map((r) => counts.get(r) ?? 0)],
+  );
+}
+
+export async function putCheckpoint(db: Queryable, key: string, value: Checkpoint['value']): Promise<void> {
+  await db.query(
+    `INSERT INTO checkpoints (key, value) VALUES ($1, $2::json)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = clock_timestamp()`,
+    [key, JSON.stringify(value)],
+  );
+}
+
+const READY = `status = 'queued' AND next_attempt_at <= clock_timestamp()
+  AND (lease_expires_at IS NULL OR lease_expires_at <= clock_timestamp())`;
+
+export class PgOutbox {
+  constructor(private readonly pool: pg.Pool) {}
+
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult> {
+    const statements: Array<{ text: string; values: unknown[] }> = [];
+    for (let i = 0; i < items.length; i += ROWS_PER_INSERT) statements.push(insertStatement(items.slice(i, i + ROWS_PER_INSERT)));
+    return withTransaction(this.pool, async (client) => {
+      const rows: Array<{ route: string; status: string }> = [];
+      for (const st of statements) rows.push(...(await client.query<{ route: string; status: string }>(st.text, st.values)).rows);
+      const queued = rows.filter((r) => r.status === 'queued').map((r) => r.route);
+      const dead = rows.filter((r) => r.status === 'dead').map((r) => r.route);
+      await bumpCounters(client, 'enqueued', countByRoute(queued));
+      await bumpCounters(client, 'dead_lettered', countByRoute(dead));
+      if (checkpoint !== undefined) await putCheckpoint(client, checkpoint.key, checkpoint.value);
+      return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - rows.length };
+    });
+  }
+
+  async claim(route: string | undefined, limit: number, owner: string, leaseMs: number): Promise<OutboxItem[]> {
+    const params: unknown[] = [checkLimit(limit), owner, checkDelay('leaseMs', leaseMs, 1)];
+    if (route !== undefined) params.push(route);
+    const { rows } = await this.pool.query<PgOutboxRow>(
+      `WITH c AS (
+         SELECT id FROM outbox WHERE ${route === undefined ? '' : 'route = $4 AND'} ${READY}
+         ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+       UPDATE outbox o SET lease_owner = $2, lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+       FROM c WHERE o.id = c.id RETURNING ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}`,
+      params,
+    );
+    return rows.map(pgToItem).sort((a, b) => a.id - b.id);
+  }
+
+  markDelivered(ids: number[], info: DeliveryInfo): Promise<number> {
+    if (ids.length === 0) return Promise.resolve(0);
+    return withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ route: string }>(
+        `UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = clock_timestamp(), raw = NULL,
+           lease_owner = NULL, lease_expires_at = NULL
+         WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING route`,
+        [ids, info.outcome],
+      );
+      await bumpCounters(client, info.outcome, countByRoute(rows.map((r) => r.route)));
+      return rows.length;
+    });
+  }
+
+  async scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): Promise<number> {
+    const list = Array.isArray(ids) ? ids : [ids];
+    const res = await this.pool.query(
+      `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = clock_timestamp() + $2 * interval '1 millisecond',
+         last_error = $3::json, lease_owner = NULL, lease_expires_at = NULL
+       WHERE status = 'queued' AND id = ANY($1::bigint[])`,
+      [list, checkDelay('delayMs', delayMs, 0), JSON.stringify(reason)],
+    );
+    return res.rowCount ?? 0;
+  }
+
+  deadLetter(id: number, error: ItemError): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ route: string }>(
+        `UPDATE outbox SET status = 'dead', finished_at = clock_timestamp(), last_error = $2::json,
+           lease_owner = NULL, lease_expires_at = NULL
+         WHERE status = 'queued' AND id = $1 RETURNING route`,
+        [id, JSON.stringify(error)],
+      );
+      await bumpCounters(client, 'dead_lettered', countByRoute(rows.map((r) => r.route)));
+      return rows.length === 1;
+    });
+  }
+
+  async pruneDelivered(olderThan: Date): Promise<number> {
+    const res = await this.pool.query(`DELETE FROM outbox WHERE status = 'delivered' AND finished_at < $1`, [olderThan]);
+    return res.rowCount ?? 0;
+  }
+
+  async depth(route?: string): Promise<number> {
+    const { rows } = route === undefined
+      ? await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`)
+      : await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued' AND route = $1`, [route]);
+    return toId(rows[0]?.n ?? 0);
+  }
+
+  async counts(): Promise<OutboxCount[]> {
+    const { rows } = await this.pool.query<{ route: string; status: OutboxStatus; n: string }>(
+      'SELECT route, status, COUNT(*) AS n FROM outbox GROUP BY route, status ORDER BY route, status',
+    );
+    return rows.map((r) => ({ route: r.route, status: r.status, count: toId(r.n) }));
+  }
+}

@@ -1,0 +1,79 @@
+/** SQLite dead letters: outbox rows with status `dead`, raw bytes kept. */
+import type Database from 'better-sqlite3';
+import { checkLimit, checkPurgeFilter, checkReplay, jsonOrNull, notFound } from '../common.js';
+import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
+import { ITEM_COLUMNS, toDeadLetter, toDeadLetterDetail, type OutboxRow } from './rows.js';
+import type { SqliteOutbox } from './outbox.js';
+
+export class SqliteDeadLetters {
+  constructor(private readonly db: Database.Database, private readonly outbox: SqliteOutbox) {}
+
+  list(query: DeadLetterQuery): DeadLetter[] {
+    const limit = checkLimit(query.limit);
+    const rows = this.db.prepare(
+      `SELECT ${ITEM_COLUMNS}, raw IS NOT NULL AS has_raw FROM outbox
+       WHERE status = 'dead' AND id > @after ${query.route === undefined ? '' : 'AND route = @route'}
+       ORDER BY id LIMIT @limit`,
+    ).all({ after: query.after ?? 0, limit, ...(query.route === undefined ? {} : { route: query.route }) }) as OutboxRow[];
+    return rows.map(toDeadLetter);
+  }
+
+  get(id: number): DeadLetterDetail | undefined {
+    const row = this.db.prepare(`SELECT ${ITEM_COLUMNS}, raw FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
+      | OutboxRow
+      | undefined;
+    return row === undefined ? undefined : toDeadLetterDetail(row);
+  }
+
+  replay(id: number, replacement: OutboxInput): ReplayResult {
+    return this.db.transaction((): ReplayResult => {
+      const row = this.db.prepare(`SELECT route, key FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
+        | { route: string; key: string }
+        | undefined;
+      if (row === undefined) throw notFound(`dead letter ${id}`);
+      checkReplay(row, replacement);
+      const now = Date.now();
+      const dead = replacement.error !== undefined;
+      this.db.prepare(
+        `UPDATE outbox SET status = @status, attempts = 0, next_attempt_at = @now, finished_at = @finished,
+           lease_owner = NULL, lease_expires_at = NULL, outcome = NULL, last_error = @error,
+           comment_id = @commentId, origin = @origin, warnings = @warnings, document = @document,
+           preview = @preview, raw = COALESCE(@raw, raw)
+         WHERE id = @id`,
+      ).run({
+        id,
+        now,
+        status: dead ? 'dead' : 'queued',
+        finished: dead ? now : null,
+        error: jsonOrNull(replacement.error),
+        commentId: replacement.commentId,
+        origin: JSON.stringify(replacement.origin),
+        warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
+        document: JSON.stringify(replacement.document),
+        preview: jsonOrNull(replacement.preview),
+        raw: replacement.raw ?? null,
+      });
+      this.outbox.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);
+      return { id, status: dead ? 'dead' : 'queued' };
+    }).immediate();
+  }
+
+  purge(filter: PurgeFilter): number {
+    checkPurgeFilter(filter);
+    const where = [`status = 'dead'`];
+    const params: Record<string, unknown> = {};
+    if (filter.ids !== undefined) {
+      where.push('id IN (SELECT value FROM json_each(@ids))');
+      params.ids = JSON.stringify(filter.ids);
+    }
+    if (filter.route !== undefined) {
+      where.push('route = @route');
+      params.route = filter.route;
+    }
+    if (filter.olderThan !== undefined) {
+      where.push('finished_at < @before');
+      params.before = filter.olderThan.getTime();
+    }
+    return this.db.prepare(`DELETE FROM outbox WHERE ${where.join(' AND ')}`).run(params).changes;
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Versioned SQLite schema. Each migration runs once, in its own IMMEDIATE transaction, and
+ * is recorded in `schema_migrations`. A database whose schema is newer than the newest
+ * migration here is refused (an older mailgate must not write to it).
+ */
+import type Database from 'better-sqlite3';
+import { GatewayError } from '../../errors.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued', 'delivered', 'dead')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        lease_owner TEXT,
+        lease_expires_at INTEGER,
+        enqueued_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        outcome TEXT,
+        last_error TEXT,
+        origin TEXT NOT NULL,
+        warnings TEXT,
+        document TEXT NOT NULL,
+        preview TEXT,
+        raw BLOB
+      );
+      CREATE UNIQUE INDEX outbox_route_key ON outbox (route, key);
+      CREATE INDEX outbox_ready_route ON outbox (route, id) WHERE status = 'queued';
+      CREATE INDEX outbox_ready ON outbox (id) WHERE status = 'queued';
+      CREATE INDEX outbox_dead ON outbox (id) WHERE status = 'dead';
+      CREATE INDEX outbox_dead_route ON outbox (route, id) WHERE status = 'dead';
+      CREATE INDEX outbox_delivered ON outbox (finished_at) WHERE status = 'delivered';
+
+      CREATE TABLE checkpoints (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+
+      CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+
+      CREATE TABLE ledger (
+        source TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        props_hash TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (source, comment_id)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE threads (
+        source TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        ts_ms INTEGER NOT NULL,
+        timestamp TEXT NOT NULL,
+        from_addr TEXT,
+        participants TEXT NOT NULL,
+        PRIMARY KEY (source, comment_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX threads_by_thread ON threads (source, thread_id, ts_ms);
+
+      CREATE TABLE predictions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        route TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        predictions TEXT NOT NULL,
+        model TEXT,
+        created_at INTEGER NOT NULL,
+        UNIQUE (route, comment_id)
+      );
+
+      CREATE TABLE route_counters (
+        route TEXT PRIMARY KEY,
+        enqueued INTEGER NOT NULL DEFAULT 0,
+        delivered INTEGER NOT NULL DEFAULT 0,
+        unchanged INTEGER NOT NULL DEFAULT 0,
+        dead_lettered INTEGER NOT NULL DEFAULT 0,
+        ai_units INTEGER NOT NULL DEFAULT 0
+      );
+    `,
+  },
+];
+
+export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));
+
+function currentVersion(db: Database.Database): number {
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+  return row.v ?? 0;
+}
+
+/** Applies what is missing; returns the schema version. */
+export function migrateSqlite(db: Database.Database, migrations: readonly Migration[] = SQLITE_MIGRATIONS): number {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+  const latest = Math.max(0, ...migrations.map((m) => m.version));
+  const step = db.transaction((m: Migration) => {
+    // Re-read inside the write lock: another process may have applied it meanwhile.
+    if (currentVersion(db) >= m.version) return;
+    db.exec(m.sql);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+  });
+  const found = currentVersion(db);
+  if (found > latest) {
+    throw new GatewayError(
+      'MAILGATE_ERR_STORE_MIGRATION',
+      `the store schema is version ${found}, newer than this mailgate knows (${latest}): upgrade mailgate`,
+    );
+  }
+  for (const m of migrations) {
+    if (m.version <= found) continue;
+    try {
+      step.immediate(m);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `migration ${m.version} (${m.name}) failed: ${message}`, { cause: err });
+    }
+  }
+  return currentVersion(db);
+}

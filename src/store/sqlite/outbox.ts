@@ -1,0 +1,143 @@
+/**
+ * The SQLite outbox: enqueue (with checkpoint), claim, outcomes, depth and counters.
+ * better-sqlite3 is synchronous: each method runs to completion, inside one IMMEDIATE
+ * transaction when it writes more than one statement.
+ */
+import type Database from 'better-sqlite3';
+import type { Checkpoint } from '../../pipeline/types.js';
+import { checkDelay, checkLimit, countByRoute } from '../common.js';
+import type { DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus } from '../types.js';
+import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type OutboxRow } from './rows.js';
+
+export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
+
+export class SqliteOutbox {
+  private readonly insert: Database.Statement;
+  private readonly putCheckpoint: Database.Statement;
+  private readonly bumpStmts = new Map<CounterName, Database.Statement>();
+  private readonly claimRoute: Database.Statement;
+  private readonly claimAny: Database.Statement;
+  private readonly enqueueTx: (items: OutboxInput[], checkpoint: Checkpoint | undefined) => EnqueueResult;
+
+  constructor(private readonly db: Database.Database) {
+    this.insert = db.prepare(
+      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',').map(() => '?').join(', ')})
+       ON CONFLICT (route, key) DO NOTHING`,
+    );
+    this.putCheckpoint = db.prepare(
+      `INSERT INTO checkpoints (key, value, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    );
+    for (const name of ['enqueued', 'delivered', 'unchanged', 'dead_lettered', 'ai_units'] as const) {
+      this.bumpStmts.set(name, db.prepare(
+        `INSERT INTO route_counters (route, ${name}) VALUES (?, ?)
+         ON CONFLICT (route) DO UPDATE SET ${name} = ${name} + excluded.${name}`,
+      ));
+    }
+    const ready = `status = 'queued' AND next_attempt_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)`;
+    const claim = (filter: string): Database.Statement => db.prepare(
+      `UPDATE outbox SET lease_owner = @owner, lease_expires_at = @until
+       WHERE id IN (SELECT id FROM outbox WHERE ${filter} ${ready} ORDER BY id LIMIT @limit)
+       RETURNING ${ITEM_COLUMNS}`,
+    );
+    this.claimRoute = claim('route = @route AND');
+    this.claimAny = claim('');
+    const tx = db.transaction((items: OutboxInput[], checkpoint: Checkpoint | undefined) => this.enqueueNow(items, checkpoint));
+    this.enqueueTx = (items, checkpoint) => tx.immediate(items, checkpoint);
+  }
+
+  /** Adds `n` to a per-route counter (call inside the caller's transaction). */
+  bump(route: string, name: CounterName, n: number): void {
+    if (n !== 0) this.bumpStmts.get(name)?.run(route, n);
+  }
+
+  setCheckpoint(key: string, value: Checkpoint['value']): void {
+    this.putCheckpoint.run(key, JSON.stringify(value), Date.now());
+  }
+
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint): EnqueueResult {
+    return this.enqueueTx(items, checkpoint);
+  }
+
+  private enqueueNow(items: OutboxInput[], checkpoint: Checkpoint | undefined): EnqueueResult {
+    const now = Date.now();
+    const result: EnqueueResult = { queued: 0, deadLettered: 0, duplicates: 0 };
+    const queued: string[] = [];
+    const dead: string[] = [];
+    for (const item of items) {
+      if (this.insert.run(...inputValues(item, now)).changes === 0) {
+        result.duplicates += 1;
+      } else if (item.error === undefined) {
+        queued.push(item.route);
+      } else {
+        dead.push(item.route);
+      }
+    }
+    for (const [route, n] of countByRoute(queued)) this.bump(route, 'enqueued', n);
+    for (const [route, n] of countByRoute(dead)) this.bump(route, 'dead_lettered', n);
+    if (checkpoint !== undefined) this.setCheckpoint(checkpoint.key, checkpoint.value);
+    result.queued = queued.length;
+    result.deadLettered = dead.length;
+    return result;
+  }
+
+  claim(route: string | undefined, limit: number, owner: string, leaseMs: number): OutboxItem[] {
+    const now = Date.now();
+    const params = { now, owner, until: now + checkDelay('leaseMs', leaseMs, 1), limit: checkLimit(limit) };
+    const rows = (route === undefined ? this.claimAny.all(params) : this.claimRoute.all({ ...params, route })) as OutboxRow[];
+    return rows.sort((a, b) => a.id - b.id).map(toItem);
+  }
+
+  markDelivered(ids: number[], info: DeliveryInfo): number {
+    if (ids.length === 0) return 0;
+    return this.db.transaction(() => {
+      const now = Date.now();
+      const rows = this.db.prepare(
+        `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, raw = NULL,
+           lease_owner = NULL, lease_expires_at = NULL
+         WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING route`,
+      ).all(info.outcome, now, JSON.stringify(ids)) as Array<{ route: string }>;
+      for (const [route, n] of countByRoute(rows.map((r) => r.route))) this.bump(route, info.outcome, n);
+      return rows.length;
+    }).immediate();
+  }
+
+  scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): number {
+    const list = Array.isArray(ids) ? ids : [ids];
+    const due = Date.now() + checkDelay('delayMs', delayMs, 0);
+    return this.db.prepare(
+      `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?,
+         lease_owner = NULL, lease_expires_at = NULL
+       WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?))`,
+    ).run(due, JSON.stringify(reason), JSON.stringify(list)).changes;
+  }
+
+  deadLetter(id: number, error: ItemError): boolean {
+    return this.db.transaction(() => {
+      const row = this.db.prepare(
+        `UPDATE outbox SET status = 'dead', finished_at = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL
+         WHERE status = 'queued' AND id = ? RETURNING route`,
+      ).get(Date.now(), JSON.stringify(error), id) as { route: string } | undefined;
+      if (row !== undefined) this.bump(row.route, 'dead_lettered', 1);
+      return row !== undefined;
+    }).immediate();
+  }
+
+  pruneDelivered(olderThan: Date): number {
+    return this.db.prepare(`DELETE FROM outbox WHERE status = 'delivered' AND finished_at < ?`).run(olderThan.getTime()).changes;
+  }
+
+  depth(route?: string): number {
+    const row = (route === undefined
+      ? this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`).get()
+      : this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued' AND route = ?`).get(route)) as { n: number };
+    return row.n;
+  }
+
+  counts(): OutboxCount[] {
+    const rows = this.db.prepare(
+      'SELECT route, status, COUNT(*) AS n FROM outbox GROUP BY route, status ORDER BY route, status',
+    ).all() as Array<{ route: string; status: OutboxStatus; n: number }>;
+    return rows.map((r) => ({ route: r.route, status: r.status, count: r.n }));
+  }
+}

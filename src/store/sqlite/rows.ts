@@ -1,0 +1,96 @@
+/** Row shapes of the SQLite outbox and their mapping to the contract's types. */
+import type { Warning } from '../../errors.js';
+import type { Comment, RawEmailDocument } from '../../model/index.js';
+import type { Origin } from '../../pipeline/types.js';
+import { jsonOrNull, parseItemError, parseJson } from '../common.js';
+import type { DeadLetter, DeadLetterDetail, OutboxInput, OutboxItem } from '../types.js';
+
+export interface OutboxRow {
+  id: number;
+  route: string;
+  key: string;
+  comment_id: string;
+  status: string;
+  attempts: number;
+  enqueued_at: number;
+  finished_at: number | null;
+  last_error: string | null;
+  origin: string;
+  warnings: string | null;
+  document: string;
+  preview: string | null;
+  raw?: Buffer | null;
+  has_raw?: number;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function toItem(r: OutboxRow): OutboxItem {
+  const item: OutboxItem = {
+    id: r.id,
+    route: r.route,
+    key: r.key,
+    commentId: r.comment_id,
+    document: JSON.parse(r.document) as RawEmailDocument,
+    origin: JSON.parse(r.origin) as Origin,
+    warnings: parseJson<Warning[]>(r.warnings) ?? [],
+    attempts: r.attempts,
+    enqueuedAt: iso(r.enqueued_at),
+  };
+  const preview = parseJson<Comment>(r.preview);
+  if (preview !== undefined) item.preview = preview;
+  const lastError = parseItemError(r.last_error);
+  if (lastError !== undefined) item.lastError = lastError;
+  return item;
+}
+
+export function toDeadLetter(r: OutboxRow): DeadLetter {
+  return {
+    id: r.id,
+    route: r.route,
+    key: r.key,
+    commentId: r.comment_id,
+    origin: JSON.parse(r.origin) as Origin,
+    error: parseItemError(r.last_error) ?? { code: 'UNKNOWN', message: '' },
+    attempts: r.attempts,
+    enqueuedAt: iso(r.enqueued_at),
+    deadAt: iso(r.finished_at ?? r.enqueued_at),
+    warnings: parseJson<Warning[]>(r.warnings) ?? [],
+    hasRaw: r.raw !== undefined ? r.raw !== null : r.has_raw === 1,
+  };
+}
+
+export function toDeadLetterDetail(r: OutboxRow): DeadLetterDetail {
+  const detail: DeadLetterDetail = { ...toDeadLetter(r), document: JSON.parse(r.document) as RawEmailDocument };
+  const preview = parseJson<Comment>(r.preview);
+  if (preview !== undefined) detail.preview = preview;
+  if (r.raw !== null && r.raw !== undefined) detail.raw = r.raw;
+  return detail;
+}
+
+/** The columns an input fills, in the order of INSERT_COLUMNS. */
+export function inputValues(item: OutboxInput, now: number): unknown[] {
+  const dead = item.error !== undefined;
+  return [
+    item.route,
+    item.key,
+    item.commentId,
+    dead ? 'dead' : 'queued',
+    now,
+    now,
+    dead ? now : null,
+    jsonOrNull(item.error),
+    JSON.stringify(item.origin),
+    item.warnings === undefined || item.warnings.length === 0 ? null : JSON.stringify(item.warnings),
+    JSON.stringify(item.document),
+    jsonOrNull(item.preview),
+    item.raw ?? null,
+  ];
+}
+
+export const INSERT_COLUMNS =
+  'route, key, comment_id, status, next_attempt_at, enqueued_at, finished_at, last_error, origin, warnings, document, preview, raw';
+
+/** Columns a claim or listing returns (never the raw bytes). */
+export const ITEM_COLUMNS =
+  'id, route, key, comment_id, status, attempts, enqueued_at, finished_at, last_error, origin, warnings, document, preview';

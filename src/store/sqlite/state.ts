@@ -1,0 +1,164 @@
+/** SQLite checkpoints, leases, ledger, thread index, predictions and counters. */
+import type Database from 'better-sqlite3';
+import type { Checkpoint } from '../../pipeline/types.js';
+import { checkDelay, checkLimit, leaseLost } from '../common.js';
+import type {
+  Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry,
+} from '../types.js';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export class SqliteState {
+  constructor(private readonly db: Database.Database) {}
+
+  getCheckpoint(key: string): Checkpoint['value'] | undefined {
+    const row = this.db.prepare('SELECT value FROM checkpoints WHERE key = ?').get(key) as { value: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.value) as Checkpoint['value']);
+  }
+
+  listCheckpoints(): Array<Checkpoint & { updatedAt: string }> {
+    const rows = this.db.prepare('SELECT key, value, updated_at FROM checkpoints ORDER BY key').all() as Array<{
+      key: string; value: string; updated_at: number;
+    }>;
+    return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as Checkpoint['value'], updatedAt: iso(r.updated_at) }));
+  }
+
+  acquireLease(name: string, owner: string, ttlMs: number): boolean {
+    const now = Date.now();
+    return this.db.prepare(
+      `INSERT INTO leases (name, owner, expires_at) VALUES (@name, @owner, @until)
+       ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE leases.owner = excluded.owner OR leases.expires_at <= @now`,
+    ).run({ name, owner, now, until: now + checkDelay('ttlMs', ttlMs, 1) }).changes === 1;
+  }
+
+  renewLease(name: string, owner: string, ttlMs: number): void {
+    const until = Date.now() + checkDelay('ttlMs', ttlMs, 1);
+    const changed = this.db.prepare('UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ?').run(until, name, owner).changes;
+    if (changed === 0) throw leaseLost(name, owner, this.getLease(name)?.owner);
+  }
+
+  releaseLease(name: string, owner: string): boolean {
+    return this.db.prepare('DELETE FROM leases WHERE name = ? AND owner = ?').run(name, owner).changes === 1;
+  }
+
+  getLease(name: string): Lease | undefined {
+    const row = this.db.prepare('SELECT name, owner, expires_at FROM leases WHERE name = ?').get(name) as
+      | { name: string; owner: string; expires_at: number }
+      | undefined;
+    return row === undefined ? undefined : { name: row.name, owner: row.owner, expiresAt: iso(row.expires_at) };
+  }
+
+  lookup(source: string, commentIds: string[]): Map<string, LedgerEntry> {
+    const rows = this.db.prepare(
+      `SELECT comment_id, text_hash, props_hash, outcome, updated_at FROM ledger
+       WHERE source = ? AND comment_id IN (SELECT value FROM json_each(?))`,
+    ).all(source, JSON.stringify(commentIds)) as Array<Record<string, string>>;
+    const found = new Map<string, LedgerEntry>();
+    for (const r of rows) {
+      found.set(r.comment_id as string, {
+        textHash: r.text_hash as string,
+        propsHash: r.props_hash as string,
+        outcome: r.outcome as LedgerEntry['outcome'],
+        updatedAt: r.updated_at as string,
+      });
+    }
+    return found;
+  }
+
+  record(source: string, entries: Array<LedgerEntry & { commentId: string }>): void {
+    const put = this.db.prepare(
+      `INSERT INTO ledger (source, comment_id, text_hash, props_hash, outcome, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
+         props_hash = excluded.props_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
+    );
+    this.db.transaction(() => {
+      for (const e of entries) put.run(source, e.commentId, e.textHash, e.propsHash, e.outcome, e.updatedAt);
+    }).immediate();
+  }
+
+  indexThread(source: string, entries: ThreadEntry[]): void {
+    const put = this.db.prepare(
+      `INSERT INTO threads (source, comment_id, thread_id, ts_ms, timestamp, from_addr, participants) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts_ms = excluded.ts_ms,
+         timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`,
+    );
+    this.db.transaction(() => {
+      for (const e of entries) {
+        put.run(source, e.commentId, e.threadId, Date.parse(e.timestamp), e.timestamp, e.from ?? null, JSON.stringify(e.participants));
+      }
+    }).immediate();
+  }
+
+  threadMembers(source: string, threadIds: string[]): Map<string, ThreadEntry[]> {
+    const rows = this.db.prepare(
+      `SELECT comment_id, thread_id, timestamp, from_addr, participants FROM threads
+       WHERE source = ? AND thread_id IN (SELECT value FROM json_each(?)) ORDER BY thread_id, ts_ms, comment_id`,
+    ).all(source, JSON.stringify(threadIds)) as Array<{
+      comment_id: string; thread_id: string; timestamp: string; from_addr: string | null; participants: string;
+    }>;
+    const members = new Map<string, ThreadEntry[]>();
+    for (const r of rows) {
+      const entry: ThreadEntry = {
+        commentId: r.comment_id, threadId: r.thread_id, timestamp: r.timestamp, participants: JSON.parse(r.participants) as string[],
+      };
+      if (r.from_addr !== null) entry.from = r.from_addr;
+      const list = members.get(r.thread_id) ?? [];
+      list.push(entry);
+      members.set(r.thread_id, list);
+    }
+    return members;
+  }
+
+  savePredictions(route: string, items: PredictionInput[]): void {
+    // REPLACE gives an updated prediction a new id, so `after` cursors see it as new.
+    const put = this.db.prepare(
+      `INSERT OR REPLACE INTO predictions (route, comment_id, key, predictions, model, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    this.db.transaction(() => {
+      const now = Date.now();
+      for (const p of items) put.run(route, p.commentId, p.key, JSON.stringify(p.predictions), JSON.stringify(p.model), now);
+    }).immediate();
+  }
+
+  listPredictions(query: PredictionQuery): StoredPrediction[] {
+    const where = ['id > @after'];
+    const params: Record<string, unknown> = { after: query.after ?? 0, limit: checkLimit(query.limit) };
+    if (query.route !== undefined) {
+      where.push('route = @route');
+      params.route = query.route;
+    }
+    if (query.commentIds !== undefined) {
+      where.push('comment_id IN (SELECT value FROM json_each(@ids))');
+      params.ids = JSON.stringify(query.commentIds);
+    }
+    const rows = this.db.prepare(
+      `SELECT id, route, comment_id, key, predictions, model, created_at FROM predictions
+       WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`,
+    ).all(params) as Array<{ id: number; route: string; comment_id: string; key: string; predictions: string; model: string; created_at: number }>;
+    return rows.map((r) => ({
+      id: r.id,
+      route: r.route,
+      commentId: r.comment_id,
+      key: r.key,
+      predictions: JSON.parse(r.predictions) as StoredPrediction['predictions'],
+      model: JSON.parse(r.model) as StoredPrediction['model'],
+      createdAt: iso(r.created_at),
+    }));
+  }
+
+  counters(route?: string): RouteCounters[] {
+    const rows = this.db.prepare(
+      `SELECT route, enqueued, delivered, unchanged, dead_lettered, ai_units FROM route_counters
+       ${route === undefined ? '' : 'WHERE route = @route'} ORDER BY route`,
+    ).all(route === undefined ? {} : { route }) as Array<Record<string, number | string>>;
+    return rows.map((r) => ({
+      route: String(r.route),
+      enqueued: Number(r.enqueued),
+      delivered: Number(r.delivered),
+      unchanged: Number(r.unchanged),
+      deadLettered: Number(r.dead_lettered),
+      aiUnits: Number(r.ai_units),
+    }));
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * The Store contract (DESIGN.md "State"): outbox, checkpoints, leases, ledger, thread index,
+ * dead letters, predictions and billing counters. Two implementations (sqlite/, postgres/)
+ * pass one conformance suite (test/contract/store.case.ts).
+ *
+ * Every method is async so that both an embedded and a networked database fit. Times are
+ * the store's own clock (SQLite: this process; PostgreSQL: the server), returned as ISO-8601.
+ */
+import type { Ledger, LedgerEntry } from '../batcher/ledger.js';
+import type { Warning } from '../errors.js';
+import type { Comment, PredictedLabel, RawEmailDocument } from '../model/index.js';
+import type { Checkpoint, Origin } from '../pipeline/types.js';
+
+/** The ledger the batcher reads and writes; every Store is one (src/batcher/ledger.ts). */
+export type { Ledger, LedgerEntry };
+
+/** A coded failure stored with an item: `code` is a MAILGATE_ERR_* code or an API error code. */
+export interface ItemError {
+  code: string;
+  message: string;
+}
+
+/** One message to deliver, as intake hands it to the store. */
+export interface OutboxInput {
+  /** Route (configuration) name. */
+  route: string;
+  /**
+   * Idempotency key, unique per route, supplied by the adapter: `imap:acct:INBOX:<uidvalidity>:<uid>`,
+   * `files:<path>:<index>`, `webhook:<provider>:<event id>`. Enqueuing a key again is a no-op.
+   */
+  key: string;
+  commentId: string;
+  document: RawEmailDocument;
+  preview?: Comment;
+  origin: Origin;
+  /** The original bytes: kept until the item is delivered, and for dead letters (replay). */
+  raw?: Buffer;
+  warnings?: Warning[];
+  /** A parse failure: the item goes straight to the dead letters, raw bytes kept. */
+  error?: ItemError;
+}
+
+export interface EnqueueResult {
+  /** New items queued for delivery. */
+  queued: number;
+  /** New items stored as dead letters (inputs with `error`). */
+  deadLettered: number;
+  /** Inputs whose (route, key) was already stored: nothing changed for them. */
+  duplicates: number;
+}
+
+export type OutboxStatus = 'queued' | 'delivered' | 'dead';
+
+/** What a claim returns: everything delivery needs, without the raw bytes. */
+export interface OutboxItem {
+  id: number;
+  route: string;
+  key: string;
+  commentId: string;
+  document: RawEmailDocument;
+  preview?: Comment;
+  origin: Origin;
+  warnings: Warning[];
+  /** Retries scheduled so far (0 on the first delivery attempt). */
+  attempts: number;
+  enqueuedAt: string;
+  /** The reason of the last scheduled retry, if any. */
+  lastError?: ItemError;
+}
+
+export interface DeliveryInfo {
+  /** `unchanged`: skipped because the ledger showed the same text and properties (nothing billed). */
+  outcome: 'delivered' | 'unchanged';
+}
+
+export interface DeadLetter {
+  id: number;
+  route: string;
+  key: string;
+  commentId: string;
+  origin: Origin;
+  error: ItemError;
+  attempts: number;
+  enqueuedAt: string;
+  deadAt: string;
+  warnings: Warning[];
+  /** Whether the raw bytes were kept (only `getDeadLetter` returns them). */
+  hasRaw: boolean;
+}
+
+export interface DeadLetterDetail extends DeadLetter {
+  document: RawEmailDocument;
+  preview?: Comment;
+  raw?: Buffer;
+}
+
+export interface DeadLetterQuery {
+  route?: string;
+  /** At most this many (1..10000). */
+  limit: number;
+  /** Cursor: only ids greater than this. */
+  after?: number;
+}
+
+/** Which dead letters to purge; at least one field must be set. Set fields combine with AND. */
+export interface PurgeFilter {
+  ids?: number[];
+  route?: string;
+  /** Dead-lettered before this instant. */
+  olderThan?: Date;
+  /** Every dead letter (alone: an explicit request to purge everything). */
+  all?: true;
+}
+
+export interface ReplayResult {
+  id: number;
+  /** `queued` when the replacement parsed; `dead` again when it carries an error. */
+  status: 'queued' | 'dead';
+}
+
+export interface ThreadEntry {
+  commentId: string;
+  threadId: string;
+  /** ISO-8601. */
+  timestamp: string;
+  from?: string;
+  participants: string[];
+}
+
+export interface PredictionInput {
+  commentId: string;
+  key: string;
+  predictions: PredictedLabel[];
+  model: { version: number; time: string } | null;
+}
+
+export interface StoredPrediction extends PredictionInput {
+  id: number;
+  route: string;
+  createdAt: string;
+}
+
+export interface PredictionQuery {
+  route?: string;
+  commentIds?: string[];
+  limit: number;
+  after?: number;
+}
+
+export interface Lease {
+  name: string;
+  owner: string;
+  expiresAt: string;
+}
+
+export interface OutboxCount {
+  route: string;
+  status: OutboxStatus;
+  count: number;
+}
+
+/** Cumulative per-route counters for `mailgate status`; never decrease. */
+export interface RouteCounters {
+  route: string;
+  enqueued: number;
+  delivered: number;
+  unchanged: number;
+  /** Items dead-lettered for any reason: rejected by the API, unparseable, retries exhausted. */
+  deadLettered: number;
+  aiUnits: number;
+}
+
+export interface Store extends Ledger {
+  /** `sqlite` or `postgres`. */
+  readonly kind: string;
+
+  // --- outbox ---------------------------------------------------------------------
+  /** Stores the items (idempotent on route+key) and the checkpoint in one transaction. */
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult>;
+  /** Ready items (queued, due, not leased or lease expired), oldest first, leased to `owner` for `leaseMs`. */
+  claim(route: string | undefined, limit: number, owner: string, leaseMs: number): Promise<OutboxItem[]>;
+  /** Marks queued items delivered (or unchanged) and drops their raw bytes. Returns how many changed. */
+  markDelivered(ids: number[], info: DeliveryInfo): Promise<number>;
+  /** Releases the lease, counts an attempt and makes the items due again after `delayMs`. */
+  scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): Promise<number>;
+  /** Moves a queued item to the dead letters with the reason; the raw bytes are kept. */
+  deadLetter(id: number, error: ItemError): Promise<boolean>;
+  /**
+   * Deletes delivered items finished before `olderThan` (retention). Their keys may then be
+   * enqueued again; the ledger still keeps an unchanged document from being sent twice.
+   */
+  pruneDelivered(olderThan: Date): Promise<number>;
+  /** Queued items (leased or not) for one route or all. */
+  outboxDepth(route?: string): Promise<number>;
+  outboxCounts(): Promise<OutboxCount[]>;
+
+  // --- checkpoints ------------------------------------------------------------------
+  getCheckpoint(key: string): Promise<Checkpoint['value'] | undefined>;
+  /** For adapters that advance without messages; otherwise pass the checkpoint to enqueue. */
+  setCheckpoint(key: string, value: Checkpoint['value']): Promise<void>;
+  listCheckpoints(): Promise<Array<Checkpoint & { updatedAt: string }>>;
+
+  // --- leases (mailbox ownership) --------------------------------------------------
+  /** Takes the lease when free, expired, or already held by `owner` (then extends it). */
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Extends a lease `owner` still holds; throws MAILGATE_ERR_STORE_LEASE_LOST when another owner took it. */
+  renewLease(name: string, owner: string, ttlMs: number): Promise<void>;
+  /** Gives the lease up if `owner` holds it. */
+  releaseLease(name: string, owner: string): Promise<boolean>;
+  getLease(name: string): Promise<Lease | undefined>;
+
+  // --- thread index -------------------------------------------------------------------
+  indexThread(source: string, entries: ThreadEntry[]): Promise<void>;
+  /** Members of each thread, oldest first (then by comment id). */
+  threadMembers(source: string, threadIds: string[]): Promise<Map<string, ThreadEntry[]>>;
+
+  // --- dead letters -------------------------------------------------------------------
+  listDeadLetters(query: DeadLetterQuery): Promise<DeadLetter[]>;
+  getDeadLetter(id: number): Promise<DeadLetterDetail | undefined>;
+  /**
+   * Replaces a dead letter with a re-parsed version of itself (same route and key) and
+   * queues it again, or keeps it dead with the new error. MAILGATE_ERR_STORE_NOT_FOUND when
+   * `id` is not a dead letter; MAILGATE_ERR_STORE_REPLAY_MISMATCH when route or key differ.
+   */
+  replayDeadLetter(id: number, replacement: OutboxInput): Promise<ReplayResult>;
+  /** Deletes dead letters; returns how many. */
+  purgeDeadLetters(filter: PurgeFilter): Promise<number>;
+
+  // --- predictions ----------------------------------------------------------------------
+  /** Stores the latest predictions per (route, comment id). */
+  savePredictions(route: string, items: PredictionInput[]): Promise<void>;
+  listPredictions(query: PredictionQuery): Promise<StoredPrediction[]>;
+
+  // --- billing counters -------------------------------------------------------------------
+  addAiUnits(route: string, n: number): Promise<void>;
+  counters(route?: string): Promise<RouteCounters[]>;
+
+  // --- lifecycle ------------------------------------------------------------------------
+  /** Applies pending migrations (run by openStore; safe to call again). Returns the schema version. */
+  migrate(): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError, codeForStatus } from '../../src/api/errors.js';
+import {
+  DEFAULT_RETRY_POLICY, decideRetry, delayFor, isRetryable, parseRetryAfter, resolveRetryPolicy, type RetryPolicy,
+} from '../../src/api/retry.js';
+import { GatewayError } from '../../src/errors.js';
+
+const httpError = (status: number, retryAfterMs?: number): ApiError =>
+  new ApiError(codeForStatus(status), `status ${status}`, retryAfterMs === undefined ? { status } : { status, retryAfterMs });
+
+const sysError = (code: string): Error => Object.assign(new Error(code), { code });
+
+describe('isRetryable', () => {
+  const table: Array<[string, unknown, boolean]> = [
+    ['network error (ApiError)', new ApiError('MAILGATE_ERR_API_NETWORK', 'reset'), true],
+    ['deadline (ApiError)', new ApiError('MAILGATE_ERR_API_TIMEOUT', 'late'), true],
+    ['bad response on 200', new ApiError('MAILGATE_ERR_API_BAD_RESPONSE', 'html', { status: 200 }), true],
+    ['408', httpError(408), true],
+    ['409', httpError(409), true],
+    ['429', httpError(429), true],
+    ['500', httpError(500), true],
+    ['502', httpError(502), true],
+    ['503', httpError(503), true],
+    ['599', httpError(599), true],
+    ['400', httpError(400), false],
+    ['401', httpError(401), false],
+    ['403', httpError(403), false],
+    ['404', httpError(404), false],
+    ['413', httpError(413), false],
+    ['422', httpError(422), false],
+    ['418 (unexpected)', httpError(418), false],
+    ['retries exhausted', new ApiError('MAILGATE_ERR_API_RETRIES_EXHAUSTED', 'gave up'), false],
+    ['aborted by the caller', new ApiError('MAILGATE_ERR_API_ABORTED', 'stop'), false],
+    ['other gateway error', new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'x'), false],
+    ['raw ECONNRESET', sysError('ECONNRESET'), true],
+    ['raw ECONNREFUSED', sysError('ECONNREFUSED'), true],
+    ['raw UND_ERR_SOCKET', sysError('UND_ERR_SOCKET'), true],
+    ['fetch failed wrapping a reset', new TypeError('fetch failed', { cause: sysError('ECONNRESET') }), true],
+    ['fetch failed wrapping nothing known', new TypeError('fetch failed', { cause: new Error('?') }), false],
+    ['TimeoutError DOMException', new DOMException('t', 'TimeoutError'), true],
+    ['AbortError DOMException', new DOMException('a', 'AbortError'), false],
+    ['plain TypeError (a bug)', new TypeError('x is undefined'), false],
+    ['a string', 'boom', false],
+    ['undefined', undefined, false],
+  ];
+  it.each(table)('%s -> %s', (_name, err, expected) => {
+    expect(isRetryable(err)).toBe(expected);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  const table: Array<[string | null | undefined, number | undefined]> = [
+    [null, undefined],
+    [undefined, undefined],
+    ['', undefined],
+    ['0', 0],
+    ['7', 7000],
+    [' 120 ', 120_000],
+    ['-3', undefined],
+    ['1.5', undefined],
+    ['soon', undefined],
+    ['Thu, 01 Jan 2026 00:00:30 GMT', 30_000],
+    ['Wed, 31 Dec 2025 23:59:00 GMT', 0], // in the past: no wait
+  ];
+  it.each(table)('%j -> %j', (value, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+});
+
+describe('delayFor (full jitter, Retry-After as a floor)', () => {
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 1000, factor: 2, maxDelayMs: 5000, maxRetryAfterMs: 30_000 };
+  const table: Array<[string, number, unknown, number, number]> = [
+    // name, attempt, error, random, expected
+    ['1st retry, random 0', 1, httpError(503), 0, 0],
+    ['1st retry, random 0.5', 1, httpError(503), 0.5, 500],
+    ['2nd retry, random 0.5', 2, httpError(503), 0.5, 1000],
+    ['3rd retry, random 0.999', 3, httpError(503), 0.999, 3996],
+    ['capped by maxDelayMs', 10, httpError(503), 0.5, 2500],
+    ['Retry-After above the jitter wins', 1, httpError(429, 7000), 0.5, 7000],
+    ['jitter above Retry-After wins', 4, httpError(429, 100), 0.9, 4500],
+    ['Retry-After capped by maxRetryAfterMs', 1, httpError(429, 3_600_000), 0, 30_000],
+    ['Retry-After 0 with random 0', 1, httpError(429, 0), 0, 0],
+  ];
+  it.each(table)('%s', (_name, attempt, err, random, expected) => {
+    expect(delayFor(attempt, err, policy, () => random)).toBe(expected);
+  });
+
+  it('stays within [0, ceiling) for any random in [0, 1)', () => {
+    for (let attempt = 1; attempt <= 8; attempt++) {
+      const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+      for (const r of [0, 0.25, 0.999999]) {
+        const d = delayFor(attempt, httpError(500), policy, () => r);
+        expect(d).toBeGreaterThanOrEqual(0);
+        expect(d).toBeLessThan(ceiling);
+      }
+    }
+  });
+});
+
+describe('decideRetry', () => {
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 3, baseDelayMs: 1000, budgetMs: 10_000 };
+  const half = (): number => 0.5;
+  const table: Array<[string, number, unknown, number, ReturnType<typeof decideRetry>]> = [
+    ['retryable, attempts left', 1, httpError(500), 0, { retry: true, delayMs: 500 }],
+    ['second failure', 2, httpError(500), 0, { retry: true, delayMs: 1000 }],
+    ['attempts used up', 3, httpError(500), 0, { retry: false, reason: 'attempts' }],
+    ['not retryable', 1, httpError(422), 0, { retry: false, reason: 'not-retryable' }],
+    ['wait would pass the budget', 1, httpError(500), 9_600, { retry: false, reason: 'budget' }],
+    ['Retry-After past the budget', 1, httpError(429, 20_000), 0, { retry: false, reason: 'budget' }],
+    ['Retry-After within the budget', 1, httpError(429, 8_000), 0, { retry: true, delayMs: 8_000 }],
+  ];
+  it.each(table)('%s', (_name, attempt, err, elapsed, expected) => {
+    expect(decideRetry(attempt, err, elapsed, policy, half)).toEqual(expected);
+  });
+
+  it('maxAttempts 1 never retries', () => {
+    expect(decideRetry(1, httpError(503), 0, { ...policy, maxAttempts: 1 })).toEqual({ retry: false, reason: 'attempts' });
+  });
+});
+
+describe('resolveRetryPolicy', () => {
+  it('defaults follow the official client (4 attempts, 5 s base, factor 2)', () => {
+    expect(resolveRetryPolicy()).toEqual(DEFAULT_RETRY_POLICY);
+    expect(DEFAULT_RETRY_POLICY).toMatchObject({ maxAttempts: 4, baseDelayMs: 5000, factor: 2 });
+  });
+  it('takes tiny values for tests, and 0 means 0', () => {
+    expect(resolveRetryPolicy({ baseDelayMs: 0, maxDelayMs: 1 })).toMatchObject({ baseDelayMs: 0, maxDelayMs: 1 });
+  });
+  it.each([
+    [{ maxAttempts: 0 }], [{ maxAttempts: 1.5 }], [{ baseDelayMs: -1 }], [{ factor: 0.5 }], [{ budgetMs: Number.NaN }], [{ maxDelayMs: Infinity }],
+  ])('refuses %j with a config code', (bad) => {
+    expect(() => resolveRetryPolicy(bad)).toThrowError(expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID' }) as Error);
+  });
+});

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryLedger, canonicalJson, documentHashes, estimatedUnits, ledgerVerdict, type LedgerEntry } from '../../src/batcher/ledger.js';
+import type { RawEmailDocument } from '../../src/model/index.js';
+
+const doc: RawEmailDocument = {
+  raw_email: { headers: { raw: 'Subject: a' }, body: { plain: 'text' }, attachments: [{ name: 'a.pdf', size: 3, content_type: 'application/pdf' }] },
+  comment_id: 'abc',
+  user_properties: { 'string:B': 'b', 'string:A': 'a' },
+};
+
+describe('documentHashes', () => {
+  it('is sha256 hex, stable under key order', () => {
+    const reordered: RawEmailDocument = {
+      user_properties: { 'string:A': 'a', 'string:B': 'b' },
+      comment_id: 'abc',
+      raw_email: { attachments: doc.raw_email.attachments, body: { plain: 'text' }, headers: { raw: 'Subject: a' } },
+    };
+    const h = documentHashes(doc);
+    expect(h.textHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(h.propsHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(documentHashes(reordered)).toEqual(h);
+  });
+  it('text and properties change independently; comment_id is in neither', () => {
+    const h = documentHashes(doc);
+    const props = documentHashes({ ...doc, user_properties: { 'string:A': 'z' } });
+    const text = documentHashes({ ...doc, raw_email: { ...doc.raw_email, body: { plain: 'other' } } });
+    expect(props.textHash).toBe(h.textHash);
+    expect(props.propsHash).not.toBe(h.propsHash);
+    expect(text.propsHash).toBe(h.propsHash);
+    expect(text.textHash).not.toBe(h.textHash);
+    expect(documentHashes({ ...doc, comment_id: 'def' })).toEqual(h);
+  });
+  it('absent and empty properties hash alike', () => {
+    const { user_properties: _, ...bare } = doc;
+    expect(documentHashes(bare).propsHash).toBe(documentHashes({ ...doc, user_properties: {} }).propsHash);
+  });
+  it('canonicalJson sorts keys at every level', () => {
+    expect(canonicalJson({ b: [{ d: 1, c: 2 }], a: null })).toBe('{"a":null,"b":[{"c":2,"d":1}]}');
+  });
+});
+
+describe('ledger rule', () => {
+  const h = documentHashes(doc);
+  const entry = (over: Partial<LedgerEntry>): LedgerEntry => ({ ...h, outcome: 'delivered', updatedAt: '2026-01-01T00:00:00Z', ...over });
+  it.each([
+    ['no entry', undefined, 'new', 1],
+    ['identical delivered', entry({}), 'unchanged', 0],
+    ['properties differ', entry({ propsHash: 'x' }), 'properties-only', 0],
+    ['text differs', entry({ textHash: 'x' }), 'text-changed', 1],
+    ['both differ', entry({ textHash: 'x', propsHash: 'y' }), 'text-changed', 1],
+    ['identical but rejected last time', entry({ outcome: 'rejected' }), 'new', 1],
+  ] as const)('%s -> %s, %d unit(s)', (_name, e, verdict, units) => {
+    expect(ledgerVerdict(h, e)).toBe(verdict);
+    expect(estimatedUnits(ledgerVerdict(h, e))).toBe(units);
+  });
+});
+
+describe('MemoryLedger', () => {
+  it('looks up per source and returns only known ids', async () => {
+    const ledger = new MemoryLedger();
+    await ledger.record('p/s', [{ commentId: 'a1', textHash: 't', propsHash: 'p', outcome: 'delivered', updatedAt: 'now' }]);
+    expect([...(await ledger.lookup('p/s', ['a1', 'b2'])).keys()]).toEqual(['a1']);
+    expect((await ledger.lookup('p/other', ['a1'])).size).toBe(0);
+    await ledger.record('p/s', [{ commentId: 'a1', textHash: 't2', propsHash: 'p', outcome: 'delivered', updatedAt: 'later' }]);
+    expect((await ledger.lookup('p/s', ['a1'])).get('a1')?.textHash).toBe('t2');
+    expect(ledger.size('p/s')).toBe(1);
+  });
+});

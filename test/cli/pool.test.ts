@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { importPool } from './support/dist.js';
+
+const message = (n: number, extra = '') =>
+  Buffer.from(`${extra}From: Sender ${n} <s${n}@example.com>\r\nTo: r@example.com\r\nSubject: message ${n}\r\nDate: Mon, 04 Mar 2024 09:00:00 +0000\r\nMessage-ID: <m${n}@example.com>\r\n\r\nBody ${n}\r\n`);
+
+describe('parse pool', () => {
+  it('parses in workers and yields results in submission order', async () => {
+    const { ParsePool, parseOrdered } = await importPool();
+    const pool = new ParsePool({ size: 2, queueSize: 2 });
+    try {
+      const items = Array.from({ length: 40 }, (_, n) => ({ n, raw: message(n) }));
+      const seen: number[] = [];
+      for await (const { item, outcome } of parseOrdered(pool, items, (i) => i.raw, { transfer: true })) {
+        expect(outcome?.ok).toBe(true);
+        if (outcome?.ok) expect(outcome.result.comment.messages[0]?.subject?.text).toBe(`message ${item.n}`);
+        seen.push(item.n);
+      }
+      expect(seen).toEqual(items.map((i) => i.n));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('passes items without bytes through in their place', async () => {
+    const { ParsePool, parseOrdered } = await importPool();
+    const pool = new ParsePool({ size: 1 });
+    try {
+      const items = [{ raw: message(1) }, { raw: undefined }, { raw: message(2) }];
+      const out: Array<boolean | undefined> = [];
+      for await (const { outcome } of parseOrdered(pool, items, (i) => i.raw)) out.push(outcome?.ok);
+      expect(out).toEqual([true, undefined, true]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('copies unless asked to transfer, and transfers when asked', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1 });
+    try {
+      const kept = Buffer.concat([message(1), Buffer.alloc(8192)]);
+      await (await pool.submit(kept)).done;
+      expect(kept.byteLength).toBeGreaterThan(0);
+      const moved = new Uint8Array(message(2));
+      const ticket = await pool.submit(moved, { transfer: true });
+      expect(moved.byteLength).toBe(0);
+      expect((await ticket.done).ok).toBe(true);
+      expect((await pool.parse(message(3))).comment.messages[0]?.subject?.text).toBe('message 3');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('refuses a message over the size budget before dispatch', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, maxMessageBytes: 100 });
+    try {
+      const outcome = await (await pool.submit(message(1, 'X-Pad: ' + 'p'.repeat(200) + '\r\n'))).done;
+      expect(outcome.ok ? undefined : outcome.error.code).toBe('MAILGATE_ERR_MIME_TOO_LARGE');
+      await expect(pool.parse(Buffer.alloc(101, 0x41))).rejects.toMatchObject({ code: 'MAILGATE_ERR_MIME_TOO_LARGE' });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('terminates a worker over the time budget, reports MAILGATE_ERR_MIME_TIMEOUT and carries on', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, timeoutMs: 1500, testHooks: true });
+    try {
+      const hung = await pool.submit(message(1, 'X-Mailgate-Internal-Test-Hook: hang\r\n'));
+      const next = await pool.submit(message(2));
+      const first = await hung.done;
+      expect(first.ok ? undefined : first.error.code).toBe('MAILGATE_ERR_MIME_TIMEOUT');
+      expect((await next.done).ok).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('reports a worker that dies mid-message as MAILGATE_ERR_MIME_WORKER_CRASHED and replaces it', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, testHooks: true });
+    try {
+      const crashed = await pool.submit(message(1, 'X-Mailgate-Internal-Test-Hook: crash\r\n'));
+      const next = await pool.submit(message(2));
+      const first = await crashed.done;
+      expect(first.ok ? undefined : first.error.code).toBe('MAILGATE_ERR_MIME_WORKER_CRASHED');
+      expect((await next.done).ok).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('returns the parser error code for bad input', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1 });
+    try {
+      const outcome = await (await pool.submit(Buffer.alloc(0))).done;
+      expect(outcome.ok ? undefined : outcome.error.code).toBe('MAILGATE_ERR_MIME_EMPTY');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('makes submit wait while the queue is full (backpressure)', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, queueSize: 1, timeoutMs: 60_000, testHooks: true });
+    try {
+      const first = await pool.submit(message(1, 'X-Mailgate-Internal-Test-Hook: hang\r\n'));
+      await pool.submit(message(2));
+      let admitted = false;
+      const third = pool.submit(message(3)).then((t) => ((admitted = true), t));
+      await new Promise((r) => setImmediate(r));
+      expect(admitted).toBe(false);
+      await pool.close();
+      const closedOutcome = await first.done;
+      expect(closedOutcome.ok).toBe(false);
+      await third;
+      expect(admitted).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('validates its options', async () => {
+    const { ParsePool } = await importPool();
+    expect(() => new ParsePool({ size: 0 })).toThrow(RangeError);
+    expect(() => new ParsePool({ timeoutMs: 1.5 })).toThrow(RangeError);
+  });
+});

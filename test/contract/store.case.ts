@@ -1,0 +1,441 @@
+/**
+ * The Store conformance suite: every implementation runs it (test/store/*.test.ts).
+ * `fixture()` makes a fresh, empty store; its `open()` connects to that same store each time
+ * it is called (two calls = two independent connections or pools).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isGatewayError } from '../../src/errors.js';
+import type { OutboxInput, Store } from '../../src/store/types.js';
+
+export interface StoreFixture {
+  open(): Promise<Store>;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+let seq = 0;
+/** A distinct, valid outbox input. */
+export function input(route: string, n: number, extra: Partial<OutboxInput> = {}): OutboxInput {
+  seq += 1;
+  const commentId = (0xc0de0000 + n).toString(16);
+  return {
+    route,
+    key: `files:/tmp/archive.mbox:${n}`,
+    commentId,
+    document: {
+      raw_email: { headers: { raw: `Subject: message ${n}\r\nFrom: a@example.com` }, body: { plain: `body ${n} (${seq})` } },
+      comment_id: commentId,
+    },
+    origin: { adapter: 'files', path: '/tmp/archive.mbox', index: n },
+    raw: Buffer.from(`Subject: message ${n}\r\n\r\nbody ${n}\r\n`),
+    ...extra,
+  };
+}
+
+export async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(isGatewayError(err) ? err.code : err).toBe(code);
+}
+
+export interface ContractContext {
+  store(): Store;
+  open(): Promise<Store>;
+}
+
+export function storeContract(name: string, fixture: () => Promise<StoreFixture>): void {
+  describe(`Store contract: ${name}`, () => {
+    let target: StoreFixture;
+    let main: Store;
+    const opened: Store[] = [];
+    const open = async (): Promise<Store> => {
+      const s = await target.open();
+      opened.push(s);
+      return s;
+    };
+    beforeEach(async () => {
+      target = await fixture();
+      main = await open();
+    });
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close();
+    });
+    const ctx: ContractContext = { store: () => main, open };
+
+    describe('outbox', () => {
+      it('enqueues idempotently on (route, key), also within one batch', async () => {
+        const s = ctx.store();
+        expect(await s.enqueue([input('r1', 1), input('r1', 2)])).toEqual({ queued: 2, deadLettered: 0, duplicates: 0 });
+        expect(await s.enqueue([input('r1', 2), input('r1', 3), input('r1', 3)])).toEqual({ queued: 1, deadLettered: 0, duplicates: 2 });
+        expect(await s.enqueue([input('r2', 1)])).toEqual({ queued: 1, deadLettered: 0, duplicates: 0 });
+        expect(await s.enqueue([])).toEqual({ queued: 0, deadLettered: 0, duplicates: 0 });
+        expect(await s.outboxDepth('r1')).toBe(3);
+        expect(await s.outboxDepth()).toBe(4);
+      });
+
+      it('writes the checkpoint with the items', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1)], { key: 'files:/tmp/archive.mbox', value: { offset: 10, done: false } });
+        expect(await s.getCheckpoint('files:/tmp/archive.mbox')).toEqual({ offset: 10, done: false });
+        await s.enqueue([input('r', 1)], { key: 'files:/tmp/archive.mbox', value: { offset: 20 } });
+        expect(await s.getCheckpoint('files:/tmp/archive.mbox')).toEqual({ offset: 20 });
+        await s.setCheckpoint('imap:acct:INBOX', { uidValidity: 7, lastUid: 42 });
+        expect(await s.getCheckpoint('imap:acct:INBOX')).toEqual({ uidValidity: 7, lastUid: 42 });
+        expect(await s.getCheckpoint('nope')).toBeUndefined();
+        const all = await s.listCheckpoints();
+        expect(all.map((c) => c.key)).toEqual(['files:/tmp/archive.mbox', 'imap:acct:INBOX']);
+        expect(Number.isNaN(Date.parse(all[0]?.updatedAt ?? ''))).toBe(false);
+      });
+
+      it('keeps neither items nor checkpoint when an enqueue fails midway', async () => {
+        const s = ctx.store();
+        const bad = input('r', 3, { commentId: null as unknown as string });
+        await expectCode(
+          s.enqueue([input('r', 1), input('r', 2), bad, input('r', 4)], { key: 'cp', value: { at: 4 } }),
+          'MAILGATE_ERR_STORE_WRITE_FAILED',
+        );
+        // The checkpoint value cannot be stored (BigInt has no JSON form): the items roll back with it.
+        await expectCode(s.enqueue([input('r', 5)], { key: 'cp', value: { at: 10n } }), 'MAILGATE_ERR_STORE_WRITE_FAILED');
+        expect(await s.outboxDepth()).toBe(0);
+        expect(await s.getCheckpoint('cp')).toBeUndefined();
+        expect(await s.claim(undefined, 10, 'w', 60_000)).toEqual([]);
+        // The store is still usable afterwards.
+        expect((await s.enqueue([input('r', 1)], { key: 'cp', value: { at: 1 } })).queued).toBe(1);
+        expect(await s.getCheckpoint('cp')).toEqual({ at: 1 });
+      });
+
+      it('claims ready items in enqueue order with a lease, and returns them without raw bytes', async () => {
+        const s = ctx.store();
+        const preview = {
+          id: 'c0de0001', timestamp: '2024-01-02T03:04:05Z', user_properties: { 'string:Mailbox': 'x' },
+          messages: [{ body: { text: 'hello' }, from: 'a@example.com' }],
+        };
+        const warnings = [{ code: 'MAILGATE_WARN_NO_BODY' as const, message: 'no body' }];
+        await s.enqueue([input('r', 1, { preview, warnings }), input('r', 2), input('other', 3), input('r', 4)]);
+        const first = await s.claim('r', 2, 'worker-a', 60_000);
+        expect(first.map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:1', 'files:/tmp/archive.mbox:2']);
+        const one = first[0];
+        expect(one).toMatchObject({ route: 'r', commentId: 'c0de0001', attempts: 0, preview, warnings, origin: { adapter: 'files', index: 1 } });
+        expect(one?.document.raw_email.headers).toEqual({ raw: 'Subject: message 1\r\nFrom: a@example.com' });
+        expect(one?.document.comment_id).toBe('c0de0001');
+        expect(one).not.toHaveProperty('raw');
+        expect(first[1]?.preview).toBeUndefined();
+        expect(first[1]?.warnings).toEqual([]);
+        expect(Number.isNaN(Date.parse(one?.enqueuedAt ?? ''))).toBe(false);
+        const next = await s.claim('r', 10, 'worker-b', 60_000);
+        expect(next.map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:4']);
+        expect(await s.claim('r', 10, 'worker-b', 60_000)).toEqual([]);
+        expect((await s.claim(undefined, 10, 'worker-c', 60_000)).map((i) => i.route)).toEqual(['other']);
+        expect(await s.outboxDepth('r')).toBe(3);
+      });
+
+      it('claims again once a lease expired', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1), input('r', 2)]);
+        expect(await s.claim('r', 1, 'a', 30)).toHaveLength(1);
+        await sleep(80);
+        const again = await s.claim('r', 10, 'b', 60_000);
+        expect(again.map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:1', 'files:/tmp/archive.mbox:2']);
+      });
+
+      it('never gives one item to two concurrent claimers', async () => {
+        const a = ctx.store();
+        const b = await ctx.open();
+        const items = Array.from({ length: 300 }, (_, i) => input(i % 2 === 0 ? 'r' : 'q', i));
+        await a.enqueue(items);
+        const drain = async (s: Store, owner: string, route?: string): Promise<number[]> => {
+          const got: number[] = [];
+          for (;;) {
+            const batch = await s.claim(route, 7, owner, 60_000);
+            if (batch.length === 0) return got;
+            got.push(...batch.map((i) => i.id));
+          }
+        };
+        const results = await Promise.all([drain(a, 'a'), drain(b, 'b'), drain(a, 'c', 'r'), drain(b, 'd', 'q')]);
+        const all = results.flat();
+        expect(all).toHaveLength(300);
+        expect(new Set(all).size).toBe(300);
+      });
+
+      it('stores each key once when writers enqueue overlapping batches at the same time', async () => {
+        // Opposite orders make PostgreSQL writers deadlock on the unique index; the store re-runs the loser.
+        const a = ctx.store();
+        const b = await ctx.open();
+        const keys = Array.from({ length: 1000 }, (_, i) => i);
+        const run = (s: Store, order: number[]) => s.enqueue(order.map((i) => input('r', i)), { key: 'cp', value: { n: order.length } });
+        for (let round = 0; round < 3; round += 1) {
+          const results = await Promise.all([run(a, keys), run(b, [...keys].reverse()), run(b, keys)]);
+          expect(results.reduce((n, r) => n + r.queued, 0)).toBe(round === 0 ? 1000 : 0);
+          expect(results.reduce((n, r) => n + r.duplicates, 0)).toBe(round === 0 ? 2000 : 3000);
+        }
+        expect(await a.outboxDepth('r')).toBe(1000);
+        expect((await a.counters('r'))[0]?.enqueued).toBe(1000);
+      });
+
+      it('marks items delivered or unchanged once, and counts them per route', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1), input('r', 2), input('r', 3), input('q', 4)]);
+        const items = await s.claim(undefined, 10, 'w', 60_000);
+        const ids = items.map((i) => i.id);
+        expect(await s.markDelivered(ids.slice(0, 2), { outcome: 'delivered' })).toBe(2);
+        expect(await s.markDelivered(ids.slice(0, 3), { outcome: 'unchanged' })).toBe(1);
+        expect(await s.markDelivered([], { outcome: 'delivered' })).toBe(0);
+        expect(await s.outboxDepth()).toBe(1);
+        expect(await s.deadLetter(ids[0] ?? 0, { code: 'X', message: 'too late' })).toBe(false);
+        expect(await s.outboxCounts()).toEqual([
+          { route: 'q', status: 'queued', count: 1 },
+          { route: 'r', status: 'delivered', count: 3 },
+        ]);
+        await s.addAiUnits('r', 2);
+        await s.addAiUnits('r', 0);
+        await expectCode(s.addAiUnits('r', -1), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        expect(await s.counters('r')).toEqual([{ route: 'r', enqueued: 3, delivered: 2, unchanged: 1, deadLettered: 0, aiUnits: 2 }]);
+        expect((await s.counters()).map((c) => c.route)).toEqual(['q', 'r']);
+      });
+
+      it('prunes delivered items by age, keeping queued and dead ones', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1), input('r', 2), input('r', 3, { error: { code: 'X', message: 'x' } })]);
+        const [one] = await s.claim('r', 1, 'w', 60_000);
+        await s.markDelivered([one?.id ?? 0], { outcome: 'delivered' });
+        expect(await s.pruneDelivered(new Date(Date.now() - 3_600_000))).toBe(0);
+        expect(await s.pruneDelivered(new Date(Date.now() + 60_000))).toBe(1);
+        expect(await s.outboxCounts()).toEqual([{ route: 'r', status: 'dead', count: 1 }, { route: 'r', status: 'queued', count: 1 }]);
+        expect((await s.counters('r'))[0]?.delivered).toBe(1);
+      });
+
+      it('schedules retries with a reason, releasing the lease', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1), input('r', 2)]);
+        const [one, two] = await s.claim('r', 2, 'w', 60_000);
+        expect(await s.scheduleRetry(one?.id ?? 0, 60_000, { code: 'MAILGATE_ERR_API_SERVER', message: '503' })).toBe(1);
+        expect(await s.scheduleRetry([two?.id ?? 0], 0, { code: 'MAILGATE_ERR_API_NETWORK', message: 'reset' })).toBe(1);
+        const due = await s.claim('r', 10, 'w2', 60_000);
+        expect(due.map((i) => i.id)).toEqual([two?.id]);
+        expect(due[0]).toMatchObject({ attempts: 1, lastError: { code: 'MAILGATE_ERR_API_NETWORK', message: 'reset' } });
+        expect(await s.outboxDepth('r')).toBe(2);
+        await s.scheduleRetry(one?.id ?? 0, 0, { code: 'MAILGATE_ERR_API_SERVER', message: '503 again' });
+        const later = await s.claim('r', 10, 'w3', 60_000);
+        expect(later.map((i) => [i.id, i.attempts])).toEqual([[one?.id, 2]]);
+      });
+
+      it('refuses out-of-range limits and delays with a coded error', async () => {
+        const s = ctx.store();
+        await expectCode(s.claim('r', 0, 'w', 1000), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        await expectCode(s.claim('r', 1.5, 'w', 1000), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        await expectCode(s.claim('r', 1, 'w', 0), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        await expectCode(s.scheduleRetry(1, -1, { code: 'X', message: 'x' }), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        await expectCode(s.acquireLease('m', 'o', 0), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        await expectCode(s.listDeadLetters({ limit: 0 }), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+      });
+
+      it('round-trips NUL characters, astral text and arbitrary raw bytes', async () => {
+        const s = ctx.store();
+        const raw = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
+        const body = 'nul:\u0000 emoji:😀 rtl:שלום \\u0000 literal';
+        const item = input('r', 1, { raw, error: { code: 'MAILGATE_ERR_MIME_NOT_EMAIL', message: 'bad\u0000bytes' } });
+        item.document.raw_email.body = { plain: body };
+        await s.enqueue([item]);
+        const [dl] = await s.listDeadLetters({ limit: 10 });
+        const detail = await s.getDeadLetter(dl?.id ?? 0);
+        expect(detail?.raw?.equals(raw)).toBe(true);
+        expect(detail?.document.raw_email.body).toEqual({ plain: body });
+        expect(detail?.error).toEqual({ code: 'MAILGATE_ERR_MIME_NOT_EMAIL', message: 'bad\u0000bytes' });
+      });
+    });
+
+    deadLetterCases(ctx);
+    stateCases(ctx);
+  });
+}
+
+function deadLetterCases(ctx: ContractContext): void {
+  describe('dead letters', () => {
+    it('keeps parse failures and dead-lettered items with their raw bytes', async () => {
+      const s = ctx.store();
+      const failed = input('r', 1, { error: { code: 'MAILGATE_ERR_MIME_TIMEOUT', message: 'parse took too long' } });
+      expect(await s.enqueue([failed, input('r', 2), input('q', 3)])).toEqual({ queued: 2, deadLettered: 1, duplicates: 0 });
+      const [two] = await s.claim('r', 10, 'w', 60_000);
+      expect(await s.deadLetter(two?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: '422: bad thing' })).toBe(true);
+      expect(await s.deadLetter(two?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'twice' })).toBe(false);
+      expect(await s.claim('r', 10, 'w', 60_000)).toEqual([]);
+      const list = await s.listDeadLetters({ limit: 10 });
+      expect(list.map((d) => [d.key, d.error.code, d.hasRaw])).toEqual([
+        ['files:/tmp/archive.mbox:1', 'MAILGATE_ERR_MIME_TIMEOUT', true],
+        ['files:/tmp/archive.mbox:2', 'MAILGATE_ERR_BATCH_REJECTED', true],
+      ]);
+      expect(list[1]).toMatchObject({ route: 'r', commentId: 'c0de0002', error: { message: '422: bad thing' } });
+      expect(Date.parse(list[1]?.deadAt ?? '')).toBeGreaterThanOrEqual(Date.parse(list[1]?.enqueuedAt ?? '') - 1000);
+      const detail = await s.getDeadLetter(list[0]?.id ?? 0);
+      expect(detail?.raw?.toString()).toBe(failed.raw?.toString());
+      expect(detail?.document).toEqual(failed.document);
+      expect(await s.getDeadLetter(two?.id ?? 0)).toMatchObject({ commentId: 'c0de0002' });
+      expect(await s.getDeadLetter(123_456)).toBeUndefined();
+      expect(await s.counters('r')).toEqual([{ route: 'r', enqueued: 1, delivered: 0, unchanged: 0, deadLettered: 2, aiUnits: 0 }]);
+    });
+
+    it('lists dead letters by route with a cursor', async () => {
+      const s = ctx.store();
+      const err = { code: 'MAILGATE_ERR_MIME_NOT_EMAIL', message: 'x' };
+      await s.enqueue(Array.from({ length: 5 }, (_, i) => input(i < 3 ? 'r' : 'q', i, { error: err, raw: undefined })));
+      const page1 = await s.listDeadLetters({ route: 'r', limit: 2 });
+      const page2 = await s.listDeadLetters({ route: 'r', limit: 2, after: page1[1]?.id ?? 0 });
+      expect([...page1, ...page2].map((d) => d.key)).toEqual([0, 1, 2].map((i) => `files:/tmp/archive.mbox:${i}`));
+      expect(page2[0]?.hasRaw).toBe(false);
+      expect((await s.getDeadLetter(page2[0]?.id ?? 0))?.raw).toBeUndefined();
+      expect(await s.listDeadLetters({ limit: 100 })).toHaveLength(5);
+    });
+
+    it('replays a dead letter with a re-parsed replacement', async () => {
+      const s = ctx.store();
+      const original = input('r', 1, { error: { code: 'MAILGATE_ERR_MIME_TIMEOUT', message: 'slow' } });
+      await s.enqueue([original]);
+      const [dl] = await s.listDeadLetters({ limit: 1 });
+      const id = dl?.id ?? 0;
+      await expectCode(s.replayDeadLetter(id, input('r', 2)), 'MAILGATE_ERR_STORE_REPLAY_MISMATCH');
+      await expectCode(s.replayDeadLetter(id + 1000, input('r', 1)), 'MAILGATE_ERR_STORE_NOT_FOUND');
+      const still = input('r', 1, { raw: undefined, error: { code: 'MAILGATE_ERR_MIME_NOT_EMAIL', message: 'still bad' } });
+      expect(await s.replayDeadLetter(id, still)).toEqual({ id, status: 'dead' });
+      const again = await s.getDeadLetter(id);
+      expect(again?.error.message).toBe('still bad');
+      expect(again?.raw?.equals(original.raw ?? Buffer.alloc(0))).toBe(true);
+      const fixed = input('r', 1, { raw: undefined, warnings: [{ code: 'MAILGATE_WARN_MIME_MALFORMED', message: 'best effort' }] });
+      expect(await s.replayDeadLetter(id, fixed)).toEqual({ id, status: 'queued' });
+      expect(await s.listDeadLetters({ limit: 10 })).toEqual([]);
+      const [item] = await s.claim('r', 10, 'w', 60_000);
+      expect(item).toMatchObject({ id, attempts: 0, document: fixed.document, warnings: fixed.warnings });
+      await expectCode(s.replayDeadLetter(id, fixed), 'MAILGATE_ERR_STORE_NOT_FOUND');
+      // The enqueue is still idempotent on the replayed key.
+      expect((await s.enqueue([input('r', 1)])).duplicates).toBe(1);
+    });
+
+    it('purges by ids, route, age or all, and needs a filter', async () => {
+      const s = ctx.store();
+      const err = { code: 'MAILGATE_ERR_MIME_NOT_EMAIL', message: 'x' };
+      await s.enqueue([input('r', 1, { error: err }), input('r', 2, { error: err }), input('q', 3, { error: err }), input('q', 4, { error: err }), input('q', 5)]);
+      const ids = (await s.listDeadLetters({ limit: 10 })).map((d) => d.id);
+      await expectCode(s.purgeDeadLetters({}), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+      expect(await s.purgeDeadLetters({ ids: [ids[0] ?? 0] })).toBe(1);
+      expect(await s.purgeDeadLetters({ route: 'r', olderThan: new Date(Date.now() - 3_600_000) })).toBe(0);
+      expect(await s.purgeDeadLetters({ route: 'r', olderThan: new Date(Date.now() + 60_000) })).toBe(1);
+      expect(await s.purgeDeadLetters({ all: true })).toBe(2);
+      expect(await s.outboxDepth('q')).toBe(1);
+      // A purged key may come in again (the ledger, not the outbox, prevents double billing).
+      expect((await s.enqueue([input('r', 1)])).queued).toBe(1);
+    });
+  });
+}
+
+function stateCases(ctx: ContractContext): void {
+  describe('ledger, leases, threads, predictions, lifecycle', () => {
+    it('records and looks up ledger entries per source', async () => {
+      const s = ctx.store();
+      expect((await s.lookup('p/s', ['aa'])).size).toBe(0);
+      await s.record('p/s', [
+        { commentId: 'aa', textHash: 't1', propsHash: 'p1', outcome: 'delivered', updatedAt: '2024-01-01T00:00:00.000Z' },
+        { commentId: 'bb', textHash: 't2', propsHash: 'p2', outcome: 'rejected', updatedAt: '2024-01-01T00:00:00.000Z' },
+        { commentId: 'aa', textHash: 't3', propsHash: 'p3', outcome: 'delivered', updatedAt: '2024-01-02T00:00:00.000Z' },
+      ]);
+      await s.record('p/other', [{ commentId: 'aa', textHash: 'x', propsHash: 'y', outcome: 'delivered', updatedAt: '2024-01-03T00:00:00.000Z' }]);
+      await s.record('p/s', []);
+      const found = await s.lookup('p/s', ['aa', 'bb', 'cc']);
+      expect([...found.entries()].sort()).toEqual([
+        ['aa', { textHash: 't3', propsHash: 'p3', outcome: 'delivered', updatedAt: '2024-01-02T00:00:00.000Z' }],
+        ['bb', { textHash: 't2', propsHash: 'p2', outcome: 'rejected', updatedAt: '2024-01-01T00:00:00.000Z' }],
+      ]);
+      expect((await s.lookup('p/s', [])).size).toBe(0);
+    });
+
+    it('grants leases to one owner, renews, releases, and lets them be stolen after expiry', async () => {
+      const s = ctx.store();
+      const other = await ctx.open();
+      expect(await s.acquireLease('imap:acct', 'gw-1', 60_000)).toBe(true);
+      expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBe(false);
+      expect(await s.acquireLease('imap:acct', 'gw-1', 60_000)).toBe(true);
+      await s.renewLease('imap:acct', 'gw-1', 40);
+      expect((await other.getLease('imap:acct'))?.owner).toBe('gw-1');
+      await sleep(80);
+      expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBe(true);
+      await expectCode(s.renewLease('imap:acct', 'gw-1', 60_000), 'MAILGATE_ERR_STORE_LEASE_LOST');
+      expect(await s.releaseLease('imap:acct', 'gw-1')).toBe(false);
+      const lease = await s.getLease('imap:acct');
+      expect(lease?.owner).toBe('gw-2');
+      expect(Date.parse(lease?.expiresAt ?? '')).toBeGreaterThan(Date.now());
+      expect(await other.releaseLease('imap:acct', 'gw-2')).toBe(true);
+      expect(await s.getLease('imap:acct')).toBeUndefined();
+      await expectCode(s.renewLease('imap:acct', 'gw-1', 60_000), 'MAILGATE_ERR_STORE_LEASE_LOST');
+      expect(await s.acquireLease('imap:acct', 'gw-1', 60_000)).toBe(true);
+    });
+
+    it('gives one of many racing acquirers the lease', async () => {
+      const stores = [ctx.store(), await ctx.open(), ctx.store(), await ctx.open()];
+      const won = await Promise.all(stores.map((s, i) => s.acquireLease('imap:shared', `gw-${i}`, 60_000)));
+      expect(won.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('indexes threads per source and returns members oldest first', async () => {
+      const s = ctx.store();
+      await s.indexThread('p/s', [
+        { commentId: 'c3', threadId: 't1', timestamp: '2024-01-03T00:00:00Z', from: 'c@x', participants: ['c@x', 'a@x'] },
+        { commentId: 'c1', threadId: 't1', timestamp: '2024-01-01T00:00:00Z', from: 'a@x', participants: ['a@x', 'b@x'] },
+        { commentId: 'c2', threadId: 't2', timestamp: '2024-01-02T00:00:00Z', participants: [] },
+      ]);
+      await s.indexThread('p/other', [{ commentId: 'c9', threadId: 't1', timestamp: '2024-01-01T00:00:00Z', participants: [] }]);
+      await s.indexThread('p/s', [{ commentId: 'c0', threadId: 't1', timestamp: '2023-12-31T23:00:00+00:00', from: 'z@x', participants: ['z@x'] }]);
+      const m = await s.threadMembers('p/s', ['t1', 't2', 't404']);
+      expect(m.get('t1')?.map((e) => e.commentId)).toEqual(['c0', 'c1', 'c3']);
+      expect(m.get('t1')?.[0]).toEqual({ commentId: 'c0', threadId: 't1', timestamp: '2023-12-31T23:00:00+00:00', from: 'z@x', participants: ['z@x'] });
+      expect(m.get('t2')).toEqual([{ commentId: 'c2', threadId: 't2', timestamp: '2024-01-02T00:00:00Z', participants: [] }]);
+      expect(m.has('t404')).toBe(false);
+      // Re-indexing a comment moves it (a late parent message re-roots the thread).
+      await s.indexThread('p/s', [{ commentId: 'c2', threadId: 't1', timestamp: '2024-01-02T00:00:00Z', participants: [] }]);
+      const moved = await s.threadMembers('p/s', ['t1', 't2']);
+      expect(moved.get('t1')?.map((e) => e.commentId)).toEqual(['c0', 'c1', 'c2', 'c3']);
+      expect(moved.has('t2')).toBe(false);
+    });
+
+    it('keeps the latest predictions per comment and lists them', async () => {
+      const s = ctx.store();
+      const model = { version: 3, time: '2024-01-01T00:00:00Z' };
+      await s.savePredictions('r', [
+        { commentId: 'aa', key: 'k1', predictions: [{ name: ['Billing'], probability: 0.9 }], model },
+        { commentId: 'bb', key: 'k2', predictions: [], model: null },
+      ]);
+      await s.savePredictions('q', [{ commentId: 'aa', key: 'k1', predictions: [], model }]);
+      await s.savePredictions('r', [{ commentId: 'aa', key: 'k1', predictions: [{ name: ['Billing', 'Refund'], probability: 0.7, sentiment: -0.2 }], model }]);
+      const all = await s.listPredictions({ route: 'r', limit: 10 });
+      expect(all.map((p) => [p.commentId, p.predictions])).toEqual([
+        ['bb', []],
+        ['aa', [{ name: ['Billing', 'Refund'], probability: 0.7, sentiment: -0.2 }]],
+      ]);
+      expect(all[0]).toMatchObject({ route: 'r', key: 'k2', model: null });
+      expect(all[1]?.model).toEqual(model);
+      const page = await s.listPredictions({ route: 'r', limit: 1, after: all[0]?.id ?? 0 });
+      expect(page.map((p) => p.commentId)).toEqual(['aa']);
+      expect((await s.listPredictions({ commentIds: ['aa'], limit: 10 })).map((p) => p.route).sort()).toEqual(['q', 'r']);
+      await s.savePredictions('r', []);
+    });
+
+    it('migrates idempotently and keeps everything across a reopen', async () => {
+      const s = ctx.store();
+      const version = await s.migrate();
+      expect(version).toBeGreaterThanOrEqual(1);
+      expect(await s.migrate()).toBe(version);
+      await s.enqueue([input('r', 1), input('r', 2)], { key: 'cp', value: { n: 2 } });
+      await s.record('src', [{ commentId: 'aa', textHash: 't', propsHash: 'p', outcome: 'delivered', updatedAt: 'now' }]);
+      await s.close();
+      await s.close();
+      const again = await ctx.open();
+      expect(await again.migrate()).toBe(version);
+      expect(await again.getCheckpoint('cp')).toEqual({ n: 2 });
+      expect((await again.claim('r', 10, 'w', 60_000)).map((i) => i.commentId)).toEqual(['c0de0001', 'c0de0002']);
+      expect((await again.lookup('src', ['aa'])).get('aa')?.textHash).toBe('t');
+      expect(await again.enqueue([input('r', 1)])).toEqual({ queued: 0, deadLettered: 0, duplicates: 1 });
+    });
+
+    it('fails with a coded error once closed', async () => {
+      const s = await ctx.open();
+      await s.close();
+      await expectCode(s.outboxDepth(), 'MAILGATE_ERR_STORE_UNAVAILABLE');
+    });
+  });
+}

@@ -1,0 +1,88 @@
+import { cp, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ADAPTERS, createAdapter, isAdapterKind } from '../../adapters/index.js';
+import { checkpointKey, createFilesAdapter } from '../../adapters/files/index.js';
+import type { FileFailure } from '../../adapters/files/index.js';
+import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import { SAMPLES } from './support/paths.js';
+
+/** An in-memory sink honouring the contract: a batch and its checkpoint land together, or not at all. */
+class MemorySink implements IntakeSink {
+  readonly stored: Inbound[] = [];
+  readonly checkpoints = new Map<string, Checkpoint['value']>();
+  accepts = 0;
+  constructor(private readonly failAfter = Infinity) {}
+
+  async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+    if (this.accepts >= this.failAfter) throw new Error('store went away');
+    this.accepts++;
+    this.stored.push(...batch);
+    if (checkpoint) this.checkpoints.set(checkpoint.key, checkpoint.value);
+  }
+
+  async checkpoint(key: string): Promise<Checkpoint['value'] | undefined> {
+    return this.checkpoints.get(key);
+  }
+}
+
+const id = (m: Inbound) => `${m.origin.path}#${m.origin.index}`;
+
+async function copySamples(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mailgate-adapter-'));
+  await cp(SAMPLES, dir, { recursive: true });
+  return dir;
+}
+
+describe('files adapter', () => {
+  it('is registered under its kind', () => {
+    expect(isAdapterKind('files')).toBe(true);
+    expect(isAdapterKind('nope')).toBe(false);
+    expect(ADAPTERS.files).toBe(createFilesAdapter);
+    expect(createAdapter('files', { paths: [], route: 'r' }).kind).toBe('files');
+  });
+
+  it('pushes batches with the route, absolute origins and a checkpoint per input', async () => {
+    const dir = await copySamples();
+    const errors: FileFailure[] = [];
+    const sink = new MemorySink();
+    const adapter = createFilesAdapter({ paths: [join(dir, 'mbox'), join(dir, 'bad')], route: 'support', batchSize: 2, onError: (e) => errors.push(e) });
+    await adapter.start(sink, new AbortController().signal);
+    expect(sink.stored).toHaveLength(9);
+    expect(sink.stored.every((m) => m.route === 'support' && m.origin.adapter === 'files' && m.origin.path!.startsWith(dir))).toBe(true);
+    expect(errors.map((e) => e.error.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID', 'MAILGATE_ERR_INPUT_MSG_INVALID']);
+    const cp = sink.checkpoints.get(checkpointKey(join(dir, 'mbox')));
+    expect(cp).toMatchObject({ path: join(dir, 'mbox', 'mboxrd.mbox'), index: 3 });
+    expect(sink.checkpoints.has(checkpointKey(join(dir, 'bad')))).toBe(true);
+  });
+
+  it('resumes after an interruption: every message exactly once overall', async () => {
+    const dir = await copySamples();
+    const inputs = [join(dir, 'eml'), join(dir, 'mbox'), join(dir, 'maildir')];
+    const reference = new MemorySink();
+    await createFilesAdapter({ paths: inputs, route: 'r', batchSize: 2 }).start(reference, new AbortController().signal);
+
+    for (const failAfter of [1, 2, 4, 5]) {
+      const sink = new MemorySink(failAfter);
+      const adapter = createFilesAdapter({ paths: inputs, route: 'r', batchSize: 2 });
+      await expect(adapter.start(sink, new AbortController().signal)).rejects.toThrow('store went away');
+      const restarted = Object.assign(new MemorySink(), { stored: [...sink.stored], checkpoints: new Map(sink.checkpoints) });
+      await createFilesAdapter({ paths: inputs, route: 'r', batchSize: 2 }).start(restarted, new AbortController().signal);
+      expect(restarted.stored.map(id)).toEqual(reference.stored.map(id));
+    }
+  });
+
+  it('stops when the signal aborts', async () => {
+    const dir = await copySamples();
+    const controller = new AbortController();
+    const sink = new MemorySink();
+    const accept = sink.accept.bind(sink);
+    sink.accept = async (batch, checkpoint) => {
+      await accept(batch, checkpoint);
+      controller.abort();
+    };
+    await createFilesAdapter({ paths: [join(dir, 'mbox')], route: 'r', batchSize: 1 }).start(sink, controller.signal);
+    expect(sink.stored).toHaveLength(1);
+  });
+});

@@ -1,0 +1,147 @@
+import { cp, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readInput, readInputs } from '../../adapters/files/index.js';
+import type { FileItem, ReadOptions } from '../../adapters/files/index.js';
+import { readBack } from './support/mail.js';
+import { writeMsg } from './support/msg-writer.js';
+import { SAMPLES, sample } from './support/paths.js';
+
+async function collect(paths: string[], options: ReadOptions = {}): Promise<FileItem[]> {
+  const out: FileItem[] = [];
+  for await (const item of readInputs(paths, options)) out.push(item);
+  return out;
+}
+
+const rel = (item: FileItem) => `${relative(SAMPLES, item.origin.path)}#${item.origin.index}`;
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'mailgate-files-'));
+}
+
+describe('directories', () => {
+  it('walks sorted, skips hidden files and reports files that are not mail as skipped', async () => {
+    const skipped: string[] = [];
+    const items = await collect([sample('eml')], { onSkip: (p) => skipped.push(relative(SAMPLES, p)) });
+    expect(items.map(rel)).toEqual(['eml/01-hello.eml#0', 'eml/02-reply-to-report.eml#0', 'eml/03-no-extension#0']);
+    expect(skipped).toEqual(['eml/notes.txt']);
+  });
+
+  it('refuses a file named explicitly that is not mail, and a missing path, as error items', async () => {
+    const items = await collect([sample('bad/not-mail.txt'), sample('does-not-exist')]);
+    expect(items.map((i) => i.error?.code)).toEqual(['MAILGATE_ERR_INPUT_UNSUPPORTED', 'MAILGATE_ERR_INPUT_NOT_FOUND']);
+  });
+
+  it('reads a whole tree deterministically', async () => {
+    const a = (await collect([SAMPLES])).map(rel);
+    const b = (await collect([SAMPLES])).map(rel);
+    expect(a).toEqual(b);
+    expect(a.length).toBeGreaterThan(10);
+  });
+});
+
+describe('maildir', () => {
+  it('reads cur and new, skips tmp and root files, and reads Maildir++ subfolders', async () => {
+    const items = await collect([sample('maildir')]);
+    expect(items.map(rel)).toEqual([
+      'maildir/.Sent/cur/1714723200.M4P4.host:2,S#0',
+      'maildir/cur/1714550400.M1P1.host:2,S#0',
+      'maildir/new/1714636800.M2P2.host#0',
+    ]);
+    expect(items.every((i) => i.raw !== undefined)).toBe(true);
+  });
+});
+
+describe('single files', () => {
+  it('reports a message over the size budget without reading it', async () => {
+    const [item] = await collect([sample('eml/01-hello.eml')], { maxMessageBytes: 10 });
+    expect(item!.error?.code).toBe('MAILGATE_ERR_MIME_TOO_LARGE');
+  });
+
+  it('treats an empty .eml as an (empty) message for the parser to judge', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'empty.eml'), '');
+    const [item] = await collect([join(dir, 'empty.eml')]);
+    expect(item!.raw?.length).toBe(0);
+  });
+});
+
+describe('Outlook .msg', () => {
+  it('rebuilds a message from the properties: addresses, subject, date, id, both bodies and attachments', async () => {
+    const [item] = await collect([sample('msg/properties.msg')]);
+    expect(item!.error).toBeUndefined();
+    const mail = await readBack(item!.raw!);
+    expect(mail.from).toEqual({ name: 'Kim Example', address: 'kim@example.com' });
+    expect(mail.subject).toBe('Réunion budget 2024');
+    expect(mail.messageId).toBe('<msg-properties-1@example.com>');
+    expect(new Date(mail.date!).toISOString()).toBe('2024-06-03T14:05:00.000Z');
+    expect(mail.to).toEqual(['lee@example.com', 'max@example.com']);
+    expect(mail.cc).toEqual(['nia@example.com']);
+    expect(mail.text).toContain('the budget meeting moves to Thursday.');
+    expect(mail.html).toContain('<p>the budget meeting moves to Thursday.</p>');
+    expect(mail.attachments.map((a) => [a.filename, a.mimeType, a.size])).toEqual([
+      ['agenda.txt', 'text/plain', 20],
+      ['pixel.png', 'image/png', 66],
+    ]);
+  });
+
+  it('keeps the transport headers (less the MIME structure fields) when the file has them', async () => {
+    const [item] = await collect([sample('msg/transport-headers.msg')]);
+    const raw = item!.raw!.toString();
+    const header = raw.slice(0, raw.indexOf('\r\n\r\n'));
+    expect(header).toContain('Received: from mx.example.com');
+    expect(header).toContain('In-Reply-To: <lunch-1@example.com>');
+    expect(header).not.toContain('old-boundary');
+    expect((await readBack(item!.raw!)).text).toBe('Friday works for me.\r\n');
+  });
+
+  it('handles bcc, HTML-only bodies, inline attachments and non-ASCII names', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'x.msg');
+    await writeFile(
+      file,
+      writeMsg({
+        subject: 'Grüße',
+        senderName: 'Zoë Example',
+        senderEmail: 'zoe@example.com',
+        bodyHtml: '<p>Nur HTML</p>',
+        recipients: [{ type: 'bcc', email: 'hidden@example.com' }],
+        attachments: [{ fileName: 'Übersicht.pdf', mimeType: 'application/pdf', content: Buffer.alloc(3000, 1), contentId: 'img1@x' }],
+      }),
+    );
+    const [item] = await collect([file]);
+    const mail = await readBack(item!.raw!);
+    expect(mail.from).toEqual({ name: 'Zoë Example', address: 'zoe@example.com' });
+    expect(mail.subject).toBe('Grüße');
+    expect(mail.bcc).toEqual(['hidden@example.com']);
+    expect(mail.html).toContain('Nur HTML');
+    expect(mail.attachments.map((a) => [a.filename, a.size, a.contentId])).toEqual([['Übersicht.pdf', 3000, '<img1@x>']]);
+  });
+
+  it('gives MAILGATE_ERR_INPUT_MSG_INVALID for a corrupt or truncated file', async () => {
+    const items = await collect([sample('bad/corrupt.msg'), sample('bad/truncated.msg')]);
+    expect(items.map((i) => i.error?.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID', 'MAILGATE_ERR_INPUT_MSG_INVALID']);
+  });
+});
+
+describe('resume across inputs', () => {
+  it('skips inputs and files before the resume point and continues inside it', async () => {
+    const dir = await tempDir();
+    await cp(SAMPLES, dir, { recursive: true });
+    const inputs = [join(dir, 'eml'), join(dir, 'mbox'), join(dir, 'maildir')];
+    const all = await collect(inputs);
+    const at = all.findIndex((i) => i.origin.path.endsWith('mboxrd.mbox') && i.origin.index === 1);
+    const point = { path: all[at]!.origin.path, ...all[at]!.next };
+    const resumed = await collect(inputs, { resumeFrom: point });
+    const key = (i: FileItem) => `${relative(dir, i.origin.path)}#${i.origin.index}`;
+    expect(resumed.map(key)).toEqual(all.slice(at + 1).map(key));
+  });
+
+  it('reads nothing more from a single-message file already done', async () => {
+    const file = sample('eml/01-hello.eml');
+    const items: FileItem[] = [];
+    for await (const i of readInput(file, { resumeFrom: { path: file, index: 1 } })) items.push(i);
+    expect(items).toEqual([]);
+  });
+});

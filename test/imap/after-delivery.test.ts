@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Origin } from '../../src/pipeline/types.js';
+import { startDovecot, type DovecotServer } from '../support/dovecot.js';
+import { textMessage } from './messages.js';
+import { MemorySink, eventually } from './memory-sink.js';
+import { account, newUser, run } from './setup.js';
+
+let server: DovecotServer;
+beforeAll(async () => {
+  server = await startDovecot();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function flagsOf(user: string, folder: string): Promise<Map<number, Set<string>>> {
+  return server.withClient(user, async (c) => {
+    await c.mailboxOpen(folder, { readOnly: true });
+    const out = new Map<number, Set<string>>();
+    for (const m of await c.fetchAll('1:*', { uid: true, flags: true }, { uid: true })) out.set(m.uid, m.flags ?? new Set());
+    return out;
+  });
+}
+
+async function synced(action: string, count = 4): Promise<{ user: string; sink: MemorySink; r: ReturnType<typeof run> }> {
+  const { user, pass } = await newUser(server);
+  await server.append(user, 'INBOX', Array.from({ length: count }, (_, i) => textMessage(i + 1)));
+  const sink = new MemorySink();
+  const r = run([account(server, user, pass, { after_delivery: action })], sink);
+  await eventually(() => sink.accepted.length === count && r.adapter.health()[0]!.state === 'idle');
+  return { user, sink, r };
+}
+
+describe('after-delivery actions', () => {
+  it('reading never marks anything \\Seen (BODY.PEEK only), and `seen` marks only the origins passed', async () => {
+    const { user, sink, r } = await synced('seen');
+    expect([...(await flagsOf(user, 'INBOX')).values()].every((f) => !f.has('\\Seen'))).toBe(true);
+    const delivered = sink.accepted.filter((m) => m.origin.uid === 1 || m.origin.uid === 3).map((m) => m.origin);
+    const res = await r.adapter.afterDelivery(delivered);
+    await r.stop();
+    expect(res.applied).toHaveLength(2);
+    const flags = await flagsOf(user, 'INBOX');
+    expect([...flags].filter(([, f]) => f.has('\\Seen')).map(([uid]) => uid)).toEqual([1, 3]);
+  });
+
+  it('`flag:<keyword>` adds the keyword to the origins passed only', async () => {
+    const { user, sink, r } = await synced('flag:Mailgate_Done');
+    const res = await r.adapter.afterDelivery([sink.accepted[1]!.origin]);
+    await r.stop();
+    expect(res.applied).toHaveLength(1);
+    const flags = await flagsOf(user, 'INBOX');
+    expect([...flags].filter(([, f]) => f.has('Mailgate_Done')).map(([uid]) => uid)).toEqual([2]);
+  });
+
+  it('`move:<folder>` moves the origins passed (creating the folder) and nothing else', async () => {
+    const { user, sink, r } = await synced('move:Processed');
+    const res = await r.adapter.afterDelivery([sink.accepted[0]!.origin, sink.accepted[3]!.origin]);
+    // The adapter keeps running: moved mail is not read again from INBOX.
+    await server.append(user, 'INBOX', [textMessage(9, 'after the move')]);
+    await eventually(() => sink.accepted.length === 5);
+    await r.stop();
+    expect(res.applied).toHaveLength(2);
+    expect([...(await flagsOf(user, 'INBOX')).keys()]).toEqual([2, 3, 5]);
+    expect((await flagsOf(user, 'Processed')).size).toBe(2);
+    expect(sink.tally()).toEqual({ distinct: 5, twice: 0 });
+  });
+
+  it('skips origins read under another UIDVALIDITY and origins of other accounts or adapters', async () => {
+    const { user, sink, r } = await synced('seen', 2);
+    const stale: Origin = { ...sink.accepted[0]!.origin, uidValidity: 12345 };
+    const other: Origin = { ...sink.accepted[1]!.origin, account: 'someone-else' };
+    const file: Origin = { adapter: 'files', path: '/tmp/x.eml' };
+    const res = await r.adapter.afterDelivery([stale, other, file]);
+    await r.stop();
+    expect(res.applied).toEqual([]);
+    expect(res.skipped).toEqual([stale, other, file]);
+    expect([...(await flagsOf(user, 'INBOX')).values()].every((f) => !f.has('\\Seen'))).toBe(true);
+  });
+
+  it('rejects with MAILGATE_ERR_IMAP_UNAVAILABLE when the account cannot connect', async () => {
+    const { user } = await newUser(server);
+    const sink = new MemorySink();
+    const r = run([{ ...account(server, user, 'wrong'), after_delivery: 'seen' }], sink, { actionWaitMs: 300 });
+    const origin: Origin = { adapter: 'imap', account: user, folder: 'INBOX', uidValidity: 1, uid: 1 };
+    await expect(r.adapter.afterDelivery([origin])).rejects.toMatchObject({ code: 'MAILGATE_ERR_IMAP_UNAVAILABLE' });
+    await r.stop();
+  });
+});

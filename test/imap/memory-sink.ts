@@ -1,0 +1,56 @@
+/**
+ * An in-memory IntakeSink: records every accepted batch and checkpoint (a real object standing
+ * in for the durable store at the adapter level). It can be told to fail the next N batches.
+ */
+import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+
+export class MemorySink implements IntakeSink {
+  readonly accepted: Inbound[] = [];
+  readonly checkpoints = new Map<string, Checkpoint['value']>();
+  /** Every checkpoint write in order (to prove it never moves on a failed batch). */
+  readonly history: Array<{ key: string; value: Checkpoint['value']; count: number }> = [];
+  failures = 0;
+  failed = 0;
+  /** Called before a batch is accepted (e.g. to cut the connection mid-sync). */
+  onAccept: ((batch: Inbound[]) => void | Promise<void>) | undefined;
+
+  async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+    await this.onAccept?.(batch);
+    if (this.failures > 0) {
+      this.failures -= 1;
+      this.failed += 1;
+      throw new Error('intake store unavailable');
+    }
+    this.accepted.push(...batch);
+    if (checkpoint !== undefined) {
+      this.checkpoints.set(checkpoint.key, structuredClone(checkpoint.value));
+      this.history.push({ key: checkpoint.key, value: structuredClone(checkpoint.value), count: batch.length });
+    }
+  }
+
+  async checkpoint(key: string): Promise<Checkpoint['value'] | undefined> {
+    return this.checkpoints.get(key);
+  }
+
+  /** Distinct messages by folder/UIDVALIDITY/UID, and how many were accepted more than once. */
+  tally(): { distinct: number; twice: number } {
+    const seen = new Map<string, number>();
+    for (const m of this.accepted) {
+      const k = `${m.origin.folder}/${m.origin.uidValidity}/${m.origin.uid}`;
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    }
+    return { distinct: seen.size, twice: [...seen.values()].filter((n) => n > 1).length };
+  }
+
+  subjects(): string[] {
+    return this.accepted.map((m) => /^Subject: (.*)$/m.exec(m.raw.toString('latin1'))?.[1]?.trim() ?? '');
+  }
+}
+
+/** Polls `check` until it holds (no timing assertion: the test timeout bounds it). */
+export async function eventually(check: () => boolean | Promise<boolean>, intervalMs = 50): Promise<void> {
+  for (;;) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * A TCP proxy in front of the test Dovecot: counts the bytes the server sends, cuts every
+ * connection on demand, can swallow traffic silently (a dead peer that never closes), and can
+ * answer the next connections itself with a refusal such as a throttling BYE.
+ */
+import { connect, createServer, type Socket } from 'node:net';
+
+export interface Proxy {
+  readonly port: number;
+  /** Bytes sent by the server towards clients so far. */
+  readonly bytesFromServer: number;
+  /** Connections accepted so far. */
+  readonly connections: number;
+  cutAll(): void;
+  /** While on, nothing is forwarded in either direction and no socket closes. */
+  blackhole(on: boolean): void;
+  /** The next `n` connections get `line` (e.g. `* BYE [UNAVAILABLE] Too many connections`) and are closed. */
+  refuseNext(n: number, line: string): void;
+  /** Cuts every connection once the server has sent this many more bytes. */
+  cutAfter(bytes: number): void;
+  close(): Promise<void>;
+}
+
+export async function startProxy(targetPort: number): Promise<Proxy> {
+  const pairs = new Set<[Socket, Socket]>();
+  let bytes = 0;
+  let count = 0;
+  let hole = false;
+  let refusals: { n: number; line: string } = { n: 0, line: '' };
+  let cutAt = Infinity;
+  const cutAll = (): void => {
+    for (const [a, b] of pairs) {
+      a.destroy();
+      b.destroy();
+    }
+    pairs.clear();
+  };
+  const server = createServer((client) => {
+    count += 1;
+    client.on('error', () => undefined);
+    if (refusals.n > 0) {
+      refusals.n -= 1;
+      client.end(`${refusals.line}\r\n`);
+      return;
+    }
+    const upstream = connect({ host: '127.0.0.1', port: targetPort });
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    upstream.on('data', (d: Buffer) => {
+      if (hole) return;
+      bytes += d.length;
+      client.write(d);
+      if (bytes >= cutAt) {
+        cutAt = Infinity;
+        cutAll();
+      }
+    });
+    client.on('data', (d: Buffer) => {
+      if (!hole) upstream.write(d);
+    });
+    const end = (): void => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    upstream.on('close', end);
+    client.on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+  return {
+    port,
+    get bytesFromServer() {
+      return bytes;
+    },
+    get connections() {
+      return count;
+    },
+    cutAll,
+    cutAfter(n) {
+      cutAt = bytes + n;
+    },
+    blackhole(on) {
+      hole = on;
+    },
+    refuseNext(n, line) {
+      refusals = { n, line };
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const [a, b] of pairs) {
+          a.destroy();
+          b.destroy();
+        }
+        server.close(() => r());
+      }),
+  };
+}

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkpointKey } from '../../adapters/imap/index.js';
+import { startDovecot, type DovecotServer } from '../support/dovecot.js';
+import { textMessage } from './messages.js';
+import { MemorySink, eventually } from './memory-sink.js';
+import { account, newUser, run } from './setup.js';
+
+let server: DovecotServer;
+beforeAll(async () => {
+  server = await startDovecot();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('IMAP sync against Dovecot', () => {
+  it('reads a few thousand messages: nothing missing, nothing twice, checkpoint at the last UID', async () => {
+    const { user, pass } = await newUser(server);
+    const n = 3000;
+    server.fillMaildir(user, 'INBOX', Array.from({ length: n }, (_, i) => textMessage(i)));
+    const sink = new MemorySink();
+    const r = run([account(server, user, pass, { batch_size: 250 })], sink);
+    await eventually(() => sink.accepted.length >= n && r.adapter.health()[0]!.state === 'idle');
+    await r.stop();
+    expect(sink.tally()).toEqual({ distinct: n, twice: 0 });
+    expect(new Set(sink.subjects())).toEqual(new Set(Array.from({ length: n }, (_, i) => `message ${i}`)));
+    const cp = sink.checkpoints.get(checkpointKey(user, 'INBOX'));
+    expect(cp).toMatchObject({ lastUid: n });
+    // Every batch respected batch_size, and the checkpoint only moved forward.
+    const uids = sink.history.map((h) => h.value['lastUid'] as number);
+    expect(uids).toEqual([...uids].sort((a, b) => a - b));
+    expect(Math.max(...sink.history.map((h) => h.count))).toBeLessThanOrEqual(250);
+    expect(sink.accepted.every((m) => m.route === 'support' && m.origin.adapter === 'imap' && m.origin.account === user)).toBe(true);
+  });
+
+  it('resumes from the checkpoint: a second run reads only what is new', async () => {
+    const { user, pass } = await newUser(server);
+    await server.append(user, 'INBOX', [textMessage(1), textMessage(2)]);
+    const sink = new MemorySink();
+    let r = run([account(server, user, pass)], sink);
+    await eventually(() => sink.accepted.length === 2);
+    await r.stop();
+    await server.append(user, 'INBOX', [textMessage(3)]);
+    r = run([account(server, user, pass)], sink);
+    await eventually(() => sink.accepted.length >= 3 && r.adapter.health()[0]!.state === 'idle');
+    await r.stop();
+    expect(sink.subjects()).toEqual(['message 1', 'message 2', 'message 3']);
+  });
+
+  it('delivers mail appended while idling (IDLE), without polling', async () => {
+    const { user, pass } = await newUser(server);
+    const sink = new MemorySink();
+    // Polling and watchdog far beyond the test timeout: only IDLE can bring the message in.
+    const r = run([account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })], sink);
+    await eventually(() => r.adapter.health()[0]!.state === 'idle');
+    // Let IDLE start and the settling NOOP pass: from here only an IDLE notification helps.
+    await new Promise((res) => setTimeout(res, 3000));
+    await server.append(user, 'INBOX', [textMessage(7, 'arrived during IDLE')]);
+    await eventually(() => sink.accepted.length === 1);
+    await r.stop();
+    expect(sink.subjects()).toEqual(['arrived during IDLE']);
+  });
+
+  it('finds mail that arrived between the last search and the start of IDLE', async () => {
+    const { user, pass } = await newUser(server);
+    const sink = new MemorySink();
+    const r = run([account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })], sink);
+    await eventually(() => r.adapter.health()[0]!.state === 'idle');
+    await server.append(user, 'INBOX', [textMessage(9, 'right after the sync pass')]);
+    await eventually(() => sink.accepted.length === 1);
+    await r.stop();
+    expect(sink.subjects()).toEqual(['right after the sync pass']);
+  });
+
+  it('polls when IDLE is off', async () => {
+    const { user, pass } = await newUser(server);
+    const sink = new MemorySink();
+    const r = run([account(server, user, pass, { idle: false, poll_interval_ms: 1000 })], sink);
+    await eventually(() => r.adapter.health()[0]!.state === 'idle');
+    await server.append(user, 'INBOX', [textMessage(8, 'found by polling')]);
+    await eventually(() => sink.accepted.length === 1);
+    await r.stop();
+    expect(sink.subjects()).toEqual(['found by polling']);
+  });
+
+  it('reads several folders, special-use names and `*`; resyncs folders that do not idle', async () => {
+    const { user, pass } = await newUser(server);
+    await server.append(user, 'INBOX', [textMessage(1, 'in inbox')]);
+    await server.append(user, 'Projects', [textMessage(2, 'in projects')]);
+    const sink = new MemorySink();
+    const r = run([account(server, user, pass, { folders: ['*'], resync_interval_ms: 1000 })], sink);
+    await eventually(() => sink.accepted.length === 2);
+    await server.append(user, 'Projects', [textMessage(3, 'later in projects')]);
+    await eventually(() => sink.accepted.length === 3);
+    await r.stop();
+    expect(sink.accepted.map((m) => `${m.origin.folder}:${m.origin.uid}`).sort()).toEqual(['INBOX:1', 'Projects:1', 'Projects:2']);
+  });
+
+  it('bounds the first backfill with `since`, and reads new mail of any date afterwards', async () => {
+    const { user, pass } = await newUser(server);
+    await server.withClient(user, async (c) => {
+      await c.append('INBOX', textMessage(1, 'old'), [], new Date('2020-01-01T00:00:00Z'));
+      await c.append('INBOX', textMessage(2, 'recent'), [], new Date('2026-03-01T00:00:00Z'));
+    });
+    const sink = new MemorySink();
+    const r = run([account(server, user, pass, { since: '2025-01-01', poll_interval_ms: 1000, idle: false })], sink);
+    await eventually(() => sink.accepted.length === 1 && r.adapter.health()[0]!.state === 'idle');
+    await server.withClient(user, (c) => c.append('INBOX', textMessage(3, 'new but old-dated'), [], new Date('2019-01-01T00:00:00Z')));
+    await eventually(() => sink.accepted.length === 2);
+    await r.stop();
+    expect(sink.subjects()).toEqual(['recent', 'new but old-dated']);
+  });
+
+  it('does not move the checkpoint when the sink fails, and retries until it accepts', async () => {
+    const { user, pass } = await newUser(server);
+    await server.append(user, 'INBOX', [textMessage(1), textMessage(2), textMessage(3)]);
+    const sink = new MemorySink();
+    sink.failures = 2;
+    const r = run([account(server, user, pass, { batch_size: 2 })], sink);
+    await eventually(() => sink.accepted.length === 3);
+    const health = r.adapter.health()[0]!;
+    await r.stop();
+    expect(sink.failed).toBe(2);
+    expect(sink.tally()).toEqual({ distinct: 3, twice: 0 });
+    // The first checkpoint written is the first accepted batch, never one past a failed batch.
+    expect(sink.history[0]).toMatchObject({ value: { lastUid: 2 }, count: 2 });
+    expect(health.failures).toBeGreaterThanOrEqual(2);
+    expect(health.lastError?.code).toBe('MAILGATE_ERR_STORE_UNAVAILABLE');
+  });
+});

@@ -1,0 +1,133 @@
+import { describe, it, expect } from 'vitest';
+import {
+  decodeWords, formatAddress, getHeader, getHeaders, parseAddressList, parseDate, parseHeaderBlock, parseMessageIds,
+} from '../../src/mime/headers.js';
+import { parseStructured } from '../../src/mime/params.js';
+
+describe('parseHeaderBlock', () => {
+  it('unfolds values and keeps the raw lines', () => {
+    const fields = parseHeaderBlock('Subject: a long\r\n  subject\r\nTo: x@y\r\nReceived: one\nReceived: two\n\nBody: not a header');
+    expect(fields.map((f) => f.name)).toEqual(['Subject', 'To', 'Received', 'Received']);
+    expect(fields[0]).toEqual({ name: 'Subject', key: 'subject', value: 'a long  subject', raw: 'Subject: a long\n  subject' });
+    expect(getHeader(fields, 'SUBJECT')).toBe('a long  subject');
+    expect(getHeaders(fields, 'received')).toEqual(['one', 'two']);
+    expect(getHeader(fields, 'cc')).toBeUndefined();
+  });
+
+  it('accepts obsolete space before the colon and skips junk lines', () => {
+    const fields = parseHeaderBlock('Subject : spaced\njunk line\nX-A:b');
+    expect(fields.map((f) => [f.key, f.value])).toEqual([['subject', 'spaced'], ['x-a', 'b']]);
+  });
+});
+
+describe('decodeWords', () => {
+  it('decodes B and Q words and drops whitespace between adjacent words', () => {
+    expect(decodeWords('=?utf-8?B?SGVsbG8=?= =?utf-8?Q?_W=C3=B6rld?=!')).toBe('Hello Wörld!');
+    expect(decodeWords('plain =?iso-8859-1?q?caf=E9?= text')).toBe('plain café text');
+  });
+
+  it('joins a multi-byte character split across two encoded-words', () => {
+    // "日本" is e6 97 a5 e6 9c ac; split inside the second character.
+    const a = Buffer.from([0xe6, 0x97, 0xa5, 0xe6]).toString('base64');
+    const b = Buffer.from([0x9c, 0xac]).toString('base64');
+    expect(decodeWords(`=?UTF-8?B?${a}?=\r\n =?UTF-8?B?${b}?=`)).toBe('日本');
+    expect(decodeWords('=?utf-8?q?=E6=97?= =?utf-8?q?=A5?=')).toBe('日');
+  });
+
+  it('decodes any charset and falls back on unknown ones', () => {
+    expect(decodeWords('=?koi8-r?B?8NLJ18XU?=')).toBe('Привет');
+    expect(decodeWords('=?iso-2022-jp?B?GyRCRnxLXDhsGyhC?=')).toBe('日本語');
+    expect(decodeWords('=?x-bogus?Q?ok?=')).toBe('ok');
+    expect(decodeWords('=?utf-8*en?Q?lang?=')).toBe('lang');
+  });
+
+  it('leaves malformed words alone', () => {
+    expect(decodeWords('=?utf-8?X?abc?= and =?broken')).toBe('=?utf-8?X?abc?= and =?broken');
+  });
+});
+
+describe('parseAddressList', () => {
+  it('reads names, quoted names with commas, comments and bare addresses', () => {
+    expect(parseAddressList('"Doe, John" <john@example.com>, jane@example.com (Jane Roe), Bob <bob@x>')).toEqual([
+      { name: 'Doe, John', address: 'john@example.com' },
+      { name: 'Jane Roe', address: 'jane@example.com' },
+      { name: 'Bob', address: 'bob@x' },
+    ]);
+  });
+
+  it('flattens groups and decodes encoded names', () => {
+    expect(parseAddressList('Team: a@x, =?utf-8?Q?J=C3=BCrgen?= <j@x>;, undisclosed-recipients:;')).toEqual([
+      { address: 'a@x' },
+      { name: 'Jürgen', address: 'j@x' },
+    ]);
+  });
+
+  it('tolerates obsolete routes, missing commas and junk', () => {
+    expect(parseAddressList('<@relay.example:user@example.com>')).toEqual([{ address: 'user@example.com' }]);
+    expect(parseAddressList('a@x b@y')).toEqual([{ address: 'a@x' }, { address: 'b@y' }]);
+    expect(parseAddressList('"unterminated <x@y')).toEqual([{ name: 'unterminated <x@y' }]);
+    expect(parseAddressList('Name <unterminated@x')).toEqual([{ name: 'Name', address: 'unterminated@x' }]);
+    expect(parseAddressList('')).toEqual([]);
+    expect(parseAddressList(',,;')).toEqual([]);
+  });
+
+  it('formats addresses', () => {
+    expect(formatAddress({ name: 'Ann', address: 'a@b' })).toBe('Ann <a@b>');
+    expect(formatAddress({ address: 'a@b' })).toBe('a@b');
+    expect(formatAddress({ name: 'Ann' })).toBe('Ann');
+  });
+});
+
+describe('parseDate', () => {
+  it.each([
+    ['Tue, 14 May 2024 09:30:00 +0200', '2024-05-14T07:30:00.000Z'],
+    ['14 May 2024 09:30 +0200', '2024-05-14T07:30:00.000Z'],
+    ['Thu, 22 Aug 2002 07:36:16 -0400 (EDT)', '2002-08-22T11:36:16.000Z'],
+    ['Thu, 22 Aug 02 07:36:16 EDT', '2002-08-22T11:36:16.000Z'],
+    ['Mon, 1 Jan 99 00:00:00 GMT', '1999-01-01T00:00:00.000Z'],
+    ['1 Jan 102 00:00:00 UT', '2002-01-01T00:00:00.000Z'],
+    ['Fri, 13 Sep 2002 10:00:00 PST', '2002-09-13T18:00:00.000Z'],
+    ['Fri, 13 Sep 2002 10:00:00 PDT', '2002-09-13T17:00:00.000Z'],
+    ['Fri, 13 Sep 2002 10:00:00 CET', '2002-09-13T09:00:00.000Z'],
+    ['13-Sep-2002 10:00:00 +0000', '2002-09-13T10:00:00.000Z'],
+    ['Wed Aug 21 12:00:00 2002', '2002-08-21T12:00:00.000Z'],
+    ['2021-03-04T05:06:07Z', '2021-03-04T05:06:07.000Z'],
+    ['Tue, 14 May 2024 09:30:00 +0200 junk after', '2024-05-14T07:30:00.000Z'],
+  ])('parses %s', (value, iso) => {
+    expect(parseDate(value)?.toISOString()).toBe(iso);
+  });
+
+  it.each([undefined, '', 'yesterday', '32 Jan 2020 10:00:00', '1 Foo 2020 10:00:00', '1 Jan 2020 25:00:00 +0000'])('returns undefined for %s', (value) => {
+    expect(parseDate(value)).toBeUndefined();
+  });
+});
+
+describe('parseMessageIds', () => {
+  it('returns bare ids with or without brackets', () => {
+    expect(parseMessageIds('<a@x> <b@y>\r\n <c@z>')).toEqual(['a@x', 'b@y', 'c@z']);
+    expect(parseMessageIds('Your message of Tuesday <a@x>')).toEqual(['a@x']);
+    expect(parseMessageIds('a@x, b@y')).toEqual(['a@x', 'b@y']);
+    expect(parseMessageIds('abcdef')).toEqual(['abcdef']);
+    expect(parseMessageIds('<a@x> <a@x>')).toEqual(['a@x']);
+    expect(parseMessageIds(undefined)).toEqual([]);
+    expect(parseMessageIds('  ')).toEqual([]);
+  });
+});
+
+describe('parseStructured', () => {
+  it('reads quoted parameters with semicolons and escapes', () => {
+    const v = parseStructured('Text/Plain; charset="utf-8"; name="a;b \\"c\\".txt"; format=flowed');
+    expect(v.value).toBe('text/plain');
+    expect(v.params).toMatchObject({ charset: 'utf-8', name: 'a;b "c".txt', format: 'flowed' });
+  });
+
+  it('joins RFC 2231 continuations, decoding charset and percent escapes across segments', () => {
+    const v = parseStructured("attachment; filename*0*=utf-8'en'%E6%97%A5%E6; filename*1*=%9C%AC; filename*2=\".txt\"");
+    expect(v.params.filename).toBe('日本.txt');
+    expect(parseStructured("inline; filename*=iso-8859-1''r%E9sum%E9.pdf").params.filename).toBe('résumé.pdf');
+  });
+
+  it('decodes RFC 2047 words inside quoted values', () => {
+    expect(parseStructured('attachment; filename="=?utf-8?B?5pel5pys?=.pdf"').params.filename).toBe('日本.pdf');
+  });
+});

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore, parseSqliteUrl } from '../../src/store/index.js';
+import { SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/migrations.js';
+import { expectCode, input, storeContract } from '../contract/store.case.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mailgate-sqlite-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const freshPath = (): string => join(dir, `nested/dir-${(n += 1)}/store.db`);
+
+storeContract('sqlite', async () => {
+  const path = freshPath();
+  return { open: () => openStore(`sqlite:${path}`) };
+});
+
+describe('SQLite store specifics', () => {
+  it('creates parent directories and uses WAL with synchronous=FULL by default', async () => {
+    const path = freshPath();
+    const store = await openStore(`sqlite:${path}`);
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+    const { options } = parseSqliteUrl(`sqlite:${path}?synchronous=normal`);
+    expect(options).toEqual({ synchronous: 'NORMAL' });
+    expect(parseSqliteUrl('sqlite:///var/lib/mailgate/store.db').path).toBe('/var/lib/mailgate/store.db');
+    expect(parseSqliteUrl('sqlite:data/mailgate.db')).toEqual({ path: 'data/mailgate.db', options: {} });
+  });
+
+  it('rejects bad URLs and options with a config error', async () => {
+    await expectCode(openStore('mysql://localhost/db'), 'MAILGATE_ERR_CONFIG_INVALID');
+    await expectCode(openStore('/just/a/path.db'), 'MAILGATE_ERR_CONFIG_INVALID');
+    await expectCode(openStore('sqlite:'), 'MAILGATE_ERR_CONFIG_INVALID');
+    await expectCode(openStore(`sqlite:${freshPath()}?synchronous=off`), 'MAILGATE_ERR_CONFIG_INVALID');
+    await expectCode(openStore(`sqlite:${freshPath()}?cache=big`), 'MAILGATE_ERR_CONFIG_INVALID');
+  });
+
+  it('works in memory for tests', async () => {
+    const store = await openStore('sqlite::memory:');
+    expect(store.kind).toBe('sqlite');
+    expect((await store.enqueue([input('r', 1)])).queued).toBe(1);
+    expect(await store.outboxDepth()).toBe(1);
+    await store.close();
+  });
+
+  it('drops raw bytes on delivery and keeps them for dead letters', async () => {
+    const path = freshPath();
+    const store = await openStore(`sqlite:${path}`);
+    await store.enqueue([input('r', 1), input('r', 2)]);
+    const [a, b] = await store.claim('r', 2, 'w', 60_000);
+    await store.markDelivered([a?.id ?? 0], { outcome: 'delivered' });
+    await store.deadLetter(b?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare('SELECT status, raw IS NOT NULL AS has_raw FROM outbox ORDER BY id').all();
+    db.close();
+    expect(rows).toEqual([{ status: 'delivered', has_raw: 0 }, { status: 'dead', has_raw: 1 }]);
+  });
+
+  it('refuses a schema newer than it knows', async () => {
+    const path = freshPath();
+    await (await openStore(`sqlite:${path}`)).close();
+    const db = new Database(path);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(SQLITE_SCHEMA_VERSION + 1, 'future', Date.now());
+    db.close();
+    await expectCode(openStore(`sqlite:${path}`), 'MAILGATE_ERR_STORE_MIGRATION');
+  });
+
+  it('reports a store it cannot open as unavailable', async () => {
+    const file = join(dir, 'not-a-db.db');
+    writeFileSync(file, 'this is not a database file, just text that is long enough to have a header.'.repeat(20));
+    await expectCode(openStore(`sqlite:${file}`), 'MAILGATE_ERR_STORE_UNAVAILABLE');
+  });
+});

@@ -1,0 +1,353 @@
+/**
+ * A real, throw-away Dovecot IMAP server for tests and benchmarks, started from the system
+ * binary (`dovecot`, package dovecot-imapd) in a temporary directory on a free port.
+ *
+ * Dovecot's login processes refuse to run as root, so as root the server uses the package's
+ * `dovecot`/`dovenull` users and stores mail as `nobody`; as any other user everything runs as
+ * that user. Plaintext IMAP on 127.0.0.1 (ssl = no), users in a passwd-file, maildir under the
+ * temporary directory. With `oauth2`, a second passdb validates XOAUTH2/OAUTHBEARER tokens
+ * against an introspection URL (`introspection_mode = post`, the token sent as `token=`).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as netConnect, createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ImapFlow } from 'imapflow';
+
+const run = promisify(execFile);
+
+export interface DovecotOptions {
+  /** Validate OAuth2 access tokens against this introspection endpoint (POST token=<token>). */
+  oauth2?: { introspectionUrl: string };
+}
+
+export interface DovecotServer {
+  readonly host: string;
+  readonly port: number;
+  readonly dir: string;
+  /** Creates a user with a password (also usable with OAuth2 tokens naming this user). */
+  addUser(user: string, pass: string): Promise<void>;
+  /** Appends messages over IMAP (creating the folder when missing); returns their UIDs. */
+  append(user: string, folder: string, messages: Array<Buffer | string>): Promise<number[]>;
+  /** Writes messages straight into the maildir (fast bulk fill); Dovecot assigns UIDs on next access. */
+  fillMaildir(user: string, folder: string, messages: Array<Buffer | string>): void;
+  createFolder(user: string, folder: string): Promise<void>;
+  /** Deletes the folder and creates it again: a new UIDVALIDITY. Returns the new UIDVALIDITY. */
+  recreateFolder(user: string, folder: string): Promise<number>;
+  /** Runs `fn` with a logged-in imapflow client for inspection (flags, folders…). */
+  withClient<T>(user: string, fn: (client: ImapFlow) => Promise<T>): Promise<T>;
+  /** Stops and starts the server on the same port, keeping all mail. */
+  restart(): Promise<void>;
+  /** Stops the master process (the port refuses connections until `start()`). */
+  halt(): Promise<void>;
+  start(): Promise<void>;
+  /** Kills the user's IMAP processes: every open connection of that user drops at once. */
+  kick(user: string): Promise<void>;
+  /** Dovecot's log so far (for failing-test diagnostics). */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+interface Identity {
+  root: boolean;
+  mailUid: number;
+  mailGid: number;
+  internalUser: string;
+  internalGroup: string;
+  loginUser: string;
+}
+
+function identity(): Identity {
+  const me = userInfo();
+  if (me.uid === 0) {
+    return { root: true, mailUid: 65534, mailGid: 65534, internalUser: 'dovecot', internalGroup: 'dovecot', loginUser: 'dovenull' };
+  }
+  const group = me.username;
+  return { root: false, mailUid: me.uid, mailGid: me.gid, internalUser: me.username, internalGroup: group, loginUser: me.username };
+}
+
+function config(dir: string, port: number, id: Identity, opts: DovecotOptions): string {
+  const oauth = opts.oauth2 !== undefined;
+  const lines = [
+    `base_dir = ${dir}/run`,
+    `state_dir = ${dir}/state`,
+    `instance_name = mailgate-test-${randomBytes(4).toString('hex')}`,
+    'listen = 127.0.0.1',
+    'protocols = imap',
+    'ssl = no',
+    'disable_plaintext_auth = no',
+    `auth_mechanisms = plain login${oauth ? ' xoauth2 oauthbearer' : ''}`,
+    `log_path = ${dir}/dovecot.log`,
+    'mail_location = maildir:~/Maildir',
+    'mail_fsync = never',
+    'auth_failure_delay = 0',
+    `first_valid_uid = ${id.mailUid}`,
+    `first_valid_gid = ${id.mailGid}`,
+    `default_internal_user = ${id.internalUser}`,
+    `default_internal_group = ${id.internalGroup}`,
+    `default_login_user = ${id.loginUser}`,
+    'protocol imap {',
+    '  mail_max_userip_connections = 500',
+    '}',
+    'passdb {',
+    '  driver = passwd-file',
+    `  args = scheme=PLAIN ${dir}/passwd`,
+    ...(oauth ? ['  mechanisms = plain login'] : []),
+    '}',
+    ...(oauth ? ['passdb {', '  driver = oauth2', '  mechanisms = xoauth2 oauthbearer', `  args = ${dir}/oauth2.conf.ext`, '}'] : []),
+    'userdb {',
+    '  driver = passwd-file',
+    `  args = ${dir}/passwd`,
+    '}',
+    'service imap-login {',
+    '  chroot =',
+    '  inet_listener imap {',
+    '    address = 127.0.0.1',
+    `    port = ${port}`,
+    '  }',
+    '  inet_listener imaps {',
+    '    port = 0',
+    '  }',
+    '}',
+    'service anvil {',
+    '  chroot =',
+    '}',
+    'service stats {',
+    '  unix_listener stats-writer {',
+    '    mode = 0666',
+    '  }',
+    '}',
+  ];
+  return lines.join('\n') + '\n';
+}
+
+function oauthConfig(url: string): string {
+  return [
+    `introspection_url = ${url}`,
+    'introspection_mode = post',
+    'force_introspection = yes',
+    'username_attribute = username',
+    'active_attribute = active',
+    'active_value = true',
+    'timeout_msecs = 5000',
+  ].join('\n') + '\n';
+}
+
+/** Resolves once something on host:port answers with an IMAP greeting. */
+async function greeting(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = netConnect({ host: '127.0.0.1', port });
+    const done = (ok: boolean): void => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(2000, () => done(false));
+    sock.once('error', () => done(false));
+    sock.once('data', (d) => done(d.toString('latin1').startsWith('* OK')));
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`Dovecot: timed out waiting for ${what}`);
+}
+
+/** A free TCP port on 127.0.0.1, found by binding port 0. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function childPids(parent: number): Promise<number[]> {
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(parent)]).catch(() => ({ stdout: '' }));
+  return stdout
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter((p) => Number.isInteger(p) && p > 0);
+}
+
+function maildirName(seq: number, size: number): string {
+  return `${Date.now()}.M${seq}P${process.pid}R${randomBytes(3).toString('hex')}.mailgate,S=${size}:2,`;
+}
+
+export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotServer> {
+  const id = identity();
+  const dir = mkdtempSync(join(tmpdir(), 'mailgate-dovecot-'));
+  chmodSync(dir, 0o755);
+  for (const sub of ['home', 'state']) mkdirSync(join(dir, sub), { mode: 0o755 });
+  const port = await freePort();
+  const confPath = join(dir, 'dovecot.conf');
+  writeFileSync(confPath, config(dir, port, id, opts));
+  writeFileSync(join(dir, 'passwd'), '');
+  chmodSync(join(dir, 'passwd'), 0o644);
+  if (opts.oauth2) writeFileSync(join(dir, 'oauth2.conf.ext'), oauthConfig(opts.oauth2.introspectionUrl));
+  const passwords = new Map<string, string>();
+  let master: ChildProcess | undefined;
+  let fillSeq = 0;
+
+  const home = (user: string): string => join(dir, 'home', user);
+  const folderDir = (user: string, folder: string): string =>
+    folder.toUpperCase() === 'INBOX' ? join(home(user), 'Maildir') : join(home(user), 'Maildir', `.${folder}`);
+  const own = (path: string): void => {
+    if (id.root) chownSync(path, id.mailUid, id.mailGid);
+  };
+
+  async function start(): Promise<void> {
+    const child = spawn('dovecot', ['-F', '-c', confPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    master = child;
+    await waitFor(async () => {
+      if (exited) throw new Error(`Dovecot exited at start: ${stderr}\n${readLog()}`);
+      return greeting(port);
+    }, 20_000, `port ${port}`);
+  }
+
+  async function halt(): Promise<void> {
+    const child = master;
+    master = undefined;
+    if (child === undefined || child.exitCode !== null) return;
+    // The master's children (log, stats, and the IMAP process of every open connection)
+    // outlive a SIGTERM to the master; a restart must drop the connections, so they go too.
+    const children = child.pid === undefined ? [] : await childPids(child.pid);
+    const gone = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await gone;
+    clearTimeout(timer);
+    for (const pid of children) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    // Connections handled by already-forked children must be gone before a restart binds again.
+    await waitFor(async () => !(await greeting(port)), 10_000, 'the port to close');
+  }
+
+  function readLog(): string {
+    const path = join(dir, 'dovecot.log');
+    return existsSync(path) ? readFileSync(path, 'utf8') : '';
+  }
+
+  async function withClient<T>(user: string, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
+    const pass = passwords.get(user);
+    if (pass === undefined) throw new Error(`Dovecot: unknown user ${user}`);
+    const client = new ImapFlow({ host: '127.0.0.1', port, secure: false, auth: { user, pass }, logger: false });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.logout().catch(() => client.close());
+    }
+  }
+
+  async function ensureFolder(client: ImapFlow, folder: string): Promise<void> {
+    if (folder.toUpperCase() === 'INBOX') return;
+    const list = await client.list();
+    if (!list.some((m) => m.path === folder)) await client.mailboxCreate(folder);
+  }
+
+  await start();
+
+  return {
+    host: '127.0.0.1',
+    port,
+    dir,
+    async addUser(user, pass) {
+      mkdirSync(home(user), { recursive: true, mode: 0o755 });
+      own(home(user));
+      appendFileSync(join(dir, 'passwd'), `${user}:{PLAIN}${pass}:${id.mailUid}:${id.mailGid}::${home(user)}::\n`);
+      passwords.set(user, pass);
+      // Dovecot looks at the passwd-file at most once a second: wait until the user can log in.
+      await waitFor(async () => withClient(user, async () => true).catch(() => false), 10_000, `user ${user}`);
+    },
+    async append(user, folder, messages) {
+      return withClient(user, async (client) => {
+        await ensureFolder(client, folder);
+        const uids: number[] = [];
+        for (const m of messages) {
+          const res = await client.append(folder, typeof m === 'string' ? Buffer.from(m) : m);
+          if (res && res.uid !== undefined) uids.push(res.uid);
+        }
+        return uids;
+      });
+    },
+    fillMaildir(user, folder, messages) {
+      const base = folderDir(user, folder);
+      for (const p of [join(home(user), 'Maildir'), base, join(base, 'cur'), join(base, 'new'), join(base, 'tmp')]) {
+        if (!existsSync(p)) {
+          mkdirSync(p, { mode: 0o700 });
+          own(p);
+        }
+      }
+      for (const m of messages) {
+        const buf = typeof m === 'string' ? Buffer.from(m) : m;
+        const path = join(base, 'cur', maildirName(fillSeq++, buf.length));
+        writeFileSync(path, buf);
+        own(path);
+      }
+    },
+    async createFolder(user, folder) {
+      await withClient(user, (client) => ensureFolder(client, folder));
+    },
+    async recreateFolder(user, folder) {
+      return withClient(user, async (client) => {
+        // A session that has the folder selected keeps writing its index files into the
+        // folder's directory; renaming the folder away first leaves the name truly free.
+        const away = `${folder}-deleted-${randomBytes(4).toString('hex')}`;
+        await client.mailboxRename(folder, away);
+        await client.mailboxDelete(away).catch(() => undefined);
+        await client.mailboxCreate(folder);
+        const st = await client.status(folder, { uidValidity: true });
+        return st ? Number(st.uidValidity) : 0;
+      });
+    },
+    withClient,
+    async restart() {
+      await halt();
+      await start();
+    },
+    halt,
+    start,
+    async kick(user) {
+      // `doveadm who` lists the user's IMAP process ids; killing them drops every connection.
+      const { stdout } = await run('doveadm', ['-c', confPath, 'who', '-1', user]).catch(() => ({ stdout: '' }));
+      const pids = new Set<number>();
+      for (const line of stdout.split('\n').slice(1)) {
+        const pid = Number(line.trim().split(/\s+/)[2]);
+        if (Number.isInteger(pid) && pid > 0) pids.add(pid);
+      }
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    },
+    log: readLog,
+    async stop() {
+      await halt().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
