@@ -7,24 +7,27 @@ import { MboxFinisher, type MboxMessage } from './mbox-finish.js';
 import { MboxSplitter } from './mbox-split.js';
 import { DEFAULT_CHUNK_BYTES, type FileItem, type FilePosition, type ReadOptions } from './types.js';
 
-async function startsWithFromAt(file: string, offset: number): Promise<boolean> {
+async function bytesAt(file: string, offset: number, length: number): Promise<string> {
   const fh = await open(file, 'r');
   try {
-    const buf = Buffer.alloc(5);
-    const { bytesRead } = await fh.read(buf, 0, 5, offset);
-    return bytesRead === 5 && buf.toString('latin1') === 'From ';
+    const buf = Buffer.alloc(length);
+    const { bytesRead } = await fh.read(buf, 0, length, offset);
+    return buf.toString('latin1', 0, bytesRead);
   } finally {
     await fh.close();
   }
 }
 
-/** Where to start: the resume offset when it still points at a `From ` line, else the top (skipping `index` messages). */
+const UTF8_BOM = '\xEF\xBB\xBF';
+
+/** Where to start: the resume offset when it still points at a `From ` line, else the top (past a UTF-8 BOM), skipping `index` messages. */
 async function startPoint(file: string, resume?: FilePosition | { index: number; offset?: number }): Promise<{ offset: number; index: number; skip: number }> {
-  if (!resume) return { offset: 0, index: 0, skip: 0 };
-  if (resume.offset !== undefined && resume.offset > 0 && (await startsWithFromAt(file, resume.offset))) {
+  const top = (await bytesAt(file, 0, 3)) === UTF8_BOM ? 3 : 0;
+  if (!resume) return { offset: top, index: 0, skip: 0 };
+  if (resume.offset !== undefined && resume.offset > top && (await bytesAt(file, resume.offset, 5)) === 'From ') {
     return { offset: resume.offset, index: resume.index, skip: 0 };
   }
-  return { offset: 0, index: 0, skip: resume.index };
+  return { offset: top, index: 0, skip: resume.index };
 }
 
 function toItem(file: string, m: MboxMessage, index: number, maxBytes: number): FileItem {

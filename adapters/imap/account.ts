@@ -159,6 +159,7 @@ export class AccountRunner {
     let closed = false;
     let wake = (): void => undefined;
     const onExists = (ev: { path: string }): void => {
+      if (!folders.includes(ev.path)) return;
       dirty.add(ev.path);
       wake();
     };
@@ -238,8 +239,10 @@ export class AccountRunner {
       if (signal.aborted) return;
       dirty.delete(folder);
       try {
-        const res = await this.exclusive(() =>
-          syncFolder(client, { config: this.config, sink, signal, onChunk: (_f, n, s) => this.tracker.counted(n, s) }, folder),
+        const res = await syncFolder(
+          client,
+          { config: this.config, sink, signal, exclusive: (fn) => this.exclusive(fn), onChunk: (_f, n, s) => this.tracker.counted(n, s) },
+          folder,
         );
         this.tracker.folderSynced(folder, res.uidValidity, res.lastUid);
       } catch (err) {

@@ -8,7 +8,7 @@
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { assemble, AssembleError } from './assemble.js';
-import { HEAD_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
+import { HEAD_BYTES, PIECES_MIN_MESSAGE_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
 
 export interface FetchedMessage {
   uid: number;
@@ -75,14 +75,26 @@ async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Pro
   }
 }
 
+/**
+ * Sizes and dates first (cheap for the server); BODYSTRUCTURE only for messages large enough
+ * to hold an attachment worth leaving on the server.
+ */
 async function planChunk(client: ImapFlow, folder: string, uids: number[]): Promise<Planned[]> {
   assertSelected(client, folder);
-  const metas = await client.fetchAll(uidSet(uids), { uid: true, size: true, internalDate: true, bodyStructure: true }, { uid: true });
+  const metas = await client.fetchAll(uidSet(uids), { uid: true, size: true, internalDate: true }, { uid: true });
   assertSelected(client, folder);
   const got = new Set(metas.map((m) => m.uid));
   await ensureGone(client, folder, uids.filter((u) => !got.has(u)));
+  const large = metas.filter((m) => (m.size ?? 0) >= PIECES_MIN_MESSAGE_BYTES).map((m) => m.uid).sort((a, b) => a - b);
+  const structures = new Map<number, MessagePlan>();
+  if (large.length > 0) {
+    const answers = await client.fetchAll(uidSet(large), { uid: true, bodyStructure: true }, { uid: true });
+    assertSelected(client, folder);
+    for (const m of answers) structures.set(m.uid, planMessage(m.bodyStructure));
+  }
+  const small: MessagePlan = { mode: 'source', reason: 'small message' };
   return metas
-    .map((m) => ({ uid: m.uid, size: m.size ?? 0, internalDate: dateOf(m.internalDate), plan: planMessage(m.bodyStructure) }))
+    .map((m) => ({ uid: m.uid, size: m.size ?? 0, internalDate: dateOf(m.internalDate), plan: structures.get(m.uid) ?? small }))
     .sort((a, b) => a.uid - b.uid);
 }
 

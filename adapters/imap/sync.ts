@@ -30,6 +30,8 @@ export interface SyncContext {
   config: ImapAccountConfig;
   sink: IntakeSink;
   signal: AbortSignal;
+  /** Runs one step alone on the connection (after-delivery actions run between steps). */
+  exclusive?: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Called after each durable chunk (health, metrics). */
   onChunk?: (folder: string, count: number, stubbed: number) => void;
 }
@@ -63,70 +65,103 @@ async function accept(sink: IntakeSink, batch: Inbound[], checkpoint: Checkpoint
   }
 }
 
-export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: string): Promise<FolderResult> {
-  const { config, sink, signal } = ctx;
-  const deadline = <T>(p: Promise<T>, what: string): Promise<T> => withDeadline(p, config.command_timeout_ms, what, () => client.close());
-  const key = checkpointKey(config.name, folder);
-  // An already selected folder is examined again: some servers (Dovecot) never tell a session
-  // that its selected folder was deleted and recreated, and only a fresh EXAMINE shows the new
-  // UIDVALIDITY.
+/** Selects `folder` read-only under imapflow's lock; `fresh` examines it again even when selected. */
+async function select(client: ImapFlow, folder: string, ms: number, fresh: boolean): Promise<{ release(): void }> {
+  const deadline = <T>(p: Promise<T>): Promise<T> => withDeadline(p, ms, `EXAMINE ${folder}`, () => client.close());
   const wasOpen = client.mailbox !== false && client.mailbox.path === folder;
   let lock;
   try {
-    lock = await deadline(client.getMailboxLock(folder, { readOnly: true }), `EXAMINE ${folder}`);
-    if (wasOpen) await deadline(client.mailboxOpen(folder, { readOnly: true }), `EXAMINE ${folder}`);
+    lock = await deadline(client.getMailboxLock(folder, { readOnly: true }));
+    if (fresh && wasOpen) await deadline(client.mailboxOpen(folder, { readOnly: true }));
+    assertSelected(client, folder);
+    return lock;
   } catch (err) {
     lock?.release();
     throw notFound(err, folder) ?? err;
   }
+}
+
+interface PassStart {
+  uidValidity: number;
+  uidNextAtStart: number;
+  modseq: string | undefined;
+  lastUid: number;
+  reset: boolean;
+  uids: number[];
+}
+
+async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Promise<PassStart> {
+  const { config } = ctx;
+  // An already selected folder is examined again: some servers (Dovecot) never tell a session
+  // that its selected folder was deleted and recreated; only a fresh EXAMINE shows it.
+  const lock = await select(client, folder, config.command_timeout_ms, true);
   try {
-    assertSelected(client, folder);
     const box = client.mailbox as Exclude<ImapFlow['mailbox'], false>;
     const uidValidity = Number(box.uidValidity);
-    const uidNextAtStart = box.uidNext;
-    const modseq = box.highestModseq === undefined ? undefined : box.highestModseq.toString();
-    const stored = readCheckpoint(await sink.checkpoint(key));
+    const stored = readCheckpoint(await ctx.sink.checkpoint(checkpointKey(config.name, folder)));
     const reset = stored !== undefined && stored.uidValidity !== uidValidity;
-    let lastUid = stored !== undefined && !reset ? stored.lastUid : 0;
-    const firstRead = lastUid === 0;
-    const value = (last: number): Checkpoint => ({ key, value: { uidValidity, lastUid: last, ...(modseq === undefined ? {} : { highestModseq: modseq }) } });
-
-    const query = firstRead && config.since !== undefined ? { uid: `${lastUid + 1}:*`, since: new Date(config.since) } : { uid: `${lastUid + 1}:*` };
-    const answer = await deadline(client.search(query, { uid: true }), `UID SEARCH ${folder}`);
+    const lastUid = stored !== undefined && !reset ? stored.lastUid : 0;
+    const query = lastUid === 0 && config.since !== undefined ? { uid: '1:*', since: new Date(config.since) } : { uid: `${lastUid + 1}:*` };
+    const answer = await withDeadline(client.search(query, { uid: true }), config.command_timeout_ms, `UID SEARCH ${folder}`, () => client.close());
     assertSelected(client, folder);
     if (!Array.isArray(answer)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
-    const found = answer;
     // "N:*" always matches the highest UID, even below N: keep only what is really new.
-    const uids = found.filter((u) => u > lastUid).sort((a, b) => a - b);
-    let delivered = 0;
-    for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
-      const chunk = uids.slice(i, i + config.batch_size);
-      const slices = fetchChunk(client, folder, chunk, config.batch_bytes);
-      for (;;) {
-        const next = await deadline(slices.next(), `UID FETCH ${folder}`);
-        if (next.done === true) break;
-        const { messages, lastUid: covered } = next.value;
-        const batch: Inbound[] = messages.map((m) => ({
-          raw: m.raw,
-          route: config.route,
-          receivedAt: m.internalDate ?? new Date(),
-          origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },
-        }));
-        await accept(sink, batch, value(covered));
-        lastUid = covered;
-        delivered += batch.length;
-        ctx.onChunk?.(folder, batch.length, messages.filter((m) => m.stubbed).length);
-      }
-    }
-    // Every UID below UIDNEXT (as of EXAMINE) was listed by the search: remember that, so a
-    // `since` backfill or an empty folder is not searched from the start again.
-    const complete = !signal.aborted && uidNextAtStart - 1 > lastUid;
-    if (complete || (reset && delivered === 0 && !signal.aborted)) {
-      lastUid = Math.max(lastUid, uidNextAtStart - 1);
-      await accept(sink, [], value(lastUid));
-    }
-    return { uidValidity, lastUid, delivered, reset };
+    const uids = answer.filter((u) => u > lastUid).sort((a, b) => a - b);
+    const modseq = box.highestModseq === undefined ? undefined : box.highestModseq.toString();
+    return { uidValidity, uidNextAtStart: box.uidNext, modseq, lastUid, reset, uids };
   } finally {
     lock.release();
   }
+}
+
+/**
+ * One pass over `folder`. Each step (the search, then each chunk) runs through `ctx.exclusive`
+ * on its own, so after-delivery actions can use the connection between two chunks of a long
+ * backfill; every chunk re-selects the folder and checks that UIDVALIDITY did not change.
+ */
+export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: string): Promise<FolderResult> {
+  const { config, sink, signal } = ctx;
+  const exclusive = ctx.exclusive ?? (<T>(fn: () => Promise<T>) => fn());
+  const key = checkpointKey(config.name, folder);
+  const pass = await exclusive(() => startPass(client, ctx, folder));
+  const { uidValidity, uidNextAtStart, modseq, reset, uids } = pass;
+  let lastUid = pass.lastUid;
+  const value = (last: number): Checkpoint => ({ key, value: { uidValidity, lastUid: last, ...(modseq === undefined ? {} : { highestModseq: modseq }) } });
+  let delivered = 0;
+  for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
+    const chunk = uids.slice(i, i + config.batch_size);
+    await exclusive(async () => {
+      const lock = await select(client, folder, config.command_timeout_ms, false);
+      try {
+        const now = client.mailbox === false ? 0 : Number(client.mailbox.uidValidity);
+        if (now !== uidValidity) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UIDVALIDITY of "${folder}" changed during the pass`);
+        const slices = fetchChunk(client, folder, chunk, config.batch_bytes);
+        for (;;) {
+          const next = await withDeadline(slices.next(), config.command_timeout_ms, `UID FETCH ${folder}`, () => client.close());
+          if (next.done === true) break;
+          const { messages, lastUid: covered } = next.value;
+          const batch: Inbound[] = messages.map((m) => ({
+            raw: m.raw,
+            route: config.route,
+            receivedAt: m.internalDate ?? new Date(),
+            origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },
+          }));
+          await accept(sink, batch, value(covered));
+          lastUid = covered;
+          delivered += batch.length;
+          ctx.onChunk?.(folder, batch.length, messages.filter((m) => m.stubbed).length);
+        }
+      } finally {
+        lock.release();
+      }
+    });
+  }
+  // Every UID below UIDNEXT (as of the EXAMINE) was listed by the search: remember that, so a
+  // `since` backfill or an empty folder is not searched from the start again.
+  const complete = !signal.aborted && uidNextAtStart - 1 > lastUid;
+  if (complete || (reset && delivered === 0 && !signal.aborted)) {
+    lastUid = Math.max(lastUid, uidNextAtStart - 1);
+    await accept(sink, [], value(lastUid));
+  }
+  return { uidValidity, lastUid, delivered, reset };
 }

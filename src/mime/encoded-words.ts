@@ -23,7 +23,7 @@ export function decodeQ(text: string, underscoreIsSpace = true): Buffer {
   let n = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 61 && i + 2 < text.length + 0) {
+    if (c === 61 && i + 2 < text.length) {
       const h = hexValue(text.charCodeAt(i + 1));
       const l = hexValue(text.charCodeAt(i + 2));
       if (h >= 0 && l >= 0) {

@@ -117,17 +117,37 @@ function closeTag(st: State, name: string): void {
   else if (name === 'ul' || name === 'ol') st.lists.pop();
 }
 
-/** Index after the element `name` that starts at `from`, or -1 when it is not closed. */
-function skipElement(html: string, name: string, from: number): number {
-  const re = name === 'head' ? /<\/head\s*>|<body[\s>]/gi : new RegExp(`</${name}\\s*>`, 'gi');
+const CLOSERS = new Map<string, RegExp>();
+
+function closer(name: string): RegExp {
+  let re = CLOSERS.get(name);
+  if (re === undefined) {
+    re = name === 'head' ? /<\/head\s*>|<body[\s>]/gi : new RegExp(`</${name}\\s*>`, 'gi');
+    CLOSERS.set(name, re);
+  }
+  return re;
+}
+
+/**
+ * Index after the element `name` that starts at `from`, or -1 when it is not closed.
+ * `unclosed` remembers names already searched to the end in vain, so a document full of
+ * unclosed `<script>` tags costs one scan, not one per tag.
+ */
+function skipElement(html: string, name: string, from: number, unclosed: Set<string>): number {
+  if (unclosed.has(name)) return -1;
+  const re = closer(name);
   re.lastIndex = from;
   const m = re.exec(html);
-  if (m === null) return -1;
+  if (m === null) {
+    unclosed.add(name);
+    return -1;
+  }
   return m[0].startsWith('<body') ? m.index : m.index + m[0].length;
 }
 
 export function htmlToText(html: string): string {
   const st: State = { lines: [], cur: '', quote: 0, pre: 0, blank: false, lists: [] };
+  const unclosed = new Set<string>();
   let last = 0;
   TAG_RE.lastIndex = 0;
   for (let m = TAG_RE.exec(html); m !== null; m = TAG_RE.exec(html)) {
@@ -146,7 +166,7 @@ export function htmlToText(html: string): string {
       continue;
     }
     if (SKIP.has(name) && !m[3]!.endsWith('/')) {
-      const after = skipElement(html, name, last);
+      const after = skipElement(html, name, last, unclosed);
       if (after >= 0) last = TAG_RE.lastIndex = after;
       continue;
     }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { cp, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -5,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { readInput, readInputs } from '../../adapters/files/index.js';
 import type { FileItem, ReadOptions } from '../../adapters/files/index.js';
 import { readBack } from './support/mail.js';
+import { MSG_SAMPLES } from './support/msg-samples.js';
 import { writeMsg } from './support/msg-writer.js';
 import { SAMPLES, sample } from './support/paths.js';
 
@@ -68,6 +70,10 @@ describe('single files', () => {
 });
 
 describe('Outlook .msg', () => {
+  it('has committed samples that the test writer reproduces byte for byte', () => {
+    for (const [name, spec] of Object.entries(MSG_SAMPLES)) expect(writeMsg(spec).equals(readFileSync(sample(`msg/${name}`)))).toBe(true);
+  });
+
   it('rebuilds a message from the properties: addresses, subject, date, id, both bodies and attachments', async () => {
     const [item] = await collect([sample('msg/properties.msg')]);
     expect(item!.error).toBeUndefined();

@@ -97,6 +97,13 @@ describe('Content-Length (mboxcl2)', () => {
   });
 });
 
+describe('byte order mark', () => {
+  it('reads the first message of an mbox that starts with a UTF-8 BOM', async () => {
+    const file = await tempFile(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('From a@example.com Mon Mar  4 09:00:00 2024\nSubject: one\n\n1\n\nFrom b@example.com Mon Mar  4 09:00:00 2024\nSubject: two\n\n2\n')]));
+    expect((await collect(file)).map(text)).toEqual(['Subject: one\n\n1\n', 'Subject: two\n\n2\n']);
+  });
+});
+
 describe('size budget', () => {
   it('reports an oversized message as an error item and goes on with the next', async () => {
     const big = 'x'.repeat(5000);

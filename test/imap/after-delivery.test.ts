@@ -65,6 +65,25 @@ describe('after-delivery actions', () => {
     expect(sink.tally()).toEqual({ distinct: 5, twice: 0 });
   });
 
+  it('runs between the chunks of a long backfill instead of waiting for its end', async () => {
+    const { user, pass } = await newUser(server);
+    server.fillMaildir(user, 'INBOX', Array.from({ length: 1000 }, (_, i) => textMessage(i)));
+    const sink = new MemorySink();
+    let action: Promise<unknown> | undefined;
+    let acceptedWhenDone = -1;
+    sink.onAccept = () => {
+      if (action === undefined && sink.accepted.length > 0) {
+        action = r.adapter.afterDelivery(sink.accepted.slice(0, 10).map((m) => m.origin)).then(() => (acceptedWhenDone = sink.accepted.length));
+      }
+    };
+    const r = run([account(server, user, pass, { after_delivery: 'seen', batch_size: 50 })], sink);
+    await eventually(() => sink.accepted.length === 1000 && acceptedWhenDone >= 0);
+    await r.stop();
+    expect(acceptedWhenDone).toBeLessThan(1000);
+    const seen = [...(await flagsOf(user, 'INBOX'))].filter(([, f]) => f.has('\\Seen')).map(([uid]) => uid);
+    expect(seen).toEqual(sink.accepted.slice(0, 10).map((m) => m.origin.uid));
+  });
+
   it('skips origins read under another UIDVALIDITY and origins of other accounts or adapters', async () => {
     const { user, sink, r } = await synced('seen', 2);
     const stale: Origin = { ...sink.accepted[0]!.origin, uidValidity: 12345 };

@@ -1,25 +1,29 @@
-import { describe, it, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ImapFlow } from 'imapflow';
 import { startDovecot } from '../support/dovecot.js';
+import { textMessage } from './messages.js';
+import { eventually } from './memory-sink.js';
 
-describe('dovecot harness', () => {
-  it('starts, fills, restarts, kicks and recreates folders', async () => {
+describe('the Dovecot test harness', () => {
+  it('starts, fills, kicks, restarts, recreates folders and cleans up', async () => {
     const d = await startDovecot();
     try {
       await d.addUser('alice', 'secret');
-      const uids = await d.append('alice', 'INBOX', ['Subject: hi\r\n\r\nhello\r\n']);
-      expect(uids).toEqual([1]);
-      d.fillMaildir('alice', 'Bulk', Array.from({ length: 5 }, (_, i) => `Subject: m${i}\r\nMessage-ID: <${i}@x>\r\n\r\nbody ${i}\r\n`));
-      const st = await d.withClient('alice', async (c) => c.status('Bulk', { messages: true, uidValidity: true }));
-      expect(st && st.messages).toBe(5);
+      expect(await d.append('alice', 'INBOX', [textMessage(1)])).toEqual([1]);
+      d.fillMaildir('alice', 'Bulk', Array.from({ length: 50 }, (_, i) => textMessage(i)));
+      const st = await d.withClient('alice', (c) => c.status('Bulk', { messages: true, uidValidity: true }));
+      expect(st && st.messages).toBe(50);
+
+      const live = new ImapFlow({ host: d.host, port: d.port, secure: false, auth: { user: 'alice', pass: 'secret' }, logger: false });
+      live.on('error', () => undefined);
+      await live.connect();
       await d.kick('alice');
+      await eventually(() => !live.usable);
+
       await d.restart();
-      const st2 = await d.withClient('alice', async (c) => c.status('INBOX', { messages: true }));
+      const st2 = await d.withClient('alice', (c) => c.status('INBOX', { messages: true }));
       expect(st2 && st2.messages).toBe(1);
-      const v = await d.recreateFolder('alice', 'Bulk');
-      expect(v).not.toBe(Number(st && st.uidValidity));
-    } catch (e) {
-      console.log(d.log());
-      throw e;
+      expect(await d.recreateFolder('alice', 'Bulk')).not.toBe(Number(st && st.uidValidity));
     } finally {
       await d.stop();
     }

@@ -31,4 +31,9 @@ describe('htmlToText', () => {
     expect(htmlToText('a < b and c > d')).toBe('a < b and c > d');
     expect(htmlToText('<p>x</p></blockquote></ul></pre>y')).toBe('x\n\ny');
   });
+
+  it('unclosed script tags cost one scan, not one per tag (quadratic-scan regression)', () => {
+    const html = `${'<script>x '.repeat(30_000)}<p>end</p>`;
+    expect(htmlToText(html)).toContain('end');
+  });
 });

@@ -172,6 +172,14 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The binary from the Debian package locations (sbin is often missing from a non-root PATH). */
+function binary(name: 'dovecot' | 'doveadm'): string {
+  for (const dir of ['/usr/sbin', '/usr/bin', '/usr/local/sbin', '/usr/local/bin']) {
+    if (existsSync(join(dir, name))) return join(dir, name);
+  }
+  return name;
+}
+
 async function childPids(parent: number): Promise<number[]> {
   const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(parent)]).catch(() => ({ stdout: '' }));
   return stdout
@@ -207,7 +215,7 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
   };
 
   async function start(): Promise<void> {
-    const child = spawn('dovecot', ['-F', '-c', confPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(binary('dovecot'), ['-F', '-c', confPath], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     let exited = false;
@@ -330,7 +338,7 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     start,
     async kick(user) {
       // `doveadm who` lists the user's IMAP process ids; killing them drops every connection.
-      const { stdout } = await run('doveadm', ['-c', confPath, 'who', '-1', user]).catch(() => ({ stdout: '' }));
+      const { stdout } = await run(binary('doveadm'), ['-c', confPath, 'who', '-1', user]).catch(() => ({ stdout: '' }));
       const pids = new Set<number>();
       for (const line of stdout.split('\n').slice(1)) {
         const pid = Number(line.trim().split(/\s+/)[2]);

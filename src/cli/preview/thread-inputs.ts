@@ -1,8 +1,9 @@
 /**
  * The compact per-comment inputs of thread properties, kept in memory for the whole run while
  * everything else is spooled to disk: per comment its id, an interned thread id, the timestamp
- * as a number, an interned sender and interned participant addresses, in typed columns. A
- * repeated comment id counts once, the last occurrence wins (as an update would).
+ * as a number, an interned sender and interned participant addresses, in typed columns (about
+ * 140 bytes a comment, ids included). A repeated comment id counts once, the last occurrence
+ * wins (as an update would).
  *
  * Thread properties are then computed thread by thread (computeThreadProperties on one group at
  * a time) and stored as a position per comment plus one shared object per thread.
@@ -47,8 +48,8 @@ class Interner {
 type Shared = Omit<ThreadProperties, 'thread_position'>;
 
 export class ThreadInputs {
+  /** Comment id → row (a repeated id reuses its row). */
   private readonly row = new Map<string, number>();
-  private readonly ids: string[] = [];
   private readonly thread = ints();
   private readonly time = new Column<Float64Array>((n) => new Float64Array(n));
   private readonly sender = ints();
@@ -63,7 +64,7 @@ export class ThreadInputs {
   private readonly shared: Shared[] = [];
 
   get size(): number {
-    return this.ids.length;
+    return this.row.size;
   }
 
   add(comment: Comment): void {
@@ -84,8 +85,7 @@ export class ThreadInputs {
       this.set(existing, values);
       return;
     }
-    this.row.set(comment.id, this.ids.length);
-    this.ids.push(comment.id);
+    this.row.set(comment.id, this.thread.length);
     this.thread.push(values[0]);
     this.time.push(values[1]);
     this.sender.push(values[2]);
@@ -101,47 +101,52 @@ export class ThreadInputs {
     this.recipCount.data[r] = count;
   }
 
-  /** A minimal comment for row r: what computeThreadProperties reads. */
-  private comment(r: number): Comment {
+  /** A minimal comment for row r: what computeThreadProperties reads (all participants as `to`). */
+  private comment(id: string, r: number): Comment {
     const message: Comment['messages'][number] = { body: { text: '' } };
     const s = this.sender.data[r]!;
     if (s >= 0) message.from = this.addresses.values[s]!;
     const start = this.recipStart.data[r]!;
     const count = this.recipCount.data[r]!;
     if (count > 0) message.to = Array.from(this.recipients.data.subarray(start, start + count), (a) => this.addresses.values[a]!);
-    const comment: Comment = { id: this.ids[r]!, timestamp: new Date(this.time.data[r]!).toISOString(), messages: [message], user_properties: {} };
+    const comment: Comment = { id, timestamp: new Date(this.time.data[r]!).toISOString(), messages: [message], user_properties: {} };
     const t = this.thread.data[r]!;
     if (t >= 0) comment.thread_id = this.threads.values[t]!;
     return comment;
   }
 
-  /** Computes the thread properties of every comment, one thread at a time. */
+  /** Computes the thread properties of every comment, one thread at a time (rows sorted by thread). */
   compute(): void {
-    const n = this.ids.length;
-    const groups = new Map<number, number[]>();
-    let single = -2;
-    for (let r = 0; r < n; r++) {
-      const t = this.thread.data[r]!;
-      const key = t >= 0 ? t : single--;
-      const g = groups.get(key);
-      if (g) g.push(r);
-      else groups.set(key, [r]);
-    }
+    const n = this.row.size;
+    const idOf: string[] = new Array<string>(n);
+    for (const [id, r] of this.row) idOf[r] = id;
+    const thread = this.thread.data;
+    const order = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => thread[a]! - thread[b]! || a - b);
     this.position = new Int32Array(n);
     this.sharedOf = new Int32Array(n);
-    for (const rows of groups.values()) {
-      const props = computeThreadProperties(rows.map((r) => this.comment(r)));
-      const sharedIndex = this.shared.length;
-      let first = true;
-      for (const r of rows) {
-        const p = props.get(this.ids[r]!);
-        if (!p) continue;
-        const { thread_position, ...rest } = p;
-        if (first) this.shared.push(rest);
-        first = false;
-        this.position[r] = thread_position;
-        this.sharedOf[r] = sharedIndex;
-      }
+    let start = 0;
+    while (start < n) {
+      const t = thread[order[start]!]!;
+      let end = start + 1;
+      if (t >= 0) while (end < n && thread[order[end]!] === t) end++;
+      this.computeGroup(order.subarray(start, end), idOf);
+      start = end;
+    }
+  }
+
+  /** One thread (or one comment without a thread id): computeThreadProperties on its rows. */
+  private computeGroup(rows: Int32Array, idOf: readonly string[]): void {
+    const props = computeThreadProperties(Array.from(rows, (r) => this.comment(idOf[r]!, r)));
+    const sharedIndex = this.shared.length;
+    let first = true;
+    for (const r of rows) {
+      const p = props.get(idOf[r]!);
+      if (!p) continue;
+      const { thread_position, ...rest } = p;
+      if (first) this.shared.push(rest);
+      first = false;
+      this.position[r] = thread_position;
+      this.sharedOf[r] = sharedIndex;
     }
   }
 
