@@ -4,9 +4,11 @@
  */
 import type { Adapter } from '../src/pipeline/types.js';
 import { createFilesAdapter } from './files/index.js';
+import { createImapAdapter } from './imap/index.js';
 
 export const ADAPTERS = {
   files: createFilesAdapter,
+  imap: (accounts: readonly unknown[]) => createImapAdapter(accounts),
 } as const satisfies Record<string, (config: never) => Adapter>;
 
 export type AdapterKind = keyof typeof ADAPTERS;

@@ -74,6 +74,10 @@ export const ERROR_CODES = {
   MAILGATE_ERR_SERVER_METRIC_INVALID: 'A metric was registered or updated with an invalid name, label set or value (a programming error).',
   MAILGATE_ERR_SERVER_INTERNAL: 'An unexpected failure while answering an HTTP request (details in the log).',
 
+  // --- service: `mailgate serve` -----------------------------------------------------
+  MAILGATE_ERR_SERVICE_ADAPTER_FAILED: 'An adapter of the service stopped with an unexpected error (the others keep running; details in the log).',
+  MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT: 'Shutdown stopped waiting for delivery after the drain bound; undelivered items stay queued for the next start.',
+
   // --- imap: the IMAP adapter ------------------------------------------------------
   MAILGATE_ERR_IMAP_AUTH: 'The IMAP server refused the credentials (password or OAuth2 access token).',
   MAILGATE_ERR_IMAP_OAUTH_TOKEN: 'The OAuth2 token endpoint refused or failed to issue an access token.',

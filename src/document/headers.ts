@@ -7,8 +7,11 @@ import { MAX_RAW_HEADER_CHARS } from '../limits.js';
 import type { HeaderField } from '../mime/types.js';
 import type { RawEmailHeaders } from '../model/index.js';
 
-/** Removed because the body sent is no longer the MIME body they describe. */
-export const MIME_STRUCTURE_HEADERS = new Set(['content-type', 'content-transfer-encoding', 'mime-version']);
+/**
+ * Removed because the body sent is no longer the MIME body they describe (`Content-Length`,
+ * written by mbox tools, gives the byte length of that body).
+ */
+export const MIME_STRUCTURE_HEADERS = new Set(['content-type', 'content-transfer-encoding', 'mime-version', 'content-length']);
 
 /** Fields kept first when the raw block must be cut: those the service reads to build the comment. */
 export const PRIORITY_HEADERS = new Set([

@@ -88,7 +88,7 @@ function attachmentMeta(buf: Buffer, part: MimePart, inline: boolean, index: num
   const given = part.name === undefined ? '' : cleanName(part.name);
   return {
     name: given === '' ? generatedName(part.type, index) : given,
-    size: decodedSize(buf, part.start, part.end, part.encoding),
+    size: part.omittedSize ?? decodedSize(buf, part.start, part.end, part.encoding),
     content_type: part.type,
     inline,
   };

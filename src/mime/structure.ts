@@ -10,6 +10,7 @@ import { warning, type Warning } from '../errors.js';
 import { MAX_MIME_DEPTH, MAX_MIME_PARTS } from '../limits.js';
 import { getHeader } from './headers.js';
 import { splitHeader } from './header-split.js';
+import { omittedSize } from './omitted.js';
 import { parseStructured } from './params.js';
 import { transferEncoding, type TransferEncoding } from './transfer.js';
 import type { HeaderField } from './types.js';
@@ -27,6 +28,8 @@ export interface MimePart {
   /** Byte range of the (still encoded) content. */
   start: number;
   end: number;
+  /** Decoded size declared by an `X-Mailgate-Omitted-Size` marker on a stub part (see omittedSize). */
+  omittedSize?: number;
   children?: MimePart[];
 }
 
@@ -182,6 +185,10 @@ export function expand(ctx: ParseContext, part: MimePart, depth: number): void {
     }
     const h = splitHeader(ctx.buf, s, e);
     const child = makePart(h.fields, h.bodyStart, e, childDefault);
+    if (!child.type.startsWith('multipart/') && !child.type.startsWith('message/')) {
+      const omitted = omittedSize(h.fields, ctx.buf, h.bodyStart, e);
+      if (omitted !== undefined) child.omittedSize = omitted;
+    }
     part.children.push(child);
     expand(ctx, child, depth + 1);
   }

@@ -26,33 +26,68 @@ export function transferEncoding(value: string | undefined): TransferEncoding {
   return 'identity';
 }
 
-/** Decode quoted-printable bytes; invalid escapes are kept as written, soft breaks removed. */
-export function decodeQuotedPrintable(src: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(src.length);
-  let n = 0;
-  let pos = 0;
-  while (pos < src.length) {
-    const eq = src.indexOf(EQ, pos);
-    const stop = eq < 0 ? src.length : eq;
-    n += src.copy(out, n, pos, stop);
-    if (eq < 0) break;
-    const h = hex(src[eq + 1]);
-    const l = hex(src[eq + 2]);
+/** Receives the decoded output of a quoted-printable walk: runs of source bytes and single bytes. */
+interface QpSink {
+  run(a: number, b: number): void;
+  byte(value: number): void;
+}
+
+/** Decode the escapes of one line segment buf[a, b) into the sink; invalid escapes stay as written. `eqs` caches the next `=`. */
+function qpSegment(buf: Buffer, a: number, b: number, eqs: { at: number }, sink: QpSink): void {
+  let pos = a;
+  while (pos < b) {
+    if (eqs.at !== -1 && eqs.at < pos) eqs.at = buf.indexOf(EQ, pos);
+    const eq = eqs.at;
+    const stop = eq < 0 || eq >= b ? b : eq;
+    if (stop > pos) sink.run(pos, stop);
+    if (stop === b) return;
+    const h = eq + 2 < b ? hex(buf[eq + 1]) : -1;
+    const l = eq + 2 < b ? hex(buf[eq + 2]) : -1;
     if (h >= 0 && l >= 0) {
-      out[n++] = (h << 4) | l;
+      sink.byte((h << 4) | l);
       pos = eq + 3;
-      continue;
-    }
-    let k = eq + 1;
-    while (src[k] === 32 || src[k] === 9) k++;
-    if (src[k] === CR && src[k + 1] === LF) pos = k + 2;
-    else if (src[k] === LF) pos = k + 1;
-    else if (k >= src.length) pos = k;
-    else {
-      out[n++] = EQ;
+    } else {
+      sink.byte(EQ);
       pos = eq + 1;
     }
   }
+}
+
+/**
+ * Walk quoted-printable content buf[start, end) line by line: whitespace at the end of each
+ * encoded line is transport padding and deleted (RFC 2045 section 6.7 rule 3); a line then
+ * ending in `=` is a soft break (the `=` and the line break are removed); other line breaks
+ * are kept as written.
+ */
+function qpWalk(buf: Buffer, start: number, end: number, sink: QpSink): void {
+  const eqs = { at: -2 }; // next `=` at or after the cursor; -1: none left, -2: not searched yet
+  let pos = start;
+  while (pos < end) {
+    const nl = buf.indexOf(LF, pos);
+    const next = nl < 0 || nl >= end ? end : nl + 1;
+    let e = next > pos && buf[next - 1] === LF ? next - 1 : next;
+    if (e > pos && buf[e - 1] === CR) e--;
+    const br = e;
+    while (e > pos && (buf[e - 1] === 32 || buf[e - 1] === 9)) e--;
+    const soft = e > pos && buf[e - 1] === EQ;
+    qpSegment(buf, pos, soft ? e - 1 : e, eqs, sink);
+    if (!soft && next > br) sink.run(br, next);
+    pos = next;
+  }
+}
+
+/** Decode quoted-printable bytes; invalid escapes are kept as written, soft breaks and transport padding removed. */
+export function decodeQuotedPrintable(src: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(src.length);
+  let n = 0;
+  qpWalk(src, 0, src.length, {
+    run: (a, b) => {
+      n += src.copy(out, n, a, b);
+    },
+    byte: (v) => {
+      out[n++] = v;
+    },
+  });
   return out.subarray(0, n);
 }
 
@@ -95,26 +130,18 @@ function countBase64(buf: Buffer, a: number, b: number): number {
   return n;
 }
 
-/** Decoded size of quoted-printable content: length minus escapes and soft line breaks. */
+/** Decoded size of quoted-printable content: the same walk as decoding, counting instead of copying. */
 function qpSize(buf: Buffer, start: number, end: number): number {
-  let size = end - start;
-  let pos = start;
-  while (pos < end) {
-    const eq = buf.indexOf(EQ, pos);
-    if (eq < 0 || eq >= end) break;
-    if (hex(buf[eq + 1]) >= 0 && hex(buf[eq + 2]) >= 0 && eq + 2 < end) {
-      size -= 2;
-      pos = eq + 3;
-      continue;
-    }
-    let k = eq + 1;
-    while (k < end && (buf[k] === 32 || buf[k] === 9)) k++;
-    if (k + 1 < end + 1 && buf[k] === CR && buf[k + 1] === LF) size -= k + 2 - eq;
-    else if (buf[k] === LF && k < end) size -= k + 1 - eq;
-    else if (k >= end) size -= k - eq;
-    pos = eq + 1;
-  }
-  return Math.max(0, size);
+  let size = 0;
+  qpWalk(buf, start, end, {
+    run: (a, b) => {
+      size += b - a;
+    },
+    byte: () => {
+      size += 1;
+    },
+  });
+  return size;
 }
 
 /** Size in decoded bytes of buf[start, end), without decoding. */

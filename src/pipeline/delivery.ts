@@ -53,7 +53,22 @@ export interface DeliveryOptions {
   onDelivered?: (route: RouteConfig, items: OutboxItem[], outcomes: Map<number, ItemOutcome>, model?: BatchResult['model']) => Promise<void>;
   onError?: (err: unknown, route: RouteConfig) => void;
   onBatch?: (route: RouteConfig, counters: DeliveryCounters) => void;
+  /**
+   * How long a route pauses when the API refuses the credentials or the target (401, 403,
+   * 404): retrying at once cannot help. Default 60000 ms.
+   */
+  pauseMs?: number;
+  /** Called when a route pauses for `ms` because of `reason`. */
+  onPause?: (route: RouteConfig, reason: { code: string; message: string }, ms: number) => void;
 }
+
+/** Outcomes that no retry of the same request can fix soon: the route pauses. */
+export const PAUSE_CODES: ReadonlySet<string> = new Set([
+  'MAILGATE_ERR_API_UNAUTHORIZED',
+  'MAILGATE_ERR_API_FORBIDDEN',
+  'MAILGATE_ERR_API_NOT_FOUND',
+]);
+export const DEFAULT_PAUSE_MS = 60_000;
 
 export function defaultRetryDelay(attempts: number, retryAfterMs?: number): number {
   const exp = Math.min(300_000, 1_000 * 2 ** Math.min(attempts, 20));
@@ -73,6 +88,16 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
   const { store } = options;
   const retryDelay = options.retryDelayMs ?? defaultRetryDelay;
   const counters: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0 };
+  const pauseMs = options.pauseMs ?? DEFAULT_PAUSE_MS;
+  /** Per route: the instant (ms since epoch) before which its workers do not claim. */
+  const pausedUntil = new Map<string, number>();
+
+  function pause(route: RouteConfig, reason: { code: string; message: string }): void {
+    const until = Date.now() + pauseMs;
+    if ((pausedUntil.get(route.name) ?? 0) >= until - 1_000) return;
+    pausedUntil.set(route.name, until);
+    options.onPause?.(route, reason, pauseMs);
+  }
 
   async function settle(route: RouteConfig, items: OutboxItem[], result: BatchResult): Promise<void> {
     const byId = new Map(items.map((i) => [i.id, i]));
@@ -92,6 +117,10 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       else if (o.status === 'rejected') {
         await store.deadLetter(item.id, { code: o.code, message: o.message });
         counters.rejected++;
+      } else if (PAUSE_CODES.has(o.code)) {
+        await store.scheduleRetry(item.id, pauseMs, { code: o.code, message: o.message });
+        counters.retried++;
+        pause(route, o);
       } else if (item.attempts + 1 >= options.maxItemAttempts) {
         await store.deadLetter(item.id, { code: o.code, message: `gave up after ${item.attempts + 1} attempts: ${o.message}` });
         counters.rejected++;
@@ -139,6 +168,14 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
   async function routeWorker(route: RouteConfig, signal: AbortSignal, until?: () => Promise<boolean>): Promise<void> {
     const idleMs = options.idleMs ?? 250;
     while (!signal.aborted) {
+      const wait = (pausedUntil.get(route.name) ?? 0) - Date.now();
+      if (wait > 0) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, wait);
+          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+        });
+        continue;
+      }
       let claimed = 0;
       try {
         claimed = await runOnce(route);

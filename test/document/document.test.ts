@@ -24,6 +24,12 @@ describe('headers', () => {
     expect(buildDocument(p).document.raw_email.headers).toEqual({ raw: 'From: a@b\nTo: c@d,\n e@f\nMessage-ID: <1@x>' });
   });
 
+  it('drops Content-Length (mbox) with its folded lines, like the other MIME structure fields', () => {
+    const p = parse('From: a@b\nContent-Length: 12\ncontent-length:\n 34\nSubject: s\n\nhello world\n');
+    expect(buildDocument(p).document.raw_email.headers).toEqual({ raw: 'From: a@b\nSubject: s' });
+    expect(buildDocument(p, { headers: 'parsed' }).document.raw_email.headers).toEqual({ parsed: { From: 'a@b', Subject: 's' } });
+  });
+
   it('sends parsed headers only when asked, unique and ASCII', () => {
     const unique = parse('From: a@b\nSubject: s\nContent-Type: text/plain\n\nx');
     expect(buildDocument(unique, { headers: 'parsed' }).document.raw_email.headers).toEqual({ parsed: { From: 'a@b', Subject: 's' } });

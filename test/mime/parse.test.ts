@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import fc from 'fast-check';
 import { isGatewayError } from '../../src/errors.js';
 import { MAX_MIME_PARTS } from '../../src/limits.js';
 import { parseMessage } from '../../src/mime/parse.js';
@@ -146,6 +147,31 @@ describe('parseMessage: multipart structure (RFC 8621 body selection)', () => {
   });
 });
 
+describe('quoted-printable', () => {
+  it('strips trailing whitespace at the end of encoded lines (RFC 2045 section 6.7 rule 3)', () => {
+    const dec = (s: string): string => decodeContent(Buffer.from(s), 0, s.length, 'quoted-printable').toString('latin1');
+    expect(dec('a b \t\r\nc\t\nd  ')).toBe('a b\r\nc\nd');
+    expect(dec('soft= \t\r\nbreak')).toBe('softbreak');
+    expect(dec('kept=20\nkept=09 \n')).toBe('kept \nkept\t\n');
+    expect(dec('  \n=3D=\n=3 x=ZZ==')).toBe('\n==3 x=ZZ=');
+    const p = parseMessage(msg('Content-Type: text/plain\nContent-Transfer-Encoding: quoted-printable\n\nline one   \nline two\t\n'));
+    expect(p.text).toBe('line one\nline two\n');
+  });
+
+  it('measures the same size as it decodes, for any mix of escapes, padding and line breaks', () => {
+    const token = fc.constantFrom('a', '=', '=4', '=41', '=zz', ' ', '\t', '\r', '\n', '\r\n', '=\n', '= \r\n');
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 60 }), fc.nat({ max: 5 }), (tokens, pad) => {
+        const buf = Buffer.from('x'.repeat(pad) + tokens.join('') + '=');
+        const start = pad;
+        const end = buf.length - 1;
+        expect(decodedSize(buf, start, end, 'quoted-printable')).toBe(decodeContent(buf, start, end, 'quoted-printable').length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe('decoded sizes without decoding', () => {
   const cases: Array<[string, Buffer]> = [
     ['base64', Buffer.from(Buffer.alloc(1001, 7).toString('base64').replace(/(.{76})/g, '$1\r\n'))],
@@ -153,6 +179,7 @@ describe('decoded sizes without decoding', () => {
     ['base64', Buffer.from('QUJDRA==  \r\n')],
     ['quoted-printable', Buffer.from('caf=C3=A9 =\r\nnext=20line\r\nend=\nx = y =3')],
     ['quoted-printable', Buffer.from('trailing soft =  \nbreak')],
+    ['quoted-printable', Buffer.from('padded \t \r\nline  \n=41=  \r\nend \t')],
     ['7bit', Buffer.from('plain\r\ntext')],
   ];
   it.each(cases)('%s: size equals the decoded length', (cte, content) => {

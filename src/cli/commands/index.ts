@@ -2,5 +2,7 @@
 import type { CliCommand } from '../types.js';
 import { emulatorCommand } from './emulator.js';
 import { previewCommand } from './preview.js';
+import { serveCommand } from './serve.js';
+import { importCommand } from './import.js';
 
-export const COMMANDS: readonly CliCommand[] = [previewCommand, emulatorCommand];
+export const COMMANDS: readonly CliCommand[] = [previewCommand, importCommand, emulatorCommand, serveCommand];

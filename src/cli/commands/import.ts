@@ -1,0 +1,38 @@
+/** `mailgate import <path...>`: read mail files into the durable outbox and deliver them. */
+import type { Command } from 'commander';
+import { choiceOption, integerOption } from '../options.js';
+import { runImport, type ImportFlags } from '../import/run.js';
+import type { CliCommand, CliContext } from '../types.js';
+
+/** Flags naming the route and the API; shared with `dlq replay`. */
+export function routeOptions(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'mailgate.yaml to read (with --route NAME)')
+    .option('--route <name>', 'route of the configuration file (or the name of the standalone route, default "import")')
+    .option('--api-url <url>', 'Text Analytics API base URL (omit: the built-in emulator)')
+    .option('--token <token>', 'API token (default: MAILGATE_API_TOKEN)')
+    .option('--source <project/source>', 'sync target source')
+    .option('--transform-tag <tag>', 'transform tag from the integration setup')
+    .option('--mode <mode>', 'sync | predict (default sync)', choiceOption(['sync', 'predict'] as const))
+    .option('--dataset <project/dataset>', 'predict target dataset')
+    .option('--model-version <v>', 'predict model version: a number, live or staging')
+    .option('--threshold <t>', 'predict threshold 0..1 or auto')
+    .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)');
+}
+
+export const importCommand: CliCommand = {
+  name: 'import',
+  register(program: Command, ctx: CliContext): void {
+    routeOptions(program.command('import'))
+      .description('import .eml files, directories, mbox files, maildirs and .msg files: store durably, deliver, resume after interruption')
+      .argument('<path...>', 'files or directories to import')
+      .option('--dry-run', 'parse and compare with the ledger: report what would be sent and its AI units; send and store nothing')
+      .option('--json', 'print one machine-readable summary line on stdout at the end')
+      .option('--workers <n>', 'parse worker threads (default: available cores)', integerOption(1, 64))
+      .option('--mbox <quoting>', 'mboxrd | mboxo | none (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
+      .option('--lease-ms <n>', 'outbox claim lease in ms (default 60000): after a crash, claimed items wait this long', integerOption(1))
+      .action(async (paths: string[], flags: ImportFlags) => {
+        ctx.exitCode = await runImport(paths, flags, ctx, process.env);
+      });
+  },
+};

@@ -1,0 +1,32 @@
+/** `mailgate serve`: the long-running service (docs/service.md). */
+import type { Command } from 'commander';
+import { integerOption } from '../options.js';
+import type { CliCommand, CliContext } from '../types.js';
+
+interface ServeFlags {
+  config?: string;
+  drainMs?: number;
+}
+
+async function run(flags: ServeFlags, ctx: CliContext): Promise<void> {
+  const { runService } = await import('../../service/run.js');
+  ctx.exitCode = await runService({
+    ...(flags.config === undefined ? {} : { configFile: flags.config }),
+    ...(flags.drainMs === undefined ? {} : { drainMs: flags.drainMs }),
+    env: process.env,
+    print: (line) => void ctx.stderr.write(`${line}\n`),
+    exit: (code) => process.exit(code),
+  });
+}
+
+export const serveCommand: CliCommand = {
+  name: 'serve',
+  register(program: Command, ctx: CliContext): void {
+    program
+      .command('serve')
+      .description('run adapters, delivery and the HTTP server until SIGTERM/SIGINT (no --config: embedded defaults with the built-in emulator and samples/)')
+      .option('--config <file>', 'mailgate.yaml')
+      .option('--drain-ms <ms>', 'on shutdown, wait at most this long for delivery to empty the outbox (default 30000)', integerOption(0, 3_600_000))
+      .action((flags: ServeFlags) => run(flags, ctx));
+  },
+};

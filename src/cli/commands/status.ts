@@ -1,0 +1,44 @@
+/** `mailgate status`: outbox depth, per-route counters, checkpoints and AI units spent. */
+import type { Command } from 'commander';
+import { withStore, type StoreFlags } from '../import/store.js';
+import type { CliCommand, CliContext } from '../types.js';
+import { writerFor } from '../write.js';
+
+interface StatusFlags extends StoreFlags {
+  json?: boolean;
+}
+
+async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
+  const status = await withStore(flags, process.env, async (store) => ({
+    store: store.kind,
+    outboxDepth: await store.outboxDepth(),
+    outbox: await store.outboxCounts(),
+    routes: await store.counters(),
+    checkpoints: await store.listCheckpoints(),
+  }));
+  const write = writerFor(ctx.stdout);
+  if (flags.json === true) return write(`${JSON.stringify(status)}\n`);
+  const lines = [`store: ${status.store}`, `outbox depth (queued): ${status.outboxDepth}`, '', 'routes:'];
+  if (status.routes.length === 0) lines.push('  (none yet)');
+  for (const r of status.routes) {
+    const queued = status.outbox.find((o) => o.route === r.route && o.status === 'queued')?.count ?? 0;
+    lines.push(`  ${r.route}: enqueued ${r.enqueued}, queued ${queued}, delivered ${r.delivered}, unchanged ${r.unchanged}, dead-lettered ${r.deadLettered}, AI units ${r.aiUnits}`);
+  }
+  lines.push('', 'checkpoints:');
+  if (status.checkpoints.length === 0) lines.push('  (none)');
+  for (const c of status.checkpoints) lines.push(`  ${c.key}: ${JSON.stringify(c.value)} (updated ${c.updatedAt})`);
+  await write(`${lines.join('\n')}\n`);
+}
+
+export const statusCommand: CliCommand = {
+  name: 'status',
+  register(program: Command, ctx: CliContext): void {
+    program
+      .command('status')
+      .description('show the outbox depth, per-route counts, adapter checkpoints and AI units spent')
+      .option('--config <file>', 'mailgate.yaml (for its store)')
+      .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)')
+      .option('--json', 'one JSON object on stdout')
+      .action((flags: StatusFlags) => run(flags, ctx));
+  },
+};

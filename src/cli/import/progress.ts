@@ -1,0 +1,64 @@
+/** Progress of an import: a status line redrawn on a terminal, and the final summary. */
+import type { DeliveryCounters } from '../../pipeline/delivery.js';
+import type { IntakeCounters } from '../../pipeline/intake.js';
+
+export interface ImportSummary {
+  route: string;
+  dryRun: boolean;
+  read: number;
+  parsed: number;
+  unreadable: number;
+  queued: number;
+  duplicates: number;
+  delivered: number;
+  unchanged: number;
+  rejected: number;
+  deadLettered: number;
+  aiUnits: number;
+  seconds: number;
+  messagesPerSecond: number;
+  emulatorUrl?: string;
+}
+
+export function summarize(route: string, intake: IntakeCounters, delivery: DeliveryCounters, unreadable: number, startedAt: number): ImportSummary {
+  const seconds = (Date.now() - startedAt) / 1000;
+  const read = intake.received + unreadable;
+  return {
+    route,
+    dryRun: false,
+    read,
+    parsed: intake.parsed,
+    unreadable,
+    queued: intake.queued,
+    duplicates: intake.duplicates,
+    delivered: delivery.delivered,
+    unchanged: delivery.unchanged,
+    rejected: delivery.rejected,
+    deadLettered: delivery.rejected + intake.failed + unreadable,
+    aiUnits: delivery.aiUnits,
+    seconds: Math.round(seconds * 1000) / 1000,
+    messagesPerSecond: seconds > 0 ? Math.round(read / seconds) : 0,
+  };
+}
+
+export function progressLine(s: ImportSummary): string {
+  return `read ${s.read}  parsed ${s.parsed}  queued ${s.queued}  delivered ${s.delivered}  unchanged ${s.unchanged}  rejected ${s.deadLettered}  AI units ${s.aiUnits}`;
+}
+
+/** Redraws one line on a terminal every `everyMs`; on anything else prints nothing until the end. */
+export function startProgress(stream: NodeJS.WritableStream & { isTTY?: boolean }, line: () => string, everyMs = 250): () => void {
+  if (stream.isTTY !== true) return () => undefined;
+  const draw = () => void stream.write(`\r\x1b[2K${line()}`);
+  const timer = setInterval(draw, everyMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    draw();
+    stream.write('\n');
+  };
+}
+
+export function summaryText(s: ImportSummary): string {
+  const head = s.dryRun ? 'dry run (nothing sent, nothing stored)' : `import into route ${s.route}`;
+  return `${head}: ${progressLine(s)}  in ${s.seconds}s (${s.messagesPerSecond} msg/s)\n`;
+}

@@ -1,0 +1,74 @@
+/**
+ * The DeliverFn of a runtime: maps a route (mailgate.yaml, snake_case) to a batcher target
+ * (camelCase) and hands claimed outbox items to `deliverBatch`, keyed by outbox id.
+ */
+import type { ApiClient } from '../api/client.js';
+import { checkRouteProperties, deliverBatch, type Ledger, type Target } from '../batcher/index.js';
+import type { Config, RouteConfig } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import { MAX_PREDICT_DOCUMENTS } from '../limits.js';
+import type { DeliverFn } from './delivery.js';
+
+/** The batcher target a route delivers to. */
+export function targetOf(route: RouteConfig, config: Pick<Config, 'delivery'>): Target {
+  const common = {
+    transformTag: route.transform_tag,
+    onPropertyConflict: route.on_property_conflict,
+    maxDocuments: route.max_documents ?? (route.mode === 'predict' ? Math.min(config.delivery.max_documents, MAX_PREDICT_DOCUMENTS) : config.delivery.max_documents),
+    maxRequestBytes: config.delivery.max_request_bytes,
+  };
+  if (route.mode === 'sync') {
+    return { kind: 'sync', ...common, source: route.source!, overrideUserProperties: [...route.override_user_properties] };
+  }
+  return {
+    kind: 'predict',
+    ...common,
+    dataset: route.dataset!,
+    version: route.model_version,
+    ...(route.threshold === undefined ? {} : { threshold: route.threshold }),
+    ...(route.labels === undefined ? {} : { labels: route.labels.map((l) => ({ ...l })) }),
+  };
+}
+
+/** Route property rules checked once at startup: a conflict is a configuration error. */
+export function checkRoutes(routes: Iterable<RouteConfig>): void {
+  for (const route of routes) {
+    try {
+      checkRouteProperties({
+        kind: route.mode,
+        userProperties: { ...route.user_properties },
+        overrideUserProperties: [...route.override_user_properties],
+        onPropertyConflict: route.on_property_conflict,
+      });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `route "${route.name}": ${message}`, { cause: err });
+    }
+  }
+}
+
+export interface DeliverFnOptions {
+  client: ApiClient;
+  /** The billing ledger (the store). */
+  ledger: Ledger;
+  config: Pick<Config, 'delivery'>;
+  /** Pack and estimate only; nothing is sent. */
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+export function createDeliverFn(options: DeliverFnOptions): DeliverFn {
+  const targets = new Map<string, Target>();
+  return async (route, items) => {
+    let target = targets.get(route.name);
+    if (target === undefined) targets.set(route.name, (target = targetOf(route, options.config)));
+    const report = await deliverBatch(
+      items.map((i) => ({ key: String(i.id), document: i.document })),
+      target,
+      options.client,
+      options.ledger,
+      { dryRun: options.dryRun === true, concurrency: 1, ...(options.signal ? { signal: options.signal } : {}) },
+    );
+    return { outcomes: report.outcomes, aiUnits: options.dryRun === true ? report.estimatedAiUnits : report.aiUnits };
+  };
+}

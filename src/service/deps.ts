@@ -1,0 +1,126 @@
+/** ServerDeps (src/server/deps.ts) over a running service: its store, parse pool and adapters. */
+import { computeThreadProperties } from '../preview/index.js';
+import type { RouteConfig } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
+import { isGatewayError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { resolveUserProperties } from '../pipeline/origin.js';
+import type { ParsePool } from '../pipeline/pool.js';
+import type { PreviewOptions } from '../preview/types.js';
+import type { ReadyReport, ServerDeps } from '../server/deps.js';
+import { httpError } from '../server/errors.js';
+import { localPreview } from '../server/local-preview.js';
+import type { OutboxInput, Store } from '../store/types.js';
+import type { ServiceAdapters } from './adapters.js';
+
+export interface ServiceDepsOptions {
+  config: Readonly<Config>;
+  store: Store;
+  pool: ParsePool;
+  routes: ReadonlyMap<string, RouteConfig>;
+  adapters: ServiceAdapters;
+  metrics: Metrics;
+  logger: Logger;
+  /** True once shutdown began: /readyz answers 503. */
+  stopping: () => boolean;
+}
+
+function previewOptions(config: Readonly<Config>, route: RouteConfig | undefined, origin: Parameters<typeof resolveUserProperties>[1]): PreviewOptions {
+  const p = config.parsing;
+  const base: PreviewOptions = { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes };
+  return route ? { ...base, userProperties: resolveUserProperties(route.user_properties, origin) } : base;
+}
+
+export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
+  const { store, pool, routes, adapters, config } = o;
+  const routeOf = (name: string | undefined): RouteConfig | undefined => {
+    if (name === undefined) return undefined;
+    const r = routes.get(name);
+    if (!r) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Unknown route "${name}".`);
+    return r;
+  };
+
+  async function ready(): Promise<ReadyReport> {
+    const checks: ReadyReport['checks'] = {};
+    try {
+      await store.outboxDepth();
+      checks['store'] = { ok: true };
+    } catch (err) {
+      checks['store'] = { ok: false, detail: (err as Error).message };
+    }
+    for (const e of adapters.entries) {
+      if (e.kind === 'imap') continue;
+      checks[`${e.kind}:${e.name}`] = e.state === 'failed' ? { ok: false, detail: e.error?.message ?? 'failed' } : { ok: true, detail: e.state };
+    }
+    for (const h of adapters.imap?.health() ?? []) {
+      const ok = h.state === 'idle' || h.state === 'syncing';
+      checks[`imap:${h.account}`] = ok ? { ok, detail: h.state } : { ok, detail: `${h.state}${h.lastError ? `: ${h.lastError.message}` : ''}` };
+    }
+    if (o.stopping()) checks['service'] = { ok: false, detail: 'shutting down' };
+    return { ok: Object.values(checks).every((c) => c.ok), checks };
+  }
+
+  async function status() {
+    const [counts, counters] = await Promise.all([store.outboxCounts(), store.counters()]);
+    const routeList = [...routes.values()].map((r) => {
+      const outbox: Record<string, number> = { queued: 0, delivered: 0, dead: 0 };
+      for (const c of counts) if (c.route === r.name) outbox[c.status] = c.count;
+      const { route: _ignored, ...totals } = counters.find((c) => c.route === r.name) ?? { route: r.name, enqueued: 0, delivered: 0, unchanged: 0, deadLettered: 0, aiUnits: 0 };
+      return { route: r.name, mode: r.mode, target: r.mode === 'sync' ? r.source : r.dataset, outbox, ...totals };
+    });
+    const list: Array<Record<string, unknown>> = adapters.entries.filter((e) => e.kind !== 'imap').map((e) => ({ kind: e.kind, name: e.name, state: e.state, ...(e.error ? { error: e.error } : {}) }));
+    for (const h of adapters.imap?.health() ?? []) list.push({ kind: 'imap', name: h.account, ...h });
+    return { store: { kind: store.kind }, routes: routeList, adapters: list, api: config.api.url ?? 'built-in emulator' };
+  }
+
+  async function replay(id: number) {
+    const dead = await store.getDeadLetter(id);
+    if (!dead) return undefined;
+    const route = routes.get(dead.route);
+    if (!route) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Dead letter ${id} belongs to route "${dead.route}", which is no longer configured.`);
+    if (!dead.raw) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Dead letter ${id} has no raw bytes kept; it cannot be re-parsed.`);
+    const base = { route: dead.route, key: dead.key, origin: dead.origin, raw: dead.raw };
+    let replacement: OutboxInput;
+    try {
+      const r = await pool.parse(dead.raw, previewOptions(config, route, dead.origin));
+      replacement = { ...base, commentId: r.comment.id, document: r.document, preview: r.comment, warnings: r.warnings };
+    } catch (err) {
+      if (!isGatewayError(err)) throw err;
+      replacement = { ...base, commentId: dead.commentId, document: dead.document, error: { code: err.code, message: err.message } };
+    }
+    const result = await store.replayDeadLetter(id, replacement);
+    o.logger.info({ id, status: result.status }, 'dead letter replayed');
+    return { ...result };
+  }
+
+  const local = localPreview();
+  return {
+    ready,
+    status,
+    deadLetters: {
+      list: (q) => store.listDeadLetters(q) as never,
+      async get(id) {
+        const d = await store.getDeadLetter(id);
+        return d as never;
+      },
+      replay,
+      purge: (f) => store.purgeDeadLetters(f),
+    },
+    async previewItem(id) {
+      // The store answers items by id for dead letters; delivered and queued items are not indexed by id.
+      const d = await store.getDeadLetter(id);
+      if (!d) return undefined;
+      const thread = d.preview ? (computeThreadProperties([d.preview]).get(d.preview.id) ?? null) : null;
+      return { id: d.id, route: d.route, status: 'dead', document: d.document, comment: d.preview ?? null, thread_properties: thread, error: d.error };
+    },
+    async preview(raw, request) {
+      const r = await pool.parse(raw, previewOptions(config, routeOf(request.route), { adapter: 'preview' }));
+      const thread = computeThreadProperties([r.comment]).get(r.comment.id) ?? null;
+      return { document: r.document, comment: r.comment, thread_properties: thread, warnings: r.warnings };
+    },
+    threads: local.threads,
+    metrics: o.metrics,
+    logger: o.logger,
+  };
+}

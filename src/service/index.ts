@@ -1,0 +1,139 @@
+/**
+ * `mailgate serve`: the runtime (store, API client or built-in emulator, parse pool, intake),
+ * the configured adapters, delivery with after-delivery actions, and the HTTP server
+ * (probes, metrics, admin API, preview). `stop()` stops intake, drains delivery within a
+ * bound and closes everything; docs/service.md describes the behaviour.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+import { createDeliverFn } from '../pipeline/deliver-fn.js';
+import { createDelivery, type DeliveryLoop } from '../pipeline/delivery.js';
+import { createRuntime, DEFAULT_CLAIM_LIMIT, DEFAULT_LEASE_MS, type Runtime } from '../pipeline/runtime.js';
+import { buildApp } from '../server/app.js';
+import { buildAdapters, runAdapters, type ServiceAdapters } from './adapters.js';
+import { createAfterDeliveryQueue, type AfterDeliveryQueue } from './after-delivery.js';
+import { createServiceDeps } from './deps.js';
+import { baseUrl, parseListen } from './listen.js';
+import { countingSink, observeDelivery, observeStore } from './observe.js';
+
+export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
+
+export const DEFAULT_DRAIN_MS = 30_000;
+
+export interface ServiceOptions {
+  logger: Logger;
+  metrics?: Metrics;
+  /** How long stop() waits for delivery to empty the outbox, in ms (0: not at all). Default 30000. */
+  drainMs?: number;
+  /** Identifies this process in outbox claims. */
+  owner?: string;
+  /** Outbox claim lease in ms (default 60000). */
+  leaseMs?: number;
+}
+
+export interface Service {
+  /** Base URL of the HTTP server, e.g. http://127.0.0.1:8080. */
+  readonly url: string;
+  /** Set when the built-in emulator is the API. */
+  readonly emulatorUrl?: string;
+  readonly runtime: Runtime;
+  readonly adapters: ServiceAdapters;
+  readonly delivery: DeliveryLoop;
+  readonly actions?: AfterDeliveryQueue;
+  /** Graceful stop; `force` aborts the drain. Resolves with whether the outbox was drained. Idempotent. */
+  stop(force?: AbortSignal): Promise<{ drained: boolean }>;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
+  const logger = options.logger;
+  const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
+  if (!Number.isInteger(drainMs) || drainMs < 0) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `the drain bound must be an integer >= 0 ms, got ${drainMs}`);
+  const { host, port } = parseListen(config.server.listen);
+  const metrics = options.metrics ?? createMetrics();
+  const adapters = buildAdapters(config, logger);
+  const intakeStop = new AbortController();
+  const deliveryStop = new AbortController();
+  const runtime = await createRuntime({ config, logger, metrics, signal: intakeStop.signal, ...(options.owner ? { owner: options.owner } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
+  const { store, routes } = runtime;
+
+  const actions = adapters.imap ? createAfterDeliveryQueue(adapters.imap, logger.child({ component: 'after-delivery' })) : undefined;
+  const observer = observeDelivery(metrics, logger.child({ component: 'delivery' }));
+  const delivery = createDelivery({
+    store,
+    routes: [...routes.values()],
+    deliver: createDeliverFn({ client: runtime.client, ledger: store, config, signal: deliveryStop.signal }),
+    owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+    claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),
+    concurrency: config.delivery.concurrency,
+    maxItemAttempts: config.delivery.max_item_attempts,
+    onError: (err, route) => logger.error({ err, route: route.name }, 'delivery failed'),
+    onBatch: observer.onBatch,
+    onPause: (route, reason, ms) => logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`),
+    async onDelivered(_route, items) {
+      actions?.push(items.map((i) => i.origin).filter((o) => o.adapter === 'imap'));
+    },
+  });
+  observeStore(metrics, store, adapters);
+
+  let stopping = false;
+  const deps = createServiceDeps({ config, store, pool: runtime.pool, routes, adapters, metrics, logger, stopping: () => stopping });
+  const app = buildApp({ api_keys: config.server.api_keys, preview_body_limit: config.parsing.max_message_bytes }, deps);
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  const url = baseUrl(app.server.address() as AddressInfo);
+  const sink = countingSink(runtime.intake, metrics);
+  const adaptersDone = runAdapters(adapters.entries, sink, intakeStop.signal, logger);
+  const deliveryDone = delivery.run(deliveryStop.signal);
+  logger.info({ url, routes: [...routes.keys()], adapters: adapters.entries.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
+
+  let stopped: Promise<{ drained: boolean }> | undefined;
+  async function stop(force?: AbortSignal): Promise<{ drained: boolean }> {
+    stopping = true;
+    logger.info({ drainMs }, 'stopping: intake first, then draining delivery');
+    intakeStop.abort();
+    await adaptersDone;
+    const deadline = AbortSignal.any([AbortSignal.timeout(Math.max(drainMs, 1)), ...(force ? [force] : [])]);
+    let drained = false;
+    while (!deadline.aborted && drainMs > 0) {
+      if ((await store.outboxDepth()) === 0) {
+        drained = true;
+        break;
+      }
+      await sleep(100, deadline);
+    }
+    if (!drained) logger.warn({ code: 'MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT', queued: await store.outboxDepth().catch(() => -1) }, 'stopped waiting for delivery; queued items stay for the next start');
+    await actions?.close(deadline.aborted ? AbortSignal.abort() : AbortSignal.any([AbortSignal.timeout(10_000), ...(force ? [force] : [])]));
+    deliveryStop.abort();
+    await deliveryDone;
+    await app.close();
+    await runtime.close();
+    logger.info({ drained }, 'mailgate stopped');
+    return { drained };
+  }
+
+  return {
+    url,
+    ...(runtime.emulatorUrl ? { emulatorUrl: runtime.emulatorUrl } : {}),
+    runtime,
+    adapters,
+    delivery,
+    ...(actions ? { actions } : {}),
+    stop: (force) => (stopped ??= stop(force)),
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * Runs the service as a process: loads the configuration (or the embedded defaults), starts,
+ * prints where things are, and handles SIGTERM/SIGINT — the first stops gracefully, a second
+ * exits at once.
+ */
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { createLogger } from '../logger.js';
+import { embeddedConfig } from './defaults.js';
+import { startService, type Service } from './index.js';
+
+export interface RunServiceOptions {
+  /** mailgate.yaml; omitted: the embedded defaults. */
+  configFile?: string;
+  env: Record<string, string | undefined>;
+  drainMs?: number;
+  /** Human-readable lines (URLs, the generated admin key). */
+  print: (line: string) => void;
+  /** Exit the process at once (second signal). */
+  exit: (code: number) => void;
+}
+
+function configOf(options: RunServiceOptions): { config: Readonly<Config>; adminKey?: string } {
+  if (options.configFile !== undefined) return { config: loadConfig({ file: options.configFile, env: options.env }) };
+  // Embedded defaults: a fresh admin key per run so that the admin API and preview page work locally.
+  const adminKey = randomBytes(18).toString('base64url');
+  const config = loadConfig({ env: options.env, overrides: { ...(embeddedConfig() as Record<string, never>), server: { api_keys: [adminKey] } } as never });
+  return { config, adminKey };
+}
+
+/** Resolves with the exit code once the service has stopped (after a signal). */
+export async function runService(options: RunServiceOptions): Promise<number> {
+  const { config, adminKey } = configOf(options);
+  const logger = createLogger({ level: config.log_level });
+  let service: Service | undefined;
+  const force = new AbortController();
+  let signals = 0;
+  let resolveStop!: () => void;
+  const stopRequested = new Promise<void>((r) => (resolveStop = r));
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      logger.warn({ signal }, 'second signal: exiting at once');
+      force.abort();
+      options.exit(1);
+      return;
+    }
+    logger.info({ signal }, 'signal received: stopping (send it again to exit at once)');
+    resolveStop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    service = await startService(config, { logger, ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }) });
+    if (service.emulatorUrl) options.print(`mailgate: API = BUILT-IN EMULATOR at ${service.emulatorUrl} (no api.url configured; nothing reaches the real API)`);
+    options.print(`mailgate: serving on ${service.url}  (/livez /readyz /metrics, admin API under /api, preview page /preview)`);
+    if (adminKey) {
+      options.print(`mailgate: embedded defaults: samples/ → source mailgate/samples, store ${config.store}`);
+      options.print(`mailgate: admin key for this run: ${adminKey}  (e.g. curl -H 'Authorization: Bearer ${adminKey}' ${service.url}/api/status)`);
+    }
+    await stopRequested;
+    const { drained } = await service.stop(force.signal);
+    return 0;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
