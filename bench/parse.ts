@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildDocument } from '../src/document/index.js';
 import { parseMessage } from '../src/mime/parse.js';
+import { prng } from '../src/prng.js';
 
 type ParseFn = (raw: Buffer) => Promise<unknown>;
 interface Contender { label: string; run: ParseFn }
@@ -46,17 +47,6 @@ function spamAssassin(): Corpus {
   return { name: 'spamassassin', messages, bytes: messages.reduce((n, m) => n + m.length, 0) };
 }
 
-/** mulberry32: a small deterministic PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = 'the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were her she there been one all we their has would when if so no will more can out up about into than them some could only other then its time two may these like over such'.split(' ');
 

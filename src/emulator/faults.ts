@@ -4,6 +4,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { EndpointName, FaultRule } from './types.js';
+import { prng } from '../prng.js';
 
 const ENDPOINTS: ReadonlySet<string> = new Set<EndpointName | '*'>([
   '*', 'sync-raw-emails', 'predict-raw-emails', 'sources', 'comments', 'threads', 'datasets', 'other',
@@ -42,17 +43,6 @@ export function validateFaultRule(rule: FaultRule): FaultRule {
   return rule;
 }
 
-/** mulberry32: a tiny deterministic PRNG, enough for reproducible fault rates. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface ActiveRule {
   rule: FaultRule;
