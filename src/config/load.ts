@@ -22,6 +22,17 @@ export const ENV_FIELDS: Record<string, string[]> = {
 
 const PLACEHOLDER = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
+const TOKEN_PREFIX = 'mailgate_env_placeholder_';
+const TOKEN = new RegExp(`${TOKEN_PREFIX}(\\d+)_`, 'g');
+
+/** Puts the placeholders hidden from the YAML parser back into every string. */
+function unshield(value: unknown, held: string[]): unknown {
+  if (typeof value === 'string') return value.replace(TOKEN, (_, i: string) => held[Number(i)]!);
+  if (Array.isArray(value)) return value.map((v) => unshield(v, held));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unshield(v, held)]));
+  return value;
+}
+
 /** Replaces `${VAR}` and `${VAR:-default}` in every string; `$$` stands for a literal `$`. */
 export function interpolate(value: Json, env: Env, path: Array<string | number> = []): Json {
   if (typeof value === 'string') {
@@ -94,9 +105,13 @@ export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
     } catch (cause) {
       throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `cannot read configuration file ${options.file}: ${(cause as Error).message}`, { cause });
     }
+    // Placeholders are swapped for plain tokens before YAML sees them, so that the unquoted
+    // form `{ token: ${MAILGATE_API_TOKEN} }` parses like the quoted one.
+    const held: string[] = [];
+    const shielded = text.replace(PLACEHOLDER, (whole) => (whole === '$$' ? whole : `${TOKEN_PREFIX}${held.push(whole) - 1}_`));
     let doc: unknown;
     try {
-      doc = parseYaml(text);
+      doc = unshield(parseYaml(shielded), held);
     } catch (cause) {
       throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${options.file} is not valid YAML: ${(cause as Error).message}`, { cause });
     }

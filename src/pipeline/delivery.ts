@@ -6,6 +6,7 @@
 import type { RouteConfig } from '../config/schema.js';
 import type { PredictedLabel } from '../model/index.js';
 import type { OutboxItem, Store } from '../store/types.js';
+import { sleep } from './sleep.js';
 
 /** One item's result from the batcher (src/batcher/deliver.ts). */
 export type ItemOutcome =
@@ -170,10 +171,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     while (!signal.aborted) {
       const wait = (pausedUntil.get(route.name) ?? 0) - Date.now();
       if (wait > 0) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, wait);
-          signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-        });
+        await sleep(wait, signal);
         continue;
       }
       let claimed = 0;
@@ -184,10 +182,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       }
       if (claimed > 0) continue;
       if (until && (await until())) return;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, idleMs);
-        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-      });
+      await sleep(idleMs, signal);
     }
   }
 

@@ -10,6 +10,7 @@ import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import type { OutboxInput, Store, ThreadEntry } from '../store/types.js';
 import { addressesOf, keyFor, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
+import { sleep } from './sleep.js';
 
 export type ParseFn = (raw: Buffer, options: PreviewOptions) => Promise<PreviewResult>;
 
@@ -39,11 +40,6 @@ export interface Intake extends IntakeSink {
   readonly counters: IntakeCounters;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
 
 export function createIntake(options: IntakeOptions): Intake {
   const { store, routes, parse, parsing } = options;

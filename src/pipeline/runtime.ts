@@ -24,6 +24,7 @@ export interface RuntimeOptions {
   config: Readonly<Config>;
   /** Default: pino at `config.log_level`, on stderr. */
   logger?: Logger;
+  /** Kept on the runtime for the caller; intake and delivery report through onIntakeBatch/onDeliveryBatch. */
   metrics?: Metrics;
   /** Identifies this process in outbox claims. Default `<hostname>:<pid>:<random>`. */
   owner?: string;
@@ -34,7 +35,7 @@ export interface RuntimeOptions {
   /** Passed to intake and delivery (progress, metrics). */
   onIntakeBatch?: IntakeOptions['onBatch'];
   onDeliveryBatch?: DeliveryOptions['onBatch'];
-  /** Called when a route is paused because the API refused the credentials or the target (401/403/404). */
+  /** Called when a route is paused because the API refused the credentials or the target (401/403/404). Default: an error log line. */
   onPause?: DeliveryOptions['onPause'];
   /** Aborts intake's backpressure waits. */
   signal?: AbortSignal;
@@ -155,10 +156,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       maxItemAttempts: config.delivery.max_item_attempts,
       onError: (err, route) => logger.error({ err, route: route.name }, 'delivery failed'),
       ...(options.onDeliveryBatch ? { onBatch: options.onDeliveryBatch } : {}),
-      onPause: (route, reason, ms) => {
+      onPause: options.onPause ?? ((route, reason, ms) => {
         logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`);
-        options.onPause?.(route, reason, ms);
-      },
+      }),
     });
     const endpoint = api;
     let closed = false;

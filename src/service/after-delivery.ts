@@ -43,9 +43,15 @@ export function createAfterDeliveryQueue(target: ActionTarget, logger: Logger, o
 
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      wake = () => (clearTimeout(t), resolve());
-      stop.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      if (stop.signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(t);
+        stop.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      wake = done;
+      stop.signal.addEventListener('abort', done, { once: true });
     });
 
   async function drain(): Promise<void> {

@@ -20,6 +20,7 @@ import { createAfterDeliveryQueue, type AfterDeliveryQueue } from './after-deliv
 import { createServiceDeps } from './deps.js';
 import { baseUrl, parseListen } from './listen.js';
 import { countingSink, observeDelivery, observeStore } from './observe.js';
+import { sleep } from '../pipeline/sleep.js';
 
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
 
@@ -49,11 +50,6 @@ export interface Service {
   stop(force?: AbortSignal): Promise<{ drained: boolean }>;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
 
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger;
@@ -85,7 +81,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       actions?.push(items.map((i) => i.origin).filter((o) => o.adapter === 'imap'));
     },
   });
-  observeStore(metrics, store, adapters);
+  observeStore(metrics, store, adapters, routes.keys());
 
   let stopping = false;
   const deps = createServiceDeps({ config, store, pool: runtime.pool, routes, adapters, metrics, logger, stopping: () => stopping });

@@ -48,10 +48,12 @@ export function observeDelivery(metrics: Metrics, logger: Logger): { onBatch: No
 }
 
 /** Gauges filled on scrape: outbox depth per route and the connection state of each IMAP account. */
-export function observeStore(metrics: Metrics, store: Store, adapters: ServiceAdapters): void {
+export function observeStore(metrics: Metrics, store: Store, adapters: ServiceAdapters, routes: Iterable<string>): void {
+  const names = [...routes];
   metrics.outboxDepth.collect(async () => {
     const counts = await store.outboxCounts();
     metrics.outboxDepth.reset();
+    for (const route of names) metrics.outboxDepth.set({ route }, 0);
     for (const c of counts) if (c.status === 'queued') metrics.outboxDepth.set({ route: c.route }, c.count);
   });
   const imap = adapters.imap;

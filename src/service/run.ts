@@ -15,6 +15,8 @@ export interface RunServiceOptions {
   configFile?: string;
   env: Record<string, string | undefined>;
   drainMs?: number;
+  /** Outbox claim lease in ms (default 60000). */
+  leaseMs?: number;
   /** Human-readable lines (URLs, the generated admin key). */
   print: (line: string) => void;
   /** Exit the process at once (second signal). */
@@ -52,7 +54,7 @@ export async function runService(options: RunServiceOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    service = await startService(config, { logger, ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }) });
+    service = await startService(config, { logger, ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }), ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }) });
     if (service.emulatorUrl) options.print(`mailgate: API = BUILT-IN EMULATOR at ${service.emulatorUrl} (no api.url configured; nothing reaches the real API)`);
     options.print(`mailgate: serving on ${service.url}  (/livez /readyz /metrics, admin API under /api, preview page /preview)`);
     if (adminKey) {

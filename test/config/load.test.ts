@@ -53,6 +53,13 @@ describe('loadConfig', () => {
     expect(c.server.api_keys).toEqual(['$' + 'k'.repeat(20)]);
   });
 
+  it('accepts unquoted placeholders inside flow mappings, as in `api: { token: ${MAILGATE_API_TOKEN} }`', () => {
+    const path = file(`api: { url: https://api.example, token: \${MAILGATE_API_TOKEN} }\nserver: { listen: 127.0.0.1:8080, api_keys: [\${KEY}] }\n`);
+    const c = loadConfig({ file: path, env: { MAILGATE_API_TOKEN: 'tok,{}: "x"', KEY: 'k'.repeat(20) } });
+    expect(c.api.token).toBe('tok,{}: "x"');
+    expect(c.server.api_keys).toEqual(['k'.repeat(20)]);
+  });
+
   it('names the missing environment variable and its path', () => {
     const e = failure(() => loadConfig({ file: file('api: { token: "${NOPE}" }\n'), env: {} }));
     expect(e.code).toBe('MAILGATE_ERR_CONFIG_ENV_MISSING');

@@ -4,5 +4,7 @@ import { emulatorCommand } from './emulator.js';
 import { previewCommand } from './preview.js';
 import { serveCommand } from './serve.js';
 import { importCommand } from './import.js';
+import { dlqCommand } from './dlq.js';
+import { statusCommand } from './status.js';
 
-export const COMMANDS: readonly CliCommand[] = [previewCommand, importCommand, emulatorCommand, serveCommand];
+export const COMMANDS: readonly CliCommand[] = [previewCommand, importCommand, dlqCommand, statusCommand, emulatorCommand, serveCommand];

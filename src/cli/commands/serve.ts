@@ -6,6 +6,7 @@ import type { CliCommand, CliContext } from '../types.js';
 interface ServeFlags {
   config?: string;
   drainMs?: number;
+  leaseMs?: number;
 }
 
 async function run(flags: ServeFlags, ctx: CliContext): Promise<void> {
@@ -13,6 +14,7 @@ async function run(flags: ServeFlags, ctx: CliContext): Promise<void> {
   ctx.exitCode = await runService({
     ...(flags.config === undefined ? {} : { configFile: flags.config }),
     ...(flags.drainMs === undefined ? {} : { drainMs: flags.drainMs }),
+    ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
     env: process.env,
     print: (line) => void ctx.stderr.write(`${line}\n`),
     exit: (code) => process.exit(code),
@@ -27,6 +29,7 @@ export const serveCommand: CliCommand = {
       .description('run adapters, delivery and the HTTP server until SIGTERM/SIGINT (no --config: embedded defaults with the built-in emulator and samples/)')
       .option('--config <file>', 'mailgate.yaml')
       .option('--drain-ms <ms>', 'on shutdown, wait at most this long for delivery to empty the outbox (default 30000)', integerOption(0, 3_600_000))
+      .option('--lease-ms <ms>', 'outbox claim lease: claims of a killed process free up after this long (default 60000)', integerOption(1000, 3_600_000))
       .action((flags: ServeFlags) => run(flags, ctx));
   },
 };

@@ -30,7 +30,7 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
     const report = await deliverBatch(chunk, target, rt.client, rt.store, { dryRun: true });
     chunk = [];
     for (const o of report.outcomes) {
-      if (o.status === 'delivered') s.delivered++;
+      if (o.status === 'delivered') s.queued++;
       else if (o.status === 'unchanged') s.unchanged++;
       else s.rejected++;
     }
@@ -53,7 +53,6 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
     }
   }
   await flush();
-  s.queued = s.delivered;
   s.deadLettered = s.rejected + s.unreadable;
   s.seconds = Math.round(Date.now() - startedAt) / 1000;
   s.messagesPerSecond = s.seconds > 0 ? Math.round(s.read / s.seconds) : 0;

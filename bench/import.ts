@@ -1,0 +1,138 @@
+/**
+ * `npm run bench:import`: end-to-end messages/s of `mailgate import` of a generated
+ * 10,000-message mbox into the emulator (a separate process, as the API would be), on SQLite
+ * and on PostgreSQL (fsync on), beside the parse-only rate of `mailgate preview` over the same
+ * mbox (same worker pool, same cores). Then peak RSS of the import for 10k vs 20k messages.
+ * Median of MAILGATE_BENCH_ROUNDS runs (default 3). Rates are wall-clock, process start included.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { prng } from '../src/prng.js';
+import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
+
+const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
+const TOKEN = 'bench-token-0123456789';
+const WORDS = 'order invoice refund delivery account password shipping please thanks urgent issue help broken missing late customer support ticket reply payment card'.split(' ');
+
+function sentence(rand: () => number, n: number): string {
+  return Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)]!).join(' ');
+}
+
+async function writeMbox(path: string, count: number): Promise<void> {
+  const rand = prng(20261122);
+  const out = createWriteStream(path);
+  for (let i = 0; i < count; i++) {
+    const paras = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => sentence(rand, 15 + Math.floor(rand() * 60)));
+    const chunk =
+      `From sender${i % 97}@example.com Tue May 14 09:30:00 2024\n` +
+      `From: Sender ${i % 97} <sender${i % 97}@example.com>\nTo: support@example.org\nSubject: ${sentence(rand, 5)} ${i}\n` +
+      `Date: Tue, 14 May 2024 09:${String(i % 60).padStart(2, '0')}:00 +0200\nMessage-ID: <bench-${i}@example.com>\n` +
+      (i % 3 === 0 ? `In-Reply-To: <bench-${i - 3}@example.com>\nReferences: <bench-${i - 3}@example.com>\n` : '') +
+      `MIME-Version: 1.0\nContent-Type: multipart/alternative; boundary="b${i}"\n\n` +
+      `--b${i}\nContent-Type: text/plain; charset=utf-8\n\n${paras.join('\n\n')}\n\n> quoted earlier text\n> ${sentence(rand, 12)}\n` +
+      `--b${i}\nContent-Type: text/html; charset=utf-8\n\n<html><body>${paras.map((p) => `<p>${p}</p>`).join('')}</body></html>\n--b${i}--\n\n`;
+    if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
+  }
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+}
+
+function readHwm(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+interface Run { seconds: number; peak: number; code: number | null; stdout: string; stderr: string }
+
+function run(args: string[], cwd: string): Promise<Run> {
+  const t0 = process.hrtime.bigint();
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout.length < 4096 ? (stdout += d.toString()) : undefined));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  let peak = 0;
+  const timer = setInterval(() => (peak = Math.max(peak, readHwm(child.pid!))), 50);
+  return new Promise((resolve) => child.on('exit', (code) => {
+    clearInterval(timer);
+    resolve({ seconds: Number(process.hrtime.bigint() - t0) / 1e9, peak, code, stdout, stderr });
+  }));
+}
+
+/** The emulator as its own process, as the API would be. */
+async function startEmulatorProcess(dir: string): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', '--token', TOKEN], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve) => {
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(text);
+      if (m) resolve(m[1]!);
+    });
+  });
+  const res = await fetch(`${url}/api/v1/sources/bench/mail`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{"source":{}}' });
+  if (!res.ok) throw new Error(`cannot create the source: HTTP ${res.status}`);
+  return { url, stop: () => void child.kill('SIGTERM') };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
+
+async function importRate(dir: string, mbox: string, count: number, store: () => Promise<string>): Promise<{ rate: number; peak: number }> {
+  const rates: number[] = [];
+  const peaks: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const emu = await startEmulatorProcess(dir);
+    try {
+      const res = await run(['import', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', await store(), '--json'], dir);
+      const summary = JSON.parse(res.stdout.trim() || '{}') as { delivered?: number };
+      if (res.code !== 0 || summary.delivered !== count) throw new Error(`import failed (exit ${res.code}, delivered ${summary.delivered}): ${res.stderr.slice(-2000)}`);
+      rates.push(count / res.seconds);
+      peaks.push(res.peak);
+    } finally {
+      emu.stop();
+    }
+  }
+  return { rate: median(rates), peak: median(peaks) };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-import-'));
+  const server = await startPostgres({ durable: true });
+  process.env.MAILGATE_TEST_POSTGRES_URL = server.url;
+  try {
+    const m10 = join(dir, '10k.mbox');
+    const m20 = join(dir, '20k.mbox');
+    await writeMbox(m10, 10_000);
+    await writeMbox(m20, 20_000);
+    console.log(`node ${process.version}, ${ROUNDS} round(s), median; mbox 10k = ${mb(readFileSync(m10).length)}`);
+    const parse: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const res = await run(['preview', '--format', 'jsonl', m10], dir);
+      if (res.code !== 0) throw new Error(`preview failed: ${res.stderr}`);
+      parse.push(10_000 / res.seconds);
+    }
+    const parseRate = median(parse);
+    let n = 0;
+    const sqlite = await importRate(dir, m10, 10_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
+    const postgres = await importRate(dir, m10, 10_000, () => createTestDatabase('mailgate_bench_import'));
+    console.log(`  ${'parse only (mailgate preview --format jsonl)'.padEnd(48)} ${parseRate.toFixed(0).padStart(7)} msg/s`);
+    for (const [name, r] of [['import, SQLite (synchronous=FULL)', sqlite], ['import, PostgreSQL (fsync on)', postgres]] as const) {
+      console.log(`  ${name.padEnd(48)} ${r.rate.toFixed(0).padStart(7)} msg/s  ${((100 * r.rate) / parseRate).toFixed(0)}% of parse-only (target >= 70%)  peak RSS ${mb(r.peak)}`);
+    }
+    const big = await importRate(dir, m20, 20_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
+    console.log(`  peak RSS of import on SQLite: 10k messages ${mb(sqlite.peak)}, 20k messages ${mb(big.peak)} (${big.rate.toFixed(0)} msg/s)`);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,105 @@
+/**
+ * A throw-away Dovecot for benchmarks, started from the system binary on a free port in a
+ * temporary directory: plaintext IMAP on 127.0.0.1, users in a passwd-file, maildir mail
+ * written straight to disk. The test harness (test/support/dovecot.ts) has the full
+ * version; benchmarks run from dist/, which does not include test/.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+export interface BenchDovecot {
+  host: string;
+  port: number;
+  addUser(user: string, pass: string): void;
+  /** Writes messages straight into the user's INBOX maildir. */
+  fill(user: string, messages: Iterable<Buffer>): void;
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+function greets(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => (s.destroy(), resolve(ok));
+    s.setTimeout(2000, () => done(false));
+    s.once('error', () => done(false));
+    s.once('data', (d) => done(d.toString('latin1').startsWith('* OK')));
+  });
+}
+
+function binary(): string {
+  for (const d of ['/usr/sbin', '/usr/bin', '/usr/local/sbin']) if (existsSync(join(d, 'dovecot'))) return join(d, 'dovecot');
+  return 'dovecot';
+}
+
+export async function startBenchDovecot(): Promise<BenchDovecot> {
+  const me = userInfo();
+  const root = me.uid === 0;
+  const uid = root ? 65534 : me.uid;
+  const gid = root ? 65534 : me.gid;
+  const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-dovecot-'));
+  chmodSync(dir, 0o755);
+  mkdirSync(join(dir, 'home'), { mode: 0o755 });
+  const port = await freePort();
+  const conf = [
+    `base_dir = ${dir}/run`, `state_dir = ${dir}/state`, `instance_name = mailgate-bench-${randomBytes(4).toString('hex')}`,
+    'listen = 127.0.0.1', 'protocols = imap', 'ssl = no', 'disable_plaintext_auth = no', 'auth_mechanisms = plain login',
+    `log_path = ${dir}/dovecot.log`, 'mail_location = maildir:~/Maildir', 'mail_fsync = never',
+    `first_valid_uid = ${uid}`, `first_valid_gid = ${gid}`,
+    `default_internal_user = ${root ? 'dovecot' : me.username}`, `default_internal_group = ${root ? 'dovecot' : me.username}`,
+    `default_login_user = ${root ? 'dovenull' : me.username}`,
+    `passdb {\n  driver = passwd-file\n  args = scheme=PLAIN ${dir}/passwd\n}`, `userdb {\n  driver = passwd-file\n  args = ${dir}/passwd\n}`,
+    `service imap-login {\n  chroot =\n  inet_listener imap {\n    address = 127.0.0.1\n    port = ${port}\n  }\n  inet_listener imaps {\n    port = 0\n  }\n}`,
+    'service anvil {\n  chroot =\n}', 'service stats {\n  unix_listener stats-writer {\n    mode = 0666\n  }\n}',
+  ].join('\n');
+  writeFileSync(join(dir, 'dovecot.conf'), `${conf}\n`);
+  writeFileSync(join(dir, 'passwd'), '');
+  const master: ChildProcess = spawn(binary(), ['-F', '-c', join(dir, 'dovecot.conf')], { stdio: 'ignore' });
+  const until = Date.now() + 20_000;
+  while (!(await greets(port))) {
+    if (Date.now() > until || master.exitCode !== null) throw new Error(`Dovecot did not start (log: ${dir}/dovecot.log)`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const own = (p: string) => root && chownSync(p, uid, gid);
+  let seq = 0;
+  return {
+    host: '127.0.0.1',
+    port,
+    addUser(user, pass) {
+      const home = join(dir, 'home', user);
+      for (const p of [home, join(home, 'Maildir'), join(home, 'Maildir', 'cur'), join(home, 'Maildir', 'new'), join(home, 'Maildir', 'tmp')]) {
+        mkdirSync(p, { mode: 0o700 });
+        own(p);
+      }
+      appendFileSync(join(dir, 'passwd'), `${user}:{PLAIN}${pass}:${uid}:${gid}::${home}::\n`);
+    },
+    fill(user, messages) {
+      const cur = join(dir, 'home', user, 'Maildir', 'cur');
+      for (const m of messages) {
+        const p = join(cur, `${Date.now()}.M${seq++}P${process.pid}.bench,S=${m.length}:2,`);
+        writeFileSync(p, m);
+        own(p);
+      }
+    },
+    async stop() {
+      const gone = new Promise((r) => master.once('exit', r));
+      master.kill('SIGTERM');
+      await gone;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * The API goes away mid-import (the emulator is stopped, then started again on the same port
+ * with the same data): the import finishes late, loses nothing and bills each message once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmulator } from '../../src/emulator/index.js';
+import { runCli, writeMbox } from './support.js';
+
+const MESSAGES = 2000;
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mailgate-outage-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('import across an API outage', () => {
+  it('finishes after the emulator comes back, every message created and billed once', async () => {
+    const mbox = join(dir, 'archive.mbox');
+    writeMbox(mbox, MESSAGES, 'outage');
+    const token = 'outage-token-0123';
+    const emulator = createEmulator({ token, dataDir: join(dir, 'emulator'), autoCreateSources: true, logger: false });
+    const url = await emulator.listen(0, '127.0.0.1');
+    const port = Number(new URL(url).port);
+    const run = runCli(['import', mbox, '--api-url', url, '--token', token, '--source', 'acme/outage', '--store', `sqlite:${join(dir, 'db', 'm.db')}`, '--json'], dir);
+    // Wait until some messages reached the API, then take it away for a while.
+    while (emulator.stats().comments === 0) await sleep(20);
+    await emulator.close();
+    const seenBefore = emulator.stats().comments;
+    await sleep(2_500);
+    await emulator.listen(port, '127.0.0.1');
+    const result = await run.exited;
+    try {
+      expect(result.code, result.stderr).toBe(0);
+      expect(seenBefore).toBeLessThan(MESSAGES);
+      const stats = emulator.stats();
+      expect(stats.comments).toBe(MESSAGES);
+      expect(stats.ai_units).toBe(MESSAGES);
+      const summary = JSON.parse(result.stdout.trim()) as { deadLettered: number; delivered: number; unchanged: number };
+      expect(summary.deadLettered).toBe(0);
+      expect(summary.delivered + summary.unchanged).toBe(MESSAGES);
+    } finally {
+      await emulator.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,84 @@
+/** Intake and delivery wired to a real store (SQLite) and a real emulator over HTTP. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../src/api/client.js';
+import { ConfigSchema, type RouteConfig } from '../../src/config/schema.js';
+import { createDeliverFn, checkRoutes, targetOf } from '../../src/pipeline/deliver-fn.js';
+import { createDelivery } from '../../src/pipeline/delivery.js';
+import { createIntake } from '../../src/pipeline/intake.js';
+import { preview } from '../../src/preview/index.js';
+import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/types.js';
+import { startEmulator, type StartedEmulator } from '../support/emulator.js';
+
+const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/pipe' }] });
+const route = config.routes[0]!;
+const msg = (i: number) => Buffer.from(`From: A <a@x.com>\r\nTo: b@y.com\r\nSubject: s${i}\r\nMessage-ID: <p${i}@x.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nbody ${i}\r\n`);
+
+let cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+async function setup(): Promise<{ store: Store; emu: StartedEmulator }> {
+  const emu = await startEmulator({ autoCreateSources: true });
+  const store = await openStore('sqlite::memory:');
+  cleanup.push(() => emu.stop(), () => store.close());
+  const routes = new Map([[route.name, route]]);
+  const intake = createIntake({ store, routes, parse: (raw, o) => preview(raw, o), parsing: {}, maxOutbox: 10_000 });
+  await intake.accept(Array.from({ length: 10 }, (_, i) => ({ raw: msg(i), origin: { adapter: 'files', path: '/x.mbox', index: i }, route: 'r', receivedAt: new Date() })), { key: 'files:/x.mbox', value: { index: 10 } });
+  return { store, emu };
+}
+
+function loop(store: Store, emu: StartedEmulator, token: string, onPause?: () => void) {
+  const client = createApiClient({ baseUrl: emu.url, token, retry: { maxAttempts: 1 } });
+  return createDelivery({
+    store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs: 10_000,
+    claimLimit: 100, concurrency: 1, maxItemAttempts: 3, pauseMs: 60_000, ...(onPause ? { onPause } : {}),
+  });
+}
+
+describe('delivery', () => {
+  it('delivers queued items and records them; a second pass sends nothing', async () => {
+    const { store, emu } = await setup();
+    const d = loop(store, emu, emu.token);
+    await d.run(new AbortController().signal, async () => (await store.outboxDepth('r')) === 0);
+    expect(d.counters).toMatchObject({ delivered: 10, aiUnits: 10 });
+    expect(emu.emulator.stats()).toMatchObject({ comments: 10, ai_units: 10 });
+    expect(await store.getCheckpoint('files:/x.mbox')).toEqual({ index: 10 });
+  });
+
+  it('pauses the route on 401 instead of spinning or dead-lettering', async () => {
+    const { store, emu } = await setup();
+    let pauses = 0;
+    const d = loop(store, emu, 'wrong-token', () => void pauses++);
+    const controller = new AbortController();
+    const running = d.run(controller.signal);
+    while (pauses === 0) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort();
+    await running;
+    expect(pauses).toBe(1);
+    const requests = Object.values(emu.emulator.stats().requests['sync-raw-emails'] ?? {}).reduce((a, b) => a + b, 0);
+    expect(requests).toBe(1);
+    expect(await store.outboxDepth('r')).toBe(10);
+    expect(await store.listDeadLetters({ limit: 10 })).toEqual([]);
+  });
+
+  it('accepts an empty batch that only moves the checkpoint', async () => {
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(() => store.close());
+    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: (raw, o) => preview(raw, o), parsing: {}, maxOutbox: 10 });
+    await intake.accept([], { key: 'files:/empty', value: { index: 3 } });
+    expect(await intake.checkpoint('files:/empty')).toEqual({ index: 3 });
+  });
+});
+
+describe('route mapping', () => {
+  it('maps a predict route to a camelCase target and rejects colliding properties', () => {
+    const c = ConfigSchema.parse({ routes: [{ name: 'p', mode: 'predict', dataset: 'acme/ds', model_version: 3, threshold: 0.5, transform_tag: 'generic.0.CONVKER5' }] });
+    expect(targetOf(c.routes[0]!, c)).toMatchObject({ kind: 'predict', dataset: 'acme/ds', version: 3, threshold: 0.5, transformTag: 'generic.0.CONVKER5', maxDocuments: 4096 });
+    const bad = { ...route, user_properties: { 'string:Sender': 'x' } } as RouteConfig;
+    expect(() => checkRoutes([bad])).toThrow(/MAILGATE_ERR_CONFIG_INVALID|collides/);
+  });
+});

@@ -1,0 +1,44 @@
+/** `mailgate serve` with no configuration at all: the embedded defaults a new user starts with. */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, spawnServe } from './serve-process.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('mailgate serve on embedded defaults', () => {
+  it('ingests samples/ into the built-in emulator from any working directory, under ./data, and stops cleanly', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'mailgate-defaults-'));
+    dirs.push(cwd);
+    const serve = spawnServe([], { cwd, env: { MAILGATE_LISTEN: '127.0.0.1:0' } });
+    const url = await serve.url;
+    const key = await serve.adminKey;
+    expect(serve.stderr()).toMatch(/BUILT-IN EMULATOR at http:\/\/127\.0\.0\.1:\d+/);
+    type Status = { routes: Array<{ route: string; target: string; delivered: number; outbox: { queued: number } }>; adapters: Array<{ state: string }> };
+    let status: Status | undefined;
+    await eventually(async () => {
+      status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${key}` } })).json()) as Status;
+      return status.adapters[0]?.state === 'finished' && status.routes[0]!.outbox.queued === 0 && status.routes[0]!.delivered > 0;
+    }, 'the samples to be delivered');
+    expect(status!.routes[0]).toMatchObject({ route: 'samples', target: 'mailgate/samples' });
+    expect(status!.routes[0]!.delivered).toBeGreaterThanOrEqual(50);
+    expect(serve.stdout()).toMatch(/"msg":"delivered \d+ comment\(s\) to mailgate\/samples"/);
+    expect(existsSync(join(cwd, 'data', 'mailgate.db'))).toBe(true);
+    serve.child.kill('SIGINT');
+    expect(await serve.exit).toEqual({ code: 0, signal: null });
+
+    // A restart finds everything delivered already: nothing new is sent.
+    const again = spawnServe([], { cwd, env: { MAILGATE_LISTEN: '127.0.0.1:0' } });
+    const url2 = await again.url;
+    const key2 = await again.adminKey;
+    await eventually(async () => {
+      const s = (await (await fetch(`${url2}/api/status`, { headers: { authorization: `Bearer ${key2}` } })).json()) as Status;
+      return s.adapters[0]?.state === 'finished';
+    }, 'the samples adapter to finish');
+    expect(again.stdout()).not.toMatch(/"msg":"delivered [1-9]\d* comment/);
+    again.child.kill('SIGTERM');
+    expect((await again.exit).code).toBe(0);
+  });
+});

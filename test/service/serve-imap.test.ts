@@ -1,0 +1,191 @@
+/**
+ * `mailgate serve` as users run it: the built CLI as a child process, a real Dovecot and an
+ * emulator started here. The emulator's billing counter proves exactly-once delivery.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDovecot, type DovecotServer } from '../support/dovecot.js';
+import { startEmulator, type StartedEmulator } from '../support/emulator.js';
+import { textMessage } from '../imap/messages.js';
+import { eventually, spawnServe } from './serve-process.js';
+
+let dovecot: DovecotServer;
+let dir: string;
+let userSeq = 0;
+
+beforeAll(async () => {
+  dovecot = await startDovecot();
+  dir = mkdtempSync(join(tmpdir(), 'mailgate-serve-'));
+});
+afterAll(async () => {
+  await dovecot?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function mailbox(count: number, extra: Array<string | Buffer> = []): Promise<{ user: string; pass: string }> {
+  const user = `serve${process.pid}x${userSeq++}`;
+  const pass = `pw-${user}`;
+  await dovecot.addUser(user, pass);
+  dovecot.fillMaildir(user, 'INBOX', [...Array.from({ length: count }, (_, i) => textMessage(i + 1, `serve ${user} ${i + 1}`)), ...extra]);
+  await dovecot.createFolder(user, 'Done');
+  return { user, pass };
+}
+
+function writeConfig(name: string, emu: StartedEmulator, user: string, pass: string, extra: { after_delivery?: string; batch_size?: number } = {}): string {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(
+    file,
+    [
+      `store: sqlite:${join(dir, name, 'mailgate.db')}`,
+      `api: { url: ${emu.url}, token: "\${TEST_API_TOKEN}", retry: { base_delay_ms: 50, max_delay_ms: 200 } }`,
+      `server: { listen: 127.0.0.1:0, api_keys: ["\${TEST_ADMIN_KEY}"] }`,
+      'log_level: info',
+      'delivery: { max_documents: 40, flush_ms: 0 }',
+      'routes:',
+      '  - { name: support, source: acme/support, user_properties: { "string:Mailbox": "{account}" } }',
+      'adapters:',
+      '  imap:',
+      `    - { name: ${user}, route: support, host: ${dovecot.host}, port: ${dovecot.port}, secure: false, auth: { user: ${user}, pass: "\${TEST_IMAP_PASS}" }, folders: [INBOX], after_delivery: "${extra.after_delivery ?? 'none'}", batch_size: ${extra.batch_size ?? 100} }`,
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+const ADMIN_KEY = 'admin-key-0123456789abcdef';
+
+async function countIn(user: string, folder: string): Promise<number> {
+  return dovecot.withClient(user, async (c) => {
+    const st = await c.status(folder, { messages: true });
+    return st ? (st.messages ?? 0) : 0;
+  });
+}
+
+describe('mailgate serve with IMAP', () => {
+  it('syncs a mailbox exactly once, moves only delivered mail, answers probes and metrics, and exits 0 on SIGTERM', async () => {
+    const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503, times: 2 }] });
+    try {
+      const junk = Buffer.from('\x00\x01\x02 binary junk without any header\r\n');
+      const { user, pass } = await mailbox(300, [junk]);
+      const config = writeConfig('sync', emu, user, pass, { after_delivery: 'move:Done' });
+      const env = { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass };
+      const serve = spawnServe(['--config', config], { cwd: dir, env });
+      const url = await serve.url;
+      await eventually(async () => (await countIn(user, 'Done')) === 300, '300 messages moved to Done');
+      expect(emu.emulator.stats().comments).toBe(300);
+      expect(emu.emulator.stats().ai_units).toBe(300);
+      // Only the unparseable message stays in INBOX: it was dead-lettered, never delivered.
+      expect(await countIn(user, 'INBOX')).toBe(1);
+      const auth = { authorization: `Bearer ${ADMIN_KEY}` };
+      const dlq = (await (await fetch(`${url}/api/dlq`, { headers: auth })).json()) as { items?: unknown[] } | unknown[];
+      expect(JSON.stringify(dlq)).toContain('MAILGATE_ERR_MIME');
+
+      expect((await fetch(`${url}/livez`)).status).toBe(200);
+      const ready = await fetch(`${url}/readyz`);
+      const readyBody = (await ready.json()) as { checks: Record<string, { ok: boolean }> };
+      expect(ready.status).toBe(200);
+      expect(readyBody.checks[`imap:${user}`]?.ok).toBe(true);
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).toContain(`mailgate_messages_delivered_total{route="support"} 300`);
+      expect(metrics).toContain('mailgate_outbox_depth{route="support"} 0');
+      expect(metrics).toMatch(new RegExp(`mailgate_imap_connection_state\\{account="${user}",state="idle"\\} 1`));
+      const status = (await (await fetch(`${url}/api/status`, { headers: auth })).json()) as { routes: Array<{ delivered: number }> };
+      expect(status.routes[0]!.delivered).toBe(300);
+      // Secrets never reach the log.
+      expect(serve.stdout() + serve.stderr()).not.toContain(pass);
+      expect(serve.stdout()).not.toContain(emu.token);
+
+      serve.child.kill('SIGTERM');
+      expect(await serve.exit).toEqual({ code: 0, signal: null });
+      expect(serve.stdout()).toContain('"drained":true');
+    } finally {
+      await emu.stop();
+    }
+  });
+
+  it('2000 messages through a Dovecot restart mid-sync and an API answering 503: each created once, each moved once', async () => {
+    const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503, times: 10 }] });
+    try {
+      const { user, pass } = await mailbox(2000);
+      const config = writeConfig('restart', emu, user, pass, { after_delivery: 'move:Done' });
+      const env = { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass };
+      const serve = spawnServe(['--config', config], { cwd: dir, env });
+      const url = await serve.url;
+      await eventually(async () => {
+        const m = await (await fetch(`${url}/metrics`)).text();
+        const received = Number(/mailgate_messages_received_total\{[^}]*\} (\d+)/.exec(m)?.[1] ?? 0);
+        return received >= 200;
+      }, 'the first 200 messages read');
+      await dovecot.restart();
+      await eventually(async () => (await countIn(user, 'Done')) === 2000, '2000 messages moved to Done', 180_000);
+      expect(await countIn(user, 'INBOX')).toBe(0);
+      expect(emu.emulator.stats().comments).toBe(2000);
+      expect(emu.emulator.stats().ai_units).toBe(2000);
+      // The restart really cut the account's connection mid-sync, and it came back.
+      const status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { adapters: Array<{ kind: string; failures?: number; messages?: number }> };
+      const imap = status.adapters.find((a) => a.kind === 'imap')!;
+      expect(imap.failures).toBeGreaterThanOrEqual(1);
+      expect(imap.messages).toBeLessThanOrEqual(2000 + 100);
+      serve.child.kill('SIGTERM');
+      expect((await serve.exit).code).toBe(0);
+    } finally {
+      await emu.stop();
+    }
+  }, 240_000);
+
+  it('killed with SIGKILL mid-sync and restarted, creates every comment exactly once', async () => {
+    const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', delay_ms: 150 }] });
+    try {
+      const { user, pass } = await mailbox(400);
+      const config = writeConfig('kill', emu, user, pass, { after_delivery: 'seen', batch_size: 50 });
+      const env = { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass };
+      const first = spawnServe(['--config', config, '--lease-ms', '1000'], { cwd: dir, env });
+      await first.url;
+      await eventually(() => emu.emulator.stats().comments >= 40, 'the first comments');
+      expect(emu.emulator.stats().comments).toBeLessThan(400);
+      first.child.kill('SIGKILL');
+      expect((await first.exit).signal).toBe('SIGKILL');
+
+      const second = spawnServe(['--config', config, '--lease-ms', '1000'], { cwd: dir, env });
+      await second.url;
+      await eventually(() => emu.emulator.stats().comments === 400, 'all 400 comments');
+      await eventually(async () => {
+        const unseen = await dovecot.withClient(user, async (c) => {
+          await c.mailboxOpen('INBOX', { readOnly: true });
+          return (await c.search({ seen: false }, { uid: true })) || [];
+        });
+        return unseen.length === 0;
+      }, 'every delivered message marked \\Seen');
+      second.child.kill('SIGTERM');
+      expect((await second.exit).code).toBe(0);
+      // A sync that runs again after a kill may resend a batch the API stored already: the
+      // comment ids are deterministic, so nothing is created or billed twice.
+      expect(emu.emulator.stats().comments).toBe(400);
+      expect(emu.emulator.stats().ai_units).toBe(400);
+    } finally {
+      await emu.stop();
+    }
+  });
+
+  it('a second signal exits at once while the drain waits for an unreachable API', async () => {
+    const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503 }] });
+    try {
+      const { user, pass } = await mailbox(20);
+      const config = writeConfig('second-signal', emu, user, pass);
+      const env = { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass };
+      const serve = spawnServe(['--config', config, '--drain-ms', '600000'], { cwd: dir, env });
+      const url = await serve.url;
+      await eventually(async () => (await (await fetch(`${url}/metrics`)).text()).includes('mailgate_outbox_depth{route="support"} 20'), '20 queued items');
+      serve.child.kill('SIGTERM');
+      await eventually(() => serve.stdout().includes('stopping: intake first'), 'the graceful stop to begin');
+      serve.child.kill('SIGTERM');
+      expect((await serve.exit).code).toBe(1);
+      expect(serve.stdout()).toContain('second signal');
+      expect(emu.emulator.stats().comments).toBe(0);
+    } finally {
+      await emu.stop();
+    }
+  });
+});
