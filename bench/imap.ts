@@ -10,6 +10,7 @@
  * kernel's VmHWM of that process, parse workers included); the emulator runs in this
  * process. The end-to-end time runs from the moment the service listens (process start-up
  * excluded; IMAP login included) until the emulator holds every comment.
+ * `--cpu-prof-dir DIR` writes a CPU profile of each `mailgate serve` run into DIR.
  * Dovecot's index is built and the page cache warmed by one unmeasured fetch first.
  */
 import { spawn } from 'node:child_process';
@@ -29,6 +30,12 @@ function arg(name: string, fallback: number): number {
   const v = i < 0 ? fallback : Number(process.argv[i + 1]);
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
   return v;
+}
+
+/** `--cpu-prof-dir DIR`: write a CPU profile of every `mailgate serve` run into DIR. */
+function profileDir(): string | undefined {
+  const i = process.argv.indexOf('--cpu-prof-dir');
+  return i < 0 ? undefined : process.argv[i + 1];
 }
 
 function textMessage(i: number): Buffer {
@@ -95,7 +102,8 @@ async function mailgateSync(d: BenchDovecot, user: string, count: number): Promi
     'routes: [{ name: bench, source: bench/inbox }]',
     `adapters: { imap: [{ name: bench, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${user}, pass: pw-${user} }, folders: [INBOX], batch_size: 500 }] }`, '',
   ].join('\n'));
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const profile = profileDir();
+  const child = spawn(process.execPath, [...(profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]), CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   let t0 = 0;
   child.stderr!.on('data', (b: Buffer) => {

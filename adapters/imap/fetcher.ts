@@ -138,31 +138,59 @@ async function fetchHeads(client: ImapFlow, folder: string, items: Planned[]): P
   return out;
 }
 
-async function fetchPieces(client: ImapFlow, folder: string, item: Planned, heads: Map<string, Buffer> | undefined): Promise<Buffer | undefined> {
+/** Identical FETCH section lists (same shape, same tail offsets) share one command. */
+function groupBySections(items: Planned[]): Map<string, { sections: ReturnType<typeof sectionsFor>; items: Planned[] }> {
+  const groups = new Map<string, { sections: ReturnType<typeof sectionsFor>; items: Planned[] }>();
+  for (const p of items) {
+    if (p.plan.mode !== 'pieces') continue;
+    const sections = sectionsFor(p.plan.root);
+    const key = sections.map((q) => `${q.key}<${q.start ?? ''}.${q.maxLength ?? ''}>`).join(' ');
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { sections, items: [p] });
+    else group.items.push(p);
+  }
+  return groups;
+}
+
+function assembleOrUndefined(item: Planned, header: Buffer | undefined, parts: Map<string, Buffer> | undefined, heads: Map<string, Buffer> | undefined): Buffer | undefined {
   if (item.plan.mode !== 'pieces') return undefined;
-  const root = item.plan.root;
-  const msg = await client.fetchOne(String(item.uid), { uid: true, headers: true, bodyParts: sectionsFor(root) }, { uid: true });
-  assertSelected(client, folder);
-  if (!msg) return undefined;
   try {
-    return assemble(root, msg.headers, msg.bodyParts, heads);
+    return assemble(item.plan.root, header, parts, heads);
   } catch (err) {
     if (err instanceof AssembleError) return undefined;
     throw err;
   }
 }
 
+/**
+ * Header and pieces of every stubbed message: one UID FETCH per group of messages asking for
+ * the same sections (all answers collected first, assembled afterwards). UID → message, or
+ * no entry when the structure proved untrustworthy (the caller falls back to the source).
+ */
+async function fetchPieces(client: ImapFlow, folder: string, items: Planned[], heads: Map<number, Map<string, Buffer>>): Promise<Map<number, Buffer>> {
+  const out = new Map<number, Buffer>();
+  for (const { sections, items: group } of groupBySections(items).values()) {
+    const uids = group.map((p) => p.uid).sort((a, b) => a - b);
+    const got = await client.fetchAll(uidSet(uids), { uid: true, headers: true, bodyParts: sections }, { uid: true });
+    assertSelected(client, folder);
+    const byUid = new Map(got.map((m) => [m.uid, m]));
+    for (const p of group) {
+      const m = byUid.get(p.uid);
+      if (m === undefined) continue;
+      const raw = assembleOrUndefined(p, m.headers, m.bodyParts, heads.get(p.uid));
+      if (raw !== undefined) out.set(p.uid, raw);
+    }
+  }
+  return out;
+}
+
 async function fetchSlice(client: ImapFlow, folder: string, items: Planned[]): Promise<FetchedMessage[]> {
   const raws = new Map<number, { raw: Buffer; stubbed: boolean }>();
-  const needSource: Planned[] = items.filter((p) => p.plan.mode === 'source');
   const heads = await fetchHeads(client, folder, items);
-  for (const p of items) {
-    if (p.plan.mode !== 'pieces') continue;
-    const raw = await fetchPieces(client, folder, p, heads.get(p.uid));
-    if (raw === undefined) needSource.push(p); // structure not trustworthy: fall back
-    else raws.set(p.uid, { raw, stubbed: true });
-  }
-  needSource.sort((a, b) => a.uid - b.uid);
+  const pieces = await fetchPieces(client, folder, items, heads);
+  for (const [uid, raw] of pieces) raws.set(uid, { raw, stubbed: true });
+  // Small, unplannable, and stubbed messages whose pieces did not assemble: the whole source.
+  const needSource = items.filter((p) => !pieces.has(p.uid));
   for (const [uid, raw] of await fetchSources(client, folder, needSource)) raws.set(uid, { raw, stubbed: false });
   const out: FetchedMessage[] = [];
   for (const p of items) {

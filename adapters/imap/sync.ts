@@ -132,13 +132,20 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
     const chunk = uids.slice(i, i + config.batch_size);
     await exclusive(async () => {
       const lock = await select(client, folder, config.command_timeout_ms, false);
+      let pending: Promise<unknown> | undefined;
       try {
         const now = client.mailbox === false ? 0 : Number(client.mailbox.uidValidity);
         if (now !== uidValidity) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UIDVALIDITY of "${folder}" changed during the pass`);
         const slices = fetchChunk(client, folder, chunk, config.batch_bytes);
+        const fetchNext = () => withDeadline(slices.next(), config.command_timeout_ms, `UID FETCH ${folder}`, () => client.close());
+        // The next slice is read from the server while the sink stores this one (at most two
+        // slices in memory); the checkpoint still moves only after each accept, in UID order.
+        let ahead = fetchNext();
         for (;;) {
-          const next = await withDeadline(slices.next(), config.command_timeout_ms, `UID FETCH ${folder}`, () => client.close());
+          const next = await ahead;
           if (next.done === true) break;
+          ahead = fetchNext();
+          pending = ahead.catch(() => undefined); // settled before the lock is released
           const { messages, lastUid: covered } = next.value;
           const batch: Inbound[] = messages.map((m) => ({
             raw: m.raw,
@@ -152,6 +159,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
           ctx.onChunk?.(folder, batch.length, messages.filter((m) => m.stubbed).length);
         }
       } finally {
+        await pending;
         lock.release();
       }
     });

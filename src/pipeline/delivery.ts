@@ -136,7 +136,8 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     counters.delivered += delivered.length;
     counters.unchanged += unchanged.length;
     counters.aiUnits += result.aiUnits;
-    const accepted = items.filter((i) => delivered.includes(i.id) || unchanged.includes(i.id)).map((i) => byId.get(i.id)!);
+    const done = new Set([...delivered, ...unchanged]);
+    const accepted = items.filter((i) => done.has(i.id)).map((i) => byId.get(i.id)!);
     if (accepted.length && options.onDelivered) {
       try {
         await options.onDelivered(route, accepted, outcomes, result.model);
