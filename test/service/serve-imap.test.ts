@@ -167,7 +167,7 @@ describe('mailgate serve with IMAP', () => {
     } finally {
       await emu.stop();
     }
-  });
+  }, 240_000);
 
   it('a second signal exits at once while the drain waits for an unreachable API', async () => {
     const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503 }] });
