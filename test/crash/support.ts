@@ -23,17 +23,7 @@ export function writeMbox(file: string, n: number, tag = 'crash'): void {
   writeFileSync(file, parts.join(''));
 }
 
-/** mulberry32: a small deterministic PRNG. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from '../../src/prng.js';
 
 export interface Run {
   child: ChildProcess;
