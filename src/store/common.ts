@@ -2,7 +2,7 @@
  * Pieces both store implementations share: argument checks, JSON columns, error wrapping.
  */
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
-import type { ItemError, OutboxInput, PurgeFilter } from './types.js';
+import type { ItemError, OutboxInput, PurgeFilter, RouteCounters } from './types.js';
 
 /** Upper bound for `limit` in claims and listings: bounds memory per call. */
 export const MAX_STORE_LIMIT = 10_000;
@@ -89,4 +89,19 @@ export function countByRoute(routes: Iterable<string>): Map<string, number> {
   const counts = new Map<string, number>();
   for (const r of routes) counts.set(r, (counts.get(r) ?? 0) + 1);
   return counts;
+}
+
+/** The columns both stores select from `route_counters`, in this order. */
+export const ROUTE_COUNTER_COLUMNS = 'route, enqueued, delivered, unchanged, dead_lettered, ai_units';
+
+/** One `route_counters` row (numbers as the driver returns them: numbers or bigint strings). */
+export function routeCountersFromRow(r: Record<string, number | string>): RouteCounters {
+  return {
+    route: String(r.route),
+    enqueued: Number(r.enqueued),
+    delivered: Number(r.delivered),
+    unchanged: Number(r.unchanged),
+    deadLettered: Number(r.dead_lettered),
+    aiUnits: Number(r.ai_units),
+  };
 }

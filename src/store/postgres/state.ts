@@ -1,7 +1,7 @@
 /** PostgreSQL checkpoints, leases, ledger, thread index, predictions and counters. */
 import type pg from 'pg';
 import type { Checkpoint } from '../../pipeline/types.js';
-import { checkDelay, checkLimit, leaseLost } from '../common.js';
+import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
 import type {
   Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry,
 } from '../types.js';
@@ -150,17 +150,10 @@ export class PgState {
 
   async counters(route?: string): Promise<RouteCounters[]> {
     const { rows } = await this.pool.query<Record<string, string>>(
-      `SELECT route, enqueued, delivered, unchanged, dead_lettered, ai_units FROM route_counters
+      `SELECT ${ROUTE_COUNTER_COLUMNS} FROM route_counters
        ${route === undefined ? '' : 'WHERE route = $1'} ORDER BY route`,
       route === undefined ? [] : [route],
     );
-    return rows.map((r) => ({
-      route: String(r.route),
-      enqueued: Number(r.enqueued),
-      delivered: Number(r.delivered),
-      unchanged: Number(r.unchanged),
-      deadLettered: Number(r.dead_lettered),
-      aiUnits: Number(r.ai_units),
-    }));
+    return rows.map(routeCountersFromRow);
   }
 }

@@ -1,7 +1,7 @@
 /** SQLite checkpoints, leases, ledger, thread index, predictions and counters. */
 import type Database from 'better-sqlite3';
 import type { Checkpoint } from '../../pipeline/types.js';
-import { checkDelay, checkLimit, leaseLost } from '../common.js';
+import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
 import type {
   Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry,
 } from '../types.js';
@@ -149,16 +149,9 @@ export class SqliteState {
 
   counters(route?: string): RouteCounters[] {
     const rows = this.db.prepare(
-      `SELECT route, enqueued, delivered, unchanged, dead_lettered, ai_units FROM route_counters
+      `SELECT ${ROUTE_COUNTER_COLUMNS} FROM route_counters
        ${route === undefined ? '' : 'WHERE route = @route'} ORDER BY route`,
     ).all(route === undefined ? {} : { route }) as Array<Record<string, number | string>>;
-    return rows.map((r) => ({
-      route: String(r.route),
-      enqueued: Number(r.enqueued),
-      delivered: Number(r.delivered),
-      unchanged: Number(r.unchanged),
-      deadLettered: Number(r.dead_lettered),
-      aiUnits: Number(r.ai_units),
-    }));
+    return rows.map(routeCountersFromRow);
   }
 }
