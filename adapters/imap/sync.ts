@@ -6,7 +6,7 @@
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
-import type { ImapAccountConfig } from './config.js';
+import { parseAfterDelivery, type ImapAccountConfig } from './config.js';
 import { assertSelected, fetchChunk } from './fetcher.js';
 import { withDeadline } from './retry.js';
 
@@ -122,6 +122,7 @@ async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Pr
 export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: string): Promise<FolderResult> {
   const { config, sink, signal } = ctx;
   const exclusive = ctx.exclusive ?? (<T>(fn: () => Promise<T>) => fn());
+  const afterDelivery = parseAfterDelivery(config.after_delivery).kind !== 'none';
   const key = checkpointKey(config.name, folder);
   const pass = await exclusive(() => startPass(client, ctx, folder));
   const { uidValidity, uidNextAtStart, modseq, reset, uids } = pass;
@@ -152,6 +153,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
             route: config.route,
             receivedAt: m.internalDate ?? new Date(),
             origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },
+            ...(afterDelivery ? { afterDelivery } : {}),
           }));
           await accept(sink, batch, value(covered));
           lastUid = covered;

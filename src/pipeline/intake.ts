@@ -52,7 +52,7 @@ export function createIntake(options: IntakeOptions): Intake {
 
   async function toOutbox(msg: Inbound, route: RouteConfig): Promise<OutboxInput> {
     const key = keyFor(msg.origin);
-    const base = { route: route.name, key, origin: msg.origin, raw: msg.raw };
+    const base = { route: route.name, key, origin: msg.origin, raw: msg.raw, ...(msg.afterDelivery === true ? { afterDelivery: true } : {}) };
     try {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
       const result = await parse(msg.raw, { ...parsing, userProperties });

@@ -25,6 +25,8 @@ export interface Inbound {
   /** Name of the route (configuration) this message belongs to. */
   route: string;
   receivedAt: Date;
+  /** The adapter has an action to apply once the API accepted the message (see OutboxInput.afterDelivery). */
+  afterDelivery?: boolean;
 }
 
 /** An adapter's resume point, written in the same transaction as the items it covers. */

@@ -1,111 +1,133 @@
 /**
- * After-delivery actions (IMAP `seen`, `flag:`, `move:`) run off the delivery path: delivery
- * hands over the origins of items the API accepted and goes on; a single worker applies
- * them in order and retries with backoff while the mailbox is unreachable. Nothing is ever
- * applied to a message the API has not accepted. Origins still pending at shutdown are left
- * alone (the mail stays where it is, flagged as before) and logged.
+ * After-delivery actions (IMAP `seen`, `flag:`, `move:`) run off the delivery path, driven by
+ * the store: an item enqueued with `afterDelivery` becomes due in the same transaction that
+ * marks it delivered, so a crash between the API's answer and the action loses nothing. One
+ * worker reads due items in id order, applies their actions, and marks them finished; while
+ * the mailbox is unreachable it retries with backoff. Nothing is ever applied to a message
+ * the API has not accepted. Actions still due at shutdown stay in the store for the next start.
+ * An action may be applied twice after a crash (between the IMAP command and `finishActions`):
+ * each one is idempotent (a flag set again; a move of a UID no longer in the folder is a no-op).
  */
 import type { Logger } from '../logger.js';
 import type { Origin } from '../pipeline/types.js';
+import type { Store } from '../store/types.js';
 
 export interface ActionTarget {
   afterDelivery(origins: Origin[]): Promise<{ applied: Origin[]; skipped: Origin[] }>;
 }
+
+export type ActionStore = Pick<Store, 'pendingActions' | 'finishActions'>;
 
 export interface AfterDeliveryQueueOptions {
   /** First retry delay in ms after a failed attempt; doubles up to `maxDelayMs`. Default 2000. */
   baseDelayMs?: number;
   /** Default 60000. */
   maxDelayMs?: number;
-  /** Origins handed to one afterDelivery() call. Default 500. */
+  /** Items handed to one afterDelivery() call. Default 500. */
   chunk?: number;
+  /** How often the store is read again without a wake-up (items delivered by another replica). Default 5000. */
+  pollMs?: number;
 }
 
 export interface AfterDeliveryQueue {
-  push(origins: Origin[]): void;
-  /** Origins waiting for their action. */
+  /** Delivery accepted items: look for due actions now rather than at the next poll. */
+  wake(): void;
+  /** Due actions seen at the last read of the store that are not finished yet. */
   readonly pending: number;
   readonly applied: number;
-  /** Resolves once the queue is empty, or when `signal` aborts; stops the worker. */
+  /** Applies what is due, then resolves; or resolves when `signal` aborts, leaving the rest due. Stops the worker. */
   close(signal?: AbortSignal): Promise<void>;
 }
 
-export function createAfterDeliveryQueue(target: ActionTarget, logger: Logger, options: AfterDeliveryQueueOptions = {}): AfterDeliveryQueue {
+export function createAfterDeliveryQueue(
+  target: ActionTarget,
+  store: ActionStore,
+  logger: Logger,
+  options: AfterDeliveryQueueOptions = {},
+): AfterDeliveryQueue {
   const baseDelay = options.baseDelayMs ?? 2_000;
   const maxDelay = options.maxDelayMs ?? 60_000;
   const chunk = options.chunk ?? 500;
-  const queue: Origin[] = [];
+  const pollMs = options.pollMs ?? 5_000;
   let applied = 0;
-  let running: Promise<void> | undefined;
+  let pending = 0;
   let closing = false;
-  let wake: (() => void) | undefined;
+  let woken = false;
+  let wakeUp: (() => void) | undefined;
   const stop = new AbortController();
 
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
-      if (stop.signal.aborted) return resolve();
+      if (stop.signal.aborted || woken) return resolve();
       const done = () => {
         clearTimeout(t);
         stop.signal.removeEventListener('abort', done);
+        wakeUp = undefined;
         resolve();
       };
       const t = setTimeout(done, ms);
-      wake = done;
+      wakeUp = done;
       stop.signal.addEventListener('abort', done, { once: true });
     });
 
-  async function drain(): Promise<void> {
+  /** One read and one application; returns how many items were due. */
+  async function step(): Promise<number> {
+    woken = false;
+    const due = await store.pendingActions(chunk);
+    pending = due.length;
+    if (due.length === 0) return 0;
+    const res = await target.afterDelivery(due.map((d) => d.origin));
+    await store.finishActions(due.map((d) => d.id));
+    applied += res.applied.length;
+    pending = 0;
+    if (res.skipped.length) logger.warn({ skipped: res.skipped.length }, 'after-delivery action skipped (message no longer at its UID, or its account is gone)');
+    return due.length;
+  }
+
+  async function work(): Promise<void> {
     let failures = 0;
-    while (queue.length > 0 && !stop.signal.aborted) {
-      const batch = queue.slice(0, chunk);
+    while (!stop.signal.aborted) {
+      let due: number;
       try {
-        const res = await target.afterDelivery(batch);
-        queue.splice(0, batch.length);
-        applied += res.applied.length;
+        due = await step();
         failures = 0;
-        if (res.skipped.length) logger.warn({ skipped: res.skipped.length }, 'after-delivery action skipped (message no longer at its UID)');
       } catch (err) {
         failures += 1;
         const delay = Math.min(maxDelay, baseDelay * 2 ** Math.min(failures - 1, 16));
         const jittered = delay / 2 + Math.random() * (delay / 2);
-        logger.warn({ err, pending: queue.length, retryInMs: Math.round(jittered) }, 'after-delivery action failed; will retry');
+        logger.warn({ err, pending, retryInMs: Math.round(jittered) }, 'after-delivery action failed; will retry');
         await pause(jittered);
+        continue;
       }
+      if (due > 0) continue;
+      if (closing) return;
+      await pause(pollMs);
     }
   }
 
-  function kick(): void {
-    if (running || closing) return;
-    running = drain().finally(() => {
-      running = undefined;
-      if (queue.length > 0 && !stop.signal.aborted && !closing) kick();
-    });
-  }
+  const running = work();
 
   return {
-    push(origins) {
-      if (origins.length === 0) return;
-      queue.push(...origins);
-      if (closing) return;
-      wake?.();
-      kick();
+    wake() {
+      woken = true;
+      wakeUp?.();
     },
     get pending() {
-      return queue.length;
+      return pending;
     },
     get applied() {
       return applied;
     },
     async close(signal) {
-      if (queue.length > 0 && !running && !stop.signal.aborted) kick();
       closing = true;
       const onAbort = () => stop.abort();
       signal?.addEventListener('abort', onAbort, { once: true });
       if (signal?.aborted) stop.abort();
+      wakeUp?.();
       await running;
       signal?.removeEventListener('abort', onAbort);
       stop.abort();
-      if (queue.length > 0) logger.warn({ pending: queue.length }, 'after-delivery actions not applied before shutdown; those messages stay in place');
+      if (pending > 0) logger.warn({ pending }, 'after-delivery actions still due at shutdown; they run at the next start');
     },
   };
 }

@@ -63,7 +63,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const runtime = await createRuntime({ config, logger, metrics, signal: intakeStop.signal, ...(options.owner ? { owner: options.owner } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
   const { store, routes } = runtime;
 
-  const actions = adapters.imap ? createAfterDeliveryQueue(adapters.imap, logger.child({ component: 'after-delivery' })) : undefined;
+  const actions = adapters.imap ? createAfterDeliveryQueue(adapters.imap, store, logger.child({ component: 'after-delivery' })) : undefined;
   const observer = observeDelivery(metrics, logger.child({ component: 'delivery' }));
   const delivery = createDelivery({
     store,
@@ -77,8 +77,8 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     onError: (err, route) => logger.error({ err, route: route.name }, 'delivery failed'),
     onBatch: observer.onBatch,
     onPause: (route, reason, ms) => logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`),
-    async onDelivered(_route, items) {
-      actions?.push(items.map((i) => i.origin).filter((o) => o.adapter === 'imap'));
+    async onDelivered() {
+      actions?.wake();
     },
   });
   observeStore(metrics, store, adapters, routes.keys());

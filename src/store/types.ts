@@ -38,6 +38,12 @@ export interface OutboxInput {
   warnings?: Warning[];
   /** A parse failure: the item goes straight to the dead letters, raw bytes kept. */
   error?: ItemError;
+  /**
+   * An after-delivery action (IMAP `seen`, `flag:`, `move:`) is due once the API accepted
+   * the item: from then on `pendingActions` lists it until `finishActions`. Being a column of
+   * the item, it becomes due in the same transaction that marks the item delivered.
+   */
+  afterDelivery?: boolean;
 }
 
 export interface EnqueueResult {
@@ -71,6 +77,13 @@ export interface OutboxItem {
 export interface DeliveryInfo {
   /** `unchanged`: skipped because the ledger showed the same text and properties (nothing billed). */
   outcome: 'delivered' | 'unchanged';
+}
+
+/** An accepted item whose after-delivery action has not been applied yet. */
+export interface PendingAction {
+  id: number;
+  route: string;
+  origin: Origin;
 }
 
 export interface DeadLetter {
@@ -186,13 +199,20 @@ export interface Store extends Ledger {
   /** Moves a queued item to the dead letters with the reason; the raw bytes are kept. */
   deadLetter(id: number, error: ItemError): Promise<boolean>;
   /**
-   * Deletes delivered items finished before `olderThan` (retention). Their keys may then be
-   * enqueued again; the ledger still keeps an unchanged document from being sent twice.
+   * Deletes delivered items finished before `olderThan` (retention), except those whose
+   * after-delivery action is still due. Their keys may then be enqueued again; the ledger
+   * still keeps an unchanged document from being sent twice.
    */
   pruneDelivered(olderThan: Date): Promise<number>;
   /** Queued items (leased or not) for one route or all. */
   outboxDepth(route?: string): Promise<number>;
   outboxCounts(): Promise<OutboxCount[]>;
+
+  // --- after-delivery actions ------------------------------------------------------
+  /** Delivered (or unchanged) items enqueued with `afterDelivery` whose action is not finished, by id, after `afterId`. */
+  pendingActions(limit: number, afterId?: number): Promise<PendingAction[]>;
+  /** Marks the actions of these items finished (applied, or nothing left to apply); returns how many changed. */
+  finishActions(ids: number[]): Promise<number>;
 
   // --- checkpoints ------------------------------------------------------------------
   getCheckpoint(key: string): Promise<Checkpoint['value'] | undefined>;

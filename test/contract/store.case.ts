@@ -203,6 +203,35 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect((await s.counters('r'))[0]?.delivered).toBe(1);
       });
 
+      it('makes an after-delivery action due with the delivery itself, keeps it through pruning until finished', async () => {
+        const s = ctx.store();
+        await s.enqueue([
+          input('r', 1, { afterDelivery: true }),
+          input('r', 2, { afterDelivery: true }),
+          input('r', 3),
+          input('r', 4, { afterDelivery: true }),
+          input('r', 5, { afterDelivery: true, error: { code: 'X', message: 'x' } }),
+        ]);
+        expect(await s.pendingActions(10)).toEqual([]);
+        const items = await s.claim('r', 4, 'w', 60_000);
+        const id = (n: number) => items[n - 1]?.id ?? 0;
+        await s.markDelivered([id(1), id(3)], { outcome: 'delivered' });
+        await s.markDelivered([id(2)], { outcome: 'unchanged' });
+        await s.scheduleRetry(id(4), 0, { code: 'MAILGATE_ERR_API_SERVER', message: '503' });
+        const due = await s.pendingActions(10);
+        expect(due.map((d) => d.id)).toEqual([id(1), id(2)]);
+        expect(due[0]).toEqual({ id: id(1), route: 'r', origin: { adapter: 'files', path: '/tmp/archive.mbox', index: 1 } });
+        expect((await s.pendingActions(1, id(1))).map((d) => d.id)).toEqual([id(2)]);
+        // Retention never drops an item whose action is still due.
+        expect(await s.pruneDelivered(new Date(Date.now() + 60_000))).toBe(1);
+        expect(await s.finishActions([id(1), id(3)])).toBe(1);
+        expect((await s.pendingActions(10)).map((d) => d.id)).toEqual([id(2)]);
+        expect(await s.finishActions([id(2)])).toBe(1);
+        expect(await s.finishActions([id(2)])).toBe(0);
+        expect(await s.pendingActions(10)).toEqual([]);
+        expect(await s.pruneDelivered(new Date(Date.now() + 60_000))).toBe(2);
+      });
+
       it('schedules retries with a reason, releasing the lease', async () => {
         const s = ctx.store();
         await s.enqueue([input('r', 1), input('r', 2)]);
@@ -413,6 +442,54 @@ function stateCases(ctx: ContractContext): void {
       expect(page.map((p) => p.commentId)).toEqual(['aa']);
       expect((await s.listPredictions({ commentIds: ['aa'], limit: 10 })).map((p) => p.route).sort()).toEqual(['q', 'r']);
       await s.savePredictions('r', []);
+    });
+
+    it('gives a re-predicted comment a new id past every cursor, so a sink reading after its cursor sees it again', async () => {
+      const s = ctx.store();
+      const model = { version: 1, time: '2024-01-01T00:00:00Z' };
+      await s.savePredictions('r', [
+        { commentId: 'aa', key: 'k1', predictions: [{ name: ['Old'], probability: 0.5 }], model },
+        { commentId: 'bb', key: 'k2', predictions: [], model },
+      ]);
+      const first = await s.listPredictions({ route: 'r', limit: 10 });
+      const cursor = Math.max(...first.map((p) => p.id));
+      await s.savePredictions('r', [{ commentId: 'aa', key: 'k1', predictions: [{ name: ['New'], probability: 0.8 }], model }]);
+      const next = await s.listPredictions({ route: 'r', limit: 10, after: cursor });
+      expect(next.map((p) => [p.commentId, p.predictions[0]?.name])).toEqual([['aa', ['New']]]);
+      expect(next[0]!.id).toBeGreaterThan(cursor);
+      // Still one row per comment.
+      expect((await s.listPredictions({ route: 'r', limit: 10 })).map((p) => p.commentId)).toEqual(['bb', 'aa']);
+    });
+
+    it('a cursor reader racing concurrent saves of one route never skips a prediction', async () => {
+      const writers = [ctx.store(), await ctx.open(), await ctx.open()];
+      const reader = await ctx.open();
+      const model = null;
+      const n = 300;
+      let writing = true;
+      const seen = new Set<string>();
+      let cursor = 0;
+      const read = async (): Promise<void> => {
+        for (const p of await reader.listPredictions({ route: 'race', limit: 1000, after: cursor })) {
+          seen.add(p.commentId);
+          cursor = p.id;
+        }
+      };
+      const reading = (async () => {
+        while (writing) {
+          await read();
+          await sleep(1);
+        }
+      })();
+      await Promise.all(Array.from({ length: n }, (_, i) =>
+        writers[i % writers.length]!.savePredictions('race', [
+          { commentId: `c${i}`, key: `k${i}`, predictions: [], model },
+          { commentId: `d${i}`, key: `l${i}`, predictions: [], model },
+        ])));
+      writing = false;
+      await reading;
+      await read();
+      expect(seen.size).toBe(2 * n);
     });
 
     it('migrates idempotently and keeps everything across a reopen', async () => {

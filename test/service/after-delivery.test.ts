@@ -1,50 +1,97 @@
-/** The after-delivery queue: actions only for what it is given, in order, retried while the mailbox is unreachable. */
-import { describe, expect, it } from 'vitest';
+/**
+ * The after-delivery queue, on a real SQLite store: actions only for accepted items enqueued
+ * with one, in id order, retried while the mailbox is unreachable, and still due after a
+ * crash or a forced close.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import type { Origin } from '../../src/pipeline/types.js';
-import { createAfterDeliveryQueue } from '../../src/service/after-delivery.js';
+import { createAfterDeliveryQueue, type ActionTarget } from '../../src/service/after-delivery.js';
+import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/types.js';
 
 const origin = (uid: number): Origin => ({ adapter: 'imap', account: 'a', folder: 'INBOX', uidValidity: 1, uid });
 
+let dir: string;
+let store: Store;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mailgate-actions-'));
+  store = await openStore(`sqlite:${join(dir, 'm.db')}`);
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Enqueues uids 1..n (all with an action but `without`), delivers `deliver`, and returns the ids by uid. */
+async function deliver(n: number, deliverUids: number[], without: number[] = []): Promise<void> {
+  await store.enqueue(
+    Array.from({ length: n }, (_, i) => ({
+      route: 'r',
+      key: `imap:a:INBOX:1:${i + 1}`,
+      commentId: `c${i + 1}`,
+      document: { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'x' } } },
+      origin: origin(i + 1),
+      ...(without.includes(i + 1) ? {} : { afterDelivery: true }),
+    })),
+  );
+  const items = await store.claim('r', 1000, 'w', 60_000);
+  await store.markDelivered(items.filter((i) => deliverUids.includes(i.origin.uid!)).map((i) => i.id), { outcome: 'delivered' });
+}
+
+function recorder(failures = 0): ActionTarget & { seen: number[][] } {
+  let left = failures;
+  const seen: number[][] = [];
+  return {
+    seen,
+    async afterDelivery(origins) {
+      if (left-- > 0) throw new Error('mailbox unreachable');
+      seen.push(origins.map((o) => o.uid!));
+      return { applied: origins, skipped: [] };
+    },
+  };
+}
+
 describe('after-delivery queue', () => {
-  it('applies the origins pushed, in order, retrying after failures', async () => {
-    const seen: number[][] = [];
-    let failuresLeft = 2;
-    const queue = createAfterDeliveryQueue(
-      {
-        async afterDelivery(origins) {
-          if (failuresLeft-- > 0) throw new Error('mailbox unreachable');
-          seen.push(origins.map((o) => o.uid!));
-          return { applied: origins, skipped: [] };
-        },
-      },
-      createLogger(false),
-      { baseDelayMs: 1, maxDelayMs: 2, chunk: 2 },
-    );
-    queue.push([origin(1), origin(2), origin(3)]);
-    queue.push([origin(4)]);
+  it('applies the actions of delivered items only, in order, retrying after failures', async () => {
+    await deliver(6, [1, 2, 3, 5, 6], [6]);
+    const target = recorder(2);
+    const queue = createAfterDeliveryQueue(target, store, createLogger(false), { baseDelayMs: 1, maxDelayMs: 2, chunk: 2 });
     await queue.close();
-    expect(seen.flat()).toEqual([1, 2, 3, 4]);
+    expect(target.seen).toEqual([[1, 2], [3, 5]]);
     expect(queue.applied).toBe(4);
     expect(queue.pending).toBe(0);
+    expect(await store.pendingActions(10)).toEqual([]);
   });
 
-  it('on a forced close leaves pending origins alone (nothing applied that was not confirmed)', async () => {
-    const queue = createAfterDeliveryQueue(
-      {
-        async afterDelivery() {
-          throw new Error('mailbox unreachable');
-        },
-      },
-      createLogger(false),
-      { baseDelayMs: 60_000, maxDelayMs: 60_000 },
-    );
-    queue.push([origin(1)]);
+  it('picks up items delivered while it waits, when woken', async () => {
+    const target = recorder();
+    const queue = createAfterDeliveryQueue(target, store, createLogger(false), { pollMs: 600_000 });
+    await deliver(2, [1, 2]);
+    queue.wake();
+    for (let i = 0; i < 100 && queue.applied < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(target.seen.flat()).toEqual([1, 2]);
+    await queue.close();
+  });
+
+  it('leaves actions due on a forced close; a new queue on the same store applies them', async () => {
+    await deliver(1, [1]);
+    const failing = createAfterDeliveryQueue(recorder(Infinity), store, createLogger(false), { baseDelayMs: 60_000, maxDelayMs: 60_000 });
     const force = new AbortController();
-    const closed = queue.close(force.signal);
+    const closed = failing.close(force.signal);
     force.abort();
     await closed;
-    expect(queue.applied).toBe(0);
-    expect(queue.pending).toBe(1);
+    expect(failing.applied).toBe(0);
+    expect((await store.pendingActions(10)).map((d) => d.origin.uid)).toEqual([1]);
+
+    const target = recorder();
+    const next = createAfterDeliveryQueue(target, store, createLogger(false));
+    await next.close();
+    expect(target.seen).toEqual([[1]]);
   });
 });

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, parseSqliteUrl } from '../../src/store/index.js';
-import { SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/migrations.js';
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION, migrateSqlite } from '../../src/store/sqlite/migrations.js';
 import { expectCode, input, storeContract } from '../contract/store.case.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailgate-sqlite-test-'));
@@ -68,6 +68,26 @@ describe('SQLite store specifics', () => {
     db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(SQLITE_SCHEMA_VERSION + 1, 'future', Date.now());
     db.close();
     await expectCode(openStore(`sqlite:${path}`), 'MAILGATE_ERR_STORE_MIGRATION');
+  });
+
+  it('upgrades a version 1 database in place, keeping its queued items', async () => {
+    const path = freshPath();
+    const v1 = SQLITE_MIGRATIONS.filter((m) => m.version === 1);
+    mkdirSync(join(path, '..'), { recursive: true });
+    const db = new Database(path);
+    migrateSqlite(db, v1);
+    db.prepare(
+      `INSERT INTO outbox (route, key, comment_id, status, next_attempt_at, enqueued_at, origin, document)
+       VALUES ('r', 'k', 'c', 'queued', 0, 0, '{"adapter":"files"}', '{"raw_email":{"headers":{"raw":""},"body":{"plain":"x"}}}')`,
+    ).run();
+    db.close();
+    const store = await openStore(`sqlite:${path}`);
+    expect(await store.migrate()).toBe(SQLITE_SCHEMA_VERSION);
+    const [item] = await store.claim('r', 10, 'w', 60_000);
+    expect(item?.key).toBe('k');
+    await store.markDelivered([item?.id ?? 0], { outcome: 'delivered' });
+    expect(await store.pendingActions(10)).toEqual([]);
+    await store.close();
   });
 
   it('reports a store it cannot open as unavailable', async () => {

@@ -113,6 +113,14 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'after-delivery actions',
+    sql: `
+      ALTER TABLE outbox ADD COLUMN action_due BOOLEAN NOT NULL DEFAULT false;
+      CREATE INDEX outbox_actions ON outbox (id) WHERE status = 'delivered' AND action_due;
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {

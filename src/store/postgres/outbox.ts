@@ -1,12 +1,12 @@
 /**
- * The PostgreSQL outbox. Enqueue is multi-row INSERTs (one per 6000 items) plus the
+ * The PostgreSQL outbox. Enqueue is multi-row INSERTs (one per 5454 items) plus the
  * checkpoint in one transaction; claims lock ready rows with FOR UPDATE SKIP LOCKED so any
  * number of replicas can claim concurrently without ever sharing an item.
  */
 import type pg from 'pg';
-import type { Checkpoint } from '../../pipeline/types.js';
+import type { Checkpoint, Origin } from '../../pipeline/types.js';
 import { checkDelay, checkLimit, countByRoute } from '../common.js';
-import type { DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus } from '../types.js';
+import type { DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction } from '../types.js';
 import { toId, withTransaction, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
 
@@ -108,7 +108,21 @@ export class PgOutbox {
   }
 
   async pruneDelivered(olderThan: Date): Promise<number> {
-    const res = await this.pool.query(`DELETE FROM outbox WHERE status = 'delivered' AND finished_at < $1`, [olderThan]);
+    const res = await this.pool.query(`DELETE FROM outbox WHERE status = 'delivered' AND NOT action_due AND finished_at < $1`, [olderThan]);
+    return res.rowCount ?? 0;
+  }
+
+  async pendingActions(limit: number, afterId = 0): Promise<PendingAction[]> {
+    const { rows } = await this.pool.query<{ id: string; route: string; origin: Origin }>(
+      `SELECT id, route, origin FROM outbox WHERE status = 'delivered' AND action_due AND id > $1 ORDER BY id LIMIT $2`,
+      [afterId, checkLimit(limit)],
+    );
+    return rows.map((r) => ({ id: toId(r.id), route: r.route, origin: r.origin }));
+  }
+
+  async finishActions(ids: number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const res = await this.pool.query(`UPDATE outbox SET action_due = false WHERE action_due AND id = ANY($1::bigint[])`, [ids]);
     return res.rowCount ?? 0;
   }
 

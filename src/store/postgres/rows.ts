@@ -69,10 +69,10 @@ export function pgToDeadLetterDetail(r: PgOutboxRow): DeadLetterDetail {
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** Parameters per outbox row in a multi-row INSERT. */
-export const PARAMS_PER_ROW = 10;
+export const PARAMS_PER_ROW = 11;
 
 /**
- * One multi-row INSERT for `items` (at most 6000, PostgreSQL allows 65535 parameters).
+ * One multi-row INSERT for `items` (at most 65535 / PARAMS_PER_ROW: PostgreSQL's parameter limit).
  * Every value is its own parameter: raw bytes travel as binary (no hex round trip) and
  * JSON as plain text (no array-literal escaping).
  */
@@ -92,12 +92,13 @@ export function insertStatement(items: OutboxInput[]): { text: string; values: u
       JSON.stringify(it.document),
       json(it.preview),
       it.raw ?? null,
+      it.afterDelivery === true,
     );
     const p = (i: number): string => `$${b + i}`;
     rows.push(`(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, CASE WHEN ${p(4)} = 'dead' THEN clock_timestamp() END, ${p(5)}::json, `
-      + `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea)`);
+      + `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea, ${p(11)}::boolean)`);
   }
-  const text = `INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, document, preview, raw)
+  const text = `INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, document, preview, raw, action_due)
     VALUES ${rows.join(',\n')} ON CONFLICT (route, key) DO NOTHING RETURNING route, status`;
   return { text, values };
 }

@@ -112,11 +112,16 @@ export class PgState {
     return members;
   }
 
-  /** Latest per (route, comment id); an update gets a new id so `after` cursors see it. */
+  /**
+   * Latest per (route, comment id); an update gets a new id so `after` cursors see it.
+   * Saves of one route are serialized by a transaction lock taken before any id is drawn, so
+   * ids become visible in commit order: a cursor reader never passes an id that commits later.
+   */
   savePredictions(route: string, items: PredictionInput[]): Promise<void> {
     if (items.length === 0) return Promise.resolve();
     const ids = items.map((p) => p.commentId);
     return withTransaction(this.pool, async (client) => {
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('mailgate.predictions'), hashtext($1))`, [route]);
       await client.query('DELETE FROM predictions WHERE route = $1 AND comment_id = ANY($2::text[])', [route, ids]);
       const last = new Map(items.map((p) => [p.commentId, p]));
       const list = [...last.values()];

@@ -97,6 +97,8 @@ export class SqliteStore implements T.Store {
   pruneDelivered(olderThan: Date) { return this.guard('pruneDelivered', () => this.outbox.pruneDelivered(olderThan)); }
   outboxDepth(route?: string) { return this.guard('outboxDepth', () => this.outbox.depth(route)); }
   outboxCounts() { return this.guard('outboxCounts', () => this.outbox.counts()); }
+  pendingActions(limit: number, afterId?: number) { return this.guard('pendingActions', () => this.outbox.pendingActions(limit, afterId)); }
+  finishActions(ids: number[]) { return this.guard('finishActions', () => this.outbox.finishActions(ids)); }
 
   getCheckpoint(key: string) { return this.guard('getCheckpoint', () => this.state.getCheckpoint(key)); }
   setCheckpoint(key: string, value: Checkpoint['value']) { return this.guard('setCheckpoint', () => this.outbox.setCheckpoint(key, value)); }

@@ -99,6 +99,14 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'after-delivery actions',
+    sql: `
+      ALTER TABLE outbox ADD COLUMN action_due INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX outbox_actions ON outbox (id) WHERE status = 'delivered' AND action_due = 1;
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

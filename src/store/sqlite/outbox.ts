@@ -4,9 +4,9 @@
  * transaction when it writes more than one statement.
  */
 import type Database from 'better-sqlite3';
-import type { Checkpoint } from '../../pipeline/types.js';
+import type { Checkpoint, Origin } from '../../pipeline/types.js';
 import { checkDelay, checkLimit, countByRoute } from '../common.js';
-import type { DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus } from '../types.js';
+import type { DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction } from '../types.js';
 import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type OutboxRow } from './rows.js';
 
 export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
@@ -124,7 +124,21 @@ export class SqliteOutbox {
   }
 
   pruneDelivered(olderThan: Date): number {
-    return this.db.prepare(`DELETE FROM outbox WHERE status = 'delivered' AND finished_at < ?`).run(olderThan.getTime()).changes;
+    return this.db.prepare(`DELETE FROM outbox WHERE status = 'delivered' AND action_due = 0 AND finished_at < ?`).run(olderThan.getTime()).changes;
+  }
+
+  pendingActions(limit: number, afterId = 0): PendingAction[] {
+    const rows = this.db.prepare(
+      `SELECT id, route, origin FROM outbox WHERE status = 'delivered' AND action_due = 1 AND id > ? ORDER BY id LIMIT ?`,
+    ).all(afterId, checkLimit(limit)) as Array<{ id: number; route: string; origin: string }>;
+    return rows.map((r) => ({ id: r.id, route: r.route, origin: JSON.parse(r.origin) as Origin }));
+  }
+
+  finishActions(ids: number[]): number {
+    if (ids.length === 0) return 0;
+    return this.db.prepare(
+      `UPDATE outbox SET action_due = 0 WHERE action_due = 1 AND id IN (SELECT value FROM json_each(?))`,
+    ).run(JSON.stringify(ids)).changes;
   }
 
   depth(route?: string): number {

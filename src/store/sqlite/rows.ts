@@ -85,11 +85,12 @@ export function inputValues(item: OutboxInput, now: number): unknown[] {
     JSON.stringify(item.document),
     jsonOrNull(item.preview),
     item.raw ?? null,
+    item.afterDelivery === true ? 1 : 0,
   ];
 }
 
 export const INSERT_COLUMNS =
-  'route, key, comment_id, status, next_attempt_at, enqueued_at, finished_at, last_error, origin, warnings, document, preview, raw';
+  'route, key, comment_id, status, next_attempt_at, enqueued_at, finished_at, last_error, origin, warnings, document, preview, raw, action_due';
 
 /** Columns a claim or listing returns (never the raw bytes). */
 export const ITEM_COLUMNS =
