@@ -78,6 +78,12 @@ export const ERROR_CODES = {
   MAILGATE_ERR_SERVICE_ADAPTER_FAILED: 'An adapter of the service stopped with an unexpected error (the others keep running; details in the log).',
   MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT: 'Shutdown stopped waiting for delivery after the drain bound; undelivered items stay queued for the next start.',
 
+  // --- sink: predictions to a JSONL file or webhook ------------------------------------
+  MAILGATE_ERR_SINK_WRITE_FAILED: 'Appending predictions to the JSONL sink file failed (retried with backoff; nothing is skipped).',
+  MAILGATE_ERR_SINK_WEBHOOK_FAILED: 'The prediction webhook could not be reached, timed out, or answered 408, 429 or 5xx (retried with backoff).',
+  MAILGATE_ERR_SINK_WEBHOOK_REJECTED: 'The prediction webhook answered another non-2xx status: the batch was logged and skipped (the predictions stay in the store).',
+  MAILGATE_ERR_SINK_FLUSH_TIMEOUT: 'An import stopped waiting for its prediction sink; unsent predictions stay in the store and go out with the next import or serve of the route.',
+
   // --- imap: the IMAP adapter ------------------------------------------------------
   MAILGATE_ERR_IMAP_AUTH: 'The IMAP server refused the credentials (password or OAuth2 access token).',
   MAILGATE_ERR_IMAP_OAUTH_TOKEN: 'The OAuth2 token endpoint refused or failed to issue an access token.',

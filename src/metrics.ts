@@ -15,14 +15,14 @@ export interface Metrics {
   messagesParsed: Counter<'route' | 'adapter'>;
   /** Outbox items newly written (duplicates of stored items are not counted). */
   messagesQueued: Counter<'route' | 'adapter'>;
-  /** Documents the API accepted. */
-  messagesDelivered: Counter<'route'>;
+  /** Documents the API accepted, by route and the adapter the message came from. */
+  messagesDelivered: Counter<'route' | 'adapter'>;
   /** Documents skipped because the ledger showed the same text and properties (nothing billed). */
-  messagesUnchanged: Counter<'route'>;
-  /** Documents the API rejected (400/422, isolated by splitting the batch). */
-  messagesRejected: Counter<'route'>;
+  messagesUnchanged: Counter<'route' | 'adapter'>;
+  /** Documents the API rejected (400/422, isolated by splitting the batch); retries exhausted count as dead-lettered only. */
+  messagesRejected: Counter<'route' | 'adapter'>;
   /** Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted. */
-  messagesDeadLettered: Counter<'route'>;
+  messagesDeadLettered: Counter<'route' | 'adapter'>;
   /** Items waiting for delivery; filled on scrape when a collector is set with `outboxDepth.collect()`. */
   outboxDepth: Gauge<'route'>;
   /** Requests to the Text Analytics API by endpoint and outcome (HTTP status, `network` or `timeout`). */
@@ -48,8 +48,8 @@ export interface MetricsOptions {
   collectTimeoutMs?: number;
 }
 
-/** The states the IMAP adapter reports; any other string is accepted too. */
-export const IMAP_CONNECTION_STATES = ['connecting', 'idle', 'polling', 'syncing', 'backoff', 'throttled', 'disconnected'] as const;
+/** The states the IMAP adapter reports (ImapState in adapters/imap/health.ts); any other string is accepted too. */
+export const IMAP_CONNECTION_STATES = ['connecting', 'idle', 'syncing', 'backoff', 'auth_failed', 'stopped'] as const;
 
 function addProcessMetrics(registry: Registry): void {
   const start = registry.gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch, in seconds.' });
@@ -73,10 +73,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     messagesReceived: registry.counter({ name: 'mailgate_messages_received_total', help: 'Raw messages handed to intake by an adapter.', labelNames: routeAdapter }),
     messagesParsed: registry.counter({ name: 'mailgate_messages_parsed_total', help: 'Messages parsed into a document.', labelNames: routeAdapter }),
     messagesQueued: registry.counter({ name: 'mailgate_messages_queued_total', help: 'Outbox items newly written for delivery.', labelNames: routeAdapter }),
-    messagesDelivered: registry.counter({ name: 'mailgate_messages_delivered_total', help: 'Documents the API accepted.', labelNames: route }),
-    messagesUnchanged: registry.counter({ name: 'mailgate_messages_unchanged_total', help: 'Documents skipped because text and properties were unchanged (not billed).', labelNames: route }),
-    messagesRejected: registry.counter({ name: 'mailgate_messages_rejected_total', help: 'Documents the API rejected with 400 or 422.', labelNames: route }),
-    messagesDeadLettered: registry.counter({ name: 'mailgate_messages_dead_lettered_total', help: 'Items moved to the dead letters for any reason.', labelNames: route }),
+    messagesDelivered: registry.counter({ name: 'mailgate_messages_delivered_total', help: 'Documents the API accepted.', labelNames: routeAdapter }),
+    messagesUnchanged: registry.counter({ name: 'mailgate_messages_unchanged_total', help: 'Documents skipped because text and properties were unchanged (not billed).', labelNames: routeAdapter }),
+    messagesRejected: registry.counter({ name: 'mailgate_messages_rejected_total', help: 'Documents the API rejected with 400 or 422.', labelNames: routeAdapter }),
+    messagesDeadLettered: registry.counter({ name: 'mailgate_messages_dead_lettered_total', help: 'Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted.', labelNames: routeAdapter }),
     outboxDepth: registry.gauge({ name: 'mailgate_outbox_depth', help: 'Items waiting for delivery.', labelNames: route }),
     apiRequests: registry.counter({ name: 'mailgate_api_requests_total', help: 'Requests to the Text Analytics API by endpoint and HTTP status (or network, timeout).', labelNames: ['endpoint', 'status'] }),
     apiRequestDuration: registry.histogram({ name: 'mailgate_api_request_duration_seconds', help: 'Latency of requests to the Text Analytics API in seconds.', labelNames: ['endpoint'] }),

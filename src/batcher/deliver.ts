@@ -178,7 +178,7 @@ class Settler {
     if ('predictions' in answer) {
       this.report.aiUnits += docs.length;
       docs.forEach((p, j) => {
-        this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', predictions: answer.predictions[j] ?? [], ...warningsOf(p) };
+        this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', predictions: answer.predictions[j] ?? [], model: answer.model ?? null, ...warningsOf(p) };
       });
     } else {
       const counts: SyncCounts = {

@@ -68,6 +68,8 @@ export type ItemOutcome =
       counts?: SyncCounts;
       /** predict: this document's labels. */
       predictions?: PredictedLabel[];
+      /** predict: the model that answered (null when the API names none). */
+      model?: { version: number; time: string } | null;
       /** Dry run: AI units this document would cost by the ledger rule. */
       estimatedAiUnits?: number;
       warnings?: Warning[];

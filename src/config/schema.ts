@@ -47,6 +47,10 @@ export const ServerSchema = z
       .default('127.0.0.1:8080')
       .describe('Address of the health, metrics, preview and admin HTTP server. Default 127.0.0.1:8080.'),
     api_keys: z.array(z.string().min(16, 'admin API keys must be at least 16 characters')).default([]).describe('Keys accepted by the admin API (header `Authorization: Bearer <key>`). Empty: the admin API is disabled.'),
+    public_preview: z
+      .boolean()
+      .default(false)
+      .describe('Answer POST /api/preview and POST /api/preview/threads without an admin API key (they parse only: nothing is stored, sent or billed), and show the /preview page without a key field. Stored items (/api/preview/<id>), the dead letters and /api/status keep needing a key. Default false.'),
   })
   .strict();
 
@@ -68,6 +72,7 @@ export const DeliverySchema = z
     concurrency: int(1, 64).default(2).describe('Requests in flight per route. Default 2.'),
     max_outbox: int(1).default(50_000).describe('Outbox depth at which intake pauses (backpressure). Default 50000.'),
     max_item_attempts: int(1).default(50).describe('Delivery attempts of one item (each a full retried request) before it is dead-lettered. Default 50.'),
+    drain_ms: int(0, 3_600_000).default(30_000).describe('On shutdown of `mailgate serve`, how long delivery may keep sending what is queued, in ms (0: stop at once); what is left stays queued for the next start. `--drain-ms` overrides it. Default 30000.'),
   })
   .strict();
 

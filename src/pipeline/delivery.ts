@@ -5,12 +5,12 @@
  */
 import type { RouteConfig } from '../config/schema.js';
 import type { PredictedLabel } from '../model/index.js';
-import type { OutboxItem, Store } from '../store/types.js';
+import type { OutboxItem, PredictionInput, Store } from '../store/types.js';
 import { sleep } from './sleep.js';
 
 /** One item's result from the batcher (src/batcher/deliver.ts). */
 export type ItemOutcome =
-  | { key: string; status: 'delivered'; predictions?: PredictedLabel[] }
+  | { key: string; status: 'delivered'; predictions?: PredictedLabel[]; model?: { version: number; time: string } | null }
   | { key: string; status: 'unchanged' }
   | { key: string; status: 'rejected'; code: string; message: string }
   | { key: string; status: 'retry'; code: string; message: string; retryAfterMs?: number };
@@ -83,6 +83,22 @@ export interface DeliveryLoop {
   runOnce(route: RouteConfig): Promise<number>;
   /** Delivers until the signal aborts, or until `until()` is true after an empty claim round. */
   run(signal: AbortSignal, until?: () => Promise<boolean>): Promise<void>;
+  /**
+   * Calls `listener(route)` after predictions of a predict route were saved (a prediction
+   * sink's wake-up). Returns the unsubscribe function. A listener's exception is ignored.
+   */
+  onPredictionsSaved(listener: (route: string) => void): () => void;
+}
+
+/** The predictions of a predict route's accepted items, as the store saves them. */
+export function predictionsOf(items: OutboxItem[], outcomes: Map<number, ItemOutcome>, model: BatchResult['model']): PredictionInput[] {
+  const saved: PredictionInput[] = [];
+  for (const item of items) {
+    const o = outcomes.get(item.id);
+    if (o?.status !== 'delivered' || o.predictions === undefined) continue;
+    saved.push({ commentId: item.commentId, key: item.key, predictions: o.predictions, model: o.model ?? model ?? null });
+  }
+  return saved;
 }
 
 export function createDelivery(options: DeliveryOptions): DeliveryLoop {
@@ -92,6 +108,25 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
   const pauseMs = options.pauseMs ?? DEFAULT_PAUSE_MS;
   /** Per route: the instant (ms since epoch) before which its workers do not claim. */
   const pausedUntil = new Map<string, number>();
+  const predictionListeners = new Set<(route: string) => void>();
+
+  /**
+   * Saved before the items are marked delivered: a crash between the two can only cause a
+   * re-prediction (a newer row for the same comment), never a lost prediction.
+   */
+  async function savePredictions(route: RouteConfig, items: OutboxItem[], outcomes: Map<number, ItemOutcome>, model: BatchResult['model']): Promise<void> {
+    if (route.mode !== 'predict') return;
+    const accepted = predictionsOf(items, outcomes, model);
+    if (accepted.length === 0) return;
+    await store.savePredictions(route.name, accepted);
+    for (const listener of predictionListeners) {
+      try {
+        listener(route.name);
+      } catch {
+        // A wake-up is a hint; the sink polls anyway.
+      }
+    }
+  }
 
   function pause(route: RouteConfig, reason: { code: string; message: string }): void {
     const until = Date.now() + pauseMs;
@@ -131,6 +166,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       }
     }
     if (result.aiUnits > 0) await store.addAiUnits(route.name, result.aiUnits);
+    await savePredictions(route, items, outcomes, result.model);
     if (delivered.length) await store.markDelivered(delivered, { outcome: 'delivered' });
     if (unchanged.length) await store.markDelivered(unchanged, { outcome: 'unchanged' });
     counters.delivered += delivered.length;
@@ -190,6 +226,10 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
   return {
     counters,
     runOnce,
+    onPredictionsSaved(listener) {
+      predictionListeners.add(listener);
+      return () => void predictionListeners.delete(listener);
+    },
     async run(signal, until) {
       const workers: Promise<void>[] = [];
       for (const route of options.routes) {

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createApiClient, type ApiClient } from '../api/client.js';
+import { createApiClient, type ApiClient, type AttemptInfo } from '../api/client.js';
 import type { Config, RouteConfig } from '../config/schema.js';
 import { DEFAULT_TRANSFORM_TAG } from '../limits.js';
 import { GatewayError } from '../errors.js';
@@ -39,6 +39,8 @@ export interface RuntimeOptions {
   onPause?: DeliveryOptions['onPause'];
   /** Aborts intake's backpressure waits. */
   signal?: AbortSignal;
+  /** Called after every attempt of the API client, successful or not (request metrics). */
+  onApiAttempt?: (info: AttemptInfo) => void;
 }
 
 export interface Runtime {
@@ -75,7 +77,7 @@ interface ApiEndpoint {
   stop?: () => Promise<void>;
 }
 
-async function startBuiltInEmulator(config: Readonly<Config>, logger: Logger): Promise<ApiEndpoint> {
+async function startBuiltInEmulator(config: Readonly<Config>, logger: Logger, onAttempt?: (info: AttemptInfo) => void): Promise<ApiEndpoint> {
   const { createEmulator } = await import('../emulator/index.js');
   const token = randomBytes(16).toString('hex');
   const dataDir = emulatorDataDir(config.store);
@@ -84,7 +86,7 @@ async function startBuiltInEmulator(config: Readonly<Config>, logger: Logger): P
   const url = await emulator.listen(0, '127.0.0.1');
   const banner = `NO api.url CONFIGURED: delivering to the BUILT-IN EMULATOR at ${url} (data in ${dataDir}); nothing reaches the real Text Analytics API`;
   logger.warn({ emulatorUrl: url, dataDir }, banner);
-  const client = createApiClient({ baseUrl: url, token, timeoutMs: config.api.timeout_ms, retry: retryOf(config) });
+  const client = createApiClient({ baseUrl: url, token, timeoutMs: config.api.timeout_ms, retry: retryOf(config), onAttempt });
   await createTargets(config.routes, client, url, token);
   return { client, emulatorUrl: url, stop: () => emulator.close() };
 }
@@ -110,16 +112,16 @@ function retryOf(config: Readonly<Config>) {
   return { maxAttempts: r.max_attempts, baseDelayMs: r.base_delay_ms, maxDelayMs: r.max_delay_ms, budgetMs: r.budget_ms };
 }
 
-async function apiEndpoint(config: Readonly<Config>, logger: Logger, dryRun: boolean): Promise<ApiEndpoint> {
+async function apiEndpoint(config: Readonly<Config>, logger: Logger, dryRun: boolean, onAttempt?: (info: AttemptInfo) => void): Promise<ApiEndpoint> {
   if (config.api.url !== undefined) {
     if (config.api.token === undefined) {
       throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'api.token is not set: pass --token, set MAILGATE_API_TOKEN or write api.token: ${MAILGATE_API_TOKEN}');
     }
-    return { client: createApiClient({ baseUrl: config.api.url, token: config.api.token, timeoutMs: config.api.timeout_ms, retry: retryOf(config) }) };
+    return { client: createApiClient({ baseUrl: config.api.url, token: config.api.token, timeoutMs: config.api.timeout_ms, retry: retryOf(config), onAttempt }) };
   }
   // A dry run sends nothing: no emulator, and a client that is never called.
   if (dryRun) return { client: createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 'dry-run' }) };
-  return startBuiltInEmulator(config, logger);
+  return startBuiltInEmulator(config, logger, onAttempt);
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
@@ -133,7 +135,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   let api: ApiEndpoint | undefined;
   let pool: ParsePool | undefined;
   try {
-    api = await apiEndpoint(config, logger, options.dryRun === true);
+    api = await apiEndpoint(config, logger, options.dryRun === true, options.onApiAttempt);
     const p = config.parsing;
     pool = new ParsePool({ ...(p.workers === undefined ? {} : { size: p.workers }), timeoutMs: p.timeout_ms, maxMessageBytes: p.max_message_bytes });
     const parsePool = pool;

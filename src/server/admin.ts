@@ -1,6 +1,6 @@
 /**
- * The admin API (behind API keys, see auth.ts): status and the dead-letter list with
- * replay and purge. The preview endpoints live in preview-routes.ts.
+ * The admin API (behind API keys, see auth.ts): status, the dead-letter list with
+ * replay and purge, and the stored predictions. The preview endpoints live in preview-routes.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -61,6 +61,15 @@ export function adminRoutes(deps: ServerDeps, startedAt: Date) {
       const q = parse(listQuery, request.query, 'query parameter');
       const limit = q.limit ?? DEFAULT_DLQ_LIMIT;
       const items = await deps.deadLetters.list({ limit, ...(q.route === undefined ? {} : { route: q.route }), ...(q.after === undefined ? {} : { after: q.after }) });
+      const last = items.at(-1);
+      return { items, next_after: items.length === limit && last ? last.id : null };
+    });
+
+    app.get('/api/predictions', async (request) => {
+      if (!deps.predictions) throw httpError('MAILGATE_ERR_SERVER_NOT_FOUND', 'This server keeps no predictions.');
+      const q = parse(listQuery, request.query, 'query parameter');
+      const limit = q.limit ?? DEFAULT_DLQ_LIMIT;
+      const items = await deps.predictions.list({ limit, ...(q.route === undefined ? {} : { route: q.route }), ...(q.after === undefined ? {} : { after: q.after }) });
       const last = items.at(-1);
       return { items, next_after: items.length === limit && last ? last.id : null };
     });

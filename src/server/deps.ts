@@ -63,6 +63,12 @@ export interface DeadLetters {
   purge(filter: DeadLetterPurge): Promise<number>;
 }
 
+/** `GET /api/predictions`: stored predictions of predict routes, by increasing id. */
+export interface Predictions {
+  /** Same query shape as the dead-letter list: route, limit 1..10000, ids greater than `after`. */
+  list(query: DeadLetterQuery): Promise<Array<{ id: number; [key: string]: unknown }>>;
+}
+
 /** Options of one preview request. */
 export interface PreviewRequest {
   /** Preview as this route would build the document (its user properties, body and header form). */
@@ -88,6 +94,8 @@ export interface ServerDeps {
   ready(): Promise<ReadyReport>;
   status(): Promise<StatusReport>;
   deadLetters: DeadLetters;
+  /** Omitted: GET /api/predictions answers 404. */
+  predictions?: Predictions;
   /** The stored document, comment preview and thread properties of an outbox item; undefined when unknown. */
   previewItem(id: number): Promise<Record<string, unknown> | undefined>;
   /** Parses one raw RFC 5322 message; stores and sends nothing. Throws coded errors (MAILGATE_ERR_MIME_*, …). */

@@ -6,6 +6,7 @@ import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { resolveUserProperties } from '../pipeline/origin.js';
+import { predictionRecord } from '../pipeline/sink-outputs.js';
 import type { ParsePool } from '../pipeline/pool.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { ReadyReport, ServerDeps } from '../server/deps.js';
@@ -32,6 +33,11 @@ function previewOptions(config: Readonly<Config>, route: RouteConfig | undefined
   return route ? { ...base, userProperties: resolveUserProperties(route.user_properties, origin) } : base;
 }
 
+/** An IMAP account is healthy while connected (idling between passes, or syncing); /readyz and /api/status agree on it. */
+function imapHealthy(state: string): boolean {
+  return state === 'idle' || state === 'syncing';
+}
+
 export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
   const { store, pool, routes, adapters, config } = o;
   const routeOf = (name: string | undefined): RouteConfig | undefined => {
@@ -54,7 +60,7 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       checks[`${e.kind}:${e.name}`] = e.state === 'failed' ? { ok: false, detail: e.error?.message ?? 'failed' } : { ok: true, detail: e.state };
     }
     for (const h of adapters.imap?.health() ?? []) {
-      const ok = h.state === 'idle' || h.state === 'syncing';
+      const ok = imapHealthy(h.state);
       checks[`imap:${h.account}`] = ok ? { ok, detail: h.state } : { ok, detail: `${h.state}${h.lastError ? `: ${h.lastError.message}` : ''}` };
     }
     if (o.stopping()) checks['service'] = { ok: false, detail: 'shutting down' };
@@ -70,7 +76,8 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       return { route: r.name, mode: r.mode, target: r.mode === 'sync' ? r.source : r.dataset, outbox, ...totals };
     });
     const list: Array<Record<string, unknown>> = adapters.entries.filter((e) => e.kind !== 'imap').map((e) => ({ kind: e.kind, name: e.name, state: e.state, ...(e.error ? { error: e.error } : {}) }));
-    for (const h of adapters.imap?.health() ?? []) list.push({ kind: 'imap', name: h.account, ...h });
+    // Per account: state, healthy, lastError and lastSyncAt (end of the last complete pass) always present, null when unknown.
+    for (const h of adapters.imap?.health() ?? []) list.push({ kind: 'imap', name: h.account, ...h, healthy: imapHealthy(h.state), lastError: h.lastError ?? null, lastSyncAt: h.lastSyncAt ?? null });
     return { store: { kind: store.kind }, routes: routeList, adapters: list, api: config.api.url ?? 'built-in emulator' };
   }
 
@@ -106,6 +113,9 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       },
       replay,
       purge: (f) => store.purgeDeadLetters(f),
+    },
+    predictions: {
+      list: async (q) => (await store.listPredictions(q)).map((p) => ({ ...predictionRecord(p) })),
     },
     async previewItem(id) {
       // The store answers items by id for dead letters; delivered and queued items are not indexed by id.

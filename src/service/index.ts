@@ -14,12 +14,13 @@ import { createMetrics, type Metrics } from '../metrics.js';
 import { createDeliverFn } from '../pipeline/deliver-fn.js';
 import { createDelivery, type DeliveryLoop } from '../pipeline/delivery.js';
 import { createRuntime, DEFAULT_CLAIM_LIMIT, DEFAULT_LEASE_MS, type Runtime } from '../pipeline/runtime.js';
+import { createPredictionSinks, type PredictionSinks } from '../pipeline/prediction-sinks.js';
 import { buildApp } from '../server/app.js';
 import { buildAdapters, runAdapters, type ServiceAdapters } from './adapters.js';
 import { createAfterDeliveryQueue, type AfterDeliveryQueue } from './after-delivery.js';
 import { createServiceDeps } from './deps.js';
 import { baseUrl, parseListen } from './listen.js';
-import { countingSink, observeDelivery, observeStore } from './observe.js';
+import { countingDeliver, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
 import { sleep } from '../pipeline/sleep.js';
 
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
@@ -29,7 +30,7 @@ export const DEFAULT_DRAIN_MS = 30_000;
 export interface ServiceOptions {
   logger: Logger;
   metrics?: Metrics;
-  /** How long stop() waits for delivery to empty the outbox, in ms (0: not at all). Default 30000. */
+  /** How long stop() waits for delivery to empty the outbox, in ms (0: not at all). Overrides `delivery.drain_ms` (default 30000). */
   drainMs?: number;
   /** Identifies this process in outbox claims. */
   owner?: string;
@@ -45,6 +46,8 @@ export interface Service {
   readonly runtime: Runtime;
   readonly adapters: ServiceAdapters;
   readonly delivery: DeliveryLoop;
+  /** The JSONL/webhook workers of predict routes with a `sink` (docs/predictions.md). */
+  readonly sinks: PredictionSinks;
   readonly actions?: AfterDeliveryQueue;
   /** Graceful stop; `force` aborts the drain. Resolves with whether the outbox was drained. Idempotent. */
   stop(force?: AbortSignal): Promise<{ drained: boolean }>;
@@ -53,22 +56,22 @@ export interface Service {
 
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger;
-  const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
+  const drainMs = options.drainMs ?? config.delivery.drain_ms ?? DEFAULT_DRAIN_MS;
   if (!Number.isInteger(drainMs) || drainMs < 0) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `the drain bound must be an integer >= 0 ms, got ${drainMs}`);
   const { host, port } = parseListen(config.server.listen);
   const metrics = options.metrics ?? createMetrics();
   const adapters = buildAdapters(config, logger);
   const intakeStop = new AbortController();
   const deliveryStop = new AbortController();
-  const runtime = await createRuntime({ config, logger, metrics, signal: intakeStop.signal, ...(options.owner ? { owner: options.owner } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
+  const runtime = await createRuntime({ config, logger, metrics, signal: intakeStop.signal, onApiAttempt: observeApi(metrics), ...(options.owner ? { owner: options.owner } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
   const { store, routes } = runtime;
 
   const actions = adapters.imap ? createAfterDeliveryQueue(adapters.imap, store, logger.child({ component: 'after-delivery' })) : undefined;
-  const observer = observeDelivery(metrics, logger.child({ component: 'delivery' }));
+  const observer = observeDelivery(logger.child({ component: 'delivery' }));
   const delivery = createDelivery({
     store,
     routes: [...routes.values()],
-    deliver: createDeliverFn({ client: runtime.client, ledger: store, config, signal: deliveryStop.signal }),
+    deliver: countingDeliver(createDeliverFn({ client: runtime.client, ledger: store, config, signal: deliveryStop.signal }), metrics, config.delivery.max_item_attempts),
     owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
     claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),
@@ -82,10 +85,12 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     },
   });
   observeStore(metrics, store, adapters, routes.keys());
+  const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
+  delivery.onPredictionsSaved((route) => sinks.notify(route));
 
   let stopping = false;
   const deps = createServiceDeps({ config, store, pool: runtime.pool, routes, adapters, metrics, logger, stopping: () => stopping });
-  const app = buildApp({ api_keys: config.server.api_keys, preview_body_limit: config.parsing.max_message_bytes }, deps);
+  const app = buildApp({ api_keys: config.server.api_keys, public_preview: config.server.public_preview, preview_body_limit: config.parsing.max_message_bytes }, deps);
   try {
     await app.listen({ host, port });
   } catch (err) {
@@ -96,6 +101,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const sink = countingSink(runtime.intake, metrics);
   const adaptersDone = runAdapters(adapters.entries, sink, intakeStop.signal, logger);
   const deliveryDone = delivery.run(deliveryStop.signal);
+  sinks.start();
   logger.info({ url, routes: [...routes.keys()], adapters: adapters.entries.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
 
   let stopped: Promise<{ drained: boolean }> | undefined;
@@ -117,6 +123,9 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     await actions?.close(deadline.aborted ? AbortSignal.abort() : AbortSignal.any([AbortSignal.timeout(10_000), ...(force ? [force] : [])]));
     deliveryStop.abort();
     await deliveryDone;
+    // After the drain: what delivery saved goes out to the sinks within what is left of the bound.
+    await sinks.flush(deadline);
+    await sinks.close();
     await app.close();
     await runtime.close();
     logger.info({ drained }, 'mailgate stopped');
@@ -129,6 +138,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     runtime,
     adapters,
     delivery,
+    sinks,
     ...(actions ? { actions } : {}),
     stop: (force) => (stopped ??= stop(force)),
   };

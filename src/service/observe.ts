@@ -1,7 +1,11 @@
-/** Metrics and progress logs of the service: intake per (route, adapter), delivery per route, gauges on scrape. */
+/**
+ * Metrics and progress logs of the service: intake and delivery per (route, adapter), API
+ * requests per (endpoint, status), gauges on scrape. An observer never throws into the pipeline.
+ */
+import type { AttemptInfo } from '../api/client.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { DeliveryCounters, DeliveryOptions } from '../pipeline/delivery.js';
+import { PAUSE_CODES, type DeliverFn, type DeliveryCounters, type DeliveryOptions } from '../pipeline/delivery.js';
 import type { Intake } from '../pipeline/intake.js';
 import type { IntakeSink } from '../pipeline/types.js';
 import type { Store } from '../store/types.js';
@@ -17,30 +21,74 @@ export function countingSink(intake: Intake, metrics: Metrics): IntakeSink {
     async accept(batch, checkpoint) {
       if (batch.length === 0) return intake.accept(batch, checkpoint);
       const labels = { route: batch[0]!.route, adapter: batch[0]!.origin.adapter };
-      const before = { parsed: intake.counters.parsed, queued: intake.counters.queued };
+      const before = { parsed: intake.counters.parsed, queued: intake.counters.queued, failed: intake.counters.failed };
       await intake.accept(batch, checkpoint);
       metrics.messagesReceived.inc(labels, batch.length);
       metrics.messagesParsed.inc(labels, Math.max(0, intake.counters.parsed - before.parsed));
       metrics.messagesQueued.inc(labels, Math.max(0, intake.counters.queued - before.queued));
+      // Unparseable messages are stored as dead letters with their raw bytes.
+      const failed = intake.counters.failed - before.failed;
+      if (failed > 0) metrics.messagesDeadLettered.inc(labels, failed);
     },
   };
 }
 
-/** Delivery's onBatch: metric deltas per route and one log line per delivered batch. */
-export function observeDelivery(metrics: Metrics, logger: Logger): { onBatch: NonNullable<DeliveryOptions['onBatch']> } {
+/** The `status` label of an API attempt: the HTTP status, else `timeout`, `aborted` or `network`. */
+export function attemptStatus(info: AttemptInfo): string {
+  const code = info.error?.code;
+  if (code === 'MAILGATE_ERR_API_TIMEOUT') return 'timeout';
+  if (info.status !== undefined) return String(info.status);
+  return code === 'MAILGATE_ERR_API_ABORTED' ? 'aborted' : 'network';
+}
+
+/** The API client's onAttempt: every attempt (retries included) counted by endpoint and status, and its latency. */
+export function observeApi(metrics: Metrics): (info: AttemptInfo) => void {
+  return (info) => {
+    try {
+      metrics.apiRequests.inc({ endpoint: info.endpoint, status: attemptStatus(info) });
+      metrics.apiRequestDuration.observe({ endpoint: info.endpoint }, Math.max(0, info.durationMs) / 1000);
+    } catch {
+      // Metrics must never fail a request.
+    }
+  };
+}
+
+/**
+ * Wraps delivery's DeliverFn: counts each item's outcome per (route, adapter of its origin),
+ * by the rules delivery settles them with (a retry outcome on the last allowed attempt is a
+ * dead letter), and the AI units per route.
+ */
+export function countingDeliver(deliver: DeliverFn, metrics: Metrics, maxItemAttempts: number): DeliverFn {
+  return async (route, items) => {
+    const result = await deliver(route, items);
+    try {
+      const byId = new Map(items.map((i) => [String(i.id), i]));
+      for (const o of result.outcomes) {
+        const item = byId.get(o.key);
+        if (!item) continue;
+        const labels = { route: route.name, adapter: item.origin.adapter };
+        if (o.status === 'delivered') metrics.messagesDelivered.inc(labels);
+        else if (o.status === 'unchanged') metrics.messagesUnchanged.inc(labels);
+        else if (o.status === 'rejected') {
+          metrics.messagesRejected.inc(labels);
+          metrics.messagesDeadLettered.inc(labels);
+        } else if (!PAUSE_CODES.has(o.code) && item.attempts + 1 >= maxItemAttempts) metrics.messagesDeadLettered.inc(labels);
+      }
+      if (result.aiUnits > 0) metrics.aiUnits.inc({ route: route.name }, result.aiUnits);
+    } catch {
+      // Metrics must never fail a delivery.
+    }
+    return result;
+  };
+}
+
+/** Delivery's onBatch: one log line per delivered batch (metrics come from countingDeliver). */
+export function observeDelivery(logger: Logger): { onBatch: NonNullable<DeliveryOptions['onBatch']> } {
   let last: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0 };
   return {
     onBatch(route, c) {
       const d = { delivered: c.delivered - last.delivered, unchanged: c.unchanged - last.unchanged, rejected: c.rejected - last.rejected, retried: c.retried - last.retried, aiUnits: c.aiUnits - last.aiUnits };
       last = { ...c };
-      const labels = { route: route.name };
-      if (d.delivered > 0) metrics.messagesDelivered.inc(labels, d.delivered);
-      if (d.unchanged > 0) metrics.messagesUnchanged.inc(labels, d.unchanged);
-      if (d.rejected > 0) {
-        metrics.messagesRejected.inc(labels, d.rejected);
-        metrics.messagesDeadLettered.inc(labels, d.rejected);
-      }
-      if (d.aiUnits > 0) metrics.aiUnits.inc(labels, d.aiUnits);
       const target = route.mode === 'sync' ? route.source : route.dataset;
       logger.info({ route: route.name, target, ...d, total: { delivered: c.delivered, unchanged: c.unchanged, rejected: c.rejected } }, `delivered ${d.delivered} comment(s) to ${target ?? route.name}`);
     },

@@ -87,6 +87,18 @@ describe('loadConfig', () => {
     expect(failure(() => loadConfig({ file: file('delivery: { flush_ms: -1 }\n') })).message).toMatch(/delivery\.flush_ms/);
   });
 
+  it('reads server.public_preview and delivery.drain_ms, with defaults false and 30000, 0 kept as 0', () => {
+    const d = loadConfig();
+    expect(d.server.public_preview).toBe(false);
+    expect(d.delivery.drain_ms).toBe(30_000);
+    const c = loadConfig({ file: file('server: { public_preview: true }\ndelivery: { drain_ms: 0 }\n') });
+    expect(c.server.public_preview).toBe(true);
+    expect(c.delivery.drain_ms).toBe(0);
+    expect(failure(() => loadConfig({ file: file('delivery: { drain_ms: -1 }\n') })).message).toMatch(/delivery\.drain_ms/);
+    expect(failure(() => loadConfig({ file: file('delivery: { drain_ms: 3600001 }\n') })).message).toMatch(/delivery\.drain_ms/);
+    expect(failure(() => loadConfig({ file: file('server: { public_preview: "yes" }\n') })).message).toMatch(/server\.public_preview/);
+  });
+
   it('reports unreadable files and YAML errors with the file name', () => {
     expect(failure(() => loadConfig({ file: '/nonexistent/mailgate.yaml' })).message).toMatch(/cannot read/);
     expect(failure(() => loadConfig({ file: file('routes: [\n') })).message).toMatch(/not valid YAML/);

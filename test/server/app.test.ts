@@ -46,13 +46,13 @@ describe('probes and metrics', () => {
 
   it('serves metrics as text 0.0.4 and counts its own requests by route pattern', async () => {
     const { app: a, f } = app();
-    f.metrics.messagesDelivered.inc({ route: 'support' }, 3);
+    f.metrics.messagesDelivered.inc({ route: 'support', adapter: 'imap' }, 3);
     await a.inject({ url: '/api/dlq/2', headers: auth() });
     await a.inject('/nope');
     const res = await a.inject('/metrics');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
-    expect(res.body).toContain('mailgate_messages_delivered_total{route="support"} 3\n');
+    expect(res.body).toContain('mailgate_messages_delivered_total{route="support",adapter="imap"} 3\n');
     expect(res.body).toContain('mailgate_http_requests_total{method="GET",path="/api/dlq/:id",status="200"} 1\n');
     expect(res.body).toContain('mailgate_http_requests_total{method="GET",path="unmatched",status="404"} 1\n');
   });

@@ -88,7 +88,7 @@ describe('mailgate serve with IMAP', () => {
       expect(ready.status).toBe(200);
       expect(readyBody.checks[`imap:${user}`]?.ok).toBe(true);
       const metrics = await (await fetch(`${url}/metrics`)).text();
-      expect(metrics).toContain(`mailgate_messages_delivered_total{route="support"} 300`);
+      expect(metrics).toContain(`mailgate_messages_delivered_total{route="support",adapter="imap"} 300`);
       expect(metrics).toContain('mailgate_outbox_depth{route="support"} 0');
       expect(metrics).toMatch(new RegExp(`mailgate_imap_connection_state\\{account="${user}",state="idle"\\} 1`));
       const status = (await (await fetch(`${url}/api/status`, { headers: auth })).json()) as { routes: Array<{ delivered: number }> };

@@ -6,5 +6,6 @@ import { serveCommand } from './serve.js';
 import { importCommand } from './import.js';
 import { dlqCommand } from './dlq.js';
 import { statusCommand } from './status.js';
+import { predictionsCommand } from './predictions.js';
 
-export const COMMANDS: readonly CliCommand[] = [previewCommand, importCommand, dlqCommand, statusCommand, emulatorCommand, serveCommand];
+export const COMMANDS: readonly CliCommand[] = [previewCommand, importCommand, dlqCommand, predictionsCommand, statusCommand, emulatorCommand, serveCommand];

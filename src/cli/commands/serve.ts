@@ -28,7 +28,7 @@ export const serveCommand: CliCommand = {
       .command('serve')
       .description('run adapters, delivery and the HTTP server until SIGTERM/SIGINT (no --config: embedded defaults with the built-in emulator and samples/)')
       .option('--config <file>', 'mailgate.yaml')
-      .option('--drain-ms <ms>', 'on shutdown, wait at most this long for delivery to empty the outbox (default 30000)', integerOption(0, 3_600_000))
+      .option('--drain-ms <ms>', 'on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default 30000)', integerOption(0, 3_600_000))
       .option('--lease-ms <ms>', 'outbox claim lease: claims of a killed process free up after this long (default 60000)', integerOption(1000, 3_600_000))
       .action((flags: ServeFlags) => run(flags, ctx));
   },

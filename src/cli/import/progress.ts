@@ -18,6 +18,10 @@ export interface ImportSummary {
   seconds: number;
   messagesPerSecond: number;
   emulatorUrl?: string;
+  /** Predict routes with a sink: predictions written to the sink outputs by this run (per output). */
+  sinkSent?: number;
+  /** False when the import stopped waiting for the sink (MAILGATE_ERR_SINK_FLUSH_TIMEOUT). */
+  sinkFlushed?: boolean;
 }
 
 export function summarize(route: string, intake: IntakeCounters, delivery: DeliveryCounters, unreadable: number, startedAt: number): ImportSummary {

@@ -12,6 +12,7 @@ import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from './config.js';
 import { dryRunImport } from './dry-run.js';
 import { progressLine, startProgress, summarize, summaryText, type ImportSummary } from './progress.js';
+import { startImportSinks } from './sinks.js';
 
 /** Messages per intake transaction: fewer commits (each one fsynced) than the adapter default. */
 export const IMPORT_BATCH_SIZE = 500;
@@ -48,6 +49,10 @@ export async function runImport(paths: string[], flags: ImportFlags, ctx: CliCon
       ctx.stderr.write('mailgate: import interrupted; run the same command again to resume\n');
       return EXIT_FAILED;
     }
+    if (summary.sinkFlushed === false) {
+      ctx.stderr.write('mailgate: MAILGATE_ERR_SINK_FLUSH_TIMEOUT: stopped waiting for the prediction sink; unsent predictions stay in the store and go out with the next import or serve of this route\n');
+      return EXIT_FAILED;
+    }
     return summary.deadLettered > 0 ? EXIT_FAILED : EXIT_OK;
   } finally {
     process.off('SIGINT', onSignal);
@@ -82,17 +87,26 @@ async function realRun(rt: Runtime, paths: string[], flags: ImportFlags, ctx: Cl
   const stop = startProgress(ctx.stderr, () => progressLine(current()));
   let intakeDone = false;
   const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
+  const sinks = startImportSinks(rt, route, controller.signal);
   const delivering = rt.delivery.run(controller.signal, until);
+  let sink: { sent: number; flushed: boolean } | undefined;
   try {
     await adapter.start(rt.intake, controller.signal);
     intakeDone = true;
     await delivering;
+    sink = await sinks?.finish(controller.signal);
   } catch (err) {
     controller.abort();
     await delivering.catch(() => undefined);
     throw err;
   } finally {
     stop();
+    await sinks?.close();
   }
-  return current();
+  const summary = current();
+  if (sink !== undefined) {
+    summary.sinkSent = sink.sent;
+    if (!controller.signal.aborted) summary.sinkFlushed = sink.flushed;
+  }
+  return summary;
 }

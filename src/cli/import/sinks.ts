@@ -1,0 +1,34 @@
+/**
+ * The prediction sinks of an import: they run beside delivery, and the import waits (within
+ * a bound) until everything predicted was written to the route's JSONL file and webhook.
+ */
+import type { RouteConfig } from '../../config/schema.js';
+import { createPredictionSinks } from '../../pipeline/prediction-sinks.js';
+import type { Runtime } from '../../pipeline/runtime.js';
+
+/** How long an import waits for its sinks after delivery ended, in ms. */
+export const IMPORT_SINK_FLUSH_MS = 120_000;
+
+export interface ImportSinks {
+  /** Waits until every prediction is out, or the bound or the signal ends the wait. */
+  finish(signal: AbortSignal, boundMs?: number): Promise<{ sent: number; flushed: boolean }>;
+  close(): Promise<void>;
+}
+
+/** Undefined when the route is not a predict route with a sink. */
+export function startImportSinks(rt: Runtime, route: RouteConfig, signal: AbortSignal): ImportSinks | undefined {
+  const sinks = createPredictionSinks({ store: rt.store, routes: [route], logger: rt.logger });
+  if (sinks.workers.length === 0) return undefined;
+  const unsubscribe = rt.delivery.onPredictionsSaved((name) => sinks.notify(name));
+  sinks.start(signal);
+  return {
+    async finish(stop, boundMs = IMPORT_SINK_FLUSH_MS) {
+      const flushed = await sinks.flush(AbortSignal.any([stop, AbortSignal.timeout(boundMs)]));
+      return { sent: sinks.workers.reduce((n, w) => n + w.sent, 0), flushed };
+    },
+    async close() {
+      unsubscribe();
+      await sinks.close();
+    },
+  };
+}
