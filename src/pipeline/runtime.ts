@@ -139,7 +139,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const parsePool = pool;
     const intake = createIntake({
       store, routes,
-      parse: (raw, opts) => parsePool.parse(raw, opts),
+      parse: (raw, opts) => parsePool.parseEncoded(raw, opts),
       parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
       maxOutbox: config.delivery.max_outbox,
       ...(options.signal ? { signal: options.signal } : {}),

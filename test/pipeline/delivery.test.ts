@@ -4,6 +4,7 @@ import { createApiClient } from '../../src/api/client.js';
 import { ConfigSchema, type RouteConfig } from '../../src/config/schema.js';
 import { createDeliverFn, checkRoutes, targetOf } from '../../src/pipeline/deliver-fn.js';
 import { createDelivery } from '../../src/pipeline/delivery.js';
+import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake } from '../../src/pipeline/intake.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -25,7 +26,7 @@ async function setup(): Promise<{ store: Store; emu: StartedEmulator }> {
   const store = await openStore('sqlite::memory:');
   cleanup.push(() => emu.stop(), () => store.close());
   const routes = new Map([[route.name, route]]);
-  const intake = createIntake({ store, routes, parse: (raw, o) => preview(raw, o), parsing: {}, maxOutbox: 10_000 });
+  const intake = createIntake({ store, routes, parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000 });
   await intake.accept(Array.from({ length: 10 }, (_, i) => ({ raw: msg(i), origin: { adapter: 'files', path: '/x.mbox', index: i }, route: 'r', receivedAt: new Date() })), { key: 'files:/x.mbox', value: { index: 10 } });
   return { store, emu };
 }
@@ -68,7 +69,7 @@ describe('delivery', () => {
   it('accepts an empty batch that only moves the checkpoint', async () => {
     const store = await openStore('sqlite::memory:');
     cleanup.push(() => store.close());
-    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: (raw, o) => preview(raw, o), parsing: {}, maxOutbox: 10 });
+    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10 });
     await intake.accept([], { key: 'files:/empty', value: { index: 3 } });
     expect(await intake.checkpoint('files:/empty')).toEqual({ index: 3 });
   });
