@@ -100,30 +100,56 @@ export function createIntake(options: IntakeOptions): Intake {
     }
   }
 
+  async function storeBatch(batch: Inbound[], items: Parsed[], checkpoint: Checkpoint | undefined): Promise<void> {
+    const result = await store.enqueue(items.map((i) => i.input), checkpoint);
+    counters.queued += result.queued;
+    counters.duplicates += result.duplicates;
+    await indexThreads(store, routes, items);
+    options.onBatch?.(batch[0]!.route, counters);
+  }
+
+  /**
+   * Stores happen one at a time, in the order `accept` was called: a batch's parsing may
+   * overlap the previous batch's store, but its checkpoint is written only after the previous
+   * batch is durable, and never when the previous batch failed.
+   */
+  let storing: Promise<void> = Promise.resolve();
+
+  /** Runs `step` behind the batches accepted before it; a failure fails the batches queued behind it. */
+  function inOrder(step: (previous: Promise<void>) => Promise<void>): Promise<void> {
+    const done = step(storing);
+    storing = done;
+    // Once the last batch has failed, a later accept (e.g. an adapter retrying) starts afresh.
+    done.catch(() => {
+      if (storing === done) storing = Promise.resolve();
+    });
+    return done;
+  }
+
   return {
     counters,
     async checkpoint(key: string) {
       return store.getCheckpoint(key);
     },
-    async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
-      if (batch.length === 0) {
-        if (checkpoint) await store.setCheckpoint(checkpoint.key, checkpoint.value);
-        return;
-      }
-      await waitForRoom();
-      counters.received += batch.length;
-      const items = await Promise.all(
-        batch.map((msg) => {
-          const route = routes.get(msg.route);
-          if (!route) throw new Error(`intake: message for unknown route "${msg.route}"`);
-          return toOutbox(msg, route);
-        }),
-      );
-      const result = await store.enqueue(items.map((i) => i.input), checkpoint);
-      counters.queued += result.queued;
-      counters.duplicates += result.duplicates;
-      await indexThreads(store, routes, items);
-      options.onBatch?.(batch[0]!.route, counters);
+    accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+      return inOrder(async (previous) => {
+        if (batch.length === 0) {
+          await previous;
+          if (checkpoint) await store.setCheckpoint(checkpoint.key, checkpoint.value);
+          return;
+        }
+        await waitForRoom();
+        counters.received += batch.length;
+        const items = await Promise.all(
+          batch.map((msg) => {
+            const route = routes.get(msg.route);
+            if (!route) throw new Error(`intake: message for unknown route "${msg.route}"`);
+            return toOutbox(msg, route);
+          }),
+        );
+        await previous;
+        await storeBatch(batch, items, checkpoint);
+      });
     },
   };
 }
