@@ -83,6 +83,8 @@ export interface DeliveryLoop {
   runOnce(route: RouteConfig): Promise<number>;
   /** Delivers until the signal aborts, or until `until()` is true after an empty claim round. */
   run(signal: AbortSignal, until?: () => Promise<boolean>): Promise<void>;
+  /** New items were queued: idle route workers claim now instead of at the end of their idle wait. */
+  wake(): void;
 }
 
 export function createDelivery(options: DeliveryOptions): DeliveryLoop {
@@ -167,6 +169,22 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     return items.length;
   }
 
+  const sleepers = new Set<() => void>();
+  /** Waits `ms`, or less when the signal aborts or wake() is called. */
+  const idle = (ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      sleepers.add(done);
+    });
+
   async function routeWorker(route: RouteConfig, signal: AbortSignal, until?: () => Promise<boolean>): Promise<void> {
     const idleMs = options.idleMs ?? 250;
     while (!signal.aborted) {
@@ -183,13 +201,16 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       }
       if (claimed > 0) continue;
       if (until && (await until())) return;
-      await sleep(idleMs, signal);
+      await idle(idleMs, signal);
     }
   }
 
   return {
     counters,
     runOnce,
+    wake() {
+      for (const done of [...sleepers]) done();
+    },
     async run(signal, until) {
       const workers: Promise<void>[] = [];
       for (const route of options.routes) {

@@ -81,6 +81,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       actions?.wake();
     },
   });
+  runtime.wakeOnIntake(delivery);
   observeStore(metrics, store, adapters, routes.keys());
 
   let stopping = false;

@@ -66,6 +66,27 @@ describe('delivery', () => {
     expect(await store.listDeadLetters({ limit: 10 })).toEqual([]);
   });
 
+  it('claims new items as soon as it is woken, not at the end of its idle wait', async () => {
+    const emu = await startEmulator({ autoCreateSources: true });
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(() => emu.stop(), () => store.close());
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+    const d = createDelivery({
+      store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs: 10_000,
+      claimLimit: 100, concurrency: 2, maxItemAttempts: 3, idleMs: 600_000,
+    });
+    const controller = new AbortController();
+    const running = d.run(controller.signal);
+    // Both route workers found nothing and sleep for ten minutes now.
+    await new Promise((r) => setTimeout(r, 100));
+    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000, onBatch: () => d.wake() });
+    await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/w.mbox', index: 1 }, route: 'r', receivedAt: new Date() }]);
+    while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    await running;
+    expect(d.counters.delivered).toBe(1);
+  });
+
   it('accepts an empty batch that only moves the checkpoint', async () => {
     const store = await openStore('sqlite::memory:');
     cleanup.push(() => store.close());
