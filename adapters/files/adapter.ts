@@ -44,11 +44,17 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
   let batch: Inbound[] = [];
   let checkpoint: Checkpoint | undefined;
   let dirty = false;
+  // One batch in flight while the next is read (the sink stores batches in call order, each
+  // with its checkpoint, so nothing is acknowledged before it is durable).
+  let inFlight: Promise<void> | undefined;
   const flush = async () => {
     if (!dirty) return;
-    await sink.accept(batch, checkpoint);
+    const previous = inFlight;
+    inFlight = sink.accept(batch, checkpoint);
+    inFlight.catch(() => undefined);
     batch = [];
     dirty = false;
+    await previous;
   };
   const items = readInput(resolve(input), {
     maxMessageBytes: config.maxMessageBytes,
@@ -65,6 +71,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
     if (batch.length >= batchSize) await flush();
   }
   if (!signal.aborted) await flush();
+  await inFlight;
 }
 
 export function createFilesAdapter(config: FilesAdapterConfig): Adapter {

@@ -8,7 +8,7 @@
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { assemble, AssembleError } from './assemble.js';
-import { HEAD_BYTES, PIECES_MIN_MESSAGE_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
+import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, PIECES_MIN_MESSAGE_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
 
 export interface FetchedMessage {
   uid: number;
@@ -29,6 +29,8 @@ interface Planned {
   size: number;
   internalDate: Date | undefined;
   plan: MessagePlan;
+  /** The whole source, when it came with the sizes (messages up to FIRST_FETCH_SOURCE_BYTES). */
+  source?: Buffer;
 }
 
 /** "1:5,7,9:12" from ascending UIDs. */
@@ -76,12 +78,14 @@ async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Pro
 }
 
 /**
- * Sizes and dates first (cheap for the server); BODYSTRUCTURE only for messages large enough
- * to hold an attachment worth leaving on the server.
+ * Sizes and dates first, with the first FIRST_FETCH_SOURCE_BYTES of each source: a small
+ * message (most plain-text mail) is then complete in this one FETCH. BODYSTRUCTURE only for messages
+ * large enough to hold an attachment worth leaving on the server.
  */
 async function planChunk(client: ImapFlow, folder: string, uids: number[]): Promise<Planned[]> {
   assertSelected(client, folder);
-  const metas = await client.fetchAll(uidSet(uids), { uid: true, size: true, internalDate: true }, { uid: true });
+  const query = { uid: true, size: true, internalDate: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } };
+  const metas = await client.fetchAll(uidSet(uids), query, { uid: true });
   assertSelected(client, folder);
   const got = new Set(metas.map((m) => m.uid));
   await ensureGone(client, folder, uids.filter((u) => !got.has(u)));
@@ -94,12 +98,18 @@ async function planChunk(client: ImapFlow, folder: string, uids: number[]): Prom
   }
   const small: MessagePlan = { mode: 'source', reason: 'small message' };
   return metas
-    .map((m) => ({ uid: m.uid, size: m.size ?? 0, internalDate: dateOf(m.internalDate), plan: structures.get(m.uid) ?? small }))
+    .map((m) => {
+      const p: Planned = { uid: m.uid, size: m.size ?? 0, internalDate: dateOf(m.internalDate), plan: structures.get(m.uid) ?? small };
+      // Complete only when the server's size says so; a partial answer is never used as a message.
+      if (m.size !== undefined && m.size <= FIRST_FETCH_SOURCE_BYTES && m.source?.length === m.size) p.source = m.source;
+      return p;
+    })
     .sort((a, b) => a.uid - b.uid);
 }
 
-/** Bytes a message is expected to cost on the wire under its plan. */
+/** Bytes a message is expected to cost on the wire under its plan (none when its source is here). */
 function wireBytes(p: Planned): number {
+  if (p.source !== undefined) return 0;
   return p.plan.mode === 'source' ? p.size : Math.max(1024, p.size / 16);
 }
 
@@ -189,8 +199,10 @@ async function fetchSlice(client: ImapFlow, folder: string, items: Planned[]): P
   const heads = await fetchHeads(client, folder, items);
   const pieces = await fetchPieces(client, folder, items, heads);
   for (const [uid, raw] of pieces) raws.set(uid, { raw, stubbed: true });
-  // Small, unplannable, and stubbed messages whose pieces did not assemble: the whole source.
-  const needSource = items.filter((p) => !pieces.has(p.uid));
+  for (const p of items) if (p.source !== undefined) raws.set(p.uid, { raw: p.source, stubbed: false });
+  // Unplannable messages, stubbed ones whose pieces did not assemble, and small ones whose
+  // source did not come complete with the sizes: the whole source.
+  const needSource = items.filter((p) => !pieces.has(p.uid) && p.source === undefined);
   for (const [uid, raw] of await fetchSources(client, folder, needSource)) raws.set(uid, { raw, stubbed: false });
   const out: FetchedMessage[] = [];
   for (const p of items) {

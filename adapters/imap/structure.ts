@@ -7,6 +7,11 @@ import type { FetchBodyPartQuery, MessageStructureObject } from 'imapflow';
 
 /** Messages smaller than this are fetched whole without asking for their structure first. */
 export const PIECES_MIN_MESSAGE_BYTES = 32_768;
+/**
+ * Bytes of every source asked for together with the sizes: a message this small is complete
+ * in that first FETCH; a larger one costs at most this much extra on the wire.
+ */
+export const FIRST_FETCH_SOURCE_BYTES = 8192;
 /** Attachments smaller than this (encoded octets) are fetched whole rather than stubbed. */
 export const STUB_MIN_BYTES = 8192;
 /** Bytes fetched from the end of a stubbed part: the last line, the one before, and slack. */

@@ -88,6 +88,8 @@ export interface DeliveryLoop {
    * sink's wake-up). Returns the unsubscribe function. A listener's exception is ignored.
    */
   onPredictionsSaved(listener: (route: string) => void): () => void;
+  /** New items were queued: idle route workers claim now instead of at the end of their idle wait. */
+  wake(): void;
 }
 
 /** The predictions of a predict route's accepted items, as the store saves them. */
@@ -203,6 +205,22 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     return items.length;
   }
 
+  const sleepers = new Set<() => void>();
+  /** Waits `ms`, or less when the signal aborts or wake() is called. */
+  const idle = (ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      sleepers.add(done);
+    });
+
   async function routeWorker(route: RouteConfig, signal: AbortSignal, until?: () => Promise<boolean>): Promise<void> {
     const idleMs = options.idleMs ?? 250;
     while (!signal.aborted) {
@@ -219,7 +237,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       }
       if (claimed > 0) continue;
       if (until && (await until())) return;
-      await sleep(idleMs, signal);
+      await idle(idleMs, signal);
     }
   }
 
@@ -229,6 +247,9 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     onPredictionsSaved(listener) {
       predictionListeners.add(listener);
       return () => void predictionListeners.delete(listener);
+    },
+    wake() {
+      for (const done of [...sleepers]) done();
     },
     async run(signal, until) {
       const workers: Promise<void>[] = [];

@@ -6,13 +6,40 @@
 import { createHash } from 'node:crypto';
 import { isGatewayError } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
-import type { PreviewOptions, PreviewResult } from '../preview/types.js';
+import type { Comment, RawEmailDocument } from '../model/index.js';
+import type { PreviewOptions } from '../preview/types.js';
 import type { OutboxInput, Store, ThreadEntry } from '../store/types.js';
-import { addressesOf, keyFor, resolveUserProperties, routeTarget } from './origin.js';
+import type { EncodedPreview, ThreadFacts } from './encoded.js';
+import { keyFor, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
 import { sleep } from './sleep.js';
 
-export type ParseFn = (raw: Buffer, options: PreviewOptions) => Promise<PreviewResult>;
+/** Parses one message; `encodePreview(await preview(raw, options))` does it in this thread. */
+export type ParseFn = (raw: Buffer, options: PreviewOptions) => Promise<EncodedPreview>;
+
+/** A message ready for the outbox, with its place in a thread (none for parse failures). */
+interface Parsed {
+  input: OutboxInput;
+  thread?: ThreadFacts;
+}
+
+/** An outbox input built from JSON text: the store writes the text, the objects are parsed only if read. */
+function fromEncoded(base: Omit<OutboxInput, 'commentId' | 'document'>, r: EncodedPreview): OutboxInput {
+  let document: RawEmailDocument | undefined;
+  let preview: Comment | undefined;
+  return {
+    ...base,
+    commentId: r.commentId,
+    json: { document: r.document, preview: r.preview },
+    warnings: r.warnings,
+    get document() {
+      return (document ??= JSON.parse(r.document) as RawEmailDocument);
+    },
+    get preview() {
+      return (preview ??= JSON.parse(r.preview) as Comment);
+    },
+  };
+}
 
 export interface IntakeCounters {
   received: number;
@@ -50,25 +77,53 @@ export function createIntake(options: IntakeOptions): Intake {
     while (!options.signal?.aborted && (await store.outboxDepth()) >= options.maxOutbox) await sleep(pollMs, options.signal);
   }
 
-  async function toOutbox(msg: Inbound, route: RouteConfig): Promise<OutboxInput> {
+  async function toOutbox(msg: Inbound, route: RouteConfig): Promise<Parsed> {
     const key = keyFor(msg.origin);
     const base = { route: route.name, key, origin: msg.origin, raw: msg.raw, ...(msg.afterDelivery === true ? { afterDelivery: true } : {}) };
     try {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
       const result = await parse(msg.raw, { ...parsing, userProperties });
       counters.parsed++;
-      return { ...base, commentId: result.comment.id, document: result.document, preview: result.comment, warnings: result.warnings };
+      return { input: fromEncoded(base, result), ...(result.thread ? { thread: result.thread } : {}) };
     } catch (err) {
       if (!isGatewayError(err)) throw err;
       counters.failed++;
       const commentId = createHash('sha256').update(msg.raw).digest('hex');
       return {
-        ...base,
-        commentId,
-        document: { raw_email: { headers: { raw: '' }, body: { plain: '' } } },
-        error: { code: err.code, message: err.message },
+        input: {
+          ...base,
+          commentId,
+          document: { raw_email: { headers: { raw: '' }, body: { plain: '' } } },
+          error: { code: err.code, message: err.message },
+        },
       };
     }
+  }
+
+  async function storeBatch(batch: Inbound[], items: Parsed[], checkpoint: Checkpoint | undefined): Promise<void> {
+    const result = await store.enqueue(items.map((i) => i.input), checkpoint);
+    counters.queued += result.queued;
+    counters.duplicates += result.duplicates;
+    await indexThreads(store, routes, items);
+    options.onBatch?.(batch[0]!.route, counters);
+  }
+
+  /**
+   * Stores happen one at a time, in the order `accept` was called: a batch's parsing may
+   * overlap the previous batch's store, but its checkpoint is written only after the previous
+   * batch is durable, and never when the previous batch failed.
+   */
+  let storing: Promise<void> = Promise.resolve();
+
+  /** Runs `step` behind the batches accepted before it; a failure fails the batches queued behind it. */
+  function inOrder(step: (previous: Promise<void>) => Promise<void>): Promise<void> {
+    const done = step(storing);
+    storing = done;
+    // Once the last batch has failed, a later accept (e.g. an adapter retrying) starts afresh.
+    done.catch(() => {
+      if (storing === done) storing = Promise.resolve();
+    });
+    return done;
   }
 
   return {
@@ -76,39 +131,36 @@ export function createIntake(options: IntakeOptions): Intake {
     async checkpoint(key: string) {
       return store.getCheckpoint(key);
     },
-    async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
-      if (batch.length === 0) {
-        if (checkpoint) await store.setCheckpoint(checkpoint.key, checkpoint.value);
-        return;
-      }
-      await waitForRoom();
-      counters.received += batch.length;
-      const items = await Promise.all(
-        batch.map((msg) => {
-          const route = routes.get(msg.route);
-          if (!route) throw new Error(`intake: message for unknown route "${msg.route}"`);
-          return toOutbox(msg, route);
-        }),
-      );
-      const result = await store.enqueue(items, checkpoint);
-      counters.queued += result.queued;
-      counters.duplicates += result.duplicates;
-      await indexThreads(store, routes, items);
-      options.onBatch?.(batch[0]!.route, counters);
+    accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+      return inOrder(async (previous) => {
+        if (batch.length === 0) {
+          await previous;
+          if (checkpoint) await store.setCheckpoint(checkpoint.key, checkpoint.value);
+          return;
+        }
+        await waitForRoom();
+        counters.received += batch.length;
+        const items = await Promise.all(
+          batch.map((msg) => {
+            const route = routes.get(msg.route);
+            if (!route) throw new Error(`intake: message for unknown route "${msg.route}"`);
+            return toOutbox(msg, route);
+          }),
+        );
+        await previous;
+        await storeBatch(batch, items, checkpoint);
+      });
     },
   };
 }
 
 /** Keeps the per-target thread index current so previews show thread properties across runs. */
-async function indexThreads(store: Store, routes: ReadonlyMap<string, RouteConfig>, items: OutboxInput[]): Promise<void> {
+async function indexThreads(store: Store, routes: ReadonlyMap<string, RouteConfig>, items: Parsed[]): Promise<void> {
   const byTarget = new Map<string, ThreadEntry[]>();
-  for (const item of items) {
-    const c = item.preview;
-    if (!c || item.error || !c.thread_id) continue;
-    const target = routeTarget(routes.get(item.route)!);
-    const m = c.messages[0];
-    const entry: ThreadEntry = { commentId: c.id, threadId: c.thread_id, timestamp: c.timestamp, participants: addressesOf(m) };
-    if (m?.from) entry.from = m.from;
+  for (const { input, thread } of items) {
+    if (!thread) continue;
+    const target = routeTarget(routes.get(input.route)!);
+    const entry: ThreadEntry = { commentId: input.commentId, ...thread };
     const list = byTarget.get(target) ?? [];
     list.push(entry);
     byTarget.set(target, list);

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { GatewayError, type ErrorCode } from '../errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS } from '../limits.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
+import type { EncodedPreview } from './encoded.js';
 import type { WorkerData, WorkerRequest, WorkerResponse } from './worker.js';
 
 /** Same value as worker.ts WORKER_READY (not imported: that module is the worker's entry). */
@@ -51,6 +52,7 @@ interface Job {
   id: number;
   raw: Uint8Array;
   options: PreviewOptions;
+  encode: boolean;
   resolve: (outcome: ParseOutcome) => void;
 }
 
@@ -117,6 +119,10 @@ export class ParsePool {
 
   /** Queues a message, waiting while the queue is full; the ticket settles with its outcome. */
   async submit(raw: Uint8Array, submit: SubmitOptions = {}): Promise<ParseTicket> {
+    return this.enqueue(raw, submit, false);
+  }
+
+  private async enqueue(raw: Uint8Array, submit: SubmitOptions, encode: boolean): Promise<ParseTicket> {
     if (this.closed) return { done: Promise.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', 'the parse pool is closed')) };
     if (raw.byteLength > this.maxMessageBytes) {
       const message = `the message has ${raw.byteLength} bytes, more than the ${this.maxMessageBytes}-byte budget`;
@@ -129,7 +135,7 @@ export class ParsePool {
     const done = new Promise<ParseOutcome>((r) => (resolve = r));
     if (this.closed) resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', 'the parse pool is closed'));
     else {
-      this.queue.push({ id: this.nextId++, raw: bytes, options, resolve });
+      this.queue.push({ id: this.nextId++, raw: bytes, options, encode, resolve });
       this.pump();
     }
     return { done };
@@ -140,6 +146,13 @@ export class ParsePool {
     const outcome = await (await this.submit(raw, { options })).done;
     if (!outcome.ok) throw outcome.error;
     return outcome.result;
+  }
+
+  /** Like parse(), with the document and preview as JSON text (see EncodedPreview). */
+  async parseEncoded(raw: Uint8Array, options?: PreviewOptions): Promise<EncodedPreview> {
+    const outcome = await (await this.enqueue(raw, { options }, true)).done;
+    if (!outcome.ok) throw outcome.error;
+    return outcome.result as unknown as EncodedPreview;
   }
 
   /** Terminates the workers; messages still queued or running fail with MAILGATE_ERR_MIME_WORKER_CRASHED. */
@@ -173,7 +186,7 @@ export class ParsePool {
       this.roomWaiters.shift()?.();
       slot.job = job;
       slot.timer = setTimeout(() => this.onTimeout(slot), this.timeoutMs);
-      const req: WorkerRequest = { id: job.id, raw: job.raw, options: job.options };
+      const req: WorkerRequest = { id: job.id, raw: job.raw, options: job.options, ...(job.encode ? { encode: true } : {}) };
       slot.worker.postMessage(req, [job.raw.buffer as ArrayBuffer]);
     }
   }
@@ -182,7 +195,8 @@ export class ParsePool {
     const job = slot.job;
     if (!job || job.id !== res.id) return;
     this.idleDeaths = 0;
-    this.settle(slot, res.ok ? { ok: true, result: res.result } : fail(res.code, res.message));
+    // `result` is a PreviewResult unless the job asked for an EncodedPreview (parseEncoded).
+    this.settle(slot, res.ok ? { ok: true, result: res.result as PreviewResult } : fail(res.code, res.message));
     this.pump();
   }
 

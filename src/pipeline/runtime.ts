@@ -52,6 +52,8 @@ export interface Runtime {
   intake: Intake;
   delivery: DeliveryLoop;
   routes: Map<string, RouteConfig>;
+  /** Wakes `loop` (another delivery loop over this runtime's store) whenever intake stored a batch. */
+  wakeOnIntake(loop: DeliveryLoop): void;
   /** Set when the built-in emulator serves as the API (no `api.url`). */
   emulatorUrl?: string;
   close(): Promise<void>;
@@ -139,13 +141,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const p = config.parsing;
     pool = new ParsePool({ ...(p.workers === undefined ? {} : { size: p.workers }), timeoutMs: p.timeout_ms, maxMessageBytes: p.max_message_bytes });
     const parsePool = pool;
+    // Deliveries woken by each stored intake batch (this runtime's and any the caller adds).
+    const wakers = new Set<() => void>();
     const intake = createIntake({
       store, routes,
-      parse: (raw, opts) => parsePool.parse(raw, opts),
+      parse: (raw, opts) => parsePool.parseEncoded(raw, opts),
       parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
       maxOutbox: config.delivery.max_outbox,
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onIntakeBatch ? { onBatch: options.onIntakeBatch } : {}),
+      onBatch: (route, counters) => {
+        for (const wake of wakers) wake();
+        options.onIntakeBatch?.(route, counters);
+      },
     });
     const delivery = createDelivery({
       store,
@@ -162,10 +169,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`);
       }),
     });
+    wakers.add(() => delivery.wake());
     const endpoint = api;
     let closed = false;
     const runtime: Runtime = {
       config, logger, store, client: api.client, pool, intake, delivery, routes,
+      wakeOnIntake: (loop) => void wakers.add(() => loop.wake()),
       async close() {
         if (closed) return;
         closed = true;

@@ -38,7 +38,11 @@ export interface Checkpoint {
 }
 
 export interface IntakeSink {
-  /** Resolves once every message of the batch (and the checkpoint) is durable. */
+  /**
+   * Resolves once every message of the batch (and the checkpoint) is durable. An adapter may
+   * call it again before the previous call resolved: batches are stored in call order, and a
+   * batch queued behind one that failed fails too (its checkpoint is never written).
+   */
   accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void>;
   /** Reads a checkpoint written earlier with accept(). */
   checkpoint(key: string): Promise<Checkpoint['value'] | undefined>;

@@ -6,14 +6,19 @@ import { isMainThread, parentPort, workerData, type MessagePort } from 'node:wor
 import { isGatewayError, type ErrorCode } from '../errors.js';
 import { previewSync } from '../preview/index.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
+import { encodePreview, type EncodedPreview } from './encoded.js';
 
 export interface WorkerRequest {
   id: number;
   raw: Uint8Array;
   options: PreviewOptions;
+  /** Answer with an EncodedPreview (JSON text) instead of the PreviewResult objects. */
+  encode?: boolean;
 }
 
-export type WorkerResponse = { id: number; ok: true; result: PreviewResult } | { id: number; ok: false; code: ErrorCode; message: string };
+export type WorkerResponse =
+  | { id: number; ok: true; result: PreviewResult | EncodedPreview }
+  | { id: number; ok: false; code: ErrorCode; message: string };
 
 /** Sent once the worker's modules are loaded: start-up time never counts against a message's budget. */
 export const WORKER_READY = 'mailgate:worker-ready';
@@ -39,7 +44,8 @@ function runTestHook(raw: Uint8Array): void {
 export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResponse {
   try {
     if (testHooks) runTestHook(req.raw);
-    return { id: req.id, ok: true, result: previewSync(req.raw, req.options) };
+    const result = previewSync(req.raw, req.options);
+    return { id: req.id, ok: true, result: req.encode === true ? encodePreview(result) : result };
   } catch (err) {
     if (isGatewayError(err)) return { id: req.id, ok: false, code: err.code, message: err.message };
     const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);

@@ -84,6 +84,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       actions?.wake();
     },
   });
+  runtime.wakeOnIntake(delivery);
   observeStore(metrics, store, adapters, routes.keys());
   const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
   delivery.onPredictionsSaved((route) => sinks.notify(route));

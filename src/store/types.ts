@@ -33,6 +33,11 @@ export interface OutboxInput {
   document: RawEmailDocument;
   preview?: Comment;
   origin: Origin;
+  /**
+   * `document` and `preview` as JSON text, when the caller has it already (the parse workers
+   * produce it): the store writes this text instead of serializing the objects again.
+   */
+  json?: { document: string; preview?: string };
   /** The original bytes: kept until the item is delivered, and for dead letters (replay). */
   raw?: Buffer;
   warnings?: Warning[];

@@ -27,12 +27,14 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function crashRun(seed: number, storeUrl: (seed: number) => Promise<string>): Promise<void> {
-  const emu: StartedEmulator = await startEmulator({ autoCreateSources: true });
+  // Requests of 100 documents that take 20 ms each: delivery spans many requests, so the
+  // kills below land between them however fast the rest of the import runs.
+  const emu: StartedEmulator = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', delay_ms: 20 }] });
   try {
     const store = await storeUrl(seed);
     const args = [
       'import', mbox, '--api-url', emu.url, '--token', emu.token, '--source', `acme/crash-${seed}`,
-      '--store', store, '--lease-ms', '1500', '--json',
+      '--store', store, '--lease-ms', '1500', '--batch-size', '100', '--json',
     ];
     const createdAtKill: number[] = [];
     const rand = prng(seed);

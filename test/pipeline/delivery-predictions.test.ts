@@ -8,6 +8,7 @@ import { createApiClient } from '../../src/api/client.js';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { createDeliverFn } from '../../src/pipeline/deliver-fn.js';
 import { createDelivery } from '../../src/pipeline/delivery.js';
+import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake } from '../../src/pipeline/intake.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -32,7 +33,7 @@ async function setup(n: number): Promise<{ store: Store; emu: StartedEmulator }>
     method: 'PUT', headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' }, body: '{"dataset":{}}',
   });
   expect(res.status).toBe(200);
-  const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: (raw, o) => preview(raw, o), parsing: {}, maxOutbox: 10_000 });
+  const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000 });
   await intake.accept(Array.from({ length: n }, (_, i) => ({ raw: msg(i), origin: { adapter: 'files', path: '/p.mbox', index: i }, route: 'p', receivedAt: new Date() })));
   return { store, emu };
 }

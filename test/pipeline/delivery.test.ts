@@ -4,6 +4,7 @@ import { createApiClient } from '../../src/api/client.js';
 import { ConfigSchema, type RouteConfig } from '../../src/config/schema.js';
 import { createDeliverFn, checkRoutes, targetOf } from '../../src/pipeline/deliver-fn.js';
 import { createDelivery } from '../../src/pipeline/delivery.js';
+import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake } from '../../src/pipeline/intake.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -25,7 +26,7 @@ async function setup(): Promise<{ store: Store; emu: StartedEmulator }> {
   const store = await openStore('sqlite::memory:');
   cleanup.push(() => emu.stop(), () => store.close());
   const routes = new Map([[route.name, route]]);
-  const intake = createIntake({ store, routes, parse: (raw, o) => preview(raw, o), parsing: {}, maxOutbox: 10_000 });
+  const intake = createIntake({ store, routes, parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000 });
   await intake.accept(Array.from({ length: 10 }, (_, i) => ({ raw: msg(i), origin: { adapter: 'files', path: '/x.mbox', index: i }, route: 'r', receivedAt: new Date() })), { key: 'files:/x.mbox', value: { index: 10 } });
   return { store, emu };
 }
@@ -65,10 +66,31 @@ describe('delivery', () => {
     expect(await store.listDeadLetters({ limit: 10 })).toEqual([]);
   });
 
+  it('claims new items as soon as it is woken, not at the end of its idle wait', async () => {
+    const emu = await startEmulator({ autoCreateSources: true });
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(() => emu.stop(), () => store.close());
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+    const d = createDelivery({
+      store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs: 10_000,
+      claimLimit: 100, concurrency: 2, maxItemAttempts: 3, idleMs: 600_000,
+    });
+    const controller = new AbortController();
+    const running = d.run(controller.signal);
+    // Both route workers found nothing and sleep for ten minutes now.
+    await new Promise((r) => setTimeout(r, 100));
+    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000, onBatch: () => d.wake() });
+    await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/w.mbox', index: 1 }, route: 'r', receivedAt: new Date() }]);
+    while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    await running;
+    expect(d.counters.delivered).toBe(1);
+  });
+
   it('accepts an empty batch that only moves the checkpoint', async () => {
     const store = await openStore('sqlite::memory:');
     cleanup.push(() => store.close());
-    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: (raw, o) => preview(raw, o), parsing: {}, maxOutbox: 10 });
+    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10 });
     await intake.accept([], { key: 'files:/empty', value: { index: 3 } });
     expect(await intake.checkpoint('files:/empty')).toEqual({ index: 3 });
   });

@@ -17,4 +17,10 @@ describe('sleep (idle waits of long-running loops)', () => {
     await waiting;
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
+
+  it('returns at once on a signal aborted before the call', async () => {
+    const waiting = sleep(600_000, AbortSignal.abort());
+    const result = await Promise.race([waiting.then(() => 'returned'), new Promise((r) => setTimeout(() => r('still waiting'), 1_000))]);
+    expect(result).toBe('returned');
+  });
 });

@@ -1,6 +1,7 @@
 /** `mailgate import <path...>`: read mail files into the durable outbox and deliver them. */
 import type { Command } from 'commander';
 import { choiceOption, integerOption } from '../options.js';
+import { MAX_SYNC_DOCUMENTS } from '../../limits.js';
 import { runImport, type ImportFlags } from '../import/run.js';
 import type { CliCommand, CliContext } from '../types.js';
 
@@ -30,6 +31,7 @@ export const importCommand: CliCommand = {
       .option('--json', 'print one machine-readable summary line on stdout at the end')
       .option('--workers <n>', 'parse worker threads (default: available cores)', integerOption(1, 64))
       .option('--mbox <quoting>', 'mboxrd | mboxo | none (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
+      .option('--batch-size <n>', `documents per API request (default: delivery.max_documents, 4096; at most ${MAX_SYNC_DOCUMENTS})`, integerOption(1, MAX_SYNC_DOCUMENTS))
       .option('--lease-ms <n>', 'outbox claim lease in ms (default 60000): after a crash, claimed items wait this long', integerOption(1))
       .action(async (paths: string[], flags: ImportFlags) => {
         ctx.exitCode = await runImport(paths, flags, ctx, process.env);

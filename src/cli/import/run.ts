@@ -23,18 +23,20 @@ export interface ImportFlags extends RouteFlags {
   workers?: number;
   mbox?: MboxQuoting;
   leaseMs?: number;
+  batchSize?: number;
 }
 
 export async function runImport(paths: string[], flags: ImportFlags, ctx: CliContext, env: Record<string, string | undefined>): Promise<number> {
   const { config } = routeConfig(flags, env);
   const parsing = flags.workers === undefined ? config.parsing : { ...config.parsing, workers: flags.workers };
+  const delivery = flags.batchSize === undefined ? config.delivery : { ...config.delivery, max_documents: flags.batchSize };
   const logger = createLogger({ level: config.log_level === 'info' ? 'warn' : config.log_level, destination: ctx.stderr });
   const controller = new AbortController();
   const onSignal = () => controller.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   const rt = await createRuntime({
-    config: { ...config, parsing }, logger, dryRun: flags.dryRun === true, signal: controller.signal,
+    config: { ...config, parsing, delivery }, logger, dryRun: flags.dryRun === true, signal: controller.signal,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
   });
   if (rt.emulatorUrl !== undefined) {

@@ -89,8 +89,8 @@ export function insertStatement(items: OutboxInput[]): { text: string; values: u
       json(it.error),
       JSON.stringify(it.origin),
       it.warnings === undefined || it.warnings.length === 0 ? null : JSON.stringify(it.warnings),
-      JSON.stringify(it.document),
-      json(it.preview),
+      it.json?.document ?? JSON.stringify(it.document),
+      it.json === undefined ? json(it.preview) : (it.json.preview ?? null),
       it.raw ?? null,
       it.afterDelivery === true,
     );

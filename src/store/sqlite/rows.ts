@@ -82,8 +82,8 @@ export function inputValues(item: OutboxInput, now: number): unknown[] {
     jsonOrNull(item.error),
     JSON.stringify(item.origin),
     item.warnings === undefined || item.warnings.length === 0 ? null : JSON.stringify(item.warnings),
-    JSON.stringify(item.document),
-    jsonOrNull(item.preview),
+    item.json?.document ?? JSON.stringify(item.document),
+    item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null),
     item.raw ?? null,
     item.afterDelivery === true ? 1 : 0,
   ];

@@ -1,0 +1,43 @@
+/**
+ * What intake needs of a parsed message, with the document and the preview already JSON
+ * text. The parse workers produce it, so the main thread neither receives whole object
+ * graphs nor serializes them again for the store: it only moves strings.
+ */
+import type { Warning } from '../errors.js';
+import type { PreviewResult } from '../preview/types.js';
+import { addressesOf } from './origin.js';
+
+/** The comment's place in its thread, for the store's thread index. */
+export interface ThreadFacts {
+  threadId: string;
+  /** ISO-8601. */
+  timestamp: string;
+  from?: string;
+  participants: string[];
+}
+
+export interface EncodedPreview {
+  commentId: string;
+  /** JSON text of the API document. */
+  document: string;
+  /** JSON text of the previewed comment. */
+  preview: string;
+  warnings: Warning[];
+  thread?: ThreadFacts;
+}
+
+export function encodePreview(result: PreviewResult): EncodedPreview {
+  const c = result.comment;
+  const encoded: EncodedPreview = {
+    commentId: c.id,
+    document: JSON.stringify(result.document),
+    preview: JSON.stringify(c),
+    warnings: result.warnings,
+  };
+  if (c.thread_id) {
+    const m = c.messages[0];
+    encoded.thread = { threadId: c.thread_id, timestamp: c.timestamp, participants: addressesOf(m) };
+    if (m?.from) encoded.thread.from = m.from;
+  }
+  return encoded;
+}

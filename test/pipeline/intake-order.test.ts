@@ -1,0 +1,72 @@
+/**
+ * Intake with several batches in flight (an adapter reading ahead): parsing overlaps, but
+ * batches reach the store one at a time in call order, and a checkpoint is never written
+ * ahead of an earlier batch that is not durable.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigSchema } from '../../src/config/schema.js';
+import { encodePreview } from '../../src/pipeline/encoded.js';
+import { createIntake, type ParseFn } from '../../src/pipeline/intake.js';
+import type { Checkpoint, Inbound } from '../../src/pipeline/types.js';
+import { preview } from '../../src/preview/index.js';
+import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/types.js';
+
+const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/order' }] });
+const routes = new Map([['r', config.routes[0]!]]);
+const raw = (i: number) => Buffer.from(`From: a@x.com\r\nSubject: s${i}\r\nMessage-ID: <o${i}@x.com>\r\n\r\nbody ${i}\r\n`);
+const batch = (from: number, n: number): Inbound[] =>
+  Array.from({ length: n }, (_, k) => ({ raw: raw(from + k), origin: { adapter: 'files', path: '/o.mbox', index: from + k }, route: 'r', receivedAt: new Date() }));
+const checkpoint = (index: number): Checkpoint => ({ key: 'files:/o.mbox', value: { index } });
+
+let store: Store;
+afterEach(async () => store?.close());
+
+/** A real store that records the checkpoint of each enqueue, and can be told to fail one. */
+async function recordingStore(failAt?: number): Promise<{ store: Store; order: unknown[] }> {
+  const real = await openStore('sqlite::memory:');
+  const order: unknown[] = [];
+  const wrapped = Object.create(real) as Store;
+  wrapped.enqueue = async (items, cp) => {
+    if (cp?.value.index === failAt) throw new Error('disk full');
+    order.push(cp?.value.index);
+    return real.enqueue(items, cp);
+  };
+  wrapped.close = () => real.close();
+  return { store: wrapped, order };
+}
+
+/** Parses in this thread; messages of the first batch (index < 10) take 60 ms longer. */
+const slowFirst: ParseFn = async (bytes, o) => {
+  const result = encodePreview(await preview(bytes, o));
+  if (/Subject: s[0-9]\r\n/.test(bytes.toString())) await new Promise((r) => setTimeout(r, 60));
+  return result;
+};
+
+describe('intake with batches in flight', () => {
+  it('stores batches in call order even when a later one parses first', async () => {
+    const rec = await recordingStore();
+    store = rec.store;
+    const intake = createIntake({ store, routes, parse: slowFirst, parsing: {}, maxOutbox: 10_000 });
+    await Promise.all([intake.accept(batch(0, 10), checkpoint(10)), intake.accept(batch(10, 10), checkpoint(20)), intake.accept(batch(20, 5), checkpoint(25))]);
+    expect(rec.order).toEqual([10, 20, 25]);
+    expect(await store.getCheckpoint('files:/o.mbox')).toEqual({ index: 25 });
+    const items = await store.claim('r', 100, 'w', 60_000);
+    expect(items.map((i) => i.origin.index)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+  });
+
+  it('fails the batches behind a batch that failed, leaving the checkpoint before it', async () => {
+    const rec = await recordingStore(10);
+    store = rec.store;
+    const intake = createIntake({ store, routes, parse: slowFirst, parsing: {}, maxOutbox: 10_000 });
+    const first = intake.accept(batch(0, 10), checkpoint(10));
+    const second = intake.accept(batch(10, 10), checkpoint(20));
+    await expect(first).rejects.toThrow('disk full');
+    await expect(second).rejects.toThrow('disk full');
+    expect(rec.order).toEqual([]);
+    expect(await store.getCheckpoint('files:/o.mbox')).toBeUndefined();
+    // The adapter starts again from its checkpoint: a new accept is not held back by the failure.
+    await intake.accept(batch(20, 5), checkpoint(25));
+    expect(rec.order).toEqual([25]);
+  });
+});
