@@ -84,34 +84,27 @@ export function createIntake(options: IntakeOptions): Intake {
       await waitForRoom();
       counters.received += batch.length;
       const items = await Promise.all(
-        batch.map((msg) => {
+        batch.map(async (msg) => {
           const route = routes.get(msg.route);
           if (!route) throw new Error(`intake: message for unknown route "${msg.route}"`);
-          return toOutbox(msg, route);
+          return withThread(await toOutbox(msg, route), route);
         }),
       );
+      // The thread index entries are written in the enqueue transaction.
       const result = await store.enqueue(items, checkpoint);
       counters.queued += result.queued;
       counters.duplicates += result.duplicates;
-      await indexThreads(store, routes, items);
       options.onBatch?.(batch[0]!.route, counters);
     },
   };
 }
 
-/** Keeps the per-target thread index current so previews show thread properties across runs. */
-async function indexThreads(store: Store, routes: ReadonlyMap<string, RouteConfig>, items: OutboxInput[]): Promise<void> {
-  const byTarget = new Map<string, ThreadEntry[]>();
-  for (const item of items) {
-    const c = item.preview;
-    if (!c || item.error || !c.thread_id) continue;
-    const target = routeTarget(routes.get(item.route)!);
-    const m = c.messages[0];
-    const entry: ThreadEntry = { commentId: c.id, threadId: c.thread_id, timestamp: c.timestamp, participants: addressesOf(m) };
-    if (m?.from) entry.from = m.from;
-    const list = byTarget.get(target) ?? [];
-    list.push(entry);
-    byTarget.set(target, list);
-  }
-  for (const [target, entries] of byTarget) await store.indexThread(target, entries);
+/** Adds the item's entry of the per-target thread index, so previews show thread properties across runs. */
+function withThread(item: OutboxInput, route: RouteConfig): OutboxInput {
+  const c = item.preview;
+  if (!c || item.error || !c.thread_id) return item;
+  const m = c.messages[0];
+  const entry: ThreadEntry = { commentId: c.id, threadId: c.thread_id, timestamp: c.timestamp, participants: addressesOf(m) };
+  if (m?.from) entry.from = m.from;
+  return { ...item, thread: { source: routeTarget(route), entry } };
 }
