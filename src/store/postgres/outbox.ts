@@ -70,7 +70,9 @@ function threadsBySource(items: OutboxInput[]): Map<string, ThreadEntry[]> {
   const bySource = new Map<string, ThreadEntry[]>();
   for (const { thread } of items) {
     if (thread === undefined) continue;
-    bySource.set(thread.source, [...(bySource.get(thread.source) ?? []), thread.entry]);
+    const list = bySource.get(thread.source) ?? [];
+    list.push(thread.entry);
+    bySource.set(thread.source, list);
   }
   return bySource;
 }
