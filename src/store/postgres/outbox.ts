@@ -123,7 +123,7 @@ export class PgOutbox {
            UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = clock_timestamp(),
              lease_owner = NULL, lease_expires_at = NULL
            WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING id, route),
-         r AS (DELETE FROM outbox_raw WHERE id IN (SELECT id FROM u))
+         r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))
          SELECT route FROM u`,
         [ids, info.outcome],
       );
