@@ -3,10 +3,11 @@
  * (camelCase) and hands claimed outbox items to `deliverBatch`, keyed by outbox id.
  */
 import type { ApiClient } from '../api/client.js';
-import { checkRouteProperties, deliverBatch, type Ledger, type Target } from '../batcher/index.js';
+import { checkRouteProperties, deliverBatch, type Ledger, type LedgerEntry, type Target } from '../batcher/index.js';
 import type { Config, RouteConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import { MAX_PREDICT_DOCUMENTS } from '../limits.js';
+import type { LedgerRecord } from '../store/types.js';
 import type { DeliverFn } from './delivery.js';
 
 /** The batcher target a route delivers to. */
@@ -57,6 +58,34 @@ export interface DeliverFnOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * A ledger that reads from `ledger` and holds writes back, so that delivery stores them in
+ * the transaction that marks the items delivered (Store.markDelivered) instead of one more
+ * commit per request.
+ *
+ * "Never paying twice" still holds, because an entry is never durable later than the
+ * delivered status of its item: both commit together. If the process dies after the API
+ * accepted a batch and before that commit, the items are still queued, are claimed again
+ * and sent again with the same comment ids and text, which the API answers as `unchanged`
+ * (no AI unit) — the same outcome as before, one request more. The reverse order (status
+ * without entry) cannot happen. Lookups see committed entries only: within a batch the
+ * batcher looks up once before sending, so holding writes back changes nothing there.
+ */
+function deferredLedger(ledger: Ledger): Ledger & { drain(): LedgerRecord[] } {
+  let held: LedgerRecord[] = [];
+  return {
+    lookup: (source, commentIds) => ledger.lookup(source, commentIds),
+    async record(source: string, entries: Array<LedgerEntry & { commentId: string }>) {
+      if (entries.length > 0) held.push({ source, entries });
+    },
+    drain() {
+      const out = held;
+      held = [];
+      return out;
+    },
+  };
+}
+
 export function createDeliverFn(options: DeliverFnOptions): DeliverFn {
   const targets = new Map<string, Target>();
   return async (route, items) => {
@@ -64,13 +93,14 @@ export function createDeliverFn(options: DeliverFnOptions): DeliverFn {
     if (target === undefined) targets.set(route.name, (target = targetOf(route, options.config)));
     // Outbox documents were built by intake (buildDocument, schema-tested), or are dead
     // letters that are never claimed: checking each against the API schema again only costs time.
+    const ledger = deferredLedger(options.ledger);
     const report = await deliverBatch(
       items.map((i) => ({ key: String(i.id), document: i.document })),
       target,
       options.client,
-      options.ledger,
+      ledger,
       { dryRun: options.dryRun === true, concurrency: 1, validate: false, ...(options.signal ? { signal: options.signal } : {}) },
     );
-    return { outcomes: report.outcomes, aiUnits: options.dryRun === true ? report.estimatedAiUnits : report.aiUnits };
+    return { outcomes: report.outcomes, aiUnits: options.dryRun === true ? report.estimatedAiUnits : report.aiUnits, ledger: ledger.drain() };
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { RouteConfig } from '../config/schema.js';
 import type { PredictedLabel } from '../model/index.js';
-import type { OutboxItem, PredictionInput, Store } from '../store/types.js';
+import type { DeliveryInfo, LedgerRecord, OutboxItem, PredictionInput, Store } from '../store/types.js';
 import { sleep } from './sleep.js';
 
 /** One item's result from the batcher (src/batcher/deliver.ts). */
@@ -19,6 +19,8 @@ export interface BatchResult {
   outcomes: ItemOutcome[];
   aiUnits: number;
   model?: { version: number; time: string } | null;
+  /** Ledger entries the batcher held back; written with the delivered items (see createDeliverFn). */
+  ledger?: LedgerRecord[];
 }
 
 /** Sends the items of one route; the key of each item is its outbox id as a string. */
@@ -167,9 +169,12 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         counters.retried++;
       }
     }
-    if (result.aiUnits > 0) await store.addAiUnits(route.name, result.aiUnits);
     await savePredictions(route, items, outcomes, result.model);
-    if (delivered.length) await store.markDelivered(delivered, { outcome: 'delivered' });
+    // One transaction for the delivered items, the AI units and the ledger entries (a no-op when all are empty).
+    const extras: Omit<DeliveryInfo, 'outcome'> = {};
+    if (result.aiUnits > 0) extras.aiUnits = { route: route.name, units: result.aiUnits };
+    if (result.ledger !== undefined && result.ledger.length > 0) extras.ledger = result.ledger;
+    await store.markDelivered(delivered, { outcome: 'delivered', ...extras });
     if (unchanged.length) await store.markDelivered(unchanged, { outcome: 'unchanged' });
     counters.delivered += delivered.length;
     counters.unchanged += unchanged.length;

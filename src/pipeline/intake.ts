@@ -8,7 +8,7 @@ import { isGatewayError } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { Comment, RawEmailDocument } from '../model/index.js';
 import type { PreviewOptions } from '../preview/types.js';
-import type { OutboxInput, Store, ThreadEntry } from '../store/types.js';
+import type { OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
 import { keyFor, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
@@ -101,10 +101,10 @@ export function createIntake(options: IntakeOptions): Intake {
   }
 
   async function storeBatch(batch: Inbound[], items: Parsed[], checkpoint: Checkpoint | undefined): Promise<void> {
-    const result = await store.enqueue(items.map((i) => i.input), checkpoint);
+    // The thread index entries are written in the enqueue transaction.
+    const result = await store.enqueue(items.map((i) => withThread(i, routes)), checkpoint);
     counters.queued += result.queued;
     counters.duplicates += result.duplicates;
-    await indexThreads(store, routes, items);
     options.onBatch?.(batch[0]!.route, counters);
   }
 
@@ -154,16 +154,9 @@ export function createIntake(options: IntakeOptions): Intake {
   };
 }
 
-/** Keeps the per-target thread index current so previews show thread properties across runs. */
-async function indexThreads(store: Store, routes: ReadonlyMap<string, RouteConfig>, items: Parsed[]): Promise<void> {
-  const byTarget = new Map<string, ThreadEntry[]>();
-  for (const { input, thread } of items) {
-    if (!thread) continue;
-    const target = routeTarget(routes.get(input.route)!);
-    const entry: ThreadEntry = { commentId: input.commentId, ...thread };
-    const list = byTarget.get(target) ?? [];
-    list.push(entry);
-    byTarget.set(target, list);
-  }
-  for (const [target, entries] of byTarget) await store.indexThread(target, entries);
+/** The item with its entry of the per-target thread index, so previews show thread properties across runs. */
+function withThread({ input, thread }: Parsed, routes: ReadonlyMap<string, RouteConfig>): OutboxInput {
+  // Set on the object itself: a spread would read (and parse) its lazy document and preview.
+  if (thread) input.thread = { source: routeTarget(routes.get(input.route)!), entry: { commentId: input.commentId, ...thread } };
+  return input;
 }

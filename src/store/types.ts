@@ -49,6 +49,11 @@ export interface OutboxInput {
    * the item, it becomes due in the same transaction that marks the item delivered.
    */
   afterDelivery?: boolean;
+  /**
+   * A thread index entry for this item, written in the enqueue transaction (also when the
+   * item itself is a duplicate), as `indexThread(thread.source, [thread.entry])` would.
+   */
+  thread?: { source: string; entry: ThreadEntry };
 }
 
 export interface EnqueueResult {
@@ -79,9 +84,22 @@ export interface OutboxItem {
   lastError?: ItemError;
 }
 
+/** Ledger entries of one source, as `Ledger.record` takes them. */
+export interface LedgerRecord {
+  source: string;
+  entries: Array<LedgerEntry & { commentId: string }>;
+}
+
 export interface DeliveryInfo {
   /** `unchanged`: skipped because the ledger showed the same text and properties (nothing billed). */
   outcome: 'delivered' | 'unchanged';
+  /**
+   * AI units the batch cost, added to the route's counter in the same transaction (also when
+   * no id changed: the units were spent), as `addAiUnits` would.
+   */
+  aiUnits?: { route: string; units: number };
+  /** Ledger entries written in the same transaction, as `record` would (also when no id changed). */
+  ledger?: LedgerRecord[];
 }
 
 /** An accepted item whose after-delivery action has not been applied yet. */
@@ -197,7 +215,10 @@ export interface Store extends Ledger {
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult>;
   /** Ready items (queued, due, not leased or lease expired), oldest first, leased to `owner` for `leaseMs`. */
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number): Promise<OutboxItem[]>;
-  /** Marks queued items delivered (or unchanged) and drops their raw bytes. Returns how many changed. */
+  /**
+   * Marks queued items delivered (or unchanged) and drops their raw bytes, with the optional
+   * AI units and ledger entries of `info`, in one transaction. Returns how many items changed.
+   */
   markDelivered(ids: number[], info: DeliveryInfo): Promise<number>;
   /** Releases the lease, counts an attempt and makes the items due again after `delayMs`. */
   scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): Promise<number>;

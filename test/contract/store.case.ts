@@ -192,6 +192,38 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect((await s.counters()).map((c) => c.route)).toEqual(['q', 'r']);
       });
 
+      it('marks delivered with the AI units and ledger entries in the same call, counting units even when no item changed', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1), input('r', 2)]);
+        const [a, b] = await s.claim('r', 10, 'w', 60_000);
+        const at = '2024-01-01T00:00:00.000Z';
+        const entry = (commentId: string, textHash: string) => ({ commentId, textHash, propsHash: 'p', outcome: 'delivered' as const, updatedAt: at });
+        const info = { outcome: 'delivered' as const, aiUnits: { route: 'r', units: 3 }, ledger: [{ source: 'p/s', entries: [entry(a?.commentId ?? '', 't1')] }] };
+        expect(await s.markDelivered([a?.id ?? 0], info)).toBe(1);
+        expect(await s.markDelivered([a?.id ?? 0], { outcome: 'delivered', aiUnits: { route: 'r', units: 2 } })).toBe(0);
+        expect(await s.markDelivered([], { outcome: 'delivered', ledger: [{ source: 'p/s', entries: [entry('other', 't2')] }] })).toBe(0);
+        // A bad unit count rolls the whole call back.
+        await expectCode(s.markDelivered([b?.id ?? 0], { outcome: 'delivered', aiUnits: { route: 'r', units: -1 } }), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        expect(await s.outboxDepth('r')).toBe(1);
+        expect(await s.counters('r')).toEqual([{ route: 'r', enqueued: 2, delivered: 1, unchanged: 0, deadLettered: 0, aiUnits: 5 }]);
+        const found = await s.lookup('p/s', [a?.commentId ?? '', 'other']);
+        expect(found.get(a?.commentId ?? '')).toEqual({ textHash: 't1', propsHash: 'p', outcome: 'delivered', updatedAt: at });
+        expect(found.get('other')?.textHash).toBe('t2');
+      });
+
+      it('indexes the thread entries given with an enqueue, also for duplicates', async () => {
+        const s = ctx.store();
+        const entry = (commentId: string, ts: string) => ({ commentId, threadId: 't1', timestamp: ts, from: 'a@example.com', participants: ['a@example.com'] });
+        const e1 = entry('c1', '2024-01-01T00:00:00.000Z');
+        const e2 = entry('c2', '2024-01-02T00:00:00.000Z');
+        await s.enqueue([input('r', 1, { thread: { source: 'p/s', entry: e1 } }), input('r', 2)]);
+        expect(await s.threadMembers('p/s', ['t1'])).toEqual(new Map([['t1', [e1]]]));
+        const moved = { ...e1, timestamp: '2024-01-03T00:00:00.000Z' };
+        await s.enqueue([input('r', 1, { thread: { source: 'p/s', entry: moved } }), input('r', 3, { thread: { source: 'p/s', entry: e2 } })]);
+        expect(await s.threadMembers('p/s', ['t1'])).toEqual(new Map([['t1', [e2, moved]]]));
+        expect((await s.threadMembers('p/other', ['t1'])).size).toBe(0);
+      });
+
       it('prunes delivered items by age, keeping queued and dead ones', async () => {
         const s = ctx.store();
         await s.enqueue([input('r', 1), input('r', 2), input('r', 3, { error: { code: 'X', message: 'x' } })]);

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { checkLimit, checkPurgeFilter, checkReplay, notFound } from '../common.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
 import { withTransaction } from './db.js';
-import { bumpCounters } from './outbox.js';
+import { bumpCounters, deleteItems } from './outbox.js';
 import { PG_ITEM_COLUMNS, pgToDeadLetter, pgToDeadLetterDetail, type PgOutboxRow } from './rows.js';
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
@@ -15,7 +15,7 @@ export class PgDeadLetters {
     const params: unknown[] = [query.after ?? 0, checkLimit(query.limit)];
     if (query.route !== undefined) params.push(query.route);
     const { rows } = await this.pool.query<PgOutboxRow>(
-      `SELECT ${PG_ITEM_COLUMNS}, raw IS NOT NULL AS has_raw FROM outbox
+      `SELECT ${PG_ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox
        WHERE status = 'dead' AND id > $1 ${query.route === undefined ? '' : 'AND route = $3'}
        ORDER BY id LIMIT $2`,
       params,
@@ -25,7 +25,9 @@ export class PgDeadLetters {
 
   async get(id: number): Promise<DeadLetterDetail | undefined> {
     const { rows } = await this.pool.query<PgOutboxRow>(
-      `SELECT ${PG_ITEM_COLUMNS}, raw FROM outbox WHERE status = 'dead' AND id = $1`,
+      `SELECT ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, d.document, d.preview, r.raw, r.id IS NOT NULL AS has_raw
+       FROM outbox o LEFT JOIN outbox_docs d ON d.id = o.id LEFT JOIN outbox_raw r ON r.id = o.id
+       WHERE o.status = 'dead' AND o.id = $1`,
       [id],
     );
     return rows[0] === undefined ? undefined : pgToDeadLetterDetail(rows[0]);
@@ -45,8 +47,7 @@ export class PgDeadLetters {
         `UPDATE outbox SET status = $2, attempts = 0, next_attempt_at = clock_timestamp(),
            finished_at = CASE WHEN $2 = 'dead' THEN clock_timestamp() END,
            lease_owner = NULL, lease_expires_at = NULL, outcome = NULL, last_error = $3::json,
-           comment_id = $4, origin = $5::json, warnings = $6::json, document = $7::json,
-           preview = $8::json, raw = COALESCE($9::bytea, raw)
+           comment_id = $4, origin = $5::json, warnings = $6::json
          WHERE id = $1`,
         [
           id,
@@ -55,11 +56,20 @@ export class PgDeadLetters {
           replacement.commentId,
           JSON.stringify(replacement.origin),
           replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
-          JSON.stringify(replacement.document),
-          json(replacement.preview),
-          replacement.raw ?? null,
         ],
       );
+      await client.query(
+        `INSERT INTO outbox_docs (id, document, preview) VALUES ($1, $2::json, $3::json)
+         ON CONFLICT (id) DO UPDATE SET document = excluded.document, preview = excluded.preview`,
+        [id, JSON.stringify(replacement.document), json(replacement.preview)],
+      );
+      // Raw bytes: the replacement's when given, else the dead letter's own stay.
+      if (replacement.raw !== undefined) {
+        await client.query(
+          `INSERT INTO outbox_raw (id, raw) VALUES ($1, $2::bytea) ON CONFLICT (id) DO UPDATE SET raw = excluded.raw`,
+          [id, replacement.raw],
+        );
+      }
       await bumpCounters(client, dead ? 'dead_lettered' : 'enqueued', new Map([[row.route, 1]]));
       return { id, status: dead ? 'dead' : 'queued' };
     });
@@ -81,7 +91,6 @@ export class PgDeadLetters {
       params.push(filter.olderThan);
       where.push(`finished_at < $${params.length}`);
     }
-    const res = await this.pool.query(`DELETE FROM outbox WHERE ${where.join(' AND ')}`, params);
-    return res.rowCount ?? 0;
+    return deleteItems(this.pool, where.join(' AND '), params);
   }
 }

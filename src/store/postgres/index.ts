@@ -59,9 +59,9 @@ export class PostgresStore implements T.Store {
   private closed = false;
 
   private constructor(private readonly pool: pg.Pool) {
-    this.outbox = new PgOutbox(pool);
-    this.dead = new PgDeadLetters(pool);
     this.state = new PgState(pool);
+    this.outbox = new PgOutbox(pool, this.state);
+    this.dead = new PgDeadLetters(pool);
   }
 
   /** Connects and migrates (under an advisory lock). */

@@ -121,6 +121,33 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX outbox_actions ON outbox (id) WHERE status = 'delivered' AND action_due;
     `,
   },
+  {
+    // Claims, outcomes and retries write a new version of a narrow row only; the wide values
+    // live in side tables keyed by outbox id: the document and preview until the item is
+    // pruned or purged, the raw bytes until it is delivered (deleting the side row drops them).
+    version: 3,
+    name: 'wide columns in side tables',
+    sql: `
+      CREATE TABLE outbox_docs (
+        id BIGINT PRIMARY KEY,
+        document JSON NOT NULL,
+        preview JSON
+      );
+      CREATE TABLE outbox_raw (
+        id BIGINT PRIMARY KEY,
+        raw BYTEA NOT NULL
+      );
+      DO $$ BEGIN
+        IF EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) THEN
+          EXECUTE 'ALTER TABLE outbox_docs ALTER COLUMN document SET COMPRESSION lz4, ALTER COLUMN preview SET COMPRESSION lz4';
+          EXECUTE 'ALTER TABLE outbox_raw ALTER COLUMN raw SET COMPRESSION lz4';
+        END IF;
+      END $$;
+      INSERT INTO outbox_docs (id, document, preview) SELECT id, document, preview FROM outbox;
+      INSERT INTO outbox_raw (id, raw) SELECT id, raw FROM outbox WHERE raw IS NOT NULL;
+      ALTER TABLE outbox DROP COLUMN document, DROP COLUMN preview, DROP COLUMN raw;
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {

@@ -5,10 +5,13 @@
  */
 import type pg from 'pg';
 import type { Checkpoint, Origin } from '../../pipeline/types.js';
-import { checkDelay, checkLimit, countByRoute } from '../common.js';
-import type { DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction } from '../types.js';
+import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
+import type {
+  DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, ThreadEntry,
+} from '../types.js';
 import { toId, withTransaction, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
+import type { PgState } from './state.js';
 
 /** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
 const ROWS_PER_INSERT = Math.floor(60_000 / PARAMS_PER_ROW);
@@ -37,12 +40,51 @@ export async function putCheckpoint(db: Queryable, key: string, value: Checkpoin
 const READY = `status = 'queued' AND next_attempt_at <= clock_timestamp()
   AND (lease_expires_at IS NULL OR lease_expires_at <= clock_timestamp())`;
 
+/**
+ * Deletes outbox rows matching `where` together with their side rows, in one statement;
+ * returns how many outbox rows.
+ */
+export async function deleteItems(db: Queryable, where: string, params: unknown[]): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    `WITH d AS (DELETE FROM outbox WHERE ${where} RETURNING id),
+       docs AS (DELETE FROM outbox_docs WHERE id IN (SELECT id FROM d)),
+       raws AS (DELETE FROM outbox_raw WHERE id IN (SELECT id FROM d))
+     SELECT COUNT(*) AS n FROM d`,
+    params,
+  );
+  return toId(rows[0]?.n ?? 0);
+}
+
+/** The first input per (route, key): a later one in the same batch is a duplicate. */
+function firstPerKey(items: OutboxInput[]): OutboxInput[] {
+  const seen = new Set<string>();
+  return items.filter((it) => {
+    const k = JSON.stringify([it.route, it.key]);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+function threadsBySource(items: OutboxInput[]): Map<string, ThreadEntry[]> {
+  const bySource = new Map<string, ThreadEntry[]>();
+  for (const { thread } of items) {
+    if (thread === undefined) continue;
+    const list = bySource.get(thread.source) ?? [];
+    list.push(thread.entry);
+    bySource.set(thread.source, list);
+  }
+  return bySource;
+}
+
 export class PgOutbox {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool, private readonly state: PgState) {}
 
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult> {
     const statements: Array<{ text: string; values: unknown[] }> = [];
-    for (let i = 0; i < items.length; i += ROWS_PER_INSERT) statements.push(insertStatement(items.slice(i, i + ROWS_PER_INSERT)));
+    const unique = firstPerKey(items);
+    for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) statements.push(insertStatement(unique.slice(i, i + ROWS_PER_INSERT)));
+    const threads = [...threadsBySource(items)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return withTransaction(this.pool, async (client) => {
       const rows: Array<{ route: string; status: string }> = [];
       for (const st of statements) rows.push(...(await client.query<{ route: string; status: string }>(st.text, st.values)).rows);
@@ -51,6 +93,7 @@ export class PgOutbox {
       await bumpCounters(client, 'enqueued', countByRoute(queued));
       await bumpCounters(client, 'dead_lettered', countByRoute(dead));
       if (checkpoint !== undefined) await putCheckpoint(client, checkpoint.key, checkpoint.value);
+      for (const [source, entries] of threads) await this.state.indexThread(source, entries, client);
       return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - rows.length };
     });
   }
@@ -61,24 +104,32 @@ export class PgOutbox {
     const { rows } = await this.pool.query<PgOutboxRow>(
       `WITH c AS (
          SELECT id FROM outbox WHERE ${route === undefined ? '' : 'route = $4 AND'} ${READY}
-         ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-       UPDATE outbox o SET lease_owner = $2, lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond'
-       FROM c WHERE o.id = c.id RETURNING ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}`,
+         ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED),
+       u AS (
+         UPDATE outbox o SET lease_owner = $2, lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+         FROM c WHERE o.id = c.id RETURNING ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')})
+       SELECT u.*, d.document, d.preview FROM u LEFT JOIN outbox_docs d ON d.id = u.id`,
       params,
     );
     return rows.map(pgToItem).sort((a, b) => a.id - b.id);
   }
 
   markDelivered(ids: number[], info: DeliveryInfo): Promise<number> {
-    if (ids.length === 0) return Promise.resolve(0);
+    if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return Promise.resolve(0);
+    if (info.aiUnits !== undefined) checkAiUnits(info.aiUnits.units);
     return withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ route: string }>(
-        `UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = clock_timestamp(), raw = NULL,
-           lease_owner = NULL, lease_expires_at = NULL
-         WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING route`,
+        `WITH u AS (
+           UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = clock_timestamp(),
+             lease_owner = NULL, lease_expires_at = NULL
+           WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING id, route),
+         r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))
+         SELECT route FROM u`,
         [ids, info.outcome],
       );
       await bumpCounters(client, info.outcome, countByRoute(rows.map((r) => r.route)));
+      if (info.aiUnits !== undefined) await bumpCounters(client, 'ai_units', new Map([[info.aiUnits.route, info.aiUnits.units]]));
+      for (const l of info.ledger ?? []) await this.state.record(l.source, l.entries, client);
       return rows.length;
     });
   }
@@ -107,9 +158,8 @@ export class PgOutbox {
     });
   }
 
-  async pruneDelivered(olderThan: Date): Promise<number> {
-    const res = await this.pool.query(`DELETE FROM outbox WHERE status = 'delivered' AND NOT action_due AND finished_at < $1`, [olderThan]);
-    return res.rowCount ?? 0;
+  pruneDelivered(olderThan: Date): Promise<number> {
+    return deleteItems(this.pool, `status = 'delivered' AND NOT action_due AND finished_at < $1`, [olderThan]);
   }
 
   async pendingActions(limit: number, afterId = 0): Promise<PendingAction[]> {

@@ -16,15 +16,22 @@ export interface PgOutboxRow {
   last_error: ItemError | null;
   origin: Origin;
   warnings: Warning[] | null;
-  document: RawEmailDocument;
-  preview: Comment | null;
+  /** From `outbox_docs` (claims and `getDeadLetter`). */
+  document?: RawEmailDocument;
+  preview?: Comment | null;
+  /** From `outbox_raw` (`getDeadLetter`). */
   raw?: Buffer | null;
   has_raw?: boolean;
 }
 
-/** Columns a claim or listing returns (never the raw bytes). */
+/** The narrow outbox columns a claim or listing returns (document and preview live in `outbox_docs`). */
 export const PG_ITEM_COLUMNS =
-  'id, route, key, comment_id, attempts, enqueued_at, finished_at, last_error, origin, warnings, document, preview';
+  'id, route, key, comment_id, attempts, enqueued_at, finished_at, last_error, origin, warnings';
+
+function documentOf(r: PgOutboxRow): RawEmailDocument {
+  if (r.document === undefined) throw new Error(`outbox item ${r.id} has no document row`);
+  return r.document;
+}
 
 export function pgToItem(r: PgOutboxRow): OutboxItem {
   const item: OutboxItem = {
@@ -32,13 +39,13 @@ export function pgToItem(r: PgOutboxRow): OutboxItem {
     route: r.route,
     key: r.key,
     commentId: r.comment_id,
-    document: r.document,
+    document: documentOf(r),
     origin: r.origin,
     warnings: r.warnings ?? [],
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),
   };
-  if (r.preview !== null) item.preview = r.preview;
+  if (r.preview !== null && r.preview !== undefined) item.preview = r.preview;
   if (r.last_error !== null) item.lastError = r.last_error;
   return item;
 }
@@ -55,13 +62,13 @@ export function pgToDeadLetter(r: PgOutboxRow): DeadLetter {
     enqueuedAt: iso(r.enqueued_at),
     deadAt: iso(r.finished_at ?? r.enqueued_at),
     warnings: r.warnings ?? [],
-    hasRaw: r.raw !== undefined ? r.raw !== null : r.has_raw === true,
+    hasRaw: r.has_raw === true,
   };
 }
 
 export function pgToDeadLetterDetail(r: PgOutboxRow): DeadLetterDetail {
-  const detail: DeadLetterDetail = { ...pgToDeadLetter(r), document: r.document };
-  if (r.preview !== null) detail.preview = r.preview;
+  const detail: DeadLetterDetail = { ...pgToDeadLetter(r), document: documentOf(r) };
+  if (r.preview !== null && r.preview !== undefined) detail.preview = r.preview;
   if (r.raw !== null && r.raw !== undefined) detail.raw = r.raw;
   return detail;
 }
@@ -72,7 +79,9 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 export const PARAMS_PER_ROW = 11;
 
 /**
- * One multi-row INSERT for `items` (at most 65535 / PARAMS_PER_ROW: PostgreSQL's parameter limit).
+ * One statement for `items` (at most 65535 / PARAMS_PER_ROW: PostgreSQL's parameter limit):
+ * the narrow outbox rows, then the document and raw side rows of those actually inserted
+ * (a key already stored inserts nothing). `items` must hold each (route, key) once.
  * Every value is its own parameter: raw bytes travel as binary (no hex round trip) and
  * JSON as plain text (no array-literal escaping).
  */
@@ -95,10 +104,22 @@ export function insertStatement(items: OutboxInput[]): { text: string; values: u
       it.afterDelivery === true,
     );
     const p = (i: number): string => `$${b + i}`;
-    rows.push(`(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, CASE WHEN ${p(4)} = 'dead' THEN clock_timestamp() END, ${p(5)}::json, `
+    rows.push(`(${rows.length}, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::json, `
       + `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea, ${p(11)}::boolean)`);
   }
-  const text = `INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, document, preview, raw, action_due)
-    VALUES ${rows.join(',\n')} ON CONFLICT (route, key) DO NOTHING RETURNING route, status`;
+  const text = `WITH v (ord, route, key, comment_id, status, last_error, origin, warnings, document, preview, raw, action_due) AS (
+      VALUES ${rows.join(',\n')}),
+    ins AS (
+      INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due)
+      SELECT route, key, comment_id, status, CASE WHEN status = 'dead' THEN clock_timestamp() END, last_error, origin, warnings, action_due
+      FROM v ORDER BY ord
+      ON CONFLICT (route, key) DO NOTHING RETURNING id, route, key, status),
+    docs AS (
+      INSERT INTO outbox_docs (id, document, preview)
+      SELECT ins.id, v.document, v.preview FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key),
+    raws AS (
+      INSERT INTO outbox_raw (id, raw)
+      SELECT ins.id, v.raw FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key WHERE v.raw IS NOT NULL)
+    SELECT route, status FROM ins`;
   return { text, values };
 }

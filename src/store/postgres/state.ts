@@ -5,7 +5,7 @@ import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCounters
 import type {
   Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry,
 } from '../types.js';
-import { iso, pgText, toId, withTransaction } from './db.js';
+import { iso, pgText, toId, withTransaction, type Queryable } from './db.js';
 
 export class PgState {
   constructor(private readonly pool: pg.Pool) {}
@@ -68,12 +68,12 @@ export class PgState {
     }]));
   }
 
-  async record(source: string, entries: Array<LedgerEntry & { commentId: string }>): Promise<void> {
+  async record(source: string, entries: Array<LedgerEntry & { commentId: string }>, db: Queryable = this.pool): Promise<void> {
     if (entries.length === 0) return;
     // One row per comment id (the last wins), sorted so concurrent writers lock in one order.
     const last = new Map(entries.map((e) => [e.commentId, e]));
     const list = [...last.values()].sort((a, b) => (a.commentId < b.commentId ? -1 : a.commentId > b.commentId ? 1 : 0));
-    await this.pool.query(
+    await db.query(
       `INSERT INTO ledger (source, comment_id, text_hash, props_hash, outcome, updated_at)
        SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
        ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
@@ -83,11 +83,11 @@ export class PgState {
     );
   }
 
-  async indexThread(source: string, entries: ThreadEntry[]): Promise<void> {
+  async indexThread(source: string, entries: ThreadEntry[], db: Queryable = this.pool): Promise<void> {
     if (entries.length === 0) return;
     const last = new Map(entries.map((e) => [e.commentId, e]));
     const list = [...last.values()].sort((a, b) => (a.commentId < b.commentId ? -1 : a.commentId > b.commentId ? 1 : 0));
-    await this.pool.query(
+    await db.query(
       `INSERT INTO threads (source, comment_id, thread_id, ts, timestamp, from_addr, participants)
        SELECT $1, c, t, ts::timestamptz, ts, f, p FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::json[]) AS u(c, t, ts, f, p)
        ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts = excluded.ts,

@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import { checkLimit, checkPurgeFilter, checkReplay, jsonOrNull, notFound } from '../common.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
-import { ITEM_COLUMNS, toDeadLetter, toDeadLetterDetail, type OutboxRow } from './rows.js';
+import { ITEM_COLUMNS, toDeadLetter, toDeadLetterDetail, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteOutbox } from './outbox.js';
 
 export class SqliteDeadLetters {
@@ -11,7 +11,7 @@ export class SqliteDeadLetters {
   list(query: DeadLetterQuery): DeadLetter[] {
     const limit = checkLimit(query.limit);
     const rows = this.db.prepare(
-      `SELECT ${ITEM_COLUMNS}, raw IS NOT NULL AS has_raw FROM outbox
+      `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox
        WHERE status = 'dead' AND id > @after ${query.route === undefined ? '' : 'AND route = @route'}
        ORDER BY id LIMIT @limit`,
     ).all({ after: query.after ?? 0, limit, ...(query.route === undefined ? {} : { route: query.route }) }) as OutboxRow[];
@@ -19,10 +19,17 @@ export class SqliteDeadLetters {
   }
 
   get(id: number): DeadLetterDetail | undefined {
-    const row = this.db.prepare(`SELECT ${ITEM_COLUMNS}, raw FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
-      | OutboxRow
-      | undefined;
-    return row === undefined ? undefined : toDeadLetterDetail(row);
+    return this.db.transaction((): DeadLetterDetail | undefined => {
+      const row = this.db.prepare(
+        `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox WHERE status = 'dead' AND id = ?`,
+      ).get(id) as OutboxRow | undefined;
+      if (row === undefined) return undefined;
+      const doc = this.db.prepare(
+        `SELECT d.document, d.preview, r.raw FROM outbox_docs d LEFT JOIN outbox_raw r ON r.id = d.id WHERE d.id = ?`,
+      ).get(id) as DocRow | undefined;
+      if (doc === undefined) throw new Error(`dead letter ${id} has no document row`);
+      return toDeadLetterDetail(row, doc);
+    })();
   }
 
   replay(id: number, replacement: OutboxInput): ReplayResult {
@@ -37,8 +44,7 @@ export class SqliteDeadLetters {
       this.db.prepare(
         `UPDATE outbox SET status = @status, attempts = 0, next_attempt_at = @now, finished_at = @finished,
            lease_owner = NULL, lease_expires_at = NULL, outcome = NULL, last_error = @error,
-           comment_id = @commentId, origin = @origin, warnings = @warnings, document = @document,
-           preview = @preview, raw = COALESCE(@raw, raw)
+           comment_id = @commentId, origin = @origin, warnings = @warnings
          WHERE id = @id`,
       ).run({
         id,
@@ -49,10 +55,9 @@ export class SqliteDeadLetters {
         commentId: replacement.commentId,
         origin: JSON.stringify(replacement.origin),
         warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
-        document: JSON.stringify(replacement.document),
-        preview: jsonOrNull(replacement.preview),
-        raw: replacement.raw ?? null,
       });
+      // Raw bytes: the replacement's when given, else the dead letter's own stay.
+      this.outbox.putBody(id, replacement);
       this.outbox.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);
       return { id, status: dead ? 'dead' : 'queued' };
     }).immediate();
@@ -74,6 +79,9 @@ export class SqliteDeadLetters {
       where.push('finished_at < @before');
       params.before = filter.olderThan.getTime();
     }
-    return this.db.prepare(`DELETE FROM outbox WHERE ${where.join(' AND ')}`).run(params).changes;
+    return this.db.transaction(() => {
+      this.outbox.deleteBodies(where.join(' AND '), params);
+      return this.db.prepare(`DELETE FROM outbox WHERE ${where.join(' AND ')}`).run(params).changes;
+    }).immediate();
   }
 }

@@ -60,9 +60,9 @@ export class SqliteStore implements T.Store {
   private readonly state: SqliteState;
 
   private constructor(private readonly db: Database.Database) {
-    this.outbox = new SqliteOutbox(db);
-    this.dead = new SqliteDeadLetters(db, this.outbox);
     this.state = new SqliteState(db);
+    this.outbox = new SqliteOutbox(db, this.state);
+    this.dead = new SqliteDeadLetters(db, this.outbox);
   }
 
   /** Opens (creating parent directories) and migrates. */

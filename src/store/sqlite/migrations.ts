@@ -107,6 +107,29 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_actions ON outbox (id) WHERE status = 'delivered' AND action_due = 1;
     `,
   },
+  {
+    // Claims, outcomes and retries rewrite only a narrow row; the wide values live in side
+    // tables keyed by outbox id: the document and preview until the item is pruned or
+    // purged, the raw bytes until it is delivered (deleting the side row drops them).
+    version: 3,
+    name: 'wide columns in side tables',
+    sql: `
+      CREATE TABLE outbox_docs (
+        id INTEGER PRIMARY KEY,
+        document TEXT NOT NULL,
+        preview TEXT
+      );
+      CREATE TABLE outbox_raw (
+        id INTEGER PRIMARY KEY,
+        raw BLOB NOT NULL
+      );
+      INSERT INTO outbox_docs (id, document, preview) SELECT id, document, preview FROM outbox;
+      INSERT INTO outbox_raw (id, raw) SELECT id, raw FROM outbox WHERE raw IS NOT NULL;
+      ALTER TABLE outbox DROP COLUMN document;
+      ALTER TABLE outbox DROP COLUMN preview;
+      ALTER TABLE outbox DROP COLUMN raw;
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

@@ -5,25 +5,37 @@
  */
 import type Database from 'better-sqlite3';
 import type { Checkpoint, Origin } from '../../pipeline/types.js';
-import { checkDelay, checkLimit, countByRoute } from '../common.js';
-import type { DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction } from '../types.js';
-import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type OutboxRow } from './rows.js';
+import { checkAiUnits, checkDelay, checkLimit, countByRoute, jsonOrNull } from '../common.js';
+import type {
+  DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, ThreadEntry,
+} from '../types.js';
+import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
+import type { SqliteState } from './state.js';
 
 export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
 
 export class SqliteOutbox {
   private readonly insert: Database.Statement;
+  private readonly insertDoc: Database.Statement;
+  private readonly insertRaw: Database.Statement;
+  private readonly selectDocs: Database.Statement;
+  private readonly deleteRaw: Database.Statement;
   private readonly putCheckpoint: Database.Statement;
   private readonly bumpStmts = new Map<CounterName, Database.Statement>();
   private readonly claimRoute: Database.Statement;
   private readonly claimAny: Database.Statement;
   private readonly enqueueTx: (items: OutboxInput[], checkpoint: Checkpoint | undefined) => EnqueueResult;
+  private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
 
-  constructor(private readonly db: Database.Database) {
+  constructor(private readonly db: Database.Database, private readonly state: SqliteState) {
     this.insert = db.prepare(
       `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',').map(() => '?').join(', ')})
        ON CONFLICT (route, key) DO NOTHING`,
     );
+    this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview) VALUES (?, ?, ?)');
+    this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
+    this.selectDocs = db.prepare('SELECT id, document, preview FROM outbox_docs WHERE id IN (SELECT value FROM json_each(?))');
+    this.deleteRaw = db.prepare('DELETE FROM outbox_raw WHERE id IN (SELECT value FROM json_each(?))');
     this.putCheckpoint = db.prepare(
       `INSERT INTO checkpoints (key, value, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
@@ -44,6 +56,32 @@ export class SqliteOutbox {
     this.claimAny = claim('');
     const tx = db.transaction((items: OutboxInput[], checkpoint: Checkpoint | undefined) => this.enqueueNow(items, checkpoint));
     this.enqueueTx = (items, checkpoint) => tx.immediate(items, checkpoint);
+    const claimTx = db.transaction((route: string | undefined, params: Record<string, unknown>) => this.claimNow(route, params));
+    this.claimTx = (route, params) => claimTx.immediate(route, params);
+  }
+
+  /** Writes the wide values of an item to the side tables (document always; raw bytes when given). */
+  putBody(id: number, item: OutboxInput): void {
+    this.insertDoc.run(id, item.json?.document ?? JSON.stringify(item.document), item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null));
+    if (item.raw !== undefined) this.insertRaw.run(id, item.raw);
+  }
+
+  /** Deletes the side rows of outbox rows about to be deleted (call inside the caller's transaction). */
+  deleteBodies(where: string, params: Record<string, unknown>): void {
+    for (const table of ['outbox_docs', 'outbox_raw']) {
+      this.db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT id FROM outbox WHERE ${where})`).run(params);
+    }
+  }
+
+  private indexThreads(items: OutboxInput[]): void {
+    const bySource = new Map<string, ThreadEntry[]>();
+    for (const { thread } of items) {
+      if (thread === undefined) continue;
+      const list = bySource.get(thread.source) ?? [];
+      list.push(thread.entry);
+      bySource.set(thread.source, list);
+    }
+    for (const [source, entries] of bySource) this.state.indexThread(source, entries);
   }
 
   /** Adds `n` to a per-route counter (call inside the caller's transaction). */
@@ -65,14 +103,15 @@ export class SqliteOutbox {
     const queued: string[] = [];
     const dead: string[] = [];
     for (const item of items) {
-      if (this.insert.run(...inputValues(item, now)).changes === 0) {
+      const res = this.insert.run(...inputValues(item, now));
+      if (res.changes === 0) {
         result.duplicates += 1;
-      } else if (item.error === undefined) {
-        queued.push(item.route);
-      } else {
-        dead.push(item.route);
+        continue;
       }
+      this.putBody(Number(res.lastInsertRowid), item);
+      (item.error === undefined ? queued : dead).push(item.route);
     }
+    this.indexThreads(items);
     for (const [route, n] of countByRoute(queued)) this.bump(route, 'enqueued', n);
     for (const [route, n] of countByRoute(dead)) this.bump(route, 'dead_lettered', n);
     if (checkpoint !== undefined) this.setCheckpoint(checkpoint.key, checkpoint.value);
@@ -84,20 +123,33 @@ export class SqliteOutbox {
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number): OutboxItem[] {
     const now = Date.now();
     const params = { now, owner, until: now + checkDelay('leaseMs', leaseMs, 1), limit: checkLimit(limit) };
+    return this.claimTx(route, params);
+  }
+
+  private claimNow(route: string | undefined, params: Record<string, unknown>): OutboxItem[] {
     const rows = (route === undefined ? this.claimAny.all(params) : this.claimRoute.all({ ...params, route })) as OutboxRow[];
-    return rows.sort((a, b) => a.id - b.id).map(toItem);
+    if (rows.length === 0) return [];
+    const docs = new Map<number, DocRow>();
+    for (const d of this.selectDocs.all(JSON.stringify(rows.map((r) => r.id))) as Array<DocRow & { id: number }>) docs.set(d.id, d);
+    return rows.sort((a, b) => a.id - b.id).map((r) => {
+      const d = docs.get(r.id);
+      if (d === undefined) throw new Error(`outbox item ${r.id} has no document row`);
+      return toItem(r, d);
+    });
   }
 
   markDelivered(ids: number[], info: DeliveryInfo): number {
-    if (ids.length === 0) return 0;
+    if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
     return this.db.transaction(() => {
       const now = Date.now();
-      const rows = this.db.prepare(
-        `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, raw = NULL,
-           lease_owner = NULL, lease_expires_at = NULL
-         WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING route`,
-      ).all(info.outcome, now, JSON.stringify(ids)) as Array<{ route: string }>;
+      const rows = ids.length === 0 ? [] : this.db.prepare(
+        `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
+         WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
+      ).all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>;
+      if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
       for (const [route, n] of countByRoute(rows.map((r) => r.route))) this.bump(route, info.outcome, n);
+      if (info.aiUnits !== undefined) this.bump(info.aiUnits.route, 'ai_units', checkAiUnits(info.aiUnits.units));
+      for (const l of info.ledger ?? []) this.state.record(l.source, l.entries);
       return rows.length;
     }).immediate();
   }
@@ -124,7 +176,12 @@ export class SqliteOutbox {
   }
 
   pruneDelivered(olderThan: Date): number {
-    return this.db.prepare(`DELETE FROM outbox WHERE status = 'delivered' AND action_due = 0 AND finished_at < ?`).run(olderThan.getTime()).changes;
+    return this.db.transaction(() => {
+      const where = `status = 'delivered' AND action_due = 0 AND finished_at < @before`;
+      const params = { before: olderThan.getTime() };
+      this.deleteBodies(where, params);
+      return this.db.prepare(`DELETE FROM outbox WHERE ${where}`).run(params).changes;
+    }).immediate();
   }
 
   pendingActions(limit: number, afterId = 0): PendingAction[] {

@@ -17,27 +17,31 @@ export interface OutboxRow {
   last_error: string | null;
   origin: string;
   warnings: string | null;
+  has_raw?: number;
+}
+
+/** An `outbox_docs` row, joined to its outbox row by id; `raw` from `outbox_raw` when asked for. */
+export interface DocRow {
   document: string;
   preview: string | null;
   raw?: Buffer | null;
-  has_raw?: number;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function toItem(r: OutboxRow): OutboxItem {
+export function toItem(r: OutboxRow, d: DocRow): OutboxItem {
   const item: OutboxItem = {
     id: r.id,
     route: r.route,
     key: r.key,
     commentId: r.comment_id,
-    document: JSON.parse(r.document) as RawEmailDocument,
+    document: JSON.parse(d.document) as RawEmailDocument,
     origin: JSON.parse(r.origin) as Origin,
     warnings: parseJson<Warning[]>(r.warnings) ?? [],
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),
   };
-  const preview = parseJson<Comment>(r.preview);
+  const preview = parseJson<Comment>(d.preview);
   if (preview !== undefined) item.preview = preview;
   const lastError = parseItemError(r.last_error);
   if (lastError !== undefined) item.lastError = lastError;
@@ -56,15 +60,15 @@ export function toDeadLetter(r: OutboxRow): DeadLetter {
     enqueuedAt: iso(r.enqueued_at),
     deadAt: iso(r.finished_at ?? r.enqueued_at),
     warnings: parseJson<Warning[]>(r.warnings) ?? [],
-    hasRaw: r.raw !== undefined ? r.raw !== null : r.has_raw === 1,
+    hasRaw: r.has_raw === 1,
   };
 }
 
-export function toDeadLetterDetail(r: OutboxRow): DeadLetterDetail {
-  const detail: DeadLetterDetail = { ...toDeadLetter(r), document: JSON.parse(r.document) as RawEmailDocument };
-  const preview = parseJson<Comment>(r.preview);
+export function toDeadLetterDetail(r: OutboxRow, d: DocRow): DeadLetterDetail {
+  const detail: DeadLetterDetail = { ...toDeadLetter(r), document: JSON.parse(d.document) as RawEmailDocument };
+  const preview = parseJson<Comment>(d.preview);
   if (preview !== undefined) detail.preview = preview;
-  if (r.raw !== null && r.raw !== undefined) detail.raw = r.raw;
+  if (d.raw !== null && d.raw !== undefined) detail.raw = d.raw;
   return detail;
 }
 
@@ -82,16 +86,13 @@ export function inputValues(item: OutboxInput, now: number): unknown[] {
     jsonOrNull(item.error),
     JSON.stringify(item.origin),
     item.warnings === undefined || item.warnings.length === 0 ? null : JSON.stringify(item.warnings),
-    item.json?.document ?? JSON.stringify(item.document),
-    item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null),
-    item.raw ?? null,
     item.afterDelivery === true ? 1 : 0,
   ];
 }
 
 export const INSERT_COLUMNS =
-  'route, key, comment_id, status, next_attempt_at, enqueued_at, finished_at, last_error, origin, warnings, document, preview, raw, action_due';
+  'route, key, comment_id, status, next_attempt_at, enqueued_at, finished_at, last_error, origin, warnings, action_due';
 
-/** Columns a claim or listing returns (never the raw bytes). */
+/** The narrow outbox columns a claim or listing returns (document and preview come from `outbox_docs`). */
 export const ITEM_COLUMNS =
-  'id, route, key, comment_id, status, attempts, enqueued_at, finished_at, last_error, origin, warnings, document, preview';
+  'id, route, key, comment_id, status, attempts, enqueued_at, finished_at, last_error, origin, warnings';
