@@ -1,7 +1,10 @@
 /**
- * What intake needs of a parsed message, with the document and the preview already JSON
- * text. The parse workers produce it, so the main thread neither receives whole object
- * graphs nor serializes them again for the store: it only moves strings.
+ * What intake needs of a parsed message, with the document already JSON text. The parse
+ * workers produce it, so the main thread neither receives whole object graphs nor
+ * serializes them again for the store: it only moves strings. The comment preview is not
+ * carried: it is built from the document alone (src/preview/comment.ts), so whoever shows a
+ * stored item's comment builds it again from the stored document, exactly as the service
+ * will; only its thread facts travel, for the thread index.
  */
 import type { Warning } from '../errors.js';
 import type { PreviewResult } from '../preview/types.js';
@@ -20,8 +23,6 @@ export interface EncodedPreview {
   commentId: string;
   /** JSON text of the API document. */
   document: string;
-  /** JSON text of the previewed comment. */
-  preview: string;
   warnings: Warning[];
   thread?: ThreadFacts;
 }
@@ -31,7 +32,6 @@ export function encodePreview(result: PreviewResult): EncodedPreview {
   const encoded: EncodedPreview = {
     commentId: c.id,
     document: JSON.stringify(result.document),
-    preview: JSON.stringify(c),
     warnings: result.warnings,
   };
   if (c.thread_id) {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { isGatewayError } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
-import type { Comment, RawEmailDocument } from '../model/index.js';
+import type { RawEmailDocument } from '../model/index.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
@@ -26,17 +26,13 @@ interface Parsed {
 /** An outbox input built from JSON text: the store writes the text, the objects are parsed only if read. */
 function fromEncoded(base: Omit<OutboxInput, 'commentId' | 'document'>, r: EncodedPreview): OutboxInput {
   let document: RawEmailDocument | undefined;
-  let preview: Comment | undefined;
   return {
     ...base,
     commentId: r.commentId,
-    json: { document: r.document, preview: r.preview },
+    json: { document: r.document },
     warnings: r.warnings,
     get document() {
       return (document ??= JSON.parse(r.document) as RawEmailDocument);
-    },
-    get preview() {
-      return (preview ??= JSON.parse(r.preview) as Comment);
     },
   };
 }

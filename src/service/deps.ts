@@ -1,5 +1,5 @@
 /** ServerDeps (src/server/deps.ts) over a running service: its store, parse pool and adapters. */
-import { computeThreadProperties } from '../preview/index.js';
+import { buildComment, computeThreadProperties } from '../preview/index.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
@@ -121,8 +121,12 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       // The store answers items by id for dead letters; delivered and queued items are not indexed by id.
       const d = await store.getDeadLetter(id);
       if (!d) return undefined;
-      const thread = d.preview ? (computeThreadProperties([d.preview]).get(d.preview.id) ?? null) : null;
-      return { id: d.id, route: d.route, status: 'dead', document: d.document, comment: d.preview ?? null, thread_properties: thread, error: d.error };
+      // Built from the stored document, as the service builds it (intake does not store
+      // previews); none for a message that never parsed (its document is an empty placeholder).
+      const parsed = 'raw' in d.document.raw_email.headers ? d.document.raw_email.headers.raw !== '' : true;
+      const comment = d.preview ?? (parsed ? buildComment(d.document).comment : undefined);
+      const thread = comment ? (computeThreadProperties([comment]).get(comment.id) ?? null) : null;
+      return { id: d.id, route: d.route, status: 'dead', document: d.document, comment: comment ?? null, thread_properties: thread, error: d.error };
     },
     async preview(raw, request) {
       const r = await pool.parse(raw, previewOptions(config, routeOf(request.route), { adapter: 'preview' }));
