@@ -118,15 +118,18 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       list: async (q) => (await store.listPredictions(q)).map((p) => ({ ...predictionRecord(p) })),
     },
     async previewItem(id) {
-      // The store answers items by id for dead letters; delivered and queued items are not indexed by id.
-      const d = await store.getDeadLetter(id);
+      const d = await store.getItem(id);
       if (!d) return undefined;
       // Built from the stored document, as the service builds it (intake does not store
       // previews); none for a message that never parsed (its document is an empty placeholder).
       const parsed = 'raw' in d.document.raw_email.headers ? d.document.raw_email.headers.raw !== '' : true;
       const comment = d.preview ?? (parsed ? buildComment(d.document).comment : undefined);
       const thread = comment ? (computeThreadProperties([comment]).get(comment.id) ?? null) : null;
-      return { id: d.id, route: d.route, status: 'dead', document: d.document, comment: comment ?? null, thread_properties: thread, error: d.error };
+      return {
+        id: d.id, route: d.route, key: d.key, status: d.status, ...(d.outcome ? { outcome: d.outcome } : {}),
+        document: d.document, comment: comment ?? null, thread_properties: thread,
+        ...(d.status === 'dead' && d.lastError ? { error: d.lastError } : {}),
+      };
     },
     async preview(raw, request) {
       const r = await pool.parse(raw, previewOptions(config, routeOf(request.route), { adapter: 'preview' }));

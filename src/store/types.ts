@@ -90,6 +90,15 @@ export interface LedgerRecord {
   entries: Array<LedgerEntry & { commentId: string }>;
 }
 
+/** Any stored item by id, whatever its status (`getItem`). */
+export interface StoredItem extends OutboxItem {
+  status: OutboxStatus;
+  /** For delivered items: `unchanged` when the ledger kept it from being sent. */
+  outcome?: DeliveryInfo['outcome'];
+  /** When it was delivered or dead-lettered (ISO-8601). */
+  finishedAt?: string;
+}
+
 export interface DeliveryInfo {
   /** `unchanged`: skipped because the ledger showed the same text and properties (nothing billed). */
   outcome: 'delivered' | 'unchanged';
@@ -233,6 +242,8 @@ export interface Store extends Ledger {
   /** Queued items (leased or not) for one route or all. */
   outboxDepth(route?: string): Promise<number>;
   outboxCounts(): Promise<OutboxCount[]>;
+  /** One item by id, queued, delivered (until pruned) or dead, without its raw bytes. */
+  getItem(id: number): Promise<StoredItem | undefined>;
 
   // --- after-delivery actions ------------------------------------------------------
   /** Delivered (or unchanged) items enqueued with `afterDelivery` whose action is not finished, by id, after `afterId`. */

@@ -235,6 +235,24 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect((await s.counters('r'))[0]?.delivered).toBe(1);
       });
 
+      it('answers any item by id, whatever its status, with its document and without raw bytes', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1), input('r', 2), input('r', 3), input('r', 4, { error: { code: 'MAILGATE_ERR_MIME_EMPTY', message: 'empty' } })]);
+        const [one, two] = await s.claim('r', 2, 'w', 60_000);
+        await s.markDelivered([one?.id ?? 0], { outcome: 'unchanged' });
+        await s.deadLetter(two?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
+        const delivered = await s.getItem(one?.id ?? 0);
+        expect(delivered).toMatchObject({ id: one?.id, route: 'r', key: 'files:/tmp/archive.mbox:1', status: 'delivered', outcome: 'unchanged', document: one?.document });
+        expect(delivered?.finishedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+        expect(delivered).not.toHaveProperty('raw');
+        expect(await s.getItem(two?.id ?? 0)).toMatchObject({ status: 'dead', lastError: { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' } });
+        const queued = (await s.listDeadLetters({ limit: 10 })).find((d) => d.key.endsWith(':4'));
+        expect(await s.getItem(queued?.id ?? 0)).toMatchObject({ status: 'dead', lastError: { code: 'MAILGATE_ERR_MIME_EMPTY' } });
+        const third = await s.claim('r', 1, 'w', 60_000);
+        expect(await s.getItem(third[0]?.id ?? 0)).toMatchObject({ status: 'queued', key: 'files:/tmp/archive.mbox:3' });
+        expect(await s.getItem(999_999)).toBeUndefined();
+      });
+
       it('makes an after-delivery action due with the delivery itself, keeps it through pruning until finished', async () => {
         const s = ctx.store();
         await s.enqueue([

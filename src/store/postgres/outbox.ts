@@ -7,7 +7,7 @@ import type pg from 'pg';
 import type { Checkpoint, Origin } from '../../pipeline/types.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
 import type {
-  DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, ThreadEntry,
+  DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, StoredItem, ThreadEntry,
 } from '../types.js';
 import { toId, withTransaction, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
@@ -96,6 +96,20 @@ export class PgOutbox {
       for (const [source, entries] of threads) await this.state.indexThread(source, entries, client);
       return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - rows.length };
     });
+  }
+
+  async getItem(id: number): Promise<StoredItem | undefined> {
+    const { rows } = await this.pool.query<PgOutboxRow & { status: OutboxStatus; outcome: string | null }>(
+      `SELECT ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, o.status, o.outcome, d.document, d.preview
+       FROM outbox o JOIN outbox_docs d ON d.id = o.id WHERE o.id = $1`,
+      [id],
+    );
+    const r = rows[0];
+    if (r === undefined) return undefined;
+    const item: StoredItem = { ...pgToItem(r), status: r.status };
+    if (r.outcome === 'delivered' || r.outcome === 'unchanged') item.outcome = r.outcome;
+    if (r.finished_at !== null) item.finishedAt = r.finished_at.toISOString();
+    return item;
   }
 
   async claim(route: string | undefined, limit: number, owner: string, leaseMs: number): Promise<OutboxItem[]> {

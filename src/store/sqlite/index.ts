@@ -97,6 +97,7 @@ export class SqliteStore implements T.Store {
   pruneDelivered(olderThan: Date) { return this.guard('pruneDelivered', () => this.outbox.pruneDelivered(olderThan)); }
   outboxDepth(route?: string) { return this.guard('outboxDepth', () => this.outbox.depth(route)); }
   outboxCounts() { return this.guard('outboxCounts', () => this.outbox.counts()); }
+  getItem(id: number) { return this.guard('getItem', () => this.outbox.getItem(id)); }
   pendingActions(limit: number, afterId?: number) { return this.guard('pendingActions', () => this.outbox.pendingActions(limit, afterId)); }
   finishActions(ids: number[]) { return this.guard('finishActions', () => this.outbox.finishActions(ids)); }
 

@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import type { Checkpoint, Origin } from '../../pipeline/types.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute, jsonOrNull } from '../common.js';
 import type {
-  DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, ThreadEntry,
+  DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, StoredItem, ThreadEntry,
 } from '../types.js';
 import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteState } from './state.js';
@@ -118,6 +118,16 @@ export class SqliteOutbox {
     result.queued = queued.length;
     result.deadLettered = dead.length;
     return result;
+  }
+
+  getItem(id: number): StoredItem | undefined {
+    const r = this.db.prepare(`SELECT ${ITEM_COLUMNS}, outcome FROM outbox WHERE id = ?`).get(id) as (OutboxRow & { outcome: string | null }) | undefined;
+    const d = r === undefined ? undefined : (this.db.prepare('SELECT document, preview FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
+    if (r === undefined || d === undefined) return undefined;
+    const item: StoredItem = { ...toItem(r, d), status: r.status as OutboxStatus };
+    if (r.outcome === 'delivered' || r.outcome === 'unchanged') item.outcome = r.outcome;
+    if (r.finished_at !== null) item.finishedAt = new Date(r.finished_at).toISOString();
+    return item;
   }
 
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number): OutboxItem[] {
