@@ -15,6 +15,8 @@ export interface FilesAdapterConfig {
   route: string;
   /** Messages per `accept` call (default 100). */
   batchSize?: number;
+  /** Raw bytes per `accept` call: a batch is handed over once it holds this many (default 16 MiB). */
+  batchBytes?: number;
   maxMessageBytes?: number;
   mboxQuoting?: MboxQuoting;
   /** Items that could not be read (oversized, unreadable, corrupt .msg): the checkpoint moves past them. */
@@ -26,6 +28,12 @@ export interface FilesAdapterConfig {
 }
 
 export const DEFAULT_FILES_BATCH_SIZE = 100;
+export const DEFAULT_FILES_BATCH_BYTES = 16 * 1024 * 1024;
+/**
+ * Batches handed to the sink and not yet durable, at most: reading and parsing run ahead of
+ * storing by this many. With the byte bound per batch, this bounds the raw bytes in memory.
+ */
+const IN_FLIGHT = 3;
 
 export function checkpointKey(input: string): string {
   return `files:${resolve(input)}`;
@@ -40,21 +48,26 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
   const key = checkpointKey(input);
   const batchSize = config.batchSize ?? DEFAULT_FILES_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
+  const batchBytes = config.batchBytes ?? DEFAULT_FILES_BATCH_BYTES;
+  if (!Number.isInteger(batchBytes) || batchBytes < 1) throw new RangeError(`batchBytes must be a positive integer, got ${batchBytes}`);
+  let bytes = 0;
   const now = config.now ?? (() => new Date());
   let batch: Inbound[] = [];
   let checkpoint: Checkpoint | undefined;
   let dirty = false;
-  // One batch in flight while the next is read (the sink stores batches in call order, each
-  // with its checkpoint, so nothing is acknowledged before it is durable).
-  let inFlight: Promise<void> | undefined;
+  // Up to IN_FLIGHT batches accepted but not yet durable while the next is read (the sink
+  // stores batches in call order, each with its checkpoint, so nothing is acknowledged before
+  // it is durable).
+  const inFlight: Array<Promise<void>> = [];
   const flush = async () => {
     if (!dirty) return;
-    const previous = inFlight;
-    inFlight = sink.accept(batch, checkpoint);
-    inFlight.catch(() => undefined);
+    const accepted = sink.accept(batch, checkpoint);
+    accepted.catch(() => undefined);
+    inFlight.push(accepted);
     batch = [];
+    bytes = 0;
     dirty = false;
-    await previous;
+    while (inFlight.length >= IN_FLIGHT) await inFlight.shift();
   };
   const items = readInput(resolve(input), {
     maxMessageBytes: config.maxMessageBytes,
@@ -65,13 +78,16 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
   for await (const item of items) {
     if (signal.aborted) break;
     if (item.error) config.onError?.(item);
-    else batch.push({ raw: item.raw, origin: item.origin, route: config.route, receivedAt: now() });
+    else {
+      batch.push({ raw: item.raw, origin: item.origin, route: config.route, receivedAt: now() });
+      bytes += item.raw.length;
+    }
     checkpoint = { key, value: { path: item.origin.path, index: item.next.index, offset: item.next.offset } };
     dirty = true;
-    if (batch.length >= batchSize) await flush();
+    if (batch.length >= batchSize || bytes >= batchBytes) await flush();
   }
   if (!signal.aborted) await flush();
-  await inFlight;
+  for (const accepted of inFlight) await accepted;
 }
 
 export function createFilesAdapter(config: FilesAdapterConfig): Adapter {

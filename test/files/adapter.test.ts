@@ -57,6 +57,41 @@ describe('files adapter', () => {
     expect(sink.checkpoints.has(checkpointKey(join(dir, 'bad')))).toBe(true);
   });
 
+  it('hands over a batch once it holds batchBytes, and keeps at most three batches not yet durable', async () => {
+    const dir = await copySamples();
+    const batches: number[] = [];
+    let pending = 0;
+    let maxPending = 0;
+    const releases: Array<() => void> = [];
+    const sink: IntakeSink = {
+      async accept(batch) {
+        batches.push(batch.reduce((n, m) => n + m.raw.length, 0));
+        pending++;
+        maxPending = Math.max(maxPending, pending);
+        await new Promise<void>((r) => releases.push(r));
+        pending--;
+      },
+      async checkpoint() {
+        return undefined;
+      },
+    };
+    const adapter = createFilesAdapter({ paths: [join(dir, 'mbox')], route: 'r', batchSize: 1000, batchBytes: 1 });
+    const done = adapter.start(sink, new AbortController().signal);
+    // Storing is held back: the adapter must stop reading after three batches in flight.
+    while (batches.length < 3) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(batches).toHaveLength(3);
+    while (releases.length > 0 || pending > 0) {
+      releases.shift()?.();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await done;
+    // One message per batch: each one alone reaches the 1-byte bound.
+    expect(batches.length).toBeGreaterThan(3);
+    expect(batches.every((b) => b > 0)).toBe(true);
+    expect(maxPending).toBe(3);
+  });
+
   it('resumes after an interruption: every message exactly once overall', async () => {
     const dir = await copySamples();
     const inputs = [join(dir, 'eml'), join(dir, 'mbox'), join(dir, 'maildir')];
