@@ -1,8 +1,16 @@
 /**
  * The parse pool (DESIGN.md "Parsing safety"): `previewSync` in worker threads with a size
- * budget checked before dispatch and a time budget per message. A worker that runs over its
- * budget is terminated and replaced (MAILGATE_ERR_MIME_TIMEOUT); one that dies mid-message
- * gives MAILGATE_ERR_MIME_WORKER_CRASHED. The queue is bounded: `submit` waits for room.
+ * budget checked before dispatch and a time budget per message.
+ *
+ * Messages travel to a worker in batches (one postMessage for up to `batchSize` messages,
+ * two batches in flight per worker), so a worker never waits for the main thread between
+ * messages and the main thread pays one hand-over per batch, not per message. Each worker
+ * publishes the id of the message it is parsing in a shared counter; a watchdog terminates a
+ * worker whose current message has run over the time budget (MAILGATE_ERR_MIME_TIMEOUT) and
+ * one that dies mid-message gives MAILGATE_ERR_MIME_WORKER_CRASHED. Either way only that
+ * message fails: the others of its batches go back to the front of the queue, because the
+ * pool keeps every message's bytes until it is settled. The queue is bounded by count and
+ * bytes: `submit` waits for room.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -10,7 +18,7 @@ import { GatewayError, type ErrorCode } from '../errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS } from '../limits.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import type { EncodedPreview } from './encoded.js';
-import type { WorkerData, WorkerRequest, WorkerResponse } from './worker.js';
+import type { WorkerBatch, WorkerData, WorkerResponse } from './worker.js';
 
 /** Same value as worker.ts WORKER_READY (not imported: that module is the worker's entry). */
 const WORKER_READY = 'mailgate:worker-ready';
@@ -22,8 +30,10 @@ export interface ParsePoolOptions {
   timeoutMs?: number;
   /** Size budget per message in bytes, checked before dispatch (default DEFAULT_MAX_MESSAGE_BYTES). */
   maxMessageBytes?: number;
-  /** Messages waiting for a worker before `submit` blocks (default 2 × size). */
+  /** Messages waiting for a worker before `submit` blocks (default 2 × batchSize × size). */
   queueSize?: number;
+  /** Messages per hand-over to a worker, at most (default 16; 1 sends each message alone). */
+  batchSize?: number;
   /** Preview options applied to every message (per-message options override them). */
   preview?: PreviewOptions;
   /** Heap limit of each worker in MiB (default 512); running out counts as a crash. */
@@ -37,8 +47,9 @@ export type ParseOutcome = { ok: true; result: PreviewResult } | { ok: false; er
 export interface SubmitOptions {
   options?: PreviewOptions;
   /**
-   * Move the bytes to the worker instead of copying them (default false). The caller's buffer
-   * is then unusable (detached) unless it was a slice of a shared pool, which is copied anyway.
+   * Hand the bytes over (default false): the caller's buffer is then detached (length 0),
+   * unless it is a slice of a larger buffer. Either way the pool reads the bytes only until
+   * the message is settled and never writes them.
    */
   transfer?: boolean;
 }
@@ -53,6 +64,8 @@ interface Job {
   raw: Uint8Array;
   options: PreviewOptions;
   encode: boolean;
+  /** Times the job went back to the queue because its worker died on another message. */
+  requeued: number;
   resolve: (outcome: ParseOutcome) => void;
 }
 
@@ -60,8 +73,15 @@ interface Slot {
   worker: Worker;
   /** The worker has loaded its modules and takes messages. */
   ready: boolean;
-  job?: Job;
-  timer?: NodeJS.Timeout;
+  /** Jobs handed over and not answered, in the order the worker parses them. */
+  inFlight: Job[];
+  /** Batches handed over and not answered. */
+  batches: number;
+  /** [0]: id of the message the worker is parsing, 0 between messages (written by the worker). */
+  current: Int32Array;
+  /** The watchdog's last look: which id was current, and since when (ms). */
+  seenId: number;
+  seenAt: number;
 }
 
 /**
@@ -73,19 +93,35 @@ const WORKER_YOUNG_GENERATION_MB = 8;
 /** Consecutive deaths of idle workers after which the pool gives up (a broken worker script). */
 const MAX_IDLE_DEATHS = 5;
 
+/** Batches in flight per worker: one being parsed, one waiting, so the worker never idles. */
+const BATCHES_PER_WORKER = 2;
+
+/** Raw bytes per hand-over, at most (a larger message goes alone). */
+const BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Raw bytes waiting in the queue before `submit` blocks (one message always fits). */
+const QUEUE_BYTES = 64 * 1024 * 1024;
+
+/** A message whose worker died this many times while parsing others fails as a crash itself. */
+const MAX_REQUEUES = 3;
+
+export const DEFAULT_BATCH_SIZE = 16;
+
 function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
   const v = value ?? fallback;
   if (!Number.isInteger(v) || v < min) throw new RangeError(`${name} must be an integer >= ${min}, got ${v}`);
   return v;
 }
 
-/** An exact, transferable copy unless the view already owns its whole ArrayBuffer. */
-function transferable(raw: Uint8Array, transfer: boolean): Uint8Array {
-  const owns = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength && raw.buffer instanceof ArrayBuffer;
-  if (transfer && owns) return raw;
-  const copy = new Uint8Array(raw.byteLength);
-  copy.set(raw);
-  return copy;
+/**
+ * The caller's bytes, kept by reference until the message is settled (callers never modify a
+ * message they submitted). With `transfer`, a view that owns its whole buffer is detached from
+ * the caller (moved, not copied), so nothing else can hold on to it.
+ */
+function taken(raw: Uint8Array, transfer: boolean): Uint8Array {
+  const whole = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength && raw.buffer instanceof ArrayBuffer;
+  if (!transfer || !whole) return raw;
+  return new Uint8Array(structuredClone(raw.buffer as ArrayBuffer, { transfer: [raw.buffer as ArrayBuffer] }));
 }
 
 const fail = (code: ErrorCode, message: string): ParseOutcome => ({ ok: false, error: new GatewayError(code, message) });
@@ -95,10 +131,13 @@ export class ParsePool {
   readonly timeoutMs: number;
   readonly maxMessageBytes: number;
   readonly queueSize: number;
+  readonly batchSize: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
+  private queuedBytes = 0;
   private readonly roomWaiters: Array<() => void> = [];
   private readonly workerUrl = new URL('./worker.js', import.meta.url);
+  private readonly watchdog: NodeJS.Timeout;
   private nextId = 1;
   private idleDeaths = 0;
   private closed = false;
@@ -107,14 +146,18 @@ export class ParsePool {
     this.size = positiveInt('size', options.size, Math.max(1, availableParallelism()));
     this.timeoutMs = positiveInt('timeoutMs', options.timeoutMs, DEFAULT_PARSE_TIMEOUT_MS);
     this.maxMessageBytes = positiveInt('maxMessageBytes', options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, 0);
-    this.queueSize = positiveInt('queueSize', options.queueSize, 2 * this.size);
+    this.batchSize = positiveInt('batchSize', options.batchSize, DEFAULT_BATCH_SIZE);
+    this.queueSize = positiveInt('queueSize', options.queueSize, BATCHES_PER_WORKER * this.batchSize * this.size);
     positiveInt('workerMemoryMb', options.workerMemoryMb, 512);
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
+    // A budget is enforced within a tenth of itself (at least 5 ms, at most 250 ms late).
+    this.watchdog = setInterval(() => this.inspect(), Math.min(250, Math.max(5, Math.floor(this.timeoutMs / 10))));
+    this.watchdog.unref();
   }
 
   /** Messages in flight plus waiting: how far ahead an ordered reader may run. */
   get capacity(): number {
-    return this.size + this.queueSize;
+    return this.size * BATCHES_PER_WORKER * this.batchSize + this.queueSize;
   }
 
   /** Queues a message, waiting while the queue is full; the ticket settles with its outcome. */
@@ -128,20 +171,25 @@ export class ParsePool {
       const message = `the message has ${raw.byteLength} bytes, more than the ${this.maxMessageBytes}-byte budget`;
       return { done: Promise.resolve(fail('MAILGATE_ERR_MIME_TOO_LARGE', message)) };
     }
-    while (this.queue.length >= this.queueSize && !this.closed) await new Promise<void>((r) => this.roomWaiters.push(r));
+    while (this.full() && !this.closed) await new Promise<void>((r) => this.roomWaiters.push(r));
     const options = { ...this.options.preview, maxMessageBytes: this.maxMessageBytes, ...submit.options };
-    const bytes = transferable(raw, submit.transfer ?? false);
+    const bytes = taken(raw, submit.transfer ?? false);
     let resolve!: (o: ParseOutcome) => void;
     const done = new Promise<ParseOutcome>((r) => (resolve = r));
     if (this.closed) resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', 'the parse pool is closed'));
     else {
-      this.queue.push({ id: this.nextId++, raw: bytes, options, encode, resolve });
+      this.queue.push({ id: this.nextId++, raw: bytes, options, encode, requeued: 0, resolve });
+      this.queuedBytes += bytes.byteLength;
       this.pump();
     }
     return { done };
   }
 
-  /** Parses one message; rejects with the GatewayError of a failure. Copies the bytes (the caller keeps them). */
+  private full(): boolean {
+    return this.queue.length >= this.queueSize || (this.queue.length > 0 && this.queuedBytes >= QUEUE_BYTES);
+  }
+
+  /** Parses one message; rejects with the GatewayError of a failure. The caller keeps the bytes. */
   async parse(raw: Uint8Array, options?: PreviewOptions): Promise<PreviewResult> {
     const outcome = await (await this.submit(raw, { options })).done;
     if (!outcome.ok) throw outcome.error;
@@ -159,17 +207,24 @@ export class ParsePool {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', 'the parse pool was closed'));
-    this.roomWaiters.splice(0).forEach((r) => r());
+    clearInterval(this.watchdog);
+    this.failQueued('the parse pool was closed');
     await Promise.all(this.slots.map((slot) => this.retire(slot, 'the parse pool was closed')));
   }
 
+  private failQueued(message: string): void {
+    for (const job of this.queue.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', message));
+    this.queuedBytes = 0;
+    this.roomWaiters.splice(0).forEach((r) => r());
+  }
+
   private spawn(): Slot {
-    const workerData: WorkerData = { testHooks: this.options.testHooks === true };
+    const shared = new SharedArrayBuffer(4);
+    const workerData: WorkerData = { testHooks: this.options.testHooks === true, current: shared };
     const worker = new Worker(this.workerUrl, { workerData, resourceLimits: { maxOldGenerationSizeMb: this.options.workerMemoryMb ?? 512, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
-    const slot: Slot = { worker, ready: false };
-    worker.on('message', (res: WorkerResponse | typeof WORKER_READY) => {
-      if (res !== WORKER_READY) return this.onResult(slot, res);
+    const slot: Slot = { worker, ready: false, inFlight: [], batches: 0, current: new Int32Array(shared), seenId: 0, seenAt: 0 };
+    worker.on('message', (res: WorkerResponse[] | typeof WORKER_READY) => {
+      if (res !== WORKER_READY) return this.onResults(slot, res);
       slot.ready = true;
       this.pump();
     });
@@ -178,71 +233,113 @@ export class ParsePool {
     return slot;
   }
 
+  /** Hands queued messages to workers: the least busy first, batches sized to share the queue. */
   private pump(): void {
-    for (const slot of this.slots) {
-      if (this.queue.length === 0) return;
-      if (slot.job || !slot.ready) continue;
-      const job = this.queue.shift()!;
-      this.roomWaiters.shift()?.();
-      slot.job = job;
-      slot.timer = setTimeout(() => this.onTimeout(slot), this.timeoutMs);
-      const req: WorkerRequest = { id: job.id, raw: job.raw, options: job.options, ...(job.encode ? { encode: true } : {}) };
-      slot.worker.postMessage(req, [job.raw.buffer as ArrayBuffer]);
+    if (this.closed) return;
+    const ready = this.slots.filter((s) => s.ready && s.batches < BATCHES_PER_WORKER).sort((a, b) => a.inFlight.length - b.inFlight.length);
+    for (const slot of ready) {
+      if (this.queue.length === 0) break;
+      const want = Math.min(this.batchSize, Math.max(1, Math.ceil(this.queue.length / ready.length)));
+      const batch: Job[] = [];
+      let bytes = 0;
+      while (batch.length < want && this.queue.length > 0 && (batch.length === 0 || bytes + this.queue[0]!.raw.byteLength <= BATCH_BYTES)) {
+        const job = this.queue.shift()!;
+        bytes += job.raw.byteLength;
+        batch.push(job);
+      }
+      this.queuedBytes -= bytes;
+      slot.inFlight.push(...batch);
+      slot.batches++;
+      // One buffer per batch, moved to the worker; the pool keeps the messages' own bytes, so
+      // that a batch-mate of a message that kills its worker can be parsed again elsewhere.
+      const packed = new Uint8Array(new ArrayBuffer(bytes));
+      let offset = 0;
+      const messages = batch.map((job) => {
+        packed.set(job.raw, offset);
+        const m = { id: job.id, offset, length: job.raw.byteLength, options: job.options, ...(job.encode ? { encode: true } : {}) };
+        offset += job.raw.byteLength;
+        return m;
+      });
+      const req: WorkerBatch = { bytes: packed.buffer, messages };
+      slot.worker.postMessage(req, [packed.buffer]);
     }
+    while (this.roomWaiters.length > 0 && !this.full()) this.roomWaiters.shift()!();
   }
 
-  private onResult(slot: Slot, res: WorkerResponse): void {
-    const job = slot.job;
-    if (!job || job.id !== res.id) return;
+  private onResults(slot: Slot, results: WorkerResponse[]): void {
+    if (!this.slots.includes(slot)) return;
     this.idleDeaths = 0;
-    // `result` is a PreviewResult unless the job asked for an EncodedPreview (parseEncoded).
-    this.settle(slot, res.ok ? { ok: true, result: res.result as PreviewResult } : fail(res.code, res.message));
+    slot.batches--;
+    for (const res of results) {
+      const i = slot.inFlight.findIndex((j) => j.id === res.id);
+      if (i === -1) continue;
+      const [job] = slot.inFlight.splice(i, 1);
+      // `result` is a PreviewResult unless the job asked for an EncodedPreview (parseEncoded).
+      job!.resolve(res.ok ? { ok: true, result: res.result as PreviewResult } : fail(res.code, res.message));
+    }
     this.pump();
   }
 
-  private onTimeout(slot: Slot): void {
-    if (!slot.job) return;
-    this.replace(slot, fail('MAILGATE_ERR_MIME_TIMEOUT', `parsing took longer than the ${this.timeoutMs} ms budget`));
+  /** The watchdog: a worker whose current message has been current for longer than the budget is stopped. */
+  private inspect(): void {
+    const now = performance.now();
+    for (const slot of [...this.slots]) {
+      const id = Atomics.load(slot.current, 0);
+      if (id !== slot.seenId) {
+        slot.seenId = id;
+        slot.seenAt = now;
+      } else if (id !== 0 && now - slot.seenAt >= this.timeoutMs) {
+        this.replace(slot, id, fail('MAILGATE_ERR_MIME_TIMEOUT', `parsing took longer than the ${this.timeoutMs} ms budget`));
+      }
+    }
   }
 
   private onDeath(slot: Slot, message: string): void {
     if (this.closed || !this.slots.includes(slot)) return;
-    if (!slot.job && ++this.idleDeaths > MAX_IDLE_DEATHS) {
+    const id = Atomics.load(slot.current, 0);
+    if (slot.inFlight.length === 0 && ++this.idleDeaths > MAX_IDLE_DEATHS) {
       this.closed = true;
-      for (const job of this.queue.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', `parse workers keep dying: ${message}`));
-      this.roomWaiters.splice(0).forEach((r) => r());
+      clearInterval(this.watchdog);
+      this.failQueued(`parse workers keep dying: ${message}`);
       return;
     }
-    this.replace(slot, fail('MAILGATE_ERR_MIME_WORKER_CRASHED', message));
+    this.replace(slot, id, fail('MAILGATE_ERR_MIME_WORKER_CRASHED', message));
   }
 
-  /** Settles the slot's job with `outcome`, kills its worker and puts a fresh one in its place. */
-  private replace(slot: Slot, outcome: ParseOutcome): void {
+  /**
+   * Kills the slot's worker and puts a fresh one in its place: the message `culprit` (the one
+   * being parsed) settles with `outcome`, the others it held go back to the front of the queue.
+   */
+  private replace(slot: Slot, culprit: number, outcome: ParseOutcome): void {
     const i = this.slots.indexOf(slot);
     if (i === -1) return;
     this.slots[i] = this.spawn();
-    void this.retire(slot, outcome.ok ? '' : outcome.error.message, outcome);
+    const jobs = slot.inFlight.splice(0);
+    const back: Job[] = [];
+    for (const job of jobs) {
+      if (job.id === culprit) job.resolve(outcome);
+      else if (++job.requeued > MAX_REQUEUES) job.resolve(outcome.ok ? outcome : fail('MAILGATE_ERR_MIME_WORKER_CRASHED', `its parse worker died ${job.requeued} times: ${outcome.error.message}`));
+      else back.push(job);
+    }
+    this.queue.unshift(...back);
+    this.queuedBytes += back.reduce((n, j) => n + j.raw.byteLength, 0);
+    void this.retire(slot, outcome.ok ? '' : outcome.error.message);
     this.pump();
   }
 
-  private async retire(slot: Slot, message: string, outcome?: ParseOutcome): Promise<void> {
-    if (slot.job) this.settle(slot, outcome ?? fail('MAILGATE_ERR_MIME_WORKER_CRASHED', message));
+  private async retire(slot: Slot, message: string): Promise<void> {
+    for (const job of slot.inFlight.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', message));
     slot.worker.removeAllListeners();
     slot.worker.on('error', () => undefined);
     await slot.worker.terminate();
-  }
-
-  private settle(slot: Slot, outcome: ParseOutcome): void {
-    clearTimeout(slot.timer);
-    const job = slot.job;
-    slot.job = undefined;
-    job?.resolve(outcome);
   }
 }
 
 export interface OrderedOptions extends SubmitOptions {
   /** Messages in flight at most (default: the pool's capacity). */
   window?: number;
+  /** Raw bytes of the messages in flight at most, beyond the first (default 64 MiB). */
+  windowBytes?: number;
 }
 
 /**
@@ -257,15 +354,20 @@ export async function* parseOrdered<T>(
   options: OrderedOptions = {},
 ): AsyncGenerator<{ item: T; outcome?: ParseOutcome }> {
   const window = positiveInt('window', options.window, pool.capacity);
-  const pending: Array<{ item: T; done?: Promise<ParseOutcome> }> = [];
+  const windowBytes = positiveInt('windowBytes', options.windowBytes, QUEUE_BYTES);
+  const pending: Array<{ item: T; bytes: number; done?: Promise<ParseOutcome> }> = [];
+  let bytes = 0;
   const head = async () => {
     const p = pending.shift()!;
+    bytes -= p.bytes;
     return { item: p.item, outcome: p.done ? await p.done : undefined };
   };
   for await (const item of items) {
     const raw = rawOf(item);
-    pending.push({ item, done: raw ? (await pool.submit(raw, options)).done : undefined });
-    while (pending.length >= window) yield await head();
+    const size = raw?.byteLength ?? 0;
+    pending.push({ item, bytes: size, done: raw ? (await pool.submit(raw, options)).done : undefined });
+    bytes += size;
+    while (pending.length >= window || (pending.length > 1 && bytes >= windowBytes)) yield await head();
   }
   while (pending.length > 0) yield await head();
 }

@@ -1,12 +1,20 @@
 /**
- * Parse worker: runs `previewSync` for the pool (src/pipeline/pool.ts). One message at a time;
- * the raw bytes arrive transferred, not copied. Errors travel back as `{ code, message }`.
+ * Parse worker: runs `previewSync` for the pool (src/pipeline/pool.ts). Messages arrive in
+ * batches and are parsed one at a time, in order; the id of the one being parsed is published
+ * in the shared `current` counter for the pool's watchdog, and the batch's answers go back in
+ * one message. Errors travel back as `{ code, message }`.
  */
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { isGatewayError, type ErrorCode } from '../errors.js';
 import { previewSync } from '../preview/index.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import { encodePreview, type EncodedPreview } from './encoded.js';
+
+/** Messages for one hand-over: their bytes back to back in one buffer, moved to the worker. */
+export interface WorkerBatch {
+  bytes: ArrayBuffer;
+  messages: Array<Omit<WorkerRequest, 'raw'> & { offset: number; length: number }>;
+}
 
 export interface WorkerRequest {
   id: number;
@@ -24,6 +32,8 @@ export type WorkerResponse =
 export const WORKER_READY = 'mailgate:worker-ready';
 
 export interface WorkerData {
+  /** Int32 [0]: id of the message being parsed, 0 between messages (read by the pool's watchdog). */
+  current?: SharedArrayBuffer;
   /**
    * Internal, for the pool's own tests only: a message starting with the line
    * `X-Mailgate-Internal-Test-Hook: hang` spins forever, `: crash` ends the worker thread.
@@ -55,7 +65,16 @@ export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResp
 
 function serve(port: MessagePort, data: WorkerData | undefined): void {
   const testHooks = data?.testHooks === true;
-  port.on('message', (req: WorkerRequest) => port.postMessage(handleRequest(req, testHooks)));
+  const current = new Int32Array(data?.current ?? new SharedArrayBuffer(4));
+  port.on('message', (batch: WorkerBatch) => {
+    const answers: WorkerResponse[] = [];
+    for (const { offset, length, ...req } of batch.messages) {
+      Atomics.store(current, 0, req.id);
+      answers.push(handleRequest({ ...req, raw: new Uint8Array(batch.bytes, offset, length) }, testHooks));
+    }
+    Atomics.store(current, 0, 0);
+    port.postMessage(answers);
+  });
   port.postMessage(WORKER_READY);
 }
 

@@ -105,19 +105,54 @@ describe('parse pool', () => {
 
   it('makes submit wait while the queue is full (backpressure)', async () => {
     const { ParsePool } = await importPool();
-    const pool = new ParsePool({ size: 1, queueSize: 1, timeoutMs: 60_000, testHooks: true });
+    // One worker holds two batches of one message; the queue holds one more.
+    const pool = new ParsePool({ size: 1, queueSize: 1, batchSize: 1, timeoutMs: 60_000, testHooks: true });
     try {
       const first = await pool.submit(message(1, 'X-Mailgate-Internal-Test-Hook: hang\r\n'));
       await pool.submit(message(2));
+      await pool.submit(message(3));
       let admitted = false;
-      const third = pool.submit(message(3)).then((t) => ((admitted = true), t));
-      await new Promise((r) => setImmediate(r));
+      const fourth = pool.submit(message(4)).then((t) => ((admitted = true), t));
+      await new Promise((r) => setTimeout(r, 50));
       expect(admitted).toBe(false);
       await pool.close();
       const closedOutcome = await first.done;
       expect(closedOutcome.ok).toBe(false);
-      await third;
+      await fourth;
       expect(admitted).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('sends messages in batches and still fails only the message that hangs', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, batchSize: 8, timeoutMs: 1000, testHooks: true });
+    try {
+      const tickets = [];
+      for (let n = 0; n < 12; n++) tickets.push(await pool.submit(message(n, n === 5 ? 'X-Mailgate-Internal-Test-Hook: hang\r\n' : '')));
+      const outcomes = await Promise.all(tickets.map((t) => t.done));
+      expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual([
+        'ok', 'ok', 'ok', 'ok', 'ok', 'MAILGATE_ERR_MIME_TIMEOUT', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok',
+      ]);
+      outcomes.forEach((o, n) => {
+        if (o.ok) expect(o.result.comment.messages[0]?.subject?.text).toBe(`message ${n}`);
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('parses the batch-mates of a message that kills its worker in a fresh worker', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, batchSize: 8, testHooks: true });
+    try {
+      const tickets = [];
+      for (let n = 0; n < 10; n++) tickets.push(await pool.submit(message(n, n === 3 ? 'X-Mailgate-Internal-Test-Hook: crash\r\n' : '')));
+      const outcomes = await Promise.all(tickets.map((t) => t.done));
+      expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual([
+        'ok', 'ok', 'ok', 'MAILGATE_ERR_MIME_WORKER_CRASHED', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok',
+      ]);
     } finally {
       await pool.close();
     }
@@ -127,5 +162,6 @@ describe('parse pool', () => {
     const { ParsePool } = await importPool();
     expect(() => new ParsePool({ size: 0 })).toThrow(RangeError);
     expect(() => new ParsePool({ timeoutMs: 1.5 })).toThrow(RangeError);
+    expect(() => new ParsePool({ batchSize: 0 })).toThrow(RangeError);
   });
 });
