@@ -1,7 +1,8 @@
 /**
  * The files adapter: reads its inputs and pushes batches of `Inbound` to the sink with a
- * checkpoint per input (`files:<absolute input path>` → `{ path, index, offset }`, the next
- * item to read), so an interrupted import continues where it stopped.
+ * checkpoint per input and destination (`files:<scope>:<absolute input path>` →
+ * `{ path, index, offset }`, the next item to read), so an interrupted import continues where
+ * it stopped, and the same input read for another destination starts afresh.
  */
 import { resolve } from 'node:path';
 import type { Adapter, Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
@@ -13,13 +14,21 @@ export interface FilesAdapterConfig {
   paths: string[];
   /** Route the messages belong to. */
   route: string;
+  /**
+   * What the checkpoints are scoped to (default: the route name). The import command passes
+   * the route and its target, so that reading the same input into another source reads it all.
+   */
+  scope?: string;
   /** Messages per `accept` call (default 100). */
   batchSize?: number;
   /** Raw bytes per `accept` call: a batch is handed over once it holds this many (default 16 MiB). */
   batchBytes?: number;
   maxMessageBytes?: number;
   mboxQuoting?: MboxQuoting;
-  /** Items that could not be read (oversized, unreadable, corrupt .msg): the checkpoint moves past them. */
+  /**
+   * Items that could not be read (oversized, unreadable, corrupt .msg) are handed to the sink
+   * as failures (dead letters, with the file's bytes when they were read), and reported here.
+   */
   onError?: (item: FileFailure) => void;
   /** Files skipped in a directory walk because they are not mail. */
   onSkip?: (path: string, reason: string) => void;
@@ -35,8 +44,8 @@ export const DEFAULT_FILES_BATCH_BYTES = 16 * 1024 * 1024;
  */
 const IN_FLIGHT = 3;
 
-export function checkpointKey(input: string): string {
-  return `files:${resolve(input)}`;
+export function checkpointKey(scope: string, input: string): string {
+  return `files:${scope}:${resolve(input)}`;
 }
 
 function toResume(value: Record<string, unknown> | undefined): ResumePoint | undefined {
@@ -45,7 +54,7 @@ function toResume(value: Record<string, unknown> | undefined): ResumePoint | und
 }
 
 async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSink, signal: AbortSignal): Promise<void> {
-  const key = checkpointKey(input);
+  const key = checkpointKey(config.scope ?? config.route, input);
   const batchSize = config.batchSize ?? DEFAULT_FILES_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
   const batchBytes = config.batchBytes ?? DEFAULT_FILES_BATCH_BYTES;
@@ -77,8 +86,12 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
   });
   for await (const item of items) {
     if (signal.aborted) break;
-    if (item.error) config.onError?.(item);
-    else {
+    if (item.error) {
+      config.onError?.(item);
+      const failure = { code: item.error.code, message: item.error.message };
+      batch.push({ raw: item.bytes ?? Buffer.alloc(0), origin: item.origin, route: config.route, receivedAt: now(), failure });
+      bytes += item.bytes?.length ?? 0;
+    } else {
       batch.push({ raw: item.raw, origin: item.origin, route: config.route, receivedAt: now() });
       bytes += item.raw.length;
     }

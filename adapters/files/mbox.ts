@@ -1,6 +1,6 @@
 /** Streams an mbox file as messages, with bounded memory, resumable at a byte offset. */
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { MboxFinisher, type MboxMessage } from './mbox-finish.js';
@@ -20,10 +20,17 @@ async function bytesAt(file: string, offset: number, length: number): Promise<st
 
 const UTF8_BOM = '\xEF\xBB\xBF';
 
-/** Where to start: the resume offset when it still points at a `From ` line, else the top (past a UTF-8 BOM), skipping `index` messages. */
+/**
+ * Where to start: the resume offset when it is the end of the file (all read) or still points
+ * at a `From ` line (read on from there, also when the file grew), else the top (past a UTF-8
+ * BOM), skipping `index` messages.
+ */
 async function startPoint(file: string, resume?: FilePosition | { index: number; offset?: number }): Promise<{ offset: number; index: number; skip: number }> {
   const top = (await bytesAt(file, 0, 3)) === UTF8_BOM ? 3 : 0;
   if (!resume) return { offset: top, index: 0, skip: 0 };
+  if (resume.offset !== undefined && resume.offset > top && resume.offset === (await stat(file)).size) {
+    return { offset: resume.offset, index: resume.index, skip: 0 };
+  }
   if (resume.offset !== undefined && resume.offset > top && (await bytesAt(file, resume.offset, 5)) === 'From ') {
     return { offset: resume.offset, index: resume.index, skip: 0 };
   }

@@ -7,7 +7,7 @@ import { readMbox } from './mbox.js';
 import { msgToRfc822 } from './msg.js';
 import { sniffFile, type FileKind } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
-import { comparePaths, walkDir } from './walk.js';
+import { walkDir } from './walk.js';
 
 function failure(path: string, error: GatewayError, index = 0): FileItem {
   return { origin: { adapter: 'files', path, index }, offset: 0, next: { index: index + 1, offset: 0 }, error };
@@ -35,7 +35,7 @@ async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number):
   try {
     yield { ...base, raw: msgToRfc822(bytes, path) };
   } catch (err) {
-    yield { ...base, error: err as GatewayError };
+    yield { ...base, bytes, error: err as GatewayError };
   }
 }
 
@@ -72,13 +72,13 @@ async function* readOneFile(path: string, options: ReadOptions, explicit: boolea
   }
 }
 
-/** True when `file` comes before the resume point of this input (already read). */
-function beforeResume(file: string, options: ReadOptions): boolean {
-  const r = options.resumeFrom;
-  return r !== undefined && comparePaths(resolve(file), resolve(r.path)) < 0;
-}
-
-/** One input path: a file (any kind) or a directory (walked, sorted, hidden entries skipped). */
+/**
+ * One input path: a file (any kind) or a directory (walked, sorted, hidden entries skipped).
+ * A directory is walked whole on every run, also before the resume point: a file may have
+ * been added there since (a maildir's new mail sorts anywhere). The files read before stay
+ * cheap: their messages are known to the store, and intake does not parse them again. The
+ * file the resume point names continues where it stopped.
+ */
 export async function* readInput(input: string, options: ReadOptions = {}): AsyncGenerator<FileItem> {
   let isDirectory: boolean;
   try {
@@ -88,13 +88,11 @@ export async function* readInput(input: string, options: ReadOptions = {}): Asyn
     return;
   }
   if (!isDirectory) {
-    if (!beforeResume(input, options)) yield* readOneFile(input, options, true, false);
+    yield* readOneFile(input, options, true, false);
     return;
   }
   try {
-    for await (const file of walkDir(input)) {
-      if (!beforeResume(file.path, options)) yield* readOneFile(file.path, options, false, file.maildir);
-    }
+    for await (const file of walkDir(input)) yield* readOneFile(file.path, options, false, file.maildir);
   } catch (err) {
     yield failure(input, unreadable(input, err));
   }

@@ -39,6 +39,8 @@ export interface FileMessage extends FileItemBase {
 
 /** An item that could not be read (oversized, unreadable, not a message): reported, never thrown. */
 export interface FileFailure extends FileItemBase {
+  /** The file's bytes when they were read (a corrupt Outlook file), kept with the dead letter. */
+  bytes?: Buffer;
   raw?: undefined;
   error: GatewayError;
 }

@@ -8,6 +8,7 @@ import { GatewayError } from '../errors.js';
 import type {
   PredictRawEmailsRequest, PredictRawEmailsResponse, SyncRawEmailsRequest, SyncRawEmailsResponse,
 } from '../model/index.js';
+import { isEncodedRequest, type EncodedRequest } from './encoded.js';
 import { ApiError, readEnvelope } from './errors.js';
 import { predictPath, sourcePath, type Endpoint, type ModelVersion } from './paths.js';
 import { checkPredictResponse, checkSyncResponse } from './responses.js';
@@ -47,8 +48,9 @@ export interface SourceInfo {
 }
 
 export interface ApiClient {
-  syncRawEmails(source: string, req: SyncRawEmailsRequest, opts?: RequestOptions): Promise<SyncRawEmailsResponse>;
-  predictRawEmails(dataset: string, version: ModelVersion, req: PredictRawEmailsRequest, opts?: RequestOptions): Promise<PredictRawEmailsResponse>;
+  /** `req` as an object, or already serialized (EncodedRequest: sent as is). */
+  syncRawEmails(source: string, req: SyncRawEmailsRequest | EncodedRequest, opts?: RequestOptions): Promise<SyncRawEmailsResponse>;
+  predictRawEmails(dataset: string, version: ModelVersion, req: PredictRawEmailsRequest | EncodedRequest, opts?: RequestOptions): Promise<PredictRawEmailsResponse>;
   getSource(source: string, opts?: RequestOptions): Promise<SourceInfo>;
   createSource(source: string, body?: Record<string, unknown>, opts?: RequestOptions): Promise<SourceInfo>;
   /** getSource, and createSource when it answers 404. */
@@ -75,6 +77,10 @@ function checkOptions(options: ApiClientOptions): { base: string; timeoutMs: num
   return { base: url.href.replace(/\/+$/, ''), timeoutMs };
 }
 
+function serialize(body: unknown): string {
+  return isEncodedRequest(body) ? body.json : JSON.stringify(body);
+}
+
 function sourceOf(body: Record<string, unknown>): SourceInfo {
   const source = body.source;
   return source !== null && typeof source === 'object' ? (source as SourceInfo) : {};
@@ -97,17 +103,18 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     onAttempt: options.onAttempt,
   };
   const request = <T>(endpoint: Endpoint, method: string, path: string, body: unknown, opts: RequestOptions, check: Check<T>) =>
-    send(call, { endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : JSON.stringify(body), signal: opts.signal }, check);
+    send(call, { endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : serialize(body), signal: opts.signal }, check);
+  const count = (req: { documents: unknown[] } | EncodedRequest): number => (isEncodedRequest(req) ? req.documents : req.documents.length);
 
   const client: ApiClient = {
     async syncRawEmails(source, req, opts = {}) {
       const query = opts.noCharge === true ? '?no_charge=true' : '';
       return request('sync-raw-emails', 'POST', `${sourcePath(source)}/sync-raw-emails${query}`, req, opts,
-        (status, body) => checkSyncResponse(status, body, req.documents.length));
+        (status, body) => checkSyncResponse(status, body, count(req)));
     },
     async predictRawEmails(dataset, version, req, opts = {}) {
       return request('predict-raw-emails', 'POST', predictPath(dataset, version), req, opts,
-        (status, body) => checkPredictResponse(status, body, req.documents.length));
+        (status, body) => checkPredictResponse(status, body, count(req)));
     },
     async getSource(source, opts = {}) {
       return request('get-source', 'GET', sourcePath(source), undefined, opts, (_, body) => sourceOf(body));

@@ -10,7 +10,7 @@ import type { PredictRawEmailsRequest, PredictRawEmailsResponse, SyncRawEmailsRe
 import type { Ledger, LedgerEntry } from './ledger.js';
 import { pack, resolveBatchLimits } from './pack.js';
 import { prepare, type Prepared, type PrepareOptions } from './prepare.js';
-import { buildRequest, checkTarget, envelopeBytes } from './requests.js';
+import { checkTarget, encodeRequest, envelopeBytes } from './requests.js';
 import { newSplitState, sendSplitting, type PartResult, type SendResult, type SplitState } from './split.js';
 import { emptyCounts, type DeliveryItem, type DeliveryReport, type ItemOutcome, type SyncCounts, type Target } from './types.js';
 
@@ -56,12 +56,12 @@ function checkOptions(options: DeliverOptions): { concurrency: number; maxSplitR
 /** One HTTP call for the prepared documents; request failures are returned, not thrown. */
 function sender(target: Target, client: ApiClient, prepared: Prepared[], options: DeliverOptions) {
   return async (indices: number[]): Promise<SendResult<Answer>> => {
-    const req = buildRequest(target, indices.map((i) => prepared[i]!));
+    const req = encodeRequest(target, indices.map((i) => prepared[i]!));
     const opts = { signal: options.signal, noCharge: options.noCharge };
     try {
       const value = target.kind === 'sync'
-        ? await client.syncRawEmails(target.source, req as SyncRawEmailsRequest, opts)
-        : await client.predictRawEmails(target.dataset, target.version, req as PredictRawEmailsRequest, opts);
+        ? await client.syncRawEmails(target.source, req, opts)
+        : await client.predictRawEmails(target.dataset, target.version, req, opts);
       return { ok: true, value };
     } catch (error) {
       return { ok: false, error };

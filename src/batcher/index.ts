@@ -2,8 +2,8 @@
 export { Batcher, DEFAULT_BATCH_WINDOW_MS, DEFAULT_BATCHER_CONCURRENCY, type BatcherOptions } from './batcher.js';
 export { deliverBatch, isSplittable, DEFAULT_MAX_SPLIT_REQUESTS, type DeliverOptions } from './deliver.js';
 export {
-  MemoryLedger, canonicalJson, documentHashes, estimatedUnits, ledgerVerdict,
-  type Ledger, type LedgerEntry, type LedgerVerdict,
+  MemoryLedger, canonicalJson, docHashOf, documentHashes, estimatedUnits, ledgerVerdict, textHashOf,
+  type DocumentHashes, type Ledger, type LedgerEntry, type LedgerVerdict,
 } from './ledger.js';
 export { pack, requestBytes, resolveBatchLimits, type PackLimits, type Packing } from './pack.js';
 export { applyPropertyRules, checkRouteProperties, collidingKeys, routePropertyProblems, type PropertyResult } from './properties.js';

@@ -1,18 +1,30 @@
 /**
- * The billing ledger (DESIGN.md "Billing"): per (source, comment id), hashes of the text and
- * of the properties last sent, and the outcome. The store persists it (SQLite/PostgreSQL);
- * MemoryLedger serves tests, dry runs without a store, and benchmarks.
+ * The billing ledger (DESIGN.md "Billing"): per (source, comment id), the hashes of what was
+ * last sent and the outcome. The store persists it (SQLite/PostgreSQL); MemoryLedger serves
+ * tests, dry runs without a store, and benchmarks.
  *
- * Rules: a document whose text and properties hashes both equal a `delivered` entry is not
- * sent at all ("unchanged"). Estimated cost: 1 AI unit when there is no delivered entry or
- * the text hash differs; 0 when only the properties differ.
+ * Two hashes, because the service bills text, not bytes:
+ * - `textHash`: the text of the comment the service builds from the document (its messages:
+ *   body, subject, signature, participants, sent_at), as mailgate's preview builds it.
+ * - `docHash`: the whole document (raw email and user properties, not the comment id).
+ *
+ * Rules: a document whose docHash equals a `delivered` entry's is not sent at all
+ * ("unchanged"). Estimated cost: 1 AI unit when there is no delivered entry or the text hash
+ * differs; 0 when only the rest differs (a header the comment does not show, an attachment,
+ * a property) — the same email arriving through a second mailbox costs nothing.
+ * Entries written before the text hash had this meaning (`v1:` prefix, see the store's
+ * migrations) never match a docHash; a document matching one is sent and estimated at 0.
  */
 import { createHash } from 'node:crypto';
-import type { RawEmailDocument } from '../model/index.js';
+import type { Message, RawEmailDocument } from '../model/index.js';
+import { buildComment } from '../preview/comment.js';
 
-export interface LedgerEntry {
+export interface DocumentHashes {
   textHash: string;
-  propsHash: string;
+  docHash: string;
+}
+
+export interface LedgerEntry extends DocumentHashes {
   outcome: 'delivered' | 'rejected';
   updatedAt: string;
 }
@@ -36,18 +48,36 @@ function sha256(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** textHash over the raw email (headers, body, attachments); propsHash over user_properties ({} when absent). */
-export function documentHashes(doc: RawEmailDocument): { textHash: string; propsHash: string } {
-  return { textHash: sha256(canonicalJson(doc.raw_email)), propsHash: sha256(canonicalJson(doc.user_properties ?? {})) };
+/** The text hash of a comment's messages. */
+export function textHashOf(messages: readonly Message[]): string {
+  return sha256(canonicalJson(messages));
+}
+
+/** The document hash: raw email and user properties ({} when absent), key order irrelevant. */
+export function docHashOf(doc: RawEmailDocument): string {
+  return sha256(canonicalJson({ raw_email: doc.raw_email, user_properties: doc.user_properties ?? {} }));
+}
+
+/**
+ * Both hashes of a document. Building the comment costs a preview: intake computes these in
+ * the parse workers and stores them with the item, so delivery only calls this for documents
+ * that arrive without them (library callers, property rules that changed a document).
+ */
+export function documentHashes(doc: RawEmailDocument): DocumentHashes {
+  return { textHash: textHashOf(buildComment(doc).comment.messages), docHash: docHashOf(doc) };
 }
 
 export type LedgerVerdict = 'unchanged' | 'properties-only' | 'text-changed' | 'new';
 
+/** Prefix of text hashes written before they covered the comment's text (store migration 4). */
+export const LEGACY_HASH_PREFIX = 'v1:';
+
 /** Compares a document's hashes with its ledger entry. A rejected entry counts as no entry: the comment does not exist. */
-export function ledgerVerdict(hashes: { textHash: string; propsHash: string }, entry: LedgerEntry | undefined): LedgerVerdict {
+export function ledgerVerdict(hashes: DocumentHashes, entry: LedgerEntry | undefined): LedgerVerdict {
   if (entry === undefined || entry.outcome !== 'delivered') return 'new';
-  if (entry.textHash !== hashes.textHash) return 'text-changed';
-  return entry.propsHash === hashes.propsHash ? 'unchanged' : 'properties-only';
+  if (entry.textHash.startsWith(LEGACY_HASH_PREFIX)) return 'properties-only';
+  if (entry.docHash === hashes.docHash) return 'unchanged';
+  return entry.textHash === hashes.textHash ? 'properties-only' : 'text-changed';
 }
 
 /** AI units a sync of the document would cost by the ledger rule. */

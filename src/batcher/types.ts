@@ -4,6 +4,7 @@
 import type { ErrorCode, GatewayError, Warning } from '../errors.js';
 import type { LabelThreshold, PredictedLabel, RawEmailDocument, UserProperties } from '../model/index.js';
 import type { ModelVersion } from '../api/paths.js';
+import type { DocumentHashes } from './ledger.js';
 
 /** What to do with a client property that collides with a generated one (DESIGN.md "User properties"). */
 export type OnPropertyConflict = 'reject' | 'override' | 'drop';
@@ -50,6 +51,15 @@ export interface DeliveryItem {
   /** Caller's key (outbox key); outcomes carry it back. */
   key: string;
   document: RawEmailDocument;
+  /**
+   * The document's JSON text and ledger hashes, when the caller has them (the outbox): with
+   * `validate: false`, a document whose properties need no rule is then sent as this text,
+   * never parsed. Both must describe `document` exactly.
+   */
+  json?: string;
+  hashes?: DocumentHashes;
+  /** The document's comment_id, when the caller knows it without parsing. */
+  commentId?: string;
 }
 
 export interface SyncCounts {

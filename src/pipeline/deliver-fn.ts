@@ -3,11 +3,11 @@
  * (camelCase) and hands claimed outbox items to `deliverBatch`, keyed by outbox id.
  */
 import type { ApiClient } from '../api/client.js';
-import { checkRouteProperties, deliverBatch, type Ledger, type LedgerEntry, type Target } from '../batcher/index.js';
+import { checkRouteProperties, deliverBatch, type DeliveryItem, type Ledger, type LedgerEntry, type Target } from '../batcher/index.js';
 import type { Config, RouteConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import { MAX_PREDICT_DOCUMENTS } from '../limits.js';
-import type { LedgerRecord } from '../store/types.js';
+import type { LedgerRecord, OutboxItem } from '../store/types.js';
 import type { DeliverFn } from './delivery.js';
 
 /** The batcher target a route delivers to. */
@@ -86,6 +86,20 @@ function deferredLedger(ledger: Ledger): Ledger & { drain(): LedgerRecord[] } {
   };
 }
 
+/** An outbox item as the batcher takes it: its stored text and hashes, the document parsed only if needed. */
+function deliveryItem(i: OutboxItem): DeliveryItem {
+  const item: DeliveryItem = {
+    key: String(i.id),
+    get document() {
+      return i.document;
+    },
+    json: i.documentJson,
+    commentId: i.commentId,
+  };
+  if (i.hashes !== undefined) item.hashes = i.hashes;
+  return item;
+}
+
 export function createDeliverFn(options: DeliverFnOptions): DeliverFn {
   const targets = new Map<string, Target>();
   return async (route, items) => {
@@ -95,7 +109,7 @@ export function createDeliverFn(options: DeliverFnOptions): DeliverFn {
     // letters that are never claimed: checking each against the API schema again only costs time.
     const ledger = deferredLedger(options.ledger);
     const report = await deliverBatch(
-      items.map((i) => ({ key: String(i.id), document: i.document })),
+      items.map((i) => deliveryItem(i)),
       target,
       options.client,
       ledger,

@@ -158,7 +158,9 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         await store.deadLetter(item.id, { code: o.code, message: o.message });
         counters.rejected++;
       } else if (PAUSE_CODES.has(o.code)) {
-        await store.scheduleRetry(item.id, pauseMs, { code: o.code, message: o.message });
+        // Due again at once: the route's pause keeps this process from claiming it meanwhile,
+        // and the next run of a one-shot import (which stops on a refusal) claims it at once.
+        await store.scheduleRetry(item.id, 0, { code: o.code, message: o.message });
         counters.retried++;
         pause(route, o);
       } else if (item.attempts + 1 >= options.maxItemAttempts) {
@@ -191,23 +193,41 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     options.onBatch?.(route, counters);
   }
 
+  /**
+   * Keeps the claim on `items` while they are being delivered: one request may take minutes
+   * (a slow API, retries with backoff), longer than the lease; without renewal another worker
+   * would claim and send them again. A failed renewal is reported; the lease then runs out.
+   */
+  function holdClaims(route: RouteConfig, items: OutboxItem[]): () => void {
+    const ids = items.map((i) => i.id);
+    const timer = setInterval(() => {
+      store.renewClaims(ids, options.owner, options.leaseMs).catch((err: unknown) => options.onError?.(err, route));
+    }, Math.max(1, Math.floor(options.leaseMs / 3)));
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   async function runOnce(route: RouteConfig): Promise<number> {
     const items = await store.claim(route.name, options.claimLimit, options.owner, options.leaseMs);
     if (items.length === 0) return 0;
-    let result: BatchResult;
+    const release = holdClaims(route, items);
     try {
-      result = await options.deliver(route, items);
-    } catch (err) {
-      // The batcher turns API failures into outcomes; anything thrown here is unexpected.
-      // The items stay ours until the lease expires, then they are claimed again.
-      options.onError?.(err, route);
-      const reason = { code: 'MAILGATE_ERR_BATCH_REJECTED', message: `delivery failed: ${(err as Error).message}` };
-      for (const item of items) await store.scheduleRetry(item.id, retryDelay(item.attempts), reason);
-      counters.retried += items.length;
+      let result: BatchResult;
+      try {
+        result = await options.deliver(route, items);
+      } catch (err) {
+        // The batcher turns API failures into outcomes; anything thrown here is unexpected.
+        options.onError?.(err, route);
+        const reason = { code: 'MAILGATE_ERR_BATCH_REJECTED', message: `delivery failed: ${(err as Error).message}` };
+        for (const item of items) await store.scheduleRetry(item.id, retryDelay(item.attempts), reason);
+        counters.retried += items.length;
+        return items.length;
+      }
+      await settle(route, items, result);
       return items.length;
+    } finally {
+      release();
     }
-    await settle(route, items, result);
-    return items.length;
   }
 
   const sleepers = new Set<() => void>();

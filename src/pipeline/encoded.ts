@@ -4,8 +4,9 @@
  * serializes them again for the store: it only moves strings. The comment preview is not
  * carried: it is built from the document alone (src/preview/comment.ts), so whoever shows a
  * stored item's comment builds it again from the stored document, exactly as the service
- * will; only its thread facts travel, for the thread index.
+ * will; only its thread facts travel, for the thread index, and its ledger hashes.
  */
+import { docHashOf, textHashOf, type DocumentHashes } from '../batcher/ledger.js';
 import type { Warning } from '../errors.js';
 import type { PreviewResult } from '../preview/types.js';
 import { addressesOf } from './origin.js';
@@ -25,6 +26,8 @@ export interface EncodedPreview {
   document: string;
   warnings: Warning[];
   thread?: ThreadFacts;
+  /** The ledger hashes, computed here so that delivery does not build the comment again. */
+  hashes: DocumentHashes;
 }
 
 export function encodePreview(result: PreviewResult): EncodedPreview {
@@ -33,6 +36,7 @@ export function encodePreview(result: PreviewResult): EncodedPreview {
     commentId: c.id,
     document: JSON.stringify(result.document),
     warnings: result.warnings,
+    hashes: { textHash: textHashOf(c.messages), docHash: docHashOf(result.document) },
   };
   if (c.thread_id) {
     const m = c.messages[0];

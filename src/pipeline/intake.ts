@@ -10,7 +10,7 @@ import type { RawEmailDocument } from '../model/index.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
-import { keyFor, resolveUserProperties, routeTarget } from './origin.js';
+import { outboxKey, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
 import { sleep } from './sleep.js';
 
@@ -30,6 +30,7 @@ function fromEncoded(base: Omit<OutboxInput, 'commentId' | 'document'>, r: Encod
     ...base,
     commentId: r.commentId,
     json: { document: r.document },
+    hashes: r.hashes,
     warnings: r.warnings,
     get document() {
       return (document ??= JSON.parse(r.document) as RawEmailDocument);
@@ -69,30 +70,48 @@ export function createIntake(options: IntakeOptions): Intake {
   const pollMs = options.backpressurePollMs ?? 100;
   const counters: IntakeCounters = { received: 0, parsed: 0, failed: 0, queued: 0, duplicates: 0 };
 
-  async function waitForRoom(): Promise<void> {
-    while (!options.signal?.aborted && (await store.outboxDepth()) >= options.maxOutbox) await sleep(pollMs, options.signal);
+  /** Waits while any of these routes holds maxOutbox queued items (another route's backlog never stalls this one). */
+  async function waitForRoom(names: ReadonlySet<string>): Promise<void> {
+    for (const name of names) {
+      while (!options.signal?.aborted && (await store.outboxDepth(name)) >= options.maxOutbox) await sleep(pollMs, options.signal);
+    }
+  }
+
+  function routeOf(msg: Inbound): RouteConfig {
+    const route = routes.get(msg.route);
+    if (!route) throw new Error(`intake: message for unknown route "${msg.route}"`);
+    return route;
+  }
+
+  /** The messages whose key the route does not hold yet: a message read again (a re-walked directory) is not parsed again. */
+  async function unknown(batch: Inbound[]): Promise<Inbound[]> {
+    const keys = new Map<string, string[]>();
+    for (const msg of batch) {
+      const list = keys.get(msg.route) ?? [];
+      list.push(outboxKey(routeOf(msg), msg.origin));
+      keys.set(msg.route, list);
+    }
+    const known = new Map<string, Set<string>>();
+    for (const [route, list] of keys) known.set(route, await store.knownKeys(route, list));
+    return batch.filter((msg) => !known.get(msg.route)!.has(outboxKey(routeOf(msg), msg.origin)));
   }
 
   async function toOutbox(msg: Inbound, route: RouteConfig): Promise<Parsed> {
-    const key = keyFor(msg.origin);
+    const key = outboxKey(route, msg.origin);
     const base = { route: route.name, key, origin: msg.origin, raw: msg.raw, ...(msg.afterDelivery === true ? { afterDelivery: true } : {}) };
+    if (msg.failure !== undefined) {
+      counters.failed++;
+      return { input: failed(base, msg, msg.failure) };
+    }
     try {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
-      const result = await parse(msg.raw, { ...parsing, userProperties });
+      const result = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
       counters.parsed++;
       return { input: fromEncoded(base, result), ...(result.thread ? { thread: result.thread } : {}) };
     } catch (err) {
       if (!isGatewayError(err)) throw err;
       counters.failed++;
-      const commentId = createHash('sha256').update(msg.raw).digest('hex');
-      return {
-        input: {
-          ...base,
-          commentId,
-          document: { raw_email: { headers: { raw: '' }, body: { plain: '' } } },
-          error: { code: err.code, message: err.message },
-        },
-      };
+      return { input: failed(base, msg, { code: err.code, message: err.message }) };
     }
   }
 
@@ -134,20 +153,22 @@ export function createIntake(options: IntakeOptions): Intake {
           if (checkpoint) await store.setCheckpoint(checkpoint.key, checkpoint.value);
           return;
         }
-        await waitForRoom();
+        await waitForRoom(new Set(batch.map((m) => m.route)));
         counters.received += batch.length;
-        const items = await Promise.all(
-          batch.map((msg) => {
-            const route = routes.get(msg.route);
-            if (!route) throw new Error(`intake: message for unknown route "${msg.route}"`);
-            return toOutbox(msg, route);
-          }),
-        );
+        const fresh = await unknown(batch);
+        counters.duplicates += batch.length - fresh.length;
+        const items = await Promise.all(fresh.map((msg) => toOutbox(msg, routeOf(msg))));
         await previous;
         await storeBatch(batch, items, checkpoint);
       });
     },
   };
+}
+
+/** A dead letter for a message that could not be read or parsed: its bytes kept, an empty document. */
+function failed(base: Omit<OutboxInput, 'commentId' | 'document'>, msg: Inbound, error: { code: string; message: string }): OutboxInput {
+  const commentId = createHash('sha256').update(msg.raw).digest('hex');
+  return { ...base, commentId, document: { raw_email: { headers: { raw: '' }, body: { plain: '' } } }, error };
 }
 
 /** The item with its entry of the per-target thread index, so previews show thread properties across runs. */

@@ -18,6 +18,15 @@ export function keyFor(origin: Origin): string {
   }
 }
 
+/**
+ * The outbox key of a message: its origin's key within the route's target. The same message
+ * read again for the same target is stored once; for another target (a route pointed at a new
+ * source, an import into a second source) it is new.
+ */
+export function outboxKey(route: RouteConfig, origin: Origin): string {
+  return `${keyFor(origin)}|${routeTarget(route)}`;
+}
+
 /** `acme/support` for a sync route, `dataset:acme/triage` for a predict route: the ledger and thread-index namespace. */
 export function routeTarget(route: RouteConfig): string {
   return route.mode === 'sync' ? route.source! : `dataset:${route.dataset!}`;

@@ -18,6 +18,7 @@ import type { Store } from '../store/types.js';
 import { createDeliverFn, checkRoutes } from './deliver-fn.js';
 import { createDelivery, type DeliveryLoop, type DeliveryOptions } from './delivery.js';
 import { createIntake, type Intake, type IntakeOptions } from './intake.js';
+import { routeTarget } from './origin.js';
 import { ParsePool } from './pool.js';
 
 export interface RuntimeOptions {
@@ -166,7 +167,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       onError: (err, route) => logger.error({ err, route: route.name }, 'delivery failed'),
       ...(options.onDeliveryBatch ? { onBatch: options.onDeliveryBatch } : {}),
       onPause: options.onPause ?? ((route, reason, ms) => {
-        logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`);
+        logger.error({ route: route.name, target: routeTarget(route), code: reason.code, pauseMs: ms },
+          `route ${route.name} (${routeTarget(route)}) paused for ${Math.round(ms / 1000)} s: ${reason.message}`);
       }),
     });
     wakers.add(() => delivery.wake());

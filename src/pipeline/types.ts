@@ -27,6 +27,12 @@ export interface Inbound {
   receivedAt: Date;
   /** The adapter has an action to apply once the API accepted the message (see OutboxInput.afterDelivery). */
   afterDelivery?: boolean;
+  /**
+   * The adapter could not read a message (a corrupt Outlook file, one over the size budget):
+   * intake stores it as a dead letter with this reason and whatever bytes `raw` holds, so
+   * nothing read is lost or silent.
+   */
+  failure?: { code: string; message: string };
 }
 
 /** An adapter's resume point, written in the same transaction as the items it covers. */

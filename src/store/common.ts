@@ -2,7 +2,9 @@
  * Pieces both store implementations share: argument checks, JSON columns, error wrapping.
  */
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
-import type { ItemError, OutboxInput, PurgeFilter, RouteCounters } from './types.js';
+import type { DocumentHashes } from '../batcher/ledger.js';
+import type { RawEmailDocument } from '../model/index.js';
+import type { ItemError, OutboxInput, OutboxItem, PurgeFilter, RouteCounters } from './types.js';
 
 /** Upper bound for `limit` in claims and listings: bounds memory per call. */
 export const MAX_STORE_LIMIT = 10_000;
@@ -63,6 +65,31 @@ export function parseItemError(text: string | null | undefined): ItemError | und
   if (text === null || text === undefined) return undefined;
   const v = JSON.parse(text) as Partial<ItemError>;
   return { code: String(v.code ?? 'UNKNOWN'), message: String(v.message ?? '') };
+}
+
+/** An outbox item whose document is parsed from its JSON text only when read. */
+export function withDocument(item: Omit<OutboxItem, 'document' | 'documentJson' | 'hashes'>, json: string, hashes: DocumentHashes | undefined): OutboxItem {
+  let document: RawEmailDocument | undefined;
+  const out = item as OutboxItem;
+  Object.defineProperty(out, 'document', {
+    enumerable: true,
+    configurable: true,
+    get: () => (document ??= JSON.parse(json) as RawEmailDocument),
+    // Replacing the document replaces its text too, and its hashes no longer apply.
+    set: (value: RawEmailDocument) => {
+      document = value;
+      out.documentJson = JSON.stringify(value);
+      delete out.hashes;
+    },
+  });
+  out.documentJson = json;
+  if (hashes !== undefined) out.hashes = hashes;
+  return out;
+}
+
+/** Both stored hash columns, or undefined when either is missing (items stored before migration 4). */
+export function hashesOf(text: string | null | undefined, doc: string | null | undefined): DocumentHashes | undefined {
+  return typeof text === 'string' && typeof doc === 'string' ? { textHash: text, docHash: doc } : undefined;
 }
 
 export function jsonOrNull(value: unknown): string | null {

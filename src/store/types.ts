@@ -6,7 +6,7 @@
  * Every method is async so that both an embedded and a networked database fit. Times are
  * the store's own clock (SQLite: this process; PostgreSQL: the server), returned as ISO-8601.
  */
-import type { Ledger, LedgerEntry } from '../batcher/ledger.js';
+import type { DocumentHashes, Ledger, LedgerEntry } from '../batcher/ledger.js';
 import type { Warning } from '../errors.js';
 import type { Comment, PredictedLabel, RawEmailDocument } from '../model/index.js';
 import type { Checkpoint, Origin } from '../pipeline/types.js';
@@ -38,6 +38,8 @@ export interface OutboxInput {
    * produce it): the store writes this text instead of serializing the objects again.
    */
   json?: { document: string; preview?: string };
+  /** The document's ledger hashes, when the caller has them (the parse workers compute them). */
+  hashes?: DocumentHashes;
   /** The original bytes: kept until the item is delivered, and for dead letters (replay). */
   raw?: Buffer;
   warnings?: Warning[];
@@ -73,7 +75,12 @@ export interface OutboxItem {
   route: string;
   key: string;
   commentId: string;
+  /** The document, parsed from `documentJson` when first read. */
   document: RawEmailDocument;
+  /** The document as stored (JSON text): delivery sends it without parsing it. */
+  documentJson: string;
+  /** The ledger hashes stored with the document (absent for items stored before they were). */
+  hashes?: DocumentHashes;
   preview?: Comment;
   origin: Origin;
   warnings: Warning[];
@@ -222,6 +229,8 @@ export interface Store extends Ledger {
   // --- outbox ---------------------------------------------------------------------
   /** Stores the items (idempotent on route+key) and the checkpoint in one transaction. */
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult>;
+  /** Which of these keys the route already holds (any status, until pruned): intake skips parsing them. */
+  knownKeys(route: string, keys: string[]): Promise<Set<string>>;
   /** Ready items (queued, due, not leased or lease expired), oldest first, leased to `owner` for `leaseMs`. */
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number): Promise<OutboxItem[]>;
   /**
@@ -229,6 +238,11 @@ export interface Store extends Ledger {
    * AI units and ledger entries of `info`, in one transaction. Returns how many items changed.
    */
   markDelivered(ids: number[], info: DeliveryInfo): Promise<number>;
+  /**
+   * Extends the lease of claimed items `owner` still holds (a long delivery keeps them);
+   * returns how many it extended. Items another owner took after the lease ran out are not touched.
+   */
+  renewClaims(ids: number[], owner: string, leaseMs: number): Promise<number>;
   /** Releases the lease, counts an attempt and makes the items due again after `delayMs`. */
   scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): Promise<number>;
   /** Moves a queued item to the dead letters with the reason; the raw bytes are kept. */

@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/client.js';
+import { isEncodedRequest } from '../../src/api/encoded.js';
 import { ApiError } from '../../src/api/errors.js';
 import { deliverBatch } from '../../src/batcher/deliver.js';
 import { MemoryLedger } from '../../src/batcher/ledger.js';
@@ -19,8 +20,9 @@ function fakeClient(options: { failWith?: () => ApiError } = {}) {
   const stored = new Map<string, number>();
   const requests: SyncRawEmailsRequest[] = [];
   const client: ApiClient = {
-    async syncRawEmails(_source, req, opts) {
+    async syncRawEmails(_source, sent, opts) {
       if (opts?.signal?.aborted === true) throw new ApiError('MAILGATE_ERR_API_ABORTED', 'aborted');
+      const req = isEncodedRequest(sent) ? (JSON.parse(sent.json) as SyncRawEmailsRequest) : sent;
       requests.push(req);
       if (options.failWith !== undefined) throw options.failWith();
       if (req.documents.some((d) => 'plain' in d.raw_email.body && d.raw_email.body.plain === BAD)) {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryLedger, canonicalJson, documentHashes, estimatedUnits, ledgerVerdict, type LedgerEntry } from '../../src/batcher/ledger.js';
+import {
+  LEGACY_HASH_PREFIX, MemoryLedger, canonicalJson, docHashOf, documentHashes, estimatedUnits, ledgerVerdict, textHashOf, type LedgerEntry,
+} from '../../src/batcher/ledger.js';
+import { buildComment } from '../../src/preview/comment.js';
 import type { RawEmailDocument } from '../../src/model/index.js';
 
 const doc: RawEmailDocument = {
@@ -17,22 +20,29 @@ describe('documentHashes', () => {
     };
     const h = documentHashes(doc);
     expect(h.textHash).toMatch(/^[0-9a-f]{64}$/);
-    expect(h.propsHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(h.docHash).toMatch(/^[0-9a-f]{64}$/);
     expect(documentHashes(reordered)).toEqual(h);
   });
-  it('text and properties change independently; comment_id is in neither', () => {
+  it('the text hash follows the comment text only; the document hash follows everything but the comment id', () => {
     const h = documentHashes(doc);
     const props = documentHashes({ ...doc, user_properties: { 'string:A': 'z' } });
     const text = documentHashes({ ...doc, raw_email: { ...doc.raw_email, body: { plain: 'other' } } });
+    // A header the comment does not show (a second mailbox's Delivered-To) changes the document only.
+    const header = documentHashes({ ...doc, raw_email: { ...doc.raw_email, headers: { raw: 'Subject: a\nDelivered-To: b@example.com' } } });
+    const subject = documentHashes({ ...doc, raw_email: { ...doc.raw_email, headers: { raw: 'Subject: b' } } });
     expect(props.textHash).toBe(h.textHash);
-    expect(props.propsHash).not.toBe(h.propsHash);
-    expect(text.propsHash).toBe(h.propsHash);
+    expect(props.docHash).not.toBe(h.docHash);
     expect(text.textHash).not.toBe(h.textHash);
+    expect(text.docHash).not.toBe(h.docHash);
+    expect(header.textHash).toBe(h.textHash);
+    expect(header.docHash).not.toBe(h.docHash);
+    expect(subject.textHash).not.toBe(h.textHash);
     expect(documentHashes({ ...doc, comment_id: 'def' })).toEqual(h);
   });
-  it('absent and empty properties hash alike', () => {
+  it('textHashOf hashes the messages of the comment the preview builds; absent and empty properties hash alike', () => {
+    expect(documentHashes(doc).textHash).toBe(textHashOf(buildComment(doc).comment.messages));
     const { user_properties: _, ...bare } = doc;
-    expect(documentHashes(bare).propsHash).toBe(documentHashes({ ...doc, user_properties: {} }).propsHash);
+    expect(docHashOf(bare)).toBe(docHashOf({ ...doc, user_properties: {} }));
   });
   it('canonicalJson sorts keys at every level', () => {
     expect(canonicalJson({ b: [{ d: 1, c: 2 }], a: null })).toBe('{"a":null,"b":[{"c":2,"d":1}]}');
@@ -45,10 +55,10 @@ describe('ledger rule', () => {
   it.each([
     ['no entry', undefined, 'new', 1],
     ['identical delivered', entry({}), 'unchanged', 0],
-    ['properties differ', entry({ propsHash: 'x' }), 'properties-only', 0],
-    ['text differs', entry({ textHash: 'x' }), 'text-changed', 1],
-    ['both differ', entry({ textHash: 'x', propsHash: 'y' }), 'text-changed', 1],
+    ['same text, other document', entry({ docHash: 'x' }), 'properties-only', 0],
+    ['text differs', entry({ textHash: 'x', docHash: 'y' }), 'text-changed', 1],
     ['identical but rejected last time', entry({ outcome: 'rejected' }), 'new', 1],
+    ['written before text hashes covered the comment', entry({ textHash: `${LEGACY_HASH_PREFIX}${h.textHash}` }), 'properties-only', 0],
   ] as const)('%s -> %s, %d unit(s)', (_name, e, verdict, units) => {
     expect(ledgerVerdict(h, e)).toBe(verdict);
     expect(estimatedUnits(ledgerVerdict(h, e))).toBe(units);
@@ -58,10 +68,10 @@ describe('ledger rule', () => {
 describe('MemoryLedger', () => {
   it('looks up per source and returns only known ids', async () => {
     const ledger = new MemoryLedger();
-    await ledger.record('p/s', [{ commentId: 'a1', textHash: 't', propsHash: 'p', outcome: 'delivered', updatedAt: 'now' }]);
+    await ledger.record('p/s', [{ commentId: 'a1', textHash: 't', docHash: 'p', outcome: 'delivered', updatedAt: 'now' }]);
     expect([...(await ledger.lookup('p/s', ['a1', 'b2'])).keys()]).toEqual(['a1']);
     expect((await ledger.lookup('p/other', ['a1'])).size).toBe(0);
-    await ledger.record('p/s', [{ commentId: 'a1', textHash: 't2', propsHash: 'p', outcome: 'delivered', updatedAt: 'later' }]);
+    await ledger.record('p/s', [{ commentId: 'a1', textHash: 't2', docHash: 'p', outcome: 'delivered', updatedAt: 'later' }]);
     expect((await ledger.lookup('p/s', ['a1'])).get('a1')?.textHash).toBe('t2');
     expect(ledger.size('p/s')).toBe(1);
   });

@@ -137,6 +137,49 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect(again.map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:1', 'files:/tmp/archive.mbox:2']);
       });
 
+      it('renews the claims an owner still holds, and only those', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1), input('r', 2), input('r', 3)]);
+        const mine = await s.claim('r', 2, 'a', 60);
+        expect(mine).toHaveLength(2);
+        const [x, y] = mine.map((i) => i.id) as [number, number];
+        expect(await s.renewClaims([x, y], 'a', 60_000)).toBe(2);
+        await sleep(120);
+        // Renewed: nobody else gets them; the third item was never claimed.
+        expect((await s.claim('r', 10, 'b', 60_000)).map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:3']);
+        // Another owner cannot renew them, nor can anybody renew a finished item.
+        expect(await s.renewClaims([x, y], 'b', 60_000)).toBe(0);
+        await s.markDelivered([x], { outcome: 'delivered' });
+        expect(await s.renewClaims([x, y], 'a', 60_000)).toBe(1);
+        expect(await s.renewClaims([], 'a', 60_000)).toBe(0);
+        await expectCode(s.renewClaims([y], 'a', 0), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+      });
+
+      it('returns the stored document text and ledger hashes with a claim, the document parsed on first read', async () => {
+        const s = ctx.store();
+        const hashes = { textHash: 'a'.repeat(64), docHash: 'b'.repeat(64) };
+        const withText = input('r', 1, { hashes });
+        const text = JSON.stringify(withText.document);
+        await s.enqueue([{ ...withText, json: { document: text } }, input('r', 2)]);
+        const [one, two] = await s.claim('r', 10, 'w', 60_000);
+        expect(one?.documentJson).toBe(text);
+        expect(one?.hashes).toEqual(hashes);
+        expect(one?.document).toEqual(withText.document);
+        expect(JSON.parse(two?.documentJson ?? '')).toEqual(two?.document);
+        expect(two?.hashes).toBeUndefined();
+      });
+
+      it('tells which keys a route already holds, whatever their status', async () => {
+        const s = ctx.store();
+        await s.enqueue([input('r', 1), input('r', 2), input('other', 3), input('r', 4, { error: { code: 'MAILGATE_ERR_MIME_EMPTY', message: 'empty' } })]);
+        const [first] = await s.claim('r', 1, 'w', 60_000);
+        await s.markDelivered([first!.id], { outcome: 'delivered' });
+        const keys = [1, 2, 3, 4, 5].map((n) => `files:/tmp/archive.mbox:${n}`);
+        expect([...(await s.knownKeys('r', keys))].sort()).toEqual([keys[0], keys[1], keys[3]]);
+        expect([...(await s.knownKeys('other', keys))]).toEqual([keys[2]]);
+        expect((await s.knownKeys('r', [])).size).toBe(0);
+      });
+
       it('never gives one item to two concurrent claimers', async () => {
         const a = ctx.store();
         const b = await ctx.open();
@@ -197,7 +240,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         await s.enqueue([input('r', 1), input('r', 2)]);
         const [a, b] = await s.claim('r', 10, 'w', 60_000);
         const at = '2024-01-01T00:00:00.000Z';
-        const entry = (commentId: string, textHash: string) => ({ commentId, textHash, propsHash: 'p', outcome: 'delivered' as const, updatedAt: at });
+        const entry = (commentId: string, textHash: string) => ({ commentId, textHash, docHash: 'p', outcome: 'delivered' as const, updatedAt: at });
         const info = { outcome: 'delivered' as const, aiUnits: { route: 'r', units: 3 }, ledger: [{ source: 'p/s', entries: [entry(a?.commentId ?? '', 't1')] }] };
         expect(await s.markDelivered([a?.id ?? 0], info)).toBe(1);
         expect(await s.markDelivered([a?.id ?? 0], { outcome: 'delivered', aiUnits: { route: 'r', units: 2 } })).toBe(0);
@@ -207,7 +250,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect(await s.outboxDepth('r')).toBe(1);
         expect(await s.counters('r')).toEqual([{ route: 'r', enqueued: 2, delivered: 1, unchanged: 0, deadLettered: 0, aiUnits: 5 }]);
         const found = await s.lookup('p/s', [a?.commentId ?? '', 'other']);
-        expect(found.get(a?.commentId ?? '')).toEqual({ textHash: 't1', propsHash: 'p', outcome: 'delivered', updatedAt: at });
+        expect(found.get(a?.commentId ?? '')).toEqual({ textHash: 't1', docHash: 'p', outcome: 'delivered', updatedAt: at });
         expect(found.get('other')?.textHash).toBe('t2');
       });
 
@@ -410,16 +453,16 @@ function stateCases(ctx: ContractContext): void {
       const s = ctx.store();
       expect((await s.lookup('p/s', ['aa'])).size).toBe(0);
       await s.record('p/s', [
-        { commentId: 'aa', textHash: 't1', propsHash: 'p1', outcome: 'delivered', updatedAt: '2024-01-01T00:00:00.000Z' },
-        { commentId: 'bb', textHash: 't2', propsHash: 'p2', outcome: 'rejected', updatedAt: '2024-01-01T00:00:00.000Z' },
-        { commentId: 'aa', textHash: 't3', propsHash: 'p3', outcome: 'delivered', updatedAt: '2024-01-02T00:00:00.000Z' },
+        { commentId: 'aa', textHash: 't1', docHash: 'p1', outcome: 'delivered', updatedAt: '2024-01-01T00:00:00.000Z' },
+        { commentId: 'bb', textHash: 't2', docHash: 'p2', outcome: 'rejected', updatedAt: '2024-01-01T00:00:00.000Z' },
+        { commentId: 'aa', textHash: 't3', docHash: 'p3', outcome: 'delivered', updatedAt: '2024-01-02T00:00:00.000Z' },
       ]);
-      await s.record('p/other', [{ commentId: 'aa', textHash: 'x', propsHash: 'y', outcome: 'delivered', updatedAt: '2024-01-03T00:00:00.000Z' }]);
+      await s.record('p/other', [{ commentId: 'aa', textHash: 'x', docHash: 'y', outcome: 'delivered', updatedAt: '2024-01-03T00:00:00.000Z' }]);
       await s.record('p/s', []);
       const found = await s.lookup('p/s', ['aa', 'bb', 'cc']);
       expect([...found.entries()].sort()).toEqual([
-        ['aa', { textHash: 't3', propsHash: 'p3', outcome: 'delivered', updatedAt: '2024-01-02T00:00:00.000Z' }],
-        ['bb', { textHash: 't2', propsHash: 'p2', outcome: 'rejected', updatedAt: '2024-01-01T00:00:00.000Z' }],
+        ['aa', { textHash: 't3', docHash: 'p3', outcome: 'delivered', updatedAt: '2024-01-02T00:00:00.000Z' }],
+        ['bb', { textHash: 't2', docHash: 'p2', outcome: 'rejected', updatedAt: '2024-01-01T00:00:00.000Z' }],
       ]);
       expect((await s.lookup('p/s', [])).size).toBe(0);
     });
@@ -548,7 +591,7 @@ function stateCases(ctx: ContractContext): void {
       expect(version).toBeGreaterThanOrEqual(1);
       expect(await s.migrate()).toBe(version);
       await s.enqueue([input('r', 1), input('r', 2)], { key: 'cp', value: { n: 2 } });
-      await s.record('src', [{ commentId: 'aa', textHash: 't', propsHash: 'p', outcome: 'delivered', updatedAt: 'now' }]);
+      await s.record('src', [{ commentId: 'aa', textHash: 't', docHash: 'p', outcome: 'delivered', updatedAt: 'now' }]);
       await s.close();
       await s.close();
       const again = await ctx.open();

@@ -1,6 +1,6 @@
-import { cp, mkdtemp } from 'node:fs/promises';
+import { cp, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ADAPTERS, createAdapter, isAdapterKind } from '../../adapters/index.js';
 import { checkpointKey, createFilesAdapter } from '../../adapters/files/index.js';
@@ -8,7 +8,10 @@ import type { FileFailure } from '../../adapters/files/index.js';
 import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
 import { SAMPLES } from './support/paths.js';
 
-/** An in-memory sink honouring the contract: a batch and its checkpoint land together, or not at all. */
+/**
+ * An in-memory sink honouring the contract: a batch and its checkpoint land together, or not
+ * at all, and a message read again (same origin) is stored once, as intake does by its key.
+ */
 class MemorySink implements IntakeSink {
   readonly stored: Inbound[] = [];
   readonly checkpoints = new Map<string, Checkpoint['value']>();
@@ -18,7 +21,8 @@ class MemorySink implements IntakeSink {
   async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
     if (this.accepts >= this.failAfter) throw new Error('store went away');
     this.accepts++;
-    this.stored.push(...batch);
+    const known = new Set(this.stored.map(id));
+    this.stored.push(...batch.filter((m) => !known.has(id(m))));
     if (checkpoint) this.checkpoints.set(checkpoint.key, checkpoint.value);
   }
 
@@ -49,12 +53,14 @@ describe('files adapter', () => {
     const sink = new MemorySink();
     const adapter = createFilesAdapter({ paths: [join(dir, 'mbox'), join(dir, 'bad')], route: 'support', batchSize: 2, onError: (e) => errors.push(e) });
     await adapter.start(sink, new AbortController().signal);
-    expect(sink.stored).toHaveLength(9);
+    // Nine messages, and the two corrupt Outlook files as failures (intake dead-letters them).
+    expect(sink.stored).toHaveLength(11);
     expect(sink.stored.every((m) => m.route === 'support' && m.origin.adapter === 'files' && m.origin.path!.startsWith(dir))).toBe(true);
+    expect(sink.stored.filter((m) => m.failure !== undefined).map((m) => m.failure!.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID', 'MAILGATE_ERR_INPUT_MSG_INVALID']);
     expect(errors.map((e) => e.error.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID', 'MAILGATE_ERR_INPUT_MSG_INVALID']);
-    const cp = sink.checkpoints.get(checkpointKey(join(dir, 'mbox')));
+    const cp = sink.checkpoints.get(checkpointKey('support', join(dir, 'mbox')));
     expect(cp).toMatchObject({ path: join(dir, 'mbox', 'mboxrd.mbox'), index: 3 });
-    expect(sink.checkpoints.has(checkpointKey(join(dir, 'bad')))).toBe(true);
+    expect(sink.checkpoints.has(checkpointKey('support', join(dir, 'bad')))).toBe(true);
   });
 
   it('hands over a batch once it holds batchBytes, and keeps at most three batches not yet durable', async () => {
@@ -106,6 +112,34 @@ describe('files adapter', () => {
       await createFilesAdapter({ paths: inputs, route: 'r', batchSize: 2 }).start(restarted, new AbortController().signal);
       expect(restarted.stored.map(id)).toEqual(reference.stored.map(id));
     }
+  });
+
+  it('reads a file added to a directory already imported, even when it sorts before the last one read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailgate-adapter-'));
+    const mail = (n: string) => `From: a@example.com\r\nSubject: ${n}\r\nMessage-ID: <${n}@example.com>\r\n\r\n${n}\r\n`;
+    await writeFile(join(dir, 'b.eml'), mail('b'));
+    const sink = new MemorySink();
+    await createFilesAdapter({ paths: [dir], route: 'r' }).start(sink, new AbortController().signal);
+    await writeFile(join(dir, 'a.eml'), mail('a'));
+    await writeFile(join(dir, 'c.eml'), mail('c'));
+    await createFilesAdapter({ paths: [dir], route: 'r' }).start(sink, new AbortController().signal);
+    expect(sink.stored.map((m) => basename(m.origin.path!)).sort()).toEqual(['a.eml', 'b.eml', 'c.eml']);
+  });
+
+  it('scopes checkpoints: the same input read for another destination is read whole again', async () => {
+    const dir = await copySamples();
+    const sink = new MemorySink();
+    await createFilesAdapter({ paths: [join(dir, 'mbox')], route: 'r', scope: 'r@acme/one' }).start(sink, new AbortController().signal);
+    const second: Inbound[] = [];
+    const other = Object.assign(new MemorySink(), { checkpoints: sink.checkpoints });
+    other.accept = async (batch, checkpoint) => {
+      second.push(...batch);
+      if (checkpoint) other.checkpoints.set(checkpoint.key, checkpoint.value);
+    };
+    await createFilesAdapter({ paths: [join(dir, 'mbox')], route: 'r', scope: 'r@acme/two' }).start(other, new AbortController().signal);
+    expect(second.map(id)).toEqual(sink.stored.map(id));
+    expect(sink.checkpoints.has(checkpointKey('r@acme/one', join(dir, 'mbox')))).toBe(true);
+    expect(sink.checkpoints.has(checkpointKey('r@acme/two', join(dir, 'mbox')))).toBe(true);
   });
 
   it('stops when the signal aborts', async () => {

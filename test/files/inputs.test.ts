@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { cp, mkdtemp, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -132,7 +132,7 @@ describe('Outlook .msg', () => {
 });
 
 describe('resume across inputs', () => {
-  it('skips inputs and files before the resume point and continues inside it', async () => {
+  it('skips inputs before the resume point, walks its directory again and continues inside the resume file', async () => {
     const dir = await tempDir();
     await cp(SAMPLES, dir, { recursive: true });
     const inputs = [join(dir, 'eml'), join(dir, 'mbox'), join(dir, 'maildir')];
@@ -141,7 +141,23 @@ describe('resume across inputs', () => {
     const point = { path: all[at]!.origin.path, ...all[at]!.next };
     const resumed = await collect(inputs, { resumeFrom: point });
     const key = (i: FileItem) => `${relative(dir, i.origin.path)}#${i.origin.index}`;
-    expect(resumed.map(key)).toEqual(all.slice(at + 1).map(key));
+    const expected = all.filter((i) => !i.origin.path.startsWith(join(dir, 'eml')) && !(i.origin.path === point.path && i.origin.index <= 1));
+    expect(resumed.map(key)).toEqual(expected.map(key));
+    expect(resumed.some((i) => i.origin.path === point.path && i.origin.index === 2)).toBe(true);
+  });
+
+  it('reads nothing from an mbox whose checkpoint is its end, and reads on when it grew', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'grow.mbox');
+    const msg = (n: number) => `From a@example.com Mon Jan  1 00:00:00 2024\nFrom: a@example.com\nSubject: ${n}\n\nbody ${n}\n\n`;
+    await writeFile(file, msg(1) + msg(2));
+    const first = await collect([file]);
+    expect(first).toHaveLength(2);
+    const end = first[1]!.next;
+    expect(await collect([file], { resumeFrom: { path: file, ...end } })).toEqual([]);
+    await appendFile(file, msg(3));
+    const grown = await collect([file], { resumeFrom: { path: file, ...end } });
+    expect(grown.map((i) => i.origin.index)).toEqual([2]);
   });
 
   it('reads nothing more from a single-message file already done', async () => {

@@ -87,6 +87,32 @@ describe('delivery', () => {
     expect(d.counters.delivered).toBe(1);
   });
 
+  it('keeps its claim while a request outlasts the lease: a second gateway claims nothing, each message is sent once', async () => {
+    const { store, emu } = await setup();
+    await emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', delay_ms: 1_200, times: 1 }]);
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+    const gateway = (owner: string) => createDelivery({
+      store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner, leaseMs: 300,
+      claimLimit: 100, concurrency: 1, maxItemAttempts: 3, idleMs: 20,
+    });
+    const first = gateway('first');
+    const slow = first.runOnce(route);
+    await new Promise((r) => setTimeout(r, 50));
+    // The lease (300 ms) runs out four times over while the first request is in flight.
+    const second = gateway('second');
+    let stolen = 0;
+    const deadline = Date.now() + 1_000;
+    while (Date.now() < deadline) {
+      stolen += await second.runOnce(route);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await slow).toBe(10);
+    expect(stolen).toBe(0);
+    expect(emu.emulator.stats()).toMatchObject({ comments: 10, ai_units: 10 });
+    const requests = Object.values(emu.emulator.stats().requests['sync-raw-emails'] ?? {}).reduce((a, b) => a + b, 0);
+    expect(requests).toBe(1);
+  });
+
   it('accepts an empty batch that only moves the checkpoint', async () => {
     const store = await openStore('sqlite::memory:');
     cleanup.push(() => store.close());

@@ -1,5 +1,5 @@
 /** `mailgate import`, `status` and `dlq` against a real emulator over HTTP and real SQLite. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,12 @@ afterAll(async () => {
   await emu.stop();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** The comment id mailgate derives for the first message of an mbox written by writeMbox. */
+async function commentIdOf(mbox: string): Promise<string | undefined> {
+  const line = (await mailgate('preview', '--format', 'jsonl', mbox)).stdout.split('\n')[0]!;
+  return (JSON.parse(line) as { comment: { id: string } }).comment.id;
+}
 
 const syncRequests = () => Object.values(emu.emulator.stats().requests['sync-raw-emails'] ?? {}).reduce((a, b) => a + b, 0);
 
@@ -61,7 +67,6 @@ describe('mailgate import', () => {
   });
 
   it('dead-letters an unparseable message: exit 1, dlq list/show/replay/purge, status', async () => {
-    const input = join(dir, 'bad');
     writeMbox(join(dir, 'good.mbox'), 3, 'dlq');
     writeFileSync(join(dir, 'bad.eml'), 'this is not an email at all\n');
     const store = `sqlite:${join(dir, 'dlq.db')}`;
@@ -86,7 +91,82 @@ describe('mailgate import', () => {
     expect(text.stdout).toContain('import: enqueued');
     const purge = await mailgate('dlq', 'purge', '--all', '--store', store, '--json');
     expect(JSON.parse(purge.stdout)).toEqual({ purged: 1 });
-    expect(input).toBeTruthy();
+  });
+
+  it('imports the same file into a second source: sent there, the first source not billed again', async () => {
+    const mbox = join(dir, 'two.mbox');
+    writeMbox(mbox, 30, 'two-sources');
+    const first = await mailgate('import', mbox, ...api('two.db', 'acme/first'), '--json');
+    expect(JSON.parse(first.stdout)).toMatchObject({ delivered: 30, aiUnits: 30 });
+    const before = emu.emulator.stats();
+    const second = await mailgate('import', mbox, ...api('two.db', 'acme/second'), '--json');
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ read: 30, queued: 30, delivered: 30, aiUnits: 30 });
+    expect(emu.emulator.stats().comments - before.comments).toBe(30);
+    const id = await commentIdOf(mbox);
+    expect((await fetch(`${emu.url}/api/v1/sources/acme/second/comments/${id}`, { headers: { authorization: `Bearer ${emu.token}` } })).status).toBe(200);
+    const again = await mailgate('import', mbox, ...api('two.db', 'acme/first'), '--json');
+    expect(JSON.parse(again.stdout)).toMatchObject({ queued: 0, delivered: 0, aiUnits: 0 });
+  });
+
+  it('reads mail added to an imported directory, also when it sorts before what was read', async () => {
+    const inbox = join(dir, 'inbox');
+    mkdirSync(inbox);
+    const mail = (n: string) => `From: a@example.com\nTo: b@example.com\nSubject: ${n}\nMessage-ID: <added-${n}@example.com>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody ${n}\n`;
+    writeFileSync(join(inbox, 'm.eml'), mail('m'));
+    const first = await mailgate('import', inbox, ...api('added.db', 'acme/added'), '--json');
+    expect(JSON.parse(first.stdout)).toMatchObject({ delivered: 1 });
+    writeFileSync(join(inbox, 'a.eml'), mail('a'));
+    writeFileSync(join(inbox, 'z.eml'), mail('z'));
+    const second = await mailgate('import', inbox, ...api('added.db', 'acme/added'), '--json');
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ read: 2, parsed: 2, queued: 2, duplicates: 0, delivered: 2, aiUnits: 2 });
+    writeFileSync(join(inbox, 'b.eml'), mail('b'));
+    const third = await mailgate('import', inbox, ...api('added.db', 'acme/added'), '--json');
+    // a.eml and m.eml are read again but known: not parsed, not sent; z.eml, where the last run stopped, is done.
+    expect(JSON.parse(third.stdout)).toMatchObject({ read: 3, parsed: 1, queued: 1, duplicates: 2, delivered: 1, aiUnits: 1 });
+  });
+
+  it('stops at once when the API refuses the credentials: exit 1, the reason named, the messages kept for the next run', async () => {
+    const mbox = join(dir, 'refused.mbox');
+    writeMbox(mbox, 12, 'refused');
+    const store = `sqlite:${join(dir, 'refused.db')}`;
+    const started = Date.now();
+    const run = await mailgate('import', mbox, '--api-url', emu.url, '--token', 'not-the-token', '--source', 'acme/refused', '--store', store, '--workers', '1', '--json');
+    expect(run.code).toBe(1);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(run.stderr).toMatch(/MAILGATE_ERR_API_UNAUTHORIZED: the API refused route import \(acme\/refused\)/);
+    expect(JSON.parse(run.stdout)).toMatchObject({ delivered: 0, error: { code: 'MAILGATE_ERR_API_UNAUTHORIZED' } });
+    const status = await mailgate('status', '--store', store, '--json');
+    expect(JSON.parse(status.stdout)).toMatchObject({ outboxDepth: 12 });
+    const retry = await mailgate('import', mbox, ...api('refused.db', 'acme/refused'), '--json');
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(JSON.parse(retry.stdout)).toMatchObject({ delivered: 12, aiUnits: 12 });
+  });
+
+  it('keeps an unreadable file as a dead letter with its bytes, reported once', async () => {
+    const inbox = join(dir, 'corrupt');
+    mkdirSync(inbox);
+    const bogus = Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(600, 7)]);
+    writeFileSync(join(inbox, 'broken.msg'), bogus);
+    const store = `sqlite:${join(dir, 'corrupt.db')}`;
+    const run = await mailgate('import', inbox, ...api('corrupt.db', 'acme/corrupt'), '--json');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/broken\.msg: MAILGATE_ERR_INPUT_MSG_INVALID: .*\(kept as a dead letter\)/);
+    expect(JSON.parse(run.stdout)).toMatchObject({ read: 1, unreadable: 1, deadLettered: 1 });
+    const dead = JSON.parse((await mailgate('dlq', 'list', '--store', store, '--json')).stdout) as Array<{ id: number; error: { code: string } }>;
+    expect(dead.map((d) => d.error.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID']);
+    const show = await mailgate('dlq', 'show', String(dead[0]!.id), '--store', store, '--json');
+    expect(JSON.parse(show.stdout)).toMatchObject({ hasRaw: true });
+    const again = await mailgate('import', inbox, ...api('corrupt.db', 'acme/corrupt'), '--json');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ read: 0, deadLettered: 0 });
+    expect(JSON.parse((await mailgate('dlq', 'list', '--store', store, '--json')).stdout)).toHaveLength(1);
+  });
+
+  it('refuses a missing input before anything starts', async () => {
+    const run = mailgate('import', join(dir, 'no-such.mbox'), ...api('missing.db', 'acme/missing'));
+    await expect(run).rejects.toThrow(/MAILGATE_ERR_INPUT_NOT_FOUND|no such file/);
   });
 
   it('a config error exits before anything starts', async () => {

@@ -22,11 +22,14 @@ export interface ImportSummary {
   sinkSent?: number;
   /** False when the import stopped waiting for the sink (MAILGATE_ERR_SINK_FLUSH_TIMEOUT). */
   sinkFlushed?: boolean;
+  /** Why the import stopped early: the API refused the credentials or the target (401, 403, 404). */
+  error?: { code: string; message: string };
 }
 
 export function summarize(route: string, intake: IntakeCounters, delivery: DeliveryCounters, unreadable: number, startedAt: number): ImportSummary {
   const seconds = (Date.now() - startedAt) / 1000;
-  const read = intake.received + unreadable;
+  // Unreadable inputs are handed to intake too (as failures): received counts them.
+  const read = intake.received;
   return {
     route,
     dryRun: false,
@@ -38,15 +41,17 @@ export function summarize(route: string, intake: IntakeCounters, delivery: Deliv
     delivered: delivery.delivered,
     unchanged: delivery.unchanged,
     rejected: delivery.rejected,
-    deadLettered: delivery.rejected + intake.failed + unreadable,
+    // Unreadable inputs reach intake as failures: intake.failed counts them with the unparseable.
+    deadLettered: delivery.rejected + intake.failed,
     aiUnits: delivery.aiUnits,
     seconds: Math.round(seconds * 1000) / 1000,
-    messagesPerSecond: seconds > 0 ? Math.round(read / seconds) : 0,
+    // Messages this run handled: read, or delivered from an earlier run's queue when it read nothing new.
+    messagesPerSecond: seconds > 0 ? Math.round(Math.max(read, delivery.delivered + delivery.unchanged + delivery.rejected) / seconds) : 0,
   };
 }
 
 export function progressLine(s: ImportSummary): string {
-  return `read ${s.read}  parsed ${s.parsed}  queued ${s.queued}  delivered ${s.delivered}  unchanged ${s.unchanged}  rejected ${s.deadLettered}  AI units ${s.aiUnits}`;
+  return `read ${s.read}  parsed ${s.parsed}  queued ${s.queued}  delivered ${s.delivered}  unchanged ${s.unchanged}  rejected ${s.rejected}  dead letters ${s.deadLettered}  AI units ${s.aiUnits}`;
 }
 
 /** Redraws one line on a terminal every `everyMs`; on anything else prints nothing until the end. */
@@ -60,6 +65,11 @@ export function startProgress(stream: NodeJS.WritableStream & { isTTY?: boolean 
     draw();
     stream.write('\n');
   };
+}
+
+/** A line for people on stderr; on a terminal it clears the progress line first (redrawn at the next tick). */
+export function note(stream: NodeJS.WritableStream & { isTTY?: boolean }, text: string): void {
+  stream.write(`${stream.isTTY === true ? '\r\x1b[2K' : ''}mailgate: ${text}\n`);
 }
 
 export function summaryText(s: ImportSummary): string {

@@ -3,15 +3,18 @@
  * input is exhausted and the route's outbox is empty. Resumable: the adapter's checkpoint and
  * the outbox are durable, so a killed import continues where it stopped when run again.
  */
+import { stat } from 'node:fs/promises';
 import { createFilesAdapter, type MboxQuoting } from '../../../adapters/files/index.js';
+import { GatewayError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
+import { routeTarget } from '../../pipeline/origin.js';
 import { createRuntime, type Runtime } from '../../pipeline/runtime.js';
 import { EXIT_FAILED, EXIT_OK } from '../program.js';
 import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from './config.js';
 import { dryRunImport } from './dry-run.js';
-import { progressLine, startProgress, summarize, summaryText, type ImportSummary } from './progress.js';
+import { note, progressLine, startProgress, summarize, summaryText, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 
 /** Messages per intake transaction: fewer commits (each one fsynced) than the adapter default. */
@@ -31,13 +34,21 @@ export async function runImport(paths: string[], flags: ImportFlags, ctx: CliCon
   const parsing = flags.workers === undefined ? config.parsing : { ...config.parsing, workers: flags.workers };
   const delivery = flags.batchSize === undefined ? config.delivery : { ...config.delivery, max_documents: flags.batchSize };
   const logger = createLogger({ level: config.log_level === 'info' ? 'warn' : config.log_level, destination: ctx.stderr });
+  await checkInputs(paths);
   const controller = new AbortController();
   const onSignal = () => controller.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // A one-shot import does not wait out a refusal (bad token, unknown source): it stops, and
+  // what it queued stays in the store for the next run.
+  let refused: { code: string; message: string } | undefined;
   const rt = await createRuntime({
     config: { ...config, parsing, delivery }, logger, dryRun: flags.dryRun === true, signal: controller.signal,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    onPause: (_route, reason) => {
+      refused ??= { code: reason.code, message: reason.message };
+      controller.abort();
+    },
   });
   if (rt.emulatorUrl !== undefined) {
     ctx.stderr.write(`mailgate: *** NO API URL: delivering to the BUILT-IN EMULATOR at ${rt.emulatorUrl}, not to the Text Analytics API ***\n`);
@@ -46,7 +57,14 @@ export async function runImport(paths: string[], flags: ImportFlags, ctx: CliCon
     const summary = flags.dryRun === true ? await dryRun(rt, paths, flags, ctx) : await realRun(rt, paths, flags, ctx, controller);
     if (rt.emulatorUrl !== undefined) summary.emulatorUrl = rt.emulatorUrl;
     ctx.stderr.write(summaryText(summary));
+    if (refused !== undefined) summary.error = refused;
     if (flags.json === true) await writerFor(ctx.stdout)(`${JSON.stringify(summary)}\n`);
+    if (refused !== undefined) {
+      const route = rt.config.routes[0]!;
+      ctx.stderr.write(`mailgate: ${refused.code}: the API refused route ${route.name} (${routeTarget(route)}): ${refused.message}\n`
+        + 'mailgate: stopped; what was read stays queued in the store: fix the token, URL or target and run the same command again\n');
+      return EXIT_FAILED;
+    }
     if (controller.signal.aborted) {
       ctx.stderr.write('mailgate: import interrupted; run the same command again to resume\n');
       return EXIT_FAILED;
@@ -60,6 +78,18 @@ export async function runImport(paths: string[], flags: ImportFlags, ctx: CliCon
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await rt.close();
+  }
+}
+
+/** Every input must exist before anything starts: a mistyped path is a usage error, not a dead letter. */
+async function checkInputs(paths: string[]): Promise<void> {
+  for (const path of paths) {
+    try {
+      await stat(path);
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message;
+      throw new GatewayError('MAILGATE_ERR_INPUT_NOT_FOUND', `${path}: ${why}`, { cause: err });
+    }
   }
 }
 
@@ -78,11 +108,12 @@ async function realRun(rt: Runtime, paths: string[], flags: ImportFlags, ctx: Cl
   const startedAt = Date.now();
   let unreadable = 0;
   const adapter = createFilesAdapter({
-    paths, route: route.name, maxMessageBytes: rt.config.parsing.max_message_bytes, batchSize: IMPORT_BATCH_SIZE,
+    paths, route: route.name, scope: `${route.name}@${routeTarget(route)}`, maxMessageBytes: rt.config.parsing.max_message_bytes, batchSize: IMPORT_BATCH_SIZE,
     ...(flags.mbox ? { mboxQuoting: flags.mbox } : {}),
     onError: (item) => {
       unreadable++;
-      rt.logger.warn({ path: item.origin.path, index: item.origin.index, code: item.error.code }, `unreadable: ${item.error.message}`);
+      const where = item.origin.index > 0 ? `${item.origin.path} (message ${item.origin.index})` : item.origin.path;
+      note(ctx.stderr, `${where}: ${item.error.code}: ${item.error.message} (kept as a dead letter)`);
     },
   });
   const current = () => summarize(route.name, rt.intake.counters, rt.delivery.counters, unreadable, startedAt);

@@ -59,9 +59,11 @@ export class PgDeadLetters {
         ],
       );
       await client.query(
-        `INSERT INTO outbox_docs (id, document, preview) VALUES ($1, $2::json, $3::json)
-         ON CONFLICT (id) DO UPDATE SET document = excluded.document, preview = excluded.preview`,
-        [id, JSON.stringify(replacement.document), json(replacement.preview)],
+        `INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES ($1, $2::json, $3::json, $4, $5)
+         ON CONFLICT (id) DO UPDATE SET document = excluded.document, preview = excluded.preview,
+           text_hash = excluded.text_hash, doc_hash = excluded.doc_hash`,
+        [id, replacement.json?.document ?? JSON.stringify(replacement.document), json(replacement.preview),
+          replacement.hashes?.textHash ?? null, replacement.hashes?.docHash ?? null],
       );
       // Raw bytes: the replacement's when given, else the dead letter's own stay.
       if (replacement.raw !== undefined) {

@@ -89,6 +89,10 @@ export class PostgresStore implements T.Store {
     return this.guard('claim', () => this.outbox.claim(route, limit, owner, leaseMs));
   }
   markDelivered(ids: number[], info: T.DeliveryInfo) { return this.guard('markDelivered', () => this.outbox.markDelivered(ids, info)); }
+  knownKeys(route: string, keys: string[]) { return this.guard('knownKeys', () => this.outbox.knownKeys(route, keys)); }
+  renewClaims(ids: number[], owner: string, leaseMs: number) {
+    return this.guard('renewClaims', () => this.outbox.renewClaims(ids, owner, leaseMs));
+  }
   scheduleRetry(ids: number | number[], delayMs: number, reason: T.ItemError) {
     return this.guard('scheduleRetry', () => this.outbox.scheduleRetry(ids, delayMs, reason));
   }

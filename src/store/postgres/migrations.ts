@@ -148,6 +148,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE outbox DROP COLUMN document, DROP COLUMN preview, DROP COLUMN raw;
     `,
   },
+  {
+    // As SQLite migration 4: the ledger's second hash covers the whole document; older
+    // entries keep a marked text hash; intake stores both hashes with the document.
+    version: 4,
+    name: 'ledger document hash, hashes stored with the document',
+    sql: `
+      ALTER TABLE ledger RENAME COLUMN props_hash TO doc_hash;
+      UPDATE ledger SET text_hash = 'v1:' || text_hash;
+      ALTER TABLE outbox_docs ADD COLUMN text_hash TEXT, ADD COLUMN doc_hash TEXT;
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {

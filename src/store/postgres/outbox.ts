@@ -100,7 +100,7 @@ export class PgOutbox {
 
   async getItem(id: number): Promise<StoredItem | undefined> {
     const { rows } = await this.pool.query<PgOutboxRow & { status: OutboxStatus; outcome: string | null }>(
-      `SELECT ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, o.status, o.outcome, d.document, d.preview
+      `SELECT ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, o.status, o.outcome, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash
        FROM outbox o JOIN outbox_docs d ON d.id = o.id WHERE o.id = $1`,
       [id],
     );
@@ -122,7 +122,7 @@ export class PgOutbox {
        u AS (
          UPDATE outbox o SET lease_owner = $2, lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond'
          FROM c WHERE o.id = c.id RETURNING ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')})
-       SELECT u.*, d.document, d.preview FROM u LEFT JOIN outbox_docs d ON d.id = u.id`,
+       SELECT u.*, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash FROM u LEFT JOIN outbox_docs d ON d.id = u.id`,
       params,
     );
     return rows.map(pgToItem).sort((a, b) => a.id - b.id);
@@ -146,6 +146,22 @@ export class PgOutbox {
       for (const l of info.ledger ?? []) await this.state.record(l.source, l.entries, client);
       return rows.length;
     });
+  }
+
+  async knownKeys(route: string, keys: string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ key: string }>('SELECT key FROM outbox WHERE route = $1 AND key = ANY($2::text[])', [route, keys]);
+    return new Set(rows.map((r) => r.key));
+  }
+
+  async renewClaims(ids: number[], owner: string, leaseMs: number): Promise<number> {
+    if (ids.length === 0) return 0;
+    const res = await this.pool.query(
+      `UPDATE outbox SET lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+       WHERE status = 'queued' AND lease_owner = $2 AND id = ANY($1::bigint[])`,
+      [ids, owner, checkDelay('leaseMs', leaseMs, 1)],
+    );
+    return res.rowCount ?? 0;
   }
 
   async scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): Promise<number> {

@@ -3,6 +3,7 @@ import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
 import type { Origin } from '../../pipeline/types.js';
 import type { DeadLetter, DeadLetterDetail, ItemError, OutboxInput, OutboxItem } from '../types.js';
+import { hashesOf, withDocument } from '../common.js';
 import { iso, pgText, toId } from './db.js';
 
 export interface PgOutboxRow {
@@ -16,8 +17,11 @@ export interface PgOutboxRow {
   last_error: ItemError | null;
   origin: Origin;
   warnings: Warning[] | null;
-  /** From `outbox_docs` (claims and `getDeadLetter`). */
+  /** From `outbox_docs` (claims and `getDeadLetter`): parsed, or as text (`document_text`). */
   document?: RawEmailDocument;
+  document_text?: string;
+  text_hash?: string | null;
+  doc_hash?: string | null;
   preview?: Comment | null;
   /** From `outbox_raw` (`getDeadLetter`). */
   raw?: Buffer | null;
@@ -34,17 +38,18 @@ function documentOf(r: PgOutboxRow): RawEmailDocument {
 }
 
 export function pgToItem(r: PgOutboxRow): OutboxItem {
-  const item: OutboxItem = {
+  const base = {
     id: toId(r.id),
     route: r.route,
     key: r.key,
     commentId: r.comment_id,
-    document: documentOf(r),
     origin: r.origin,
     warnings: r.warnings ?? [],
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),
   };
+  const text = r.document_text ?? JSON.stringify(documentOf(r));
+  const item = withDocument(base, text, hashesOf(r.text_hash, r.doc_hash));
   if (r.preview !== null && r.preview !== undefined) item.preview = r.preview;
   if (r.last_error !== null) item.lastError = r.last_error;
   return item;
@@ -76,7 +81,7 @@ export function pgToDeadLetterDetail(r: PgOutboxRow): DeadLetterDetail {
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** Parameters per outbox row in a multi-row INSERT. */
-export const PARAMS_PER_ROW = 11;
+export const PARAMS_PER_ROW = 13;
 
 /**
  * One statement for `items` (at most 65535 / PARAMS_PER_ROW: PostgreSQL's parameter limit):
@@ -102,12 +107,14 @@ export function insertStatement(items: OutboxInput[]): { text: string; values: u
       it.json === undefined ? json(it.preview) : (it.json.preview ?? null),
       it.raw ?? null,
       it.afterDelivery === true,
+      it.hashes?.textHash ?? null,
+      it.hashes?.docHash ?? null,
     );
     const p = (i: number): string => `$${b + i}`;
     rows.push(`(${rows.length}, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::json, `
-      + `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea, ${p(11)}::boolean)`);
+      + `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea, ${p(11)}::boolean, ${p(12)}::text, ${p(13)}::text)`);
   }
-  const text = `WITH v (ord, route, key, comment_id, status, last_error, origin, warnings, document, preview, raw, action_due) AS (
+  const text = `WITH v (ord, route, key, comment_id, status, last_error, origin, warnings, document, preview, raw, action_due, text_hash, doc_hash) AS (
       VALUES ${rows.join(',\n')}),
     ins AS (
       INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due)
@@ -115,8 +122,8 @@ export function insertStatement(items: OutboxInput[]): { text: string; values: u
       FROM v ORDER BY ord
       ON CONFLICT (route, key) DO NOTHING RETURNING id, route, key, status),
     docs AS (
-      INSERT INTO outbox_docs (id, document, preview)
-      SELECT ins.id, v.document, v.preview FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key),
+      INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash)
+      SELECT ins.id, v.document, v.preview, v.text_hash, v.doc_hash FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key),
     raws AS (
       INSERT INTO outbox_raw (id, raw)
       SELECT ins.id, v.raw FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key WHERE v.raw IS NOT NULL)

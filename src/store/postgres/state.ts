@@ -57,12 +57,12 @@ export class PgState {
 
   async lookup(source: string, commentIds: string[]): Promise<Map<string, LedgerEntry>> {
     const { rows } = await this.pool.query<Record<string, string>>(
-      `SELECT comment_id, text_hash, props_hash, outcome, updated_at FROM ledger WHERE source = $1 AND comment_id = ANY($2::text[])`,
+      `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger WHERE source = $1 AND comment_id = ANY($2::text[])`,
       [source, commentIds],
     );
     return new Map(rows.map((r) => [r.comment_id as string, {
       textHash: r.text_hash as string,
-      propsHash: r.props_hash as string,
+      docHash: r.doc_hash as string,
       outcome: r.outcome as LedgerEntry['outcome'],
       updatedAt: r.updated_at as string,
     }]));
@@ -74,11 +74,11 @@ export class PgState {
     const last = new Map(entries.map((e) => [e.commentId, e]));
     const list = [...last.values()].sort((a, b) => (a.commentId < b.commentId ? -1 : a.commentId > b.commentId ? 1 : 0));
     await db.query(
-      `INSERT INTO ledger (source, comment_id, text_hash, props_hash, outcome, updated_at)
+      `INSERT INTO ledger (source, comment_id, text_hash, doc_hash, outcome, updated_at)
        SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
        ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
-         props_hash = excluded.props_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
-      [source, list.map((e) => e.commentId), list.map((e) => e.textHash), list.map((e) => e.propsHash),
+         doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
+      [source, list.map((e) => e.commentId), list.map((e) => e.textHash), list.map((e) => e.docHash),
         list.map((e) => e.outcome), list.map((e) => e.updatedAt)],
     );
   }

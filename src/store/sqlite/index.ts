@@ -35,6 +35,9 @@ function isUnavailable(err: unknown): boolean {
   return err instanceof TypeError && /database connection is not open/.test(err.message);
 }
 
+/** Page size of a new database, in bytes. */
+export const SQLITE_PAGE_SIZE = 16_384;
+
 function openDatabase(path: string, options: SqliteOptions): Database.Database {
   const busy = options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
   if (!Number.isInteger(busy) || busy < 0) {
@@ -44,6 +47,10 @@ function openDatabase(path: string, options: SqliteOptions): Database.Database {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);
     db.pragma(`busy_timeout = ${busy}`);
+    // A new database gets 16 KiB pages: a message's document and raw bytes (a few KiB each)
+    // then fit in one page instead of spilling into overflow pages, which halves what an
+    // enqueue writes. An existing database keeps its page size (it is fixed once written).
+    db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');
@@ -90,6 +97,10 @@ export class SqliteStore implements T.Store {
     return this.guard('claim', () => this.outbox.claim(route, limit, owner, leaseMs));
   }
   markDelivered(ids: number[], info: T.DeliveryInfo) { return this.guard('markDelivered', () => this.outbox.markDelivered(ids, info)); }
+  knownKeys(route: string, keys: string[]) { return this.guard('knownKeys', () => this.outbox.knownKeys(route, keys)); }
+  renewClaims(ids: number[], owner: string, leaseMs: number) {
+    return this.guard('renewClaims', () => this.outbox.renewClaims(ids, owner, leaseMs));
+  }
   scheduleRetry(ids: number | number[], delayMs: number, reason: T.ItemError) {
     return this.guard('scheduleRetry', () => this.outbox.scheduleRetry(ids, delayMs, reason));
   }

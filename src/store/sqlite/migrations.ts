@@ -130,6 +130,19 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE outbox DROP COLUMN raw;
     `,
   },
+  {
+    // The ledger's second hash covers the whole document, the first the comment's text
+    // (src/batcher/ledger.ts); entries written before keep a marked text hash so they are
+    // never mistaken for the new kind. Intake stores both hashes with the document.
+    version: 4,
+    name: 'ledger document hash, hashes stored with the document',
+    sql: `
+      ALTER TABLE ledger RENAME COLUMN props_hash TO doc_hash;
+      UPDATE ledger SET text_hash = 'v1:' || text_hash;
+      ALTER TABLE outbox_docs ADD COLUMN text_hash TEXT;
+      ALTER TABLE outbox_docs ADD COLUMN doc_hash TEXT;
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

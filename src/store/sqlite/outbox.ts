@@ -32,9 +32,9 @@ export class SqliteOutbox {
       `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',').map(() => '?').join(', ')})
        ON CONFLICT (route, key) DO NOTHING`,
     );
-    this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview) VALUES (?, ?, ?)');
+    this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES (?, ?, ?, ?, ?)');
     this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
-    this.selectDocs = db.prepare('SELECT id, document, preview FROM outbox_docs WHERE id IN (SELECT value FROM json_each(?))');
+    this.selectDocs = db.prepare('SELECT id, document, preview, text_hash, doc_hash FROM outbox_docs WHERE id IN (SELECT value FROM json_each(?))');
     this.deleteRaw = db.prepare('DELETE FROM outbox_raw WHERE id IN (SELECT value FROM json_each(?))');
     this.putCheckpoint = db.prepare(
       `INSERT INTO checkpoints (key, value, updated_at) VALUES (?, ?, ?)
@@ -62,7 +62,8 @@ export class SqliteOutbox {
 
   /** Writes the wide values of an item to the side tables (document always; raw bytes when given). */
   putBody(id: number, item: OutboxInput): void {
-    this.insertDoc.run(id, item.json?.document ?? JSON.stringify(item.document), item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null));
+    const preview = item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null);
+    this.insertDoc.run(id, item.json?.document ?? JSON.stringify(item.document), preview, item.hashes?.textHash ?? null, item.hashes?.docHash ?? null);
     if (item.raw !== undefined) this.insertRaw.run(id, item.raw);
   }
 
@@ -122,7 +123,7 @@ export class SqliteOutbox {
 
   getItem(id: number): StoredItem | undefined {
     const r = this.db.prepare(`SELECT ${ITEM_COLUMNS}, outcome FROM outbox WHERE id = ?`).get(id) as (OutboxRow & { outcome: string | null }) | undefined;
-    const d = r === undefined ? undefined : (this.db.prepare('SELECT document, preview FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
+    const d = r === undefined ? undefined : (this.db.prepare('SELECT document, preview, text_hash, doc_hash FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
     if (r === undefined || d === undefined) return undefined;
     const item: StoredItem = { ...toItem(r, d), status: r.status as OutboxStatus };
     if (r.outcome === 'delivered' || r.outcome === 'unchanged') item.outcome = r.outcome;
@@ -162,6 +163,22 @@ export class SqliteOutbox {
       for (const l of info.ledger ?? []) this.state.record(l.source, l.entries);
       return rows.length;
     }).immediate();
+  }
+
+  knownKeys(route: string, keys: string[]): Set<string> {
+    if (keys.length === 0) return new Set();
+    const rows = this.db.prepare(
+      'SELECT key FROM outbox WHERE route = ? AND key IN (SELECT value FROM json_each(?))',
+    ).all(route, JSON.stringify(keys)) as Array<{ key: string }>;
+    return new Set(rows.map((r) => r.key));
+  }
+
+  renewClaims(ids: number[], owner: string, leaseMs: number): number {
+    if (ids.length === 0) return 0;
+    const until = Date.now() + checkDelay('leaseMs', leaseMs, 1);
+    return this.db.prepare(
+      `UPDATE outbox SET lease_expires_at = ? WHERE status = 'queued' AND lease_owner = ? AND id IN (SELECT value FROM json_each(?))`,
+    ).run(until, owner, JSON.stringify(ids)).changes;
   }
 
   scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): number {

@@ -2,7 +2,7 @@
 import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
 import type { Origin } from '../../pipeline/types.js';
-import { jsonOrNull, parseItemError, parseJson } from '../common.js';
+import { hashesOf, jsonOrNull, parseItemError, parseJson, withDocument } from '../common.js';
 import type { DeadLetter, DeadLetterDetail, OutboxInput, OutboxItem } from '../types.js';
 
 export interface OutboxRow {
@@ -24,23 +24,24 @@ export interface OutboxRow {
 export interface DocRow {
   document: string;
   preview: string | null;
+  text_hash?: string | null;
+  doc_hash?: string | null;
   raw?: Buffer | null;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function toItem(r: OutboxRow, d: DocRow): OutboxItem {
-  const item: OutboxItem = {
+  const item = withDocument({
     id: r.id,
     route: r.route,
     key: r.key,
     commentId: r.comment_id,
-    document: JSON.parse(d.document) as RawEmailDocument,
     origin: JSON.parse(r.origin) as Origin,
     warnings: parseJson<Warning[]>(r.warnings) ?? [],
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),
-  };
+  }, d.document, hashesOf(d.text_hash, d.doc_hash));
   const preview = parseJson<Comment>(d.preview);
   if (preview !== undefined) item.preview = preview;
   const lastError = parseItemError(r.last_error);

@@ -51,14 +51,14 @@ export class SqliteState {
 
   lookup(source: string, commentIds: string[]): Map<string, LedgerEntry> {
     const rows = this.db.prepare(
-      `SELECT comment_id, text_hash, props_hash, outcome, updated_at FROM ledger
+      `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger
        WHERE source = ? AND comment_id IN (SELECT value FROM json_each(?))`,
     ).all(source, JSON.stringify(commentIds)) as Array<Record<string, string>>;
     const found = new Map<string, LedgerEntry>();
     for (const r of rows) {
       found.set(r.comment_id as string, {
         textHash: r.text_hash as string,
-        propsHash: r.props_hash as string,
+        docHash: r.doc_hash as string,
         outcome: r.outcome as LedgerEntry['outcome'],
         updatedAt: r.updated_at as string,
       });
@@ -68,12 +68,12 @@ export class SqliteState {
 
   record(source: string, entries: Array<LedgerEntry & { commentId: string }>): void {
     const put = this.db.prepare(
-      `INSERT INTO ledger (source, comment_id, text_hash, props_hash, outcome, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+      `INSERT INTO ledger (source, comment_id, text_hash, doc_hash, outcome, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
-         props_hash = excluded.props_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
+         doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
     );
     this.db.transaction(() => {
-      for (const e of entries) put.run(source, e.commentId, e.textHash, e.propsHash, e.outcome, e.updatedAt);
+      for (const e of entries) put.run(source, e.commentId, e.textHash, e.docHash, e.outcome, e.updatedAt);
     }).immediate();
   }
 
