@@ -9,7 +9,7 @@ import { GatewayError, isGatewayError, warning, type Warning } from '../errors.j
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.js';
 import { selectBody } from './body.js';
 import { decodeBytes } from './charset.js';
-import { splitHeader } from './header-split.js';
+import { splitHeader, type HeaderSplit } from './header-split.js';
 import { htmlToText } from './html.js';
 import { cleanName, generatedName } from './names.js';
 import { expand, makePart, type MimePart, type ParseContext } from './structure.js';
@@ -94,6 +94,19 @@ function attachmentMeta(buf: Buffer, part: MimePart, inline: boolean, index: num
   };
 }
 
+/** Warnings about the message's own header block. */
+function headerWarnings(head: HeaderSplit, warnings: Warning[]): void {
+  if (head.missingSeparator) {
+    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', 'no blank line after the header block; the body starts at the first line that is not a header field'));
+  }
+  if (head.folded > 0) {
+    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', `${head.folded} line(s) in the header block are not header fields; kept as continuation lines of the field above`));
+  }
+  if (head.nonAsciiNames > 0) {
+    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', `${head.nonAsciiNames} header field name(s) hold non-ASCII characters; such headers are sent raw only`));
+  }
+}
+
 function parseUnchecked(buf: Buffer): ParsedMessage {
   const start = messageStart(buf);
   const head = splitHeader(buf, start, buf.length);
@@ -101,9 +114,7 @@ function parseUnchecked(buf: Buffer): ParsedMessage {
     throw new GatewayError('MAILGATE_ERR_MIME_NOT_EMAIL', 'no header field could be read at the start of the input');
   }
   const warnings: Warning[] = [];
-  if (head.missingSeparator) {
-    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', 'no blank line after the header block; the body starts at the first line that is not a header field'));
-  }
+  headerWarnings(head, warnings);
   const ctx: ParseContext = { buf, parts: 1, warnings, limitWarned: false };
   const root = makePart(head.fields, head.bodyStart, buf.length, 'text/plain');
   expand(ctx, root, 0);

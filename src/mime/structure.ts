@@ -184,6 +184,7 @@ export function expand(ctx: ParseContext, part: MimePart, depth: number): void {
       break;
     }
     const h = splitHeader(ctx.buf, s, e);
+    if (h.folded > 0) malformed(ctx, `${h.folded} line(s) in a part's header block are not header fields; kept as continuation lines of the field above`);
     const child = makePart(h.fields, h.bodyStart, e, childDefault);
     if (!child.type.startsWith('multipart/') && !child.type.startsWith('message/')) {
       const omitted = omittedSize(h.fields, ctx.buf, h.bodyStart, e);
