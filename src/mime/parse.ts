@@ -116,7 +116,7 @@ function parseUnchecked(buf: Buffer): ParsedMessage {
   const warnings: Warning[] = [];
   headerWarnings(head, warnings);
   const ctx: ParseContext = { buf, parts: 1, warnings, limitWarned: false };
-  const root = makePart(head.fields, head.bodyStart, buf.length, 'text/plain');
+  const root = makePart(head.fields, head.bodyStart, buf.length, 'text/plain', warnings);
   expand(ctx, root, 0);
   const body = selectBody(root);
   const parsed: ParsedMessage = {
