@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +54,25 @@ describe('mailgate preview (jsonl)', () => {
     expect(reply.thread_properties!.thread_position).toBe(2);
     expect(reply.comment!.user_properties['number:Position in Thread']).toBe(2);
     expect(Comment.safeParse(reply.comment).success).toBe(true);
+  });
+
+  it('dates a message with neither Date nor Received by its container, never by the clock (timestamp-is-now regression)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailgate-cli-'));
+    const undated = (id: string) => `From: a@example.com\nSubject: ${id}\nMessage-ID: <${id}@x>\n\nhello\n`;
+    await writeFile(join(dir, 'a.mbox'), `From sender@example.com Tue Mar  5 10:15:00 2024\n${undated('mbox')}\nFrom sender@example.com Wed Mar  6 11:00:00 2024\n${undated('mbox2')}`);
+    await mkdir(join(dir, 'md', 'cur'), { recursive: true });
+    await mkdir(join(dir, 'md', 'new'));
+    await writeFile(join(dir, 'md', 'cur', '1714550400.M1P1.host:2,S'), undated('maildir'));
+    await writeFile(join(dir, 'b.eml'), undated('eml'));
+    await utimes(join(dir, 'b.eml'), new Date('2023-02-01T08:00:00Z'), new Date('2023-02-01T08:00:00Z'));
+    await writeFile(join(dir, 'c.eml'), `Received: from x by y; Thu, 07 Mar 2024 09:00:00 +0000\n${undated('received')}`);
+    const run = await runMailgate(['preview', dir]);
+    const at = (subject: string) => (bySubject(parseLines(run.stdout), subject)[0]!.comment as unknown as { timestamp: string }).timestamp;
+    expect(at('mbox')).toBe('2024-03-05T10:15:00.000Z');
+    expect(at('mbox2')).toBe('2024-03-06T11:00:00.000Z');
+    expect(at('maildir')).toBe('2024-05-01T08:00:00.000Z');
+    expect(at('eml')).toBe('2023-02-01T08:00:00.000Z');
+    expect(at('received')).toBe('2024-03-07T09:00:00.000Z');
   });
 
   it('prints an error line per failed item, never crashes, and exits 1', async () => {
