@@ -40,6 +40,19 @@ function checkBudget(raw: Uint8Array, options: ParseOptions | undefined): void {
   }
 }
 
+/**
+ * Old Mac mail breaks lines with a bare CR and holds no LF at all: each CR is read as a line
+ * break (on a copy; the caller's bytes are never written). Any other input is returned as is.
+ */
+function crLinesToLf(buf: Buffer): Buffer {
+  if (buf.indexOf(LF) >= 0) return buf;
+  let i = buf.indexOf(CR);
+  if (i < 0) return buf;
+  const out = Buffer.from(buf);
+  for (; i >= 0; i = out.indexOf(CR, i + 1)) out[i] = LF;
+  return out;
+}
+
 /** Offset of the first header line: skips leading blank lines and an mbox `From ` envelope line. */
 function messageStart(buf: Buffer): number {
   let i = 0;
@@ -107,7 +120,8 @@ function headerWarnings(head: HeaderSplit, warnings: Warning[]): void {
   }
 }
 
-function parseUnchecked(buf: Buffer): ParsedMessage {
+function parseUnchecked(input: Buffer): ParsedMessage {
+  const buf = crLinesToLf(input);
   const start = messageStart(buf);
   const head = splitHeader(buf, start, buf.length);
   if (head.fields.length === 0) {

@@ -96,6 +96,17 @@ describe('parseMessage: headers and simple bodies', () => {
     expect(last.warnings[0]!.message).toContain('no blank line');
   });
 
+  it('reads bare CR line breaks when the message holds no LF at all (cr-only-line-breaks regression)', () => {
+    const raw = msg('From: a@example.com\rSubject: cr only\rMessage-ID: <cr@x>\rDate: Mon, 1 Jan 2024 00:00:00 +0000\r\rbody\rline 2\r');
+    const p = parseMessage(raw);
+    expect(p.headers.map((h) => h.key)).toEqual(['from', 'subject', 'message-id', 'date']);
+    expect(p.text).toBe('body\nline 2\n');
+    expect(p.size).toBe(raw.length);
+    expect(raw.includes(10)).toBe(false); // the caller's bytes are not written
+    // One LF anywhere: CRs are not line breaks (the usual rules apply).
+    expect(parseMessage(msg('Subject: a\rb\n\nx')).headers[0]!.value).toBe('a\rb');
+  });
+
   it('reads a message that is only headers', () => {
     const p = parseMessage(msg('Subject: s\nFrom: a@b'));
     expect(p.text).toBe('');
