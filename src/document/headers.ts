@@ -10,9 +10,17 @@ import type { RawEmailHeaders } from '../model/index.js';
 
 /**
  * Removed because the body sent is no longer the MIME body they describe (`Content-Length`,
- * written by mbox tools, gives the byte length of that body).
+ * written by mbox tools, gives the byte length of that body; `Content-MD5` its checksum).
  */
-export const MIME_STRUCTURE_HEADERS = new Set(['content-type', 'content-transfer-encoding', 'mime-version', 'content-length']);
+export const MIME_STRUCTURE_HEADERS = new Set(['content-type', 'content-transfer-encoding', 'mime-version', 'content-length', 'content-md5']);
+
+/**
+ * Headers that describe the top-level MIME entity itself (RFC 2045, 2183, 2557). Removed too
+ * when that entity is not the text sent as the body (a multipart, or an attachment sent
+ * alone: `Content-Disposition: attachment; filename=scan.pdf` would describe the body as a
+ * file); kept for a single text part, which they still describe.
+ */
+export const ENTITY_HEADERS = new Set(['content-disposition', 'content-description', 'content-id', 'content-location']);
 
 /** Fields kept first when the raw block must be cut: those the service reads to build the comment. */
 export const PRIORITY_HEADERS = new Set([
@@ -87,12 +95,13 @@ function parsedHeaders(fields: readonly HeaderField[], warnings: Warning[]): Rec
 }
 
 /**
- * Build `headers`. `parsed` is used only when asked for AND no name repeats (case-insensitive)
+ * Build `headers`: the fields less MIME_STRUCTURE_HEADERS, and less ENTITY_HEADERS unless the
+ * top-level entity is the body sent (`rootIsBody`). `parsed` is used only when asked for AND no name repeats (case-insensitive)
  * AND every name is ASCII AND the raw form would not need cutting; otherwise `raw`. Parsed
  * values have their encoded-words decoded (see parsedValue).
  */
-export function buildHeaders(fields: readonly HeaderField[], mode: 'raw' | 'parsed', warnings: Warning[]): RawEmailHeaders {
-  const visible = fields.filter((f) => !MIME_STRUCTURE_HEADERS.has(f.key));
+export function buildHeaders(fields: readonly HeaderField[], mode: 'raw' | 'parsed', warnings: Warning[], rootIsBody = true): RawEmailHeaders {
+  const visible = fields.filter((f) => !MIME_STRUCTURE_HEADERS.has(f.key) && (rootIsBody || !ENTITY_HEADERS.has(f.key)));
   const { kept, dropped } = fitFields(visible, MAX_RAW_HEADER_CHARS);
   if (mode === 'parsed' && dropped === 0) {
     const parsed = parsedHeaders(visible, warnings);

@@ -137,6 +137,7 @@ function parseUnchecked(input: Buffer): ParsedMessage {
     headerBlock: head.block,
     headers: head.fields,
     attachments: body.attachments.map((a, i) => attachmentMeta(buf, a.part, a.inline, i + 1)),
+    rootIsBody: root.children === undefined && (body.textBody.includes(root) || body.htmlBody.includes(root)) && (root.type === 'text/plain' || root.type === 'text/html'),
     size: buf.length,
     warnings,
   };

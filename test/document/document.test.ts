@@ -56,6 +56,21 @@ describe('headers', () => {
     expect(fromParsed!.from).toBe('Doe, John <j@x.com>');
   });
 
+  it('drops the top-level entity headers when that entity is not the body sent (attachment-only-disposition regression)', () => {
+    const entity = 'Content-Disposition: attachment; filename="scan.pdf"\nContent-Description: Scan\nContent-ID: <s@x>\nContent-Location: scan.pdf\nContent-MD5: AAAA';
+    const single = parse(`Subject: s\n${entity}\nContent-Type: application/pdf\nContent-Transfer-Encoding: base64\n\nAAAA\n`);
+    expect(single.rootIsBody).toBe(false);
+    expect(buildDocument(single).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
+    const multi = parse(`Subject: s\nContent-ID: <m@x>\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nhi\n--b--\n`);
+    expect(buildDocument(multi).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
+    // A single text part is the body: what describes it stays (Content-MD5 aside, the body sent is decoded).
+    const text = parse('Subject: s\nContent-Disposition: inline\nContent-Description: note\nContent-MD5: AAAA\nContent-Type: text/plain\n\nhi\n');
+    expect(text.rootIsBody).toBe(true);
+    expect(buildDocument(text).document.raw_email.headers).toEqual({ raw: 'Subject: s\nContent-Disposition: inline\nContent-Description: note' });
+    const textAttachment = parse('Subject: s\nContent-Disposition: attachment; filename=a.txt\nContent-Type: text/plain\n\nhi\n');
+    expect(buildDocument(textAttachment).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
+  });
+
   it('cuts an oversized block by whole fields, keeping the fields the service reads', () => {
     const big = Array.from({ length: 700 }, (_, i) => `Received: from host${i} ${'r'.repeat(90)}`).join('\n');
     const p = parsedWith(`${big}\nFrom: a@b\nSubject: kept\nMessage-ID: <m@x>\nX-Last: dropped`, { text: 't' });
