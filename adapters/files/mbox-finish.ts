@@ -15,6 +15,8 @@ const CONTENT_LENGTH_RE = /^content-length:[ \t]*(\d{1,15})[ \t]*\r?$/im;
 export interface MboxMessage {
   start: number;
   end: number;
+  /** The `From ` line that opened the message. */
+  fromLine: Buffer;
   /** The message bytes; undefined when the message exceeded the size budget. */
   raw?: Buffer;
   size: number;
@@ -102,7 +104,7 @@ export class MboxFinisher {
       if (fitsLength(bytes, bodyStart, length)) {
         const first = this.group[0]!;
         this.group = [];
-        return [{ start: first.start, end: seg.end, raw: bytes.subarray(0, bodyStart + length), size: bodyStart + length }];
+        return [{ start: first.start, end: seg.end, fromLine: first.fromLine, raw: bytes.subarray(0, bodyStart + length), size: bodyStart + length }];
       }
     }
     return this.flushGroup();
@@ -120,7 +122,7 @@ export class MboxFinisher {
     const hEnd = headerEnd(bytes);
     const n = hEnd === -1 ? undefined : contentLength(bytes, hEnd);
     if (n === undefined || hEnd + n > this.maxBytes) return [this.plain(seg)];
-    if (fitsLength(bytes, hEnd, n)) return [{ start: seg.start, end: seg.end, raw: bytes.subarray(0, hEnd + n), size: hEnd + n }];
+    if (fitsLength(bytes, hEnd, n)) return [{ start: seg.start, end: seg.end, fromLine: seg.fromLine, raw: bytes.subarray(0, hEnd + n), size: hEnd + n }];
     if (bytes.length - hEnd < n) {
       this.group = [seg];
       this.groupBytes = bytes.length;
@@ -141,8 +143,8 @@ export class MboxFinisher {
   }
 
   private plain(seg: Segment): MboxMessage {
-    if (!seg.bytes) return { start: seg.start, end: seg.end, size: seg.size };
+    if (!seg.bytes) return { start: seg.start, end: seg.end, fromLine: seg.fromLine, size: seg.size };
     const raw = unquote(stripSeparatorLine(seg.bytes), this.quoting);
-    return { start: seg.start, end: seg.end, raw, size: raw.length };
+    return { start: seg.start, end: seg.end, fromLine: seg.fromLine, raw, size: raw.length };
   }
 }

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
+import { parseDate } from '../../src/mime/date.js';
 import { MboxFinisher, type MboxMessage } from './mbox-finish.js';
 import { MboxSplitter } from './mbox-split.js';
 import { DEFAULT_CHUNK_BYTES, type FileItem, type FilePosition, type ReadOptions } from './types.js';
@@ -37,8 +38,16 @@ async function startPoint(file: string, resume?: FilePosition | { index: number;
   return { offset: top, index: 0, skip: resume.index };
 }
 
+/** The date of a `From sender date` line (asctime, read as UTC without a zone), or undefined. */
+export function fromLineDate(line: Buffer): Date | undefined {
+  const text = line.toString('latin1', 5, Math.min(line.length, 200)).trim();
+  const space = text.search(/\s/);
+  return space < 0 ? undefined : parseDate(text.slice(space + 1));
+}
+
 function toItem(file: string, m: MboxMessage, index: number, maxBytes: number): FileItem {
-  const base = { origin: { adapter: 'files' as const, path: file, index }, offset: m.start, next: { index: index + 1, offset: m.end } };
+  const receivedAt = fromLineDate(m.fromLine);
+  const base = { origin: { adapter: 'files' as const, path: file, index }, offset: m.start, next: { index: index + 1, offset: m.end }, ...(receivedAt && { receivedAt }) };
   if (m.raw) return { ...base, raw: m.raw };
   const error = new GatewayError('MAILGATE_ERR_MIME_TOO_LARGE', `message ${index} of ${file} is larger than ${maxBytes} bytes`, { details: { size: m.size } });
   return { ...base, error };

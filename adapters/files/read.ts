@@ -1,6 +1,6 @@
 /** Inputs → items: one file of any kind, or a directory walked recursively. */
 import { readFile, stat } from 'node:fs/promises';
-import { resolve, sep } from 'node:path';
+import { basename, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
@@ -18,10 +18,20 @@ function unreadable(path: string, err: unknown): GatewayError {
   return new GatewayError('MAILGATE_ERR_INPUT_NOT_FOUND', message, { cause: err });
 }
 
+/** Maildir file names start with the delivery time in seconds (`1714550400.M1P1.host:2,S`). */
+const MAILDIR_TIME_RE = /^(\d{9,11})\./;
+
+/** When a single-message file arrived: a maildir name's leading seconds, else its modification time. */
+function arrival(path: string, maildir: boolean, mtime: Date): Date {
+  const m = maildir ? MAILDIR_TIME_RE.exec(basename(path)) : null;
+  return m === null ? mtime : new Date(Number(m[1]) * 1000);
+}
+
 /** A file holding one message (.eml, maildir entry, .msg): size budget first, then the bytes. */
-async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number): AsyncGenerator<FileItem> {
-  const size = (await stat(path)).size;
-  const base = { origin: { adapter: 'files' as const, path, index: 0 }, offset: 0, next: { index: 1, offset: size } };
+async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number, maildir: boolean): AsyncGenerator<FileItem> {
+  const info = await stat(path);
+  const size = info.size;
+  const base = { origin: { adapter: 'files' as const, path, index: 0 }, offset: 0, next: { index: 1, offset: size }, receivedAt: arrival(path, maildir, info.mtime) };
   if (size > maxBytes) {
     const error = new GatewayError('MAILGATE_ERR_MIME_TOO_LARGE', `${path} is larger than ${maxBytes} bytes`, { details: { size } });
     yield { ...base, error };
@@ -39,7 +49,7 @@ async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number):
   }
 }
 
-async function* readKnown(path: string, kind: FileKind, options: ReadOptions, resume: FilePosition | undefined, explicit: boolean): AsyncGenerator<FileItem> {
+async function* readKnown(path: string, kind: FileKind, options: ReadOptions, resume: FilePosition | undefined, explicit: boolean, maildir: boolean): AsyncGenerator<FileItem> {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (kind === 'mbox') {
     yield* readMbox(path, { ...options, resume });
@@ -47,7 +57,7 @@ async function* readKnown(path: string, kind: FileKind, options: ReadOptions, re
   }
   if (resume && resume.index >= 1) return;
   if (kind === 'eml' || kind === 'msg') {
-    yield* readSingle(path, kind, maxBytes);
+    yield* readSingle(path, kind, maxBytes, maildir);
     return;
   }
   if (explicit) yield failure(path, new GatewayError('MAILGATE_ERR_INPUT_UNSUPPORTED', `${path} is neither a message, an mbox, a maildir nor an Outlook .msg file`));
@@ -66,7 +76,7 @@ async function* readOneFile(path: string, options: ReadOptions, explicit: boolea
     return;
   }
   try {
-    yield* readKnown(path, kind, options, resume, explicit);
+    yield* readKnown(path, kind, options, resume, explicit, maildir);
   } catch (err) {
     yield failure(path, unreadable(path, err));
   }

@@ -30,6 +30,12 @@ interface FileItemBase {
   offset: number;
   /** Position of the item after this one in the same file: the checkpoint once this item is done. */
   next: FilePosition;
+  /**
+   * When the message arrived, as its container tells: the date of the mbox `From ` line, the
+   * leading seconds of a maildir file name, else the file's modification time. Undefined when
+   * unknown. A preview uses it as the timestamp of a message with neither Date nor Received.
+   */
+  receivedAt?: Date;
 }
 
 export interface FileMessage extends FileItemBase {

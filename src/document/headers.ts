@@ -4,14 +4,23 @@
  */
 import { warning, type Warning } from '../errors.js';
 import { MAX_RAW_HEADER_CHARS } from '../limits.js';
+import { decodeWords, parseAddressList, type Address } from '../mime/headers.js';
 import type { HeaderField } from '../mime/types.js';
 import type { RawEmailHeaders } from '../model/index.js';
 
 /**
  * Removed because the body sent is no longer the MIME body they describe (`Content-Length`,
- * written by mbox tools, gives the byte length of that body).
+ * written by mbox tools, gives the byte length of that body; `Content-MD5` its checksum).
  */
-export const MIME_STRUCTURE_HEADERS = new Set(['content-type', 'content-transfer-encoding', 'mime-version', 'content-length']);
+export const MIME_STRUCTURE_HEADERS = new Set(['content-type', 'content-transfer-encoding', 'mime-version', 'content-length', 'content-md5']);
+
+/**
+ * Headers that describe the top-level MIME entity itself (RFC 2045, 2183, 2557). Removed too
+ * when that entity is not the text sent as the body (a multipart, or an attachment sent
+ * alone: `Content-Disposition: attachment; filename=scan.pdf` would describe the body as a
+ * file); kept for a single text part, which they still describe.
+ */
+export const ENTITY_HEADERS = new Set(['content-disposition', 'content-description', 'content-id', 'content-location']);
 
 /** Fields kept first when the raw block must be cut: those the service reads to build the comment. */
 export const PRIORITY_HEADERS = new Set([
@@ -20,6 +29,36 @@ export const PRIORITY_HEADERS = new Set([
 ]);
 
 const PARSED_KEY_RE = /^[\x21-\x39\x3b-\x7e]+$/;
+
+/** Fields holding address lists: in `parsed`, their encoded-word names are decoded and quoted where needed. */
+const ADDRESS_HEADERS = new Set([
+  'from', 'sender', 'reply-to', 'to', 'cc', 'bcc',
+  'resent-from', 'resent-sender', 'resent-to', 'resent-cc', 'resent-bcc', 'disposition-notification-to',
+]);
+
+/** Characters that make a display name need quotes (RFC 5322 specials, `"` and `\\` escaped inside). */
+const SPECIALS_RE = /[()<>[\]:;@\\,."]/;
+
+function mailbox(a: Address): string {
+  const name = a.name === undefined ? undefined : SPECIALS_RE.test(a.name) ? `"${a.name.replace(/["\\]/g, '\\$&')}"` : a.name;
+  if (name !== undefined && a.address !== undefined) return `${name} <${a.address}>`;
+  return a.address ?? name ?? '';
+}
+
+/**
+ * A field's value for `parsed`: the unfolded value with RFC 2047 encoded-words decoded (the
+ * API takes any UTF-8 there). In an address field the list is written again with decoded
+ * names (`"Doe, John" <j@x>`), so a decoded comma or colon cannot change its meaning; groups
+ * are flattened. A value without encoded-words is sent as it is.
+ */
+function parsedValue(f: HeaderField, warnings: Warning[]): string {
+  if (!f.value.includes('=?')) return f.value;
+  if (ADDRESS_HEADERS.has(f.key)) {
+    const list = parseAddressList(f.value, warnings);
+    if (list.length > 0) return list.map(mailbox).join(', ');
+  }
+  return decodeWords(f.value, warnings);
+}
 
 /**
  * Which fields fit in `limit` characters (joined with `\n`): first the priority fields in
@@ -44,26 +83,28 @@ export function fitFields(fields: readonly HeaderField[], limit: number): { kept
   return { kept, dropped: fields.length - kept.length };
 }
 
-function parsedHeaders(fields: readonly HeaderField[]): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
+function parsedHeaders(fields: readonly HeaderField[], warnings: Warning[]): Record<string, string> | undefined {
   const seen = new Set<string>();
   for (const f of fields) {
-    if (seen.has(f.key) || !PARSED_KEY_RE.test(f.name) || /[^\x00-\x7f]/.test(f.name)) return undefined;
+    if (seen.has(f.key) || !PARSED_KEY_RE.test(f.name)) return undefined;
     seen.add(f.key);
-    out[f.name] = f.value;
   }
+  const out: Record<string, string> = {};
+  for (const f of fields) out[f.name] = parsedValue(f, warnings);
   return out;
 }
 
 /**
- * Build `headers`. `parsed` is used only when asked for AND no name repeats (case-insensitive)
- * AND every name is ASCII AND the raw form would not need cutting; otherwise `raw`.
+ * Build `headers`: the fields less MIME_STRUCTURE_HEADERS, and less ENTITY_HEADERS unless the
+ * top-level entity is the body sent (`rootIsBody`). `parsed` is used only when asked for AND no name repeats (case-insensitive)
+ * AND every name is ASCII AND the raw form would not need cutting; otherwise `raw`. Parsed
+ * values have their encoded-words decoded (see parsedValue).
  */
-export function buildHeaders(fields: readonly HeaderField[], mode: 'raw' | 'parsed', warnings: Warning[]): RawEmailHeaders {
-  const visible = fields.filter((f) => !MIME_STRUCTURE_HEADERS.has(f.key));
+export function buildHeaders(fields: readonly HeaderField[], mode: 'raw' | 'parsed', warnings: Warning[], rootIsBody = true): RawEmailHeaders {
+  const visible = fields.filter((f) => !MIME_STRUCTURE_HEADERS.has(f.key) && (rootIsBody || !ENTITY_HEADERS.has(f.key)));
   const { kept, dropped } = fitFields(visible, MAX_RAW_HEADER_CHARS);
   if (mode === 'parsed' && dropped === 0) {
-    const parsed = parsedHeaders(visible);
+    const parsed = parsedHeaders(visible, warnings);
     if (parsed !== undefined) return { parsed };
   }
   if (dropped > 0) {

@@ -33,7 +33,7 @@ function attachments(list: readonly AttachmentMeta[], warnings: Warning[]): Atta
  */
 export function buildDocument(parsed: ParsedMessage, options: DocumentOptions = {}): DocumentResult {
   const warnings: Warning[] = [...parsed.warnings];
-  const headers = buildHeaders(parsed.headers, options.headers ?? 'raw', warnings);
+  const headers = buildHeaders(parsed.headers, options.headers ?? 'raw', warnings, parsed.rootIsBody ?? true);
   const body = buildBody(parsed, options.body ?? 'auto', warnings);
   const list = attachments(parsed.attachments, warnings);
   let commentId = options.commentId;

@@ -3,6 +3,7 @@
  * groups (flattened), comments, quoted and RFC 2047 names, obsolete routes, missing
  * commas between bare addresses, and unbalanced junk.
  */
+import type { Warning } from '../errors.js';
 import { decodeWords } from './encoded-words.js';
 
 export interface Address {
@@ -63,14 +64,14 @@ function tokenize(s: string): Token[] {
   return tokens;
 }
 
-function clean(name: string): string | undefined {
-  const t = decodeWords(name.replace(/\s+/g, ' ').trim()).trim();
+function clean(name: string, warnings: Warning[] | undefined): string | undefined {
+  const t = decodeWords(name.replace(/\s+/g, ' ').trim(), warnings).trim();
   return t === '' ? undefined : t;
 }
 
-function make(name: string | undefined, address: string | undefined): Address {
+function make(name: string | undefined, address: string | undefined, warnings?: Warning[]): Address {
   const a: Address = {};
-  const n = name === undefined ? undefined : clean(name);
+  const n = name === undefined ? undefined : clean(name, warnings);
   const addr = address?.replace(/\s+/g, '').replace(/^mailto:/i, '');
   if (n !== undefined) a.name = n;
   if (addr !== undefined && addr !== '') a.address = addr;
@@ -78,7 +79,7 @@ function make(name: string | undefined, address: string | undefined): Address {
 }
 
 /** One comma-separated item: `Name <addr>`, `addr (Name)`, `addr`, or bare addresses missing commas. */
-function readItem(tokens: Token[]): Address[] {
+function readItem(tokens: Token[], warnings: Warning[] | undefined): Address[] {
   const angle = tokens.find((t) => t.kind === 'angle');
   if (angle !== undefined) {
     const route = angle.text.lastIndexOf(':');
@@ -86,24 +87,27 @@ function readItem(tokens: Token[]): Address[] {
     const phrase = tokens.filter((t) => t !== angle && (t.kind === 'text' || t.kind === 'quoted')).map((t) => t.text);
     const comment = tokens.find((t) => t.kind === 'comment');
     const name = phrase.length > 0 ? phrase.join(' ') : comment?.text;
-    return [make(name, address.trim())];
+    return [make(name, address.trim(), warnings)];
   }
   const words = tokens.filter((t) => t.kind === 'text' || t.kind === 'quoted').map((t) => t.text).join(' ');
   const comment = tokens.find((t) => t.kind === 'comment')?.text;
-  if (words !== '' && tokens.every((t) => t.kind === 'quoted' || t.kind === 'comment')) return [make(words, undefined)];
+  if (words !== '' && tokens.every((t) => t.kind === 'quoted' || t.kind === 'comment')) return [make(words, undefined, warnings)];
   const parts = words.split(/\s+/).filter((w) => w !== '');
   if (parts.length > 1 && parts.every((w) => w.includes('@'))) return parts.map((w) => make(undefined, w));
-  if (parts.length > 1 && !words.includes('@')) return [make(words, undefined)];
+  if (parts.length > 1 && !words.includes('@')) return [make(words, undefined, warnings)];
   if (words === '' && comment === undefined) return [];
-  return [make(comment, words === '' ? undefined : words)];
+  return [make(comment, words === '' ? undefined : words, warnings)];
 }
 
-/** Parse an address list; groups are flattened, junk yields partial entries rather than errors. */
-export function parseAddressList(value: string): Address[] {
+/**
+ * Parse an address list; groups are flattened, junk yields partial entries rather than errors.
+ * An unknown charset in an encoded-word name adds MAILGATE_WARN_CHARSET_FALLBACK to `warnings` (once).
+ */
+export function parseAddressList(value: string, warnings?: Warning[]): Address[] {
   const out: Address[] = [];
   let item: Token[] = [];
   const flush = (): void => {
-    for (const a of readItem(item)) if (a.address !== undefined || a.name !== undefined) out.push(a);
+    for (const a of readItem(item, warnings)) if (a.address !== undefined || a.name !== undefined) out.push(a);
     item = [];
   };
   for (const t of tokenize(value)) {

@@ -151,6 +151,11 @@ export function decodeBytes(bytes: Uint8Array, charset: string | undefined): Dec
   };
 }
 
+/** Adds `w` to `warnings` unless a warning with its code is already there (one per message and code). */
+export function addWarningOnce(warnings: Warning[] | undefined, w: Warning | undefined): void {
+  if (warnings !== undefined && w !== undefined && !warnings.some((x) => x.code === w.code)) warnings.push(w);
+}
+
 /** Decode 8-bit header bytes: UTF-8 when valid, else windows-1252. */
 export function decodeHeaderBytes(bytes: Uint8Array): string {
   return fallbackDecode(bytes);

@@ -6,7 +6,8 @@
  * decodes correctly. Encoded-words glued to other text are decoded too (common, if not
  * allowed by the RFC).
  */
-import { decodeBytes } from './charset.js';
+import type { Warning } from '../errors.js';
+import { addWarningOnce, decodeBytes } from './charset.js';
 
 const WORD_RE = /=\?([^?\s]{1,64})\?([bBqQ])\?([^?]*)\?=/g;
 
@@ -41,8 +42,11 @@ function wordBytes(encoding: string, text: string): Buffer {
   return encoding === 'b' || encoding === 'B' ? Buffer.from(text, 'base64') : decodeQ(text);
 }
 
-/** Decode every RFC 2047 encoded-word in a header value; unknown charsets use the fallback rule. */
-export function decodeWords(value: string): string {
+/**
+ * Decode every RFC 2047 encoded-word in a header value; unknown charsets use the fallback rule
+ * and add MAILGATE_WARN_CHARSET_FALLBACK to `warnings` (once: not when one is already there).
+ */
+export function decodeWords(value: string, warnings?: Warning[]): string {
   if (!value.includes('=?')) return value;
   let out = '';
   let last = 0;
@@ -50,7 +54,9 @@ export function decodeWords(value: string): string {
   let pending: Buffer[] = [];
   const flush = (): void => {
     if (pending.length === 0) return;
-    out += decodeBytes(pending.length === 1 ? pending[0]! : Buffer.concat(pending), pendingCharset).text;
+    const decoded = decodeBytes(pending.length === 1 ? pending[0]! : Buffer.concat(pending), pendingCharset);
+    out += decoded.text;
+    addWarningOnce(warnings, decoded.warning);
     pending = [];
     pendingCharset = undefined;
   };

@@ -2,13 +2,15 @@
  * Finding and reading the header block of a message or body part, on bytes.
  *
  * The header block ends at the first blank line. A line that is neither a field nor a
- * continuation also ends it (the message forgot the blank line): the body starts at that
- * line and `missingSeparator` is set. 8-bit bytes are decoded per field: UTF-8 when valid,
- * else windows-1252.
+ * continuation (a stray line) is kept as a continuation of the field above it when the lines
+ * from it to that blank line look like header fields (headers.ts foldsStrayLines: a wrapped
+ * Subject that lost its indent); otherwise it ends the block (the message forgot the blank
+ * line): the body starts at that line and `missingSeparator` is set. 8-bit bytes are decoded
+ * per field: UTF-8 when valid, else windows-1252.
  */
 import { isAscii } from 'node:buffer';
 import { decodeHeaderBytes } from './charset.js';
-import { fieldFromRaw, scanHeaderFields } from './headers.js';
+import { fieldFromRaw, isNonAsciiName, scanHeaderFields } from './headers.js';
 import type { HeaderField } from './types.js';
 
 export interface HeaderSplit {
@@ -19,6 +21,10 @@ export interface HeaderSplit {
   bodyStart: number;
   /** A non-header line ended the block instead of a blank line. */
   missingSeparator: boolean;
+  /** Stray lines kept as continuation lines of the field above them. */
+  folded: number;
+  /** Fields whose name holds non-ASCII characters. */
+  nonAsciiNames: number;
 }
 
 const LF = 10;
@@ -54,11 +60,18 @@ export function splitHeader(buf: Buffer, start: number, end: number): HeaderSpli
   const blank = blankLine(buf, start, end);
   const headerEnd = blank === undefined ? end : blank.at;
   const latin1 = buf.toString('latin1', start, headerEnd);
-  const scan = scanHeaderFields(latin1, true);
+  // Stray lines can be folded only when a blank line ends the block; without one they end it.
+  const scan = scanHeaderFields(latin1, blank === undefined ? 'end' : 'fold');
   const missingSeparator = scan.end < latin1.length;
-  const fields = isAscii(buf.subarray(start, headerEnd)) ? scan.fields : decode8bit(scan.fields);
+  const ascii = isAscii(buf.subarray(start, headerEnd));
+  const fields = ascii ? scan.fields : decode8bit(scan.fields);
   let block = '';
-  for (let i = 0; i < fields.length; i++) block += i === 0 ? fields[i]!.raw : `\n${fields[i]!.raw}`;
+  let nonAsciiNames = 0;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    block += i === 0 ? f.raw : `\n${f.raw}`;
+    if (!ascii && isNonAsciiName(f.name)) nonAsciiNames++;
+  }
   const bodyStart = missingSeparator ? start + scan.end : blank === undefined ? end : blank.next;
-  return { fields, block, bodyStart, missingSeparator };
+  return { fields, block, bodyStart, missingSeparator, folded: scan.folded, nonAsciiNames };
 }

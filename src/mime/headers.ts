@@ -11,8 +11,9 @@ export { parseMessageIds } from './message-ids.js';
 
 /**
  * The name of the field whose line starts at `pos` (`Name: value`, obsolete `Name : value`
- * too), or undefined when the line is not a field. Stops at the first character that cannot
- * be part of a name, so a long line without a colon costs little.
+ * too), or undefined when the line is not a field. A name is printable ASCII or 8-bit
+ * characters (a non-ASCII name is still a field; `parsed` headers refuse it). Stops at the
+ * first character that cannot be part of a name, so a long line without a colon costs little.
  */
 function fieldNameAt(text: string, pos: number, end: number): string | undefined {
   let i = pos;
@@ -25,7 +26,7 @@ function fieldNameAt(text: string, pos: number, end: number): string | undefined
       if (k < end && text.charCodeAt(k) === 58 && i > pos) return text.slice(pos, i);
       return undefined;
     }
-    if (c < 33 || c > 126) return undefined;
+    if (c < 33 || c === 127) return undefined;
   }
   return i < end && i > pos ? text.slice(pos, i) : undefined;
 }
@@ -33,6 +34,13 @@ function fieldNameAt(text: string, pos: number, end: number): string | undefined
 /** The name of a header line, or undefined when the line is not a field. */
 export function fieldName(line: string): string | undefined {
   return fieldNameAt(line, 0, line.length);
+}
+
+const NON_ASCII_RE = /[^\x00-\x7f]/;
+
+/** True when a field name holds a character outside ASCII. */
+export function isNonAsciiName(name: string): boolean {
+  return NON_ASCII_RE.test(name);
 }
 
 function makeField(name: string, first: string, rest: string[] | undefined): HeaderField {
@@ -49,15 +57,63 @@ export function fieldFromRaw(raw: string): HeaderField | undefined {
 }
 
 /**
- * Scan header lines (LF or CRLF) into fields, up to the first blank line. With `stopAtJunk`,
- * a line that is neither a field nor a continuation also ends the scan; otherwise it is
- * skipped. `end` is the offset where the scan stopped (start of the blank or junk line).
+ * What a line that is neither a field nor a continuation (a "stray" line) does:
+ * `skip` — it is ignored; `end` — it ends the scan (the body starts there);
+ * `fold` — the text scanned ends at a blank line, and when the lines from the first stray
+ * line to that blank line look like header fields (see foldsStrayLines), every stray line is
+ * kept as a continuation of the field above it (a space is put before it); otherwise `end`.
  */
-export function scanHeaderFields(text: string, stopAtJunk: boolean): { fields: HeaderField[]; end: number } {
+export type StrayLineRule = 'skip' | 'end' | 'fold';
+
+export interface HeaderScan {
+  fields: HeaderField[];
+  /** Offset where the scan stopped (start of the blank or stray line, or the end of the text). */
+  end: number;
+  /** Stray lines kept as continuation lines (rule `fold`). */
+  folded: number;
+}
+
+/** Line end (before CR LF or LF) of the line starting at `pos`, and where the next line starts. */
+function lineAt(text: string, pos: number): { e: number; next: number } {
+  let nl = text.indexOf('\n', pos);
+  if (nl < 0) nl = text.length;
+  return { e: nl > pos && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl, next: nl + 1 };
+}
+
+/**
+ * Rule `fold`, decided once at the first stray line (at `pos`): over the lines from it to the
+ * end of the text, header fields are at least as many as stray lines, and the last line that is
+ * not a continuation is a header field. One pass over the rest of the block.
+ */
+function foldsStrayLines(text: string, pos: number): boolean {
+  let fields = 0;
+  let stray = 0;
+  let lastIsField = false;
+  while (pos < text.length) {
+    const { e, next } = lineAt(text, pos);
+    if (e === pos) break;
+    const c = text.charCodeAt(pos);
+    if (c !== 32 && c !== 9) {
+      lastIsField = fieldNameAt(text, pos, e) !== undefined;
+      if (lastIsField) fields++;
+      else stray++;
+    }
+    pos = next;
+  }
+  return lastIsField && fields >= stray;
+}
+
+/**
+ * Scan header lines (LF or CRLF) into fields, up to the first blank line; lines that are
+ * neither a field nor a continuation are handled by `stray` (see StrayLineRule).
+ */
+export function scanHeaderFields(text: string, stray: StrayLineRule): HeaderScan {
   const fields: HeaderField[] = [];
   let name: string | undefined;
   let first = '';
   let rest: string[] | undefined;
+  let folding: boolean | undefined;
+  let folded = 0;
   const push = (): void => {
     if (name !== undefined) fields.push(makeField(name, first, rest));
     name = undefined;
@@ -65,35 +121,40 @@ export function scanHeaderFields(text: string, stopAtJunk: boolean): { fields: H
   };
   let pos = 0;
   while (pos < text.length) {
-    let nl = text.indexOf('\n', pos);
-    if (nl < 0) nl = text.length;
-    const e = nl > pos && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+    const { e, next } = lineAt(text, pos);
     if (e === pos) break;
     const c = text.charCodeAt(pos);
     if (c === 32 || c === 9) {
       if (name !== undefined) (rest ??= []).push(text.slice(pos, e));
-      else if (stopAtJunk) break;
+      else if (stray !== 'skip') break;
     } else {
-      push();
       const found = fieldNameAt(text, pos, e);
       if (found !== undefined) {
+        push();
         name = found;
         first = text.slice(pos, e);
-      } else if (stopAtJunk) break;
+      } else if (stray === 'fold' && name !== undefined && (folding ??= foldsStrayLines(text, pos))) {
+        (rest ??= []).push(` ${text.slice(pos, e)}`);
+        folded++;
+      } else if (stray === 'skip') {
+        push();
+      } else {
+        break;
+      }
     }
-    pos = nl + 1;
+    pos = next;
   }
   push();
-  return { fields, end: Math.min(pos, text.length) };
+  return { fields, end: Math.min(pos, text.length), folded };
 }
 
 /**
  * Split a header block (LF or CRLF line breaks) into fields: unfolded values, original
  * lines kept in `raw`. Stops at the first blank line; lines that are neither a field nor a
- * continuation are skipped (the message parser ends the header block at such a line).
+ * continuation are skipped (the message parser decides what such lines mean; see splitHeader).
  */
 export function parseHeaderBlock(block: string): HeaderField[] {
-  return scanHeaderFields(block, false).fields;
+  return scanHeaderFields(block, 'skip').fields;
 }
 
 /** The first field of that name (case-insensitive), or undefined. */

@@ -4,7 +4,8 @@
  * Quoted strings, RFC 2231 continuations and charsets, and RFC 2047 words inside
  * quoted values (not allowed, widely sent) are all understood.
  */
-import { decodeBytes } from './charset.js';
+import type { Warning } from '../errors.js';
+import { addWarningOnce, decodeBytes } from './charset.js';
 import { decodeWords } from './encoded-words.js';
 
 export interface StructuredValue {
@@ -64,8 +65,11 @@ interface Continuation {
   parts: Array<{ text: string; extended: boolean } | undefined>;
 }
 
-/** Parse `value; a=b; c="d"` into a lowercased value and decoded parameters. */
-export function parseStructured(input: string): StructuredValue {
+/**
+ * Parse `value; a=b; c="d"` into a lowercased value and decoded parameters. An unknown charset
+ * in an RFC 2231 or RFC 2047 parameter adds MAILGATE_WARN_CHARSET_FALLBACK to `warnings` (once).
+ */
+export function parseStructured(input: string, warnings?: Warning[]): StructuredValue {
   const pieces = splitParams(input);
   const value = pieces[0]!.trim().toLowerCase();
   const params: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -79,7 +83,7 @@ export function parseStructured(input: string): StructuredValue {
     const { text, quoted } = unquote(piece.slice(eq + 1));
     const m = /^([^*]+)\*(\d{1,3})?(\*)?$/.exec(key);
     if (m === null) {
-      if (!(key in params)) params[key] = quoted || text.includes('=?') ? decodeWords(text) : text;
+      if (!(key in params)) params[key] = quoted || text.includes('=?') ? decodeWords(text, warnings) : text;
       continue;
     }
     const name = m[1]!;
@@ -89,7 +93,7 @@ export function parseStructured(input: string): StructuredValue {
     if (c === undefined) continued.set(name, (c = { parts: [] }));
     if (index < 1000) c.parts[index] = { text, extended };
   }
-  for (const [name, c] of continued) params[name] = joinContinuations(c);
+  for (const [name, c] of continued) params[name] = joinContinuations(c, warnings);
   return { value, params };
 }
 
@@ -97,12 +101,15 @@ export function parseStructured(input: string): StructuredValue {
  * RFC 2231: the first segment may carry `charset'language'`; extended segments are
  * percent-encoded bytes, joined before decoding so split multi-byte characters survive.
  */
-function joinContinuations(c: Continuation): string {
+function joinContinuations(c: Continuation, warnings: Warning[] | undefined): string {
   let charset: string | undefined;
   let out = '';
   let bytes: number[] = [];
   const flush = (): void => {
-    if (bytes.length > 0) out += decodeBytes(Uint8Array.from(bytes), charset).text;
+    if (bytes.length === 0) return;
+    const decoded = decodeBytes(Uint8Array.from(bytes), charset);
+    out += decoded.text;
+    addWarningOnce(warnings, decoded.warning);
     bytes = [];
   };
   c.parts.forEach((p, i) => {
@@ -122,5 +129,5 @@ function joinContinuations(c: Continuation): string {
     }
   });
   flush();
-  return out.includes('=?') ? decodeWords(out) : out;
+  return out.includes('=?') ? decodeWords(out, warnings) : out;
 }

@@ -9,7 +9,7 @@ import { GatewayError, isGatewayError, warning, type Warning } from '../errors.j
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.js';
 import { selectBody } from './body.js';
 import { decodeBytes } from './charset.js';
-import { splitHeader } from './header-split.js';
+import { splitHeader, type HeaderSplit } from './header-split.js';
 import { htmlToText } from './html.js';
 import { cleanName, generatedName } from './names.js';
 import { expand, makePart, type MimePart, type ParseContext } from './structure.js';
@@ -38,6 +38,19 @@ function checkBudget(raw: Uint8Array, options: ParseOptions | undefined): void {
       details: { size: raw.byteLength, max },
     });
   }
+}
+
+/**
+ * Old Mac mail breaks lines with a bare CR and holds no LF at all: each CR is read as a line
+ * break (on a copy; the caller's bytes are never written). Any other input is returned as is.
+ */
+function crLinesToLf(buf: Buffer): Buffer {
+  if (buf.indexOf(LF) >= 0) return buf;
+  let i = buf.indexOf(CR);
+  if (i < 0) return buf;
+  const out = Buffer.from(buf);
+  for (; i >= 0; i = out.indexOf(CR, i + 1)) out[i] = LF;
+  return out;
 }
 
 /** Offset of the first header line: skips leading blank lines and an mbox `From ` envelope line. */
@@ -94,24 +107,37 @@ function attachmentMeta(buf: Buffer, part: MimePart, inline: boolean, index: num
   };
 }
 
-function parseUnchecked(buf: Buffer): ParsedMessage {
+/** Warnings about the message's own header block. */
+function headerWarnings(head: HeaderSplit, warnings: Warning[]): void {
+  if (head.missingSeparator) {
+    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', 'no blank line after the header block; the body starts at the first line that is not a header field'));
+  }
+  if (head.folded > 0) {
+    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', `${head.folded} line(s) in the header block are not header fields; kept as continuation lines of the field above`));
+  }
+  if (head.nonAsciiNames > 0) {
+    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', `${head.nonAsciiNames} header field name(s) hold non-ASCII characters; such headers are sent raw only`));
+  }
+}
+
+function parseUnchecked(input: Buffer): ParsedMessage {
+  const buf = crLinesToLf(input);
   const start = messageStart(buf);
   const head = splitHeader(buf, start, buf.length);
   if (head.fields.length === 0) {
     throw new GatewayError('MAILGATE_ERR_MIME_NOT_EMAIL', 'no header field could be read at the start of the input');
   }
   const warnings: Warning[] = [];
-  if (head.missingSeparator) {
-    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', 'no blank line after the header block; the body starts at the first line that is not a header field'));
-  }
+  headerWarnings(head, warnings);
   const ctx: ParseContext = { buf, parts: 1, warnings, limitWarned: false };
-  const root = makePart(head.fields, head.bodyStart, buf.length, 'text/plain');
+  const root = makePart(head.fields, head.bodyStart, buf.length, 'text/plain', warnings);
   expand(ctx, root, 0);
   const body = selectBody(root);
   const parsed: ParsedMessage = {
     headerBlock: head.block,
     headers: head.fields,
     attachments: body.attachments.map((a, i) => attachmentMeta(buf, a.part, a.inline, i + 1)),
+    rootIsBody: root.children === undefined && (body.textBody.includes(root) || body.htmlBody.includes(root)) && (root.type === 'text/plain' || root.type === 'text/html'),
     size: buf.length,
     warnings,
   };

@@ -49,25 +49,25 @@ function malformed(ctx: ParseContext, message: string): void {
 
 const TYPE_RE = /^\s*([a-z0-9!#$&^_.+-]+)\s*\/\s*([a-z0-9!#$&^_.+-]+)/i;
 
-function contentType(value: string | undefined, defaultType: string): { type: string; params: Record<string, string> } {
+function contentType(value: string | undefined, defaultType: string, warnings: Warning[] | undefined): { type: string; params: Record<string, string> } {
   if (value === undefined || value.trim() === '') return { type: defaultType, params: Object.create(null) as Record<string, string> };
   const m = TYPE_RE.exec(value);
   if (m === null) {
-    const s = parseStructured(value);
+    const s = parseStructured(value, warnings);
     const type = s.value.startsWith('multipart') ? 'multipart/mixed' : s.value.startsWith('text') || s.value === '' ? 'text/plain' : 'application/octet-stream';
     return { type, params: s.params };
   }
   // `text/plain charset=us-ascii` (a missing `;`): what follows the type is read as parameters too.
   const rest = value.slice(m[0].length);
-  const params = parseStructured(/^[\s,]*;/.test(rest) ? `x${rest}` : `x;${rest}`).params;
+  const params = parseStructured(/^[\s,]*;/.test(rest) ? `x${rest}` : `x;${rest}`, warnings).params;
   return { type: `${m[1]}/${m[2]}`.toLowerCase(), params };
 }
 
-/** Build a part from its header fields and the byte range of its content. */
-export function makePart(fields: HeaderField[], start: number, end: number, defaultType: string): MimePart {
-  const ct = contentType(getHeader(fields, 'content-type'), defaultType);
+/** Build a part from its header fields and the byte range of its content; charset fallbacks in parameters warn into `warnings`. */
+export function makePart(fields: HeaderField[], start: number, end: number, defaultType: string, warnings?: Warning[]): MimePart {
+  const ct = contentType(getHeader(fields, 'content-type'), defaultType, warnings);
   const cd = getHeader(fields, 'content-disposition');
-  const disp = cd === undefined ? undefined : parseStructured(cd);
+  const disp = cd === undefined ? undefined : parseStructured(cd, warnings);
   const name = disp?.params.filename ?? ct.params.name;
   const part: MimePart = {
     type: ct.type,
@@ -184,7 +184,8 @@ export function expand(ctx: ParseContext, part: MimePart, depth: number): void {
       break;
     }
     const h = splitHeader(ctx.buf, s, e);
-    const child = makePart(h.fields, h.bodyStart, e, childDefault);
+    if (h.folded > 0) malformed(ctx, `${h.folded} line(s) in a part's header block are not header fields; kept as continuation lines of the field above`);
+    const child = makePart(h.fields, h.bodyStart, e, childDefault, ctx.warnings);
     if (!child.type.startsWith('multipart/') && !child.type.startsWith('message/')) {
       const omitted = omittedSize(h.fields, ctx.buf, h.bodyStart, e);
       if (omitted !== undefined) child.omittedSize = omitted;

@@ -39,6 +39,13 @@ export interface ParsedMessage {
   /** Decoded HTML of the text/html parts (RFC 8621 htmlBody); undefined when there is none. */
   html?: string;
   attachments: AttachmentMeta[];
+  /**
+   * False when the message's top-level entity is not the text sent as its body: a multipart,
+   * or a single part that is an attachment (a PDF, a file sent alone). Its entity headers
+   * (Content-Disposition, Content-ID, …) then describe something that is not sent. True for a
+   * single text/plain or text/html message; undefined counts as true.
+   */
+  rootIsBody?: boolean;
   /** Bytes of the raw input. */
   size: number;
   warnings: Warning[];

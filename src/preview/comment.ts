@@ -52,9 +52,9 @@ export function commentIdOf(document: RawEmailDocument, headers: readonly Header
   return createHash('sha256').update(`${head}\n\n${'plain' in b ? b.plain : b.html}`, 'utf8').digest('hex');
 }
 
-function addressesOf(headers: readonly HeaderField[], name: string): Address[] {
+function addressesOf(headers: readonly HeaderField[], name: string, warnings: Warning[]): Address[] {
   const out: Address[] = [];
-  for (const v of getHeaders(headers, name)) out.push(...parseAddressList(v));
+  for (const v of getHeaders(headers, name)) out.push(...parseAddressList(v, warnings));
   return out;
 }
 
@@ -98,13 +98,13 @@ export function buildComment(document: RawEmailDocument, options: BuildCommentOp
   const id = commentIdOf(document, headers);
   const dates = resolveDates(headers, options.receivedAt, warnings);
   const reply = splitReply(documentText(document));
-  const from = addressesOf(headers, 'from').find((a) => shown(a) !== undefined);
-  const to = addressesOf(headers, 'to');
-  const cc = addressesOf(headers, 'cc');
-  const bcc = addressesOf(headers, 'bcc');
+  const from = addressesOf(headers, 'from', warnings).find((a) => shown(a) !== undefined);
+  const to = addressesOf(headers, 'to', warnings);
+  const cc = addressesOf(headers, 'cc', warnings);
+  const bcc = addressesOf(headers, 'bcc', warnings);
 
   const message: Message = { body: { text: reply.body } };
-  put(message, 'subject', content(decodeWords(getHeader(headers, 'subject') ?? '')));
+  put(message, 'subject', content(decodeWords(getHeader(headers, 'subject') ?? '', warnings)));
   put(message, 'signature', content(reply.signature));
   put(message, 'from', from === undefined ? undefined : shown(from));
   put(message, 'to', shownList(to));

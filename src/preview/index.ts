@@ -15,12 +15,18 @@ export { threadIdFor, threadRoot, computeThreadProperties, addressKey } from './
 export { resolveDates, newestReceived } from './timestamp.js';
 export type { BuildCommentOptions, PreviewOptions, PreviewResult } from './types.js';
 
-/** Parse, build the document, build the comment; warnings in that order. Throws GatewayError only (from the parser). */
+/**
+ * Parse, build the document, build the comment; warnings in that order (a charset fallback
+ * once per message). Throws GatewayError only (from the parser).
+ */
 export function previewSync(raw: Uint8Array, options: PreviewOptions = {}): PreviewResult {
   const parsed = parseMessage(raw, options.maxMessageBytes === undefined ? undefined : { maxMessageBytes: options.maxMessageBytes });
   const doc = buildDocument(parsed, options);
   const built = buildComment(doc.document, options);
-  return { document: doc.document, comment: built.comment, warnings: [...doc.warnings, ...built.warnings] };
+  // A charset fallback is reported once per message, whether the parser or the comment met it first.
+  const fallback = doc.warnings.some((w) => w.code === 'MAILGATE_WARN_CHARSET_FALLBACK');
+  const own = fallback ? built.warnings.filter((w) => w.code !== 'MAILGATE_WARN_CHARSET_FALLBACK') : built.warnings;
+  return { document: doc.document, comment: built.comment, warnings: [...doc.warnings, ...own] };
 }
 
 /** previewSync on the calling thread, as a promise (the CLI and service parse in a worker pool). */

@@ -64,6 +64,40 @@ function wroteSplitter(lines: readonly string[], i: number): number {
   return 0;
 }
 
+/** A sender as clients write it: an address, or a name that starts with a capital letter or a quote. */
+const SENDER_RE = /@|^["'(<*]|^\p{Lu}/u;
+/** A date as clients write it always holds a digit (a day, a year, a time). */
+const DATED_RE = /\d/;
+
+/** What a run of header lines must hold to be a quoted header block, not ordinary text. */
+interface BlockEvidence {
+  fields: number;
+  /** A From line whose value reads as a sender. */
+  sender: boolean;
+  /** A field holds an address. */
+  address: boolean;
+  /** A Date/Sent line whose value holds a digit. */
+  dated: boolean;
+}
+
+function note(evidence: BlockEvidence, h: { kind: string; value: string }): void {
+  evidence.fields += 1;
+  if (h.kind === 'from' && SENDER_RE.test(h.value)) evidence.sender = true;
+  if (h.value.includes('@')) evidence.address = true;
+  if (h.kind === 'date' && DATED_RE.test(h.value)) evidence.dated = true;
+}
+
+/**
+ * A real quoted header block: a sender (From: with an address or a capitalised name) with a
+ * date (Sent:/Date: holding a digit), an address or at least two more fields; or, without a
+ * From line, a date and an address ("Date: Wed, 16 May 2012 … / To: bob@example.com").
+ * "From: the warehouse / Date: tomorrow" in running text is none.
+ */
+function isRealBlock(e: BlockEvidence): boolean {
+  if (e.fields < 2) return false;
+  return e.sender ? e.dated || e.address || e.fields >= 3 : e.dated && e.address;
+}
+
 /** Lines a quoted header block starting at `i` spans (`From: … Sent: … To: … Subject: …`), or 0. */
 function headerBlock(lines: readonly string[], i: number, prevBlank: boolean): number {
   const first = headerLine(lines[i]!);
@@ -71,22 +105,27 @@ function headerBlock(lines: readonly string[], i: number, prevBlank: boolean): n
   // Inside a listing of other "Key: value" lines (a bounce, a moderation notice) it is data, not a quote.
   const above = i > 0 ? lines[i - 1]! : '';
   if (KEY_VALUE_RE.test(above) && !headerLine(above)) return 0;
-  let fields = 1;
+  const evidence: BlockEvidence = { fields: 0, sender: false, address: false, dated: false };
+  note(evidence, first);
   let end = i + 1;
   let loose = 0;
   for (let j = i + 1; j < lines.length && j <= end + HEADER_WINDOW; j++) {
     const line = lines[j]!;
     if (isBlank(line)) break;
-    if (headerLine(line)) {
-      fields += 1;
+    const h = headerLine(line);
+    if (h) {
+      note(evidence, h);
       end = j + 1;
       loose = 0;
     } else if (++loose > 1) break;
   }
-  if (fields >= 2) return end - i;
+  if (isRealBlock(evidence)) return end - i;
   // A lone "From: someone@example.com" after a blank line is a header block cut short.
   return first.kind === 'from' && prevBlank && first.value.includes('@') ? 1 : 0;
 }
+
+/** Blank lines allowed between a rule line and the header block under it (an HTML `<hr>` leaves one). */
+const RULE_GAP_LINES = 2;
 
 /** Lines a splitter starting at line `i` spans (0 when none starts there). */
 export function splitterAt(lines: readonly string[], i: number, prevBlank: boolean): number {
@@ -94,8 +133,10 @@ export function splitterAt(lines: readonly string[], i: number, prevBlank: boole
   const head = cap(line);
   if (ORIGINAL_MESSAGE_RE.test(head)) return 1;
   if (RULE_LINE_RE.test(head)) {
-    const n = i + 1 < lines.length ? headerBlock(lines, i + 1, true) : 0;
-    return n > 0 ? n + 1 : 0;
+    let j = i + 1;
+    while (j < lines.length && j <= i + RULE_GAP_LINES && isBlank(lines[j]!)) j++;
+    const n = j < lines.length ? headerBlock(lines, j, true) : 0;
+    return n > 0 ? n + j - i : 0;
   }
   return headerBlock(lines, i, prevBlank) || wroteSplitter(lines, i);
 }

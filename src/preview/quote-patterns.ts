@@ -84,8 +84,11 @@ export const FORWARD_RE = new RegExp(
   'iu',
 );
 
-/** A line of underscores that Outlook writes above its header block. */
-export const RULE_LINE_RE = /^\s*_{8,}\s*$/;
+/**
+ * A rule that mail clients write above their header block: Outlook's line of underscores in
+ * plain text, or an HTML `<hr>` as converted to text (`---`).
+ */
+export const RULE_LINE_RE = /^\s*(?:_{8,}|-{3,}|—+)\s*$/u;
 
 /** Header names that can open a quoted header block: sender and date/sent fields. */
 const FROM_NAMES = ['from', 'von', 'de', 'van', 'da', 'fra', 'från', 'od', 'lähettäjä', 'från'];

@@ -3,8 +3,10 @@
  *
  * A thread is keyed by its root message: the first id of References, else In-Reply-To,
  * else an Outlook Thread-Index that carries reply blocks (its first 22 bytes name the
- * conversation), else the message's own Message-ID, else the comment id. The thread id is
- * the lowercase hex of the root's UTF-8 bytes (SHA-256 hex when that exceeds 1024 characters).
+ * conversation), else the message's own Message-ID. The thread id is the lowercase hex of the
+ * root's UTF-8 bytes (SHA-256 hex when that exceeds 1024 characters). A message with none of
+ * them is a thread of its own: its thread id is its comment id itself (already hex), else a
+ * SHA-256 hex of its header block.
  */
 import { createHash } from 'node:crypto';
 import { MAX_COMMENT_ID_CHARS } from '../limits.js';
@@ -28,21 +30,24 @@ function threadIndexRoot(headers: readonly HeaderField[]): Buffer | undefined {
   return bytes.length > THREAD_INDEX_ROOT_BYTES ? bytes.subarray(0, THREAD_INDEX_ROOT_BYTES) : undefined;
 }
 
-/** What the thread is keyed by, as bytes. */
-export function threadRoot(headers: readonly HeaderField[], commentId?: string): Buffer {
+/** The root message the thread is keyed by, as bytes: a message id or a Thread-Index prefix; undefined when the message names none. */
+export function threadRoot(headers: readonly HeaderField[]): Buffer | undefined {
   const ref = parseMessageIds(getHeader(headers, 'references'))[0] ?? parseMessageIds(getHeader(headers, 'in-reply-to'))[0];
   if (ref !== undefined) return Buffer.from(ref, 'utf8');
   const index = threadIndexRoot(headers);
   if (index !== undefined) return index;
   const own = parseMessageIds(getHeader(headers, 'message-id'))[0];
-  if (own !== undefined) return Buffer.from(own, 'utf8');
-  if (commentId !== undefined && commentId !== '') return Buffer.from(commentId, 'utf8');
-  return createHash('sha256').update(headers.map((h) => h.raw).join('\n')).digest();
+  return own === undefined ? undefined : Buffer.from(own, 'utf8');
 }
+
+const HEX_ID_RE = /^[0-9a-f]{1,1024}$/;
 
 /** The hex thread id of a message (see the module comment). Never empty. */
 export function threadIdFor(headers: readonly HeaderField[], commentId?: string): string {
-  return hexId(threadRoot(headers, commentId));
+  const root = threadRoot(headers);
+  if (root !== undefined) return hexId(root);
+  if (commentId !== undefined && HEX_ID_RE.test(commentId)) return commentId;
+  return createHash('sha256').update(headers.map((h) => h.raw).join('\n')).digest('hex');
 }
 
 // --- thread properties ------------------------------------------------------------------

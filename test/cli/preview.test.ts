@@ -1,14 +1,16 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { splitAtPosition } from '../../src/cli/preview/spool.js';
 import { Comment, RawEmailDocument, ThreadProperties } from '../../src/model/index.js';
+import type { Comment as CommentType } from '../../src/model/index.js';
 import { runMailgate, SAMPLES } from './support/dist.js';
 
 interface Line {
   origin: { path: string; index: number };
   document?: unknown;
-  comment?: { id: string; messages: Array<{ subject?: { text: string } }> };
+  comment?: { id: string; messages: Array<{ subject?: { text: string } }>; user_properties: Record<string, string | number> };
   thread_properties?: { thread_position: number; num_messages: number };
   warnings?: Array<{ code: string; message: string }>;
   error?: { code: string; message: string };
@@ -42,6 +44,35 @@ describe('mailgate preview (jsonl)', () => {
     expect(report.thread_properties).toMatchObject({ thread_position: 0, num_messages: 3 });
     expect(replies.map((l) => l.thread_properties?.thread_position).sort()).toEqual([1, 2]);
     expect(bySubject(lines, 'Re: Lunch?')[0]!.thread_properties).toMatchObject({ thread_position: 1, num_messages: 2 });
+  });
+
+  it('sets number:Position in Thread to the thread position computed across the run (position-always-0 regression)', async () => {
+    const run = await runMailgate(['preview', 'samples/files/eml', 'samples/files/mbox/mboxrd.mbox', '--workers', '1']);
+    const lines = parseLines(run.stdout).filter((l) => l.comment !== undefined);
+    for (const l of lines) expect(l.comment!.user_properties['number:Position in Thread']).toBe(l.thread_properties!.thread_position);
+    const reply = lines.find((l) => l.origin.path === 'samples/files/eml/02-reply-to-report.eml')!;
+    expect(reply.thread_properties!.thread_position).toBe(2);
+    expect(reply.comment!.user_properties['number:Position in Thread']).toBe(2);
+    expect(Comment.safeParse(reply.comment).success).toBe(true);
+  });
+
+  it('dates a message with neither Date nor Received by its container, never by the clock (timestamp-is-now regression)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailgate-cli-'));
+    const undated = (id: string) => `From: a@example.com\nSubject: ${id}\nMessage-ID: <${id}@x>\n\nhello\n`;
+    await writeFile(join(dir, 'a.mbox'), `From sender@example.com Tue Mar  5 10:15:00 2024\n${undated('mbox')}\nFrom sender@example.com Wed Mar  6 11:00:00 2024\n${undated('mbox2')}`);
+    await mkdir(join(dir, 'md', 'cur'), { recursive: true });
+    await mkdir(join(dir, 'md', 'new'));
+    await writeFile(join(dir, 'md', 'cur', '1714550400.M1P1.host:2,S'), undated('maildir'));
+    await writeFile(join(dir, 'b.eml'), undated('eml'));
+    await utimes(join(dir, 'b.eml'), new Date('2023-02-01T08:00:00Z'), new Date('2023-02-01T08:00:00Z'));
+    await writeFile(join(dir, 'c.eml'), `Received: from x by y; Thu, 07 Mar 2024 09:00:00 +0000\n${undated('received')}`);
+    const run = await runMailgate(['preview', dir]);
+    const at = (subject: string) => (bySubject(parseLines(run.stdout), subject)[0]!.comment as unknown as { timestamp: string }).timestamp;
+    expect(at('mbox')).toBe('2024-03-05T10:15:00.000Z');
+    expect(at('mbox2')).toBe('2024-03-06T11:00:00.000Z');
+    expect(at('maildir')).toBe('2024-05-01T08:00:00.000Z');
+    expect(at('eml')).toBe('2023-02-01T08:00:00.000Z');
+    expect(at('received')).toBe('2024-03-07T09:00:00.000Z');
   });
 
   it('prints an error line per failed item, never crashes, and exits 1', async () => {
@@ -90,6 +121,27 @@ describe('mailgate preview (json and table)', () => {
     expect(rows.every((r) => [...r].length <= 120)).toBe(true);
     expect(rows.find((r) => r.includes('Joining the thread'))).toMatch(/3\/3/);
     expect(rows.find((r) => r.includes('INPUT_MSG_INVALID'))).toBeDefined();
+  });
+});
+
+describe('spooled comment JSON', () => {
+  const base: CommentType = { id: 'ab', timestamp: '2024-01-01T00:00:00.000Z', messages: [{ body: { text: 'a\t"b"' } }], user_properties: {} };
+
+  it('splits exactly around the position value, whatever the texts hold', () => {
+    const c: CommentType = {
+      ...base,
+      user_properties: { 'string:Sender': '"number:Position in Thread":0', 'number:Position in Thread': 0, 'number:Recipient Count': 1 },
+      thread_id: 'cd',
+      attachments: [{ name: '"number:Position in Thread":0', size: 1, content_type: 'x' }],
+    };
+    const [head, rest] = splitAtPosition(c)!;
+    expect(`${head}7${rest}`).toBe(JSON.stringify({ ...c, user_properties: { ...c.user_properties, 'number:Position in Thread': 7 } }));
+    const last = { ...c, user_properties: { 'number:Position in Thread': 3 } };
+    expect(splitAtPosition(last)!.join('3')).toBe(JSON.stringify(last));
+  });
+
+  it('leaves a comment without the property whole', () => {
+    expect(splitAtPosition(base)).toBeUndefined();
   });
 });
 

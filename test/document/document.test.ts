@@ -8,6 +8,7 @@ import { parseHeaderBlock } from '../../src/mime/headers.js';
 import { parseMessage } from '../../src/mime/parse.js';
 import type { ParsedMessage } from '../../src/mime/types.js';
 import { RawEmailDocument } from '../../src/model/index.js';
+import { buildComment } from '../../src/preview/comment.js';
 import { MAX_HTML_CHARS, MAX_RAW_HEADER_CHARS, MAX_TEXT_CHARS } from '../../src/limits.js';
 
 const parse = (s: string): ParsedMessage => parseMessage(Buffer.from(s, 'utf8'));
@@ -39,6 +40,35 @@ describe('headers', () => {
     const nonAscii = parsedWith('Subject: s');
     nonAscii.headers.push({ name: 'X-Grüße', key: 'x-grüße', value: '1', raw: 'X-Grüße: 1' });
     expect(buildDocument(nonAscii, { headers: 'parsed' }).document.raw_email.headers).toHaveProperty('raw');
+  });
+
+  it('decodes encoded-words in parsed values, quoting decoded names in address fields (parsed-encoded-words regression)', () => {
+    const p = parse('From: =?utf-8?q?Doe=2C_John?= <j@x.com>\nTo: =?utf-8?q?a=22b?= <a@x>, (c) c@x\nSubject: =?utf-8?q?caf=C3=A9?=\nX-Note: =?x-bogus?q?f=FCr?=\nMessage-ID: <m@x>\n\nx');
+    const r = buildDocument(p, { headers: 'parsed' });
+    expect(r.document.raw_email.headers).toEqual({
+      parsed: { From: '"Doe, John" <j@x.com>', To: '"a\\"b" <a@x>, c <c@x>', Subject: 'café', 'X-Note': 'für', 'Message-ID': '<m@x>' },
+    });
+    expect(codes(r)).toEqual(['MAILGATE_WARN_CHARSET_FALLBACK']);
+    // The comment built from the parsed document reads the same people and subject as from raw.
+    const fromParsed = buildComment(r.document).comment.messages[0];
+    const fromRaw = buildComment(buildDocument(p).document).comment.messages[0];
+    expect(fromParsed).toEqual(fromRaw);
+    expect(fromParsed!.from).toBe('Doe, John <j@x.com>');
+  });
+
+  it('drops the top-level entity headers when that entity is not the body sent (attachment-only-disposition regression)', () => {
+    const entity = 'Content-Disposition: attachment; filename="scan.pdf"\nContent-Description: Scan\nContent-ID: <s@x>\nContent-Location: scan.pdf\nContent-MD5: AAAA';
+    const single = parse(`Subject: s\n${entity}\nContent-Type: application/pdf\nContent-Transfer-Encoding: base64\n\nAAAA\n`);
+    expect(single.rootIsBody).toBe(false);
+    expect(buildDocument(single).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
+    const multi = parse(`Subject: s\nContent-ID: <m@x>\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nhi\n--b--\n`);
+    expect(buildDocument(multi).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
+    // A single text part is the body: what describes it stays (Content-MD5 aside, the body sent is decoded).
+    const text = parse('Subject: s\nContent-Disposition: inline\nContent-Description: note\nContent-MD5: AAAA\nContent-Type: text/plain\n\nhi\n');
+    expect(text.rootIsBody).toBe(true);
+    expect(buildDocument(text).document.raw_email.headers).toEqual({ raw: 'Subject: s\nContent-Disposition: inline\nContent-Description: note' });
+    const textAttachment = parse('Subject: s\nContent-Disposition: attachment; filename=a.txt\nContent-Type: text/plain\n\nhi\n');
+    expect(buildDocument(textAttachment).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
   });
 
   it('cuts an oversized block by whole fields, keeping the fields the service reads', () => {

@@ -3,6 +3,7 @@ import {
   decodeWords, formatAddress, getHeader, getHeaders, parseAddressList, parseDate, parseHeaderBlock, parseMessageIds,
 } from '../../src/mime/headers.js';
 import { parseStructured } from '../../src/mime/params.js';
+import type { Warning } from '../../src/errors.js';
 
 describe('parseHeaderBlock', () => {
   it('unfolds values and keeps the raw lines', () => {
@@ -39,6 +40,28 @@ describe('decodeWords', () => {
     expect(decodeWords('=?iso-2022-jp?B?GyRCRnxLXDhsGyhC?=')).toBe('日本語');
     expect(decodeWords('=?x-bogus?Q?ok?=')).toBe('ok');
     expect(decodeWords('=?utf-8*en?Q?lang?=')).toBe('lang');
+  });
+
+  it('reports a bogus charset in an encoded-word once, in the warnings given (bogus-encoded-word-charset regression)', () => {
+    const warnings: Warning[] = [];
+    expect(decodeWords('=?x-bogus?Q?J=FCrgen?= and =?x-other?B?w6Rww6Q=?=', warnings)).toBe('Jürgen and äpä');
+    expect(warnings.map((w) => w.code)).toEqual(['MAILGATE_WARN_CHARSET_FALLBACK']);
+    expect(warnings[0]!.message).toContain('x-bogus');
+    const none: Warning[] = [];
+    decodeWords('=?iso-8859-1?Q?caf=E9?= =?utf-8?Q?ok?=', none);
+    expect(none).toEqual([]);
+  });
+
+  it('reports a bogus charset in RFC 2231 and RFC 2047 parameters and address names', () => {
+    const a: Warning[] = [];
+    expect(parseStructured("attachment; filename*=x-bogus''f%FCr.pdf", a).params.filename).toBe('für.pdf');
+    expect(a.map((w) => w.code)).toEqual(['MAILGATE_WARN_CHARSET_FALLBACK']);
+    const b: Warning[] = [];
+    expect(parseStructured('attachment; filename="=?x-bogus?Q?f=FCr.pdf?="', b).params.filename).toBe('für.pdf');
+    expect(b).toHaveLength(1);
+    const c: Warning[] = [];
+    expect(parseAddressList('=?x-bogus?Q?J=FCrgen?= <j@x.de>, b@x', c)[0]!.name).toBe('Jürgen');
+    expect(c).toHaveLength(1);
   });
 
   it('leaves malformed words alone', () => {

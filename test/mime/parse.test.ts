@@ -68,6 +68,45 @@ describe('parseMessage: headers and simple bodies', () => {
     expect(p.warnings.map((w) => w.code)).toEqual(['MAILGATE_WARN_MIME_MALFORMED']);
   });
 
+  it('keeps Message-ID and Date after an unindented wrapped Subject when a blank line follows (stray-header-line regression)', () => {
+    const p = parseMessage(msg('From: a@example.com\nSubject: long subject that\nwrapped without indent\nMessage-ID: <junk@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nreal body\n'));
+    expect(p.headers.map((h) => h.key)).toEqual(['from', 'subject', 'message-id', 'date']);
+    expect(p.headers[1]).toMatchObject({ value: 'long subject that wrapped without indent', raw: 'Subject: long subject that\n wrapped without indent' });
+    expect(p.headerBlock).toContain('\n wrapped without indent\nMessage-ID: <junk@x>');
+    expect(p.text).toBe('real body\n');
+    expect(p.warnings.map((w) => w.code)).toEqual(['MAILGATE_WARN_MIME_MALFORMED']);
+    expect(p.warnings[0]!.message).toContain('continuation');
+  });
+
+  it('reads a field whose name holds 8-bit characters as a field, with a warning (8bit-header-name regression)', () => {
+    const raw = Buffer.concat([msg('From: a@example.com\nSubject: k\n'), Buffer.from('X-Ünïcode: v\n', 'utf8'), msg('Message-ID: <k@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody\n')]);
+    const p = parseMessage(raw);
+    expect(p.headers.map((h) => h.name)).toEqual(['From', 'Subject', 'X-Ünïcode', 'Message-ID', 'Date']);
+    expect(p.text).toBe('body\n');
+    expect(p.warnings.map((w) => w.code)).toEqual(['MAILGATE_WARN_MIME_MALFORMED']);
+  });
+
+  it('still starts the body at a stray line when what follows up to the blank line is not mostly header fields', () => {
+    const p = parseMessage(msg('Subject: s\nHi Bob,\nthe report is late.\nNote: see below\n\nmore'));
+    expect(p.headers.map((h) => h.key)).toEqual(['subject']);
+    expect(p.text).toBe('Hi Bob,\nthe report is late.\nNote: see below\n\nmore');
+    const last = parseMessage(msg('Subject: s\nstray\nX-A: 1\nX-B: 2\nbody text\n\nmore'));
+    expect(last.headers.map((h) => h.key)).toEqual(['subject']);
+    expect(last.text).toBe('stray\nX-A: 1\nX-B: 2\nbody text\n\nmore');
+    expect(last.warnings[0]!.message).toContain('no blank line');
+  });
+
+  it('reads bare CR line breaks when the message holds no LF at all (cr-only-line-breaks regression)', () => {
+    const raw = msg('From: a@example.com\rSubject: cr only\rMessage-ID: <cr@x>\rDate: Mon, 1 Jan 2024 00:00:00 +0000\r\rbody\rline 2\r');
+    const p = parseMessage(raw);
+    expect(p.headers.map((h) => h.key)).toEqual(['from', 'subject', 'message-id', 'date']);
+    expect(p.text).toBe('body\nline 2\n');
+    expect(p.size).toBe(raw.length);
+    expect(raw.includes(10)).toBe(false); // the caller's bytes are not written
+    // One LF anywhere: CRs are not line breaks (the usual rules apply).
+    expect(parseMessage(msg('Subject: a\rb\n\nx')).headers[0]!.value).toBe('a\rb');
+  });
+
   it('reads a message that is only headers', () => {
     const p = parseMessage(msg('Subject: s\nFrom: a@b'));
     expect(p.text).toBe('');

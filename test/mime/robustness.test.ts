@@ -1,7 +1,9 @@
 /**
- * Property tests: whatever bytes arrive, parseMessage + buildDocument either return a
- * schema-valid document or throw a GatewayError — never anything else, never a hang
- * and never an internal parser failure (inputs are bounded so the suite stays fast; a hang would hit the test timeout).
+ * Property tests: whatever bytes arrive, preview() (parseMessage, buildDocument, then the
+ * comment: quotes, signature, generated properties) either returns a schema-valid document
+ * and comment or throws a GatewayError — never anything else, never a hang and never an
+ * internal parser failure (inputs are bounded so the suite stays fast; a hang would hit the
+ * test timeout). Each run also varies the body and header options.
  */
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
@@ -10,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { isGatewayError } from '../../src/errors.js';
 import { buildDocument } from '../../src/document/index.js';
 import { parseMessage } from '../../src/mime/parse.js';
-import { RawEmailDocument } from '../../src/model/index.js';
+import { Comment, RawEmailDocument } from '../../src/model/index.js';
+import { preview, previewSync, type PreviewOptions } from '../../src/preview/index.js';
 
 const samplesDir = fileURLToPath(new URL('../../samples/mime/', import.meta.url));
 const samples = readdirSync(samplesDir)
@@ -19,11 +22,22 @@ const samples = readdirSync(samplesDir)
   .map((f) => readFileSync(samplesDir + f))
   .filter((b) => b.length < 20_000);
 
-function check(raw: Uint8Array): void {
+const receivedAt = new Date('2024-01-01T00:00:00Z');
+const optionSets: PreviewOptions[] = [
+  { receivedAt },
+  { receivedAt, headers: 'parsed', body: 'plain' },
+  { receivedAt, body: 'html' },
+];
+const options = fc.constantFrom(...optionSets);
+
+function check(raw: Uint8Array, opts: PreviewOptions = optionSets[0]!): void {
   try {
-    const { document } = buildDocument(parseMessage(raw));
-    const r = RawEmailDocument.safeParse(document);
-    if (!r.success) throw new Error(`invalid document: ${r.error.message}`);
+    const { document, comment } = previewSync(raw, opts);
+    const d = RawEmailDocument.safeParse(document);
+    if (!d.success) throw new Error(`invalid document: ${d.error.message}`);
+    const c = Comment.safeParse(comment);
+    if (!c.success) throw new Error(`invalid comment: ${c.error.message}`);
+    if (comment.id !== document.comment_id) throw new Error('comment id differs from the document\'s');
   } catch (err) {
     // MAILGATE_ERR_MIME_INTERNAL would be a parser bug escaping as a coded error.
     if (!isGatewayError(err) || err.code === 'MAILGATE_ERR_MIME_INTERNAL') throw err;
@@ -42,20 +56,31 @@ function mutate(raw: Buffer, ms: Array<{ at: number; len: number; bytes: Uint8Ar
   return out;
 }
 
+/** Lines the quote and signature rules look for. */
+const REPLY_LINES = [
+  'On Mon, Jan 1, 2024 at 9:00 AM Bob <bob@example.com> wrote:', 'Am 01.01.2024 um 09:00 schrieb Bob:', '> quoted', '>> deeper', 'EL> cite',
+  '-----Original Message-----', '________________________________', '---', '-- ', '--', 'From: Bob <bob@example.com>', 'Sent: Monday, January 1, 2024 9:00 AM',
+  'To: Anna', 'Subject: x', '*From:* bob@example.com', 'De : Bob', 'Envoyé : lundi 1 janvier 2024 09:00', '---------- Forwarded message ---------',
+  'Begin forwarded message:', 'Thanks,', 'Kind regards,', 'Mit freundlichen Grüßen', 'Anna', '- Anna', 'Sent from my iPhone', 'Get Outlook for iOS',
+  '', 'Hello, the report is attached.', 'On Monday we ship 3 pallets.', 'From: the warehouse', 'Date: tomorrow',
+];
+
 const mimeTokens = fc.constantFrom(
   '\n', '\r\n', '\r', ' ', '\t', ':', ';', '=', '"', '--', '--b', '--b--', 'boundary=b', 'Content-Type: multipart/mixed; boundary=b',
   'Content-Type: text/plain', 'Content-Type: text/html', 'Content-Transfer-Encoding: base64', 'Content-Transfer-Encoding: quoted-printable',
   'Content-Disposition: attachment; filename*0*=utf-8\'\'%E6; filename*1=x', '=?utf-8?B?5pel?=', '=?x?Q?=E9?=', '=', '=3D', '=\n',
   'Subject: s', 'From: "a, b" <c@d>', '<p>', '</blockquote>', '<!--', '&#x1F600;', 'charset=utf-16', 'charset=utf-7', '+AGEA-', 'QUJD',
+  'Message-ID: <m@x>', 'In-Reply-To: <r@x>', 'Date: Mon, 1 Jan 2024 09:00:00 +0000', 'Thread-Index: AQHZ', 'Received: x; Tue, 2 Jan 2024 10:00:00 +0000',
+  ...REPLY_LINES,
 );
 
-describe('parseMessage + buildDocument never throw anything but GatewayError', () => {
+describe('preview (parse, document, comment) never throws anything but GatewayError', () => {
   it('on mutated samples', () => {
-    fc.assert(fc.property(sample, fc.array(mutation, { minLength: 1, maxLength: 8 }), (raw, ms) => check(mutate(raw, ms))), { numRuns: 400 });
+    fc.assert(fc.property(sample, fc.array(mutation, { minLength: 1, maxLength: 8 }), options, (raw, ms, o) => check(mutate(raw, ms), o)), { numRuns: 400 });
   });
 
   it('on truncated samples', () => {
-    fc.assert(fc.property(sample, fc.double({ min: 0, max: 1, noNaN: true }), (raw, f) => check(raw.subarray(0, Math.floor(raw.length * f)))), { numRuns: 300 });
+    fc.assert(fc.property(sample, fc.double({ min: 0, max: 1, noNaN: true }), options, (raw, f, o) => check(raw.subarray(0, Math.floor(raw.length * f)), o)), { numRuns: 300 });
   });
 
   it('on random bytes', () => {
@@ -63,7 +88,35 @@ describe('parseMessage + buildDocument never throw anything but GatewayError', (
   });
 
   it('on random sequences of MIME tokens', () => {
-    fc.assert(fc.property(fc.array(mimeTokens, { maxLength: 200 }), (tokens) => check(Buffer.from(tokens.join(''), 'utf8'))), { numRuns: 400 });
+    fc.assert(fc.property(fc.array(mimeTokens, { maxLength: 200 }), options, (tokens, o) => check(Buffer.from(tokens.join(''), 'utf8'), o)), { numRuns: 400 });
+  });
+
+  it('on replies made of quote, splitter and signature lines, as text or HTML', () => {
+    const head = 'From: Anna <anna@example.com>\nTo: bob@example.com\nSubject: Re: x\nMessage-ID: <a@x>\n';
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...REPLY_LINES), { maxLength: 120 }), fc.boolean(), options, (lines, html, o) => {
+        const body = html ? `<div>${lines.map((l) => l.replace(/</g, '&lt;')).join('<br>')}<hr></div>` : lines.join('\n');
+        check(Buffer.from(`${head}Content-Type: text/${html ? 'html' : 'plain'}; charset=utf-8\n\n${body}`, 'utf8'), o);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('preview() resolves to the same as previewSync() on mutated samples', async () => {
+    await fc.assert(
+      fc.asyncProperty(sample, fc.array(mutation, { minLength: 1, maxLength: 4 }), async (raw, ms) => {
+        const input = mutate(raw, ms);
+        let sync: unknown;
+        try {
+          sync = previewSync(input, { receivedAt });
+        } catch (err) {
+          sync = isGatewayError(err) ? err.code : err;
+        }
+        const got = await preview(input, { receivedAt }).catch((err: unknown) => (isGatewayError(err) ? err.code : err));
+        expect(got).toEqual(sync);
+      }),
+      { numRuns: 100 },
+    );
   });
 
   it('on deep nesting', () => {

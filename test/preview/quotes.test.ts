@@ -119,6 +119,22 @@ describe('stripQuotes', () => {
     expect(stripQuotes('Agreed.\n\nEL> On Sun, 8 Sep 2002, CDale wrote:\nEL> one\nEL> two')).toBe('Agreed.');
   });
 
+  it('keeps "From:" / "Date:" lines of running text that are no quoted header block (false-header-block regression)', () => {
+    expect(stripQuotes('Please note:\nFrom: the warehouse\nDate: tomorrow\nwe ship.')).toBe('Please note:\nFrom: the warehouse\nDate: tomorrow\nwe ship.');
+    expect(stripQuotes('Plan:\n\nFrom: The warehouse\nDate: next week\nwe ship.')).toBe('Plan:\n\nFrom: The warehouse\nDate: next week\nwe ship.');
+    // Real blocks still cut: a sender with a date, a sender with an address, a date with an address.
+    expect(stripQuotes('Yes.\n\nFrom: Bob\nSent: Monday, January 8, 2024 9:00 AM\nold')).toBe('Yes.');
+    expect(stripQuotes('Yes.\n\nFrom: bob@example.com\nTo: Anna\nold')).toBe('Yes.');
+    expect(stripQuotes('Yes.\n\nDate: Wed, 16 May 2012 00:15:02 -0600\nTo: anna@example.com')).toBe('Yes.');
+  });
+
+  it('takes a rule line ("---" from an HTML <hr>) above a header block into the splitter (outlook-html-rule regression)', () => {
+    const r = splitReply('Sounds good.\n\nKind regards,\nAnna\n\n---\n\nFrom: Bob <bob@x.com>\nSent: Monday, January 1, 2024 9:00 AM\nTo: Anna\nSubject: x\nOriginal question');
+    expect(r).toEqual({ body: 'Sounds good.', signature: 'Kind regards,\nAnna' });
+    // A rule with ordinary text below it is no splitter.
+    expect(stripQuotes('Agenda\n\n---\n\nFrom: the warehouse\nDate: soon')).toContain('---');
+  });
+
   it('keeps a header-like line inside a listing of other "Key: value" lines', () => {
     const text = 'Please approve:\n\n  List:    iiu@example.org\n  From:    someone@example.com\n  Subject: hello\n  Reason:  non-member';
     expect(stripQuotes(text)).toBe(text);

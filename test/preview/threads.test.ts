@@ -35,8 +35,10 @@ describe('threadIdFor', () => {
     expect(threadIdFor(h(`Thread-Index: ${root}\nMessage-ID: <root@x>`))).toBe(hex('root@x'));
   });
 
-  it('falls back to the comment id, then to a hash of the header block; never empty', () => {
-    expect(threadIdFor(h('Subject: hi'), 'abc')).toBe(hex('abc'));
+  it('falls back to the comment id itself (no-message-id thread id was hex of hex regression), then to a hash of the header block; never empty', () => {
+    expect(threadIdFor(h('Subject: hi'), 'abc')).toBe('abc');
+    const hash = 'f0'.repeat(32);
+    expect(threadIdFor(h('Subject: hi'), hash)).toBe(hash);
     const id = threadIdFor(h('Subject: hi'));
     expect(id).toMatch(/^[0-9a-f]{64}$/);
   });
