@@ -32,7 +32,7 @@ export interface FilesAdapterConfig {
   onError?: (item: FileFailure) => void;
   /** Files skipped in a directory walk because they are not mail. */
   onSkip?: (path: string, reason: string) => void;
-  /** Clock for `receivedAt` (tests). */
+  /** Clock for `receivedAt` when the file gives no arrival time (tests). */
   now?: () => Date;
 }
 
@@ -92,7 +92,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
       batch.push({ raw: item.bytes ?? Buffer.alloc(0), origin: item.origin, route: config.route, receivedAt: now(), failure });
       bytes += item.bytes?.length ?? 0;
     } else {
-      batch.push({ raw: item.raw, origin: item.origin, route: config.route, receivedAt: now() });
+      batch.push({ raw: item.raw, origin: item.origin, route: config.route, receivedAt: item.receivedAt ?? now() });
       bytes += item.raw.length;
     }
     checkpoint = { key, value: { path: item.origin.path, index: item.next.index, offset: item.next.offset } };
