@@ -420,11 +420,15 @@ function deadLetterCases(ctx: ContractContext): void {
       const again = await s.getDeadLetter(id);
       expect(again?.error.message).toBe('still bad');
       expect(again?.raw?.equals(original.raw ?? Buffer.alloc(0))).toBe(true);
-      const fixed = input('r', 1, { raw: undefined, warnings: [{ code: 'MAILGATE_WARN_MIME_MALFORMED', message: 'best effort' }] });
+      const hashes = { textHash: 't'.repeat(64), docHash: 'd'.repeat(64) };
+      const thread = { source: 'p/s', entry: { commentId: original.commentId, threadId: 'abc', timestamp: '2024-01-01T00:00:00.000Z', participants: ['a@example.com'] } };
+      const fixed = input('r', 1, { raw: undefined, hashes, thread, warnings: [{ code: 'MAILGATE_WARN_MIME_MALFORMED', message: 'best effort' }] });
       expect(await s.replayDeadLetter(id, fixed)).toEqual({ id, status: 'queued' });
       expect(await s.listDeadLetters({ limit: 10 })).toEqual([]);
       const [item] = await s.claim('r', 10, 'w', 60_000);
-      expect(item).toMatchObject({ id, attempts: 0, document: fixed.document, warnings: fixed.warnings });
+      expect(item).toMatchObject({ id, attempts: 0, document: fixed.document, warnings: fixed.warnings, hashes });
+      // A message that failed parsing enters the thread index once replayed.
+      expect((await s.threadMembers('p/s', ['abc'])).get('abc')?.map((e) => e.commentId)).toEqual([original.commentId]);
       await expectCode(s.replayDeadLetter(id, fixed), 'MAILGATE_ERR_STORE_NOT_FOUND');
       // The enqueue is still idempotent on the replayed key.
       expect((await s.enqueue([input('r', 1)])).duplicates).toBe(1);

@@ -15,8 +15,17 @@ class Capture extends Writable {
 }
 
 export async function mailgate(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(args, false);
+}
+
+/** As `mailgate`, with stderr a terminal (progress lines are drawn). */
+export async function mailgateOnTerminal(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(args, true);
+}
+
+async function run(args: string[], terminal: boolean): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new Capture();
-  const stderr = new Capture();
+  const stderr = Object.assign(new Capture(), terminal ? { isTTY: true, columns: 100 } : {});
   const { runCli } = (await import(PROGRAM)) as typeof import('../../src/cli/program.js');
   const code = await runCli(['node', 'mailgate', ...args], { stdout, stderr });
   return { code, stdout: stdout.text, stderr: stderr.text };

@@ -3,9 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pathToFileURL } from 'node:url';
+import { ConfigSchema } from '../../src/config/schema.js';
+import { importPool, ROOT } from '../cli/support/dist.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { writeMbox } from '../crash/support.js';
-import { mailgate } from './cli-io.js';
+import { mailgate, mailgateOnTerminal } from './cli-io.js';
 
 let dir: string;
 let emu: StartedEmulator;
@@ -47,6 +50,17 @@ describe('mailgate import', () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ queued: 0, delivered: 0, aiUnits: 0 });
     expect(syncRequests()).toBe(requests);
     expect(emu.emulator.stats().ai_units - before).toBe(120);
+  });
+
+  it('draws a progress line on a terminal, with every counter, ending with the final figures', async () => {
+    const mbox = join(dir, 'tty.mbox');
+    writeMbox(mbox, 25, 'tty');
+    const run = await mailgateOnTerminal('import', mbox, ...api('tty.db', 'acme/tty'));
+    expect(run.code, run.stderr).toBe(0);
+    const drawn = run.stderr.split('\r\x1b[2K').slice(1).map((l) => l.split('\n')[0]!);
+    expect(drawn.length).toBeGreaterThan(0);
+    for (const l of drawn) expect(l).toMatch(/^read \d+ {2}parsed \d+ {2}queued \d+ {2}delivered \d+ {2}unchanged \d+ {2}rejected \d+ {2}dead letters \d+ {2}AI units \d+$/);
+    expect(drawn.at(-1)).toBe('read 25  parsed 25  queued 25  delivered 25  unchanged 0  rejected 0  dead letters 0  AI units 25');
   });
 
   it('a dry run reports the cost, then sends and stores nothing', async () => {
@@ -162,6 +176,38 @@ describe('mailgate import', () => {
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ read: 0, deadLettered: 0 });
     expect(JSON.parse((await mailgate('dlq', 'list', '--store', store, '--json')).stdout)).toHaveLength(1);
+  });
+
+  it('replays a dead letter with the current configuration: re-parsed from its bytes, queued, delivered', async () => {
+    // Intake with a 100-byte budget dead-letters a bigger message, keeping its bytes.
+    // The compiled modules throughout: the pool's errors must be intake's own error class.
+    const dist = (path: string) => import(pathToFileURL(join(ROOT, 'dist', path)).href);
+    const { openStore } = (await dist('src/store/index.js')) as typeof import('../../src/store/index.js');
+    const { createIntake } = (await dist('src/pipeline/intake.js')) as typeof import('../../src/pipeline/intake.js');
+    const store = await openStore(`sqlite:${join(dir, 'replay.db')}`);
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, maxMessageBytes: 100 });
+    const config = ConfigSchema.parse({ routes: [{ name: 'import', source: 'acme/replay' }] });
+    try {
+      const intake = createIntake({
+        store, routes: new Map([['import', config.routes[0]!]]), parse: (raw, o) => pool.parseEncoded(raw, o), parsing: { maxMessageBytes: 100 }, maxOutbox: 100,
+      });
+      const raw = Buffer.from('From: a@example.com\r\nTo: b@example.com\r\nSubject: over budget\r\nMessage-ID: <replay-1@example.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nThis body is over the budget.\r\n');
+      await intake.accept([{ raw, origin: { adapter: 'files', path: '/in/replay.eml', index: 0 }, route: 'import', receivedAt: new Date() }]);
+    } finally {
+      await pool.close();
+      await store.close();
+    }
+    const dbStore = `sqlite:${join(dir, 'replay.db')}`;
+    const dead = JSON.parse((await mailgate('dlq', 'list', '--store', dbStore, '--json')).stdout) as Array<{ id: number; error: { code: string } }>;
+    expect(dead.map((d) => d.error.code)).toEqual(['MAILGATE_ERR_MIME_TOO_LARGE']);
+    const before = emu.emulator.stats().ai_units;
+    // The same route with today's (default) budget: the message parses and goes out.
+    const replayed = await mailgate('dlq', 'replay', String(dead[0]!.id), ...api('replay.db', 'acme/replay').slice(0, -2), '--json');
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(JSON.parse(replayed.stdout)).toMatchObject({ requeued: 1, stillDead: 0 });
+    expect(emu.emulator.stats().ai_units - before).toBe(1);
+    expect(JSON.parse((await mailgate('dlq', 'list', '--store', dbStore, '--json')).stdout)).toEqual([]);
   });
 
   it('refuses a missing input before anything starts', async () => {

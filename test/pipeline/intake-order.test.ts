@@ -70,3 +70,29 @@ describe('intake with batches in flight', () => {
     expect(rec.order).toEqual([25]);
   });
 });
+
+describe('intake backpressure', () => {
+  const two = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/order' }, { name: 'other', source: 'acme/other' }] });
+  const both = new Map(two.routes.map((r) => [r.name, r]));
+  const parse: ParseFn = async (bytes, o) => encodePreview(await preview(bytes, o));
+
+  it("waits while its route's outbox is full, goes on once delivery made room, and never waits for another route", async () => {
+    store = await openStore('sqlite::memory:');
+    const intake = createIntake({ store, routes: both, parse, parsing: {}, maxOutbox: 5, backpressurePollMs: 10 });
+    await intake.accept(batch(0, 5));
+    expect(await store.outboxDepth('r')).toBe(5);
+    // Another route's items are not held back by r's full outbox.
+    await intake.accept(batch(100, 3).map((m) => ({ ...m, route: 'other' })));
+    expect(await store.outboxDepth('other')).toBe(3);
+    let admitted = false;
+    const next = intake.accept(batch(5, 2)).then(() => void (admitted = true));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(admitted).toBe(false);
+    expect(intake.counters.received).toBe(8);
+    const claimed = await store.claim('r', 10, 'w', 60_000);
+    await store.markDelivered(claimed.map((c) => c.id), { outcome: 'delivered' });
+    await next;
+    expect(admitted).toBe(true);
+    expect(await store.outboxDepth('r')).toBe(2);
+  });
+});

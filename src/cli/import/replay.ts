@@ -4,7 +4,8 @@
  * route's outbox is empty.
  */
 import { GatewayError, isGatewayError } from '../../errors.js';
-import { resolveUserProperties } from '../../pipeline/origin.js';
+import type { RawEmailDocument } from '../../model/index.js';
+import { resolveUserProperties, routeTarget } from '../../pipeline/origin.js';
 import type { Runtime } from '../../pipeline/runtime.js';
 import type { DeadLetterDetail, OutboxInput } from '../../store/types.js';
 
@@ -19,11 +20,17 @@ async function replacementFor(rt: Runtime, dl: DeadLetterDetail): Promise<Outbox
   const base = { route: dl.route, key: dl.key, origin: dl.origin, raw: dl.raw! };
   const p = rt.config.parsing;
   try {
-    const result = await rt.pool.parse(dl.raw!, {
+    // As intake parses: the document as JSON text with its ledger hashes and thread facts.
+    const result = await rt.pool.parseEncoded(dl.raw!, {
       body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes,
-      userProperties: resolveUserProperties(route.user_properties, dl.origin),
+      userProperties: resolveUserProperties(route.user_properties, dl.origin), receivedAt: new Date(dl.enqueuedAt),
     });
-    return { ...base, commentId: result.comment.id, document: result.document, preview: result.comment, warnings: result.warnings };
+    const input: OutboxInput = {
+      ...base, commentId: result.commentId, document: JSON.parse(result.document) as RawEmailDocument,
+      json: { document: result.document }, hashes: result.hashes, warnings: result.warnings,
+    };
+    if (result.thread) input.thread = { source: routeTarget(route), entry: { commentId: result.commentId, ...result.thread } };
+    return input;
   } catch (err) {
     if (!isGatewayError(err)) throw err;
     return { ...base, commentId: dl.commentId, document: dl.document, error: { code: err.code, message: err.message } };

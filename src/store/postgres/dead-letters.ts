@@ -1,5 +1,6 @@
 /** PostgreSQL dead letters: outbox rows with status `dead`, raw bytes kept. */
 import type pg from 'pg';
+import type { PgState } from './state.js';
 import { checkLimit, checkPurgeFilter, checkReplay, notFound } from '../common.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
 import { withTransaction } from './db.js';
@@ -9,7 +10,7 @@ import { PG_ITEM_COLUMNS, pgToDeadLetter, pgToDeadLetterDetail, type PgOutboxRow
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 export class PgDeadLetters {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool, private readonly state: PgState) {}
 
   async list(query: DeadLetterQuery): Promise<DeadLetter[]> {
     const params: unknown[] = [query.after ?? 0, checkLimit(query.limit)];
@@ -72,6 +73,7 @@ export class PgDeadLetters {
           [id, replacement.raw],
         );
       }
+      if (replacement.thread !== undefined) await this.state.indexThread(replacement.thread.source, [replacement.thread.entry], client);
       await bumpCounters(client, dead ? 'dead_lettered' : 'enqueued', new Map([[row.route, 1]]));
       return { id, status: dead ? 'dead' : 'queued' };
     });

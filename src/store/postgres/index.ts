@@ -61,7 +61,7 @@ export class PostgresStore implements T.Store {
   private constructor(private readonly pool: pg.Pool) {
     this.state = new PgState(pool);
     this.outbox = new PgOutbox(pool, this.state);
-    this.dead = new PgDeadLetters(pool);
+    this.dead = new PgDeadLetters(pool, this.state);
   }
 
   /** Connects and migrates (under an advisory lock). */

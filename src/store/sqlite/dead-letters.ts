@@ -58,6 +58,7 @@ export class SqliteDeadLetters {
       });
       // Raw bytes: the replacement's when given, else the dead letter's own stay.
       this.outbox.putBody(id, replacement);
+      this.outbox.indexThreads([replacement]);
       this.outbox.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);
       return { id, status: dead ? 'dead' : 'queued' };
     }).immediate();

@@ -74,7 +74,8 @@ export class SqliteOutbox {
     }
   }
 
-  private indexThreads(items: OutboxInput[]): void {
+  /** Writes the thread index entries the items carry (call inside the caller's transaction). */
+  indexThreads(items: OutboxInput[]): void {
     const bySource = new Map<string, ThreadEntry[]>();
     for (const { thread } of items) {
       if (thread === undefined) continue;
