@@ -2,17 +2,18 @@
 import { buildComment, computeThreadProperties } from '../preview/index.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { Config } from '../config/schema.js';
-import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { resolveUserProperties } from '../pipeline/origin.js';
+import { resolveUserProperties, routeTarget } from '../pipeline/origin.js';
+import { replacementFor } from '../pipeline/replay.js';
+import { threadInIndex } from '../pipeline/thread-index.js';
 import { predictionRecord } from '../pipeline/sink-outputs.js';
 import type { ParsePool } from '../pipeline/pool.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { ReadyReport, ServerDeps } from '../server/deps.js';
 import { httpError } from '../server/errors.js';
 import { localPreview } from '../server/local-preview.js';
-import type { OutboxInput, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import type { ServiceAdapters } from './adapters.js';
 
 export interface ServiceDepsOptions {
@@ -87,16 +88,7 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     const route = routes.get(dead.route);
     if (!route) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Dead letter ${id} belongs to route "${dead.route}", which is no longer configured.`);
     if (!dead.raw) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Dead letter ${id} has no raw bytes kept; it cannot be re-parsed.`);
-    const base = { route: dead.route, key: dead.key, origin: dead.origin, raw: dead.raw };
-    let replacement: OutboxInput;
-    try {
-      const r = await pool.parse(dead.raw, previewOptions(config, route, dead.origin));
-      replacement = { ...base, commentId: r.comment.id, document: r.document, preview: r.comment, warnings: r.warnings };
-    } catch (err) {
-      if (!isGatewayError(err)) throw err;
-      replacement = { ...base, commentId: dead.commentId, document: dead.document, error: { code: err.code, message: err.message } };
-    }
-    const result = await store.replayDeadLetter(id, replacement);
+    const result = await store.replayDeadLetter(id, await replacementFor(pool, config.parsing, route, { ...dead, raw: dead.raw }));
     o.logger.info({ id, status: result.status }, 'dead letter replayed');
     return { ...result };
   }
@@ -123,11 +115,15 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       // Built from the stored document, as the service builds it (intake does not store
       // previews); none for a message that never parsed (its document is an empty placeholder).
       const parsed = 'raw' in d.document.raw_email.headers ? d.document.raw_email.headers.raw !== '' : true;
-      const comment = d.preview ?? (parsed ? buildComment(d.document).comment : undefined);
-      const thread = comment ? (computeThreadProperties([comment]).get(comment.id) ?? null) : null;
+      const built = d.preview ?? (parsed ? buildComment(d.document).comment : undefined);
+      // Its thread across everything ingested for the route's target (the store's thread index).
+      const route = routes.get(d.route);
+      const placed = built === undefined ? undefined
+        : route === undefined ? { comment: built, thread: computeThreadProperties([built]).get(built.id) ?? null }
+          : await threadInIndex(store, routeTarget(route), built);
       return {
         id: d.id, route: d.route, key: d.key, status: d.status, ...(d.outcome ? { outcome: d.outcome } : {}),
-        document: d.document, comment: comment ?? null, thread_properties: thread,
+        document: d.document, comment: placed?.comment ?? null, thread_properties: placed?.thread ?? null,
         ...(d.status === 'dead' && d.lastError ? { error: d.lastError } : {}),
       };
     },

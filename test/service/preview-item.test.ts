@@ -78,4 +78,46 @@ describe('mailgate serve: GET /api/preview/:id', () => {
       await emu.stop();
     }
   });
+
+  it("shows a stored item's thread across everything ingested for its source, from the store's thread index", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailgate-preview-thread-'));
+    dirs.push(dir);
+    mkdirSync(join(dir, 'mail'));
+    const reply = (n: number, from: string, minute: number) => [
+      `From: ${from}`, 'To: support@example.com', `Subject: Re: order ${n === 0 ? '' : 'status'}`,
+      `Message-ID: <thread-${n}@example.com>`, ...(n === 0 ? [] : ['In-Reply-To: <thread-0@example.com>', 'References: <thread-0@example.com>']),
+      `Date: Mon, 02 Mar 2026 10:${String(minute).padStart(2, '0')}:00 +0000`, '', `Message ${n} of the thread.`, '',
+    ].join('\r\n');
+    // Three files, read in three service runs: no single run sees the whole thread.
+    const emu = await startEmulator({ autoCreateSources: true });
+    try {
+      const config = loadConfig({
+        overrides: {
+          store: `sqlite:${join(dir, 'mailgate.db')}`,
+          api: { url: emu.url, token: emu.token },
+          server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY] },
+          routes: [{ name: 'support', source: 'acme/preview-thread' }],
+          adapters: { files: [{ name: 'inbox', route: 'support', paths: [join(dir, 'mail')] }] },
+        } as never,
+      });
+      const { startService } = (await import(SERVICE)) as typeof import('../../src/service/index.js');
+      const people = ['Ann <ann@example.com>', 'Support <support@example.com>', 'Ann <ann@example.com>'];
+      let last: PreviewBody & { thread_properties: Record<string, unknown> | null } = undefined as never;
+      for (const n of [0, 1, 2]) {
+        writeFileSync(join(dir, 'mail', `${n}.eml`), reply(n, people[n]!, 5 * n));
+        const service = await startService(config, { logger: createLogger(false) });
+        try {
+          await eventually(async () => (await service.runtime.store.counters('support'))[0]?.delivered === n + 1, `message ${n} delivered`);
+          const res = await fetch(`${service.url}/api/preview/${n + 1}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+          last = (await res.json()) as typeof last;
+        } finally {
+          await service.stop();
+        }
+      }
+      expect(last.thread_properties).toMatchObject({ thread_position: 2, num_messages: 3, num_participants: 2, first_sender: 'ann@example.com', duration: 600, response_time: 300 });
+      expect((last.comment as unknown as { user_properties: Record<string, unknown> }).user_properties['number:Position in Thread']).toBe(2);
+    } finally {
+      await emu.stop();
+    }
+  });
 });

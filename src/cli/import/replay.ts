@@ -3,38 +3,14 @@
  * configuration, put it back in the outbox (`replayDeadLetter`), then deliver until the
  * route's outbox is empty.
  */
-import { GatewayError, isGatewayError } from '../../errors.js';
-import type { RawEmailDocument } from '../../model/index.js';
-import { resolveUserProperties, routeTarget } from '../../pipeline/origin.js';
+import { GatewayError } from '../../errors.js';
+import { replacementFor } from '../../pipeline/replay.js';
 import type { Runtime } from '../../pipeline/runtime.js';
-import type { DeadLetterDetail, OutboxInput } from '../../store/types.js';
 
 export interface ReplayCounts {
   requeued: number;
   stillDead: number;
   skipped: number;
-}
-
-async function replacementFor(rt: Runtime, dl: DeadLetterDetail): Promise<OutboxInput> {
-  const route = rt.routes.get(dl.route)!;
-  const base = { route: dl.route, key: dl.key, origin: dl.origin, raw: dl.raw! };
-  const p = rt.config.parsing;
-  try {
-    // As intake parses: the document as JSON text with its ledger hashes and thread facts.
-    const result = await rt.pool.parseEncoded(dl.raw!, {
-      body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes,
-      userProperties: resolveUserProperties(route.user_properties, dl.origin), receivedAt: new Date(dl.enqueuedAt),
-    });
-    const input: OutboxInput = {
-      ...base, commentId: result.commentId, document: JSON.parse(result.document) as RawEmailDocument,
-      json: { document: result.document }, hashes: result.hashes, warnings: result.warnings,
-    };
-    if (result.thread) input.thread = { source: routeTarget(route), entry: { commentId: result.commentId, ...result.thread } };
-    return input;
-  } catch (err) {
-    if (!isGatewayError(err)) throw err;
-    return { ...base, commentId: dl.commentId, document: dl.document, error: { code: err.code, message: err.message } };
-  }
 }
 
 /** Replays the given dead letters (of the runtime's route) and delivers them. */
@@ -53,7 +29,7 @@ export async function replay(rt: Runtime, ids: number[], report: (line: string) 
       report(`dead letter ${id}: the raw bytes were not kept; cannot replay`);
       continue;
     }
-    const result = await rt.store.replayDeadLetter(id, await replacementFor(rt, dl));
+    const result = await rt.store.replayDeadLetter(id, await replacementFor(rt.pool, rt.config.parsing, rt.routes.get(dl.route)!, { ...dl, raw: dl.raw }));
     if (result.status === 'queued') counts.requeued++;
     else counts.stillDead++;
   }
