@@ -95,7 +95,7 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
 });
 
 describe('poison documents', () => {
-  it.each([[128], [1024]])('one poison document in %i costs at most 2·log2(n)+1 extra requests', async (n) => {
+  it.each([[128], [1024], [4096]])('one poison document in %i costs at most 2·log2(n)+1 extra requests', async (n) => {
     const docs = Array.from({ length: n }, (_, i) => (i === Math.floor(n / 3) ? poisonDoc(i) : makeDoc(i, { run: `p${n}` })));
     const report = await deliverBatch(items(docs), target({ maxDocuments: n }), client, undefined, { validate: false });
     const bound = 2 * Math.log2(n) + 1;
@@ -109,6 +109,28 @@ describe('poison documents', () => {
     expect(stats).toMatchObject({ ai_units: n - 1, comments: n - 1 });
     expect(report.counts.new).toBe(n - 1);
     expect(report.aiUnits).toBe(n - 1);
+  });
+
+  it('a refusal of the whole request (invalid transform tag) costs a handful of requests, halts the delivery, rejects nothing', async () => {
+    const docs = Array.from({ length: 4096 }, (_, i) => makeDoc(i, { run: 'tag' }));
+    const report = await deliverBatch(items(docs), target({ transformTag: 'bad.0.XXXXXXXX', maxDocuments: 2048 }), client);
+    expect(statuses(report.outcomes)).toEqual({ retry: 4096 });
+    for (const o of report.outcomes) {
+      expect(o).toMatchObject({ code: 'MAILGATE_ERR_API_REQUEST_REJECTED', message: expect.stringContaining("'bad.0.XXXXXXXX' is not a valid transform tag") as string });
+    }
+    expect(report.requests).toBeLessThanOrEqual(6); // the first batch only: itself, its halves, the probe(s)
+    const stats = await control.stats();
+    expect(requestsTo(stats, 'sync-raw-emails')).toBe(report.requests);
+    expect(stats).toMatchObject({ ai_units: 0, comments: 0 });
+  });
+
+  it('documents not isolated within the split budget are left for retry, not rejected', async () => {
+    const docs = Array.from({ length: 64 }, (_, i) => (i % 8 === 3 ? poisonDoc(i) : makeDoc(i, { run: 'budget' })));
+    const report = await deliverBatch(items(docs), target(), client, undefined, { validate: false, maxSplitRequests: 4 });
+    const unsplit = report.outcomes.filter((o) => o.status === 'retry');
+    expect(unsplit.length).toBeGreaterThan(0);
+    expect(unsplit.every((o) => 'code' in o && o.code === 'MAILGATE_ERR_BATCH_NOT_ISOLATED')).toBe(true);
+    expect(report.outcomes.filter((o) => o.status === 'rejected').every((o) => 'code' in o && o.code === 'MAILGATE_ERR_BATCH_REJECTED')).toBe(true);
   });
 
   it('with validation on, a schema-invalid document is refused locally and costs no request', async () => {

@@ -92,11 +92,11 @@ describe('deliverBatch edge paths', () => {
     expect(report.outcomes[0]).toMatchObject({ status: 'retry', code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED', retryAfterMs: 30_000 });
   });
 
-  it('a split budget of 0 rejects the batch unisolated, with the API message', async () => {
+  it('a split budget of 0 leaves the batch unisolated for retry (never shown to be bad), with the API message', async () => {
     const fake = fakeClient();
     const docs = [makeDoc(1), makeDoc(2, { body: BAD }), makeDoc(3)];
     const report = await deliverBatch(items(docs), target(), fake.client, undefined, { maxSplitRequests: 0 });
-    expect(report.outcomes.every((o) => o.status === 'rejected' && o.code === 'MAILGATE_ERR_BATCH_NOT_ISOLATED')).toBe(true);
+    expect(report.outcomes.every((o) => o.status === 'retry' && o.code === 'MAILGATE_ERR_BATCH_NOT_ISOLATED')).toBe(true);
     expect(report.outcomes[0]).toMatchObject({ message: expect.stringContaining('bad body') as string });
     expect(report.requests).toBe(1);
   });
