@@ -37,6 +37,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** sync-raw-emails only: `?no_charge=true` (needs a privilege on the service; notes §1). */
   noCharge?: boolean;
+  /** Called after every attempt of this call, after the client's own `onAttempt`. */
+  onAttempt?: (info: AttemptInfo) => void;
 }
 
 export interface SourceInfo {
@@ -97,7 +99,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     onAttempt: options.onAttempt,
   };
   const request = <T>(endpoint: Endpoint, method: string, path: string, body: unknown, opts: RequestOptions, check: Check<T>) =>
-    send(call, { endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : JSON.stringify(body), signal: opts.signal }, check);
+    send(call, {
+      endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : JSON.stringify(body), signal: opts.signal, onAttempt: opts.onAttempt,
+    }, check);
 
   const client: ApiClient = {
     async syncRawEmails(source, req, opts = {}) {

@@ -36,6 +36,7 @@ export interface HttpRequest {
   url: string;
   body: string | undefined;
   signal: AbortSignal | undefined;
+  onAttempt?: ((info: AttemptInfo) => void) | undefined;
 }
 
 /** Validates a successful body; throws an ApiError (BAD_RESPONSE) to have the attempt retried. */
@@ -101,12 +102,16 @@ function exhausted(last: ApiError, attempts: number, reason: 'attempts' | 'budge
 export async function send<T>(call: HttpCall, req: HttpRequest, check: Check<T>): Promise<T> {
   const started = Date.now();
   const bytes = req.body === undefined ? 0 : Buffer.byteLength(req.body);
+  const report = (info: AttemptInfo): void => {
+    call.onAttempt?.(info);
+    req.onAttempt?.(info);
+  };
   for (let n = 1; ; n++) {
     if (req.signal?.aborted === true) throw aborted(req.signal, n - 1);
     const t0 = Date.now();
     try {
       const { value, status } = await attempt(call, req, check);
-      call.onAttempt?.({ endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, status, bytes });
+      report({ endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, status, bytes });
       return value;
     } catch (thrown) {
       const err = thrown instanceof ApiError ? thrown : networkError(thrown);
@@ -114,7 +119,7 @@ export async function send<T>(call: HttpCall, req: HttpRequest, check: Check<T>)
       const info: AttemptInfo = { endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, error: err, bytes };
       if (err.status !== undefined) info.status = err.status;
       if (decision.retry) info.retryInMs = decision.delayMs;
-      call.onAttempt?.(info);
+      report(info);
       if (!decision.retry) throw decision.reason === 'not-retryable' ? err : exhausted(err, n, decision.reason);
       try {
         await sleep(decision.delayMs, req.signal);

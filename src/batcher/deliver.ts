@@ -4,7 +4,7 @@
  * become `rejected` (the document's own fault) or `retry` (the caller reschedules).
  */
 import { ApiError } from '../api/errors.js';
-import type { ApiClient } from '../api/client.js';
+import type { ApiClient, AttemptInfo } from '../api/client.js';
 import { GatewayError } from '../errors.js';
 import type { PredictRawEmailsRequest, SyncRawEmailsRequest } from '../model/index.js';
 import type { Ledger } from './ledger.js';
@@ -61,12 +61,27 @@ function checkOptions(options: DeliverOptions): { concurrency: number; maxSplitR
   return { concurrency, maxSplitRequests };
 }
 
+/**
+ * Failed attempts the service may have processed before the answer was lost: no answer at
+ * all, a deadline, a 5xx (a proxy's 504 after the write), or a 2xx that could not be read.
+ */
+function mayHaveBeenProcessed(info: AttemptInfo): boolean {
+  const code = info.error?.code;
+  if (code === 'MAILGATE_ERR_API_TIMEOUT') return info.status !== 408;
+  return code === 'MAILGATE_ERR_API_NETWORK' || code === 'MAILGATE_ERR_API_SERVER' || code === 'MAILGATE_ERR_API_BAD_RESPONSE';
+}
+
 /** One HTTP call for the prepared documents; request failures are returned, not thrown. */
-function sender(target: Target, client: ApiClient, prepared: Prepared[], options: DeliverOptions) {
+function sender(target: Target, client: ApiClient, prepared: Prepared[], options: DeliverOptions, report: DeliveryReport) {
   return async (indices: number[], envelopeOnly = false): Promise<SendResult<Answer>> => {
     const req = buildRequest(target, indices.map((i) => prepared[i]!));
     if (envelopeOnly) req.documents = [];
-    const opts = { signal: options.signal, noCharge: options.noCharge };
+    const documents = req.documents.length;
+    const onAttempt = (info: AttemptInfo): void => {
+      // predict bills per document per processed request; sync's lost writes come back `unchanged` and are counted by the ledger rule.
+      if (target.kind === 'predict' && mayHaveBeenProcessed(info)) report.unconfirmedAiUnits += documents;
+    };
+    const opts = { signal: options.signal, noCharge: options.noCharge, onAttempt };
     try {
       const value = target.kind === 'sync'
         ? await client.syncRawEmails(target.source, req as SyncRawEmailsRequest, opts)
@@ -92,7 +107,7 @@ export async function deliverBatch(
   const prepared = await prepare(items, target, ledger, outcomes, options);
   const packing = pack(prepared.map((p) => p.bytes), { ...limits, envelopeBytes: envelopeBytes(target, prepared) });
   const report: DeliveryReport = {
-    outcomes: [], counts: emptyCounts(), aiUnits: 0, estimatedAiUnits: 0, requests: 0, splitRequests: 0, dryRun: options.dryRun === true,
+    outcomes: [], counts: emptyCounts(), aiUnits: 0, unconfirmedAiUnits: 0, estimatedAiUnits: 0, requests: 0, splitRequests: 0, dryRun: options.dryRun === true,
   };
   for (const i of packing.tooLarge) {
     const p = prepared[i]!;
@@ -113,7 +128,7 @@ export async function deliverBatch(
   }
 
   const state = newSplitState();
-  const send = sender(target, client, prepared, options);
+  const send = sender(target, client, prepared, options, report);
   const settle = new Settler(items, target, prepared, ledger, outcomes, report);
   const queue = [...packing.batches];
   const worker = async (): Promise<void> => {

@@ -1,6 +1,12 @@
 /**
  * Turning request results into item outcomes, counts, AI units and ledger entries.
-
+ *
+ * AI units of a successful sync request (docs/delivery.md "Ledger and billing"): the larger
+ * of what the answer shows (`new + updated_text_changed`) and what the ledger expected for
+ * its documents (1 per document the ledger had never seen delivered, or whose text changed,
+ * each comment id counted once per delivery). An earlier attempt that was applied but whose
+ * answer was lost (dropped connection, 5xx after the write, a crash) makes the service answer
+ * `unchanged` for documents it did bill; the ledger side of the rule counts them.
  */
 import { ApiError } from '../api/errors.js';
 import { GatewayError, type ErrorCode, type Warning } from '../errors.js';
@@ -47,6 +53,9 @@ function addCounts(sum: SyncCounts, add: SyncCounts): void {
 }
 
 export class Settler {
+  /** Comment ids whose expected unit this delivery has already counted. */
+  private readonly counted = new Set<string>();
+
   constructor(
     private readonly items: DeliveryItem[],
     private readonly target: Target,
@@ -89,13 +98,24 @@ export class Settler {
         updated_text_changed: answer.updated_text_changed, unchanged: answer.unchanged,
       };
       addCounts(this.report.counts, counts);
-      this.report.aiUnits += counts.new + counts.updated_text_changed;
+      this.report.aiUnits += Math.max(counts.new + counts.updated_text_changed, this.expectedUnits(docs));
       for (const p of docs) {
         this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', ...(docs.length === 1 ? { counts } : {}), ...warningsOf(p) };
       }
     }
     for (const p of docs) this.report.estimatedAiUnits += p.units;
     await this.record(docs, 'delivered');
+  }
+
+  /** Units the ledger expected for these delivered documents, each comment id once per delivery. */
+  private expectedUnits(docs: Prepared[]): number {
+    let units = 0;
+    for (const p of docs) {
+      if (p.verdict === undefined || p.commentId === undefined || p.units === 0 || this.counted.has(p.commentId)) continue;
+      this.counted.add(p.commentId);
+      units += 1;
+    }
+    return units;
   }
 
   /** Ledger entries; a rejection never replaces what a delivered comment looked like. */

@@ -8,7 +8,7 @@ import { createApiClient, type ApiClient } from '../../src/api/client.js';
 import { Batcher } from '../../src/batcher/batcher.js';
 import { deliverBatch } from '../../src/batcher/deliver.js';
 import { MemoryLedger } from '../../src/batcher/ledger.js';
-import type { DeliveryItem, ItemOutcome, PredictTarget, SyncTarget } from '../../src/batcher/types.js';
+import type { DeliveryItem, ItemOutcome, PredictTarget, SyncTarget, Target } from '../../src/batcher/types.js';
 import type { FaultRule } from '../../src/emulator/types.js';
 import { startEmulator } from '../support/emulator.js';
 import { admin, api, items, makeDoc, poisonDoc, requestsTo, TAG } from './helpers.js';
@@ -40,18 +40,22 @@ beforeEach(async () => {
 });
 
 /** Delivers like the delivery loop does: `retry` outcomes are delivered again until none is left. */
-async function deliverUntilSettled(all: DeliveryItem[], t: SyncTarget, ledger?: MemoryLedger, rounds = 20) {
+async function deliverUntilSettled(all: DeliveryItem[], t: Target, ledger?: MemoryLedger, rounds = 20) {
   const final = new Map<string, ItemOutcome>();
   let pending = all;
   let requests = 0;
+  let aiUnits = 0;
+  let unconfirmedAiUnits = 0;
   for (let round = 0; round < rounds && pending.length > 0; round++) {
     const report = await deliverBatch(pending, t, client, ledger);
     requests += report.requests;
+    aiUnits += report.aiUnits;
+    unconfirmedAiUnits += report.unconfirmedAiUnits;
     report.outcomes.forEach((o) => final.set(o.key, o));
     const retry = new Set(report.outcomes.filter((o) => o.status === 'retry').map((o) => o.key));
     pending = pending.filter((i) => retry.has(i.key));
   }
-  return { outcomes: all.map((i) => final.get(i.key)!), requests, pending };
+  return { outcomes: all.map((i) => final.get(i.key)!), requests, pending, aiUnits, unconfirmedAiUnits };
 }
 
 describe('every fault: everything ends delivered, nothing twice, nothing lost', () => {
@@ -71,13 +75,14 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
     client = createApiClient({ ...clientOptions(rule.delay_ms === undefined ? undefined : 1000), onAttempt: (a) => void (a.error !== undefined && failedAttempts++) });
     await control.faults([rule]);
     const docs = Array.from({ length: 200 }, (_, i) => makeDoc(i, { run: 'faults' }));
-    const { outcomes, pending } = await deliverUntilSettled(items(docs), target({ maxDocuments: 10 }));
+    const { outcomes, pending, aiUnits } = await deliverUntilSettled(items(docs), target({ maxDocuments: 10 }), new MemoryLedger());
     expect(pending).toEqual([]);
     expect(statuses(outcomes)).toEqual({ delivered: 200 });
     await control.clearFaults();
     const stats = await control.stats();
     expect(stats.comments).toBe(200);
     expect(stats.ai_units).toBe(200);
+    expect(aiUnits).toBe(200);
     expect(failedAttempts).toBeGreaterThan(0);
   });
 
@@ -91,6 +96,42 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
     const second = await deliverBatch(docs, target({ maxDocuments: 10 }), client);
     expect(statuses(second.outcomes)).toEqual({ delivered: 30 });
     expect(await control.stats()).toMatchObject({ ai_units: 30, comments: 30 });
+  });
+});
+
+describe('AI units reported are the units billed', () => {
+  it('sync: writes whose answers were lost (dropped or 503 after the write) are counted once', async () => {
+    await control.faults([
+      { endpoint: 'sync-raw-emails', drop_after_apply: true, rate: 0.3, seed: 21 },
+      { endpoint: 'sync-raw-emails', status: 503, apply: true, rate: 0.2, seed: 22 },
+    ]);
+    const docs = Array.from({ length: 2000 }, (_, i) => makeDoc(i, { run: 'units' }));
+    const { outcomes, pending, aiUnits } = await deliverUntilSettled(items(docs), target({ maxDocuments: 50 }), new MemoryLedger());
+    expect(pending).toEqual([]);
+    expect(statuses(outcomes)).toEqual({ delivered: 2000 });
+    await control.clearFaults();
+    const stats = await control.stats();
+    expect(stats.requests['sync-raw-emails']?.dropped).toBeGreaterThan(0);
+    expect(stats.requests['sync-raw-emails']?.['503']).toBeGreaterThan(0);
+    expect(stats.ai_units).toBe(2000);
+    expect(aiUnits).toBe(stats.ai_units);
+  });
+
+  it('sync: after a crash that lost the ledger entries, the re-sent documents answered unchanged are counted', async () => {
+    const docs = items(Array.from({ length: 40 }, (_, i) => makeDoc(i, { run: 'crash' })));
+    await deliverBatch(docs.slice(0, 25), target(), client); // accepted, then the process died before recording anything
+    const report = await deliverBatch(docs, target({ maxDocuments: 10 }), client, new MemoryLedger());
+    expect(report.counts).toMatchObject({ new: 15, unchanged: 25 });
+    expect((await control.stats()).ai_units).toBe(40);
+    expect(report.aiUnits).toBe(40); // the crashed run reported nothing: this one owns all 40
+  });
+
+  it('sync: a comment id twice in one delivery is expected to cost once', async () => {
+    const doc = makeDoc(1, { run: 'twice' });
+    const report = await deliverBatch(items([doc, makeDoc(2, { run: 'twice' }), doc]), target({ maxDocuments: 2 }), client, new MemoryLedger());
+    expect(report.requests).toBe(2);
+    expect(report.aiUnits).toBe((await control.stats()).ai_units);
+    expect(report.aiUnits).toBe(2);
   });
 });
 
