@@ -341,4 +341,19 @@ describe('Batcher', () => {
     await expect(batcher.add('inbox', { key: 'late', document: makeDoc(99) })).rejects.toMatchObject({ code: 'MAILGATE_ERR_CONFIG_INVALID' });
     expect((await control.stats()).comments).toBe(60);
   });
+
+  it('flushes on bytes before the document that would overflow: 30 documents of ~60 KB, 3 per 200 KB request, make 10 requests', async () => {
+    let requests = 0;
+    const maxRequestBytes = 200 * 1024;
+    const batcher = new Batcher({ inbox: target({ maxRequestBytes }) }, { client, windowMs: 20, onReport: (_r, report) => void (requests += report.requests) });
+    const docs = Array.from({ length: 30 }, (_, i) => makeDoc(i, { run: 'bytes', body: `${i} `.padEnd(60_000, 'x') }));
+    const size = Buffer.byteLength(JSON.stringify(docs[0]));
+    expect(3 * size + 2).toBeLessThan(maxRequestBytes - 200); // three fit with the envelope, four do not
+    expect(4 * size).toBeGreaterThan(maxRequestBytes);
+    const outcomes = await Promise.all(docs.map((document, i) => batcher.add('inbox', { key: `b${i}`, document })));
+    await batcher.close();
+    expect(outcomes.every((o) => o.status === 'delivered')).toBe(true);
+    expect(requests).toBe(10);
+    expect(requestsTo(await control.stats(), 'sync-raw-emails')).toBe(10);
+  });
 });
