@@ -2,8 +2,10 @@
  * The retry policy of the API client, as pure functions (no clock, no timers, no I/O).
  *
  * What is retried (notes §7-§8): failures before a response (network, deadline), 408, 409,
- * 429 and 5xx, and a 2xx whose body is not the API's envelope. Never 400, 401, 403, 404, 413
- * or 422: the same request would fail the same way (the batcher splits 400/413/422 instead).
+ * 429 and 5xx. Never 400, 401, 403, 404, 413 or 422: the same request would fail the same
+ * way (the batcher splits 400/413/422 instead). Never a 2xx whose body is not what the
+ * endpoint promises: the service processed the request (a billable predict would be billed
+ * again), so the caller decides.
  *
  * Backoff: "full jitter" — the wait before retry k (k = 1 after the first failed attempt) is
  * uniform in [0, min(maxDelayMs, baseDelayMs * factor^(k-1))). A `Retry-After` from the server
@@ -59,7 +61,6 @@ const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'MAILGATE_ERR_API_CONFLICT',
   'MAILGATE_ERR_API_RATE_LIMITED',
   'MAILGATE_ERR_API_SERVER',
-  'MAILGATE_ERR_API_BAD_RESPONSE',
 ]);
 
 /** Node/undici error codes of failures before any response. */

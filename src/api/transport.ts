@@ -39,7 +39,10 @@ export interface HttpRequest {
   onAttempt?: ((info: AttemptInfo) => void) | undefined;
 }
 
-/** Validates a successful body; throws an ApiError (BAD_RESPONSE) to have the attempt retried. */
+/**
+ * Validates a successful body; throws an ApiError (BAD_RESPONSE) when it is not what the
+ * endpoint promises. Not retried: the service answered 2xx, so it processed the request.
+ */
 export type Check<T> = (status: number, body: Record<string, unknown>) => T;
 
 function aborted(signal: AbortSignal | undefined, attempts: number, cause?: unknown): ApiError {

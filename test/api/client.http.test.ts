@@ -105,19 +105,41 @@ describe('requests', () => {
 });
 
 describe('failures', () => {
-  it('a 2xx with status "error" is a bad response, retried', async () => {
+  it('a 2xx with status "error" is a bad response, not retried (the service processed the request)', async () => {
     script = [json(200, { status: 'error', message: 'odd' }), json(200, ok)];
     const attempts: AttemptInfo[] = [];
     const client = createApiClient({ baseUrl, token: TOKEN, retry: fast, onAttempt: (a) => attempts.push(a) });
-    await expect(client.syncRawEmails('p/s', syncReq)).resolves.toMatchObject({ new: 1 });
-    expect(attempts.map((a) => [a.attempt, a.status, a.error?.code])).toEqual([[1, 200, 'MAILGATE_ERR_API_BAD_RESPONSE'], [2, 200, undefined]]);
+    await expect(client.syncRawEmails('p/s', syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE', status: 200 });
+    expect(attempts.map((a) => [a.attempt, a.status, a.error?.code, a.retryInMs])).toEqual([[1, 200, 'MAILGATE_ERR_API_BAD_RESPONSE', undefined]]);
+    expect(seen).toHaveLength(1);
   });
 
-  it('a 2xx lacking the counts, or predictions misaligned with the documents, is a bad response', async () => {
-    script = [json(200, { status: 'ok' }), json(200, { status: 'ok', predictions: [], model: null })];
-    const client = createApiClient({ baseUrl, token: TOKEN, retry: { ...fast, maxAttempts: 1 } });
-    await expect(client.syncRawEmails('p/s', syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED', cause: { code: 'MAILGATE_ERR_API_BAD_RESPONSE' } });
-    await expect(client.predictRawEmails('p/d', 1, syncReq)).rejects.toMatchObject({ cause: { code: 'MAILGATE_ERR_API_BAD_RESPONSE' } });
+  it('a 2xx lacking the counts, predictions misaligned with the documents, or a label without a name is a bad response, sent once', async () => {
+    script = [
+      json(200, { status: 'ok' }),
+      json(200, { status: 'ok', predictions: [], model: null }),
+      json(200, { status: 'ok', predictions: [[{ probability: 0.5 }]], model: null }),
+    ];
+    const client = createApiClient({ baseUrl, token: TOKEN, retry: fast });
+    await expect(client.syncRawEmails('p/s', syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE' });
+    await expect(client.predictRawEmails('p/d', 1, syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE' });
+    await expect(client.predictRawEmails('p/d', 1, syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE' });
+    expect(seen).toHaveLength(3);
+  });
+
+  it('predict: a label name given as a string becomes a path; a missing or null model is null', async () => {
+    const labels = [{ name: 'Billing > Refund', probability: 0.9, sentiment: -0.5 }, { name: ['Praise'], probability: 0.3 }];
+    script = [
+      json(200, { status: 'ok', predictions: [labels] }),
+      json(200, { status: 'ok', predictions: [labels], model: null }),
+    ];
+    const client = createApiClient({ baseUrl, token: TOKEN, retry: fast });
+    for (let i = 0; i < 2; i++) {
+      expect(await client.predictRawEmails('p/d', 'live', syncReq)).toMatchObject({
+        model: null,
+        predictions: [[{ name: ['Billing', 'Refund'], probability: 0.9, sentiment: -0.5 }, { name: ['Praise'], probability: 0.3 }]],
+      });
+    }
   });
 
   it('older services without the update split count every update as text-changed', async () => {

@@ -14,7 +14,7 @@ describe('isRetryable', () => {
   const table: Array<[string, unknown, boolean]> = [
     ['network error (ApiError)', new ApiError('MAILGATE_ERR_API_NETWORK', 'reset'), true],
     ['deadline (ApiError)', new ApiError('MAILGATE_ERR_API_TIMEOUT', 'late'), true],
-    ['bad response on 200', new ApiError('MAILGATE_ERR_API_BAD_RESPONSE', 'html', { status: 200 }), true],
+    ['bad response on 200 (processed: not retried)', new ApiError('MAILGATE_ERR_API_BAD_RESPONSE', 'html', { status: 200 }), false],
     ['408', httpError(408), true],
     ['409', httpError(409), true],
     ['429', httpError(429), true],
