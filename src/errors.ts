@@ -37,7 +37,6 @@ export const ERROR_CODES = {
   MAILGATE_ERR_API_SERVER: 'The API answered with a 5xx status (retried).',
   MAILGATE_ERR_API_HTTP: 'The API answered with an unexpected HTTP status.',
   MAILGATE_ERR_API_BAD_RESPONSE: 'The API answered with a body that is not the expected JSON envelope.',
-  MAILGATE_ERR_API_RETRIES_EXHAUSTED: 'A retryable failure persisted beyond the retry budget.',
   MAILGATE_ERR_API_ABORTED: 'The request was cancelled by the caller (shutdown or a cancelled run); not retried.',
   MAILGATE_ERR_API_REQUEST_REJECTED: 'The API refuses the request as a whole whatever documents it holds (e.g. an invalid transform tag): the documents are left for retry and the route should pause.',
 

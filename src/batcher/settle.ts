@@ -27,7 +27,9 @@ interface Described {
 
 export function describe(error: unknown): Described {
   if (error instanceof ApiError) {
-    const d: Described = { code: error.code, message: error.apiMessage ?? error.message };
+    const said = error.apiMessage ?? error.message;
+    const message = error.exhausted !== undefined && error.apiMessage !== undefined ? `${said} (gave up after ${error.attempts ?? 1} attempts)` : said;
+    const d: Described = { code: error.code, message };
     if (error.status !== undefined) d.status = error.status;
     if (error.retryAfterMs !== undefined) d.retryAfterMs = error.retryAfterMs;
     return d;

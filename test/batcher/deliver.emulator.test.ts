@@ -91,7 +91,7 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
     const docs = items(Array.from({ length: 30 }, (_, i) => makeDoc(i, { run: 'down' })));
     const first = await deliverBatch(docs, target({ maxDocuments: 10 }), client);
     expect(statuses(first.outcomes)).toEqual({ retry: 30 });
-    expect(first.outcomes[0]).toMatchObject({ code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED' });
+    expect(first.outcomes[0]).toMatchObject({ code: 'MAILGATE_ERR_API_SERVER', message: expect.stringContaining('gave up after 3 attempts') as string });
     expect(first.requests).toBe(1); // the other batches were not sent into a dead service
     const second = await deliverBatch(docs, target({ maxDocuments: 10 }), client);
     expect(statuses(second.outcomes)).toEqual({ delivered: 30 });

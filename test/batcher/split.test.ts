@@ -79,7 +79,7 @@ describe('sendSplitting (property-based, fake service)', () => {
     const send = async (indices: number[]): Promise<SendResult<number>> => {
       calls += 1;
       if (calls === 1) return { ok: false, error: new ApiError('MAILGATE_ERR_API_BAD_REQUEST', 'bad', { status: 400 }) };
-      return { ok: false, error: new ApiError('MAILGATE_ERR_API_RETRIES_EXHAUSTED', 'down', { status: 503 }) };
+      return { ok: false, error: new ApiError('MAILGATE_ERR_API_SERVER', 'down (gave up after 4 attempts)', { status: 503, exhausted: 'attempts' }) };
     };
     const state = newSplitState();
     const parts = await sendSplitting([0, 1, 2, 3], send, split(10), state);
