@@ -44,6 +44,8 @@ describe('sync-raw-emails under faults', () => {
     ['dropped after the write', { endpoint: 'sync-raw-emails', drop_after_apply: true, times: 1 }, 'MAILGATE_ERR_API_NETWORK'],
     ['504 after the write', { endpoint: 'sync-raw-emails', status: 504, apply: true, times: 1 }, 'MAILGATE_ERR_API_SERVER'],
     ['slow beyond the deadline', { endpoint: 'sync-raw-emails', delay_ms: 2500, times: 1 }, 'MAILGATE_ERR_API_TIMEOUT'],
+    ['answer cut mid-body after the write', { endpoint: 'sync-raw-emails', truncate: true, times: 2 }, 'MAILGATE_ERR_API_NETWORK'],
+    ['answer stalled mid-body after the write', { endpoint: 'sync-raw-emails', truncate: true, stall_ms: 30_000, times: 1 }, 'MAILGATE_ERR_API_TIMEOUT'],
   ];
 
   it.each(cases)('%s: retried to success, billed once', async (_name, rule, code) => {

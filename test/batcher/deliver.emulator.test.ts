@@ -68,6 +68,8 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
     ['dropped connections', { endpoint: 'sync-raw-emails', drop: true, rate: 0.4, seed: 6 }],
     ['dropped after the write', { endpoint: 'sync-raw-emails', drop_after_apply: true, rate: 0.4, seed: 7 }],
     ['HTML error pages', { endpoint: 'sync-raw-emails', status: 502, html: true, rate: 0.4, seed: 8 }],
+    ['504 after the write', { endpoint: 'sync-raw-emails', status: 504, apply: true, rate: 0.4, seed: 9 }],
+    ['answers cut mid-body after the write', { endpoint: 'sync-raw-emails', truncate: true, rate: 0.4, seed: 10 }],
   ];
 
   it.each(faults)('%s', async (_name, rule) => {
