@@ -314,6 +314,37 @@ describe('predict', () => {
     expect(names[3]).toEqual([]);
   });
 
+  describe('under faults: every document delivered once, its own predictions in order, billing bounded', () => {
+    const bodies = ['I want a refund, I was charged twice', 'My password reset is not working', 'Thank you, great service', 'nothing relevant here', 'my parcel is late, still waiting'];
+    const faults: Array<[string, FaultRule, boolean]> = [
+      // name, rule, whether a failed attempt may have been processed (and billed)
+      ['429 with Retry-After', { endpoint: 'predict-raw-emails', status: 429, retry_after: 1, rate: 0.4, seed: 31 }, false],
+      ['503', { endpoint: 'predict-raw-emails', status: 503, rate: 0.4, seed: 32 }, true],
+      ['dropped connections', { endpoint: 'predict-raw-emails', drop: true, rate: 0.4, seed: 33 }, true],
+      ['dropped after the service answered', { endpoint: 'predict-raw-emails', drop_after_apply: true, rate: 0.4, seed: 34 }, true],
+      ['answers cut mid-body', { endpoint: 'predict-raw-emails', truncate: true, rate: 0.4, seed: 35 }, true],
+    ];
+
+    it.each(faults)('%s', async (_name, rule, processedMaybe) => {
+      const docs = Array.from({ length: 60 }, (_, i) => makeDoc(i, { run: 'pf', body: bodies[i % bodies.length] }));
+      const t: PredictTarget = { kind: 'predict', dataset: 'acme/triage', version: 1, transformTag: TAG, threshold: 0.3, maxDocuments: 7 };
+      await control.faults([rule]);
+      const { outcomes, pending, aiUnits, unconfirmedAiUnits } = await deliverUntilSettled(items(docs), t);
+      await control.clearFaults();
+      expect(pending).toEqual([]);
+      expect(outcomes.map((o) => o.key)).toEqual(docs.map((_, i) => `k${i}`));
+      expect(statuses(outcomes)).toEqual({ delivered: 60 });
+      const billed = (await control.stats()).ai_units;
+      expect(aiUnits).toBe(60);
+      expect(billed).toBeGreaterThanOrEqual(aiUnits);
+      expect(billed).toBeLessThanOrEqual(aiUnits + unconfirmedAiUnits);
+      if (!processedMaybe) expect(unconfirmedAiUnits).toBe(0);
+      if (processedMaybe) expect(unconfirmedAiUnits).toBeGreaterThan(0);
+      const clean = await client.predictRawEmails('acme/triage', 1, { documents: docs, transform_tag: TAG, threshold: 0.3 });
+      outcomes.forEach((o, i) => expect(o).toMatchObject({ status: 'delivered', predictions: clean.predictions[i], model: clean.model }));
+    });
+  });
+
   it('an unknown model version is a 404: every item is left for retry, none rejected', async () => {
     const report = await deliverBatch(items([makeDoc(1)]), { kind: 'predict', dataset: 'acme/triage', version: 99, transformTag: TAG }, client);
     expect(report.outcomes).toEqual([expect.objectContaining({ status: 'retry', code: 'MAILGATE_ERR_API_NOT_FOUND' })]);
