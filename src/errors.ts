@@ -37,13 +37,13 @@ export const ERROR_CODES = {
   MAILGATE_ERR_API_SERVER: 'The API answered with a 5xx status (retried).',
   MAILGATE_ERR_API_HTTP: 'The API answered with an unexpected HTTP status.',
   MAILGATE_ERR_API_BAD_RESPONSE: 'The API answered with a body that is not the expected JSON envelope.',
-  MAILGATE_ERR_API_RETRIES_EXHAUSTED: 'A retryable failure persisted beyond the retry budget.',
   MAILGATE_ERR_API_ABORTED: 'The request was cancelled by the caller (shutdown or a cancelled run); not retried.',
+  MAILGATE_ERR_API_REQUEST_REJECTED: 'The API refuses the request as a whole whatever documents it holds (e.g. an invalid transform tag): the documents are left for retry and the route should pause.',
 
   // --- batch: packing and delivering documents -----------------------------------
   MAILGATE_ERR_BATCH_DOCUMENT_TOO_LARGE: 'One document alone exceeds the configured request byte limit.',
   MAILGATE_ERR_BATCH_REJECTED: 'The API rejected this document (isolated by splitting the batch).',
-  MAILGATE_ERR_BATCH_NOT_ISOLATED: 'The API rejected a batch holding this document, and the split budget ran out before the document was sent alone.',
+  MAILGATE_ERR_BATCH_NOT_ISOLATED: 'The API rejected a batch holding this document, and the split budget ran out before the document was sent alone (left for retry).',
 
   // --- store ---------------------------------------------------------------------
   MAILGATE_ERR_STORE_UNAVAILABLE: 'The store cannot be reached or opened.',

@@ -38,6 +38,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** sync-raw-emails only: `?no_charge=true` (needs a privilege on the service; notes §1). */
   noCharge?: boolean;
+  /** Called after every attempt of this call, after the client's own `onAttempt`. */
+  onAttempt?: (info: AttemptInfo) => void;
 }
 
 export interface SourceInfo {
@@ -53,7 +55,7 @@ export interface ApiClient {
   predictRawEmails(dataset: string, version: ModelVersion, req: PredictRawEmailsRequest | EncodedRequest, opts?: RequestOptions): Promise<PredictRawEmailsResponse>;
   getSource(source: string, opts?: RequestOptions): Promise<SourceInfo>;
   createSource(source: string, body?: Record<string, unknown>, opts?: RequestOptions): Promise<SourceInfo>;
-  /** getSource, and createSource when it answers 404. */
+  /** getSource; createSource when it answers 404; getSource again when a concurrent create won (409). */
   ensureSource(source: string, opts?: RequestOptions): Promise<SourceInfo>;
 }
 
@@ -103,7 +105,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     onAttempt: options.onAttempt,
   };
   const request = <T>(endpoint: Endpoint, method: string, path: string, body: unknown, opts: RequestOptions, check: Check<T>) =>
-    send(call, { endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : serialize(body), signal: opts.signal }, check);
+    send(call, {
+      endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : serialize(body), signal: opts.signal, onAttempt: opts.onAttempt,
+      // Creating a source that exists is answered 409: that is the answer, not a transient conflict.
+      ...(endpoint === 'create-source' ? { final: (err: ApiError) => err.status === 409 } : {}),
+    }, check);
   const count = (req: { documents: unknown[] } | EncodedRequest): number => (isEncodedRequest(req) ? req.documents : req.documents.length);
 
   const client: ApiClient = {
@@ -127,7 +133,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         return await client.getSource(source, opts);
       } catch (err) {
         if (!(err instanceof ApiError) || err.code !== 'MAILGATE_ERR_API_NOT_FOUND') throw err;
-        return client.createSource(source, {}, opts);
+      }
+      try {
+        return await client.createSource(source, {}, opts);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 409) throw err;
+        return client.getSource(source, opts); // created by someone else in between
       }
     },
   };

@@ -18,6 +18,8 @@ export interface ApiErrorOptions {
   cause?: unknown;
   /** Attempts made when this error ended the call. */
   attempts?: number;
+  /** Set when retries ran out: the attempts or the time budget. */
+  exhausted?: 'attempts' | 'budget';
 }
 
 export class ApiError extends GatewayError {
@@ -25,6 +27,7 @@ export class ApiError extends GatewayError {
   readonly retryAfterMs: number | undefined;
   readonly bodySnippet: string | undefined;
   readonly attempts: number | undefined;
+  readonly exhausted: 'attempts' | 'budget' | undefined;
 
   constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(code, message, { cause: options.cause, status: options.status });
@@ -33,6 +36,7 @@ export class ApiError extends GatewayError {
     this.retryAfterMs = options.retryAfterMs;
     this.bodySnippet = options.bodySnippet;
     this.attempts = options.attempts;
+    this.exhausted = options.exhausted;
   }
 }
 

@@ -2,27 +2,39 @@
  * The retry policy of the API client, as pure functions (no clock, no timers, no I/O).
  *
  * What is retried (notes §7-§8): failures before a response (network, deadline), 408, 409,
- * 429 and 5xx, and a 2xx whose body is not the API's envelope. Never 400, 401, 403, 404, 413
- * or 422: the same request would fail the same way (the batcher splits 400/413/422 instead).
+ * 429 and 5xx. Never 400, 401, 403, 404, 413 or 422: the same request would fail the same
+ * way (the batcher splits 400/413/422 instead). Never a 2xx whose body is not what the
+ * endpoint promises: the service processed the request (a billable predict would be billed
+ * again), so the caller decides.
  *
- * Backoff: "full jitter" — the wait before retry k (k = 1 after the first failed attempt) is
- * uniform in [0, min(maxDelayMs, baseDelayMs * factor^(k-1))). A `Retry-After` from the server
- * is a floor: the wait is max(jittered backoff, Retry-After capped at maxRetryAfterMs).
+ * Backoff: the official client waits d = 5 s, 10 s, 20 s (notes §8, `base · factor^(k-1)`
+ * before retry k). mailgate waits uniformly within ±jitter of d — [d·(1−jitter), d·(1+jitter)),
+ * default ±50 % — so the waits keep a floor, average the official schedule, and clients that
+ * failed together do not retry together. A `Retry-After` from the server (not documented for
+ * the service, notes §7.2, but honoured) is a floor: the wait is max(backoff, Retry-After),
+ * and a wait that would end past the time budget ends the call instead, carrying the
+ * server's `retryAfterMs` for the caller to reschedule.
  */
 import { GatewayError, type ErrorCode } from '../errors.js';
 
 export interface RetryPolicy {
   /** Attempts in total, the first one included (1 = never retry). Default 4, as the official CLI (1 + 3 retries). */
   maxAttempts: number;
-  /** Backoff ceiling before jitter for the first retry, in ms. Default 5000 (notes §8: 5 s, 10 s, 20 s). */
+  /** The wait before the first retry, before jitter, in ms. Default 5000 (notes §8: 5 s, 10 s, 20 s). */
   baseDelayMs: number;
   /** Growth factor per retry. Default 2. */
   factor: number;
-  /** Cap of the backoff ceiling, in ms. Default 60000. */
+  /** Cap of the wait before jitter, in ms. Default 60000. */
   maxDelayMs: number;
-  /** Largest `Retry-After` honoured, in ms; a longer one is clamped. Default 120000. */
+  /** Relative spread of each wait around its schedule, 0..1 (0 = exactly the schedule). Default 0.5. */
+  jitter: number;
+  /** Largest `Retry-After` honoured, in ms; a longer one is clamped. Default Infinity: only the budget limits it. */
   maxRetryAfterMs: number;
-  /** Total time budget from the first attempt's start: no retry is scheduled past it. Default 600000 (10 min). */
+  /**
+   * Time budget for retrying, from the first attempt's start, in ms. No retry is scheduled
+   * past it, and each retry's deadline is cut to what is left of it (0: never retry). The
+   * first attempt always has the full attempt timeout. Default 600000 (10 min).
+   */
   budgetMs: number;
 }
 
@@ -31,7 +43,8 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   baseDelayMs: 5_000,
   factor: 2,
   maxDelayMs: 60_000,
-  maxRetryAfterMs: 120_000,
+  jitter: 0.5,
+  maxRetryAfterMs: Number.POSITIVE_INFINITY,
   budgetMs: 600_000,
 });
 
@@ -46,9 +59,12 @@ export function resolveRetryPolicy(options: Partial<RetryPolicy> = {}): RetryPol
   };
   if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) bad('maxAttempts', 'an integer >= 1');
   if (!Number.isFinite(policy.factor) || policy.factor < 1) bad('factor', 'a number >= 1');
-  for (const key of ['baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs', 'budgetMs'] as const) {
+  if (!(policy.jitter >= 0 && policy.jitter <= 1)) bad('jitter', 'a number from 0 to 1');
+  for (const key of ['baseDelayMs', 'maxDelayMs'] as const) {
     if (!Number.isFinite(policy[key]) || policy[key] < 0) bad(key, 'a finite number >= 0');
   }
+  if (Number.isNaN(policy.maxRetryAfterMs) || policy.maxRetryAfterMs < 0) bad('maxRetryAfterMs', 'a number >= 0 (Infinity: no clamp)');
+  if (!Number.isFinite(policy.budgetMs) || policy.budgetMs < 0) bad('budgetMs', 'a finite number >= 0');
   return policy;
 }
 
@@ -59,7 +75,6 @@ const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'MAILGATE_ERR_API_CONFLICT',
   'MAILGATE_ERR_API_RATE_LIMITED',
   'MAILGATE_ERR_API_SERVER',
-  'MAILGATE_ERR_API_BAD_RESPONSE',
 ]);
 
 /** Node/undici error codes of failures before any response. */
@@ -108,13 +123,14 @@ function retryAfterOf(err: unknown): number | undefined {
 }
 
 /**
- * Wait in ms before the attempt after `attempt` (1-based: the attempt that just failed).
- * Full jitter, floored by a capped `Retry-After`. `random` returns [0, 1).
+ * Wait in ms before the attempt after `attempt` (1-based: the attempt that just failed):
+ * d = min(maxDelayMs, baseDelayMs · factor^(attempt−1)), spread uniformly over
+ * [d·(1−jitter), d·(1+jitter)), floored by a (capped) `Retry-After`. `random` returns [0, 1).
  */
 export function delayFor(attempt: number, err: unknown, policy: RetryPolicy, random: () => number = Math.random): number {
   const exponent = Math.max(0, attempt - 1);
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * policy.factor ** exponent);
-  const jittered = Math.floor(random() * ceiling);
+  const scheduled = Math.min(policy.maxDelayMs, policy.baseDelayMs * policy.factor ** exponent);
+  const jittered = Math.floor(scheduled * (1 - policy.jitter + 2 * policy.jitter * random()));
   const retryAfter = retryAfterOf(err);
   return retryAfter === undefined ? jittered : Math.max(jittered, Math.min(retryAfter, policy.maxRetryAfterMs));
 }
@@ -137,6 +153,6 @@ export function decideRetry(
   if (!isRetryable(err)) return { retry: false, reason: 'not-retryable' };
   if (attempt >= policy.maxAttempts) return { retry: false, reason: 'attempts' };
   const delayMs = delayFor(attempt, err, policy, random);
-  if (elapsedMs + delayMs > policy.budgetMs) return { retry: false, reason: 'budget' };
+  if (elapsedMs + delayMs >= policy.budgetMs) return { retry: false, reason: 'budget' };
   return { retry: true, delayMs };
 }

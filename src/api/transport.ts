@@ -1,6 +1,7 @@
 /**
  * One HTTP exchange with deadline and classification (attempt), and the retry loop around it
- * (send). Every failure leaves here as an ApiError with a stable code.
+ * (send). Every failure leaves here as an ApiError with a stable code; when retries run out,
+ * the last failure's own code stays (a 429 stays RATE_LIMITED) and `exhausted` says why.
  */
 import { ApiError, readEnvelope } from './errors.js';
 import type { Endpoint } from './paths.js';
@@ -36,9 +37,15 @@ export interface HttpRequest {
   url: string;
   body: string | undefined;
   signal: AbortSignal | undefined;
+  onAttempt?: ((info: AttemptInfo) => void) | undefined;
+  /** Failures that are this endpoint's answer rather than a transient state: not retried. */
+  final?: (err: ApiError) => boolean;
 }
 
-/** Validates a successful body; throws an ApiError (BAD_RESPONSE) to have the attempt retried. */
+/**
+ * Validates a successful body; throws an ApiError (BAD_RESPONSE) when it is not what the
+ * endpoint promises. Not retried: the service answered 2xx, so it processed the request.
+ */
 export type Check<T> = (status: number, body: Record<string, unknown>) => T;
 
 function aborted(signal: AbortSignal | undefined, attempts: number, cause?: unknown): ApiError {
@@ -53,8 +60,9 @@ function networkError(err: unknown): ApiError {
   return new ApiError('MAILGATE_ERR_API_NETWORK', `network error${typeof code === 'string' ? ` ${code}` : ''}: ${text}`, { cause: err });
 }
 
-async function attempt<T>(call: HttpCall, req: HttpRequest, check: Check<T>): Promise<{ value: T; status: number }> {
-  const deadline = AbortSignal.timeout(call.timeoutMs);
+/** One attempt with a deadline of `deadlineMs` (the attempt timeout, or less when the retry budget has less left). */
+async function attempt<T>(call: HttpCall, req: HttpRequest, check: Check<T>, deadlineMs: number): Promise<{ value: T; status: number }> {
+  const deadline = AbortSignal.timeout(deadlineMs);
   const signal = req.signal === undefined ? deadline : AbortSignal.any([deadline, req.signal]);
   let status: number | undefined;
   try {
@@ -69,7 +77,8 @@ async function attempt<T>(call: HttpCall, req: HttpRequest, check: Check<T>): Pr
     if (req.signal?.aborted === true) throw aborted(req.signal, 0, err);
     if (deadline.aborted) {
       const phase = status === undefined ? 'waiting for the response' : `reading the ${status} response body`;
-      throw new ApiError('MAILGATE_ERR_API_TIMEOUT', `no complete answer within ${call.timeoutMs} ms (${phase})`, { status, cause: err });
+      const limit = deadlineMs < call.timeoutMs ? `${deadlineMs} ms, what was left of the retry budget` : `${deadlineMs} ms`;
+      throw new ApiError('MAILGATE_ERR_API_TIMEOUT', `no complete answer within ${limit} (${phase})`, { status, cause: err });
     }
     throw networkError(err);
   }
@@ -90,10 +99,11 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** The last failure, with its own code, once no retry is left; `cause` is the last failure itself. */
 function exhausted(last: ApiError, attempts: number, reason: 'attempts' | 'budget'): ApiError {
-  const why = reason === 'attempts' ? `${attempts} attempts` : `the retry time budget (${attempts} attempts)`;
-  return new ApiError('MAILGATE_ERR_API_RETRIES_EXHAUSTED', `gave up after ${why}: ${last.message}`, {
-    status: last.status, apiMessage: last.apiMessage, retryAfterMs: last.retryAfterMs, bodySnippet: last.bodySnippet, cause: last, attempts,
+  const why = reason === 'attempts' ? `after ${attempts} attempts` : `after ${attempts} attempts, the retry time budget spent`;
+  return new ApiError(last.code, `${last.message} (gave up ${why})`, {
+    status: last.status, apiMessage: last.apiMessage, retryAfterMs: last.retryAfterMs, bodySnippet: last.bodySnippet, cause: last, attempts, exhausted: reason,
   });
 }
 
@@ -101,20 +111,28 @@ function exhausted(last: ApiError, attempts: number, reason: 'attempts' | 'budge
 export async function send<T>(call: HttpCall, req: HttpRequest, check: Check<T>): Promise<T> {
   const started = Date.now();
   const bytes = req.body === undefined ? 0 : Buffer.byteLength(req.body);
+  const report = (info: AttemptInfo): void => {
+    call.onAttempt?.(info);
+    req.onAttempt?.(info);
+  };
   for (let n = 1; ; n++) {
     if (req.signal?.aborted === true) throw aborted(req.signal, n - 1);
     const t0 = Date.now();
+    // A retry never runs past the budget: its deadline is cut to what is left of it.
+    const left = Math.max(1, Math.ceil(call.policy.budgetMs - (t0 - started)));
     try {
-      const { value, status } = await attempt(call, req, check);
-      call.onAttempt?.({ endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, status, bytes });
+      const { value, status } = await attempt(call, req, check, n === 1 ? call.timeoutMs : Math.min(call.timeoutMs, left));
+      report({ endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, status, bytes });
       return value;
     } catch (thrown) {
       const err = thrown instanceof ApiError ? thrown : networkError(thrown);
-      const decision = decideRetry(n, err, Date.now() - started, call.policy, call.random);
+      const decision = req.final?.(err) === true
+        ? { retry: false as const, reason: 'not-retryable' as const }
+        : decideRetry(n, err, Date.now() - started, call.policy, call.random);
       const info: AttemptInfo = { endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, error: err, bytes };
       if (err.status !== undefined) info.status = err.status;
       if (decision.retry) info.retryInMs = decision.delayMs;
-      call.onAttempt?.(info);
+      report(info);
       if (!decision.retry) throw decision.reason === 'not-retryable' ? err : exhausted(err, n, decision.reason);
       try {
         await sleep(decision.delayMs, req.signal);

@@ -1,13 +1,21 @@
 /**
  * Accumulates items per route and delivers them in batches: a route flushes when it holds a
- * full request (count or bytes) or when its time window, started by its first waiting item,
- * ends. Each add() resolves with that item's outcome.
+ * full request (count), before an item that would make its request too large (bytes), or
+ * when its time window, started by its first waiting item, ends. Each add() resolves with
+ * that item's outcome.
+ *
+ * Bytes are counted as packing counts them (envelope + documents + commas), with the
+ * envelope at its largest (every generated property name in the override list when the
+ * route may override), so a flushed batch always fits one request: packing never has to cut
+ * it into a full request and a one-document one.
  */
 import type { ApiClient } from '../api/client.js';
 import { GatewayError } from '../errors.js';
 import { deliverBatch, type DeliverOptions } from './deliver.js';
 import type { Ledger } from './ledger.js';
+import { GENERATED_PROPERTIES } from '../model/index.js';
 import { resolveBatchLimits } from './pack.js';
+import { buildPredictRequest, buildSyncRequest } from './requests.js';
 import type { DeliveryItem, DeliveryReport, ItemOutcome, Target } from './types.js';
 
 export const DEFAULT_BATCH_WINDOW_MS = 200;
@@ -34,7 +42,10 @@ interface Waiting {
 interface RouteQueue {
   target: Target;
   limits: { maxDocuments: number; maxRequestBytes: number };
+  /** Bytes of the route's request with no documents, at its largest. */
+  envelope: number;
   waiting: Waiting[];
+  /** Bytes of the waiting documents and the commas between them. */
   bytes: number;
   timer: NodeJS.Timeout | undefined;
   /** Closed batches waiting for a delivery slot. */
@@ -60,7 +71,7 @@ export class Batcher {
     }
     for (const [route, target] of Object.entries(targets)) {
       const limits = resolveBatchLimits(target.kind, target);
-      this.routes.set(route, { target, limits, waiting: [], bytes: 0, timer: undefined, ready: [], running: 0 });
+      this.routes.set(route, { target, limits, envelope: largestEnvelope(target), waiting: [], bytes: 0, timer: undefined, ready: [], running: 0 });
     }
   }
 
@@ -69,9 +80,13 @@ export class Batcher {
     if (queue === undefined) return Promise.reject(new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `unknown route "${route}"`));
     if (this.closed) return Promise.reject(new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'the batcher is closed'));
     return new Promise<ItemOutcome>((resolve, reject) => {
+      const size = Buffer.byteLength(item.json ?? JSON.stringify(item.document));
+      // Flush first when this document would not fit beside the waiting ones (+1: the comma).
+      if (queue.waiting.length > 0 && queue.envelope + queue.bytes + 1 + size > queue.limits.maxRequestBytes) this.flushRoute(route, queue);
+      queue.bytes += size + (queue.waiting.length > 0 ? 1 : 0);
       queue.waiting.push({ item, resolve, reject });
-      queue.bytes += Buffer.byteLength(JSON.stringify(item.document)) + 1;
-      if (queue.waiting.length >= queue.limits.maxDocuments || queue.bytes >= queue.limits.maxRequestBytes) this.flushRoute(route, queue);
+      const full = queue.envelope + queue.bytes >= queue.limits.maxRequestBytes; // nothing more can fit
+      if (queue.waiting.length >= queue.limits.maxDocuments || full) this.flushRoute(route, queue);
       else queue.timer ??= setTimeout(() => this.flushRoute(route, queue), this.windowMs);
     });
   }
@@ -120,4 +135,12 @@ export class Batcher {
       for (const w of batch) w.reject(err);
     }
   }
+}
+
+/** The route's request with no documents, with the longest override list it can carry. */
+function largestEnvelope(target: Target): number {
+  if (target.kind === 'predict') return Buffer.byteLength(JSON.stringify(buildPredictRequest(target, [])));
+  const names = new Set(target.overrideUserProperties ?? []);
+  if (target.onPropertyConflict === 'override') for (const name of Object.keys(GENERATED_PROPERTIES)) names.add(name);
+  return Buffer.byteLength(JSON.stringify(buildSyncRequest(target, [], [...names])));
 }

@@ -4,15 +4,16 @@
  * become `rejected` (the document's own fault) or `retry` (the caller reschedules).
  */
 import { ApiError } from '../api/errors.js';
-import type { ApiClient } from '../api/client.js';
-import { GatewayError, type ErrorCode, type Warning } from '../errors.js';
-import type { PredictRawEmailsRequest, PredictRawEmailsResponse, SyncRawEmailsRequest, SyncRawEmailsResponse } from '../model/index.js';
-import type { Ledger, LedgerEntry } from './ledger.js';
+import type { ApiClient, AttemptInfo } from '../api/client.js';
+import { GatewayError } from '../errors.js';
+import type { PredictRawEmailsRequest, SyncRawEmailsRequest } from '../model/index.js';
+import type { Ledger } from './ledger.js';
 import { pack, resolveBatchLimits } from './pack.js';
 import { prepare, type Prepared, type PrepareOptions } from './prepare.js';
 import { checkTarget, encodeRequest, envelopeBytes } from './requests.js';
-import { newSplitState, sendSplitting, type PartResult, type SendResult, type SplitState } from './split.js';
-import { emptyCounts, type DeliveryItem, type DeliveryReport, type ItemOutcome, type SyncCounts, type Target } from './types.js';
+import { Settler, warningsOf, type Answer } from './settle.js';
+import { newSplitState, sendSplitting, type SendResult, type SplitOptions } from './split.js';
+import { emptyCounts, type DeliveryItem, type DeliveryReport, type ItemOutcome, type Target } from './types.js';
 
 export interface DeliverOptions extends PrepareOptions {
   /** Pack, estimate and report; send nothing, record nothing. */
@@ -27,23 +28,30 @@ export interface DeliverOptions extends PrepareOptions {
 
 export const DEFAULT_MAX_SPLIT_REQUESTS = 256;
 
-type Answer = SyncRawEmailsResponse | PredictRawEmailsResponse;
-
 /** 400, 413 and 422 are about the request's content: splitting can isolate the cause. */
 export function isSplittable(error: unknown): boolean {
   return error instanceof GatewayError && (error.status === 400 || error.status === 413 || error.status === 422);
 }
 
-function describe(error: unknown): { code: ErrorCode; message: string; status?: number; retryAfterMs?: number } {
-  if (error instanceof ApiError) {
-    const d: { code: ErrorCode; message: string; status?: number; retryAfterMs?: number } = { code: error.code, message: error.apiMessage ?? error.message };
-    if (error.status !== undefined) d.status = error.status;
-    if (error.retryAfterMs !== undefined) d.retryAfterMs = error.retryAfterMs;
-    return d;
-  }
-  if (error instanceof GatewayError) return { code: error.code, message: error.message };
-  return { code: 'MAILGATE_ERR_API_NETWORK', message: error instanceof Error ? error.message : String(error) };
+/** Status and API message (or the start of a non-JSON body): equal signatures are the same refusal. */
+export function failureSignature(error: unknown): string {
+  if (error instanceof ApiError) return `${error.status ?? ''}|${error.apiMessage ?? error.bodySnippet ?? ''}`;
+  if (error instanceof GatewayError) return `${error.status ?? ''}|${error.code}`;
+  return String(error);
 }
+
+/** The error a request-level refusal leaves every document of the delivery with. */
+export function requestRejected(error: unknown): ApiError {
+  const status = error instanceof GatewayError ? error.status : undefined;
+  const said = error instanceof ApiError ? error.apiMessage ?? error.bodySnippet ?? error.message : String(error);
+  return new ApiError(
+    'MAILGATE_ERR_API_REQUEST_REJECTED',
+    `the API refuses this target's requests whatever documents they hold${status === undefined ? '' : ` (${status})`}: ${said}`,
+    { ...(status === undefined ? {} : { status }), cause: error },
+  );
+}
+
+const SPLIT: Omit<SplitOptions, 'maxSplitRequests'> = { isSplittable, signature: failureSignature, requestRejected };
 
 function checkOptions(options: DeliverOptions): { concurrency: number; maxSplitRequests: number } {
   const concurrency = options.concurrency ?? 1;
@@ -53,11 +61,27 @@ function checkOptions(options: DeliverOptions): { concurrency: number; maxSplitR
   return { concurrency, maxSplitRequests };
 }
 
+/**
+ * Failed attempts the service may have processed before the answer was lost: no answer at
+ * all, a deadline, a 5xx (a proxy's 504 after the write), or a 2xx that could not be read.
+ */
+function mayHaveBeenProcessed(info: AttemptInfo): boolean {
+  const code = info.error?.code;
+  if (code === 'MAILGATE_ERR_API_TIMEOUT') return info.status !== 408;
+  return code === 'MAILGATE_ERR_API_NETWORK' || code === 'MAILGATE_ERR_API_SERVER' || code === 'MAILGATE_ERR_API_BAD_RESPONSE';
+}
+
 /** One HTTP call for the prepared documents; request failures are returned, not thrown. */
-function sender(target: Target, client: ApiClient, prepared: Prepared[], options: DeliverOptions) {
-  return async (indices: number[]): Promise<SendResult<Answer>> => {
-    const req = encodeRequest(target, indices.map((i) => prepared[i]!));
-    const opts = { signal: options.signal, noCharge: options.noCharge };
+function sender(target: Target, client: ApiClient, prepared: Prepared[], options: DeliverOptions, report: DeliveryReport) {
+  return async (indices: number[], envelopeOnly = false): Promise<SendResult<Answer>> => {
+    // The envelope-only probe keeps the batch's override list, with no documents.
+    const req = encodeRequest(target, indices.map((i) => prepared[i]!), envelopeOnly);
+    const documents = req.documents;
+    const onAttempt = (info: AttemptInfo): void => {
+      // predict bills per document per processed request; sync's lost writes come back `unchanged` and are counted by the ledger rule.
+      if (target.kind === 'predict' && mayHaveBeenProcessed(info)) report.unconfirmedAiUnits += documents;
+    };
+    const opts = { signal: options.signal, noCharge: options.noCharge, onAttempt };
     try {
       const value = target.kind === 'sync'
         ? await client.syncRawEmails(target.source, req, opts)
@@ -83,7 +107,7 @@ export async function deliverBatch(
   const prepared = await prepare(items, target, ledger, outcomes, options);
   const packing = pack(prepared.map((p) => p.bytes), { ...limits, envelopeBytes: envelopeBytes(target, prepared) });
   const report: DeliveryReport = {
-    outcomes: [], counts: emptyCounts(), aiUnits: 0, estimatedAiUnits: 0, requests: 0, splitRequests: 0, dryRun: options.dryRun === true,
+    outcomes: [], counts: emptyCounts(), aiUnits: 0, unconfirmedAiUnits: 0, estimatedAiUnits: 0, requests: 0, splitRequests: 0, dryRun: options.dryRun === true,
   };
   for (const i of packing.tooLarge) {
     const p = prepared[i]!;
@@ -104,108 +128,19 @@ export async function deliverBatch(
   }
 
   const state = newSplitState();
-  const send = sender(target, client, prepared, options);
+  const send = sender(target, client, prepared, options, report);
   const settle = new Settler(items, target, prepared, ledger, outcomes, report);
   const queue = [...packing.batches];
   const worker = async (): Promise<void> => {
     for (let batch = queue.shift(); batch !== undefined; batch = queue.shift()) {
-      const parts = await sendSplitting(batch, send, { isSplittable, maxSplitRequests }, state);
+      const parts = await sendSplitting(batch, send, { ...SPLIT, maxSplitRequests }, state);
       for (const part of parts) await settle.part(part);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, queue.length)) }, worker));
-  finish(report, state);
+  report.requests = state.requests;
+  report.splitRequests = state.splitRequests;
   report.outcomes = outcomes.map((o, i) => o ?? { key: items[i]!.key, status: 'retry', code: 'MAILGATE_ERR_API_ABORTED', message: 'not attempted' });
   return report;
 }
 
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
-}
-
-function warningsOf(p: Prepared): { warnings?: Warning[] } {
-  return p.warnings.length > 0 ? { warnings: p.warnings } : {};
-}
-
-function addCounts(sum: SyncCounts, add: SyncCounts): void {
-  sum.new += add.new;
-  sum.updated += add.updated;
-  sum.updated_properties_only += add.updated_properties_only;
-  sum.updated_text_changed += add.updated_text_changed;
-  sum.unchanged += add.unchanged;
-}
-
-function finish(report: DeliveryReport, state: SplitState): void {
-  report.requests = state.requests;
-  report.splitRequests = state.splitRequests;
-}
-
-/** Turns request results into outcomes, counts and ledger entries. */
-class Settler {
-  constructor(
-    private readonly items: DeliveryItem[],
-    private readonly target: Target,
-    private readonly prepared: Prepared[],
-    private readonly ledger: Ledger | undefined,
-    private readonly outcomes: Array<ItemOutcome | undefined>,
-    private readonly report: DeliveryReport,
-  ) {}
-
-  async part(part: PartResult<Answer>): Promise<void> {
-    const docs = part.indices.map((i) => this.prepared[i]!);
-    if (part.kind === 'ok') return this.delivered(docs, part.value);
-    const d = describe(part.error);
-    for (const p of docs) {
-      const key = this.items[p.item]!.key;
-      if (part.kind === 'failed') {
-        this.outcomes[p.item] = { key, status: 'retry', code: d.code, message: d.message, ...optional('retryAfterMs', d.retryAfterMs) };
-        continue;
-      }
-      const isolated = part.kind === 'rejected';
-      this.outcomes[p.item] = {
-        key,
-        status: 'rejected',
-        code: isolated ? 'MAILGATE_ERR_BATCH_REJECTED' : 'MAILGATE_ERR_BATCH_NOT_ISOLATED',
-        message: isolated ? d.message : `not isolated within the split budget; a batch holding it was answered: ${d.message}`,
-        ...optional('httpStatus', d.status),
-        ...warningsOf(p),
-      };
-    }
-    if (part.kind === 'rejected') await this.record(docs, 'rejected');
-  }
-
-  private async delivered(docs: Prepared[], answer: Answer): Promise<void> {
-    if ('predictions' in answer) {
-      this.report.aiUnits += docs.length;
-      docs.forEach((p, j) => {
-        this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', predictions: answer.predictions[j] ?? [], model: answer.model ?? null, ...warningsOf(p) };
-      });
-    } else {
-      const counts: SyncCounts = {
-        new: answer.new, updated: answer.updated, updated_properties_only: answer.updated_properties_only,
-        updated_text_changed: answer.updated_text_changed, unchanged: answer.unchanged,
-      };
-      addCounts(this.report.counts, counts);
-      this.report.aiUnits += counts.new + counts.updated_text_changed;
-      for (const p of docs) {
-        this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', ...(docs.length === 1 ? { counts } : {}), ...warningsOf(p) };
-      }
-    }
-    for (const p of docs) this.report.estimatedAiUnits += p.units;
-    await this.record(docs, 'delivered');
-  }
-
-  /** Ledger entries; a rejection never replaces what a delivered comment looked like. */
-  private async record(docs: Prepared[], outcome: LedgerEntry['outcome']): Promise<void> {
-    if (this.target.kind !== 'sync' || this.ledger === undefined) return;
-    const updatedAt = new Date().toISOString();
-    const entries = docs.flatMap((p) =>
-      p.commentId === undefined || p.hashes === undefined || (outcome === 'rejected' && p.verdict !== undefined && p.verdict !== 'new') ? [] : [{ commentId: p.commentId, ...p.hashes, outcome, updatedAt }]);
-    if (entries.length === 0) return;
-    try {
-      await this.ledger.record(this.target.source, entries);
-    } catch (cause) {
-      this.report.ledgerError ??= cause instanceof GatewayError ? cause : new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', 'ledger record failed', { cause });
-    }
-  }
-}

@@ -55,12 +55,13 @@ export function buildPredictRequest(target: Target, documents: RawEmailDocument[
  * own JSON text spliced in as `documents` (no document is parsed or serialized again).
  * Byte for byte what JSON.stringify of the request object would give.
  */
-export function encodeRequest(target: Target, parts: readonly Prepared[]): EncodedRequest {
+export function encodeRequest(target: Target, parts: readonly Prepared[], envelopeOnly = false): EncodedRequest {
   const envelope = target.kind === 'sync' ? buildSyncRequest(target, [], overridesFor(target, parts)) : buildPredictRequest(target, []);
   const { documents: _, ...rest } = envelope;
   const tail = JSON.stringify(rest).slice(1);
-  const json = `{"documents":[${parts.map((p) => p.json).join(',')}]${tail === '}' ? '' : ','}${tail}`;
-  return { json, documents: parts.length };
+  const sent = envelopeOnly ? [] : parts;
+  const json = `{"documents":[${sent.map((p) => p.json).join(',')}]${tail === '}' ? '' : ','}${tail}`;
+  return { json, documents: sent.length };
 }
 
 /**

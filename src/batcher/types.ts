@@ -93,8 +93,18 @@ export interface DeliveryReport {
   outcomes: ItemOutcome[];
   /** Sum of the service's counts over successful sync requests. */
   counts: SyncCounts;
-  /** AI units spent: sync new + updated_text_changed; predict one per document answered. Dry run: 0. */
+  /**
+   * AI units spent. Sync, per successful request: the larger of the answer's
+   * `new + updated_text_changed` and the ledger's expectation for its documents (see
+   * docs/delivery.md "Ledger and billing"). Predict: one per document answered. Dry run: 0.
+   */
   aiUnits: number;
+  /**
+   * predict: units that failed attempts may have cost on top of `aiUnits` — attempts the
+   * service may have processed before the answer was lost (no answer, deadline, 5xx, unreadable
+   * 2xx), one per document each. The service bills such an attempt or not; mailgate cannot know.
+   */
+  unconfirmedAiUnits: number;
   /** AI units by the ledger rule for what was (or, in a dry run, would be) sent. */
   estimatedAiUnits: number;
   /** HTTP requests made (dry run: requests that would be made). */

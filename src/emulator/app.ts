@@ -54,6 +54,20 @@ export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions,
     reply.hijack();
     req.raw.socket.destroy();
   };
+  /** Status line, headers and half the body of the real answer, then the socket is destroyed (after `stall_ms`). */
+  const truncate = (req: FastifyRequest, reply: FastifyReply, answer: Record<string, unknown>, stallMs: number): void => {
+    const i = info.get(req);
+    if (i) i.dropped = true;
+    state.count(i?.endpoint ?? 'other', 'truncated');
+    reply.hijack();
+    const body = Buffer.from(JSON.stringify(answer));
+    reply.raw.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) });
+    reply.raw.write(body.subarray(0, Math.floor(body.length / 2)), () => {
+      const cut = (): void => void req.raw.socket.destroy();
+      if (stallMs === 0) return cut();
+      setTimeout(cut, stallMs).unref();
+    });
+  };
   const sendFault = (reply: FastifyReply, rule: FaultRule): FastifyReply => {
     const status = rule.status!;
     if (rule.retry_after !== undefined) reply.header('retry-after', String(rule.retry_after));
@@ -89,16 +103,24 @@ export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions,
     }
     return reply.code(500).send(errorBody(`500 Internal Server Error: ${(err as Error).message}`));
   });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody(statusMessage(404))));
+  // A known path asked with another method is 405 with `Allow`; an unknown path is 404.
+  const known: Array<{ method: string; path: RegExp }> = [];
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?', 1)[0]!;
+    const allowed = [...new Set(known.filter((k) => k.path.test(path)).map((k) => k.method))];
+    if (allowed.length === 0) return reply.code(404).send(errorBody(statusMessage(404)));
+    return reply.code(405).header('allow', allowed.join(', ')).send(errorBody(statusMessage(405)));
+  });
 
   const register: RegisterApi = (method, url, endpoint, handler) => {
+    known.push({ method, path: pathPattern(url) });
     app.route({
       method,
       url,
       config: { endpoint },
       handler: async (req, reply) => {
         const fault = info.get(req)?.fault;
-        const afterApply = fault?.drop_after_apply === true || fault?.apply === true;
+        const afterApply = fault?.drop_after_apply === true || fault?.apply === true || fault?.truncate === true;
         let body: Record<string, unknown> | undefined;
         try {
           body = await handler(req);
@@ -107,6 +129,7 @@ export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions,
         }
         if (fault?.drop_after_apply === true) return drop(req, reply);
         if (fault?.apply === true) return sendFault(reply, fault);
+        if (fault?.truncate === true) return truncate(req, reply, { status: 'ok', ...body }, fault.stall_ms ?? 0);
         return reply.code(200).send({ status: 'ok', ...body });
       },
     });
@@ -123,4 +146,10 @@ export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions,
 function authorized(req: FastifyRequest, tokens: ReadonlySet<string>): boolean {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
   return m !== null && tokens.has(m[1]!);
+}
+
+/** `/api/v1/sources/:project/:source` as a regular expression over request paths. */
+function pathPattern(url: string): RegExp {
+  const segments = url.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  return new RegExp(`^${segments.join('/')}/?$`);
 }

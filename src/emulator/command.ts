@@ -1,6 +1,6 @@
 /**
- * `mailgate emulator --port N --token T [--data DIR] [--faults SPEC] [--transform-tag TAG...]`:
- * starts the emulator in the foreground until SIGINT/SIGTERM.
+ * What `mailgate emulator` runs (src/cli/commands/emulator.ts holds its flags, docs/emulator.md
+ * lists them): starts the emulator in the foreground until SIGINT/SIGTERM.
  */
 import { parseFaultSpec } from './fault-spec.js';
 import { createEmulator } from './emulator.js';

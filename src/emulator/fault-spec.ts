@@ -3,8 +3,8 @@
  *
  *   spec   := rule ("," rule)*
  *   rule   := endpoint ":" action (":" option)*
- *   action := (STATUS | "drop" | "drop_after_apply" | "delay" MS) ("x" TIMES | "@" RATE)?
- *   option := "retry_after=" S | "delay_ms=" MS | "times=" N | "rate=" R | "seed=" N | "html" | "apply"
+ *   action := (STATUS | "drop" | "drop_after_apply" | "truncate" | "delay" MS) ("x" TIMES | "@" RATE)?
+ *   option := "retry_after=" S | "delay_ms=" MS | "stall_ms=" MS | "times=" N | "rate=" R | "seed=" N | "html" | "apply"
  *
  * e.g. `sync-raw-emails:429x3:retry_after=1,*:503@0.1:seed=7`.
  */
@@ -12,8 +12,8 @@ import { GatewayError } from '../errors.js';
 import { validateFaultRule } from './faults.js';
 import type { FaultRule } from './types.js';
 
-const ACTION_RE = /^(?:(\d{3})|(drop_after_apply)|(drop)|delay(\d+))(?:x(\d+)|@(\d*\.?\d+))?$/;
-const INT_OPTIONS = new Set(['retry_after', 'delay_ms', 'times', 'seed']);
+const ACTION_RE = /^(?:(\d{3})|(drop_after_apply)|(drop)|delay(\d+)|(truncate))(?:x(\d+)|@(\d*\.?\d+))?$/;
+const INT_OPTIONS = new Set(['retry_after', 'delay_ms', 'stall_ms', 'times', 'seed']);
 
 function invalid(message: string): GatewayError {
   return new GatewayError('MAILGATE_ERR_EMULATOR_FAULT_INVALID', message);
@@ -21,13 +21,14 @@ function invalid(message: string): GatewayError {
 
 function parseAction(text: string, rule: FaultRule, where: string): void {
   const m = ACTION_RE.exec(text);
-  if (!m) throw invalid(`${where}: unknown action "${text}" (want e.g. 429, 503x2, 500@0.1, drop, drop_after_apply, delay500)`);
+  if (!m) throw invalid(`${where}: unknown action "${text}" (want e.g. 429, 503x2, 500@0.1, drop, drop_after_apply, truncate, delay500)`);
   if (m[1] !== undefined) rule.status = Number(m[1]);
   if (m[2] !== undefined) rule.drop_after_apply = true;
   if (m[3] !== undefined) rule.drop = true;
   if (m[4] !== undefined) rule.delay_ms = Number(m[4]);
-  if (m[5] !== undefined) rule.times = Number(m[5]);
-  if (m[6] !== undefined) rule.rate = Number(m[6]);
+  if (m[5] !== undefined) rule.truncate = true;
+  if (m[6] !== undefined) rule.times = Number(m[6]);
+  if (m[7] !== undefined) rule.rate = Number(m[7]);
 }
 
 function parseOption(text: string, rule: FaultRule, where: string): void {

@@ -28,11 +28,21 @@ export interface ResolvedOptions {
   liveVersion: number;
   stagingVersion: number;
   bodyLimit: number;
+  allowEmptyDocuments: boolean;
+  bodies: 'exactly-one' | 'at-least-one';
+  commentsShape: 'comment' | 'with-thread-properties';
+  labelNames: 'parts' | 'string';
   now: () => Date;
 }
 
 function invalid(message: string): GatewayError {
   return new GatewayError('MAILGATE_ERR_EMULATOR_OPTIONS_INVALID', message);
+}
+
+function oneOf<T extends string>(name: string, value: T | undefined, choices: readonly T[]): T {
+  const v = value ?? choices[0]!;
+  if (!choices.includes(v)) throw invalid(`${name} must be one of ${choices.join(', ')}, got ${String(value)}`);
+  return v;
 }
 
 function intIn(name: string, value: number | undefined, fallback: number, min: number, max: number): number {
@@ -63,6 +73,10 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
     liveVersion: intIn('liveVersion', o.liveVersion, DEFAULT_LIVE_VERSION, 1, modelVersions),
     stagingVersion: intIn('stagingVersion', o.stagingVersion, Math.min(DEFAULT_STAGING_VERSION, modelVersions), 1, modelVersions),
     bodyLimit: intIn('bodyLimit', o.bodyLimit, DEFAULT_BODY_LIMIT, 1024, 2 ** 31 - 1),
+    allowEmptyDocuments: o.allowEmptyDocuments ?? true,
+    bodies: oneOf('bodies', o.bodies, ['exactly-one', 'at-least-one'] as const),
+    commentsShape: oneOf('commentsShape', o.commentsShape, ['comment', 'with-thread-properties'] as const),
+    labelNames: oneOf('labelNames', o.labelNames, ['parts', 'string'] as const),
     now: o.now ?? (() => new Date()),
   };
 }

@@ -180,8 +180,8 @@ export class EmulatorState {
     return [...ids].map((id) => bySource.get(id)!);
   }
 
-  /** Counts one answered request (or `dropped`) under its endpoint. */
-  count(endpoint: string, status: number | 'dropped'): void {
+  /** Counts one answered request (or `dropped`, `truncated`) under its endpoint. */
+  count(endpoint: string, status: number | 'dropped' | 'truncated'): void {
     const byStatus = (this.requests[endpoint] ??= {});
     byStatus[String(status)] = (byStatus[String(status)] ?? 0) + 1;
   }

@@ -31,6 +31,13 @@ export interface FaultRule {
   drop_after_apply?: boolean;
   /** Apply the request to state, then answer with `status` instead of the real answer (a proxy's 504 after the write). */
   apply?: boolean;
+  /**
+   * Apply the request to state, send the answer's status line, headers (with the full
+   * Content-Length) and the first half of its body, then destroy the socket: the answer is cut mid-body.
+   */
+  truncate?: boolean;
+  /** With `truncate`: hold the connection open this long (ms) after the half body before destroying it (a stalled answer). */
+  stall_ms?: number;
   /** The faulted answer is an HTML error page, as a proxy sends, instead of the JSON envelope. */
   html?: boolean;
   /** Apply to the next n matching requests, then never again. */
@@ -70,12 +77,26 @@ export interface EmulatorOptions {
   stagingVersion?: number;
   /** Request body limit in bytes (default 512 MiB). */
   bodyLimit?: number;
+  /** An empty `documents` list is answered with zero counts (default true: the official CLI may send an empty last batch, notes §9); false: 400. */
+  allowEmptyDocuments?: boolean;
+  /**
+   * A raw email `body` holds exactly one of `plain` / `html` (`'exactly-one'`, default, as the
+   * notes' shapes are), or at least one (`'at-least-one'`, the spec's wording; `plain` is used when both are given).
+   */
+  bodies?: 'exactly-one' | 'at-least-one';
+  /**
+   * Shape of each element of sync-raw-emails `comments`: the stored comment (`'comment'`,
+   * default, notes §2.2) or `{comment, thread_properties}` (`'with-thread-properties'`, the spec's wording).
+   */
+  commentsShape?: 'comment' | 'with-thread-properties';
+  /** Predicted label names as paths (`'parts'`, default: `["Billing","Refund"]`) or strings (`'string'`: `"Billing > Refund"`, notes §3.2). */
+  labelNames?: 'parts' | 'string';
   /** Clock, for reproducible timestamps in tests (default `() => new Date()`). */
   now?: () => Date;
 }
 
 export interface EmulatorStats {
-  /** Per endpoint, per HTTP status (or `dropped`), the number of answered requests. */
+  /** Per endpoint, per HTTP status (or `dropped`, `truncated`), the number of answered requests. */
   requests: Record<string, Record<string, number>>;
   /** AI units billed since the start (or the last reset). */
   ai_units: number;

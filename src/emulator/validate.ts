@@ -25,9 +25,9 @@ function describe(error: z.ZodError, prefix: string): string {
   return `${where}: ${issue.message}`;
 }
 
-function baseSchema(maxDocuments: number) {
+function baseSchema(maxDocuments: number, allowEmpty: boolean) {
   return z.object({
-    documents: z.array(z.unknown()).min(1, 'at least one document is required').max(maxDocuments, `at most ${maxDocuments} documents per request`),
+    documents: z.array(z.unknown()).min(allowEmpty ? 0 : 1, 'at least one document is required').max(maxDocuments, `at most ${maxDocuments} documents per request`),
     transform_tag: z.string().optional(),
     include_comments: z.boolean().optional(),
   });
@@ -39,30 +39,36 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /**
  * `headers` holds exactly one of raw/parsed (raw plus an empty `parsed` is accepted, as the
- * generated client sends it) and `body` exactly one of plain/html. Returns the document with
- * the empty `parsed` removed.
+ * generated client sends it) and `body` exactly one of plain/html (or, with
+ * `bodies: 'at-least-one'`, plain and html together, plain being used). Returns the document
+ * with the empty `parsed` (or the unused `html`) removed.
  */
-function checkOneOf(doc: unknown, at: string): unknown {
+function checkOneOf(doc: unknown, at: string, bodies: ResolvedOptions['bodies']): unknown {
   if (!isObject(doc) || !isObject(doc.raw_email)) return doc;
   const email = doc.raw_email;
   if (isObject(email.headers)) {
     const h = email.headers;
     if ('raw' in h && isObject(h.parsed) && Object.keys(h.parsed).length === 0) {
       const { parsed: _ignored, ...rest } = h;
-      return checkOneOf({ ...doc, raw_email: { ...email, headers: rest } }, at);
+      return checkOneOf({ ...doc, raw_email: { ...email, headers: rest } }, at, bodies);
     }
     if (('raw' in h) === ('parsed' in h)) throw badRequest(`${at}.raw_email.headers: exactly one of raw and parsed is required`);
   }
+  if (isObject(email.body) && 'plain' in email.body && 'html' in email.body && bodies === 'at-least-one') {
+    const { html: _unused, ...plain } = email.body;
+    return { ...doc, raw_email: { ...email, body: plain } };
+  }
   if (isObject(email.body) && ('plain' in email.body) === ('html' in email.body)) {
-    throw badRequest(`${at}.raw_email.body: exactly one of plain and html is required`);
+    const rule = bodies === 'at-least-one' ? 'at least one' : 'exactly one';
+    throw badRequest(`${at}.raw_email.body: ${rule} of plain and html is required`);
   }
   return doc;
 }
 
-function parseDocuments(raw: unknown[]): RawEmailDocument[] {
+function parseDocuments(raw: unknown[], bodies: ResolvedOptions['bodies']): RawEmailDocument[] {
   return raw.map((doc, i) => {
     const at = `documents[${i}]`;
-    const result = StrictDocument.safeParse(checkOneOf(doc, at));
+    const result = StrictDocument.safeParse(checkOneOf(doc, at, bodies));
     if (!result.success) throw badRequest(describe(result.error, at));
     return result.data;
   });
@@ -98,7 +104,7 @@ export interface SyncRequest {
 }
 
 export function parseSyncRequest(body: unknown, options: ResolvedOptions): SyncRequest {
-  const schema = baseSchema(options.maxSyncDocuments)
+  const schema = baseSchema(options.maxSyncDocuments, options.allowEmptyDocuments)
     .extend({
       override_user_properties: z
         .array(z.string().refine(isValidPropertyName, 'must be a user property name without the type prefix'))
@@ -108,7 +114,7 @@ export function parseSyncRequest(body: unknown, options: ResolvedOptions): SyncR
     .strict();
   const top = schema.safeParse(body);
   if (!top.success) throw badRequest(describe(top.error, 'body'));
-  const documents = parseDocuments(top.data.documents);
+  const documents = parseDocuments(top.data.documents, options.bodies);
   const transform_tag = checkTransformTag(options, top.data.transform_tag);
   const override_user_properties = top.data.override_user_properties ?? [];
   checkConflicts(documents, new Set(override_user_properties), 'sync');
@@ -124,12 +130,12 @@ export interface PredictRequest {
 }
 
 export function parsePredictRequest(body: unknown, options: ResolvedOptions): PredictRequest {
-  const schema = baseSchema(options.maxPredictDocuments)
+  const schema = baseSchema(options.maxPredictDocuments, options.allowEmptyDocuments)
     .extend({ threshold: Threshold.optional(), labels: z.array(LabelThreshold).max(MAX_PREDICT_LABELS).optional() })
     .strict();
   const top = schema.safeParse(body);
   if (!top.success) throw badRequest(describe(top.error, 'body'));
-  const documents = parseDocuments(top.data.documents);
+  const documents = parseDocuments(top.data.documents, options.bodies);
   const transform_tag = checkTransformTag(options, top.data.transform_tag);
   checkConflicts(documents, new Set(), 'predict');
   return {

@@ -57,8 +57,8 @@ export interface DeliveryOptions {
   onError?: (err: unknown, route: RouteConfig) => void;
   onBatch?: (route: RouteConfig, counters: DeliveryCounters) => void;
   /**
-   * How long a route pauses when the API refuses the credentials or the target (401, 403,
-   * 404): retrying at once cannot help. Default 60000 ms.
+   * How long a route pauses when the API refuses the credentials, the target (401, 403, 404)
+   * or the request itself (an unknown transform tag): retrying at once cannot help. Default 60000 ms.
    */
   pauseMs?: number;
   /** Called when a route pauses for `ms` because of `reason`. */
@@ -70,6 +70,8 @@ export const PAUSE_CODES: ReadonlySet<string> = new Set([
   'MAILGATE_ERR_API_UNAUTHORIZED',
   'MAILGATE_ERR_API_FORBIDDEN',
   'MAILGATE_ERR_API_NOT_FOUND',
+  // The API refused the request itself (a transform tag it does not know): a configuration fix.
+  'MAILGATE_ERR_API_REQUEST_REJECTED',
 ]);
 export const DEFAULT_PAUSE_MS = 60_000;
 

@@ -14,7 +14,7 @@ import { sleep } from './sleep.js';
 
 export const DEFAULT_SINK_POLL_MS = 2_000;
 export const DEFAULT_SINK_BATCH = 100;
-/** Backoff of a failing output: full jitter from 1 s, capped at 60 s, retried until it works or the sink closes. */
+/** Backoff of a failing output: exponential from 1 s with the retry policy's jitter, capped at 60 s, retried until it works or the sink closes. */
 export const SINK_RETRY: Readonly<RetryPolicy> = resolveRetryPolicy({ baseDelayMs: 1_000, maxDelayMs: 60_000 });
 
 export interface PredictionSinkOptions {

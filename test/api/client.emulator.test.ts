@@ -44,6 +44,8 @@ describe('sync-raw-emails under faults', () => {
     ['dropped after the write', { endpoint: 'sync-raw-emails', drop_after_apply: true, times: 1 }, 'MAILGATE_ERR_API_NETWORK'],
     ['504 after the write', { endpoint: 'sync-raw-emails', status: 504, apply: true, times: 1 }, 'MAILGATE_ERR_API_SERVER'],
     ['slow beyond the deadline', { endpoint: 'sync-raw-emails', delay_ms: 2500, times: 1 }, 'MAILGATE_ERR_API_TIMEOUT'],
+    ['answer cut mid-body after the write', { endpoint: 'sync-raw-emails', truncate: true, times: 2 }, 'MAILGATE_ERR_API_NETWORK'],
+    ['answer stalled mid-body after the write', { endpoint: 'sync-raw-emails', truncate: true, stall_ms: 30_000, times: 1 }, 'MAILGATE_ERR_API_TIMEOUT'],
   ];
 
   it.each(cases)('%s: retried to success, billed once', async (_name, rule, code) => {
@@ -64,7 +66,7 @@ describe('sync-raw-emails under faults', () => {
     const { client } = await clientWithSource({ retry: { maxAttempts: 1 } });
     await control.faults([{ endpoint: 'sync-raw-emails', status: 503, html: true, times: 1 }]);
     const err = await client.syncRawEmails('acme/inbox', { documents: docs('b'), transform_tag: TAG }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED', status: 503, cause: { code: 'MAILGATE_ERR_API_SERVER' } });
+    expect(err).toMatchObject({ code: 'MAILGATE_ERR_API_SERVER', status: 503, attempts: 1, cause: { code: 'MAILGATE_ERR_API_SERVER' } });
     expect((err as { bodySnippet?: string }).bodySnippet).toMatch(/</);
   });
 
@@ -75,11 +77,15 @@ describe('sync-raw-emails under faults', () => {
     expect(attempts.find((a) => a.status === 429)?.retryInMs).toBe(1000);
   });
 
-  it('a fault that outlasts the budget ends as retries exhausted, nothing stored or billed', async () => {
+  it.each([
+    ['503', { endpoint: 'sync-raw-emails', status: 503 }, 'MAILGATE_ERR_API_SERVER'],
+    ['429', { endpoint: 'sync-raw-emails', status: 429, retry_after: 1 }, 'MAILGATE_ERR_API_RATE_LIMITED'],
+    ['dropped connections', { endpoint: 'sync-raw-emails', drop: true }, 'MAILGATE_ERR_API_NETWORK'],
+  ] as Array<[string, FaultRule, string]>)('a fault that outlasts the retries (%s) keeps its own code, nothing stored or billed', async (_name, rule, code) => {
     const { client, attempts } = await clientWithSource({ retry: { maxAttempts: 3 } });
-    await control.faults([{ endpoint: 'sync-raw-emails', status: 503 }]);
-    await expect(client.syncRawEmails('acme/inbox', { documents: docs('d'), transform_tag: TAG }))
-      .rejects.toMatchObject({ code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED', status: 503, attempts: 3 });
+    await control.faults([rule]);
+    const err = await client.syncRawEmails('acme/inbox', { documents: docs('d'), transform_tag: TAG }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code, attempts: 3, exhausted: 'attempts', message: expect.stringContaining('gave up after 3 attempts') as string });
     expect(attempts).toHaveLength(3);
     expect(await control.stats()).toMatchObject({ ai_units: 0, comments: 0 });
   });
@@ -93,6 +99,16 @@ describe('sync-raw-emails under faults', () => {
     expect(err).toMatchObject({ code, status });
     expect((err as { apiMessage?: string }).apiMessage).toEqual(expect.any(String));
     expect(attempts.filter((a) => a.endpoint === 'sync-raw-emails')).toHaveLength(1);
+  });
+
+  it('ensureSource from several callers at once: one creates, the others read it back', async () => {
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: fast });
+    await control.faults([{ endpoint: 'sources', delay_ms: 200 }]); // every read answers 404 before any create is applied
+    const sources = await Promise.all(Array.from({ length: 6 }, () => client.ensureSource('acme/race')));
+    expect(new Set(sources.map((s) => s.id)).size).toBe(1);
+    const { sources: counted } = (await control.stats()).requests;
+    expect(counted?.['409']).toBe(5); // five lost the race, and read the source back instead of retrying the create
+    expect(counted?.['200']).toBe(6); // one create, and one read for each of the others
   });
 
   it('401 for a wrong token, 404 for an unknown source', async () => {

@@ -90,6 +90,14 @@ describe('requests', () => {
     await expect(client.ensureSource('p/s')).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_FORBIDDEN' });
   });
 
+  it('ensureSource: a create answered 409 (another caller created it first) is not retried; the source is read again', async () => {
+    const source = { name: 's', owner: 'p', id: '0123456789abcdef' };
+    script = [json(404, { status: 'error', message: '404 Not Found' }), json(409, { status: 'error', message: "Source 'p/s' already exists." }), json(200, { status: 'ok', source })];
+    const client = createApiClient({ baseUrl, token: TOKEN, retry: fast });
+    expect(await client.ensureSource('p/s')).toEqual(source);
+    expect(seen.map((s) => s.method)).toEqual(['GET', 'PUT', 'GET']);
+  });
+
   it.each([['no-slash'], ['p/'], ['/s'], ['p/s/t'], ['p/has space']])('refuses the resource name %j before any request', async (name) => {
     const client = createApiClient({ baseUrl, token: TOKEN });
     await expect(client.getSource(name)).rejects.toMatchObject({ code: 'MAILGATE_ERR_CONFIG_INVALID' });
@@ -105,19 +113,41 @@ describe('requests', () => {
 });
 
 describe('failures', () => {
-  it('a 2xx with status "error" is a bad response, retried', async () => {
+  it('a 2xx with status "error" is a bad response, not retried (the service processed the request)', async () => {
     script = [json(200, { status: 'error', message: 'odd' }), json(200, ok)];
     const attempts: AttemptInfo[] = [];
     const client = createApiClient({ baseUrl, token: TOKEN, retry: fast, onAttempt: (a) => attempts.push(a) });
-    await expect(client.syncRawEmails('p/s', syncReq)).resolves.toMatchObject({ new: 1 });
-    expect(attempts.map((a) => [a.attempt, a.status, a.error?.code])).toEqual([[1, 200, 'MAILGATE_ERR_API_BAD_RESPONSE'], [2, 200, undefined]]);
+    await expect(client.syncRawEmails('p/s', syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE', status: 200 });
+    expect(attempts.map((a) => [a.attempt, a.status, a.error?.code, a.retryInMs])).toEqual([[1, 200, 'MAILGATE_ERR_API_BAD_RESPONSE', undefined]]);
+    expect(seen).toHaveLength(1);
   });
 
-  it('a 2xx lacking the counts, or predictions misaligned with the documents, is a bad response', async () => {
-    script = [json(200, { status: 'ok' }), json(200, { status: 'ok', predictions: [], model: null })];
-    const client = createApiClient({ baseUrl, token: TOKEN, retry: { ...fast, maxAttempts: 1 } });
-    await expect(client.syncRawEmails('p/s', syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED', cause: { code: 'MAILGATE_ERR_API_BAD_RESPONSE' } });
-    await expect(client.predictRawEmails('p/d', 1, syncReq)).rejects.toMatchObject({ cause: { code: 'MAILGATE_ERR_API_BAD_RESPONSE' } });
+  it('a 2xx lacking the counts, predictions misaligned with the documents, or a label without a name is a bad response, sent once', async () => {
+    script = [
+      json(200, { status: 'ok' }),
+      json(200, { status: 'ok', predictions: [], model: null }),
+      json(200, { status: 'ok', predictions: [[{ probability: 0.5 }]], model: null }),
+    ];
+    const client = createApiClient({ baseUrl, token: TOKEN, retry: fast });
+    await expect(client.syncRawEmails('p/s', syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE' });
+    await expect(client.predictRawEmails('p/d', 1, syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE' });
+    await expect(client.predictRawEmails('p/d', 1, syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE' });
+    expect(seen).toHaveLength(3);
+  });
+
+  it('predict: a label name given as a string becomes a path; a missing or null model is null', async () => {
+    const labels = [{ name: 'Billing > Refund', probability: 0.9, sentiment: -0.5 }, { name: ['Praise'], probability: 0.3 }];
+    script = [
+      json(200, { status: 'ok', predictions: [labels] }),
+      json(200, { status: 'ok', predictions: [labels], model: null }),
+    ];
+    const client = createApiClient({ baseUrl, token: TOKEN, retry: fast });
+    for (let i = 0; i < 2; i++) {
+      expect(await client.predictRawEmails('p/d', 'live', syncReq)).toMatchObject({
+        model: null,
+        predictions: [[{ name: ['Billing', 'Refund'], probability: 0.9, sentiment: -0.5 }, { name: ['Praise'], probability: 0.3 }]],
+      });
+    }
   });
 
   it('older services without the update split count every update as text-changed', async () => {
@@ -143,8 +173,27 @@ describe('failures', () => {
     }];
     const client = createApiClient({ baseUrl, token: TOKEN, timeoutMs: 1000, retry: { ...fast, maxAttempts: 1 } });
     const err = await client.syncRawEmails('p/s', syncReq).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED', cause: { code: 'MAILGATE_ERR_API_TIMEOUT', status: 200 } });
-    expect((err as ApiError).message).toMatch(/reading the 200 response body/);
+    expect(err).toMatchObject({ code: 'MAILGATE_ERR_API_TIMEOUT', status: 200, attempts: 1, exhausted: 'attempts', cause: { code: 'MAILGATE_ERR_API_TIMEOUT' } });
+    expect((err as ApiError).message).toMatch(/reading the 200 response body.*gave up after 1 attempts/);
+  });
+
+  it('the time budget covers the attempt in flight: its deadline is cut to what is left of the budget', async () => {
+    script = [
+      json(503, { status: 'error', message: 'busy' }),
+      (_req, _b, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"status":"ok",'); // never finished
+      },
+    ];
+    const attempts: AttemptInfo[] = [];
+    const client = createApiClient({
+      baseUrl, token: TOKEN, timeoutMs: 240_000, onAttempt: (a) => attempts.push(a),
+      retry: { ...fast, baseDelayMs: 10, maxDelayMs: 10, jitter: 0, budgetMs: 1500 },
+    });
+    const err = await client.syncRawEmails('p/s', syncReq).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'MAILGATE_ERR_API_TIMEOUT', status: 200, attempts: 2, exhausted: 'budget' });
+    expect((err as ApiError).message).toMatch(/within \d+ ms, what was left of the retry budget \(reading the 200 response body\)/);
+    expect(attempts.map((a) => a.error?.code)).toEqual(['MAILGATE_ERR_API_SERVER', 'MAILGATE_ERR_API_TIMEOUT']);
   });
 
   it('not retried: 400/401/403/404/422 come back at once with the API message', async () => {
@@ -182,7 +231,7 @@ describe('failures', () => {
     await new Promise((resolve) => probe.close(resolve));
     const attempts: AttemptInfo[] = [];
     const client = createApiClient({ baseUrl: `http://127.0.0.1:${port}`, token: TOKEN, retry: { ...fast, maxAttempts: 3 }, onAttempt: (a) => attempts.push(a) });
-    await expect(client.getSource('p/s')).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED', attempts: 3, cause: { code: 'MAILGATE_ERR_API_NETWORK' } });
+    await expect(client.getSource('p/s')).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_NETWORK', attempts: 3, exhausted: 'attempts', message: expect.stringMatching(/ECONNREFUSED.*gave up after 3 attempts/) as string });
     expect(attempts.map((a) => a.error?.code)).toEqual(Array(3).fill('MAILGATE_ERR_API_NETWORK'));
     expect(attempts[0]!.error?.message).toMatch(/ECONNREFUSED/);
   });

@@ -14,7 +14,7 @@ describe('isRetryable', () => {
   const table: Array<[string, unknown, boolean]> = [
     ['network error (ApiError)', new ApiError('MAILGATE_ERR_API_NETWORK', 'reset'), true],
     ['deadline (ApiError)', new ApiError('MAILGATE_ERR_API_TIMEOUT', 'late'), true],
-    ['bad response on 200', new ApiError('MAILGATE_ERR_API_BAD_RESPONSE', 'html', { status: 200 }), true],
+    ['bad response on 200 (processed: not retried)', new ApiError('MAILGATE_ERR_API_BAD_RESPONSE', 'html', { status: 200 }), false],
     ['408', httpError(408), true],
     ['409', httpError(409), true],
     ['429', httpError(429), true],
@@ -29,7 +29,7 @@ describe('isRetryable', () => {
     ['413', httpError(413), false],
     ['422', httpError(422), false],
     ['418 (unexpected)', httpError(418), false],
-    ['retries exhausted', new ApiError('MAILGATE_ERR_API_RETRIES_EXHAUSTED', 'gave up'), false],
+    ['429 after the retries ran out (the code stays; the error is transient)', new ApiError('MAILGATE_ERR_API_RATE_LIMITED', 'x (gave up after 4 attempts)', { status: 429, exhausted: 'attempts' }), true],
     ['aborted by the caller', new ApiError('MAILGATE_ERR_API_ABORTED', 'stop'), false],
     ['other gateway error', new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'x'), false],
     ['raw ECONNRESET', sysError('ECONNRESET'), true],
@@ -68,33 +68,44 @@ describe('parseRetryAfter', () => {
   });
 });
 
-describe('delayFor (full jitter, Retry-After as a floor)', () => {
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 1000, factor: 2, maxDelayMs: 5000, maxRetryAfterMs: 30_000 };
+describe('delayFor (jitter around the official schedule, Retry-After as a floor)', () => {
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 1000, factor: 2, maxDelayMs: 5000, jitter: 0.5, maxRetryAfterMs: 30_000 };
   const table: Array<[string, number, unknown, number, number]> = [
     // name, attempt, error, random, expected
-    ['1st retry, random 0', 1, httpError(503), 0, 0],
-    ['1st retry, random 0.5', 1, httpError(503), 0.5, 500],
-    ['2nd retry, random 0.5', 2, httpError(503), 0.5, 1000],
-    ['3rd retry, random 0.999', 3, httpError(503), 0.999, 3996],
-    ['capped by maxDelayMs', 10, httpError(503), 0.5, 2500],
-    ['Retry-After above the jitter wins', 1, httpError(429, 7000), 0.5, 7000],
-    ['jitter above Retry-After wins', 4, httpError(429, 100), 0.9, 4500],
+    ['1st retry, random 0: the floor, half the schedule', 1, httpError(503), 0, 500],
+    ['1st retry, random 0.5: the schedule', 1, httpError(503), 0.5, 1000],
+    ['2nd retry, random 0.5', 2, httpError(503), 0.5, 2000],
+    ['3rd retry, random 0.999', 3, httpError(503), 0.999, 5996],
+    ['capped by maxDelayMs before jitter', 10, httpError(503), 0.5, 5000],
+    ['Retry-After above the backoff wins', 1, httpError(429, 7000), 0.5, 7000],
+    ['backoff above Retry-After wins', 4, httpError(429, 100), 0.9, 7000],
     ['Retry-After capped by maxRetryAfterMs', 1, httpError(429, 3_600_000), 0, 30_000],
-    ['Retry-After 0 with random 0', 1, httpError(429, 0), 0, 0],
+    ['Retry-After 0 keeps the floor', 1, httpError(429, 0), 0, 500],
   ];
   it.each(table)('%s', (_name, attempt, err, random, expected) => {
     expect(delayFor(attempt, err, policy, () => random)).toBe(expected);
   });
 
-  it('stays within [0, ceiling) for any random in [0, 1)', () => {
+  it('stays within [d/2, 3d/2) of the scheduled d for any random in [0, 1); never 0', () => {
     for (let attempt = 1; attempt <= 8; attempt++) {
-      const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+      const d = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
       for (const r of [0, 0.25, 0.999999]) {
-        const d = delayFor(attempt, httpError(500), policy, () => r);
-        expect(d).toBeGreaterThanOrEqual(0);
-        expect(d).toBeLessThan(ceiling);
+        const wait = delayFor(attempt, httpError(500), policy, () => r);
+        expect(wait).toBeGreaterThanOrEqual(d / 2);
+        expect(wait).toBeLessThan(1.5 * d);
       }
     }
+  });
+
+  it('the defaults wait 5 s, 10 s, 20 s on average, as the official client (notes §8), and never less than half', () => {
+    const waits = (r: number) => [1, 2, 3].map((k) => delayFor(k, httpError(503), DEFAULT_RETRY_POLICY, () => r));
+    expect(waits(0.5)).toEqual([5000, 10_000, 20_000]);
+    expect(waits(0)).toEqual([2500, 5000, 10_000]);
+    expect(delayFor(1, httpError(503), { ...DEFAULT_RETRY_POLICY, jitter: 0 }, () => 0.9)).toBe(5000);
+  });
+
+  it('by default a long Retry-After is honoured in full (only the budget limits it)', () => {
+    expect(delayFor(1, httpError(429, 300_000), DEFAULT_RETRY_POLICY, () => 0.5)).toBe(300_000);
   });
 });
 
@@ -102,16 +113,22 @@ describe('decideRetry', () => {
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 3, baseDelayMs: 1000, budgetMs: 10_000 };
   const half = (): number => 0.5;
   const table: Array<[string, number, unknown, number, ReturnType<typeof decideRetry>]> = [
-    ['retryable, attempts left', 1, httpError(500), 0, { retry: true, delayMs: 500 }],
-    ['second failure', 2, httpError(500), 0, { retry: true, delayMs: 1000 }],
+    ['retryable, attempts left', 1, httpError(500), 0, { retry: true, delayMs: 1000 }],
+    ['second failure', 2, httpError(500), 0, { retry: true, delayMs: 2000 }],
     ['attempts used up', 3, httpError(500), 0, { retry: false, reason: 'attempts' }],
     ['not retryable', 1, httpError(422), 0, { retry: false, reason: 'not-retryable' }],
     ['wait would pass the budget', 1, httpError(500), 9_600, { retry: false, reason: 'budget' }],
+    ['wait would end exactly at the budget: no time left to try', 1, httpError(500), 9_000, { retry: false, reason: 'budget' }],
     ['Retry-After past the budget', 1, httpError(429, 20_000), 0, { retry: false, reason: 'budget' }],
     ['Retry-After within the budget', 1, httpError(429, 8_000), 0, { retry: true, delayMs: 8_000 }],
   ];
   it.each(table)('%s', (_name, attempt, err, elapsed, expected) => {
     expect(decideRetry(attempt, err, elapsed, policy, half)).toEqual(expected);
+  });
+
+  it('a Retry-After beyond 120 s is waited when the budget allows it', () => {
+    expect(decideRetry(1, httpError(429, 300_000), 0, DEFAULT_RETRY_POLICY, half)).toEqual({ retry: true, delayMs: 300_000 });
+    expect(decideRetry(1, httpError(429, 300_000), 300_000, DEFAULT_RETRY_POLICY, half)).toEqual({ retry: false, reason: 'budget' });
   });
 
   it('maxAttempts 1 never retries', () => {
@@ -120,15 +137,16 @@ describe('decideRetry', () => {
 });
 
 describe('resolveRetryPolicy', () => {
-  it('defaults follow the official client (4 attempts, 5 s base, factor 2)', () => {
+  it('defaults follow the official client (4 attempts, 5 s base, factor 2), with ±50 % jitter and no Retry-After clamp', () => {
     expect(resolveRetryPolicy()).toEqual(DEFAULT_RETRY_POLICY);
-    expect(DEFAULT_RETRY_POLICY).toMatchObject({ maxAttempts: 4, baseDelayMs: 5000, factor: 2 });
+    expect(DEFAULT_RETRY_POLICY).toMatchObject({ maxAttempts: 4, baseDelayMs: 5000, factor: 2, jitter: 0.5, maxRetryAfterMs: Number.POSITIVE_INFINITY, budgetMs: 600_000 });
   });
   it('takes tiny values for tests, and 0 means 0', () => {
     expect(resolveRetryPolicy({ baseDelayMs: 0, maxDelayMs: 1 })).toMatchObject({ baseDelayMs: 0, maxDelayMs: 1 });
   });
   it.each([
     [{ maxAttempts: 0 }], [{ maxAttempts: 1.5 }], [{ baseDelayMs: -1 }], [{ factor: 0.5 }], [{ budgetMs: Number.NaN }], [{ maxDelayMs: Infinity }],
+    [{ budgetMs: -1 }], [{ jitter: -0.1 }], [{ jitter: 1.5 }], [{ maxRetryAfterMs: Number.NaN }],
   ])('refuses %j with a config code', (bad) => {
     expect(() => resolveRetryPolicy(bad)).toThrowError(expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID' }) as Error);
   });

@@ -8,7 +8,7 @@ import { createApiClient, type ApiClient } from '../../src/api/client.js';
 import { Batcher } from '../../src/batcher/batcher.js';
 import { deliverBatch } from '../../src/batcher/deliver.js';
 import { MemoryLedger } from '../../src/batcher/ledger.js';
-import type { DeliveryItem, ItemOutcome, PredictTarget, SyncTarget } from '../../src/batcher/types.js';
+import type { DeliveryItem, ItemOutcome, PredictTarget, SyncTarget, Target } from '../../src/batcher/types.js';
 import type { FaultRule } from '../../src/emulator/types.js';
 import { startEmulator } from '../support/emulator.js';
 import { admin, api, items, makeDoc, poisonDoc, requestsTo, TAG } from './helpers.js';
@@ -40,18 +40,22 @@ beforeEach(async () => {
 });
 
 /** Delivers like the delivery loop does: `retry` outcomes are delivered again until none is left. */
-async function deliverUntilSettled(all: DeliveryItem[], t: SyncTarget, ledger?: MemoryLedger, rounds = 20) {
+async function deliverUntilSettled(all: DeliveryItem[], t: Target, ledger?: MemoryLedger, rounds = 20) {
   const final = new Map<string, ItemOutcome>();
   let pending = all;
   let requests = 0;
+  let aiUnits = 0;
+  let unconfirmedAiUnits = 0;
   for (let round = 0; round < rounds && pending.length > 0; round++) {
     const report = await deliverBatch(pending, t, client, ledger);
     requests += report.requests;
+    aiUnits += report.aiUnits;
+    unconfirmedAiUnits += report.unconfirmedAiUnits;
     report.outcomes.forEach((o) => final.set(o.key, o));
     const retry = new Set(report.outcomes.filter((o) => o.status === 'retry').map((o) => o.key));
     pending = pending.filter((i) => retry.has(i.key));
   }
-  return { outcomes: all.map((i) => final.get(i.key)!), requests, pending };
+  return { outcomes: all.map((i) => final.get(i.key)!), requests, pending, aiUnits, unconfirmedAiUnits };
 }
 
 describe('every fault: everything ends delivered, nothing twice, nothing lost', () => {
@@ -64,6 +68,8 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
     ['dropped connections', { endpoint: 'sync-raw-emails', drop: true, rate: 0.4, seed: 6 }],
     ['dropped after the write', { endpoint: 'sync-raw-emails', drop_after_apply: true, rate: 0.4, seed: 7 }],
     ['HTML error pages', { endpoint: 'sync-raw-emails', status: 502, html: true, rate: 0.4, seed: 8 }],
+    ['504 after the write', { endpoint: 'sync-raw-emails', status: 504, apply: true, rate: 0.4, seed: 9 }],
+    ['answers cut mid-body after the write', { endpoint: 'sync-raw-emails', truncate: true, rate: 0.4, seed: 10 }],
   ];
 
   it.each(faults)('%s', async (_name, rule) => {
@@ -71,13 +77,14 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
     client = createApiClient({ ...clientOptions(rule.delay_ms === undefined ? undefined : 1000), onAttempt: (a) => void (a.error !== undefined && failedAttempts++) });
     await control.faults([rule]);
     const docs = Array.from({ length: 200 }, (_, i) => makeDoc(i, { run: 'faults' }));
-    const { outcomes, pending } = await deliverUntilSettled(items(docs), target({ maxDocuments: 10 }));
+    const { outcomes, pending, aiUnits } = await deliverUntilSettled(items(docs), target({ maxDocuments: 10 }), new MemoryLedger());
     expect(pending).toEqual([]);
     expect(statuses(outcomes)).toEqual({ delivered: 200 });
     await control.clearFaults();
     const stats = await control.stats();
     expect(stats.comments).toBe(200);
     expect(stats.ai_units).toBe(200);
+    expect(aiUnits).toBe(200);
     expect(failedAttempts).toBeGreaterThan(0);
   });
 
@@ -86,7 +93,7 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
     const docs = items(Array.from({ length: 30 }, (_, i) => makeDoc(i, { run: 'down' })));
     const first = await deliverBatch(docs, target({ maxDocuments: 10 }), client);
     expect(statuses(first.outcomes)).toEqual({ retry: 30 });
-    expect(first.outcomes[0]).toMatchObject({ code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED' });
+    expect(first.outcomes[0]).toMatchObject({ code: 'MAILGATE_ERR_API_SERVER', message: expect.stringContaining('gave up after 3 attempts') as string });
     expect(first.requests).toBe(1); // the other batches were not sent into a dead service
     const second = await deliverBatch(docs, target({ maxDocuments: 10 }), client);
     expect(statuses(second.outcomes)).toEqual({ delivered: 30 });
@@ -94,8 +101,44 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
   });
 });
 
+describe('AI units reported are the units billed', () => {
+  it('sync: writes whose answers were lost (dropped or 503 after the write) are counted once', async () => {
+    await control.faults([
+      { endpoint: 'sync-raw-emails', drop_after_apply: true, rate: 0.3, seed: 21 },
+      { endpoint: 'sync-raw-emails', status: 503, apply: true, rate: 0.2, seed: 22 },
+    ]);
+    const docs = Array.from({ length: 2000 }, (_, i) => makeDoc(i, { run: 'units' }));
+    const { outcomes, pending, aiUnits } = await deliverUntilSettled(items(docs), target({ maxDocuments: 50 }), new MemoryLedger());
+    expect(pending).toEqual([]);
+    expect(statuses(outcomes)).toEqual({ delivered: 2000 });
+    await control.clearFaults();
+    const stats = await control.stats();
+    expect(stats.requests['sync-raw-emails']?.dropped).toBeGreaterThan(0);
+    expect(stats.requests['sync-raw-emails']?.['503']).toBeGreaterThan(0);
+    expect(stats.ai_units).toBe(2000);
+    expect(aiUnits).toBe(stats.ai_units);
+  });
+
+  it('sync: after a crash that lost the ledger entries, the re-sent documents answered unchanged are counted', async () => {
+    const docs = items(Array.from({ length: 40 }, (_, i) => makeDoc(i, { run: 'crash' })));
+    await deliverBatch(docs.slice(0, 25), target(), client); // accepted, then the process died before recording anything
+    const report = await deliverBatch(docs, target({ maxDocuments: 10 }), client, new MemoryLedger());
+    expect(report.counts).toMatchObject({ new: 15, unchanged: 25 });
+    expect((await control.stats()).ai_units).toBe(40);
+    expect(report.aiUnits).toBe(40); // the crashed run reported nothing: this one owns all 40
+  });
+
+  it('sync: a comment id twice in one delivery is expected to cost once', async () => {
+    const doc = makeDoc(1, { run: 'twice' });
+    const report = await deliverBatch(items([doc, makeDoc(2, { run: 'twice' }), doc]), target({ maxDocuments: 2 }), client, new MemoryLedger());
+    expect(report.requests).toBe(2);
+    expect(report.aiUnits).toBe((await control.stats()).ai_units);
+    expect(report.aiUnits).toBe(2);
+  });
+});
+
 describe('poison documents', () => {
-  it.each([[128], [1024]])('one poison document in %i costs at most 2·log2(n)+1 extra requests', async (n) => {
+  it.each([[128], [1024], [4096]])('one poison document in %i costs at most 2·log2(n)+1 extra requests', async (n) => {
     const docs = Array.from({ length: n }, (_, i) => (i === Math.floor(n / 3) ? poisonDoc(i) : makeDoc(i, { run: `p${n}` })));
     const report = await deliverBatch(items(docs), target({ maxDocuments: n }), client, undefined, { validate: false });
     const bound = 2 * Math.log2(n) + 1;
@@ -109,6 +152,28 @@ describe('poison documents', () => {
     expect(stats).toMatchObject({ ai_units: n - 1, comments: n - 1 });
     expect(report.counts.new).toBe(n - 1);
     expect(report.aiUnits).toBe(n - 1);
+  });
+
+  it('a refusal of the whole request (invalid transform tag) costs a handful of requests, halts the delivery, rejects nothing', async () => {
+    const docs = Array.from({ length: 4096 }, (_, i) => makeDoc(i, { run: 'tag' }));
+    const report = await deliverBatch(items(docs), target({ transformTag: 'bad.0.XXXXXXXX', maxDocuments: 2048 }), client);
+    expect(statuses(report.outcomes)).toEqual({ retry: 4096 });
+    for (const o of report.outcomes) {
+      expect(o).toMatchObject({ code: 'MAILGATE_ERR_API_REQUEST_REJECTED', message: expect.stringContaining("'bad.0.XXXXXXXX' is not a valid transform tag") as string });
+    }
+    expect(report.requests).toBeLessThanOrEqual(6); // the first batch only: itself, its halves, the probe(s)
+    const stats = await control.stats();
+    expect(requestsTo(stats, 'sync-raw-emails')).toBe(report.requests);
+    expect(stats).toMatchObject({ ai_units: 0, comments: 0 });
+  });
+
+  it('documents not isolated within the split budget are left for retry, not rejected', async () => {
+    const docs = Array.from({ length: 64 }, (_, i) => (i % 8 === 3 ? poisonDoc(i) : makeDoc(i, { run: 'budget' })));
+    const report = await deliverBatch(items(docs), target(), client, undefined, { validate: false, maxSplitRequests: 4 });
+    const unsplit = report.outcomes.filter((o) => o.status === 'retry');
+    expect(unsplit.length).toBeGreaterThan(0);
+    expect(unsplit.every((o) => 'code' in o && o.code === 'MAILGATE_ERR_BATCH_NOT_ISOLATED')).toBe(true);
+    expect(report.outcomes.filter((o) => o.status === 'rejected').every((o) => 'code' in o && o.code === 'MAILGATE_ERR_BATCH_REJECTED')).toBe(true);
   });
 
   it('with validation on, a schema-invalid document is refused locally and costs no request', async () => {
@@ -249,6 +314,37 @@ describe('predict', () => {
     expect(names[3]).toEqual([]);
   });
 
+  describe('under faults: every document delivered once, its own predictions in order, billing bounded', () => {
+    const bodies = ['I want a refund, I was charged twice', 'My password reset is not working', 'Thank you, great service', 'nothing relevant here', 'my parcel is late, still waiting'];
+    const faults: Array<[string, FaultRule, boolean]> = [
+      // name, rule, whether a failed attempt may have been processed (and billed)
+      ['429 with Retry-After', { endpoint: 'predict-raw-emails', status: 429, retry_after: 1, rate: 0.4, seed: 31 }, false],
+      ['503', { endpoint: 'predict-raw-emails', status: 503, rate: 0.4, seed: 32 }, true],
+      ['dropped connections', { endpoint: 'predict-raw-emails', drop: true, rate: 0.4, seed: 33 }, true],
+      ['dropped after the service answered', { endpoint: 'predict-raw-emails', drop_after_apply: true, rate: 0.4, seed: 34 }, true],
+      ['answers cut mid-body', { endpoint: 'predict-raw-emails', truncate: true, rate: 0.4, seed: 35 }, true],
+    ];
+
+    it.each(faults)('%s', async (_name, rule, processedMaybe) => {
+      const docs = Array.from({ length: 60 }, (_, i) => makeDoc(i, { run: 'pf', body: bodies[i % bodies.length] }));
+      const t: PredictTarget = { kind: 'predict', dataset: 'acme/triage', version: 1, transformTag: TAG, threshold: 0.3, maxDocuments: 7 };
+      await control.faults([rule]);
+      const { outcomes, pending, aiUnits, unconfirmedAiUnits } = await deliverUntilSettled(items(docs), t);
+      await control.clearFaults();
+      expect(pending).toEqual([]);
+      expect(outcomes.map((o) => o.key)).toEqual(docs.map((_, i) => `k${i}`));
+      expect(statuses(outcomes)).toEqual({ delivered: 60 });
+      const billed = (await control.stats()).ai_units;
+      expect(aiUnits).toBe(60);
+      expect(billed).toBeGreaterThanOrEqual(aiUnits);
+      expect(billed).toBeLessThanOrEqual(aiUnits + unconfirmedAiUnits);
+      if (!processedMaybe) expect(unconfirmedAiUnits).toBe(0);
+      if (processedMaybe) expect(unconfirmedAiUnits).toBeGreaterThan(0);
+      const clean = await client.predictRawEmails('acme/triage', 1, { documents: docs, transform_tag: TAG, threshold: 0.3 });
+      outcomes.forEach((o, i) => expect(o).toMatchObject({ status: 'delivered', predictions: clean.predictions[i], model: clean.model }));
+    });
+  });
+
   it('an unknown model version is a 404: every item is left for retry, none rejected', async () => {
     const report = await deliverBatch(items([makeDoc(1)]), { kind: 'predict', dataset: 'acme/triage', version: 99, transformTag: TAG }, client);
     expect(report.outcomes).toEqual([expect.objectContaining({ status: 'retry', code: 'MAILGATE_ERR_API_NOT_FOUND' })]);
@@ -277,5 +373,20 @@ describe('Batcher', () => {
     expect(reports.filter(([r]) => r === 'triage')).toEqual([['triage', 1]]);
     await expect(batcher.add('inbox', { key: 'late', document: makeDoc(99) })).rejects.toMatchObject({ code: 'MAILGATE_ERR_CONFIG_INVALID' });
     expect((await control.stats()).comments).toBe(60);
+  });
+
+  it('flushes on bytes before the document that would overflow: 30 documents of ~60 KB, 3 per 200 KB request, make 10 requests', async () => {
+    let requests = 0;
+    const maxRequestBytes = 200 * 1024;
+    const batcher = new Batcher({ inbox: target({ maxRequestBytes }) }, { client, windowMs: 20, onReport: (_r, report) => void (requests += report.requests) });
+    const docs = Array.from({ length: 30 }, (_, i) => makeDoc(i, { run: 'bytes', body: `${i} `.padEnd(60_000, 'x') }));
+    const size = Buffer.byteLength(JSON.stringify(docs[0]));
+    expect(3 * size + 2).toBeLessThan(maxRequestBytes - 200); // three fit with the envelope, four do not
+    expect(4 * size).toBeGreaterThan(maxRequestBytes);
+    const outcomes = await Promise.all(docs.map((document, i) => batcher.add('inbox', { key: `b${i}`, document })));
+    await batcher.close();
+    expect(outcomes.every((o) => o.status === 'delivered')).toBe(true);
+    expect(requests).toBe(10);
+    expect(requestsTo(await control.stats(), 'sync-raw-emails')).toBe(10);
   });
 });

@@ -89,16 +89,16 @@ describe('deliverBatch edge paths', () => {
   });
 
   it('retry outcomes carry the server\'s Retry-After', async () => {
-    const fake = fakeClient({ failWith: () => new ApiError('MAILGATE_ERR_API_RETRIES_EXHAUSTED', 'gave up', { status: 429, retryAfterMs: 30_000 }) });
+    const fake = fakeClient({ failWith: () => new ApiError('MAILGATE_ERR_API_RATE_LIMITED', 'slow down (gave up after 4 attempts)', { status: 429, retryAfterMs: 30_000, exhausted: 'attempts' }) });
     const report = await deliverBatch(items([makeDoc(1)]), target(), fake.client);
-    expect(report.outcomes[0]).toMatchObject({ status: 'retry', code: 'MAILGATE_ERR_API_RETRIES_EXHAUSTED', retryAfterMs: 30_000 });
+    expect(report.outcomes[0]).toMatchObject({ status: 'retry', code: 'MAILGATE_ERR_API_RATE_LIMITED', retryAfterMs: 30_000 });
   });
 
-  it('a split budget of 0 rejects the batch unisolated, with the API message', async () => {
+  it('a split budget of 0 leaves the batch unisolated for retry (never shown to be bad), with the API message', async () => {
     const fake = fakeClient();
     const docs = [makeDoc(1), makeDoc(2, { body: BAD }), makeDoc(3)];
     const report = await deliverBatch(items(docs), target(), fake.client, undefined, { maxSplitRequests: 0 });
-    expect(report.outcomes.every((o) => o.status === 'rejected' && o.code === 'MAILGATE_ERR_BATCH_NOT_ISOLATED')).toBe(true);
+    expect(report.outcomes.every((o) => o.status === 'retry' && o.code === 'MAILGATE_ERR_BATCH_NOT_ISOLATED')).toBe(true);
     expect(report.outcomes[0]).toMatchObject({ message: expect.stringContaining('bad body') as string });
     expect(report.requests).toBe(1);
   });

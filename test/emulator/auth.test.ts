@@ -109,6 +109,23 @@ describe('unknown resources are 404', () => {
   }
 });
 
+describe('a known path asked with another method is 405', () => {
+  const cases: Array<[string, string, string]> = [
+    ['GET', '/api/v1/sources/acme/inbox/sync-raw-emails', 'POST'],
+    ['DELETE', '/api/v1/sources/acme/inbox/comments/abc', 'GET'],
+    ['PATCH', '/api/v1/sources/acme/inbox', 'PUT, POST, GET'],
+    ['GET', '/api/v1/datasets/acme/triage/labellers/live/predict-raw-emails', 'POST'],
+  ];
+  for (const [method, path, allow] of cases) {
+    it(`${method} ${path}`, async () => {
+      const res = await api.request(method, path);
+      expect(res.status).toBe(405);
+      expect(res.json).toEqual({ status: 'error', message: '405 Method Not Allowed' });
+      expect(res.headers.get('allow')?.split(', ').sort()).toEqual(allow.split(', ').sort());
+    });
+  }
+});
+
 describe('admin endpoints', () => {
   it('need no token and are not counted', async () => {
     const anon = client(emu.url, undefined);

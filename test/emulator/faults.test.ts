@@ -148,6 +148,35 @@ describe('dropped connections', () => {
   });
 });
 
+describe('answers cut mid-body', () => {
+  const post = (doc: ReturnType<typeof mail>, signal?: AbortSignal) => fetch(emu.url + SYNC, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ documents: [doc], transform_tag: TAG }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+
+  it('truncate: the write happened; status and headers arrive, the body is cut and the socket closed', async () => {
+    emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', truncate: true, times: 1 }]);
+    const doc = mail({ commentId: 'ff' });
+    const res = await post(doc);
+    expect(res.status).toBe(200);
+    expect(Number(res.headers.get('content-length'))).toBeGreaterThan(0);
+    await dropped(res.text());
+    expect(emu.emulator.stats()).toMatchObject({ comments: 1, ai_units: 1 });
+    expect(emu.emulator.stats().requests['sync-raw-emails']).toEqual({ truncated: 1 });
+    expect((await sync([doc])).json).toMatchObject({ new: 0, unchanged: 1 });
+  });
+
+  it('truncate with stall_ms: the half body, then silence until the client gives up', async () => {
+    emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', truncate: true, stall_ms: 60_000, times: 1 }]);
+    const res = await post(mail(), AbortSignal.timeout(500));
+    expect(res.status).toBe(200);
+    const err = await dropped(res.text());
+    expect(err.name).toBe('TimeoutError');
+  });
+});
+
 describe('admin fault endpoints', () => {
   it('POST replaces the plan, GET shows what remains, DELETE clears it', async () => {
     expect((await faults([{ status: 500, times: 2 }])).json.rules).toEqual([{ status: 500, times: 2 }]);
@@ -185,7 +214,7 @@ describe('stats', () => {
     await api.get('/api/v1/sources/acme/inbox/threads?id=ab');
     await api.get('/api/v1/sources/acme/inbox/comments/ab');
     const stats = (await admin.get('/_emulator/stats')).json;
-    expect(stats.requests['sync-raw-emails']).toEqual({ '200': 1, '400': 1 });
+    expect(stats.requests['sync-raw-emails']).toEqual({ '200': 1, '422': 1 });
     expect(stats.requests.sources).toEqual({ '200': 2 });
     expect(stats.requests.datasets).toEqual({ '200': 1 });
     expect(stats.requests.threads).toEqual({ '200': 1 });
@@ -213,11 +242,18 @@ describe('parseFaultSpec', () => {
     ]);
   });
 
+  it('parses truncate with stall_ms', () => {
+    expect(parseFaultSpec('sync-raw-emails:truncatex2,predict-raw-emails:truncate:stall_ms=5000')).toEqual([
+      { endpoint: 'sync-raw-emails', truncate: true, times: 2 },
+      { endpoint: 'predict-raw-emails', truncate: true, stall_ms: 5000 },
+    ]);
+  });
+
   it('an empty spec is no faults', () => {
     expect(parseFaultSpec('  ')).toEqual([]);
   });
 
-  for (const bad of ['sync-raw-emails', 'nowhere:500', '*:200', '*:500x2@0.5', '*:teapot', '*:500:retry_after=soon', '*:drop:html', '*:500@1.5', '*:500:colour=red']) {
+  for (const bad of ['sync-raw-emails', 'nowhere:500', '*:200', '*:500x2@0.5', '*:teapot', '*:500:retry_after=soon', '*:drop:html', '*:500@1.5', '*:500:colour=red', '*:500:stall_ms=5', '*:truncate:apply', '*:drop:stall_ms=1']) {
     it(`refuses "${bad}" with a coded error`, () => {
       let caught: unknown;
       try {

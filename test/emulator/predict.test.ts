@@ -163,7 +163,13 @@ describe('predict-raw-emails validation', () => {
     expect(emu.emulator.stats().ai_units).toBe(before);
   };
   it('at most 4096 documents', () => rejected(400, { documents: Array.from({ length: 4097 }, () => ({ raw_email: { headers: { raw: 'A: b' }, body: { plain: 'x' } } })) }, /4096/));
-  it('at least one document', () => rejected(400, { documents: [] }));
+  it('an empty list is answered with no predictions and bills nothing', async () => {
+    const before = emu.emulator.stats().ai_units;
+    const r = await api.post(PREDICT(), { documents: [], transform_tag: TAG });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ status: 'ok', predictions: [], model: { version: 1 } });
+    expect(emu.emulator.stats().ai_units).toBe(before);
+  });
   it('threshold above 1 is 400', () => rejected(400, { threshold: 1.5 }));
   it('threshold must be a number or auto', () => rejected(400, { threshold: 'high' }));
   it('labels need a non-empty name path', () => rejected(400, { labels: [{ name: [] }] }));
@@ -172,4 +178,18 @@ describe('predict-raw-emails validation', () => {
   it('a client property colliding with a generated one is 422', () => rejected(422, { documents: [mail({ props: { 'string:Thread': 'x' } })] }, /conflicts with a generated property/));
   it('an unknown transform tag is 422', () => rejected(422, { transform_tag: 'bogus.0.AAAAAAAA' }, /is not a valid transform tag/));
   it('a missing transform tag is 422', () => rejected(422, { transform_tag: undefined }));
+});
+
+describe('labelNames', () => {
+  it("'string' answers label names as `Parent > Child` strings (notes §3.2)", async () => {
+    const other = await startEmulator({ labelNames: 'string' });
+    try {
+      const c = client(other.url, other.token);
+      await setup(c, { dataset: true });
+      const r = await c.post(PREDICT(), { documents: [refund()], transform_tag: TAG });
+      expect(r.json.predictions[0].map((l: { name: unknown }) => l.name)).toEqual(['Billing', 'Billing > Refund', 'Billing > Invoice']);
+    } finally {
+      await other.stop();
+    }
+  });
 });

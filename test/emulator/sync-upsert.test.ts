@@ -148,3 +148,27 @@ describe('client properties colliding with generated ones', () => {
     expect(r.status).toBe(422);
   });
 });
+
+describe('returned comments carry updated_at (spec) beside last_modified (notes)', () => {
+  it('in include_comments and in GET comment', async () => {
+    const r = await sync([mail({ commentId: 'a0a0' })], { include_comments: true });
+    expect(r.json.comments[0]).toMatchObject({ updated_at: new Date(clock).toISOString(), last_modified: new Date(clock).toISOString() });
+    const got = await api.get('/api/v1/sources/acme/inbox/comments/a0a0');
+    expect(got.json.comment).toMatchObject({ updated_at: got.json.comment.last_modified });
+  });
+
+  it("commentsShape 'with-thread-properties' answers {comment, thread_properties} per document (the spec's shape)", async () => {
+    const other = await startEmulator({ now: () => new Date(clock), commentsShape: 'with-thread-properties' });
+    try {
+      const c = client(other.url, other.token);
+      await setup(c);
+      const root = mail({ commentId: 'c1', messageId: '<root@example.com>', date: 'Tue, 05 Mar 2024 10:00:00 +0000' });
+      const reply = mail({ commentId: 'c2', from: 'Bob <bob@example.com>', inReplyTo: '<root@example.com>', date: 'Tue, 05 Mar 2024 11:00:00 +0000' });
+      const r = await c.post(SYNC, { documents: [root, reply], transform_tag: TAG, include_comments: true });
+      expect(r.json.comments.map((x: any) => [x.comment.id, x.thread_properties.thread_position, x.thread_properties.num_messages])).toEqual([['c1', 0, 2], ['c2', 1, 2]]);
+      expect(r.json.comments[1].comment).toMatchObject({ updated_at: new Date(clock).toISOString() });
+    } finally {
+      await other.stop();
+    }
+  });
+});

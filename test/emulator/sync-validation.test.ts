@@ -31,7 +31,14 @@ async function expectRejected(status: number, res: Promise<{ status: number; jso
 describe('sync-raw-emails request shape (400)', () => {
   it('body must be an object', () => expectRejected(400, api.post(SYNC, [mail()])));
   it('documents is required', () => expectRejected(400, api.post(SYNC, { transform_tag: TAG }), /documents/));
-  it('documents must hold at least one document', () => expectRejected(400, api.post(SYNC, { documents: [], transform_tag: TAG }), /at least one/));
+  it('an empty documents list is accepted with zero counts (the official CLI may send an empty last batch)', async () => {
+    const r = await api.post(SYNC, { documents: [], transform_tag: TAG });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ status: 'ok', new: 0, updated: 0, updated_properties_only: 0, updated_text_changed: 0, unchanged: 0 });
+    expect(emu.emulator.stats()).toMatchObject({ comments: 0, ai_units: 0 });
+  });
+  it('an empty documents list still has its envelope checked', () =>
+    expectRejected(422, api.post(SYNC, { documents: [], transform_tag: 'nope.0.AAAAAAAA' }), /is not a valid transform tag/));
   it('unknown top-level fields are refused', () => expectRejected(400, api.post(SYNC, { documents: [mail()], transform_tag: TAG, extra: 1 })));
   it('include_comments must be a boolean', () => expectRejected(400, syncOne(() => {}, { include_comments: 'yes' })));
   it('a document must be an object with raw_email', () => expectRejected(400, api.post(SYNC, { documents: [{}], transform_tag: TAG }), /documents\[0\]/));
@@ -186,5 +193,33 @@ describe('no_charge', () => {
     } finally {
       await free.stop();
     }
+  });
+});
+
+describe('options for the points where spec and notes differ', () => {
+  let other: StartedEmulator;
+  let otherApi: Client;
+  beforeAll(async () => {
+    other = await startEmulator({ allowEmptyDocuments: false, bodies: 'at-least-one' });
+    otherApi = client(other.url, other.token);
+    await setup(otherApi);
+  });
+  afterAll(() => other.stop());
+
+  it('allowEmptyDocuments: false refuses an empty list (400)', async () => {
+    const r = await otherApi.post(SYNC, { documents: [], transform_tag: TAG });
+    expect(r.status).toBe(400);
+    expect(r.json.message).toMatch(/at least one/);
+  });
+
+  it("bodies: 'at-least-one' accepts plain and html together and uses plain; neither is still 400", async () => {
+    const doc = mail({ body: 'the plain text' });
+    const both = { ...doc, raw_email: { ...doc.raw_email, body: { plain: 'the plain text', html: '<p>the html</p>' } } };
+    const r = await otherApi.post(SYNC, { documents: [both], transform_tag: TAG, include_comments: true });
+    expect(r.status).toBe(200);
+    expect(r.json.comments[0].messages[0].body.text).toContain('the plain text');
+    const none = await otherApi.post(SYNC, { documents: [{ ...doc, raw_email: { ...doc.raw_email, body: {} } }], transform_tag: TAG });
+    expect(none.status).toBe(400);
+    expect(none.json.message).toMatch(/at least one of plain and html/);
   });
 });

@@ -158,6 +158,19 @@ describe('mailgate import', () => {
     expect(JSON.parse(retry.stdout)).toMatchObject({ delivered: 12, aiUnits: 12 });
   });
 
+  it('stops when the API refuses the request itself (an unknown transform tag): nothing dead-lettered, a few requests', async () => {
+    const mbox = join(dir, 'tag.mbox');
+    writeMbox(mbox, 300, 'tag');
+    const requests = syncRequests();
+    const run = await mailgate('import', mbox, ...api('tag.db', 'acme/tag'), '--transform-tag', 'bogus.0.XXXXXXXX', '--json');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/MAILGATE_ERR_API_REQUEST_REJECTED: the API refused route import \(acme\/tag\)/);
+    expect(JSON.parse(run.stdout)).toMatchObject({ deadLettered: 0, delivered: 0, error: { code: 'MAILGATE_ERR_API_REQUEST_REJECTED' } });
+    expect(syncRequests() - requests).toBeLessThanOrEqual(6);
+    const fixed = await mailgate('import', mbox, ...api('tag.db', 'acme/tag'), '--json');
+    expect(JSON.parse(fixed.stdout)).toMatchObject({ delivered: 300, deadLettered: 0 });
+  });
+
   it('keeps an unreadable file as a dead letter with its bytes, reported once', async () => {
     const inbox = join(dir, 'corrupt');
     mkdirSync(inbox);

@@ -1,15 +1,33 @@
-/** `mailgate emulator`: a local stand-in for the Text Analytics API, until SIGINT/SIGTERM. */
+/** `mailgate emulator`: a local stand-in for the Text Analytics API, until SIGINT/SIGTERM (docs/emulator.md). */
 import type { Command } from 'commander';
-import { integerOption } from '../options.js';
+import { MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
+import { choiceOption, integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
 interface EmulatorFlags {
   port: number;
-  token: string;
+  token: string[];
   host?: string;
   data?: string;
   faults?: string;
+  transformTag?: string[];
+  maxSyncDocuments?: number;
+  maxPredictDocuments?: number;
+  requireTransformTag: boolean;
+  allowNoCharge?: boolean;
+  autoCreateSources?: boolean;
+  modelVersions?: number;
+  liveVersion?: number;
+  stagingVersion?: number;
+  bodyLimit?: number;
+  emptyDocuments: boolean;
+  bodies?: 'exactly-one' | 'at-least-one';
+  commentsShape?: 'comment' | 'with-thread-properties';
+  labelNames?: 'parts' | 'string';
+  log?: boolean;
 }
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 async function run(flags: EmulatorFlags, ctx: CliContext): Promise<void> {
   const { runEmulatorCommand } = await import('../../emulator/index.js');
@@ -19,6 +37,21 @@ async function run(flags: EmulatorFlags, ctx: CliContext): Promise<void> {
     token: flags.token,
     dataDir: flags.data,
     faults: flags.faults,
+    transformTags: flags.transformTag,
+    maxSyncDocuments: flags.maxSyncDocuments,
+    maxPredictDocuments: flags.maxPredictDocuments,
+    requireTransformTag: flags.requireTransformTag,
+    allowNoCharge: flags.allowNoCharge === true,
+    autoCreateSources: flags.autoCreateSources === true,
+    modelVersions: flags.modelVersions,
+    liveVersion: flags.liveVersion,
+    stagingVersion: flags.stagingVersion,
+    bodyLimit: flags.bodyLimit,
+    allowEmptyDocuments: flags.emptyDocuments,
+    bodies: flags.bodies,
+    commentsShape: flags.commentsShape,
+    labelNames: flags.labelNames,
+    logger: flags.log === true,
     print: (line) => void ctx.stdout.write(`${line}\n`),
     handleSignals: true,
   });
@@ -31,10 +64,25 @@ export const emulatorCommand: CliCommand = {
       .command('emulator')
       .description('run a local Text Analytics API emulator (stops on SIGINT/SIGTERM)')
       .requiredOption('--port <n>', 'TCP port (0 picks a free one)', integerOption(0, 65535))
-      .requiredOption('--token <token>', 'bearer token the emulator accepts')
+      .requiredOption('--token <token>', 'bearer token the emulator accepts (repeat for several)', collect)
       .option('--host <host>', 'interface to bind', '127.0.0.1')
       .option('--data <dir>', 'persist state in this directory and reload it on start')
       .option('--faults <spec>', 'fault injection spec (docs/emulator.md)')
+      .option('--transform-tag <tag>', 'an accepted transform_tag (repeat for several; "*" admits any well-shaped tag; default generic.0.CONVKER5)', collect)
+      .option('--max-sync-documents <n>', `documents per sync-raw-emails request (default ${MAX_SYNC_DOCUMENTS}; 4096 as the notes' clients document)`, integerOption(1, MAX_SYNC_DOCUMENTS))
+      .option('--max-predict-documents <n>', `documents per predict-raw-emails request (default ${MAX_PREDICT_DOCUMENTS})`, integerOption(1, MAX_PREDICT_DOCUMENTS))
+      .option('--no-require-transform-tag', 'a request without transform_tag uses the first accepted tag instead of 422')
+      .option('--allow-no-charge', 'accept ?no_charge=true and bill nothing (default: 403)')
+      .option('--auto-create-sources', 'sync-raw-emails to an unknown source creates it (default: 404)')
+      .option('--model-versions <n>', 'model versions of every dataset, 1..n (default 2)', integerOption(1, 1_000_000))
+      .option('--live-version <n>', 'version "live" resolves to (default 1)', integerOption(1, 1_000_000))
+      .option('--staging-version <n>', 'version "staging" resolves to (default 2)', integerOption(1, 1_000_000))
+      .option('--body-limit <bytes>', 'request body limit in bytes (default 512 MiB)', integerOption(1024, 2 ** 31 - 1))
+      .option('--no-empty-documents', 'answer an empty documents list with 400 (default: accepted, zero counts)')
+      .option('--bodies <rule>', 'raw email body: exactly-one (default) or at-least-one of plain/html', choiceOption(['exactly-one', 'at-least-one'] as const))
+      .option('--comments-shape <shape>', 'sync include_comments elements: comment (default) or with-thread-properties', choiceOption(['comment', 'with-thread-properties'] as const))
+      .option('--label-names <form>', 'predicted label names: parts (default, ["A","B"]) or string ("A > B")', choiceOption(['parts', 'string'] as const))
+      .option('--log', 'log requests (the Authorization header is redacted)')
       .action((flags: EmulatorFlags) => run(flags, ctx));
   },
 };

@@ -8,9 +8,14 @@ import { writerFor } from '../write.js';
 
 interface ListFlags extends StoreFlags { route?: string; limit: number; after?: number; json?: boolean }
 
+/** `Parent > Child`; the client stores paths, but a name may be a string (notes §3.2), e.g. in rows stored before it normalised them. */
+export function labelName(name: unknown): string {
+  return Array.isArray(name) ? name.map(String).join(' > ') : String(name);
+}
+
 function labels(p: PredictionRecord): string {
   if (p.predictions.length === 0) return '-';
-  return p.predictions.map((l) => `${l.name.join(' > ')} (${l.probability.toFixed(2)})`).join(', ');
+  return p.predictions.map((l) => `${labelName(l.name)} (${l.probability.toFixed(2)})`).join(', ');
 }
 
 function line(p: PredictionRecord): string {

@@ -3,21 +3,13 @@
  * Thread properties are computed with mailgate's preview code, so the preview and the
  * emulator agree.
  */
-import type { StoredComment, ThreadProperties } from '../../model/index.js';
-import { computeThreadProperties } from '../../preview/threads.js';
+import type { ThreadProperties } from '../../model/index.js';
 import type { AppContext, RegisterApi } from '../app.js';
 import { badRequest, notFound, queryList } from '../http.js';
+import { answered, threadOf } from '../present.js';
 import { requireSource } from './lookup.js';
 
 type Params = { project: string; source: string };
-
-/** The thread's comments ordered by timestamp (then id), and their properties keyed by comment id. */
-function threadOf(ctx: AppContext, sourceId: string, threadId: string): { comments: StoredComment[]; properties: Map<string, ThreadProperties> } {
-  const comments = ctx.state
-    .threadComments(sourceId, threadId)
-    .sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { comments, properties: comments.length === 0 ? new Map() : computeThreadProperties(comments) };
-}
 
 export function registerCommentRoutes(register: RegisterApi, ctx: AppContext): void {
   register('GET', '/api/v1/sources/:project/:source/comments/:id', 'comments', (req) => {
@@ -26,7 +18,7 @@ export function registerCommentRoutes(register: RegisterApi, ctx: AppContext): v
     const comment = ctx.state.comment(source.id, id);
     if (!comment) throw notFound();
     const props = comment.thread_id === undefined ? undefined : threadOf(ctx, source.id, comment.thread_id).properties.get(comment.id);
-    return { comment, ...(props ? { thread_properties: props } : {}) };
+    return { comment: answered(comment), ...(props ? { thread_properties: props } : {}) };
   });
 
   register('DELETE', '/api/v1/sources/:project/:source/comments', 'comments', (req) => {

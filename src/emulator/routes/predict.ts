@@ -44,8 +44,9 @@ export function registerPredictRoutes(register: RegisterApi, ctx: AppContext): v
     const plan = { threshold: request.threshold, labels: request.labels };
     ctx.state.commit({ op: 'bill', units: comments.length });
     const features = comments.map(featuresOf);
+    const predictions = features.map((f) => labelsFor(f, version, plan, dataset.has_sentiment));
     return {
-      predictions: features.map((f) => labelsFor(f, version, plan, dataset.has_sentiment)),
+      predictions: ctx.options.labelNames === 'parts' ? predictions : predictions.map((labels) => labels.map((l) => ({ ...l, name: l.name.join(' > ') }))),
       entities: comments.map((c) => entitiesFor(c)),
       label_properties: features.map((f) => labelPropertiesFor(f, dataset.has_sentiment)),
       model: { version, time: dataset.created_at },

@@ -5,6 +5,7 @@
 import type { AppContext, RegisterApi } from '../app.js';
 import { ApiError, badRequest, notFound } from '../http.js';
 import { buildComments, upsert } from '../ingest.js';
+import { answered, threadPropertiesOf } from '../present.js';
 import { parseSyncRequest } from '../validate.js';
 import { findSource, isValidName, newSource } from './lookup.js';
 import type { SourceRecord } from '../state.js';
@@ -44,6 +45,10 @@ export function registerSyncRoutes(register: RegisterApi, ctx: AppContext): void
     if (result.changed.length > 0 || units > 0) {
       ctx.state.commit({ op: 'comments', source_id: source.id, comments: result.changed, units });
     }
-    return { ...result.counts, ...(request.include_comments ? { comments: result.perDocument } : {}) };
+    if (!request.include_comments) return { ...result.counts };
+    const comments = ctx.options.commentsShape === 'comment'
+      ? result.perDocument.map(answered)
+      : result.perDocument.map((c) => ({ comment: answered(c), thread_properties: threadPropertiesOf(ctx, source.id, c) ?? null }));
+    return { ...result.counts, comments };
   });
 }
