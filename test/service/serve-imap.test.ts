@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { textMessage } from '../imap/messages.js';
+import { startSilentImap } from '../imap/silent-server.js';
 import { eventually, spawnServe } from './serve-process.js';
 
 let dovecot: DovecotServer;
@@ -168,6 +169,41 @@ describe('mailgate serve with IMAP', () => {
       await emu.stop();
     }
   }, 240_000);
+
+  it('SIGTERM while the IMAP server never answers the login: exits 0 within the drain bound, not the 300 s command deadline', async () => {
+    const emu = await startEmulator({ autoCreateSources: true });
+    const silent = await startSilentImap();
+    try {
+      const file = join(dir, 'silent.yaml');
+      writeFileSync(
+        file,
+        [
+          `store: sqlite:${join(dir, 'silent', 'mailgate.db')}`,
+          `api: { url: ${emu.url}, token: "\${TEST_API_TOKEN}" }`,
+          'server: { listen: 127.0.0.1:0 }',
+          'delivery: { drain_ms: 1000 }',
+          'routes: [{ name: support, source: acme/support }]',
+          'adapters:',
+          '  imap:',
+          `    - { name: stuck, route: support, host: 127.0.0.1, port: ${silent.port}, secure: false, auth: { user: u, pass: p }, command_timeout_ms: 300000 }`,
+          '',
+        ].join('\n'),
+      );
+      const serve = spawnServe(['--config', file], { cwd: dir, env: { TEST_API_TOKEN: emu.token } });
+      await serve.url;
+      await eventually(() => silent.asked >= 1, 'the login command', 15_000);
+      serve.child.kill('SIGTERM');
+      // Drain bound 1 s; the deadline on this wait is generous, the bug it catches is 300 s.
+      let exit: { code: number | null } | undefined;
+      void serve.exit.then((e) => (exit = e));
+      await eventually(() => exit !== undefined, 'the process to exit', 20_000);
+      expect(exit!.code).toBe(0);
+      expect(serve.stdout()).toContain('mailgate stopped');
+    } finally {
+      await silent.close();
+      await emu.stop();
+    }
+  });
 
   it('a second signal exits at once while the drain waits for an unreachable API', async () => {
     const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503 }] });
