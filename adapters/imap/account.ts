@@ -5,12 +5,13 @@
  */
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import type { IntakeSink } from '../../src/pipeline/types.js';
 import { parseAfterDelivery, type AfterDeliveryAction, type ImapAccountConfig } from './config.js';
 import { endConnection, openConnection } from './connection.js';
 import { AccountHealthTracker, type ImapHealth } from './health.js';
 import { createTokenProvider, staticTokenProvider, type TokenProvider, type TokenProviderOptions } from './oauth.js';
-import { BACKOFF, backoffDelay, classify, sleep, withDeadline } from './retry.js';
+import { BACKOFF, backoffDelay, classify, sleep, withDeadline, type Failure } from './retry.js';
 import { Session } from './session.js';
 
 export interface AccountOptions {
@@ -19,10 +20,13 @@ export interface AccountOptions {
   random?: () => number;
   /** Backoff bases and ceilings per failure kind (default BACKOFF in retry.ts). */
   backoff?: Partial<typeof BACKOFF>;
+  /** Each account logs through `logger.child({ adapter: 'imap', account })`. Default: silent. */
+  logger?: Logger;
 }
 
 export class AccountRunner {
   readonly action: AfterDeliveryAction;
+  readonly log: Logger;
   private readonly tokens: TokenProvider | undefined;
   private readonly tracker: AccountHealthTracker;
   private session: Session | undefined;
@@ -42,6 +46,7 @@ export class AccountRunner {
     const auth = config.auth;
     this.tokens = 'oauth2' in auth ? createTokenProvider(auth.oauth2, opts.tokens) : 'accessToken' in auth ? staticTokenProvider(auth.accessToken) : undefined;
     this.tracker = new AccountHealthTracker(config.name);
+    this.log = (opts.logger ?? createLogger(false)).child({ adapter: 'imap', account: config.name });
   }
 
   health(): ImapHealth {
@@ -89,6 +94,7 @@ export class AccountRunner {
     try {
       this.tracker.set('connecting');
       client = await openConnection({ config: this.config, tokens: this.tokens, signal, onSocketError: (c, err) => this.lastSocketError.set(c, err) });
+      this.log.info({ host: this.config.host, port: this.config.port, secure: this.config.secure }, `connected to ${this.config.host}:${this.config.port}`);
       await this.serve(client, sink, signal);
       return undefined;
     } catch (err) {
@@ -96,6 +102,7 @@ export class AccountRunner {
       const failure = classify(err);
       const delay = backoffDelay(this.failures++, failure, this.opts.random, { ...BACKOFF, ...this.opts.backoff });
       this.tracker.failed(failure, delay);
+      this.logFailure(failure, delay, client !== undefined);
       return delay;
     } finally {
       if (client !== undefined) this.release(client, signal.aborted);
@@ -112,6 +119,7 @@ export class AccountRunner {
       exclusive: (fn) => this.exclusive(fn),
       socketError: (c) => this.lastSocketError.get(c),
       onSettled: () => (this.failures = 0),
+      log: this.log,
     });
     const onAbort = (): void => {
       this.end(client);
@@ -139,6 +147,17 @@ export class AccountRunner {
   private end(client: ImapFlow): void {
     if (this.endingClient === client) return;
     this.endingClient = client;
-    this.ending = endConnection(client);
+    this.ending = endConnection(client).then((out) => this.log.info({ loggedOut: out }, `disconnected: the service is stopping${out ? ' (logged out)' : ''}`));
+  }
+
+  /** One line for the end of a connection, one for the wait before the next attempt. */
+  private logFailure(failure: Failure, delayMs: number, wasConnected: boolean): void {
+    const { code, message } = failure;
+    if (wasConnected) this.log.warn({ code, reason: message }, `disconnected: ${message}`);
+    const next = { code, retryInMs: delayMs, attempt: this.failures };
+    if (failure.kind === 'auth') this.log.error(next, `IMAP login refused (${message}); next attempt in ${Math.round(delayMs / 1000)} s`);
+    else if (failure.kind === 'throttle') this.log.warn({ ...next, hintMs: failure.hintMs }, `throttled by the IMAP server (${message}); waiting ${Math.round(delayMs / 1000)} s`);
+    else if (wasConnected) this.log.warn(next, `reconnecting in ${delayMs} ms`);
+    else this.log.warn(next, `cannot connect (${message}); retrying in ${delayMs} ms`);
   }
 }

@@ -93,12 +93,17 @@ export async function openConnection(opts: OpenOptions): Promise<ImapFlow> {
   }
 }
 
-/** Logs out (queued behind a command in flight, at most `ms`), then closes the socket. Never rejects. */
-export async function endConnection(client: ImapFlow, ms = LOGOUT_MS): Promise<void> {
+/**
+ * Logs out (queued behind a command in flight, at most `ms`), then closes the socket. Resolves
+ * with whether the server acknowledged the LOGOUT; never rejects.
+ */
+export async function endConnection(client: ImapFlow, ms = LOGOUT_MS): Promise<boolean> {
   try {
-    if (client.usable && client.authenticated !== false) await withDeadline(client.logout(), ms, 'LOGOUT', () => client.close());
+    if (!client.usable || client.authenticated === false) return false;
+    await withDeadline(client.logout(), ms, 'LOGOUT', () => client.close());
+    return true;
   } catch {
-    // The socket is closed below either way.
+    return false;
   } finally {
     client.close();
   }

@@ -6,6 +6,7 @@
  */
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
 import type { IntakeSink } from '../../src/pipeline/types.js';
 import type { AfterDeliveryAction, ImapAccountConfig } from './config.js';
 import { AUTO_IDLE_DELAY_MS } from './connection.js';
@@ -31,6 +32,7 @@ export interface SessionContext {
   socketError: (client: ImapFlow) => Error | undefined;
   /** The folders are synced and the session waits: the connection has proved itself. */
   onSettled: () => void;
+  log: Logger;
 }
 
 export class Session {
@@ -160,7 +162,13 @@ export class Session {
   /** Silent IDLE death: a NOOP that gets no answer in time drops the connection. */
   private async watchdog(): Promise<void> {
     const ms = Math.min(WATCHDOG_NOOP_MS, this.ctx.config.idle_watchdog_ms);
-    await this.ctx.exclusive(() => this.deadline(this.client.noop(), 'NOOP', ms));
+    try {
+      await this.ctx.exclusive(() => this.deadline(this.client.noop(), 'NOOP', ms));
+    } catch (err) {
+      const { code } = classify(err);
+      this.ctx.log.warn({ code, noopMs: ms }, `watchdog: no answer to NOOP within ${ms} ms; the connection is dead and is replaced`);
+      throw err;
+    }
   }
 
   private async syncDue(): Promise<void> {
@@ -177,14 +185,17 @@ export class Session {
   }
 
   private async syncOne(folder: string): Promise<void> {
-    const { config, sink, signal, tracker, exclusive } = this.ctx;
+    const { config, sink, signal, tracker, exclusive, log } = this.ctx;
+    const onReset = (previous: number, now: number): void =>
+      log.warn({ folder, previousUidValidity: previous, uidValidity: now }, `UIDVALIDITY of "${folder}" changed (${previous} -> ${now}): reading the folder again; comment ids and the ledger keep it from billing twice`);
     try {
-      const res = await syncFolder(this.client, { config, sink, signal, exclusive, onChunk: (_f, n, s) => tracker.counted(n, s) }, folder);
+      const res = await syncFolder(this.client, { config, sink, signal, exclusive, onReset, onChunk: (_f, n, s) => tracker.counted(n, s) }, folder);
       this.missing.delete(folder);
       tracker.folderSynced(folder, res.uidValidity, res.lastUid);
     } catch (err) {
       const failure = classify(err);
       if (failure.code !== 'MAILGATE_ERR_IMAP_FOLDER_NOT_FOUND') throw err;
+      if (!this.missing.has(folder)) log.warn({ folder, code: failure.code }, `folder "${folder}" does not exist; tried again at the next resync`);
       this.missing.add(folder);
       tracker.folderFailed(folder, failure);
     }

@@ -34,6 +34,8 @@ export interface SyncContext {
   exclusive?: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Called after each durable chunk (health, metrics). */
   onChunk?: (folder: string, count: number, stubbed: number) => void;
+  /** Called when the stored checkpoint names another UIDVALIDITY: the folder is read again. */
+  onReset?: (previous: number, now: number) => void;
 }
 
 export function checkpointKey(account: string, folder: string): string {
@@ -100,6 +102,7 @@ async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Pr
     const uidValidity = Number(box.uidValidity);
     const stored = readCheckpoint(await ctx.sink.checkpoint(checkpointKey(config.name, folder)));
     const reset = stored !== undefined && stored.uidValidity !== uidValidity;
+    if (reset) ctx.onReset?.(stored.uidValidity, uidValidity);
     const lastUid = stored !== undefined && !reset ? stored.lastUid : 0;
     const query = lastUid === 0 && config.since !== undefined ? { uid: '1:*', since: new Date(config.since) } : { uid: `${lastUid + 1}:*` };
     const answer = await withDeadline(client.search(query, { uid: true }), config.command_timeout_ms, `UID SEARCH ${folder}`, () => client.close());

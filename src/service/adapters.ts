@@ -40,7 +40,7 @@ export function buildAdapters(config: Readonly<Config>, logger: Logger): Service
   }
   let imap: ImapAdapter | undefined;
   if (config.adapters.imap.length > 0) {
-    imap = ADAPTERS.imap(config.adapters.imap);
+    imap = ADAPTERS.imap({ accounts: config.adapters.imap, logger });
     entries.push({ kind: 'imap', name: 'imap', adapter: imap, state: 'starting' });
   }
   for (const kind of Object.keys(config.adapters)) {
