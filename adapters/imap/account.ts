@@ -60,11 +60,18 @@ export class AccountRunner {
     return run;
   }
 
-  /** Waits (bounded) for a usable session, then runs `fn` on it exclusively. */
+  /**
+   * Waits (bounded) for a usable session, then runs `fn` on it exclusively. Does not wait while
+   * the account is known to be down (backoff, auth_failed, stopped): nothing would change.
+   */
   async withSession<T>(timeoutMs: number, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
     const until = Date.now() + timeoutMs;
     while (this.session === undefined || !this.session.client.usable) {
-      if (Date.now() >= until) throw new GatewayError('MAILGATE_ERR_IMAP_UNAVAILABLE', `account ${this.config.name} has no usable IMAP connection`);
+      const down = this.tracker.state === 'backoff' || this.tracker.state === 'auth_failed' || this.tracker.state === 'stopped';
+      if (down || Date.now() >= until) {
+        const why = down ? `it is ${this.tracker.state.replace('_', ' ')}` : `none within ${timeoutMs} ms`;
+        throw new GatewayError('MAILGATE_ERR_IMAP_UNAVAILABLE', `account ${this.config.name} has no usable IMAP connection (${why})`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
     const session = this.session;
