@@ -109,7 +109,7 @@ export class AccountRunner {
       const failure = classify(err);
       const delay = backoffDelay(this.failures++, failure, this.opts.random, { ...BACKOFF, ...this.opts.backoff });
       this.tracker.failed(failure, delay);
-      this.logFailure(failure, delay, client !== undefined);
+      this.logFailure(failure, delay, client === undefined ? undefined : (this.lastSocketError.get(client) ?? false));
       return delay;
     } finally {
       if (client !== undefined) this.release(client, signal.aborted);
@@ -158,9 +158,11 @@ export class AccountRunner {
   }
 
   /** One line for the end of a connection, one for the wait before the next attempt. */
-  private logFailure(failure: Failure, delayMs: number, wasConnected: boolean): void {
+  private logFailure(failure: Failure, delayMs: number, connected: Error | false | undefined): void {
     const { code, message } = failure;
-    if (wasConnected) this.log.warn({ code, reason: message }, `disconnected: ${message}`);
+    const wasConnected = connected !== undefined;
+    const socket = connected instanceof Error ? ` (socket: ${connected.message})` : '';
+    if (wasConnected) this.log.warn({ code, reason: message + socket }, `disconnected: ${message}${socket}`);
     const next = { code, retryInMs: delayMs, attempt: this.failures };
     if (failure.kind === 'auth') this.log.error(next, `IMAP login refused (${message}); next attempt in ${Math.round(delayMs / 1000)} s`);
     else if (failure.kind === 'throttle') this.log.warn({ ...next, hintMs: failure.hintMs }, `throttled by the IMAP server (${message}); waiting ${Math.round(delayMs / 1000)} s`);

@@ -56,7 +56,7 @@ describe('IMAP sync against Dovecot', () => {
     // Let IDLE start and the settling NOOP pass: from here only an IDLE notification helps.
     await new Promise((res) => setTimeout(res, 3000));
     await server.append(user, 'INBOX', [textMessage(7, 'arrived during IDLE')]);
-    await eventually(() => sink.accepted.length === 1);
+    await eventually(() => sink.accepted.length === 1, 15_000, 'the message appended during IDLE');
     await r.stop();
     expect(sink.subjects()).toEqual(['arrived during IDLE']);
   });
