@@ -7,13 +7,13 @@ import { GatewayError } from '../../src/errors.js';
 import type { Adapter, IntakeSink, Origin } from '../../src/pipeline/types.js';
 import { AccountRunner, type AccountOptions } from './account.js';
 import { groupOrigins, runAfterDelivery, type AfterDeliveryResult } from './actions.js';
-import { parseImapAccount, type ImapAccountConfig } from './config.js';
+import { duplicateAccount, parseImapAccount, type ImapAccountConfig } from './config.js';
 import type { ImapHealth } from './health.js';
 import { classify } from './retry.js';
 
 export type { AfterDeliveryResult } from './actions.js';
 export { OMITTED_SIZE_HEADER } from './assemble.js';
-export { imapAccountSchema, parseImapAccount, type ImapAccountConfig, type ImapAccountInput } from './config.js';
+export { duplicateAccount, imapAccountSchema, parseImapAccount, type ImapAccountConfig, type ImapAccountInput } from './config.js';
 export type { ErrorInfo, FolderHealth, ImapHealth, ImapState } from './health.js';
 export { createTokenProvider, type TokenProvider } from './oauth.js';
 export { checkpointKey, type FolderCheckpoint } from './sync.js';
@@ -29,12 +29,9 @@ export class ImapAdapter implements Adapter {
   private readonly actionWaitMs: number;
 
   constructor(accounts: readonly unknown[], opts: ImapAdapterOptions = {}) {
-    const configs: ImapAccountConfig[] = accounts.map(parseImapAccount);
-    const names = new Set<string>();
-    for (const c of configs) {
-      if (names.has(c.name)) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.imap: account name "${c.name}" is used twice; names must be unique`);
-      names.add(c.name);
-    }
+    const configs: ImapAccountConfig[] = accounts.map((a, i) => parseImapAccount(a, i));
+    const duplicate = duplicateAccount(configs);
+    if (duplicate !== undefined) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.imap[${duplicate.index}].name: ${duplicate.message}`);
     this.runners = configs.map((c) => new AccountRunner(c, opts));
     this.actionWaitMs = opts.actionWaitMs ?? 60_000;
   }

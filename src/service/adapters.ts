@@ -43,10 +43,6 @@ export function buildAdapters(config: Readonly<Config>, logger: Logger): Service
     imap = ADAPTERS.imap({ accounts: config.adapters.imap, logger });
     entries.push({ kind: 'imap', name: 'imap', adapter: imap, state: 'starting' });
   }
-  for (const kind of Object.keys(config.adapters)) {
-    if (kind !== 'files' && kind !== 'imap' && (config.adapters as Record<string, unknown[]>)[kind]!.length > 0)
-      logger.warn({ adapter: kind }, `adapters.${kind} is not supported by serve yet; ignored`);
-  }
   return { entries, ...(imap ? { imap } : {}) };
 }
 
