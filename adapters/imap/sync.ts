@@ -87,9 +87,29 @@ interface PassStart {
   uidValidity: number;
   uidNextAtStart: number;
   modseq: string | undefined;
+  /** HIGHESTMODSEQ the stored checkpoint names (undefined: none, or another UIDVALIDITY). */
+  storedModseq: string | undefined;
   lastUid: number;
   reset: boolean;
   uids: number[];
+}
+
+/**
+ * Nothing to search for: the checkpoint names this UIDVALIDITY and this HIGHESTMODSEQ
+ * (CONDSTORE: any change in the folder raises it) and every UID below UIDNEXT was read.
+ */
+function unchanged(pass: Omit<PassStart, 'uids'>): boolean {
+  return !pass.reset && pass.modseq !== undefined && pass.modseq === pass.storedModseq && pass.uidNextAtStart - 1 <= pass.lastUid;
+}
+
+/** UIDs above `lastUid` (with `since` on a first read), ascending. */
+async function searchNew(client: ImapFlow, config: ImapAccountConfig, folder: string, lastUid: number): Promise<number[]> {
+  const query = lastUid === 0 && config.since !== undefined ? { uid: '1:*', since: new Date(config.since) } : { uid: `${lastUid + 1}:*` };
+  const answer = await withDeadline(client.search(query, { uid: true }), config.command_timeout_ms, `UID SEARCH ${folder}`, () => client.close());
+  assertSelected(client, folder);
+  if (!Array.isArray(answer)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
+  // "N:*" always matches the highest UID, even below N: keep only what is really new.
+  return answer.filter((u) => u > lastUid).sort((a, b) => a - b);
 }
 
 async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Promise<PassStart> {
@@ -103,15 +123,15 @@ async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Pr
     const stored = readCheckpoint(await ctx.sink.checkpoint(checkpointKey(config.name, folder)));
     const reset = stored !== undefined && stored.uidValidity !== uidValidity;
     if (reset) ctx.onReset?.(stored.uidValidity, uidValidity);
-    const lastUid = stored !== undefined && !reset ? stored.lastUid : 0;
-    const query = lastUid === 0 && config.since !== undefined ? { uid: '1:*', since: new Date(config.since) } : { uid: `${lastUid + 1}:*` };
-    const answer = await withDeadline(client.search(query, { uid: true }), config.command_timeout_ms, `UID SEARCH ${folder}`, () => client.close());
-    assertSelected(client, folder);
-    if (!Array.isArray(answer)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
-    // "N:*" always matches the highest UID, even below N: keep only what is really new.
-    const uids = answer.filter((u) => u > lastUid).sort((a, b) => a - b);
-    const modseq = box.highestModseq === undefined ? undefined : box.highestModseq.toString();
-    return { uidValidity, uidNextAtStart: box.uidNext, modseq, lastUid, reset, uids };
+    const start = {
+      uidValidity,
+      uidNextAtStart: box.uidNext,
+      modseq: box.highestModseq === undefined ? undefined : box.highestModseq.toString(),
+      storedModseq: reset ? undefined : stored?.highestModseq,
+      lastUid: stored !== undefined && !reset ? stored.lastUid : 0,
+      reset,
+    };
+    return { ...start, uids: unchanged(start) ? [] : await searchNew(client, config, folder, start.lastUid) };
   } finally {
     lock.release();
   }
@@ -170,9 +190,11 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
     });
   }
   // Every UID below UIDNEXT (as of the EXAMINE) was listed by the search: remember that, so a
-  // `since` backfill or an empty folder is not searched from the start again.
+  // `since` backfill or an empty folder is not searched from the start again; and remember a
+  // new HIGHESTMODSEQ (flags changed), so the next pass over an unchanged folder needs no search.
   const complete = !signal.aborted && uidNextAtStart - 1 > lastUid;
-  if (complete || (reset && delivered === 0 && !signal.aborted)) {
+  const newModseq = !signal.aborted && delivered === 0 && modseq !== undefined && modseq !== pass.storedModseq;
+  if (complete || newModseq || (reset && delivered === 0 && !signal.aborted)) {
     lastUid = Math.max(lastUid, uidNextAtStart - 1);
     await accept(sink, [], value(lastUid));
   }

@@ -1,7 +1,8 @@
 /**
- * A TCP proxy in front of the test Dovecot: counts the bytes the server sends, cuts every
- * connection on demand, can swallow traffic silently (a dead peer that never closes), and can
- * answer the next connections itself with a refusal such as a throttling BYE.
+ * A TCP proxy in front of the test Dovecot: counts the bytes the server sends, records the
+ * commands clients send, cuts every connection on demand, can swallow traffic silently (a dead
+ * peer that never closes), and can answer the next connections itself with a refusal such as a
+ * throttling BYE.
  */
 import { connect, createServer, type Socket } from 'node:net';
 
@@ -11,6 +12,8 @@ export interface Proxy {
   readonly bytesFromServer: number;
   /** Connections accepted so far. */
   readonly connections: number;
+  /** Commands clients sent so far, without tags and arguments: `EXAMINE`, `UID SEARCH`, `NOOP`… */
+  readonly commands: readonly string[];
   cutAll(): void;
   /** While on, nothing is forwarded in either direction and no socket closes. */
   blackhole(on: boolean): void;
@@ -28,6 +31,19 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
   let hole = false;
   let refusals: { n: number; line: string } = { n: 0, line: '' };
   let cutAt = Infinity;
+  const commands: string[] = [];
+  /** A recorder of one client's command lines (literals may add noise; tests look for named commands). */
+  const recorder = (): ((text: string) => void) => {
+    let partial = '';
+    return (text) => {
+      const lines = (partial + text).split('\r\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const m = /^[A-Za-z0-9.]+ (UID [A-Za-z]+|[A-Za-z]+)/.exec(line);
+        if (m) commands.push(m[1]!.toUpperCase());
+      }
+    };
+  };
   const cutAll = (): void => {
     for (const [a, b] of pairs) {
       a.destroy();
@@ -47,6 +63,7 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
     const pair: [Socket, Socket] = [client, upstream];
+    const record = recorder();
     pairs.add(pair);
     upstream.on('data', (d: Buffer) => {
       if (hole) return;
@@ -58,7 +75,9 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
       }
     });
     client.on('data', (d: Buffer) => {
-      if (!hole) upstream.write(d);
+      if (hole) return;
+      record(d.toString('latin1'));
+      upstream.write(d);
     });
     const end = (): void => {
       pairs.delete(pair);
@@ -78,6 +97,9 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     },
     get connections() {
       return count;
+    },
+    get commands() {
+      return commands;
     },
     cutAll,
     cutAfter(n) {
