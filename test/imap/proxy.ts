@@ -21,6 +21,13 @@ export interface Proxy {
   refuseNext(n: number, line: string): void;
   /** Cuts every connection once the server has sent this many more bytes. */
   cutAfter(bytes: number): void;
+  /** Resets every connection: the client side gets a TCP RST (ECONNRESET), not an orderly close. */
+  resetAll(): void;
+  /**
+   * Once the server has sent this many more bytes, the connections open then stop forwarding in
+   * both directions, without closing (a server stalled mid-answer); later connections work.
+   */
+  stallAfter(bytes: number): void;
   close(): Promise<void>;
 }
 
@@ -31,6 +38,8 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
   let hole = false;
   let refusals: { n: number; line: string } = { n: 0, line: '' };
   let cutAt = Infinity;
+  let stallAt = Infinity;
+  const stalled = new WeakSet<Socket>();
   const commands: string[] = [];
   /** A recorder of one client's command lines (literals may add noise; tests look for named commands). */
   const recorder = (): ((text: string) => void) => {
@@ -66,8 +75,15 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     const record = recorder();
     pairs.add(pair);
     upstream.on('data', (d: Buffer) => {
-      if (hole) return;
+      if (hole || stalled.has(client)) return;
       bytes += d.length;
+      if (bytes >= stallAt) {
+        // Forward up to the mark, then nothing more on the connections open now.
+        client.write(d.subarray(0, d.length - (bytes - stallAt)));
+        stallAt = Infinity;
+        for (const [c] of pairs) stalled.add(c);
+        return;
+      }
       client.write(d);
       if (bytes >= cutAt) {
         cutAt = Infinity;
@@ -75,7 +91,7 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
       }
     });
     client.on('data', (d: Buffer) => {
-      if (hole) return;
+      if (hole || stalled.has(client)) return;
       record(d.toString('latin1'));
       upstream.write(d);
     });
@@ -104,6 +120,16 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     cutAll,
     cutAfter(n) {
       cutAt = bytes + n;
+    },
+    resetAll() {
+      for (const [a, b] of pairs) {
+        a.resetAndDestroy();
+        b.destroy();
+      }
+      pairs.clear();
+    },
+    stallAfter(n) {
+      stallAt = bytes + n;
     },
     blackhole(on) {
       hole = on;

@@ -92,6 +92,33 @@ describe('mailgate serve: IMAP proof cases, billed through the emulator', () => 
     }
   }, 120_000);
 
+  it('a TCP reset of the idling connection (a socket error event) does not crash the process; it reconnects and reads new mail', async () => {
+    const emu = await startEmulator({ autoCreateSources: true });
+    const { user, pass } = await mailbox(dovecot, 3);
+    const proxy = await startProxy(dovecot.port);
+    try {
+      const config = writeConfig(dir, 'reset', dovecot, emu, user, { port: proxy.port });
+      const serve = spawnServe(['--config', config], { cwd: dir, env: serveEnv(emu, pass) });
+      const url = await serve.url;
+      let exited = false;
+      void serve.exit.then(() => (exited = true));
+      await eventually(async () => emu.emulator.stats().comments === 3 && (await imapStatus(url))[0]!.state === 'idle', 'the first 3 comments and IDLE');
+      proxy.resetAll();
+      await eventually(() => serve.stdout().includes('ECONNRESET'), 'the socket error in the log', 20_000);
+      await eventually(async () => (await imapStatus(url))[0]!.state === 'idle' && proxy.connections >= 2, 'a new connection');
+      await dovecot.append(user, 'INBOX', [textMessage(4, `after the reset ${user}`)]);
+      await eventually(() => emu.emulator.stats().comments === 4, 'the message sent after the reset');
+      expect(exited).toBe(false);
+      expect(emu.emulator.stats().ai_units).toBe(4);
+      expect(serve.stdout()).toMatch(/"msg":"disconnected: [^"]*\(socket: read ECONNRESET\)"/);
+      serve.child.kill('SIGTERM');
+      expect((await serve.exit).code).toBe(0);
+    } finally {
+      await proxy.close();
+      await emu.stop();
+    }
+  }, 120_000);
+
   it('mail appended while idling arrives within seconds (a 15 s deadline), created once', async () => {
     const emu = await startEmulator({ autoCreateSources: true });
     const { user, pass } = await mailbox(dovecot, 5);
