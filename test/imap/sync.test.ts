@@ -72,6 +72,26 @@ describe('IMAP sync against Dovecot', () => {
     expect(sink.subjects()).toEqual(['right after the sync pass']);
   });
 
+  it('mail that reaches the idle folder while another folder is being synced is read right after that sync, not at the watchdog tick', async () => {
+    const { user, pass } = await newUser(server);
+    server.fillMaildir(user, 'Big', Array.from({ length: 600 }, (_, i) => textMessage(i)));
+    await server.createFolder(user, 'Big');
+    const sink = new MemorySink();
+    let appended = false;
+    sink.onAccept = async (batch) => {
+      if (appended || batch[0]?.origin.folder !== 'Big') return;
+      appended = true;
+      // INBOX is not selected now: no IDLE, no EXISTS notification can announce this message.
+      await server.append(user, 'INBOX', [textMessage(1, 'while Big was synced')]);
+    };
+    const slow = { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000, batch_size: 100 };
+    const r = run([account(server, user, pass, { folders: ['INBOX', 'Big'], ...slow })], sink);
+    await eventually(() => sink.accepted.length === 601, 15_000, 'the 600 messages of Big and the one of INBOX');
+    await r.stop();
+    expect(sink.accepted.filter((m) => m.origin.folder === 'INBOX').map((m) => m.origin.uid)).toEqual([1]);
+    expect(sink.subjects()).toContain('while Big was synced');
+  });
+
   it('polls when IDLE is off', async () => {
     const { user, pass } = await newUser(server);
     const sink = new MemorySink();
