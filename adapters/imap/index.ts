@@ -16,7 +16,7 @@ export { OMITTED_SIZE_HEADER } from './assemble.js';
 export { duplicateAccount, imapAccountSchema, parseImapAccount, type ImapAccountConfig, type ImapAccountInput } from './config.js';
 export type { ErrorInfo, FolderHealth, ImapHealth, ImapState } from './health.js';
 export { createTokenProvider, type TokenProvider } from './oauth.js';
-export { checkpointKey, type FolderCheckpoint } from './sync.js';
+export { checkpointKey, type FolderCheckpoint } from './checkpoint.js';
 
 export interface ImapAdapterOptions extends AccountOptions {
   /** How long afterDelivery() waits for an account that is connecting. Default 60000 ms. */

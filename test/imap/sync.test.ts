@@ -131,6 +131,37 @@ describe('IMAP sync against Dovecot', () => {
     expect(sink.subjects()).toEqual(['recent', 'new but old-dated']);
   });
 
+  it('a `since` backfill interrupted by a crash resumes still honouring `since`, and reads new mail of any date afterwards', async () => {
+    const { user, pass } = await newUser(server);
+    const dates = ['2026-03-01', '2020-01-01', '2026-03-02', '2020-01-02', '2026-03-03'];
+    await server.withClient(user, async (c) => {
+      for (const [i, d] of dates.entries()) await c.append('INBOX', textMessage(i + 1, `${d.startsWith('2020') ? 'old' : 'recent'} ${i + 1}`), [], new Date(`${d}T00:00:00Z`));
+    });
+    const sink = new MemorySink();
+    const cfg = account(server, user, pass, { since: '2025-01-01', batch_size: 1, idle: false, poll_interval_ms: 1000 });
+    // The first run dies while storing its second message: only `recent 1` is durable.
+    let crashed: Promise<void> | undefined;
+    const first = run([cfg], sink);
+    sink.onAccept = (batch) => {
+      if (batch.length === 0 || sink.accepted.length === 0) return;
+      crashed ??= first.stop();
+      throw new Error('the process died here');
+    };
+    await eventually(() => crashed !== undefined);
+    await crashed;
+    expect(sink.subjects()).toEqual(['recent 1']);
+    expect(sink.checkpoints.get(checkpointKey(user, 'INBOX'))).toMatchObject({ lastUid: 1, sinceUntil: 5 });
+
+    sink.onAccept = undefined;
+    const second = run([cfg], sink);
+    await eventually(() => sink.accepted.length === 3 && second.adapter.health()[0]!.state === 'idle');
+    expect(sink.checkpoints.get(checkpointKey(user, 'INBOX'))).toEqual(expect.not.objectContaining({ sinceUntil: expect.anything() }));
+    await server.withClient(user, (c) => c.append('INBOX', textMessage(6, 'new but old-dated'), [], new Date('2019-01-01T00:00:00Z')));
+    await eventually(() => sink.accepted.length === 4);
+    await second.stop();
+    expect(sink.subjects()).toEqual(['recent 1', 'recent 3', 'recent 5', 'new but old-dated']);
+  });
+
   it('does not move the checkpoint when the sink fails, and retries until it accepts', async () => {
     const { user, pass } = await newUser(server);
     await server.append(user, 'INBOX', [textMessage(1), textMessage(2), textMessage(3)]);
