@@ -36,6 +36,8 @@ export class AccountRunner {
   /** The LOGOUT under way at shutdown. */
   private ending: Promise<void> = Promise.resolve();
   private endingClient: ImapFlow | undefined;
+  /** run() has returned: the account stays disconnected. */
+  private ran = false;
   private readonly lastSocketError = new WeakMap<ImapFlow, Error>();
 
   constructor(
@@ -62,14 +64,16 @@ export class AccountRunner {
 
   /**
    * Waits (bounded) for a usable session, then runs `fn` on it exclusively. Does not wait while
-   * the account is known to be down (backoff, auth_failed, stopped): nothing would change.
+   * the account is known to be down (backoff, auth_failed, or stopped after running): nothing
+   * would change meanwhile.
    */
   async withSession<T>(timeoutMs: number, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
     const until = Date.now() + timeoutMs;
     while (this.session === undefined || !this.session.client.usable) {
-      const down = this.tracker.state === 'backoff' || this.tracker.state === 'auth_failed' || this.tracker.state === 'stopped';
+      const state = this.tracker.state;
+      const down = state === 'backoff' || state === 'auth_failed' || (state === 'stopped' && this.ran);
       if (down || Date.now() >= until) {
-        const why = down ? `it is ${this.tracker.state.replace('_', ' ')}` : `none within ${timeoutMs} ms`;
+        const why = down ? `it is ${state.replace('_', ' ')}` : `none within ${timeoutMs} ms`;
         throw new GatewayError('MAILGATE_ERR_IMAP_UNAVAILABLE', `account ${this.config.name} has no usable IMAP connection (${why})`);
       }
       await new Promise((r) => setTimeout(r, 100));
@@ -92,6 +96,7 @@ export class AccountRunner {
       if (delay !== undefined) await sleep(delay, signal);
     }
     await this.ending;
+    this.ran = true;
     this.tracker.set('stopped');
   }
 
