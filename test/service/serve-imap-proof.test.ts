@@ -8,13 +8,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { startEmulator } from '../support/emulator.js';
 import { textMessage } from '../imap/messages.js';
 import { startProxy } from '../imap/proxy.js';
 import { countIn, imapStatus, mailbox, metrics, sample, serveEnv, unseen, writeConfig } from './imap-serve-setup.js';
-import { eventually, spawnServe } from './serve-process.js';
+import { eventually, killLeftovers, spawnServe } from './serve-process.js';
 
 let dovecot: DovecotServer;
 let dir: string;
@@ -27,6 +27,8 @@ afterAll(async () => {
   await dovecot?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
+
+afterEach(killLeftovers);
 
 const RECEIVED = 'mailgate_messages_received_total{route="support",adapter="imap"}';
 const UNCHANGED = 'mailgate_messages_unchanged_total{route="support",adapter="imap"}';

@@ -5,14 +5,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { startEmulator } from '../support/emulator.js';
 import { openStore } from '../../src/store/index.js';
 import { checkpointKey } from '../../adapters/imap/index.js';
 import { startSilentImap } from '../imap/silent-server.js';
 import { ADMIN_KEY, countIn as countInFolder, mailbox, serveEnv, unseen, writeConfig } from './imap-serve-setup.js';
-import { eventually, spawnServe } from './serve-process.js';
+import { eventually, killLeftovers, spawnServe } from './serve-process.js';
 
 let dovecot: DovecotServer;
 let dir: string;
@@ -25,6 +25,8 @@ afterAll(async () => {
   await dovecot?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
+
+afterEach(killLeftovers);
 
 const countIn = (user: string, folder: string): Promise<number> => countInFolder(dovecot, user, folder);
 
