@@ -2,13 +2,14 @@
  * The adapter registry: kind → factory. `src/` reaches a concrete adapter only through here;
  * a new adapter is a folder under adapters/ and one line below.
  */
+import type { Logger } from '../src/logger.js';
 import type { Adapter } from '../src/pipeline/types.js';
 import { createFilesAdapter } from './files/index.js';
-import { createImapAdapter } from './imap/index.js';
+import { createImapAdapter, duplicateAccount, imapAccountSchema } from './imap/index.js';
 
 export const ADAPTERS = {
   files: createFilesAdapter,
-  imap: (accounts: readonly unknown[]) => createImapAdapter(accounts),
+  imap: (config: { accounts: readonly unknown[]; logger?: Logger }) => createImapAdapter(config.accounts, config.logger ? { logger: config.logger } : {}),
 } as const satisfies Record<string, (config: never) => Adapter>;
 
 export type AdapterKind = keyof typeof ADAPTERS;
@@ -22,3 +23,9 @@ export function createAdapter<K extends AdapterKind>(kind: K, config: AdapterCon
   const factory = ADAPTERS[kind] as (config: AdapterConfig<K>) => Adapter;
   return factory(config);
 }
+
+/** The kinds the configuration accepts under `adapters:` (one per factory above). */
+export const ADAPTER_KINDS = Object.keys(ADAPTERS) as AdapterKind[];
+
+/** The schema of one IMAP account, embedded in the configuration as `adapters.imap[]`. */
+export { duplicateAccount, imapAccountSchema };

@@ -27,8 +27,8 @@ export interface Metrics {
   outboxDepth: Gauge<'route'>;
   /** Requests to the Text Analytics API by endpoint and outcome (HTTP status, `network` or `timeout`). */
   apiRequests: Counter<'endpoint' | 'status'>;
-  /** Latency of requests to the Text Analytics API, in seconds. */
-  apiRequestDuration: Histogram<'endpoint'>;
+  /** Latency of requests to the Text Analytics API, in seconds, by endpoint and outcome (as apiRequests). */
+  apiRequestDuration: Histogram<'endpoint' | 'status'>;
   /** 1 for the current connection state of each IMAP account, 0 for the others; use setImapConnectionState. */
   imapConnectionState: Gauge<'account' | 'state'>;
   /** AI units billed (created comments and updates whose text changed). */
@@ -79,7 +79,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     messagesDeadLettered: registry.counter({ name: 'mailgate_messages_dead_lettered_total', help: 'Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted.', labelNames: routeAdapter }),
     outboxDepth: registry.gauge({ name: 'mailgate_outbox_depth', help: 'Items waiting for delivery.', labelNames: route }),
     apiRequests: registry.counter({ name: 'mailgate_api_requests_total', help: 'Requests to the Text Analytics API by endpoint and HTTP status (or network, timeout).', labelNames: ['endpoint', 'status'] }),
-    apiRequestDuration: registry.histogram({ name: 'mailgate_api_request_duration_seconds', help: 'Latency of requests to the Text Analytics API in seconds.', labelNames: ['endpoint'] }),
+    apiRequestDuration: registry.histogram({ name: 'mailgate_api_request_duration_seconds', help: 'Latency of requests to the Text Analytics API in seconds, by endpoint and HTTP status (or network, timeout).', labelNames: ['endpoint', 'status'] }),
     imapConnectionState: registry.gauge({ name: 'mailgate_imap_connection_state', help: 'Current connection state of each IMAP account (1 = current).', labelNames: ['account', 'state'] }),
     aiUnits: registry.counter({ name: 'mailgate_ai_units_total', help: 'AI units billed: created comments and updates whose text changed.', labelNames: route }),
     httpRequests: registry.counter({ name: 'mailgate_http_requests_total', help: 'Requests answered by the mailgate HTTP server, by route pattern.', labelNames: ['method', 'path', 'status'] }),

@@ -12,8 +12,10 @@ import { assertSelected, uidSet } from './fetcher.js';
 export interface AfterDeliveryResult {
   /** Origins the action was applied to (or that needed none). */
   applied: Origin[];
-  /** Origins left alone: another UIDVALIDITY now, or not from this account. */
+  /** Origins left alone for good: another UIDVALIDITY now, or not from this adapter's accounts. */
   skipped: Origin[];
+  /** Origins whose account could not apply its action now (no connection, a failed command): still due. */
+  deferred: Origin[];
 }
 
 /** UIDs per STORE / MOVE command. */
@@ -58,7 +60,7 @@ async function apply(client: ImapFlow, action: AfterDeliveryAction, folder: stri
   if (!ok) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `after-delivery ${action.kind} failed in "${folder}" for UIDs ${uids}`);
 }
 
-export async function runAfterDelivery(client: ImapFlow, action: AfterDeliveryAction, groups: Group[]): Promise<AfterDeliveryResult> {
+export async function runAfterDelivery(client: ImapFlow, action: AfterDeliveryAction, groups: Group[]): Promise<Omit<AfterDeliveryResult, 'deferred'>> {
   const applied: Origin[] = [];
   const skipped: Origin[] = [];
   for (const g of groups) {

@@ -52,14 +52,23 @@ const afterDelivery = z
   .default('none')
   .describe('What to do to a message once the API accepted it: none, seen, flag:<keyword>, move:<folder>. Default none.');
 
+const AUTH_FORMS =
+  'use one of { user, pass }, { user, accessToken } or { user, oauth2: { tokenUrl, clientId, grant, clientSecret?, refreshToken?, scope? } } (docs/imap.md)';
+
+/** An unknown field of an account names itself and where the fields are listed. */
+const unknownField = (iss: { code?: string; keys?: string[] }): string | undefined =>
+  iss.code === 'unrecognized_keys' ? `unknown field ${(iss.keys ?? []).map((k) => `"${k}"`).join(', ')} in an IMAP account; the fields are listed in docs/imap.md` : undefined;
+
 export const imapAccountSchema = z
-  .object({
+  .strictObject({
     name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (1-64)').describe('Account name: part of checkpoint keys, logs and metrics.'),
     route: z.string().min(1).describe('Route the messages of this account belong to.'),
     host: z.string().min(1).describe('IMAP server host name.'),
     port: z.number().int().min(1).max(65535).default(993).describe('IMAP port. Default 993.'),
     secure: z.boolean().default(true).describe('TLS from the first byte (993). false: STARTTLS when offered. Default true.'),
-    auth: z.union([passwordAuth, tokenAuth, oauth2Auth]).describe('Password, fixed access token, or an OAuth2 token provider.'),
+    auth: z
+      .union([passwordAuth, tokenAuth, oauth2Auth], { error: AUTH_FORMS })
+      .describe('Password, fixed access token, or an OAuth2 token provider.'),
     folders: z
       .array(z.string().min(1))
       .min(1)
@@ -79,8 +88,7 @@ export const imapAccountSchema = z
       .min(65_536)
       .default(32 * 1024 * 1024)
       .describe('Upper bound of fetched bytes per chunk (message sizes as the server reports them). Default 33554432.'),
-  })
-  .strict();
+  }, { error: unknownField });
 
 export type ImapAccountInput = z.input<typeof imapAccountSchema>;
 export type ImapAccountConfig = z.output<typeof imapAccountSchema>;
@@ -96,10 +104,25 @@ export function parseAfterDelivery(value: string): AfterDeliveryAction {
   throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `after_delivery: unknown action "${value}"; use none, seen, flag:<keyword> or move:<folder>`);
 }
 
-/** Validates and fills defaults; errors name the path and the fix. */
-export function parseImapAccount(input: unknown): ImapAccountConfig {
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+}
+
+/** Validates one account (entry `index` of adapters.imap) and fills defaults; errors name the path and the fix. */
+export function parseImapAccount(input: unknown, index = 0): ImapAccountConfig {
   const res = imapAccountSchema.safeParse(input);
   if (res.success) return Object.freeze(res.data);
-  const issues = res.error.issues.map((i) => `${['adapters', 'imap', ...i.path].join('.')}: ${i.message}`);
+  const issues = res.error.issues.map((i) => `adapters.imap${formatPath([index, ...i.path])}: ${i.message}`);
   throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `invalid IMAP account: ${issues.join('; ')}`, { details: { issues } });
+}
+
+/** The first account whose name an earlier one already uses (names key checkpoints, logs and metrics). */
+export function duplicateAccount(accounts: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined {
+  const seen = new Map<string, number>();
+  for (const [index, a] of accounts.entries()) {
+    const first = seen.get(a.name);
+    if (first !== undefined) return { index, message: `account name "${a.name}" is already used by adapters.imap[${first}]; give each account its own name` };
+    seen.set(a.name, index);
+  }
+  return undefined;
 }

@@ -45,6 +45,10 @@ export class AccountHealthTracker {
     this.h = { account, state: 'stopped', failures: 0, messages: 0, stubbed: 0, bytesReceived: 0, folders: {} };
   }
 
+  get state(): ImapState {
+    return this.h.state;
+  }
+
   set(state: ImapState): void {
     this.h.state = state;
     if (state !== 'backoff' && state !== 'auth_failed') delete this.h.nextAttemptAt;

@@ -7,18 +7,19 @@ import { GatewayError } from '../../src/errors.js';
 import type { Adapter, IntakeSink, Origin } from '../../src/pipeline/types.js';
 import { AccountRunner, type AccountOptions } from './account.js';
 import { groupOrigins, runAfterDelivery, type AfterDeliveryResult } from './actions.js';
-import { parseImapAccount, type ImapAccountConfig } from './config.js';
+import { duplicateAccount, parseImapAccount, type ImapAccountConfig } from './config.js';
 import type { ImapHealth } from './health.js';
+import { classify } from './retry.js';
 
 export type { AfterDeliveryResult } from './actions.js';
 export { OMITTED_SIZE_HEADER } from './assemble.js';
-export { imapAccountSchema, parseImapAccount, type ImapAccountConfig, type ImapAccountInput } from './config.js';
+export { duplicateAccount, imapAccountSchema, parseImapAccount, type ImapAccountConfig, type ImapAccountInput } from './config.js';
 export type { ErrorInfo, FolderHealth, ImapHealth, ImapState } from './health.js';
 export { createTokenProvider, type TokenProvider } from './oauth.js';
-export { checkpointKey, type FolderCheckpoint } from './sync.js';
+export { checkpointKey, type FolderCheckpoint } from './checkpoint.js';
 
 export interface ImapAdapterOptions extends AccountOptions {
-  /** How long afterDelivery() waits for an account to be connected. Default 60000 ms. */
+  /** How long afterDelivery() waits for an account that is connecting. Default 60000 ms. */
   actionWaitMs?: number;
 }
 
@@ -28,12 +29,9 @@ export class ImapAdapter implements Adapter {
   private readonly actionWaitMs: number;
 
   constructor(accounts: readonly unknown[], opts: ImapAdapterOptions = {}) {
-    const configs: ImapAccountConfig[] = accounts.map(parseImapAccount);
-    const names = new Set<string>();
-    for (const c of configs) {
-      if (names.has(c.name)) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.imap: account name "${c.name}" is used twice; names must be unique`);
-      names.add(c.name);
-    }
+    const configs: ImapAccountConfig[] = accounts.map((a, i) => parseImapAccount(a, i));
+    const duplicate = duplicateAccount(configs);
+    if (duplicate !== undefined) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.imap[${duplicate.index}].name: ${duplicate.message}`);
     this.runners = configs.map((c) => new AccountRunner(c, opts));
     this.actionWaitMs = opts.actionWaitMs ?? 60_000;
   }
@@ -49,24 +47,32 @@ export class ImapAdapter implements Adapter {
 
   /**
    * Applies each account's `after_delivery` action to the given origins (messages the API has
-   * accepted). Origins of other adapters or accounts, or read under another UIDVALIDITY, are
-   * returned as skipped. Rejects with MAILGATE_ERR_IMAP_UNAVAILABLE when an account stays
-   * disconnected longer than `actionWaitMs` (the caller retries later).
+   * accepted), every account on its own connection at the same time. Origins of other adapters
+   * or accounts, or read under another UIDVALIDITY, are returned as skipped. An account that
+   * cannot apply its action now (no connection within `actionWaitMs`, or at once while it is in
+   * backoff; a failed command) returns its origins as deferred: they stay due for the caller
+   * to retry, and the other accounts' actions are applied all the same. Never rejects.
    */
   async afterDelivery(origins: Origin[]): Promise<AfterDeliveryResult> {
-    const applied: Origin[] = [];
-    for (const runner of this.runners) {
-      const { groups } = groupOrigins(runner.config.name, origins);
-      if (groups.length === 0) continue;
-      if (runner.action.kind === 'none') {
-        groups.forEach((g) => applied.push(...g.origins));
-        continue;
-      }
+    const results = await Promise.all(this.runners.map((r) => this.applyFor(r, origins)));
+    const applied = results.flatMap((r) => r.applied);
+    const deferred = results.flatMap((r) => r.deferred);
+    const settled = new Set([...applied, ...deferred]);
+    return { applied, deferred, skipped: origins.filter((o) => !settled.has(o)) };
+  }
+
+  private async applyFor(runner: AccountRunner, origins: Origin[]): Promise<{ applied: Origin[]; deferred: Origin[] }> {
+    const { groups } = groupOrigins(runner.config.name, origins);
+    const mine = groups.flatMap((g) => g.origins);
+    if (mine.length === 0 || runner.action.kind === 'none') return { applied: mine, deferred: [] };
+    try {
       const res = await runner.withSession(this.actionWaitMs, (client) => runAfterDelivery(client, runner.action, groups));
-      applied.push(...res.applied);
+      return { applied: res.applied, deferred: [] };
+    } catch (err) {
+      const { code, message } = classify(err);
+      runner.log.warn({ code, count: mine.length }, `after-delivery ${runner.action.kind} failed: ${message}; the actions stay due`);
+      return { applied: [], deferred: mine };
     }
-    const done = new Set(applied);
-    return { applied, skipped: origins.filter((o) => !done.has(o)) };
   }
 }
 

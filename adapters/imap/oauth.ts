@@ -8,8 +8,8 @@ import { GatewayError } from '../../src/errors.js';
 import type { OAuth2Settings } from './config.js';
 
 export interface TokenProvider {
-  /** A valid access token (cached, or freshly obtained). */
-  getToken(): Promise<string>;
+  /** A valid access token (cached, or freshly obtained). `signal` abandons a request in flight. */
+  getToken(signal?: AbortSignal): Promise<string>;
   /** Forget the cached token: the server refused it. */
   invalidate(): void;
 }
@@ -51,14 +51,15 @@ export function createTokenProvider(settings: OAuth2Settings, opts: TokenProvide
     return form;
   }
 
-  async function request(): Promise<string> {
+  async function request(signal: AbortSignal | undefined): Promise<string> {
     let res: Response;
+    const deadline = AbortSignal.timeout(timeoutMs);
     try {
       res = await doFetch(settings.tokenUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: body(),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: signal === undefined ? deadline : AbortSignal.any([deadline, signal]),
       });
     } catch (cause) {
       throw new GatewayError('MAILGATE_ERR_IMAP_OAUTH_TOKEN', `token endpoint unreachable: ${(cause as Error).message}`, { cause });
@@ -79,9 +80,10 @@ export function createTokenProvider(settings: OAuth2Settings, opts: TokenProvide
   }
 
   return {
-    async getToken() {
+    async getToken(signal) {
       if (cached !== undefined && now() < cached.renewAt) return cached.token;
-      inflight ??= request().finally(() => (inflight = undefined));
+      // One caller per provider (its account): the request follows that caller's signal.
+      inflight ??= request(signal).finally(() => (inflight = undefined));
       return inflight;
     },
     invalidate() {

@@ -5,18 +5,11 @@
  */
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
-import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { Inbound, IntakeSink } from '../../src/pipeline/types.js';
 import { parseAfterDelivery, type ImapAccountConfig } from './config.js';
+import { checkpointKey, checkpointValue, readCheckpoint } from './checkpoint.js';
 import { assertSelected, fetchChunk } from './fetcher.js';
 import { withDeadline } from './retry.js';
-
-/** The checkpoint value of one folder. */
-export interface FolderCheckpoint {
-  uidValidity: number;
-  lastUid: number;
-  /** HIGHESTMODSEQ at the time of the pass (CONDSTORE servers), as a decimal string. */
-  highestModseq?: string;
-}
 
 export interface FolderResult {
   uidValidity: number;
@@ -34,17 +27,8 @@ export interface SyncContext {
   exclusive?: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Called after each durable chunk (health, metrics). */
   onChunk?: (folder: string, count: number, stubbed: number) => void;
-}
-
-export function checkpointKey(account: string, folder: string): string {
-  return `imap:${account}:${folder}`;
-}
-
-function readCheckpoint(value: Record<string, unknown> | undefined): FolderCheckpoint | undefined {
-  if (value === undefined) return undefined;
-  const { uidValidity, lastUid, highestModseq } = value;
-  if (typeof uidValidity !== 'number' || typeof lastUid !== 'number') return undefined;
-  return typeof highestModseq === 'string' ? { uidValidity, lastUid, highestModseq } : { uidValidity, lastUid };
+  /** Called when the stored checkpoint names another UIDVALIDITY: the folder is read again. */
+  onReset?: (previous: number, now: number) => void;
 }
 
 function notFound(err: unknown, folder: string): GatewayError | undefined {
@@ -56,7 +40,7 @@ function notFound(err: unknown, folder: string): GatewayError | undefined {
 }
 
 /** The sink owns durability; a failure there leaves the checkpoint where it was. */
-async function accept(sink: IntakeSink, batch: Inbound[], checkpoint: Checkpoint): Promise<void> {
+async function accept(sink: IntakeSink, batch: Inbound[], checkpoint: Parameters<IntakeSink['accept']>[1]): Promise<void> {
   try {
     await sink.accept(batch, checkpoint);
   } catch (err) {
@@ -85,9 +69,41 @@ interface PassStart {
   uidValidity: number;
   uidNextAtStart: number;
   modseq: string | undefined;
+  /** HIGHESTMODSEQ the stored checkpoint names (undefined: none, or another UIDVALIDITY). */
+  storedModseq: string | undefined;
   lastUid: number;
+  /** While a `since` backfill is unfinished: its last UID (UIDs up to it are read only if SINCE matches). */
+  sinceUntil: number | undefined;
   reset: boolean;
   uids: number[];
+}
+
+/**
+ * Nothing to search for: the checkpoint names this UIDVALIDITY and this HIGHESTMODSEQ
+ * (CONDSTORE: any change in the folder raises it) and every UID below UIDNEXT was read.
+ */
+function unchanged(pass: Omit<PassStart, 'uids'>): boolean {
+  return !pass.reset && pass.modseq !== undefined && pass.modseq === pass.storedModseq && pass.uidNextAtStart - 1 <= pass.lastUid;
+}
+
+async function search(client: ImapFlow, config: ImapAccountConfig, folder: string, query: Record<string, unknown>): Promise<number[]> {
+  const answer = await withDeadline(client.search(query, { uid: true }), config.command_timeout_ms, `UID SEARCH ${folder}`, () => client.close());
+  assertSelected(client, folder);
+  if (!Array.isArray(answer)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
+  return answer;
+}
+
+/**
+ * UIDs above `lastUid`, ascending. Up to `sinceUntil` (a `since` backfill: the first read, or
+ * its resumption after a crash) only mail received since that date; above it, mail of any date.
+ */
+async function searchNew(client: ImapFlow, config: ImapAccountConfig, folder: string, lastUid: number, sinceUntil: number | undefined): Promise<number[]> {
+  // "N:*" always matches the highest UID, even below N: each answer keeps only its own range.
+  const newer = async (floor: number) => (await search(client, config, folder, { uid: `${floor + 1}:*` })).filter((u) => u > floor);
+  if (config.since === undefined || sinceUntil === undefined || sinceUntil <= lastUid) return (await newer(lastUid)).sort((a, b) => a - b);
+  const query = { uid: `${lastUid + 1}:${sinceUntil}`, since: new Date(config.since) };
+  const backfill = (await search(client, config, folder, query)).filter((u) => u > lastUid && u <= sinceUntil);
+  return [...backfill, ...(await newer(sinceUntil))].sort((a, b) => a - b);
 }
 
 async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Promise<PassStart> {
@@ -100,15 +116,20 @@ async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Pr
     const uidValidity = Number(box.uidValidity);
     const stored = readCheckpoint(await ctx.sink.checkpoint(checkpointKey(config.name, folder)));
     const reset = stored !== undefined && stored.uidValidity !== uidValidity;
+    if (reset) ctx.onReset?.(stored.uidValidity, uidValidity);
     const lastUid = stored !== undefined && !reset ? stored.lastUid : 0;
-    const query = lastUid === 0 && config.since !== undefined ? { uid: '1:*', since: new Date(config.since) } : { uid: `${lastUid + 1}:*` };
-    const answer = await withDeadline(client.search(query, { uid: true }), config.command_timeout_ms, `UID SEARCH ${folder}`, () => client.close());
-    assertSelected(client, folder);
-    if (!Array.isArray(answer)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
-    // "N:*" always matches the highest UID, even below N: keep only what is really new.
-    const uids = answer.filter((u) => u > lastUid).sort((a, b) => a - b);
-    const modseq = box.highestModseq === undefined ? undefined : box.highestModseq.toString();
-    return { uidValidity, uidNextAtStart: box.uidNext, modseq, lastUid, reset, uids };
+    const start = {
+      uidValidity,
+      uidNextAtStart: box.uidNext,
+      modseq: box.highestModseq === undefined ? undefined : box.highestModseq.toString(),
+      storedModseq: reset ? undefined : stored?.highestModseq,
+      lastUid,
+      // A first read with `since` is a backfill up to what the folder holds now; remembered in
+      // the checkpoint, so that a backfill interrupted by a crash still honours `since`.
+      sinceUntil: config.since === undefined ? undefined : stored === undefined || reset ? box.uidNext - 1 : stored.sinceUntil,
+      reset,
+    };
+    return { ...start, uids: unchanged(start) ? [] : await searchNew(client, config, folder, lastUid, start.sinceUntil) };
   } finally {
     lock.release();
   }
@@ -127,7 +148,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
   const pass = await exclusive(() => startPass(client, ctx, folder));
   const { uidValidity, uidNextAtStart, modseq, reset, uids } = pass;
   let lastUid = pass.lastUid;
-  const value = (last: number): Checkpoint => ({ key, value: { uidValidity, lastUid: last, ...(modseq === undefined ? {} : { highestModseq: modseq }) } });
+  const value = (last: number) => ({ key, value: checkpointValue({ uidValidity, lastUid: last, highestModseq: modseq, sinceUntil: pass.sinceUntil }) });
   let delivered = 0;
   for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
     const chunk = uids.slice(i, i + config.batch_size);
@@ -167,9 +188,11 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
     });
   }
   // Every UID below UIDNEXT (as of the EXAMINE) was listed by the search: remember that, so a
-  // `since` backfill or an empty folder is not searched from the start again.
+  // `since` backfill or an empty folder is not searched from the start again; and remember a
+  // new HIGHESTMODSEQ (flags changed), so the next pass over an unchanged folder needs no search.
   const complete = !signal.aborted && uidNextAtStart - 1 > lastUid;
-  if (complete || (reset && delivered === 0 && !signal.aborted)) {
+  const newModseq = !signal.aborted && delivered === 0 && modseq !== undefined && modseq !== pass.storedModseq;
+  if (complete || newModseq || (reset && delivered === 0 && !signal.aborted)) {
     lastUid = Math.max(lastUid, uidNextAtStart - 1);
     await accept(sink, [], value(lastUid));
   }

@@ -3,6 +3,7 @@
  * Every field says what it is, its unit and its default; docs/config.md is generated from it.
  */
 import { z } from 'zod';
+import { ADAPTER_KINDS, duplicateAccount, imapAccountSchema } from '../../adapters/index.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
@@ -122,13 +123,22 @@ export const FilesAdapterSchema = z
   })
   .strict();
 
-/** Adapter sections are validated by their adapter's own schema at startup; here they are kept as plain objects. */
+/** An unknown key under `adapters:` is a kind mailgate does not have: say which ones it has. */
+function unknownKind(iss: { code?: string; keys?: string[] }): string | undefined {
+  if (iss.code !== 'unrecognized_keys') return undefined;
+  const keys = iss.keys ?? [];
+  return `unknown adapter kind ${keys.map((k) => `"${k}"`).join(', ')}; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.${keys[0] ?? ''})`;
+}
+
+/** Every adapter kind with its own schema, validated together with the rest of the file. */
 export const AdaptersSchema = z
-  .object({
-    files: z.array(FilesAdapterSchema).default([]),
-    imap: z.array(z.record(z.string(), z.unknown())).default([]).describe('IMAP accounts; fields in docs/imap.md.'),
-  })
-  .catchall(z.array(z.record(z.string(), z.unknown())))
+  .strictObject(
+    {
+      files: z.array(FilesAdapterSchema).default([]).describe('File inputs: .eml, mbox, maildir and .msg files or folders, read once.'),
+      imap: z.array(imapAccountSchema).default([]).describe('IMAP accounts, one connection each; behaviour in docs/imap.md.'),
+    },
+    { error: unknownKind },
+  )
   .prefault({});
 
 export const ConfigSchema = z
@@ -143,19 +153,36 @@ export const ConfigSchema = z
     log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level. Default info.'),
   })
   .strict()
-  .superRefine((c, ctx) => {
-    const names = new Set<string>();
-    c.routes.forEach((r, i) => {
-      if (names.has(r.name)) ctx.addIssue({ code: 'custom', path: ['routes', i, 'name'], message: `route "${r.name}" is defined twice` });
-      names.add(r.name);
-    });
-    for (const [kind, list] of Object.entries(c.adapters)) {
-      (list as Array<Record<string, unknown>>).forEach((a, i) => {
-        const route = a['route'];
-        if (typeof route !== 'string' || !names.has(route))
-          ctx.addIssue({ code: 'custom', path: ['adapters', kind, i, 'route'], message: `adapter route must name one of the routes: ${[...names].join(', ') || '(none defined)'}` });
-      });
-    }
+  // Cross-field checks run even when fields are invalid, so that one round reports every mistake.
+  .superRefine((c, ctx) => crossChecks(c, ctx), { when: () => true });
+
+type Ctx = Parameters<Parameters<z.ZodType['superRefine']>[0]>[1];
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const listOf = (v: unknown): Array<Record<string, unknown>> => (Array.isArray(v) ? v.map((e: unknown) => (isRecord(e) ? e : {})) : []);
+
+/** Route names unique; each adapter entry names a route; IMAP account names unique. The input may be invalid elsewhere. */
+function crossChecks(input: unknown, ctx: Ctx): void {
+  const c = isRecord(input) ? input : {};
+  const names = new Set<string>();
+  listOf(c['routes']).forEach((r, i) => {
+    const name = r['name'];
+    if (typeof name !== 'string') return;
+    if (names.has(name)) ctx.addIssue({ code: 'custom', path: ['routes', i, 'name'], message: `route "${name}" is defined twice` });
+    names.add(name);
   });
+  const adapters = isRecord(c['adapters']) ? c['adapters'] : {};
+  for (const kind of ADAPTER_KINDS) {
+    listOf(adapters[kind]).forEach((a, i) => {
+      const route = a['route'];
+      if (typeof route === 'string' && !names.has(route))
+        ctx.addIssue({ code: 'custom', path: ['adapters', kind, i, 'route'], message: `adapter route must name one of the routes: ${[...names].join(', ') || '(none defined)'}` });
+    });
+  }
+  // An entry without a name gets one no other can have (its missing name is reported already).
+  const accounts = listOf(adapters['imap']).map((a, i) => ({ name: typeof a['name'] === 'string' ? a['name'] : `\u0000${i}` }));
+  const duplicate = duplicateAccount(accounts);
+  if (duplicate !== undefined) ctx.addIssue({ code: 'custom', path: ['adapters', 'imap', duplicate.index, 'name'], message: duplicate.message });
+}
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -28,24 +28,22 @@ export interface ServiceAdapters {
 export function buildAdapters(config: Readonly<Config>, logger: Logger): ServiceAdapters {
   const entries: AdapterEntry[] = [];
   for (const f of config.adapters.files) {
-    const log = logger.child({ adapter: 'files', name: f.name });
+    // `instance`, not `name`: pino's own `name` field is the program's.
+    const log = logger.child({ adapter: 'files', instance: f.name });
     const adapter = createAdapter('files', {
       paths: [...f.paths],
       route: f.route,
       maxMessageBytes: config.parsing.max_message_bytes,
-      onError: (item) => log.warn({ path: item.origin.path, index: item.origin.index, code: item.error?.code, err: item.error }, 'file item skipped'),
+      // An unreadable input file is expected (a broken .msg): one line with its reason, no stack.
+      onError: (item) => log.warn({ path: item.origin.path, index: item.origin.index, code: item.error?.code }, `file item skipped: ${item.error?.message ?? 'unreadable'}`),
       onSkip: (path, reason) => log.debug({ path, reason }, 'not mail, skipped'),
     });
     entries.push({ kind: 'files', name: f.name, adapter, state: 'starting' });
   }
   let imap: ImapAdapter | undefined;
   if (config.adapters.imap.length > 0) {
-    imap = ADAPTERS.imap(config.adapters.imap);
+    imap = ADAPTERS.imap({ accounts: config.adapters.imap, logger });
     entries.push({ kind: 'imap', name: 'imap', adapter: imap, state: 'starting' });
-  }
-  for (const kind of Object.keys(config.adapters)) {
-    if (kind !== 'files' && kind !== 'imap' && (config.adapters as Record<string, unknown[]>)[kind]!.length > 0)
-      logger.warn({ adapter: kind }, `adapters.${kind} is not supported by serve yet; ignored`);
   }
   return { entries, ...(imap ? { imap } : {}) };
 }
@@ -54,7 +52,7 @@ export function buildAdapters(config: Readonly<Config>, logger: Logger): Service
 export async function runAdapters(entries: AdapterEntry[], sink: IntakeSink, signal: AbortSignal, logger: Logger): Promise<void> {
   await Promise.all(
     entries.map(async (e) => {
-      const log = logger.child({ adapter: e.kind, name: e.name });
+      const log = logger.child({ adapter: e.kind, instance: e.name });
       e.state = 'running';
       try {
         await e.adapter.start(sink, signal);

@@ -2,18 +2,23 @@
  * After-delivery actions (IMAP `seen`, `flag:`, `move:`) run off the delivery path, driven by
  * the store: an item enqueued with `afterDelivery` becomes due in the same transaction that
  * marks it delivered, so a crash between the API's answer and the action loses nothing. One
- * worker reads due items in id order, applies their actions, and marks them finished; while
- * the mailbox is unreachable it retries with backoff. Nothing is ever applied to a message
+ * worker reads due items in id order, applies their actions, and marks them finished; the
+ * actions of an unreachable mailbox (returned as deferred) stay due and are retried with
+ * backoff, while those of the other mailboxes are finished. Nothing is ever applied to a message
  * the API has not accepted. Actions still due at shutdown stay in the store for the next start.
  * An action may be applied twice after a crash (between the IMAP command and `finishActions`):
  * each one is idempotent (a flag set again; a move of a UID no longer in the folder is a no-op).
  */
 import type { Logger } from '../logger.js';
 import type { Origin } from '../pipeline/types.js';
-import type { Store } from '../store/types.js';
+import type { PendingAction, Store } from '../store/types.js';
 
 export interface ActionTarget {
-  afterDelivery(origins: Origin[]): Promise<{ applied: Origin[]; skipped: Origin[] }>;
+  /**
+   * Applies the actions of these origins. `deferred` (optional) lists the origins that could not
+   * be applied now (e.g. their mailbox is unreachable): they stay due; the others are finished.
+   */
+  afterDelivery(origins: Origin[]): Promise<{ applied: Origin[]; skipped: Origin[]; deferred?: Origin[] }>;
 }
 
 export type ActionStore = Pick<Store, 'pendingActions' | 'finishActions'>;
@@ -70,36 +75,64 @@ export function createAfterDeliveryQueue(
       stop.signal.addEventListener('abort', done, { once: true });
     });
 
-  /** One read and one application; returns how many items were due. */
-  async function step(): Promise<number> {
-    woken = false;
-    const due = await store.pendingActions(chunk);
-    pending = due.length;
-    if (due.length === 0) return 0;
+  /** Applies one page of due items; finishes all but the deferred ones. */
+  async function page(due: PendingAction[]): Promise<number> {
     const res = await target.afterDelivery(due.map((d) => d.origin));
-    await store.finishActions(due.map((d) => d.id));
+    const held = new Set(res.deferred ?? []);
+    await store.finishActions(due.filter((d) => !held.has(d.origin)).map((d) => d.id));
     applied += res.applied.length;
-    pending = 0;
     if (res.skipped.length) logger.warn({ skipped: res.skipped.length }, 'after-delivery action skipped (message no longer at its UID, or its account is gone)');
-    return due.length;
+    return held.size;
   }
+
+  /**
+   * One pass over everything due, page by page in id order: items of an unreachable mailbox
+   * stay due without holding up those of the others. Returns the counts finished and deferred.
+   */
+  async function pass(): Promise<{ finished: number; deferred: number }> {
+    woken = false;
+    let after = 0;
+    let finished = 0;
+    let deferred = 0;
+    for (;;) {
+      const due = await store.pendingActions(chunk, after);
+      if (due.length === 0) break;
+      pending = deferred + due.length;
+      after = due[due.length - 1]!.id;
+      const held = await page(due);
+      deferred += held;
+      finished += due.length - held;
+    }
+    pending = deferred;
+    return { finished, deferred };
+  }
+
+  const delayFor = (failures: number): number => {
+    const delay = Math.min(maxDelay, baseDelay * 2 ** Math.min(failures - 1, 16));
+    return delay / 2 + Math.random() * (delay / 2);
+  };
 
   async function work(): Promise<void> {
     let failures = 0;
     while (!stop.signal.aborted) {
-      let due: number;
+      let res: { finished: number; deferred: number };
       try {
-        due = await step();
-        failures = 0;
+        res = await pass();
       } catch (err) {
         failures += 1;
-        const delay = Math.min(maxDelay, baseDelay * 2 ** Math.min(failures - 1, 16));
-        const jittered = delay / 2 + Math.random() * (delay / 2);
-        logger.warn({ err, pending, retryInMs: Math.round(jittered) }, 'after-delivery action failed; will retry');
-        await pause(jittered);
+        const retryInMs = Math.round(delayFor(failures));
+        logger.warn({ err, pending, retryInMs }, 'after-delivery action failed; will retry');
+        await pause(retryInMs);
         continue;
       }
-      if (due > 0) continue;
+      if (res.deferred > 0) {
+        // The target logged why; retried with backoff (a wake-up from delivery retries sooner).
+        failures += 1;
+        await pause(delayFor(failures));
+        continue;
+      }
+      failures = 0;
+      if (res.finished > 0) continue;
       if (closing) return;
       await pause(pollMs);
     }

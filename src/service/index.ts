@@ -19,7 +19,7 @@ import { buildApp } from '../server/app.js';
 import { buildAdapters, runAdapters, type ServiceAdapters } from './adapters.js';
 import { createAfterDeliveryQueue, type AfterDeliveryQueue } from './after-delivery.js';
 import { createServiceDeps } from './deps.js';
-import { baseUrl, parseListen } from './listen.js';
+import { baseUrl, listenError, parseListen } from './listen.js';
 import { countingDeliver, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
 import { sleep } from '../pipeline/sleep.js';
 
@@ -95,8 +95,9 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   try {
     await app.listen({ host, port });
   } catch (err) {
+    await actions?.close(AbortSignal.abort());
     await runtime.close();
-    throw err;
+    throw listenError(err, host, port);
   }
   const url = baseUrl(app.server.address() as AddressInfo);
   const sink = countingSink(runtime.intake, metrics);

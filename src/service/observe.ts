@@ -41,12 +41,13 @@ export function attemptStatus(info: AttemptInfo): string {
   return code === 'MAILGATE_ERR_API_ABORTED' ? 'aborted' : 'network';
 }
 
-/** The API client's onAttempt: every attempt (retries included) counted by endpoint and status, and its latency. */
+/** The API client's onAttempt: every attempt (retries included) counted by endpoint and status, and its latency by the same labels. */
 export function observeApi(metrics: Metrics): (info: AttemptInfo) => void {
   return (info) => {
     try {
-      metrics.apiRequests.inc({ endpoint: info.endpoint, status: attemptStatus(info) });
-      metrics.apiRequestDuration.observe({ endpoint: info.endpoint }, Math.max(0, info.durationMs) / 1000);
+      const labels = { endpoint: info.endpoint, status: attemptStatus(info) };
+      metrics.apiRequests.inc(labels);
+      metrics.apiRequestDuration.observe(labels, Math.max(0, info.durationMs) / 1000);
     } catch {
       // Metrics must never fail a request.
     }

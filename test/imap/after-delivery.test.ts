@@ -1,5 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
 import type { Origin } from '../../src/pipeline/types.js';
+import { createAfterDeliveryQueue } from '../../src/service/after-delivery.js';
+import { openStore } from '../../src/store/index.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { textMessage } from './messages.js';
 import { MemorySink, eventually } from './memory-sink.js';
@@ -96,12 +103,60 @@ describe('after-delivery actions', () => {
     expect([...(await flagsOf(user, 'INBOX')).values()].every((f) => !f.has('\\Seen'))).toBe(true);
   });
 
-  it('rejects with MAILGATE_ERR_IMAP_UNAVAILABLE when the account cannot connect', async () => {
+  it('returns the origins of an account that cannot connect as deferred, at once while it is in backoff', async () => {
     const { user } = await newUser(server);
     const sink = new MemorySink();
-    const r = run([{ ...account(server, user, 'wrong'), after_delivery: 'seen' }], sink, { actionWaitMs: 300 });
+    const r = run([{ ...account(server, user, 'wrong'), after_delivery: 'seen' }], sink, { actionWaitMs: 600_000 });
+    await eventually(() => r.adapter.health()[0]!.state === 'auth_failed');
     const origin: Origin = { adapter: 'imap', account: user, folder: 'INBOX', uidValidity: 1, uid: 1 };
-    await expect(r.adapter.afterDelivery([origin])).rejects.toMatchObject({ code: 'MAILGATE_ERR_IMAP_UNAVAILABLE' });
+    const res = await r.adapter.afterDelivery([origin]);
     await r.stop();
+    expect(res).toEqual({ applied: [], skipped: [], deferred: [origin] });
+  });
+});
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+describe('after-delivery actions with one account down', () => {
+  it('applies and finishes the actions of the reachable account; the unreachable one\'s stay due', async () => {
+    const { user, pass } = await newUser(server);
+    await server.append(user, 'INBOX', [textMessage(1), textMessage(2), textMessage(3)]);
+    const down = { name: 'down', route: 'support', host: '127.0.0.1', port: await closedPort(), secure: false, auth: { user: 'x', pass: 'y' }, after_delivery: 'seen' };
+    const sink = new MemorySink();
+    // The unreachable account is listed first: it must not block the reachable one.
+    const r = run([down, account(server, user, pass, { after_delivery: 'seen' })], sink, { actionWaitMs: 600_000, backoff: { transient: { baseMs: 60_000, capMs: 60_000 } } });
+    await eventually(() => sink.accepted.length === 3 && r.adapter.health()[1]!.state === 'idle' && r.adapter.health()[0]!.state === 'backoff');
+    const dir = mkdtempSync(join(tmpdir(), 'mailgate-actions-'));
+    const store = await openStore(`sqlite:${join(dir, 'm.db')}`);
+    try {
+      const lost: Origin = { adapter: 'imap', account: 'down', folder: 'INBOX', uidValidity: 7, uid: 1 };
+      const origins = [lost, ...sink.accepted.map((m) => m.origin)];
+      const doc = { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'x' } } };
+      await store.enqueue(origins.map((origin, i) => ({ route: 'support', key: `k${i}`, commentId: `c${i}`, document: doc, origin, afterDelivery: true })));
+      const items = await store.claim('support', 10, 'w', 60_000);
+      await store.markDelivered(items.map((i) => i.id), { outcome: 'delivered' });
+
+      const queue = createAfterDeliveryQueue(r.adapter, store, createLogger(false), { baseDelayMs: 100, maxDelayMs: 200 });
+      await eventually(async () => (await store.pendingActions(10)).length === 1, 20_000, 'the reachable account\'s actions finished');
+      const force = new AbortController();
+      const closed = queue.close(force.signal);
+      force.abort();
+      await closed;
+      expect((await store.pendingActions(10)).map((d) => d.origin)).toEqual([lost]);
+      expect(queue.applied).toBe(3);
+      const flags = await flagsOf(user, 'INBOX');
+      expect([...flags.values()].every((f) => f.has('\\Seen'))).toBe(true);
+    } finally {
+      await r.stop();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -47,10 +47,15 @@ export class MemorySink implements IntakeSink {
   }
 }
 
-/** Polls `check` until it holds (no timing assertion: the test timeout bounds it). */
-export async function eventually(check: () => boolean | Promise<boolean>, intervalMs = 50): Promise<void> {
+/**
+ * Polls `check` until it holds; rejects once `timeoutMs` has passed without it (a generous
+ * deadline on the wait, not a speed assertion). Default 45 s, inside the 60 s test timeout.
+ */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 45_000, what = 'the condition'): Promise<void> {
+  const end = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
-    await new Promise((r) => setTimeout(r, intervalMs));
+    if (Date.now() >= end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }

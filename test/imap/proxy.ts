@@ -1,7 +1,8 @@
 /**
- * A TCP proxy in front of the test Dovecot: counts the bytes the server sends, cuts every
- * connection on demand, can swallow traffic silently (a dead peer that never closes), and can
- * answer the next connections itself with a refusal such as a throttling BYE.
+ * A TCP proxy in front of the test Dovecot: counts the bytes the server sends, records the
+ * commands clients send, cuts every connection on demand, can swallow traffic silently (a dead
+ * peer that never closes), and can answer the next connections itself with a refusal such as a
+ * throttling BYE.
  */
 import { connect, createServer, type Socket } from 'node:net';
 
@@ -11,6 +12,8 @@ export interface Proxy {
   readonly bytesFromServer: number;
   /** Connections accepted so far. */
   readonly connections: number;
+  /** Commands clients sent so far, without tags and arguments: `EXAMINE`, `UID SEARCH`, `NOOP`… */
+  readonly commands: readonly string[];
   cutAll(): void;
   /** While on, nothing is forwarded in either direction and no socket closes. */
   blackhole(on: boolean): void;
@@ -18,6 +21,13 @@ export interface Proxy {
   refuseNext(n: number, line: string): void;
   /** Cuts every connection once the server has sent this many more bytes. */
   cutAfter(bytes: number): void;
+  /** Resets every connection: the client side gets a TCP RST (ECONNRESET), not an orderly close. */
+  resetAll(): void;
+  /**
+   * Once the server has sent this many more bytes, the connections open then stop forwarding in
+   * both directions, without closing (a server stalled mid-answer); later connections work.
+   */
+  stallAfter(bytes: number): void;
   close(): Promise<void>;
 }
 
@@ -28,6 +38,21 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
   let hole = false;
   let refusals: { n: number; line: string } = { n: 0, line: '' };
   let cutAt = Infinity;
+  let stallAt = Infinity;
+  const stalled = new WeakSet<Socket>();
+  const commands: string[] = [];
+  /** A recorder of one client's command lines (literals may add noise; tests look for named commands). */
+  const recorder = (): ((text: string) => void) => {
+    let partial = '';
+    return (text) => {
+      const lines = (partial + text).split('\r\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const m = /^[A-Za-z0-9.]+ (UID [A-Za-z]+|[A-Za-z]+)/.exec(line);
+        if (m) commands.push(m[1]!.toUpperCase());
+      }
+    };
+  };
   const cutAll = (): void => {
     for (const [a, b] of pairs) {
       a.destroy();
@@ -47,10 +72,18 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
     const pair: [Socket, Socket] = [client, upstream];
+    const record = recorder();
     pairs.add(pair);
     upstream.on('data', (d: Buffer) => {
-      if (hole) return;
+      if (hole || stalled.has(client)) return;
       bytes += d.length;
+      if (bytes >= stallAt) {
+        // Forward up to the mark, then nothing more on the connections open now.
+        client.write(d.subarray(0, d.length - (bytes - stallAt)));
+        stallAt = Infinity;
+        for (const [c] of pairs) stalled.add(c);
+        return;
+      }
       client.write(d);
       if (bytes >= cutAt) {
         cutAt = Infinity;
@@ -58,7 +91,9 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
       }
     });
     client.on('data', (d: Buffer) => {
-      if (!hole) upstream.write(d);
+      if (hole || stalled.has(client)) return;
+      record(d.toString('latin1'));
+      upstream.write(d);
     });
     const end = (): void => {
       pairs.delete(pair);
@@ -79,9 +114,22 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     get connections() {
       return count;
     },
+    get commands() {
+      return commands;
+    },
     cutAll,
     cutAfter(n) {
       cutAt = bytes + n;
+    },
+    resetAll() {
+      for (const [a, b] of pairs) {
+        a.resetAndDestroy();
+        b.destroy();
+      }
+      pairs.clear();
+    },
+    stallAfter(n) {
+      stallAt = bytes + n;
     },
     blackhole(on) {
       hole = on;

@@ -58,6 +58,25 @@ describe('IMAP adapter resilience', () => {
     expect(proxy.connections).toBeGreaterThanOrEqual(2);
   });
 
+  it('a server that stalls in the middle of a FETCH answer: the command deadline fires, the connection is replaced, the sync completes', async () => {
+    const { user, pass } = await newUser(server);
+    const n = 300;
+    server.fillMaildir(user, 'INBOX', Array.from({ length: n }, (_, i) => padded(i)));
+    const proxy = await startProxy(server.port);
+    // 100 kB into the server's answers: inside the first chunk's FETCH (100 messages, ~500 kB).
+    proxy.stallAfter(100_000);
+    const sink = new MemorySink();
+    const r = run([{ ...account(server, user, pass, { batch_size: 100, command_timeout_ms: 2000 }), port: proxy.port }], sink, fast);
+    await eventually(() => sink.accepted.length >= n && r.adapter.health()[0]!.state === 'idle', 30_000, 'the whole folder');
+    const health = r.adapter.health()[0]!;
+    await r.stop();
+    await proxy.close();
+    expect(sink.tally()).toEqual({ distinct: n, twice: 0 });
+    expect(health.lastError?.code).toBe('MAILGATE_ERR_IMAP_TIMEOUT');
+    expect(health.lastError?.message).toMatch(/UID FETCH INBOX exceeded its deadline of 2000 ms/);
+    expect(proxy.connections).toBe(2);
+  });
+
   it('survives its IMAP process being killed on the server (doveadm kick) mid-sync', async () => {
     const { user, pass } = await newUser(server);
     const n = 600;

@@ -56,7 +56,7 @@ describe('IMAP sync against Dovecot', () => {
     // Let IDLE start and the settling NOOP pass: from here only an IDLE notification helps.
     await new Promise((res) => setTimeout(res, 3000));
     await server.append(user, 'INBOX', [textMessage(7, 'arrived during IDLE')]);
-    await eventually(() => sink.accepted.length === 1);
+    await eventually(() => sink.accepted.length === 1, 15_000, 'the message appended during IDLE');
     await r.stop();
     expect(sink.subjects()).toEqual(['arrived during IDLE']);
   });
@@ -70,6 +70,26 @@ describe('IMAP sync against Dovecot', () => {
     await eventually(() => sink.accepted.length === 1);
     await r.stop();
     expect(sink.subjects()).toEqual(['right after the sync pass']);
+  });
+
+  it('mail that reaches the idle folder while another folder is being synced is read right after that sync, not at the watchdog tick', async () => {
+    const { user, pass } = await newUser(server);
+    server.fillMaildir(user, 'Big', Array.from({ length: 600 }, (_, i) => textMessage(i)));
+    await server.createFolder(user, 'Big');
+    const sink = new MemorySink();
+    let appended = false;
+    sink.onAccept = async (batch) => {
+      if (appended || batch[0]?.origin.folder !== 'Big') return;
+      appended = true;
+      // INBOX is not selected now: no IDLE, no EXISTS notification can announce this message.
+      await server.append(user, 'INBOX', [textMessage(1, 'while Big was synced')]);
+    };
+    const slow = { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000, batch_size: 100 };
+    const r = run([account(server, user, pass, { folders: ['INBOX', 'Big'], ...slow })], sink);
+    await eventually(() => sink.accepted.length === 601, 15_000, 'the 600 messages of Big and the one of INBOX');
+    await r.stop();
+    expect(sink.accepted.filter((m) => m.origin.folder === 'INBOX').map((m) => m.origin.uid)).toEqual([1]);
+    expect(sink.subjects()).toContain('while Big was synced');
   });
 
   it('polls when IDLE is off', async () => {
@@ -109,6 +129,37 @@ describe('IMAP sync against Dovecot', () => {
     await eventually(() => sink.accepted.length === 2);
     await r.stop();
     expect(sink.subjects()).toEqual(['recent', 'new but old-dated']);
+  });
+
+  it('a `since` backfill interrupted by a crash resumes still honouring `since`, and reads new mail of any date afterwards', async () => {
+    const { user, pass } = await newUser(server);
+    const dates = ['2026-03-01', '2020-01-01', '2026-03-02', '2020-01-02', '2026-03-03'];
+    await server.withClient(user, async (c) => {
+      for (const [i, d] of dates.entries()) await c.append('INBOX', textMessage(i + 1, `${d.startsWith('2020') ? 'old' : 'recent'} ${i + 1}`), [], new Date(`${d}T00:00:00Z`));
+    });
+    const sink = new MemorySink();
+    const cfg = account(server, user, pass, { since: '2025-01-01', batch_size: 1, idle: false, poll_interval_ms: 1000 });
+    // The first run dies while storing its second message: only `recent 1` is durable.
+    let crashed: Promise<void> | undefined;
+    const first = run([cfg], sink);
+    sink.onAccept = (batch) => {
+      if (batch.length === 0 || sink.accepted.length === 0) return;
+      crashed ??= first.stop();
+      throw new Error('the process died here');
+    };
+    await eventually(() => crashed !== undefined);
+    await crashed;
+    expect(sink.subjects()).toEqual(['recent 1']);
+    expect(sink.checkpoints.get(checkpointKey(user, 'INBOX'))).toMatchObject({ lastUid: 1, sinceUntil: 5 });
+
+    sink.onAccept = undefined;
+    const second = run([cfg], sink);
+    await eventually(() => sink.accepted.length === 3 && second.adapter.health()[0]!.state === 'idle');
+    expect(sink.checkpoints.get(checkpointKey(user, 'INBOX'))).toEqual(expect.not.objectContaining({ sinceUntil: expect.anything() }));
+    await server.withClient(user, (c) => c.append('INBOX', textMessage(6, 'new but old-dated'), [], new Date('2019-01-01T00:00:00Z')));
+    await eventually(() => sink.accepted.length === 4);
+    await second.stop();
+    expect(sink.subjects()).toEqual(['recent 1', 'recent 3', 'recent 5', 'new but old-dated']);
   });
 
   it('does not move the checkpoint when the sink fails, and retries until it accepts', async () => {

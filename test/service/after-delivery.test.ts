@@ -79,6 +79,37 @@ describe('after-delivery queue', () => {
     await queue.close();
   });
 
+  it('finishes what the target applied and keeps what it deferred due, without holding up later items', async () => {
+    // Account "down" owns uids 1 and 4; the others belong to a reachable mailbox.
+    const owner = (uid: number): string => (uid === 1 || uid === 4 ? 'down' : 'a');
+    await store.enqueue(
+      [1, 2, 3, 4, 5].map((uid) => ({
+        route: 'r', key: `k${uid}`, commentId: `c${uid}`, afterDelivery: true,
+        document: { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'x' } } },
+        origin: { ...origin(uid), account: owner(uid) },
+      })),
+    );
+    const items = await store.claim('r', 10, 'w', 60_000);
+    await store.markDelivered(items.map((i) => i.id), { outcome: 'delivered' });
+    const seen: number[] = [];
+    const target: ActionTarget = {
+      async afterDelivery(origins) {
+        const mine = origins.filter((o) => o.account === 'a');
+        seen.push(...mine.map((o) => o.uid!));
+        return { applied: mine, skipped: [], deferred: origins.filter((o) => o.account === 'down') };
+      },
+    };
+    const queue = createAfterDeliveryQueue(target, store, createLogger(false), { baseDelayMs: 20, maxDelayMs: 50, chunk: 2 });
+    for (let i = 0; i < 200 && queue.applied < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    const force = new AbortController();
+    const closed = queue.close(force.signal);
+    force.abort();
+    await closed;
+    expect([...new Set(seen)]).toEqual([2, 3, 5]);
+    expect(queue.applied).toBe(3);
+    expect((await store.pendingActions(10)).map((d) => d.origin.uid)).toEqual([1, 4]);
+  });
+
   it('leaves actions due on a forced close; a new queue on the same store applies them', async () => {
     await deliver(1, [1]);
     const failing = createAfterDeliveryQueue(recorder(Infinity), store, createLogger(false), { baseDelayMs: 60_000, maxDelayMs: 60_000 });

@@ -87,9 +87,10 @@ describe('mailgate serve: API request metrics', () => {
         const text = await (await fetch(`${service.url}/metrics`)).text();
         expect(sample(text, 'mailgate_api_requests_total{endpoint="sync-raw-emails",status="503"}')).toBe(3);
         expect(sample(text, 'mailgate_api_requests_total{endpoint="sync-raw-emails",status="200"}')).toBe(seen['200']);
-        expect(sample(text, 'mailgate_api_request_duration_seconds_count{endpoint="sync-raw-emails"}')).toBe(seen['200']! + 3);
-        expect(sample(text, 'mailgate_api_request_duration_seconds_bucket{endpoint="sync-raw-emails",le="+Inf"}')).toBe(seen['200']! + 3);
-        expect(sample(text, 'mailgate_api_request_duration_seconds_sum{endpoint="sync-raw-emails"}')).toBeGreaterThan(0);
+        expect(sample(text, 'mailgate_api_request_duration_seconds_count{endpoint="sync-raw-emails",status="200"}')).toBe(seen['200']);
+        expect(sample(text, 'mailgate_api_request_duration_seconds_count{endpoint="sync-raw-emails",status="503"}')).toBe(3);
+        expect(sample(text, 'mailgate_api_request_duration_seconds_bucket{endpoint="sync-raw-emails",status="503",le="+Inf"}')).toBe(3);
+        expect(sample(text, 'mailgate_api_request_duration_seconds_sum{endpoint="sync-raw-emails",status="200"}')).toBeGreaterThan(0);
         expect(sample(text, 'mailgate_messages_delivered_total{route="support",adapter="files"}')).toBe(12);
         expect(sample(text, 'mailgate_ai_units_total{route="support"}')).toBe(12);
 

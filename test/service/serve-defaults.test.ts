@@ -25,6 +25,11 @@ describe('mailgate serve on embedded defaults', () => {
     expect(status!.routes[0]).toMatchObject({ route: 'samples', target: 'mailgate/samples' });
     expect(status!.routes[0]!.delivered).toBeGreaterThanOrEqual(50);
     expect(serve.stdout()).toMatch(/"msg":"delivered \d+ comment\(s\) to mailgate\/samples"/);
+    // The deliberately broken samples: one warning line each, with the reason and no stack trace.
+    const skipped = serve.stdout().split('\n').filter((l) => l.includes('"msg":"file item skipped: '));
+    expect(skipped.filter((l) => /samples\/files\/bad\/(corrupt|truncated)\.msg/.test(l))).toHaveLength(2);
+    expect(skipped.every((l) => l.includes('"code":"MAILGATE_ERR_INPUT_MSG_INVALID"'))).toBe(true);
+    expect(serve.stdout()).not.toContain('"stack"');
     expect(existsSync(join(cwd, 'data', 'mailgate.db'))).toBe(true);
     serve.child.kill('SIGINT');
     expect(await serve.exit).toEqual({ code: 0, signal: null });

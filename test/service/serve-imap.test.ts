@@ -5,15 +5,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
-import { startEmulator, type StartedEmulator } from '../support/emulator.js';
-import { textMessage } from '../imap/messages.js';
-import { eventually, spawnServe } from './serve-process.js';
+import { startEmulator } from '../support/emulator.js';
+import { openStore } from '../../src/store/index.js';
+import { checkpointKey } from '../../adapters/imap/index.js';
+import { startSilentImap } from '../imap/silent-server.js';
+import { ADMIN_KEY, countIn as countInFolder, mailbox, serveEnv, unseen, writeConfig } from './imap-serve-setup.js';
+import { eventually, killLeftovers, spawnServe } from './serve-process.js';
 
 let dovecot: DovecotServer;
 let dir: string;
-let userSeq = 0;
 
 beforeAll(async () => {
   dovecot = await startDovecot();
@@ -24,53 +26,18 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-async function mailbox(count: number, extra: Array<string | Buffer> = []): Promise<{ user: string; pass: string }> {
-  const user = `serve${process.pid}x${userSeq++}`;
-  const pass = `pw-${user}`;
-  await dovecot.addUser(user, pass);
-  dovecot.fillMaildir(user, 'INBOX', [...Array.from({ length: count }, (_, i) => textMessage(i + 1, `serve ${user} ${i + 1}`)), ...extra]);
-  await dovecot.createFolder(user, 'Done');
-  return { user, pass };
-}
+afterEach(killLeftovers);
 
-function writeConfig(name: string, emu: StartedEmulator, user: string, pass: string, extra: { after_delivery?: string; batch_size?: number } = {}): string {
-  const file = join(dir, `${name}.yaml`);
-  writeFileSync(
-    file,
-    [
-      `store: sqlite:${join(dir, name, 'mailgate.db')}`,
-      `api: { url: ${emu.url}, token: "\${TEST_API_TOKEN}", retry: { base_delay_ms: 50, max_delay_ms: 200 } }`,
-      `server: { listen: 127.0.0.1:0, api_keys: ["\${TEST_ADMIN_KEY}"] }`,
-      'log_level: info',
-      'delivery: { max_documents: 40, flush_ms: 0 }',
-      'routes:',
-      '  - { name: support, source: acme/support, user_properties: { "string:Mailbox": "{account}" } }',
-      'adapters:',
-      '  imap:',
-      `    - { name: ${user}, route: support, host: ${dovecot.host}, port: ${dovecot.port}, secure: false, auth: { user: ${user}, pass: "\${TEST_IMAP_PASS}" }, folders: [INBOX], after_delivery: "${extra.after_delivery ?? 'none'}", batch_size: ${extra.batch_size ?? 100} }`,
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
-
-const ADMIN_KEY = 'admin-key-0123456789abcdef';
-
-async function countIn(user: string, folder: string): Promise<number> {
-  return dovecot.withClient(user, async (c) => {
-    const st = await c.status(folder, { messages: true });
-    return st ? (st.messages ?? 0) : 0;
-  });
-}
+const countIn = (user: string, folder: string): Promise<number> => countInFolder(dovecot, user, folder);
 
 describe('mailgate serve with IMAP', () => {
   it('syncs a mailbox exactly once, moves only delivered mail, answers probes and metrics, and exits 0 on SIGTERM', async () => {
     const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503, times: 2 }] });
     try {
       const junk = Buffer.from('\x00\x01\x02 binary junk without any header\r\n');
-      const { user, pass } = await mailbox(300, [junk]);
-      const config = writeConfig('sync', emu, user, pass, { after_delivery: 'move:Done' });
-      const env = { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass };
+      const { user, pass } = await mailbox(dovecot, 300, [junk]);
+      const config = writeConfig(dir, 'sync', dovecot, emu, user, { after_delivery: 'move:Done' });
+      const env = serveEnv(emu, pass);
       const serve = spawnServe(['--config', config], { cwd: dir, env });
       const url = await serve.url;
       await eventually(async () => (await countIn(user, 'Done')) === 300, '300 messages moved to Done');
@@ -108,9 +75,9 @@ describe('mailgate serve with IMAP', () => {
   it('2000 messages through a Dovecot restart mid-sync and an API answering 503: each created once, each moved once', async () => {
     const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503, times: 10 }] });
     try {
-      const { user, pass } = await mailbox(2000);
-      const config = writeConfig('restart', emu, user, pass, { after_delivery: 'move:Done' });
-      const env = { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass };
+      const { user, pass } = await mailbox(dovecot, 2000);
+      const config = writeConfig(dir, 'restart', dovecot, emu, user, { after_delivery: 'move:Done' });
+      const env = serveEnv(emu, pass);
       const serve = spawnServe(['--config', config], { cwd: dir, env });
       const url = await serve.url;
       await eventually(async () => {
@@ -135,46 +102,89 @@ describe('mailgate serve with IMAP', () => {
     }
   }, 240_000);
 
-  it('killed with SIGKILL mid-sync and restarted, creates every comment exactly once', async () => {
+  it('killed with SIGKILL mid-sync and restarted: the sync resumes, every comment created and billed once, \\Seen only for delivered mail', async () => {
     const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', delay_ms: 150 }] });
     try {
-      const { user, pass } = await mailbox(400);
-      const config = writeConfig('kill', emu, user, pass, { after_delivery: 'seen', batch_size: 50 });
-      const env = { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass };
+      const total = 400;
+      const { user, pass } = await mailbox(dovecot, total);
+      // Intake pauses while 50 items are queued: reading stays well behind the mailbox.
+      const config = writeConfig(dir, 'kill', dovecot, emu, user, { after_delivery: 'seen', batch_size: 50, delivery: '{ max_documents: 40, flush_ms: 0, max_outbox: 50 }' });
+      const env = serveEnv(emu, pass);
       const first = spawnServe(['--config', config, '--lease-ms', '1000'], { cwd: dir, env });
       await first.url;
       await eventually(() => emu.emulator.stats().comments >= 40, 'the first comments');
-      expect(emu.emulator.stats().comments).toBeLessThan(400);
       first.child.kill('SIGKILL');
       expect((await first.exit).signal).toBe('SIGKILL');
 
+      // The kill really came mid-sync: the checkpoint and the outbox stop short of the mailbox.
+      const store = await openStore(`sqlite:${join(dir, 'kill', 'mailgate.db')}`);
+      const checkpoint = await store.getCheckpoint(checkpointKey(user, 'INBOX'));
+      const counts = await store.outboxCounts();
+      await store.close();
+      const stored = counts.reduce((n, c) => n + c.count, 0);
+      expect(checkpoint?.['lastUid']).toBeGreaterThanOrEqual(50);
+      expect(checkpoint?.['lastUid']).toBeLessThan(total);
+      expect(stored).toBeLessThan(total);
+      expect(emu.emulator.stats().comments).toBeLessThan(total);
+      // Nothing was marked \Seen that the API had not accepted.
+      expect(total - (await unseen(dovecot, user, 'INBOX')).length).toBeLessThanOrEqual(emu.emulator.stats().comments);
+
       const second = spawnServe(['--config', config, '--lease-ms', '1000'], { cwd: dir, env });
       await second.url;
-      await eventually(() => emu.emulator.stats().comments === 400, 'all 400 comments');
-      await eventually(async () => {
-        const unseen = await dovecot.withClient(user, async (c) => {
-          await c.mailboxOpen('INBOX', { readOnly: true });
-          return (await c.search({ seen: false }, { uid: true })) || [];
-        });
-        return unseen.length === 0;
-      }, 'every delivered message marked \\Seen');
+      await eventually(() => emu.emulator.stats().comments === total, `all ${total} comments`);
+      await eventually(async () => (await unseen(dovecot, user, 'INBOX')).length === 0, 'every delivered message marked \\Seen');
       second.child.kill('SIGTERM');
       expect((await second.exit).code).toBe(0);
       // A sync that runs again after a kill may resend a batch the API stored already: the
       // comment ids are deterministic, so nothing is created or billed twice.
-      expect(emu.emulator.stats().comments).toBe(400);
-      expect(emu.emulator.stats().ai_units).toBe(400);
+      expect(emu.emulator.stats().comments).toBe(total);
+      expect(emu.emulator.stats().ai_units).toBe(total);
     } finally {
       await emu.stop();
     }
   }, 240_000);
 
+  it('SIGTERM while the IMAP server never answers the login: exits 0 within the drain bound, not the 300 s command deadline', async () => {
+    const emu = await startEmulator({ autoCreateSources: true });
+    const silent = await startSilentImap();
+    try {
+      const file = join(dir, 'silent.yaml');
+      writeFileSync(
+        file,
+        [
+          `store: sqlite:${join(dir, 'silent', 'mailgate.db')}`,
+          `api: { url: ${emu.url}, token: "\${TEST_API_TOKEN}" }`,
+          'server: { listen: 127.0.0.1:0 }',
+          'delivery: { drain_ms: 1000 }',
+          'routes: [{ name: support, source: acme/support }]',
+          'adapters:',
+          '  imap:',
+          `    - { name: stuck, route: support, host: 127.0.0.1, port: ${silent.port}, secure: false, auth: { user: u, pass: p }, command_timeout_ms: 300000 }`,
+          '',
+        ].join('\n'),
+      );
+      const serve = spawnServe(['--config', file], { cwd: dir, env: { TEST_API_TOKEN: emu.token } });
+      await serve.url;
+      await eventually(() => silent.asked >= 1, 'the login command', 15_000);
+      serve.child.kill('SIGTERM');
+      // Drain bound 1 s; the deadline on this wait is generous, the bug it catches is 300 s.
+      let exit: { code: number | null } | undefined;
+      void serve.exit.then((e) => (exit = e));
+      await eventually(() => exit !== undefined, 'the process to exit', 20_000);
+      expect(exit!.code).toBe(0);
+      expect(serve.stdout()).toContain('mailgate stopped');
+    } finally {
+      await silent.close();
+      await emu.stop();
+    }
+  });
+
   it('a second signal exits at once while the drain waits for an unreachable API', async () => {
     const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503 }] });
     try {
-      const { user, pass } = await mailbox(20);
-      const config = writeConfig('second-signal', emu, user, pass);
-      const env = { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass };
+      const { user, pass } = await mailbox(dovecot, 20);
+      const config = writeConfig(dir, 'second-signal', dovecot, emu, user);
+      const env = serveEnv(emu, pass);
       const serve = spawnServe(['--config', config, '--drain-ms', '600000'], { cwd: dir, env });
       const url = await serve.url;
       await eventually(async () => (await (await fetch(`${url}/metrics`)).text()).includes('mailgate_outbox_depth{route="support"} 20'), '20 queued items');

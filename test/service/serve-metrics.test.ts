@@ -107,10 +107,13 @@ describe('mailgate serve /metrics', () => {
       expect(sync('503')).toBe(3);
       expect(sync('422')).toBe(1);
       expect(sync('200')).toBe(seen['200']);
-      const attempts = seen['200']! + 3 + 1;
-      expect(sample(text, 'mailgate_api_request_duration_seconds_count{endpoint="sync-raw-emails"}')).toBe(attempts);
-      expect(sample(text, 'mailgate_api_request_duration_seconds_bucket{endpoint="sync-raw-emails",le="+Inf"}')).toBe(attempts);
-      expect(sample(text, 'mailgate_api_request_duration_seconds_sum{endpoint="sync-raw-emails"}')).toBeGreaterThan(0);
+      // Latency by endpoint and status, one observation per attempt.
+      const latency = (series: string, status: string) => sample(text, `mailgate_api_request_duration_seconds_${series}{endpoint="sync-raw-emails",status="${status}"${series === 'bucket' ? ',le="+Inf"' : ''}}`);
+      for (const [status, n] of [['200', seen['200']!], ['503', 3], ['422', 1]] as const) {
+        expect(latency('count', status)).toBe(n);
+        expect(latency('bucket', status)).toBe(n);
+      }
+      expect(latency('sum', '200')).toBeGreaterThan(0);
 
       expect(sample(text, `mailgate_imap_connection_state{account="${user}",state="idle"}`)).toBe(1);
       for (const state of ['connecting', 'syncing', 'backoff', 'auth_failed', 'stopped']) {

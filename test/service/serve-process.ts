@@ -17,6 +17,13 @@ export interface ServeProcess {
   stderr(): string;
 }
 
+const started: ChildProcess[] = [];
+
+/** Kills every process spawnServe started that still runs (after a test that failed half-way). */
+export function killLeftovers(): void {
+  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
 export function spawnServe(args: string[], options: { cwd: string; env?: Record<string, string> }): ServeProcess {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
   const child = spawn(process.execPath, [CLI, 'serve', ...args], {
@@ -24,6 +31,7 @@ export function spawnServe(args: string[], options: { cwd: string; env?: Record<
     env: { PATH: process.env['PATH'] ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.push(child);
   let out = '';
   let err = '';
   let resolveUrl!: (u: string) => void;
