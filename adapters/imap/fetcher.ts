@@ -8,7 +8,7 @@
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { assemble, AssembleError } from './assemble.js';
-import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, PIECES_MIN_MESSAGE_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
+import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, headsFromPrefix, PIECES_MIN_MESSAGE_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
 
 export interface FetchedMessage {
   uid: number;
@@ -31,6 +31,8 @@ interface Planned {
   plan: MessagePlan;
   /** The whole source, when it came with the sizes (messages up to FIRST_FETCH_SOURCE_BYTES). */
   source?: Buffer;
+  /** The first bytes of a larger source (they came with the sizes): the heads of its stubbed parts are often in them. */
+  prefix?: Buffer;
 }
 
 /** "1:5,7,9:12" from ascending UIDs. */
@@ -102,6 +104,7 @@ async function planChunk(client: ImapFlow, folder: string, uids: number[]): Prom
       const p: Planned = { uid: m.uid, size: m.size ?? 0, internalDate: dateOf(m.internalDate), plan: structures.get(m.uid) ?? small };
       // Complete only when the server's size says so; a partial answer is never used as a message.
       if (m.size !== undefined && m.size <= FIRST_FETCH_SOURCE_BYTES && m.source?.length === m.size) p.source = m.source;
+      else if (m.source !== undefined && p.plan.mode === 'pieces') p.prefix = m.source;
       return p;
     })
     .sort((a, b) => a.uid - b.uid);
@@ -124,23 +127,28 @@ async function fetchSources(client: ImapFlow, folder: string, items: Planned[]):
 }
 
 /**
- * The first bytes of every stubbed part, one FETCH per distinct set of stubbed part numbers
+ * The first bytes of every stubbed part: from the source prefix that came with the sizes
+ * where it holds them (usually), else one FETCH per distinct set of missing part numbers
  * (usually one or two per slice): UID → part → head.
  */
 async function fetchHeads(client: ImapFlow, folder: string, items: Planned[]): Promise<Map<number, Map<string, Buffer>>> {
+  const out = new Map<number, Map<string, Buffer>>();
   const bySet = new Map<string, number[]>();
   for (const p of items) {
     if (p.plan.mode !== 'pieces') continue;
-    const key = stubParts(p.plan.root).join(' ');
+    const heads = p.prefix === undefined ? new Map<string, Buffer>() : headsFromPrefix(p.plan.root, p.prefix);
+    out.set(p.uid, heads);
+    const missing = stubParts(p.plan.root).filter((part) => !heads.has(part));
+    if (missing.length === 0) continue;
+    const key = missing.join(' ');
     bySet.set(key, [...(bySet.get(key) ?? []), p.uid]);
   }
-  const out = new Map<number, Map<string, Buffer>>();
   for (const [key, uids] of bySet) {
     const bodyParts = key.split(' ').map((part) => ({ key: part, start: 0, maxLength: HEAD_BYTES }));
     const got = await client.fetchAll(uidSet(uids), { uid: true, bodyParts }, { uid: true });
     assertSelected(client, folder);
     for (const m of got) {
-      const heads = new Map<string, Buffer>();
+      const heads = out.get(m.uid) ?? new Map<string, Buffer>();
       for (const [k, v] of m.bodyParts ?? []) heads.set(k.toLowerCase(), v);
       out.set(m.uid, heads);
     }

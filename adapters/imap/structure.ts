@@ -91,6 +91,57 @@ export function planMessage(structure: MessageStructureObject | undefined): Mess
   return { mode: 'pieces', root: { ...root, part: undefined }, stubs: counter.stubs };
 }
 
+/** Where a part's content starts: after the blank line ending its header (at once when it has none); -1 when not in `text`. */
+function contentStart(text: string, from: number): number {
+  if (text.startsWith('\r\n', from)) return from + 2;
+  if (text.startsWith('\n', from)) return from + 1;
+  const crlf = text.indexOf('\r\n\r\n', from);
+  const lf = text.indexOf('\n\n', from);
+  if (crlf !== -1 && (lf === -1 || crlf < lf)) return crlf + 4;
+  return lf === -1 ? -1 : lf + 2;
+}
+
+/** Start of the next line that begins with the delimiter `--boundary`, from `from`; -1 when none in `text`. */
+function delimiterAt(text: string, delimiter: string, from: number): number {
+  for (let i = text.indexOf(delimiter, from); i !== -1; i = text.indexOf(delimiter, i + 1)) {
+    if (i === 0 || text[i - 1] === '\n') return i;
+  }
+  return -1;
+}
+
+function headsIn(node: MultipartNode, text: string, from: number, buf: Buffer, out: Map<string, Buffer>): void {
+  const delimiter = `--${node.boundary}`;
+  let at = delimiterAt(text, delimiter, from);
+  for (const child of node.children) {
+    if (at === -1) return;
+    const eol = text.indexOf('\n', at);
+    if (eol === -1) return;
+    const next = delimiterAt(text, delimiter, eol + 1);
+    const end = next === -1 ? text.length : next;
+    const start = contentStart(text, eol + 1);
+    if (start !== -1 && start <= end) {
+      if (child.kind === 'multipart') headsIn(child, text.slice(0, end), start, buf, out);
+      else if (child.fetch === 'stub' && start + HEAD_BYTES <= end) out.set(child.part, buf.subarray(start, start + HEAD_BYTES));
+    }
+    at = next;
+  }
+}
+
+/**
+ * The heads of stubbed parts that lie within the first bytes of the source (fetched with the
+ * sizes anyway): part number → the first HEAD_BYTES of its content, the bytes
+ * `BODY[<part>]<0.HEAD_BYTES>` would return. Usually the text comes first and the attachment's
+ * head is in the first few KiB, so no FETCH is needed for it. A part not found is left out
+ * (its head is fetched); a wrong window cannot pass the base64 line check (assemble.ts).
+ */
+export function headsFromPrefix(root: MultipartNode, prefix: Buffer): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const text = prefix.toString('latin1');
+  const body = contentStart(text, 0);
+  if (body !== -1) headsIn(root, text, body, prefix, out);
+  return out;
+}
+
 /** Part numbers of the stubbed parts (their heads are fetched separately: see fetcher.ts). */
 export function stubParts(root: MultipartNode): string[] {
   const out: string[] = [];

@@ -11,6 +11,9 @@ import { checkpointKey, checkpointValue, readCheckpoint } from './checkpoint.js'
 import { assertSelected, fetchChunk } from './fetcher.js';
 import { withDeadline } from './retry.js';
 
+/** Slices handed to the sink at most before the oldest must be durable (one stored, one parsed). */
+export const ACCEPTS_IN_FLIGHT = 2;
+
 export interface FolderResult {
   uidValidity: number;
   lastUid: number;
@@ -150,42 +153,59 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
   let lastUid = pass.lastUid;
   const value = (last: number) => ({ key, value: checkpointValue({ uidValidity, lastUid: last, highestModseq: modseq, sinceUntil: pass.sinceUntil }) });
   let delivered = 0;
-  for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
-    const chunk = uids.slice(i, i + config.batch_size);
-    await exclusive(async () => {
-      const lock = await select(client, folder, config.command_timeout_ms, false);
-      let pending: Promise<unknown> | undefined;
-      try {
-        const now = client.mailbox === false ? 0 : Number(client.mailbox.uidValidity);
-        if (now !== uidValidity) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UIDVALIDITY of "${folder}" changed during the pass`);
-        const slices = fetchChunk(client, folder, chunk, config.batch_bytes);
-        const fetchNext = () => withDeadline(slices.next(), config.command_timeout_ms, `UID FETCH ${folder}`, () => client.close());
-        // The next slice is read from the server while the sink stores this one (at most two
-        // slices in memory); the checkpoint still moves only after each accept, in UID order.
-        let ahead = fetchNext();
-        for (;;) {
-          const next = await ahead;
-          if (next.done === true) break;
-          ahead = fetchNext();
-          pending = ahead.catch(() => undefined); // settled before the lock is released
-          const { messages, lastUid: covered } = next.value;
-          const batch: Inbound[] = messages.map((m) => ({
-            raw: m.raw,
-            route: config.route,
-            receivedAt: m.internalDate ?? new Date(),
-            origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },
-            ...(afterDelivery ? { afterDelivery } : {}),
-          }));
-          await accept(sink, batch, value(covered));
-          lastUid = covered;
-          delivered += batch.length;
-          ctx.onChunk?.(folder, batch.length, messages.filter((m) => m.stubbed).length);
+  // Slices handed to the sink and not yet durable: the next chunk is fetched while intake
+  // parses and stores the previous ones (intake stores them in call order, each with its
+  // checkpoint). `lastUid` moves only once a slice is durable.
+  const inFlight: Array<{ done: Promise<void>; covered: number; count: number; stubbed: number }> = [];
+  const settleOldest = async (): Promise<void> => {
+    const a = inFlight.shift()!;
+    await a.done;
+    lastUid = a.covered;
+    delivered += a.count;
+    ctx.onChunk?.(folder, a.count, a.stubbed);
+  };
+  try {
+    for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
+      const chunk = uids.slice(i, i + config.batch_size);
+      await exclusive(async () => {
+        const lock = await select(client, folder, config.command_timeout_ms, false);
+        let pending: Promise<unknown> | undefined;
+        try {
+          const now = client.mailbox === false ? 0 : Number(client.mailbox.uidValidity);
+          if (now !== uidValidity) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UIDVALIDITY of "${folder}" changed during the pass`);
+          const slices = fetchChunk(client, folder, chunk, config.batch_bytes);
+          const fetchNext = () => withDeadline(slices.next(), config.command_timeout_ms, `UID FETCH ${folder}`, () => client.close());
+          // The next slice is read from the server while the sink stores this one (at most two
+          // slices in memory); the checkpoint still moves only after each accept, in UID order.
+          let ahead = fetchNext();
+          for (;;) {
+            const next = await ahead;
+            if (next.done === true) break;
+            ahead = fetchNext();
+            pending = ahead.catch(() => undefined); // settled before the lock is released
+            const { messages, lastUid: covered } = next.value;
+            const batch: Inbound[] = messages.map((m) => ({
+              raw: m.raw,
+              route: config.route,
+              receivedAt: m.internalDate ?? new Date(),
+              origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },
+              ...(afterDelivery ? { afterDelivery } : {}),
+            }));
+            const done = accept(sink, batch, value(covered));
+            done.catch(() => undefined); // awaited in order below; a failure stops the pass there
+            inFlight.push({ done, covered, count: batch.length, stubbed: messages.filter((m) => m.stubbed).length });
+            while (inFlight.length >= ACCEPTS_IN_FLIGHT) await settleOldest();
+          }
+        } finally {
+          await pending;
+          lock.release();
         }
-      } finally {
-        await pending;
-        lock.release();
-      }
-    });
+      });
+    }
+    while (inFlight.length > 0) await settleOldest();
+  } finally {
+    // A failed pass still lets what it handed over finish, so the next pass starts from there.
+    await Promise.all(inFlight.map((a) => a.done.catch(() => undefined)));
   }
   // Every UID below UIDNEXT (as of the EXAMINE) was listed by the search: remember that, so a
   // `since` backfill or an empty folder is not searched from the start again; and remember a

@@ -41,6 +41,13 @@ function greets(port: number): Promise<boolean> {
   });
 }
 
+/** Size of a message with every line ending CRLF. */
+function virtualSize(m: Buffer): number {
+  let bare = 0;
+  for (let i = m.indexOf(10); i !== -1; i = m.indexOf(10, i + 1)) if (i === 0 || m[i - 1] !== 13) bare++;
+  return m.length + bare;
+}
+
 function binary(): string {
   for (const d of ['/usr/sbin', '/usr/bin', '/usr/local/sbin']) if (existsSync(join(d, 'dovecot'))) return join(d, 'dovecot');
   return 'dovecot';
@@ -90,7 +97,9 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
     fill(user, messages) {
       const cur = join(dir, 'home', user, 'Maildir', 'cur');
       for (const m of messages) {
-        const p = join(cur, `${Date.now()}.M${seq++}P${process.pid}.bench,S=${m.length}:2,`);
+        // Named as Dovecot's own delivery names them: S= the file size, W= the size with CRLF
+        // line ends (RFC822.SIZE), so the server answers sizes without reading every file.
+        const p = join(cur, `${Date.now()}.M${seq++}P${process.pid}.bench,S=${m.length},W=${virtualSize(m)}:2,`);
         writeFileSync(p, m);
         own(p);
       }

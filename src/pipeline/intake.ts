@@ -23,19 +23,38 @@ interface Parsed {
   thread?: ThreadFacts;
 }
 
-/** An outbox input built from JSON text: the store writes the text, the objects are parsed only if read. */
-function fromEncoded(base: Omit<OutboxInput, 'commentId' | 'document'>, r: EncodedPreview): OutboxInput {
-  let document: RawEmailDocument | undefined;
-  return {
-    ...base,
-    commentId: r.commentId,
-    json: { document: r.document },
-    hashes: r.hashes,
-    warnings: r.warnings,
-    get document() {
-      return (document ??= JSON.parse(r.document) as RawEmailDocument);
-    },
-  };
+/**
+ * An outbox input built from JSON text: the store writes the text, the document object is
+ * parsed only if something reads it. A class, so that the lazy getter lives on the prototype
+ * rather than in a closure per message.
+ */
+class EncodedInput implements OutboxInput {
+  readonly commentId: string;
+  readonly json: { document: string };
+  readonly hashes: EncodedPreview['hashes'];
+  readonly warnings: EncodedPreview['warnings'];
+  thread?: OutboxInput['thread'];
+  readonly afterDelivery?: boolean;
+  private parsed: RawEmailDocument | undefined;
+
+  constructor(
+    readonly route: string,
+    readonly key: string,
+    readonly origin: OutboxInput['origin'],
+    readonly raw: Buffer,
+    afterDelivery: boolean,
+    r: EncodedPreview,
+  ) {
+    this.commentId = r.commentId;
+    this.json = { document: r.document };
+    this.hashes = r.hashes;
+    this.warnings = r.warnings;
+    if (afterDelivery) this.afterDelivery = true;
+  }
+
+  get document(): RawEmailDocument {
+    return (this.parsed ??= JSON.parse(this.json.document) as RawEmailDocument);
+  }
 }
 
 export interface IntakeCounters {
@@ -107,7 +126,7 @@ export function createIntake(options: IntakeOptions): Intake {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
       const result = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
       counters.parsed++;
-      return { input: fromEncoded(base, result), ...(result.thread ? { thread: result.thread } : {}) };
+      return { input: new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result), ...(result.thread ? { thread: result.thread } : {}) };
     } catch (err) {
       if (!isGatewayError(err)) throw err;
       counters.failed++;

@@ -135,7 +135,10 @@ export class ParsePool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private queuedBytes = 0;
+  /** Submitters waiting for room, first come first served. */
   private readonly roomWaiters: Array<() => void> = [];
+  /** Waiters woken and not yet queued: room is kept for them, so each wake-up admits one message. */
+  private admitted = 0;
   private readonly workerUrl = new URL('./worker.js', import.meta.url);
   private readonly watchdog: NodeJS.Timeout;
   private nextId = 1;
@@ -171,7 +174,12 @@ export class ParsePool {
       const message = `the message has ${raw.byteLength} bytes, more than the ${this.maxMessageBytes}-byte budget`;
       return { done: Promise.resolve(fail('MAILGATE_ERR_MIME_TOO_LARGE', message)) };
     }
-    while (this.full() && !this.closed) await new Promise<void>((r) => this.roomWaiters.push(r));
+    if ((this.full() || this.roomWaiters.length > 0) && !this.closed) {
+      const room = new Promise<void>((r) => this.roomWaiters.push(r));
+      this.admit();
+      await room;
+      this.admitted--;
+    }
     const options = { ...this.options.preview, maxMessageBytes: this.maxMessageBytes, ...submit.options };
     const bytes = taken(raw, submit.transfer ?? false);
     let resolve!: (o: ParseOutcome) => void;
@@ -186,7 +194,16 @@ export class ParsePool {
   }
 
   private full(): boolean {
-    return this.queue.length >= this.queueSize || (this.queue.length > 0 && this.queuedBytes >= QUEUE_BYTES);
+    const waiting = this.queue.length + this.admitted;
+    return waiting >= this.queueSize || (waiting > 0 && this.queuedBytes >= QUEUE_BYTES);
+  }
+
+  /** Wakes as many waiting submitters as there is room for (each then queues one message). */
+  private admit(): void {
+    while (this.roomWaiters.length > 0 && !this.full()) {
+      this.admitted++;
+      this.roomWaiters.shift()!();
+    }
   }
 
   /** Parses one message; rejects with the GatewayError of a failure. The caller keeps the bytes. */
@@ -215,7 +232,9 @@ export class ParsePool {
   private failQueued(message: string): void {
     for (const job of this.queue.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', message));
     this.queuedBytes = 0;
-    this.roomWaiters.splice(0).forEach((r) => r());
+    const waiters = this.roomWaiters.splice(0);
+    this.admitted += waiters.length;
+    waiters.forEach((r) => r());
   }
 
   private spawn(): Slot {
@@ -263,7 +282,7 @@ export class ParsePool {
       const req: WorkerBatch = { bytes: packed.buffer, messages };
       slot.worker.postMessage(req, [packed.buffer]);
     }
-    while (this.roomWaiters.length > 0 && !this.full()) this.roomWaiters.shift()!();
+    this.admit();
   }
 
   private onResults(slot: Slot, results: WorkerResponse[]): void {

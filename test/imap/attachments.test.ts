@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OMITTED_SIZE_HEADER } from '../../adapters/imap/index.js';
+import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, headsFromPrefix, planMessage, stubParts } from '../../adapters/imap/structure.js';
 import { buildDocument } from '../../src/document/index.js';
 import { parseMessage } from '../../src/mime/parse.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
@@ -87,5 +88,32 @@ describe('attachments never cross the wire', () => {
     }
     // Messages 1-4, 6 and 7 were stubbed; the forwarded message and the text-only one came whole.
     expect(stubbed).toBe(6);
+  });
+
+  it('finds the heads of stubbed parts in the source prefix exactly as the server answers BODY[part]<0.256>', async () => {
+    const { user } = await newUser(server);
+    const nested = attachmentMessage(8, [{ bytes: 40_000, name: 'a.bin' }, { bytes: 40_000, name: 'b.bin', width: 64 }]);
+    await server.append(user, 'INBOX', [...corpus, nested]);
+    const compared = await server.withClient(user, async (c) => {
+      await c.mailboxOpen('INBOX', { readOnly: true });
+      const metas = await c.fetchAll('1:*', { uid: true, bodyStructure: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } }, { uid: true });
+      let found = 0;
+      for (const m of metas) {
+        const plan = planMessage(m.bodyStructure);
+        if (plan.mode !== 'pieces') continue;
+        const heads = headsFromPrefix(plan.root, m.source!);
+        const parts = stubParts(plan.root);
+        const answer = await c.fetchOne(String(m.uid), { uid: true, bodyParts: parts.map((key) => ({ key, start: 0, maxLength: HEAD_BYTES })) }, { uid: true });
+        if (answer === false || answer === undefined) throw new Error(`UID ${m.uid} not answered`);
+        for (const part of parts) {
+          if (!heads.has(part)) continue;
+          found += 1;
+          expect(heads.get(part)!.equals(answer.bodyParts!.get(part)!), `UID ${m.uid} part ${part}`).toBe(true);
+        }
+      }
+      return found;
+    });
+    // Most heads are in the prefix (the first attachment of each message at least).
+    expect(compared).toBeGreaterThanOrEqual(7);
   });
 });

@@ -14,7 +14,19 @@ export class MemorySink implements IntakeSink {
   /** Called before a batch is accepted (e.g. to cut the connection mid-sync). */
   onAccept: ((batch: Inbound[]) => void | Promise<void>) | undefined;
 
-  async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+  /** As intake: batches are stored in call order, and one queued behind a failed batch fails too. */
+  private storing: Promise<void> = Promise.resolve();
+
+  accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+    const done = this.storing.then(() => this.acceptNow(batch, checkpoint));
+    this.storing = done;
+    done.catch(() => {
+      if (this.storing === done) this.storing = Promise.resolve();
+    });
+    return done;
+  }
+
+  private async acceptNow(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
     await this.onAccept?.(batch);
     if (this.failures > 0) {
       this.failures -= 1;
