@@ -354,7 +354,9 @@ export class ParsePool {
   }
 }
 
-export interface OrderedOptions extends SubmitOptions {
+export interface OrderedOptions<T> extends SubmitOptions {
+  /** Preview options of one item (route properties naming its origin, its arrival time), over `options`. */
+  optionsOf?: (item: T) => PreviewOptions | undefined;
   /** Messages in flight at most (default: the pool's capacity). */
   window?: number;
   /** Raw bytes of the messages in flight at most, beyond the first (default 64 MiB). */
@@ -370,7 +372,7 @@ export async function* parseOrdered<T>(
   pool: ParsePool,
   items: AsyncIterable<T> | Iterable<T>,
   rawOf: (item: T) => Uint8Array | undefined,
-  options: OrderedOptions = {},
+  options: OrderedOptions<T> = {},
 ): AsyncGenerator<{ item: T; outcome?: ParseOutcome }> {
   const window = positiveInt('window', options.window, pool.capacity);
   const windowBytes = positiveInt('windowBytes', options.windowBytes, QUEUE_BYTES);
@@ -384,7 +386,9 @@ export async function* parseOrdered<T>(
   for await (const item of items) {
     const raw = rawOf(item);
     const size = raw?.byteLength ?? 0;
-    pending.push({ item, bytes: size, done: raw ? (await pool.submit(raw, options)).done : undefined });
+    const own = options.optionsOf?.(item);
+    const submit = own === undefined ? options : { ...options, options: { ...options.options, ...own } };
+    pending.push({ item, bytes: size, done: raw ? (await pool.submit(raw, submit)).done : undefined });
     bytes += size;
     while (pending.length >= window || (pending.length > 1 && bytes >= windowBytes)) yield await head();
   }

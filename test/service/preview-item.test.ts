@@ -29,6 +29,19 @@ interface PreviewBody {
   error?: { code: string };
 }
 
+/** A service reading `<dir>/mail` into `source` of the emulator, its store in `dir`. */
+function serviceConfig(dir: string, emu: { url: string; token: string }, source: string) {
+  return loadConfig({
+    overrides: {
+      store: `sqlite:${join(dir, 'mailgate.db')}`,
+      api: { url: emu.url, token: emu.token },
+      server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY] },
+      routes: [{ name: 'support', source }],
+      adapters: { files: [{ name: 'inbox', route: 'support', paths: [join(dir, 'mail')] }] },
+    } as never,
+  });
+}
+
 describe('mailgate serve: GET /api/preview/:id', () => {
   it('shows a delivered item and a dead letter by id, behind the admin keys', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailgate-preview-item-'));
@@ -38,15 +51,7 @@ describe('mailgate serve: GET /api/preview/:id', () => {
     writeFileSync(join(dir, 'mail', '2.eml'), '');
     const emu = await startEmulator({ autoCreateSources: true });
     try {
-      const config = loadConfig({
-        overrides: {
-          store: `sqlite:${join(dir, 'mailgate.db')}`,
-          api: { url: emu.url, token: emu.token },
-          server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY] },
-          routes: [{ name: 'support', source: 'acme/preview-item' }],
-          adapters: { files: [{ name: 'inbox', route: 'support', paths: [join(dir, 'mail')] }] },
-        } as never,
-      });
+      const config = serviceConfig(dir, emu, 'acme/preview-item');
       const { startService } = (await import(SERVICE)) as typeof import('../../src/service/index.js');
       const service = await startService(config, { logger: createLogger(false) });
       try {
@@ -91,15 +96,7 @@ describe('mailgate serve: GET /api/preview/:id', () => {
     // Three files, read in three service runs: no single run sees the whole thread.
     const emu = await startEmulator({ autoCreateSources: true });
     try {
-      const config = loadConfig({
-        overrides: {
-          store: `sqlite:${join(dir, 'mailgate.db')}`,
-          api: { url: emu.url, token: emu.token },
-          server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY] },
-          routes: [{ name: 'support', source: 'acme/preview-thread' }],
-          adapters: { files: [{ name: 'inbox', route: 'support', paths: [join(dir, 'mail')] }] },
-        } as never,
-      });
+      const config = serviceConfig(dir, emu, 'acme/preview-thread');
       const { startService } = (await import(SERVICE)) as typeof import('../../src/service/index.js');
       const people = ['Ann <ann@example.com>', 'Support <support@example.com>', 'Ann <ann@example.com>'];
       let last: PreviewBody & { thread_properties: Record<string, unknown> | null } = undefined as never;

@@ -7,7 +7,7 @@ import { readInputs, type MboxQuoting } from '../../../adapters/files/index.js';
 import { deliverBatch } from '../../batcher/index.js';
 import { resolveUserProperties } from '../../pipeline/origin.js';
 import { targetOf } from '../../pipeline/deliver-fn.js';
-import type { ParseOutcome } from '../../pipeline/pool.js';
+import { parseOrdered } from '../../pipeline/pool.js';
 import type { FileItem } from '../../../adapters/files/index.js';
 import type { PreviewOptions } from '../../preview/types.js';
 import type { Runtime } from '../../pipeline/runtime.js';
@@ -39,10 +39,11 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
   };
   const p = rt.config.parsing;
   const items = readInputs(paths, { maxMessageBytes: p.max_message_bytes, ...(mbox ? { mboxQuoting: mbox } : {}) });
-  const optionsOf = (item: { origin: Parameters<typeof resolveUserProperties>[1] }) => ({
+  const optionsOf = (item: FileItem): PreviewOptions => ({
     body: p.body, headers: p.headers, userProperties: resolveUserProperties(route.user_properties, item.origin),
+    ...(item.receivedAt === undefined ? {} : { receivedAt: item.receivedAt }),
   });
-  for await (const { item, outcome } of parseInOrder(rt, items, optionsOf)) {
+  for await (const { item, outcome } of parseOrdered(rt.pool, items, (i) => i.raw, { transfer: true, optionsOf })) {
     s.read++;
     if (item.error) s.unreadable++;
     else if (!outcome?.ok) s.rejected++;
@@ -59,20 +60,3 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
   return s;
 }
 
-/** Like parseOrdered, with preview options per item (route properties may name the origin). */
-async function* parseInOrder(
-  rt: Runtime,
-  items: AsyncIterable<FileItem>,
-  optionsOf: (item: FileItem) => PreviewOptions,
-): AsyncGenerator<{ item: FileItem; outcome?: ParseOutcome }> {
-  const pending: Array<{ item: FileItem; done?: Promise<ParseOutcome> }> = [];
-  const head = async () => {
-    const p = pending.shift()!;
-    return { item: p.item, outcome: p.done ? await p.done : undefined };
-  };
-  for await (const item of items) {
-    pending.push({ item, done: item.raw ? (await rt.pool.submit(item.raw, { options: optionsOf(item), transfer: true })).done : undefined });
-    while (pending.length >= rt.pool.capacity) yield await head();
-  }
-  while (pending.length > 0) yield await head();
-}

@@ -4,7 +4,7 @@
  */
 import { readInputs } from '../../../adapters/files/index.js';
 import type { FileItem, MboxQuoting } from '../../../adapters/files/index.js';
-import { ParsePool, type ParseOutcome } from '../../pipeline/pool.js';
+import { parseOrdered, ParsePool } from '../../pipeline/pool.js';
 import type { CliContext } from '../types.js';
 import { writerFor, type Write } from '../write.js';
 import { Spool, type OutputOrigin } from './spool.js';
@@ -25,32 +25,6 @@ export interface PreviewFlags {
 
 const outputOrigin = (item: FileItem): OutputOrigin => ({ path: item.origin.path, index: item.origin.index });
 
-/** Raw bytes of the messages in flight at most, beyond the first (as parseOrdered bounds them). */
-const WINDOW_BYTES = 64 * 1024 * 1024;
-
-/**
- * The items parsed in the pool, yielded in their order with their outcome; each message is
- * previewed with its own `receivedAt` (the timestamp fallback for mail with neither Date nor
- * Received). In flight at most: the pool's capacity, and WINDOW_BYTES of raw bytes.
- */
-async function* parseInOrder(pool: ParsePool, items: AsyncIterable<FileItem>): AsyncGenerator<{ item: FileItem; outcome?: ParseOutcome }> {
-  const pending: Array<{ item: FileItem; bytes: number; done?: Promise<ParseOutcome> }> = [];
-  let bytes = 0;
-  const head = async () => {
-    const p = pending.shift()!;
-    bytes -= p.bytes;
-    return { item: p.item, outcome: p.done ? await p.done : undefined };
-  };
-  for await (const item of items) {
-    const size = item.raw?.byteLength ?? 0;
-    const options = item.receivedAt === undefined ? undefined : { receivedAt: item.receivedAt };
-    pending.push({ item, bytes: size, done: item.raw ? (await pool.submit(item.raw, { options, transfer: true })).done : undefined });
-    bytes += size;
-    while (pending.length >= pool.capacity || (pending.length > 1 && bytes >= WINDOW_BYTES)) yield await head();
-  }
-  while (pending.length > 0) yield await head();
-}
-
 /** First pass: every item parsed and spooled; returns how many failed. */
 async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, threads: ThreadInputs, ctx: CliContext): Promise<number> {
   const pool = new ParsePool({ size: flags.workers, timeoutMs: flags.timeoutMs, maxMessageBytes: flags.maxMessageBytes, preview: { body: flags.body, headers: flags.headers } });
@@ -61,7 +35,7 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
       mboxQuoting: flags.mbox,
       onSkip: (path, reason) => void ctx.stderr.write(`mailgate: skipped ${path} (${reason})\n`),
     });
-    for await (const { item, outcome } of parseInOrder(pool, items)) {
+    for await (const { item, outcome } of parseOrdered(pool, items, (i) => i.raw, { transfer: true, optionsOf: (i) => (i.receivedAt === undefined ? undefined : { receivedAt: i.receivedAt }) })) {
       const error = item.error ?? (outcome && !outcome.ok ? outcome.error : undefined);
       if (error || !outcome?.ok) {
         failed++;
