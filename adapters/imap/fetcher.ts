@@ -1,6 +1,8 @@
 /**
- * Fetches a chunk of messages of the selected folder: BODYSTRUCTURE first, then per message
- * either the whole source or only its pieces (structure.ts, assemble.ts).
+ * Fetches a chunk of messages of the selected folder: sizes and the first bytes of every
+ * source, BODYSTRUCTURE of the larger ones, then per message either the whole source or only
+ * its pieces (structure.ts, assemble.ts) — from the two ends of the source where they hold
+ * them (ends.ts), else from the server's MIME parts.
  *
  * Every IMAP command here completes (fetchAll / fetchOne collect their answers) before the next
  * one is issued: no command ever runs inside a FETCH iteration, which deadlocks imapflow.
@@ -8,6 +10,7 @@
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { assemble, AssembleError } from './assemble.js';
+import { piecesFromEnds, SUFFIX_BYTES } from './ends.js';
 import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, headsFromPrefix, PIECES_MIN_MESSAGE_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
 
 export interface FetchedMessage {
@@ -86,18 +89,13 @@ async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Pro
  */
 async function planChunk(client: ImapFlow, folder: string, uids: number[]): Promise<Planned[]> {
   assertSelected(client, folder);
-  const query = { uid: true, size: true, internalDate: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } };
+  const query = { uid: true, size: true, internalDate: true, bodyStructure: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } };
   const metas = await client.fetchAll(uidSet(uids), query, { uid: true });
   assertSelected(client, folder);
   const got = new Set(metas.map((m) => m.uid));
   await ensureGone(client, folder, uids.filter((u) => !got.has(u)));
-  const large = metas.filter((m) => (m.size ?? 0) >= PIECES_MIN_MESSAGE_BYTES).map((m) => m.uid).sort((a, b) => a - b);
   const structures = new Map<number, MessagePlan>();
-  if (large.length > 0) {
-    const answers = await client.fetchAll(uidSet(large), { uid: true, bodyStructure: true }, { uid: true });
-    assertSelected(client, folder);
-    for (const m of answers) structures.set(m.uid, planMessage(m.bodyStructure));
-  }
+  for (const m of metas) if ((m.size ?? 0) >= PIECES_MIN_MESSAGE_BYTES) structures.set(m.uid, planMessage(m.bodyStructure));
   const small: MessagePlan = { mode: 'source', reason: 'small message' };
   return metas
     .map((m) => {
@@ -202,15 +200,55 @@ async function fetchPieces(client: ImapFlow, folder: string, items: Planned[], h
   return out;
 }
 
+/** Where the suffix of a stubbed message starts: past its prefix, SUFFIX_BYTES before its end. */
+function suffixStart(p: Planned): number {
+  return Math.max(p.prefix?.length ?? 0, p.size - SUFFIX_BYTES);
+}
+
+/**
+ * Stubbed messages assembled from the two ends of their source (ends.ts): the prefix came with
+ * the sizes; the suffix is one partial FETCH of the whole message per distinct (start, size),
+ * which the server serves without parsing the message's MIME structure. UID → message.
+ */
+async function fetchFromEnds(client: ImapFlow, folder: string, items: Planned[]): Promise<Map<number, Buffer>> {
+  const out = new Map<number, Buffer>();
+  const groups = new Map<string, Planned[]>();
+  for (const p of items) {
+    if (p.plan.mode !== 'pieces' || p.prefix === undefined || suffixStart(p) >= p.size) continue;
+    const key = `${suffixStart(p)}:${p.size}`;
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  for (const group of groups.values()) {
+    const first = group[0]!;
+    const start = suffixStart(first);
+    const got = await client.fetchAll(uidSet(group.map((p) => p.uid)), { uid: true, source: { start, maxLength: first.size - start } }, { uid: true });
+    assertSelected(client, folder);
+    const byUid = new Map(got.map((m) => [m.uid, m.source]));
+    for (const p of group) {
+      const suffix = byUid.get(p.uid);
+      if (p.plan.mode !== 'pieces' || suffix === undefined || suffix.length !== p.size - start) continue;
+      const ends = piecesFromEnds(p.plan.root, { prefix: p.prefix!, suffix, suffixStart: start });
+      if (ends === undefined) continue;
+      const raw = assembleOrUndefined(p, ends.header, ends.parts, ends.heads);
+      if (raw !== undefined) out.set(p.uid, raw);
+    }
+  }
+  return out;
+}
+
 async function fetchSlice(client: ImapFlow, folder: string, items: Planned[]): Promise<FetchedMessage[]> {
   const raws = new Map<number, { raw: Buffer; stubbed: boolean }>();
-  const heads = await fetchHeads(client, folder, items);
-  const pieces = await fetchPieces(client, folder, items, heads);
+  const fromEnds = await fetchFromEnds(client, folder, items);
+  for (const [uid, raw] of fromEnds) raws.set(uid, { raw, stubbed: true });
+  // What the ends did not hold: the pieces from the server's MIME parts.
+  const rest = items.filter((p) => !fromEnds.has(p.uid));
+  const heads = await fetchHeads(client, folder, rest);
+  const pieces = await fetchPieces(client, folder, rest, heads);
   for (const [uid, raw] of pieces) raws.set(uid, { raw, stubbed: true });
   for (const p of items) if (p.source !== undefined) raws.set(p.uid, { raw: p.source, stubbed: false });
   // Unplannable messages, stubbed ones whose pieces did not assemble, and small ones whose
   // source did not come complete with the sizes: the whole source.
-  const needSource = items.filter((p) => !pieces.has(p.uid) && p.source === undefined);
+  const needSource = rest.filter((p) => !pieces.has(p.uid) && p.source === undefined);
   for (const [uid, raw] of await fetchSources(client, folder, needSource)) raws.set(uid, { raw, stubbed: false });
   const out: FetchedMessage[] = [];
   for (const p of items) {

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OMITTED_SIZE_HEADER } from '../../adapters/imap/index.js';
-import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, headsFromPrefix, planMessage, stubParts } from '../../adapters/imap/structure.js';
+import { assemble } from '../../adapters/imap/assemble.js';
+import { piecesFromEnds, SUFFIX_BYTES } from '../../adapters/imap/ends.js';
+import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, headsFromPrefix, planMessage, sectionsFor, stubParts } from '../../adapters/imap/structure.js';
 import { buildDocument } from '../../src/document/index.js';
 import { parseMessage } from '../../src/mime/parse.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
@@ -88,6 +90,49 @@ describe('attachments never cross the wire', () => {
     }
     // Messages 1-4, 6 and 7 were stubbed; the forwarded message and the text-only one came whole.
     expect(stubbed).toBe(6);
+  });
+
+  it('assembles a stubbed message from the two ends of its source exactly as from the parts the server cuts', async () => {
+    const { user } = await newUser(server);
+    const alternative = [
+      'From: a@example.com', 'To: b@example.com', 'Subject: alternative and attachment', 'Message-ID: <alt-1@mailgate.test>',
+      'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="outer"', '', 'preamble', '--outer',
+      'Content-Type: multipart/alternative; boundary="inner"', '', '--inner', 'Content-Type: text/plain; charset=utf-8', '', 'Plain text.',
+      '--inner', 'Content-Type: text/html; charset=utf-8', '', '<p>HTML text.</p>', '--inner--', '', '--outer',
+      'Content-Type: application/octet-stream; name="x.bin"', 'Content-Transfer-Encoding: base64', '',
+      Buffer.alloc(30_000, 7).toString('base64').replace(/.{76}/g, '$&\r\n'), '--outer--', 'epilogue', '',
+    ].join('\r\n');
+    await server.append(user, 'INBOX', [...corpus, alternative]);
+    const counts = await server.withClient(user, async (c) => {
+      await c.mailboxOpen('INBOX', { readOnly: true });
+      const metas = await c.fetchAll('1:*', { uid: true, size: true, bodyStructure: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } }, { uid: true });
+      let fromEnds = 0;
+      let elsewhere = 0;
+      for (const m of metas) {
+        const plan = planMessage(m.bodyStructure);
+        if (plan.mode !== 'pieces') continue;
+        const start = Math.max(m.source!.length, m.size! - SUFFIX_BYTES);
+        const tail = await c.fetchOne(String(m.uid), { uid: true, source: { start, maxLength: m.size! - start } }, { uid: true });
+        const ends = piecesFromEnds(plan.root, { prefix: m.source!, suffix: (tail as { source: Buffer }).source, suffixStart: start });
+        if (ends === undefined) {
+          elsewhere += 1;
+          continue;
+        }
+        // The same message from the server's own cuts of it.
+        const parts = stubParts(plan.root);
+        const heads = await c.fetchOne(String(m.uid), { uid: true, bodyParts: parts.map((key) => ({ key, start: 0, maxLength: HEAD_BYTES })) }, { uid: true });
+        const pieces = await c.fetchOne(String(m.uid), { uid: true, headers: true, bodyParts: sectionsFor(plan.root) }, { uid: true });
+        if (!heads || !pieces) throw new Error(`UID ${m.uid} not answered`);
+        const serverHeads = new Map([...heads.bodyParts!].map(([k, v]) => [k.toLowerCase(), v]));
+        const expected = assemble(plan.root, pieces.headers, pieces.bodyParts, serverHeads);
+        expect(assemble(plan.root, ends.header, ends.parts, ends.heads).equals(expected), `UID ${m.uid}`).toBe(true);
+        fromEnds += 1;
+      }
+      return { fromEnds, elsewhere };
+    });
+    // Messages 1, 6, 7 and the alternative one end with their only stubbed attachment; 2 and 4
+    // have two (the first lies between the ends), 3 has a small part after its stubbed image.
+    expect(counts).toEqual({ fromEnds: 4, elsewhere: 3 });
   });
 
   it('finds the heads of stubbed parts in the source prefix exactly as the server answers BODY[part]<0.256>', async () => {
