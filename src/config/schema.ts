@@ -59,7 +59,7 @@ export const ParsingSchema = z
   .object({
     max_message_bytes: int(1).default(DEFAULT_MAX_MESSAGE_BYTES).describe('Size budget of one raw message in bytes; larger messages are dead-lettered. Default 52428800 (50 MiB).'),
     timeout_ms: int(1).default(DEFAULT_PARSE_TIMEOUT_MS).describe('Time budget to parse one message in ms. Default 5000.'),
-    workers: int(1, 64).optional().describe('Parse worker threads. Default: the number of CPU cores.'),
+    workers: int(1, 64).optional().describe('Parse worker threads. Default: one fewer than the CPU cores (at least 1); the main thread keeps a core busy.'),
     body: z.enum(['auto', 'plain', 'html']).default('auto').describe('Body sent: auto (text/plain, else HTML), plain (HTML converted when needed), html. Default auto.'),
     headers: z.enum(['raw', 'parsed']).default('raw').describe('Header form sent: raw (default) or parsed (only when no key repeats and all keys are ASCII).'),
   })

@@ -24,7 +24,7 @@ import type { WorkerBatch, WorkerData, WorkerResponse } from './worker.js';
 const WORKER_READY = 'mailgate:worker-ready';
 
 export interface ParsePoolOptions {
-  /** Worker threads (default: available cores, at least 1). */
+  /** Worker threads (default DEFAULT_POOL_SIZE: one core fewer than available, at least 1). */
   size?: number;
   /** Time budget per message in ms (default DEFAULT_PARSE_TIMEOUT_MS). */
   timeoutMs?: number;
@@ -107,6 +107,13 @@ const MAX_REQUEUES = 3;
 
 export const DEFAULT_BATCH_SIZE = 16;
 
+/**
+ * Parse workers by default: one core fewer than the machine has (at least one), because the
+ * main thread — reading, storing, delivering — keeps a core busy itself. Measured on two cores,
+ * one worker imports and previews faster than two (docs/parsing.md, "Worker pool").
+ */
+export const DEFAULT_POOL_SIZE = Math.max(1, availableParallelism() - 1);
+
 function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
   const v = value ?? fallback;
   if (!Number.isInteger(v) || v < min) throw new RangeError(`${name} must be an integer >= ${min}, got ${v}`);
@@ -146,7 +153,7 @@ export class ParsePool {
   private closed = false;
 
   constructor(private readonly options: ParsePoolOptions = {}) {
-    this.size = positiveInt('size', options.size, Math.max(1, availableParallelism()));
+    this.size = positiveInt('size', options.size, DEFAULT_POOL_SIZE);
     this.timeoutMs = positiveInt('timeoutMs', options.timeoutMs, DEFAULT_PARSE_TIMEOUT_MS);
     this.maxMessageBytes = positiveInt('maxMessageBytes', options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, 0);
     this.batchSize = positiveInt('batchSize', options.batchSize, DEFAULT_BATCH_SIZE);
