@@ -75,10 +75,11 @@ export const PAUSE_CODES: ReadonlySet<string> = new Set([
 ]);
 export const DEFAULT_PAUSE_MS = 60_000;
 
+/** Whole milliseconds (the store takes no fractions): half to all of 1 s doubling per attempt up to 5 min, at least Retry-After. */
 export function defaultRetryDelay(attempts: number, retryAfterMs?: number): number {
   const exp = Math.min(300_000, 1_000 * 2 ** Math.min(attempts, 20));
   const jittered = exp / 2 + Math.random() * (exp / 2);
-  return Math.max(jittered, retryAfterMs ?? 0);
+  return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
 }
 
 export interface DeliveryLoop {

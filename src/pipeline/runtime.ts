@@ -38,7 +38,7 @@ export interface RuntimeOptions {
   onDeliveryBatch?: DeliveryOptions['onBatch'];
   /** Called when a route is paused because the API refused the credentials or the target (401/403/404). Default: an error log line. */
   onPause?: DeliveryOptions['onPause'];
-  /** Aborts intake's backpressure waits. */
+  /** Aborts intake's backpressure waits, and the requests of this runtime's delivery (with their retries). */
   signal?: AbortSignal;
   /** Called after every attempt of the API client, successful or not (request metrics). */
   onApiAttempt?: (info: AttemptInfo) => void;
@@ -158,7 +158,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const delivery = createDelivery({
       store,
       routes: [...routes.values()],
-      deliver: createDeliverFn({ client: api.client, ledger: store, config, dryRun: options.dryRun === true }),
+      // The same signal ends requests in flight (and their retry waits): an interrupted import
+      // stops at once, its items stay queued for the next run.
+      deliver: createDeliverFn({ client: api.client, ledger: store, config, dryRun: options.dryRun === true, ...(options.signal ? { signal: options.signal } : {}) }),
       owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
       leaseMs,
       claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),

@@ -48,4 +48,33 @@ describe('import across an API outage', () => {
       await emulator.close();
     }
   }, 120_000);
+
+  it('stops at once on SIGTERM while the API is away, and the next run delivers everything once', async () => {
+    const mbox = join(dir, 'term.mbox');
+    writeMbox(mbox, 300, 'term');
+    const token = 'outage-token-0123';
+    const emulator = createEmulator({ token, dataDir: join(dir, 'emulator-term'), autoCreateSources: true, logger: false });
+    const url = await emulator.listen(0, '127.0.0.1');
+    const port = Number(new URL(url).port);
+    await emulator.close();
+    const store = `sqlite:${join(dir, 'term', 'm.db')}`;
+    const args = ['import', mbox, '--api-url', url, '--token', token, '--source', 'acme/term', '--store', store, '--json'];
+    const run = runCli(args, dir);
+    // Its first request fails and is retried with backoff (minutes of budget): interrupt it then.
+    await sleep(2_000);
+    const signalled = Date.now();
+    run.child.kill('SIGTERM');
+    const result = await run.exited;
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('import interrupted; run the same command again to resume');
+    await emulator.listen(port, '127.0.0.1');
+    try {
+      const again = await runCli(args, dir).exited;
+      expect(again.code, again.stderr).toBe(0);
+      expect(emulator.stats()).toMatchObject({ comments: 300, ai_units: 300 });
+    } finally {
+      await emulator.close();
+    }
+  }, 120_000);
 });

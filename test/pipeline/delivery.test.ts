@@ -130,3 +130,36 @@ describe('route mapping', () => {
     expect(() => checkRoutes([bad])).toThrow(/MAILGATE_ERR_CONFIG_INVALID|collides/);
   });
 });
+
+describe('retry delay of an item whose request failed', () => {
+  it('is whole milliseconds the store accepts, growing per attempt, never below Retry-After', async () => {
+    const { defaultRetryDelay } = await import('../../src/pipeline/delivery.js');
+    for (let attempts = 0; attempts < 25; attempts++) {
+      for (let k = 0; k < 50; k++) {
+        const d = defaultRetryDelay(attempts, k % 2 === 0 ? undefined : 1_234.5);
+        expect(Number.isInteger(d)).toBe(true);
+        expect(d).toBeGreaterThanOrEqual(Math.min(150_000, 500 * 2 ** attempts));
+        expect(d).toBeLessThanOrEqual(300_000);
+        if (k % 2 === 1) expect(d).toBeGreaterThanOrEqual(1_235);
+      }
+    }
+  });
+
+  it('reschedules the items of a request that failed for good, releasing their claim at once', async () => {
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(() => store.close());
+    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 100 });
+    await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/f.mbox', index: 0 }, route: 'r', receivedAt: new Date() }]);
+    const client = createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 't', retry: { maxAttempts: 1 } });
+    const errors: unknown[] = [];
+    const d = createDelivery({
+      store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'a', leaseMs: 60_000,
+      claimLimit: 10, concurrency: 1, maxItemAttempts: 5, onError: (e) => errors.push(e),
+    });
+    expect(await d.runOnce(route)).toBe(1);
+    expect(errors).toEqual([]);
+    // Released: once due, another owner claims it (the lease of 60 s is not what frees it).
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await store.claim('r', 10, 'b', 60_000)).map((i) => i.attempts)).toEqual([1]);
+  });
+});
