@@ -2,6 +2,7 @@
  * What `mailgate emulator` runs (src/cli/commands/emulator.ts holds its flags, docs/emulator.md
  * lists them): starts the emulator in the foreground until SIGINT/SIGTERM.
  */
+import { listenError } from '../service/listen.js';
 import { parseFaultSpec } from './fault-spec.js';
 import { createEmulator } from './emulator.js';
 import type { Emulator, EmulatorOptions } from './types.js';
@@ -28,7 +29,12 @@ export interface RunningEmulator {
 export async function runEmulatorCommand(opts: EmulatorCommandOptions): Promise<RunningEmulator> {
   const { port, host, faults, print, handleSignals, ...options } = opts;
   const emulator = createEmulator({ ...options, faults: faults === undefined ? [] : parseFaultSpec(faults) });
-  const url = await emulator.listen(port, host ?? '127.0.0.1');
+  let url: string;
+  try {
+    url = await emulator.listen(port, host ?? '127.0.0.1');
+  } catch (err) {
+    throw listenError(err, host ?? '127.0.0.1', port, 'Pass another --port, or --port 0 for a free one');
+  }
   const out = print ?? ((line: string) => process.stdout.write(`${line}\n`));
   out(`mailgate emulator listening on ${url} (API at ${url}/api/v1, stats at ${url}/_emulator/stats)`);
   let stopping: Promise<void> | undefined;

@@ -19,14 +19,19 @@ export function baseUrl(address: { address: string; port: number; family: string
  * The coded error for a failed listen(): which address, why, and how to choose another.
  * Anything but the system errors of a busy or forbidden address is returned unchanged.
  */
-export function listenError(err: unknown, host: string, port: number): unknown {
+export function listenError(
+  err: unknown,
+  host: string,
+  port: number,
+  fix = 'Set server.listen in the configuration or MAILGATE_LISTEN to another host:port, e.g. MAILGATE_LISTEN=127.0.0.1:0 for a free port',
+): unknown {
   const code = (err as { code?: unknown } | null)?.code;
   if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') return err;
   const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const why = code === 'EADDRINUSE' ? 'is already in use by another process' : code === 'EACCES' ? 'is not allowed for this user' : 'is not an address of this machine';
   return new GatewayError(
     'MAILGATE_ERR_SERVICE_LISTEN',
-    `cannot listen on ${address}: the address ${why} (${code}). Set server.listen in the configuration or MAILGATE_LISTEN to another host:port, e.g. MAILGATE_LISTEN=127.0.0.1:0 for a free port`,
+    `cannot listen on ${address}: the address ${why} (${code}). ${fix}`,
     { cause: err, details: { host, port, code } },
   );
 }

@@ -83,6 +83,18 @@ describe('mailgate emulator', () => {
     }
   });
 
+  it('names a busy port and the fix in one line, without a stack trace', async () => {
+    const { child, url } = await start(['--token', 't']);
+    try {
+      const port = new URL(url).port;
+      const run = await runMailgate(['emulator', '--port', port, '--token', 't']);
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe(`mailgate: MAILGATE_ERR_SERVICE_LISTEN: cannot listen on 127.0.0.1:${port}: the address is already in use by another process (EADDRINUSE). Pass another --port, or --port 0 for a free one`);
+    } finally {
+      await stop(child);
+    }
+  });
+
   it('requires a token', async () => {
     expect((await runMailgate(['emulator', '--port', '0'])).code).toBe(2);
   });
