@@ -4,15 +4,16 @@
  */
 import type { Logger } from '../src/logger.js';
 import type { Adapter } from '../src/pipeline/types.js';
+import type { AdapterKind } from './config.js';
 import { createFilesAdapter } from './files/index.js';
-import { createImapAdapter, duplicateAccount, imapAccountSchema } from './imap/index.js';
+import { createImapAdapter } from './imap/index.js';
 
 export const ADAPTERS = {
   files: createFilesAdapter,
   imap: (config: { accounts: readonly unknown[]; logger?: Logger }) => createImapAdapter(config.accounts, config.logger ? { logger: config.logger } : {}),
-} as const satisfies Record<string, (config: never) => Adapter>;
+} as const satisfies Record<AdapterKind, (config: never) => Adapter>;
 
-export type AdapterKind = keyof typeof ADAPTERS;
+export type { AdapterKind };
 export type AdapterConfig<K extends AdapterKind> = Parameters<(typeof ADAPTERS)[K]>[0];
 
 export function isAdapterKind(kind: string): kind is AdapterKind {
@@ -24,8 +25,5 @@ export function createAdapter<K extends AdapterKind>(kind: K, config: AdapterCon
   return factory(config);
 }
 
-/** The kinds the configuration accepts under `adapters:` (one per factory above). */
-export const ADAPTER_KINDS = Object.keys(ADAPTERS) as AdapterKind[];
-
-/** The schema of one IMAP account, embedded in the configuration as `adapters.imap[]`. */
-export { duplicateAccount, imapAccountSchema };
+/** The kinds the configuration accepts under `adapters:` (one per factory above), and the schemas. */
+export { ADAPTER_KINDS, duplicateAccount, imapAccountSchema } from './config.js';

@@ -3,7 +3,7 @@
  * Every field says what it is, its unit and its default; docs/config.md is generated from it.
  */
 import { z } from 'zod';
-import { ADAPTER_KINDS, duplicateAccount, imapAccountSchema } from '../../adapters/index.js';
+import { ADAPTER_KINDS, duplicateAccount, imapAccountSchema } from '../../adapters/config.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,

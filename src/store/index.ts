@@ -7,12 +7,11 @@
  * The store is migrated before it is returned.
  */
 import { GatewayError } from '../errors.js';
-import { PostgresStore, type PostgresOptions } from './postgres/index.js';
-import { SqliteStore, type SqliteOptions } from './sqlite/index.js';
+import type { PostgresOptions } from './postgres/index.js';
+import type { SqliteOptions } from './sqlite/index.js';
 import type { Store } from './types.js';
 
 export type * from './types.js';
-export { PostgresStore, SqliteStore };
 export type { PostgresOptions, SqliteOptions };
 
 export interface OpenStoreOptions {
@@ -44,12 +43,15 @@ export function parseSqliteUrl(url: string): { path: string; options: SqliteOpti
   return { path: rest, options };
 }
 
+/** Each implementation (and its driver) is loaded when a store of its kind is opened. */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   if (url.startsWith('sqlite:')) {
     const { path, options: fromUrl } = parseSqliteUrl(url);
+    const { SqliteStore } = await import('./sqlite/index.js');
     return SqliteStore.open(path, { ...options.sqlite, ...fromUrl });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { PostgresStore } = await import('./postgres/index.js');
     return PostgresStore.open(url, options.postgres);
   }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { choiceOption, integerOption } from '../options.js';
 import { MAX_SYNC_DOCUMENTS } from '../../limits.js';
-import { runImport, type ImportFlags } from '../import/run.js';
+import type { ImportFlags } from '../import/run.js';
 import type { CliCommand, CliContext } from '../types.js';
 
 /** Flags naming the route and the API; shared with `dlq replay`. */
@@ -29,11 +29,12 @@ export const importCommand: CliCommand = {
       .argument('<path...>', 'files or directories to import')
       .option('--dry-run', 'parse and compare with the ledger: report what would be sent and its AI units; send and store nothing')
       .option('--json', 'print one machine-readable summary line on stdout at the end')
-      .option('--workers <n>', 'parse worker threads (default: available cores)', integerOption(1, 64))
+      .option('--workers <n>', 'parse worker threads (default: one fewer than the cores, at least 1)', integerOption(1, 64))
       .option('--mbox <quoting>', 'mboxrd | mboxo | none (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
       .option('--batch-size <n>', `documents per API request (default: delivery.max_documents, 4096; at most ${MAX_SYNC_DOCUMENTS})`, integerOption(1, MAX_SYNC_DOCUMENTS))
       .option('--lease-ms <n>', 'outbox claim lease in ms (default 60000): after a crash, claimed items wait this long', integerOption(1))
       .action(async (paths: string[], flags: ImportFlags) => {
+        const { runImport } = await import('../import/run.js');
         ctx.exitCode = await runImport(paths, flags, ctx, process.env);
       });
   },

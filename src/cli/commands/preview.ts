@@ -1,7 +1,7 @@
 /** `mailgate preview <path...>`: the documents and comments mail would become, sending nothing. */
 import type { Command } from 'commander';
 import { choiceOption, integerOption } from '../options.js';
-import { runPreview, type PreviewFlags } from '../preview/run.js';
+import type { PreviewFlags } from '../preview/run.js';
 import type { CliCommand, CliContext } from '../types.js';
 
 export const previewCommand: CliCommand = {
@@ -16,9 +16,11 @@ export const previewCommand: CliCommand = {
       .option('--headers <headers>', 'raw | parsed: how the document sends the headers', choiceOption(['raw', 'parsed'] as const))
       .option('--max-message-bytes <n>', 'size budget of one message in bytes', integerOption(0))
       .option('--timeout-ms <n>', 'time budget to parse one message in ms', integerOption(1))
-      .option('--workers <n>', 'parse worker threads (default: available cores)', integerOption(1))
+      .option('--workers <n>', 'parse worker threads (default: one fewer than the cores, at least 1)', integerOption(1))
       .option('--mbox <quoting>', 'mboxrd | mboxo | none: how ">From " lines in mbox files are unquoted (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
       .action(async (paths: string[], flags: PreviewFlags) => {
+        // Loaded when run: `mailgate --help` and the other commands do not pay for it.
+        const { runPreview } = await import('../preview/run.js');
         ctx.exitCode = await runPreview(paths, flags, ctx);
       });
   },
