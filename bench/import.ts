@@ -4,14 +4,17 @@
  * and on PostgreSQL (fsync on), beside the parse-only rate of `mailgate preview` over the same
  * mbox (same worker pool, same cores). Then peak RSS of the import for 10k vs 20k messages.
  * Median of MAILGATE_BENCH_ROUNDS runs (default 3). Rates are wall-clock, process start included.
+ * Beside each rate, the CPU seconds of mailgate, of the PostgreSQL server and of the emulator
+ * during it: they share this machine's cores, which bounds the rate from below.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prng } from '../src/prng.js';
 import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
+import { cpuOf, cpuOfTree, reapedChildrenCpu } from './support/cpu.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
@@ -49,10 +52,11 @@ function readHwm(pid: number): number {
   }
 }
 
-interface Run { seconds: number; peak: number; code: number | null; stdout: string; stderr: string }
+interface Run { seconds: number; cpu: number; peak: number; code: number | null; stdout: string; stderr: string }
 
 function run(args: string[], cwd: string): Promise<Run> {
   const t0 = process.hrtime.bigint();
+  const cpu0 = reapedChildrenCpu();
   const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -62,12 +66,12 @@ function run(args: string[], cwd: string): Promise<Run> {
   const timer = setInterval(() => (peak = Math.max(peak, readHwm(child.pid!))), 50);
   return new Promise((resolve) => child.on('exit', (code) => {
     clearInterval(timer);
-    resolve({ seconds: Number(process.hrtime.bigint() - t0) / 1e9, peak, code, stdout, stderr });
+    resolve({ seconds: Number(process.hrtime.bigint() - t0) / 1e9, cpu: reapedChildrenCpu() - cpu0, peak, code, stdout, stderr });
   }));
 }
 
 /** The emulator as its own process, as the API would be. */
-async function startEmulatorProcess(dir: string): Promise<{ url: string; stop: () => void }> {
+async function startEmulatorProcess(dir: string): Promise<{ url: string; pid: number; stop: () => void }> {
   const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', '--token', TOKEN], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve) => {
     let text = '';
@@ -79,28 +83,34 @@ async function startEmulatorProcess(dir: string): Promise<{ url: string; stop: (
   });
   const res = await fetch(`${url}/api/v1/sources/bench/mail`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{"source":{}}' });
   if (!res.ok) throw new Error(`cannot create the source: HTTP ${res.status}`);
-  return { url, stop: () => void child.kill('SIGTERM') };
+  return { url, pid: child.pid!, stop: () => void child.kill('SIGTERM') };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
-async function importRate(dir: string, mbox: string, count: number, store: () => Promise<string>): Promise<{ rate: number; peak: number }> {
-  const rates: number[] = [];
-  const peaks: number[] = [];
+interface Rate { rate: number; peak: number; cpu: { mailgate: number; server: number; emulator: number } }
+
+/** `serverPid`: the store's server process (its CPU is accounted beside mailgate's), if any. */
+async function importRate(dir: string, mbox: string, count: number, store: () => Promise<string>, serverPid?: number): Promise<Rate> {
+  const runs: Array<{ rate: number; peak: number; mailgate: number; server: number; emulator: number }> = [];
   for (let r = 0; r < ROUNDS; r++) {
     const emu = await startEmulatorProcess(dir);
     try {
-      const res = await run(['import', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', await store(), '--json'], dir);
+      const target = await store();
+      const emu0 = cpuOf(emu.pid);
+      const server0 = serverPid === undefined ? 0 : cpuOfTree(serverPid);
+      const res = await run(['import', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', target, '--json'], dir);
+      const server = serverPid === undefined ? 0 : cpuOfTree(serverPid) - server0;
       const summary = JSON.parse(res.stdout.trim() || '{}') as { delivered?: number };
       if (res.code !== 0 || summary.delivered !== count) throw new Error(`import failed (exit ${res.code}, delivered ${summary.delivered}): ${res.stderr.slice(-2000)}`);
-      rates.push(count / res.seconds);
-      peaks.push(res.peak);
+      runs.push({ rate: count / res.seconds, peak: res.peak, mailgate: res.cpu, server, emulator: cpuOf(emu.pid) - emu0 });
     } finally {
       emu.stop();
     }
   }
-  return { rate: median(rates), peak: median(peaks) };
+  const pick = (k: keyof (typeof runs)[number]) => median(runs.map((x) => x[k]));
+  return { rate: pick('rate'), peak: pick('peak'), cpu: { mailgate: pick('mailgate'), server: pick('server'), emulator: pick('emulator') } };
 }
 
 async function main(): Promise<void> {
@@ -114,18 +124,25 @@ async function main(): Promise<void> {
     await writeMbox(m20, 20_000);
     console.log(`node ${process.version}, ${ROUNDS} round(s), median; mbox 10k = ${mb(readFileSync(m10).length)}`);
     const parse: number[] = [];
+    const parseCpu: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const res = await run(['preview', '--format', 'jsonl', m10], dir);
       if (res.code !== 0) throw new Error(`preview failed: ${res.stderr}`);
       parse.push(10_000 / res.seconds);
+      parseCpu.push(res.cpu);
     }
     const parseRate = median(parse);
     let n = 0;
     const sqlite = await importRate(dir, m10, 10_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
-    const postgres = await importRate(dir, m10, 10_000, () => createTestDatabase('mailgate_bench_import'));
-    console.log(`  ${'parse only (mailgate preview --format jsonl)'.padEnd(48)} ${parseRate.toFixed(0).padStart(7)} msg/s`);
+    const postgres = await importRate(dir, m10, 10_000, () => createTestDatabase('mailgate_bench_import'), server.pid());
+    const cores = availableParallelism();
+    const seconds = (n: number) => `${n.toFixed(1)} s`;
+    console.log(`  ${'parse only (mailgate preview --format jsonl)'.padEnd(48)} ${parseRate.toFixed(0).padStart(7)} msg/s  CPU: mailgate ${seconds(median(parseCpu))}`);
     for (const [name, r] of [['import, SQLite (synchronous=FULL)', sqlite], ['import, PostgreSQL (fsync on)', postgres]] as const) {
       console.log(`  ${name.padEnd(48)} ${r.rate.toFixed(0).padStart(7)} msg/s  ${((100 * r.rate) / parseRate).toFixed(0)}% of parse-only (target >= 70%)  peak RSS ${mb(r.peak)}`);
+      const total = r.cpu.mailgate + r.cpu.server + r.cpu.emulator;
+      console.log(`  ${''.padEnd(48)} CPU: mailgate ${seconds(r.cpu.mailgate)}${r === postgres ? `, PostgreSQL server ${seconds(r.cpu.server)}` : ''}, emulator ${seconds(r.cpu.emulator)}`
+        + ` = ${seconds(total)} on ${cores} cores (no faster than ${seconds(total / cores)}, ${(10_000 / (total / cores)).toFixed(0)} msg/s)`);
     }
     const big = await importRate(dir, m20, 20_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
     console.log(`  peak RSS of import on SQLite: 10k messages ${mb(sqlite.peak)}, 20k messages ${mb(big.peak)} (${big.rate.toFixed(0)} msg/s)`);

@@ -10,7 +10,7 @@
  * server, starts one for the current test file).
  */
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +23,8 @@ export interface PostgresServer {
   /** Admin URL (user `postgres`, database `postgres`). */
   readonly url: string;
   readonly port: number;
+  /** Process id of the postmaster (benchmarks account its CPU). */
+  pid(): number;
   stop(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
   return {
     url,
     port,
+    pid: () => Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
     async stop() {
       try {
         await pgCommand(bin, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
