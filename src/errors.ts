@@ -77,7 +77,7 @@ export const ERROR_CODES = {
   // --- service: `mailgate serve` -----------------------------------------------------
   MAILGATE_ERR_SERVICE_ADAPTER_FAILED: 'An adapter of the service stopped with an unexpected error (the others keep running; details in the log).',
   MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT: 'Shutdown stopped waiting for delivery after the drain bound; undelivered items stay queued for the next start.',
-  MAILGATE_ERR_SERVICE_LISTEN: 'The HTTP server cannot listen on server.listen (the port is in use or not allowed); choose another with server.listen or MAILGATE_LISTEN.',
+  MAILGATE_ERR_SERVICE_LISTEN: 'An HTTP server cannot listen on its address (the port is in use or not allowed): for `serve`, choose another with server.listen or MAILGATE_LISTEN; for `emulator`, with --port (0 picks a free one).',
 
   // --- sink: predictions to a JSONL file or webhook ------------------------------------
   MAILGATE_ERR_SINK_WRITE_FAILED: 'Appending predictions to the JSONL sink file failed (retried with backoff; nothing is skipped).',
