@@ -12,15 +12,18 @@
  * excluded; IMAP login included) until the emulator holds every comment.
  * `--cpu-prof-dir DIR` writes a CPU profile of each `mailgate serve` run into DIR.
  * Dovecot's index is built and the page cache warmed by one unmeasured fetch first.
+ * Under each mailbox: the CPU seconds mailgate, Dovecot and the emulator spent during the
+ * sync, and the fastest rate those allow on this machine's cores even with perfect overlap.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ImapFlow } from 'imapflow';
 import { createEmulator } from '../src/emulator/index.js';
+import { cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -86,13 +89,26 @@ async function rawFetch(d: BenchDovecot, user: string, what: { source?: boolean;
   }
 }
 
+/** CPU seconds of this process (where the emulator runs). */
+const ownCpu = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
 function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-/** One `mailgate serve` run against a fresh store; returns messages/s and peak RSS in MB. */
-async function mailgateSync(d: BenchDovecot, user: string, count: number): Promise<{ rate: number; rssMb: number }> {
+interface SyncRun {
+  rate: number;
+  rssMb: number;
+  /** CPU seconds during the sync: the service (workers included), Dovecot, and this process (the emulator). */
+  cpu: { mailgate: number; dovecot: number; emulator: number };
+}
+
+/** One `mailgate serve` run against a fresh store; returns messages/s, peak RSS in MB and CPU seconds. */
+async function mailgateSync(d: BenchDovecot, user: string, count: number): Promise<SyncRun> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-imap-'));
   const token = randomBytes(8).toString('hex');
   const emulator = createEmulator({ token, autoCreateSources: true, logger: false });
@@ -106,9 +122,13 @@ async function mailgateSync(d: BenchDovecot, user: string, count: number): Promi
   const child = spawn(process.execPath, [...(profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]), CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   let t0 = 0;
+  let cpu0 = { mailgate: 0, dovecot: 0, emulator: 0 };
   child.stderr!.on('data', (b: Buffer) => {
     stderr += b.toString();
-    if (t0 === 0 && stderr.includes('serving on')) t0 = performance.now();
+    if (t0 === 0 && stderr.includes('serving on')) {
+      t0 = performance.now();
+      cpu0 = { mailgate: cpuOf(child.pid!), dovecot: cpuOfTree(d.pid), emulator: ownCpu() };
+    }
   });
   let rssMb = 0;
   try {
@@ -118,8 +138,9 @@ async function mailgateSync(d: BenchDovecot, user: string, count: number): Promi
       await new Promise((r) => setTimeout(r, 20));
     }
     const rate = count / ((performance.now() - t0) / 1000);
+    const cpu = { mailgate: cpuOf(child.pid!) - cpu0.mailgate, dovecot: cpuOfTree(d.pid) - cpu0.dovecot, emulator: ownCpu() - cpu0.emulator };
     rssMb = Math.max(rssMb, peakRssMb(child.pid!));
-    return { rate, rssMb };
+    return { rate, rssMb, cpu };
   } finally {
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
@@ -143,16 +164,20 @@ async function benchMailbox(d: BenchDovecot, label: string, user: string, n: num
   })());
   await rawFetch(d, user, { bodyStructure: true, source: true }); // index + page cache, unmeasured
   const raw: number[] = [];
-  const e2e: number[] = [];
-  let rss = 0;
+  const syncs: SyncRun[] = [];
   for (let r = 0; r < runs; r++) {
     raw.push(await rawFetch(d, user, { source: true }));
-    const res = await mailgateSync(d, user, n);
-    e2e.push(res.rate);
-    rss = Math.max(rss, res.rssMb);
+    syncs.push(await mailgateSync(d, user, n));
   }
+  const rss = Math.max(...syncs.map((x) => x.rssMb));
+  const rate = median(syncs.map((x) => x.rate));
   const line = (s: string, w: number) => s.padStart(w);
-  console.log(`${label.padEnd(34)} ${line((bytes / 2 ** 20).toFixed(0) + ' MiB', 9)} ${line(median(raw).toFixed(0), 10)} ${line(median(e2e).toFixed(0), 10)} ${line((median(e2e) / median(raw)).toFixed(2) + '×', 7)} ${line(rss.toFixed(0) + ' MB', 9)}`);
+  console.log(`${label.padEnd(34)} ${line((bytes / 2 ** 20).toFixed(0) + ' MiB', 9)} ${line(median(raw).toFixed(0), 10)} ${line(rate.toFixed(0), 10)} ${line((rate / median(raw)).toFixed(2) + '×', 7)} ${line(rss.toFixed(0) + ' MB', 9)}`);
+  const cpu = (k: keyof SyncRun['cpu']) => median(syncs.map((x) => x.cpu[k]));
+  const total = cpu('mailgate') + cpu('dovecot') + cpu('emulator');
+  const bound = n / (total / availableParallelism());
+  console.log(`${''.padEnd(34)} CPU during the sync: mailgate ${cpu('mailgate').toFixed(1)} s, Dovecot ${cpu('dovecot').toFixed(1)} s, emulator ${cpu('emulator').toFixed(1)} s`
+    + ` = ${total.toFixed(1)} s on ${availableParallelism()} cores: no faster than ${bound.toFixed(0)} msg/s (${(bound / median(raw)).toFixed(2)}× raw fetch)`);
 }
 
 async function main(): Promise<void> {

@@ -17,6 +17,8 @@ export interface BenchDovecot {
   addUser(user: string, pass: string): void;
   /** Writes messages straight into the user's INBOX maildir. */
   fill(user: string, messages: Iterable<Buffer>): void;
+  /** Process id of the Dovecot master (benchmarks account its CPU and its imap processes'). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -86,6 +88,7 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
   return {
     host: '127.0.0.1',
     port,
+    pid: master.pid!,
     addUser(user, pass) {
       const home = join(dir, 'home', user);
       for (const p of [home, join(home, 'Maildir'), join(home, 'Maildir', 'cur'), join(home, 'Maildir', 'new'), join(home, 'Maildir', 'tmp')]) {
