@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +9,7 @@ import { openStore } from '../../src/store/index.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { textMessage } from './messages.js';
 import { MemorySink, eventually } from './memory-sink.js';
-import { account, newUser, run } from './setup.js';
+import { account, closedPort, newUser, run } from './setup.js';
 
 let server: DovecotServer;
 beforeAll(async () => {
@@ -114,15 +113,6 @@ describe('after-delivery actions', () => {
     expect(res).toEqual({ applied: [], skipped: [], deferred: [origin] });
   });
 });
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe('after-delivery actions with one account down', () => {
   it('applies and finishes the actions of the reachable account; the unreachable one\'s stay due', async () => {

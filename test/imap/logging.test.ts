@@ -2,7 +2,6 @@
  * What the IMAP adapter logs, captured from a real pino logger: every line carries
  * { adapter: 'imap', account }, a coded reason, and never a password.
  */
-import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
@@ -10,7 +9,7 @@ import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { textMessage } from './messages.js';
 import { MemorySink, eventually } from './memory-sink.js';
 import { startProxy } from './proxy.js';
-import { account, newUser, run } from './setup.js';
+import { account, closedPort, newUser, run } from './setup.js';
 
 let server: DovecotServer;
 beforeAll(async () => {
@@ -43,15 +42,6 @@ function capture(): { logger: ReturnType<typeof createLogger>; lines: Line[]; te
 }
 
 const fast = { backoff: { transient: { baseMs: 100, capMs: 500 }, auth: { baseMs: 200, capMs: 1000 } } };
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 describe('IMAP adapter logs', () => {
   it('an authentication failure: an error line with its code and the next attempt, without the password', async () => {

@@ -1,4 +1,5 @@
 /** Shared helpers for the IMAP adapter tests. */
+import { createServer } from 'node:net';
 import { ImapAdapter, type ImapAdapterOptions } from '../../adapters/imap/index.js';
 import type { DovecotServer } from '../support/dovecot.js';
 import type { MemorySink } from './memory-sink.js';
@@ -39,4 +40,13 @@ export function run(accounts: unknown[], sink: MemorySink, opts: ImapAdapterOpti
       await done;
     },
   };
+}
+
+/** A port nothing listens on. */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
 }
