@@ -57,6 +57,13 @@ class EncodedInput implements OutboxInput {
   }
 }
 
+/** A message with its route and its outbox key. */
+interface Keyed {
+  msg: Inbound;
+  route: RouteConfig;
+  key: string;
+}
+
 export interface IntakeCounters {
   received: number;
   parsed: number;
@@ -102,21 +109,27 @@ export function createIntake(options: IntakeOptions): Intake {
     return route;
   }
 
-  /** The messages whose key the route does not hold yet: a message read again (a re-walked directory) is not parsed again. */
-  async function unknown(batch: Inbound[]): Promise<Inbound[]> {
+  /**
+   * The messages whose key their route does not hold yet, each with its route and key: a
+   * message read again (a re-walked directory) is not parsed again.
+   */
+  async function unknown(batch: Inbound[]): Promise<Keyed[]> {
+    const keyed = batch.map((msg) => {
+      const route = routeOf(msg);
+      return { msg, route, key: outboxKey(route, msg.origin) };
+    });
     const keys = new Map<string, string[]>();
-    for (const msg of batch) {
+    for (const { msg, key } of keyed) {
       const list = keys.get(msg.route) ?? [];
-      list.push(outboxKey(routeOf(msg), msg.origin));
+      list.push(key);
       keys.set(msg.route, list);
     }
     const known = new Map<string, Set<string>>();
     for (const [route, list] of keys) known.set(route, await store.knownKeys(route, list));
-    return batch.filter((msg) => !known.get(msg.route)!.has(outboxKey(routeOf(msg), msg.origin)));
+    return keyed.filter(({ msg, key }) => !known.get(msg.route)!.has(key));
   }
 
-  async function toOutbox(msg: Inbound, route: RouteConfig): Promise<Parsed> {
-    const key = outboxKey(route, msg.origin);
+  async function toOutbox({ msg, route, key }: Keyed): Promise<Parsed> {
     const base = { route: route.name, key, origin: msg.origin, raw: msg.raw, ...(msg.afterDelivery === true ? { afterDelivery: true } : {}) };
     if (msg.failure !== undefined) {
       counters.failed++;
@@ -176,7 +189,7 @@ export function createIntake(options: IntakeOptions): Intake {
         counters.received += batch.length;
         const fresh = await unknown(batch);
         counters.duplicates += batch.length - fresh.length;
-        const items = await Promise.all(fresh.map((msg) => toOutbox(msg, routeOf(msg))));
+        const items = await Promise.all(fresh.map(toOutbox));
         await previous;
         await storeBatch(batch, items, checkpoint);
       });
