@@ -20,6 +20,8 @@ export class SqliteOutbox {
   private readonly insertRaw: Database.Statement;
   private readonly selectDocs: Database.Statement;
   private readonly deleteRaw: Database.Statement;
+  private readonly selectKnownKeys: Database.Statement;
+  private readonly renewLeases: Database.Statement;
   private readonly putCheckpoint: Database.Statement;
   private readonly bumpStmts = new Map<CounterName, Database.Statement>();
   private readonly claimRoute: Database.Statement;
@@ -36,6 +38,10 @@ export class SqliteOutbox {
     this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
     this.selectDocs = db.prepare('SELECT id, document, preview, text_hash, doc_hash FROM outbox_docs WHERE id IN (SELECT value FROM json_each(?))');
     this.deleteRaw = db.prepare('DELETE FROM outbox_raw WHERE id IN (SELECT value FROM json_each(?))');
+    this.selectKnownKeys = db.prepare('SELECT key FROM outbox WHERE route = ? AND key IN (SELECT value FROM json_each(?))');
+    this.renewLeases = db.prepare(
+      `UPDATE outbox SET lease_expires_at = ? WHERE status = 'queued' AND lease_owner = ? AND id IN (SELECT value FROM json_each(?))`,
+    );
     this.putCheckpoint = db.prepare(
       `INSERT INTO checkpoints (key, value, updated_at) VALUES (?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
@@ -168,18 +174,14 @@ export class SqliteOutbox {
 
   knownKeys(route: string, keys: string[]): Set<string> {
     if (keys.length === 0) return new Set();
-    const rows = this.db.prepare(
-      'SELECT key FROM outbox WHERE route = ? AND key IN (SELECT value FROM json_each(?))',
-    ).all(route, JSON.stringify(keys)) as Array<{ key: string }>;
+    const rows = this.selectKnownKeys.all(route, JSON.stringify(keys)) as Array<{ key: string }>;
     return new Set(rows.map((r) => r.key));
   }
 
   renewClaims(ids: number[], owner: string, leaseMs: number): number {
     if (ids.length === 0) return 0;
     const until = Date.now() + checkDelay('leaseMs', leaseMs, 1);
-    return this.db.prepare(
-      `UPDATE outbox SET lease_expires_at = ? WHERE status = 'queued' AND lease_owner = ? AND id IN (SELECT value FROM json_each(?))`,
-    ).run(until, owner, JSON.stringify(ids)).changes;
+    return this.renewLeases.run(until, owner, JSON.stringify(ids)).changes;
   }
 
   scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): number {
