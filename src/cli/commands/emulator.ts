@@ -1,29 +1,23 @@
 /** `mailgate emulator`: a local stand-in for the Text Analytics API, until SIGINT/SIGTERM (docs/emulator.md). */
 import type { Command } from 'commander';
+import type { EmulatorOptions } from '../../emulator/types.js';
 import { MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
 import { choiceOption, integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
-interface EmulatorFlags {
+/** Flags named and typed as the emulator option they set. */
+type SameAsOption = 'maxSyncDocuments' | 'maxPredictDocuments' | 'modelVersions' | 'liveVersion' | 'stagingVersion' | 'bodyLimit'
+  | 'bodies' | 'commentsShape' | 'labelNames' | 'allowNoCharge' | 'autoCreateSources';
+
+interface EmulatorFlags extends Pick<EmulatorOptions, SameAsOption> {
   port: number;
   token: string[];
   host?: string;
   data?: string;
   faults?: string;
   transformTag?: string[];
-  maxSyncDocuments?: number;
-  maxPredictDocuments?: number;
   requireTransformTag: boolean;
-  allowNoCharge?: boolean;
-  autoCreateSources?: boolean;
-  modelVersions?: number;
-  liveVersion?: number;
-  stagingVersion?: number;
-  bodyLimit?: number;
   emptyDocuments: boolean;
-  bodies?: 'exactly-one' | 'at-least-one';
-  commentsShape?: 'comment' | 'with-thread-properties';
-  labelNames?: 'parts' | 'string';
   log?: boolean;
 }
 
