@@ -10,6 +10,8 @@ import { readInput } from './read.js';
 import type { FileFailure, MboxQuoting, ResumePoint } from './types.js';
 
 export interface FilesAdapterConfig {
+  /** Instance name from the configuration (default `files`). */
+  name?: string;
   /** Files and directories to read, in this order. */
   paths: string[];
   /** Route the messages belong to. */
@@ -106,6 +108,8 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
 export function createFilesAdapter(config: FilesAdapterConfig): Adapter {
   return {
     kind: 'files',
+    name: config.name ?? 'files',
+    mode: 'pull',
     async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
       for (const input of config.paths) {
         if (signal.aborted) return;

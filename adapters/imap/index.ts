@@ -25,6 +25,8 @@ export interface ImapAdapterOptions extends AccountOptions {
 
 export class ImapAdapter implements Adapter {
   readonly kind = 'imap';
+  readonly name = 'imap';
+  readonly mode = 'pull';
   private readonly runners: AccountRunner[];
   private readonly actionWaitMs: number;
 
@@ -41,7 +43,7 @@ export class ImapAdapter implements Adapter {
     await Promise.all(this.runners.map((r) => r.run(sink, signal)));
   }
 
-  health(): ImapHealth[] {
+  accountHealth(): ImapHealth[] {
     return this.runners.map((r) => r.health());
   }
 

@@ -60,7 +60,7 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       if (e.kind === 'imap') continue;
       checks[`${e.kind}:${e.name}`] = e.state === 'failed' ? { ok: false, detail: e.error?.message ?? 'failed' } : { ok: true, detail: e.state };
     }
-    for (const h of adapters.imap?.health() ?? []) {
+    for (const h of adapters.imap?.accountHealth() ?? []) {
       const ok = imapHealthy(h.state);
       checks[`imap:${h.account}`] = ok ? { ok, detail: h.state } : { ok, detail: `${h.state}${h.lastError ? `: ${h.lastError.message}` : ''}` };
     }
@@ -78,7 +78,7 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     });
     const list: Array<Record<string, unknown>> = adapters.entries.filter((e) => e.kind !== 'imap').map((e) => ({ kind: e.kind, name: e.name, state: e.state, ...(e.error ? { error: e.error } : {}) }));
     // Per account: state, healthy, lastError and lastSyncAt (end of the last complete pass) always present, null when unknown.
-    for (const h of adapters.imap?.health() ?? []) list.push({ kind: 'imap', name: h.account, ...h, healthy: imapHealthy(h.state), lastError: h.lastError ?? null, lastSyncAt: h.lastSyncAt ?? null });
+    for (const h of adapters.imap?.accountHealth() ?? []) list.push({ kind: 'imap', name: h.account, ...h, healthy: imapHealthy(h.state), lastError: h.lastError ?? null, lastSyncAt: h.lastSyncAt ?? null });
     return { store: { kind: store.kind }, routes: routeList, adapters: list, api: config.api.url ?? 'built-in emulator' };
   }
 

@@ -108,7 +108,7 @@ export function observeStore(metrics: Metrics, store: Store, adapters: ServiceAd
   const imap = adapters.imap;
   if (imap) {
     metrics.imapConnectionState.collect(() => {
-      for (const h of imap.health()) metrics.setImapConnectionState(h.account, h.state);
+      for (const h of imap.accountHealth()) metrics.setImapConnectionState(h.account, h.state);
     });
   }
 }

@@ -33,7 +33,7 @@ async function synced(action: string, count = 4): Promise<{ user: string; sink: 
   await server.append(user, 'INBOX', Array.from({ length: count }, (_, i) => textMessage(i + 1)));
   const sink = new MemorySink();
   const r = run([account(server, user, pass, { after_delivery: action })], sink);
-  await eventually(() => sink.accepted.length === count && r.adapter.health()[0]!.state === 'idle');
+  await eventually(() => sink.accepted.length === count && r.adapter.accountHealth()[0]!.state === 'idle');
   return { user, sink, r };
 }
 
@@ -106,7 +106,7 @@ describe('after-delivery actions', () => {
     const { user } = await newUser(server);
     const sink = new MemorySink();
     const r = run([{ ...account(server, user, 'wrong'), after_delivery: 'seen' }], sink, { actionWaitMs: 600_000 });
-    await eventually(() => r.adapter.health()[0]!.state === 'auth_failed');
+    await eventually(() => r.adapter.accountHealth()[0]!.state === 'auth_failed');
     const origin: Origin = { adapter: 'imap', account: user, folder: 'INBOX', uidValidity: 1, uid: 1 };
     const res = await r.adapter.afterDelivery([origin]);
     await r.stop();
@@ -122,7 +122,7 @@ describe('after-delivery actions with one account down', () => {
     const sink = new MemorySink();
     // The unreachable account is listed first: it must not block the reachable one.
     const r = run([down, account(server, user, pass, { after_delivery: 'seen' })], sink, { actionWaitMs: 600_000, backoff: { transient: { baseMs: 60_000, capMs: 60_000 } } });
-    await eventually(() => sink.accepted.length === 3 && r.adapter.health()[1]!.state === 'idle' && r.adapter.health()[0]!.state === 'backoff');
+    await eventually(() => sink.accepted.length === 3 && r.adapter.accountHealth()[1]!.state === 'idle' && r.adapter.accountHealth()[0]!.state === 'backoff');
     const dir = mkdtempSync(join(tmpdir(), 'mailgate-actions-'));
     const store = await openStore(`sqlite:${join(dir, 'm.db')}`);
     try {

@@ -31,7 +31,7 @@ describe('CONDSTORE', () => {
     // Polling every second: each poll is a pass over INBOX.
     const r = run([{ ...account(server, user, pass, { idle: false, poll_interval_ms: 1000, after_delivery: 'seen' }), port: proxy.port }], sink);
     try {
-      await eventually(() => sink.accepted.length === 3 && r.adapter.health()[0]!.state === 'idle');
+      await eventually(() => sink.accepted.length === 3 && r.adapter.accountHealth()[0]!.state === 'idle');
       const key = checkpointKey(user, 'INBOX');
       const first = sink.checkpoints.get(key)!;
       expect(first).toMatchObject({ lastUid: 3, highestModseq: expect.stringMatching(/^[1-9]\d*$/) });

@@ -78,7 +78,7 @@ describe('IMAP adapter logs', () => {
     const sink = new MemorySink();
     const cfg = { ...account(server, user, pass, { folders: ['Work', 'Nowhere'], idle_watchdog_ms: 1000 }), port: proxy.port };
     const r = run([cfg], sink, { ...fast, logger: log.logger });
-    await eventually(() => sink.accepted.length === 1 && r.adapter.health()[0]!.state === 'idle');
+    await eventually(() => sink.accepted.length === 1 && r.adapter.accountHealth()[0]!.state === 'idle');
     proxy.cutAll();
     await eventually(() => log.lines.filter((l) => l.msg.startsWith('connected to')).length >= 2, 20_000, 'a second connection');
     await server.recreateFolder(user, 'Work');

@@ -74,7 +74,7 @@ describe('XOAUTH2 / OAUTHBEARER against Dovecot with an oauth2 passdb', () => {
     await server.kick(user);
     await server.append(user, 'INBOX', [textMessage(2, 'after revocation')]);
     await eventually(() => sink.accepted.length === 2);
-    const health = r.adapter.health()[0]!;
+    const health = r.adapter.accountHealth()[0]!;
     await r.stop();
     expect(sink.subjects()).toEqual(['via oauth', 'after revocation']);
     expect(oauth.issued - before).toBe(2);
@@ -98,8 +98,8 @@ describe('XOAUTH2 / OAUTHBEARER against Dovecot with an oauth2 passdb', () => {
     const sink = new MemorySink();
     const auth = { user, oauth2: { tokenUrl: oauth.tokenUrl, clientId: 'mailgate', refreshToken: 'revoked', grant: 'refresh_token' } };
     const r = run([{ ...account(server, user, 'unused'), auth }], sink, fast);
-    await eventually(() => r.adapter.health()[0]!.state === 'auth_failed');
-    const health = r.adapter.health()[0]!;
+    await eventually(() => r.adapter.accountHealth()[0]!.state === 'auth_failed');
+    const health = r.adapter.accountHealth()[0]!;
     await r.stop();
     expect(health.lastError?.code).toBe('MAILGATE_ERR_IMAP_OAUTH_TOKEN');
   });
@@ -108,8 +108,8 @@ describe('XOAUTH2 / OAUTHBEARER against Dovecot with an oauth2 passdb', () => {
     const { user } = await newUser(server);
     const sink = new MemorySink();
     const r = run([{ ...account(server, user, 'unused'), auth: { user, accessToken: 'forged' } }], sink, fast);
-    await eventually(() => r.adapter.health()[0]!.state === 'auth_failed');
-    const health = r.adapter.health()[0]!;
+    await eventually(() => r.adapter.accountHealth()[0]!.state === 'auth_failed');
+    const health = r.adapter.accountHealth()[0]!;
     await r.stop();
     expect(health.lastError?.code).toBe('MAILGATE_ERR_IMAP_AUTH');
   });

@@ -32,9 +32,9 @@ describe('stopping an IMAP account', () => {
     try {
       const r = run([{ ...slowAccount, port: silent.port, auth: { user: 'u', pass: 'p' } }], new MemorySink());
       await eventually(() => silent.asked >= 1, 15_000, 'the login command');
-      expect(r.adapter.health()[0]!.state).toBe('connecting');
+      expect(r.adapter.accountHealth()[0]!.state).toBe('connecting');
       await within(r.stop(), 10_000, 'stop()');
-      expect(r.adapter.health()[0]!.state).toBe('stopped');
+      expect(r.adapter.accountHealth()[0]!.state).toBe('stopped');
     } finally {
       await silent.close();
     }
@@ -48,7 +48,7 @@ describe('stopping an IMAP account', () => {
       const r = run([{ ...slowAccount, port: silent.port, auth: { user: 'u', oauth2 } }], new MemorySink());
       await eventually(() => endpoint.asked >= 1, 15_000, 'the token request');
       await within(r.stop(), 10_000, 'stop()');
-      expect(r.adapter.health()[0]!.state).toBe('stopped');
+      expect(r.adapter.accountHealth()[0]!.state).toBe('stopped');
       expect(silent.asked).toBe(0);
     } finally {
       await endpoint.close();
@@ -61,7 +61,7 @@ describe('stopping an IMAP account', () => {
     await server.append(user, 'INBOX', [textMessage(1)]);
     const sink = new MemorySink();
     const r = run([account(server, user, pass)], sink);
-    await eventually(() => sink.accepted.length === 1 && r.adapter.health()[0]!.state === 'idle');
+    await eventually(() => sink.accepted.length === 1 && r.adapter.accountHealth()[0]!.state === 'idle');
     const loggedOut = (): number => server.log().split('\n').filter((l) => l.includes(`imap(${user})`) && l.includes('Disconnected: Logged out')).length;
     const before = loggedOut();
     await r.stop();

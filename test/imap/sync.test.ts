@@ -20,7 +20,7 @@ describe('IMAP sync against Dovecot', () => {
     server.fillMaildir(user, 'INBOX', Array.from({ length: n }, (_, i) => textMessage(i)));
     const sink = new MemorySink();
     const r = run([account(server, user, pass, { batch_size: 250 })], sink);
-    await eventually(() => sink.accepted.length >= n && r.adapter.health()[0]!.state === 'idle');
+    await eventually(() => sink.accepted.length >= n && r.adapter.accountHealth()[0]!.state === 'idle');
     await r.stop();
     expect(sink.tally()).toEqual({ distinct: n, twice: 0 });
     expect(new Set(sink.subjects())).toEqual(new Set(Array.from({ length: n }, (_, i) => `message ${i}`)));
@@ -42,7 +42,7 @@ describe('IMAP sync against Dovecot', () => {
     await r.stop();
     await server.append(user, 'INBOX', [textMessage(3)]);
     r = run([account(server, user, pass)], sink);
-    await eventually(() => sink.accepted.length >= 3 && r.adapter.health()[0]!.state === 'idle');
+    await eventually(() => sink.accepted.length >= 3 && r.adapter.accountHealth()[0]!.state === 'idle');
     await r.stop();
     expect(sink.subjects()).toEqual(['message 1', 'message 2', 'message 3']);
   });
@@ -52,7 +52,7 @@ describe('IMAP sync against Dovecot', () => {
     const sink = new MemorySink();
     // Polling and watchdog far beyond the test timeout: only IDLE can bring the message in.
     const r = run([account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })], sink);
-    await eventually(() => r.adapter.health()[0]!.state === 'idle');
+    await eventually(() => r.adapter.accountHealth()[0]!.state === 'idle');
     // Let IDLE start and the settling NOOP pass: from here only an IDLE notification helps.
     await new Promise((res) => setTimeout(res, 3000));
     await server.append(user, 'INBOX', [textMessage(7, 'arrived during IDLE')]);
@@ -65,7 +65,7 @@ describe('IMAP sync against Dovecot', () => {
     const { user, pass } = await newUser(server);
     const sink = new MemorySink();
     const r = run([account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })], sink);
-    await eventually(() => r.adapter.health()[0]!.state === 'idle');
+    await eventually(() => r.adapter.accountHealth()[0]!.state === 'idle');
     await server.append(user, 'INBOX', [textMessage(9, 'right after the sync pass')]);
     await eventually(() => sink.accepted.length === 1);
     await r.stop();
@@ -96,7 +96,7 @@ describe('IMAP sync against Dovecot', () => {
     const { user, pass } = await newUser(server);
     const sink = new MemorySink();
     const r = run([account(server, user, pass, { idle: false, poll_interval_ms: 1000 })], sink);
-    await eventually(() => r.adapter.health()[0]!.state === 'idle');
+    await eventually(() => r.adapter.accountHealth()[0]!.state === 'idle');
     await server.append(user, 'INBOX', [textMessage(8, 'found by polling')]);
     await eventually(() => sink.accepted.length === 1);
     await r.stop();
@@ -124,7 +124,7 @@ describe('IMAP sync against Dovecot', () => {
     });
     const sink = new MemorySink();
     const r = run([account(server, user, pass, { since: '2025-01-01', poll_interval_ms: 1000, idle: false })], sink);
-    await eventually(() => sink.accepted.length === 1 && r.adapter.health()[0]!.state === 'idle');
+    await eventually(() => sink.accepted.length === 1 && r.adapter.accountHealth()[0]!.state === 'idle');
     await server.withClient(user, (c) => c.append('INBOX', textMessage(3, 'new but old-dated'), [], new Date('2019-01-01T00:00:00Z')));
     await eventually(() => sink.accepted.length === 2);
     await r.stop();
@@ -154,7 +154,7 @@ describe('IMAP sync against Dovecot', () => {
 
     sink.onAccept = undefined;
     const second = run([cfg], sink);
-    await eventually(() => sink.accepted.length === 3 && second.adapter.health()[0]!.state === 'idle');
+    await eventually(() => sink.accepted.length === 3 && second.adapter.accountHealth()[0]!.state === 'idle');
     expect(sink.checkpoints.get(checkpointKey(user, 'INBOX'))).toEqual(expect.not.objectContaining({ sinceUntil: expect.anything() }));
     await server.withClient(user, (c) => c.append('INBOX', textMessage(6, 'new but old-dated'), [], new Date('2019-01-01T00:00:00Z')));
     await eventually(() => sink.accepted.length === 4);
@@ -169,7 +169,7 @@ describe('IMAP sync against Dovecot', () => {
     sink.failures = 2;
     const r = run([account(server, user, pass, { batch_size: 2 })], sink);
     await eventually(() => sink.accepted.length === 3);
-    const health = r.adapter.health()[0]!;
+    const health = r.adapter.accountHealth()[0]!;
     await r.stop();
     expect(sink.failed).toBe(2);
     expect(sink.tally()).toEqual({ distinct: 3, twice: 0 });
