@@ -79,6 +79,25 @@ export const ERROR_CODES = {
   MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT: 'Shutdown stopped waiting for delivery after the drain bound; undelivered items stay queued for the next start.',
   MAILGATE_ERR_SERVICE_LISTEN: 'An HTTP server cannot listen on its address (the port is in use or not allowed): for `serve`, choose another with server.listen or MAILGATE_LISTEN; for `emulator`, with --port (0 picks a free one).',
 
+  // --- push intake: webhooks, uploads, SMTP --------------------------------------------
+  MAILGATE_ERR_INTAKE_UNAVAILABLE: 'The store could not make a pushed message durable (answered 503 / 451 with Retry-After; nothing was stored, the sender retries).',
+  MAILGATE_ERR_INTAKE_OUTBOX_FULL: 'The route outbox is over its depth limit (delivery.max_outbox): pushed mail is refused with 503 / 451 and Retry-After until delivery catches up.',
+
+  // --- webhook: mail-provider inbound webhooks -----------------------------------------
+  MAILGATE_ERR_WEBHOOK_UNSIGNED: 'The request carries no signature, token or credentials where the endpoint requires them; nothing was stored.',
+  MAILGATE_ERR_WEBHOOK_FORGED: "The request's signature, token or credentials do not match the configured secret; nothing was stored.",
+  MAILGATE_ERR_WEBHOOK_REPLAYED: "The request's timestamp lies outside the allowed window, or its token was seen before; nothing was stored.",
+  MAILGATE_ERR_WEBHOOK_MALFORMED: "The request is not the provider's payload shape (missing field, undecodable body, truncated multipart); nothing was stored.",
+  MAILGATE_ERR_WEBHOOK_TOO_LARGE: "The request body or one of its fields exceeds the endpoint's limit (answered 413); nothing was stored.",
+  MAILGATE_ERR_WEBHOOK_UNSUPPORTED: 'The payload is genuine but of a kind the endpoint does not take (e.g. an SNS topic not configured, Mailgun store() notifications, SES content in S3 without S3 configured).',
+  MAILGATE_ERR_WEBHOOK_CERTIFICATE: 'The SNS signing certificate could not be fetched or is not from an sns.<region>.amazonaws.com https URL (answered 5xx when the failure may pass).',
+
+  // --- upload: the HTTP upload API -----------------------------------------------------
+  MAILGATE_ERR_UPLOAD_UNAUTHORIZED: 'The upload request carries no valid key for that upload adapter.',
+  MAILGATE_ERR_UPLOAD_BAD_REQUEST: "The upload's Content-Type, multipart structure or file list is unusable; nothing was stored.",
+  MAILGATE_ERR_UPLOAD_TOO_LARGE: "The upload body or one of its files exceeds the adapter's limit (413); nothing was stored.",
+  MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT: 'The Idempotency-Key was used before with different content (422).',
+
   // --- sink: predictions to a JSONL file or webhook ------------------------------------
   MAILGATE_ERR_SINK_WRITE_FAILED: 'Appending predictions to the JSONL sink file failed (retried with backoff; nothing is skipped).',
   MAILGATE_ERR_SINK_WEBHOOK_FAILED: 'The prediction webhook could not be reached, timed out, or answered 408, 429 or 5xx (retried with backoff).',
