@@ -71,7 +71,6 @@ export const ERROR_CODES = {
   MAILGATE_ERR_SERVER_NOT_FOUND: 'No such HTTP endpoint, or the requested item does not exist.',
   MAILGATE_ERR_SERVER_BODY_TOO_LARGE: 'The HTTP request body exceeds the configured limit.',
   MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE: 'The HTTP request body has a Content-Type the endpoint does not accept.',
-  MAILGATE_ERR_SERVER_METRIC_INVALID: 'A metric was registered or updated with an invalid name, label set or value (a programming error).',
   MAILGATE_ERR_SERVER_INTERNAL: 'An unexpected failure while answering an HTTP request (details in the log).',
 
   // --- service: `mailgate serve` -----------------------------------------------------

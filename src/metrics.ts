@@ -1,11 +1,41 @@
 /**
  * The named mailgate metrics, served at GET /metrics. Intake, delivery, the API client and
  * the adapters update them; docs/server.md lists them with their meaning.
+ *
+ * Built on prom-client with one Registry per createMetrics() call, never prom-client's global
+ * default registry: tests run several services in one process, and each must count alone.
+ * The server only serializes `registry`.
  */
-import { Counter, Gauge, Histogram, Registry } from './server/prometheus.js';
+import { collectDefaultMetrics, Counter as PromCounter, Gauge as PromGauge, Histogram as PromHistogram, Registry } from 'prom-client';
+import { GatewayError } from './errors.js';
 
-export { Counter, Gauge, Histogram, Registry, PROMETHEUS_CONTENT_TYPE, DEFAULT_SECONDS_BUCKETS } from './server/prometheus.js';
-export type { Labels, Collector } from './server/prometheus.js';
+export { Registry } from 'prom-client';
+
+/** Every label of the metric and no other (prom-client would accept a partial set as a new series). */
+export type Labels<L extends string> = Readonly<Record<L, string>>;
+export type Collector = () => void | Promise<void>;
+
+/** What callers may do with a counter. */
+export interface Counter<L extends string> {
+  inc(labels: Labels<L>, by?: number): void;
+}
+
+/** What callers may do with a histogram. */
+export interface Histogram<L extends string> {
+  observe(labels: Labels<L>, value: number): void;
+}
+
+/** A gauge that may be filled on scrape. */
+export interface Gauge<L extends string> {
+  set(labels: Labels<L>, value: number): void;
+  /** Forgets every series (a collector calls this before setting the current ones). */
+  reset(): void;
+  /** Runs `fn` before each scrape, bounded in time; it sets the current values (e.g. from the store). */
+  collect(fn: Collector): void;
+}
+
+/** Seconds: fit for HTTP requests that take milliseconds to minutes (the API deadline is 240 s). */
+export const DEFAULT_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 240] as const;
 
 export interface Metrics {
   readonly registry: Registry;
@@ -42,7 +72,10 @@ export interface Metrics {
 }
 
 export interface MetricsOptions {
-  /** Adds process_start_time_seconds, process_resident_memory_bytes and nodejs_heap_used_bytes. Default true. */
+  /**
+   * Adds prom-client's default process metrics (CPU, memory, file descriptors, event loop lag,
+   * GC, heap) and nodejs_heap_used_bytes. Default true.
+   */
   processMetrics?: boolean;
   /** Bound on one scrape-time collector, in ms. Default 5000. */
   collectTimeoutMs?: number;
@@ -51,39 +84,156 @@ export interface MetricsOptions {
 /** The states the IMAP adapter reports (ImapState in adapters/imap/health.ts); any other string is accepted too. */
 export const IMAP_CONNECTION_STATES = ['connecting', 'idle', 'syncing', 'backoff', 'auth_failed', 'stopped'] as const;
 
+const DEFAULT_COLLECT_TIMEOUT_MS = 5_000;
+
+/**
+ * Runs the scrape-time collectors of one registry. Each run is bounded; a failure or timeout
+ * is reported and the gauge keeps its last values, so one slow store never fails a scrape.
+ */
+class ScrapeCollectors {
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly onError: (metric: string) => void,
+  ) {}
+
+  run(metric: string, fn: Collector): Promise<void> {
+    const p = this.bounded(metric, fn);
+    this.running.add(p);
+    void p.finally(() => this.running.delete(p));
+    return p;
+  }
+
+  /** Resolves when the runs started so far are over (the error counter waits for them, to count this scrape's). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.running]);
+  }
+
+  private async bounded(metric: string, fn: Collector): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`collector of ${metric} took longer than ${this.timeoutMs} ms`)), this.timeoutMs);
+    });
+    try {
+      await Promise.race([Promise.resolve().then(fn), timeout]);
+    } catch {
+      this.onError(metric);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function scrapeGauge<L extends string>(registry: Registry, collectors: ScrapeCollectors, name: string, help: string, labelNames: readonly L[]): Gauge<L> {
+  let collector: Collector | undefined;
+  const gauge = new PromGauge<L>({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect: () => (collector ? collectors.run(name, collector) : undefined),
+  });
+  return {
+    set: (labels, value) => gauge.set(labels, value),
+    reset: () => gauge.reset(),
+    collect: (fn) => {
+      collector = fn;
+    },
+  };
+}
+
+/** When this process started, in seconds since the Unix epoch (as prom-client computes it). */
+const PROCESS_START_SECONDS = Math.round(Date.now() / 1000 - process.uptime());
+
 function addProcessMetrics(registry: Registry): void {
-  const start = registry.gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch, in seconds.' });
-  const rss = registry.gauge({ name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.' });
-  const heap = registry.gauge({ name: 'nodejs_heap_used_bytes', help: 'V8 heap in use, in bytes.' });
-  start.set({}, Math.round(Date.now() / 1000 - process.uptime()));
-  rss.collect(() => rss.set({}, process.memoryUsage.rss()));
-  heap.collect(() => heap.set({}, process.memoryUsage().heapUsed));
+  collectDefaultMetrics({ register: registry });
+  // Two names predate prom-client here and stay as dashboards know them: the start time with
+  // its own HELP text (prom-client's differs by a few words), and the heap in use, which
+  // prom-client calls nodejs_heap_size_used_bytes.
+  registry.removeSingleMetric('process_start_time_seconds');
+  new PromGauge({
+    name: 'process_start_time_seconds',
+    help: 'Start time of the process since the Unix epoch, in seconds.',
+    registers: [registry],
+  }).set(PROCESS_START_SECONDS);
+  new PromGauge({
+    name: 'nodejs_heap_used_bytes',
+    help: 'V8 heap in use, in bytes.',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage().heapUsed);
+    },
+  });
+}
+
+function collectTimeout(value: number | undefined): number {
+  const t = value ?? DEFAULT_COLLECT_TIMEOUT_MS;
+  if (!Number.isSafeInteger(t) || t < 1) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `collectTimeoutMs must be a positive integer, got ${String(value)}`);
+  return t;
 }
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
-  let collectErrors: Counter<'metric'> | undefined;
-  const registry = new Registry({
-    onCollectError: (metric) => collectErrors?.inc({ metric }),
-    ...(options.collectTimeoutMs === undefined ? {} : { collectTimeoutMs: options.collectTimeoutMs }),
-  });
+  const registry = new Registry();
+  let collectErrors: PromCounter<'metric'> | undefined;
+  const collectors = new ScrapeCollectors(collectTimeout(options.collectTimeoutMs), (metric) => collectErrors?.inc({ metric }));
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new PromCounter<L>({ name, help, labelNames, registers: [registry] });
   const routeAdapter = ['route', 'adapter'] as const;
   const route = ['route'] as const;
+  const apiLabels = ['endpoint', 'status'] as const;
   const m = {
     registry,
-    messagesReceived: registry.counter({ name: 'mailgate_messages_received_total', help: 'Raw messages handed to intake by an adapter.', labelNames: routeAdapter }),
-    messagesParsed: registry.counter({ name: 'mailgate_messages_parsed_total', help: 'Messages parsed into a document.', labelNames: routeAdapter }),
-    messagesQueued: registry.counter({ name: 'mailgate_messages_queued_total', help: 'Outbox items newly written for delivery.', labelNames: routeAdapter }),
-    messagesDelivered: registry.counter({ name: 'mailgate_messages_delivered_total', help: 'Documents the API accepted.', labelNames: routeAdapter }),
-    messagesUnchanged: registry.counter({ name: 'mailgate_messages_unchanged_total', help: 'Documents skipped because text and properties were unchanged (not billed).', labelNames: routeAdapter }),
-    messagesRejected: registry.counter({ name: 'mailgate_messages_rejected_total', help: 'Documents the API rejected with 400 or 422.', labelNames: routeAdapter }),
-    messagesDeadLettered: registry.counter({ name: 'mailgate_messages_dead_lettered_total', help: 'Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted.', labelNames: routeAdapter }),
-    outboxDepth: registry.gauge({ name: 'mailgate_outbox_depth', help: 'Items waiting for delivery.', labelNames: route }),
-    apiRequests: registry.counter({ name: 'mailgate_api_requests_total', help: 'Requests to the Text Analytics API by endpoint and HTTP status (or network, timeout).', labelNames: ['endpoint', 'status'] }),
-    apiRequestDuration: registry.histogram({ name: 'mailgate_api_request_duration_seconds', help: 'Latency of requests to the Text Analytics API in seconds, by endpoint and HTTP status (or network, timeout).', labelNames: ['endpoint', 'status'] }),
-    imapConnectionState: registry.gauge({ name: 'mailgate_imap_connection_state', help: 'Current connection state of each IMAP account (1 = current).', labelNames: ['account', 'state'] }),
-    aiUnits: registry.counter({ name: 'mailgate_ai_units_total', help: 'AI units billed: created comments and updates whose text changed.', labelNames: route }),
-    httpRequests: registry.counter({ name: 'mailgate_http_requests_total', help: 'Requests answered by the mailgate HTTP server, by route pattern.', labelNames: ['method', 'path', 'status'] }),
-    collectErrors: registry.counter({ name: 'mailgate_metrics_collect_errors_total', help: 'Scrape-time collectors that failed or timed out.', labelNames: ['metric'] }),
+    messagesReceived: counter('mailgate_messages_received_total', 'Raw messages handed to intake by an adapter.', routeAdapter),
+    messagesParsed: counter('mailgate_messages_parsed_total', 'Messages parsed into a document.', routeAdapter),
+    messagesQueued: counter('mailgate_messages_queued_total', 'Outbox items newly written for delivery.', routeAdapter),
+    messagesDelivered: counter('mailgate_messages_delivered_total', 'Documents the API accepted.', routeAdapter),
+    messagesUnchanged: counter(
+      'mailgate_messages_unchanged_total',
+      'Documents skipped because text and properties were unchanged (not billed).',
+      routeAdapter,
+    ),
+    messagesRejected: counter('mailgate_messages_rejected_total', 'Documents the API rejected with 400 or 422.', routeAdapter),
+    messagesDeadLettered: counter(
+      'mailgate_messages_dead_lettered_total',
+      'Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted.',
+      routeAdapter,
+    ),
+    outboxDepth: scrapeGauge(registry, collectors, 'mailgate_outbox_depth', 'Items waiting for delivery.', route),
+    apiRequests: counter(
+      'mailgate_api_requests_total',
+      'Requests to the Text Analytics API by endpoint and HTTP status (or network, timeout).',
+      apiLabels,
+    ),
+    apiRequestDuration: new PromHistogram({
+      name: 'mailgate_api_request_duration_seconds',
+      help: 'Latency of requests to the Text Analytics API in seconds, by endpoint and HTTP status (or network, timeout).',
+      labelNames: apiLabels,
+      buckets: [...DEFAULT_SECONDS_BUCKETS],
+      registers: [registry],
+    }),
+    imapConnectionState: scrapeGauge(
+      registry,
+      collectors,
+      'mailgate_imap_connection_state',
+      'Current connection state of each IMAP account (1 = current).',
+      ['account', 'state'] as const,
+    ),
+    aiUnits: counter('mailgate_ai_units_total', 'AI units billed: created comments and updates whose text changed.', route),
+    httpRequests: counter('mailgate_http_requests_total', 'Requests answered by the mailgate HTTP server, by route pattern.', [
+      'method',
+      'path',
+      'status',
+    ] as const),
+    // Registered after every scrape-time gauge: its collect runs after theirs started and waits
+    // for them, so a collector failing in this scrape is counted in this scrape.
+    collectErrors: new PromCounter({
+      name: 'mailgate_metrics_collect_errors_total',
+      help: 'Scrape-time collectors that failed or timed out.',
+      labelNames: ['metric'] as const,
+      registers: [registry],
+      collect: () => collectors.settled(),
+    }),
   };
   collectErrors = m.collectErrors;
   if (options.processMetrics ?? true) addProcessMetrics(registry);

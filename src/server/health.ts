@@ -2,10 +2,9 @@
  * Probes and metrics, open without a key (they reveal no message content):
  * GET /livez — 200 while the process can answer at all;
  * GET /readyz — 200 when every readiness check passes, 503 otherwise;
- * GET /metrics — Prometheus text exposition 0.0.4.
+ * GET /metrics — the metrics registry in Prometheus text exposition 0.0.4, as prom-client serializes it.
  */
 import type { FastifyInstance } from 'fastify';
-import { PROMETHEUS_CONTENT_TYPE } from '../metrics.js';
 import type { ReadyReport, ServerDeps } from './deps.js';
 
 async function boundedReady(deps: ServerDeps, timeoutMs: number): Promise<ReadyReport> {
@@ -33,8 +32,9 @@ export function healthRoutes(deps: ServerDeps, readyTimeoutMs: number) {
     });
 
     app.get('/metrics', async (_request, reply) => {
-      const text = await deps.metrics.registry.render();
-      return reply.type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(text);
+      const { registry } = deps.metrics;
+      const text = await registry.metrics();
+      return reply.type(registry.contentType).header('cache-control', 'no-store').send(text);
     });
   };
 }

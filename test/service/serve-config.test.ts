@@ -89,7 +89,7 @@ describe('mailgate serve: API request metrics', () => {
         expect(sample(text, 'mailgate_api_requests_total{endpoint="sync-raw-emails",status="200"}')).toBe(seen['200']);
         expect(sample(text, 'mailgate_api_request_duration_seconds_count{endpoint="sync-raw-emails",status="200"}')).toBe(seen['200']);
         expect(sample(text, 'mailgate_api_request_duration_seconds_count{endpoint="sync-raw-emails",status="503"}')).toBe(3);
-        expect(sample(text, 'mailgate_api_request_duration_seconds_bucket{endpoint="sync-raw-emails",status="503",le="+Inf"}')).toBe(3);
+        expect(sample(text, 'mailgate_api_request_duration_seconds_bucket{le="+Inf",endpoint="sync-raw-emails",status="503"}')).toBe(3);
         expect(sample(text, 'mailgate_api_request_duration_seconds_sum{endpoint="sync-raw-emails",status="200"}')).toBeGreaterThan(0);
         expect(sample(text, 'mailgate_messages_delivered_total{route="support",adapter="files"}')).toBe(12);
         expect(sample(text, 'mailgate_ai_units_total{route="support"}')).toBe(12);

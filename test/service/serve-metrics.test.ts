@@ -108,7 +108,9 @@ describe('mailgate serve /metrics', () => {
       expect(sync('422')).toBe(1);
       expect(sync('200')).toBe(seen['200']);
       // Latency by endpoint and status, one observation per attempt.
-      const latency = (series: string, status: string) => sample(text, `mailgate_api_request_duration_seconds_${series}{endpoint="sync-raw-emails",status="${status}"${series === 'bucket' ? ',le="+Inf"' : ''}}`);
+      // prom-client writes the bucket's `le` first.
+      const latency = (series: string, status: string) =>
+        sample(text, `mailgate_api_request_duration_seconds_${series}{${series === 'bucket' ? 'le="+Inf",' : ''}endpoint="sync-raw-emails",status="${status}"}`);
       for (const [status, n] of [['200', seen['200']!], ['503', 3], ['422', 1]] as const) {
         expect(latency('count', status)).toBe(n);
         expect(latency('bucket', status)).toBe(n);
