@@ -1,15 +1,15 @@
 /**
- * GET /preview: one self-contained page (inline CSS and JS, no external assets) where an
- * analyst drops, picks or pastes .eml files and sees, per message, the comment as the
- * service would show it next to the exact JSON document that would be sent.
+ * GET /preview: one page (inline CSS, its script from GET /preview/app.js, nothing from
+ * elsewhere) where an analyst drops, picks or pastes .eml files and sees, per message, the
+ * comment as the service would show it next to the exact JSON document that would be sent.
  *
  * The page holds no data and is served without a key; the preview API it calls follows
- * the server's auth mode. Message content is only ever inserted with textContent, and a
- * per-response nonce CSP forbids any script or style but the page's own.
+ * the server's auth mode. Message content is only ever inserted with textContent, and the
+ * CSP allows no script but this server's and no style but the page's own (per-response nonce).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { PREVIEW_SCRIPT } from './preview-script.js';
+import { previewScriptRoute } from './page/assets.js';
 import { PREVIEW_STYLE } from './preview-style.js';
 
 /** `key`: the API needs an admin key; `open`: no key needed; `disabled`: no keys configured and the preview is not public. */
@@ -18,7 +18,7 @@ export type PreviewAuthMode = 'key' | 'open' | 'disabled';
 export function contentSecurityPolicy(nonce: string): string {
   return [
     "default-src 'none'",
-    `script-src 'nonce-${nonce}'`,
+    "script-src 'self'",
     `style-src 'nonce-${nonce}'`,
     "connect-src 'self'",
     "img-src 'none'",
@@ -70,7 +70,7 @@ export function previewPageHtml(nonce: string, auth: PreviewAuthMode): string {
   <p id="status" class="status" role="status" aria-live="polite"></p>
   <section id="results" class="results" aria-label="Previews"></section>
 </main>
-<script nonce="${nonce}">${PREVIEW_SCRIPT}</script>
+<script type="module" src="preview/app.js"></script>
 </body>
 </html>
 `;
@@ -78,6 +78,7 @@ export function previewPageHtml(nonce: string, auth: PreviewAuthMode): string {
 
 export function previewPageRoute(auth: PreviewAuthMode) {
   return async (app: FastifyInstance): Promise<void> => {
+    await app.register(previewScriptRoute());
     app.get('/preview', async (_request, reply) => {
       const nonce = randomBytes(18).toString('base64');
       return reply

@@ -17,7 +17,10 @@ describe('a real listening server', () => {
       expect(res.status).toBe(200);
       expect(((await res.json()) as { comment: { messages: Array<{ subject: { text: string } }> } }).comment.messages[0]!.subject.text).toBe('Invoice 1234 is wrong');
       const page = await fetch(`${address}/preview`);
-      expect(page.headers.get('content-security-policy')).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]+'/);
+      expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'; style-src 'nonce-[A-Za-z0-9+/=]+'/);
+      const script = await fetch(`${address}/preview/app.js`);
+      expect(script.status).toBe(200);
+      expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     } finally {
       await a.close();
     }

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
+import { previewScriptFile } from '../../src/server/page/assets.js';
 import { app as makeApp, auth, HOSTILE, REPLY, SAMPLE } from './support.js';
 
 let current: FastifyInstance | undefined;
@@ -103,7 +105,7 @@ describe('POST /api/preview/threads', () => {
 });
 
 describe('GET /preview', () => {
-  it('is one self-contained page, served without a key, under a nonce CSP, telling the page the auth mode', async () => {
+  it('is one page with its own script only, served without a key, under a strict CSP, telling the page the auth mode', async () => {
     const modes: Array<[Parameters<typeof makeApp>[0], string]> = [[{}, 'key'], [{ api_keys: [] }, 'disabled'], [{ public_preview: true }, 'open']];
     for (const [options, mode] of modes) {
       const { app: a } = app(options);
@@ -112,16 +114,39 @@ describe('GET /preview', () => {
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(res.body).toContain(`<html lang="en" data-auth="${mode}">`);
       const csp = String(res.headers['content-security-policy']);
-      const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
+      const nonce = /style-src 'nonce-([^']+)'/.exec(csp)?.[1];
       expect(nonce).toBeDefined();
       expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("script-src 'self';");
       expect(csp).toContain("connect-src 'self'");
-      expect(res.body.match(/<script[^>]*>/g)).toEqual([`<script nonce="${nonce}">`]);
-      expect(res.body).not.toMatch(/\s(src|href)=/);
+      expect(res.body.match(/<script[^>]*>/g)).toEqual(['<script type="module" src="preview/app.js">']);
+      expect(res.body).toContain('<script type="module" src="preview/app.js"></script>');
+      expect(res.body.match(/<style[^>]*>/g)).toEqual([`<style nonce="${nonce}">`]);
+      expect(res.body.match(/\s(src|href)=/g)).toEqual([' src=']);
       expect(res.body).not.toContain('innerHTML');
       await a.close();
     }
     current = undefined;
+  });
+
+  it('serves its script, compiled from TypeScript, as a module that revalidates', async () => {
+    const { app: a } = app({ api_keys: [] });
+    const res = await a.inject('/preview/app.js');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.body).toBe(readFileSync(previewScriptFile(), 'utf8').replace(/\/\/# sourceMappingURL=\S+\s*$/, ''));
+    expect(res.body).toContain("document.documentElement.getAttribute('data-auth')");
+    expect(res.body).not.toMatch(/^\s*import\b/m);
+    // Message content reaches the DOM as text only.
+    expect(res.body).not.toMatch(/\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write/);
+    expect(res.body).not.toContain('sourceMappingURL');
+    const etag = String(res.headers.etag);
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const again = await a.inject({ url: '/preview/app.js', headers: { 'if-none-match': etag } });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
   });
 
   it('takes a Content-Type with parameters', async () => {
