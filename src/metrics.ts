@@ -125,7 +125,13 @@ class ScrapeCollectors {
   }
 }
 
-function scrapeGauge<L extends string>(registry: Registry, collectors: ScrapeCollectors, name: string, help: string, labelNames: readonly L[]): Gauge<L> {
+function scrapeGauge<L extends string>(
+  registry: Registry,
+  collectors: ScrapeCollectors,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+): Gauge<L> {
   let collector: Collector | undefined;
   const gauge = new PromGauge<L>({
     name,
@@ -169,7 +175,8 @@ function addProcessMetrics(registry: Registry): void {
 
 function collectTimeout(value: number | undefined): number {
   const t = value ?? DEFAULT_COLLECT_TIMEOUT_MS;
-  if (!Number.isSafeInteger(t) || t < 1) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `collectTimeoutMs must be a positive integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(t) || t < 1)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `collectTimeoutMs must be a positive integer, got ${String(value)}`);
   return t;
 }
 

@@ -48,8 +48,16 @@ const INVENTORY: Record<string, Family> = {
     labels: ['endpoint', 'status'],
     buckets: SECONDS_BUCKETS,
   },
-  mailgate_imap_connection_state: { type: 'gauge', help: 'Current connection state of each IMAP account (1 = current).', labels: ['account', 'state'] },
-  mailgate_ai_units_total: { type: 'counter', help: 'AI units billed: created comments and updates whose text changed.', labels: ['route'] },
+  mailgate_imap_connection_state: {
+    type: 'gauge',
+    help: 'Current connection state of each IMAP account (1 = current).',
+    labels: ['account', 'state'],
+  },
+  mailgate_ai_units_total: {
+    type: 'counter',
+    help: 'AI units billed: created comments and updates whose text changed.',
+    labels: ['route'],
+  },
   mailgate_http_requests_total: {
     type: 'counter',
     help: 'Requests answered by the mailgate HTTP server, by route pattern.',

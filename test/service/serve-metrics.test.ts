@@ -109,8 +109,10 @@ describe('mailgate serve /metrics', () => {
       expect(sync('200')).toBe(seen['200']);
       // Latency by endpoint and status, one observation per attempt.
       // prom-client writes the bucket's `le` first.
-      const latency = (series: string, status: string) =>
-        sample(text, `mailgate_api_request_duration_seconds_${series}{${series === 'bucket' ? 'le="+Inf",' : ''}endpoint="sync-raw-emails",status="${status}"}`);
+      const latency = (series: string, status: string) => {
+        const le = series === 'bucket' ? 'le="+Inf",' : '';
+        return sample(text, `mailgate_api_request_duration_seconds_${series}{${le}endpoint="sync-raw-emails",status="${status}"}`);
+      };
       for (const [status, n] of [['200', seen['200']!], ['503', 3], ['422', 1]] as const) {
         expect(latency('count', status)).toBe(n);
         expect(latency('bucket', status)).toBe(n);

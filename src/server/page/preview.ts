@@ -71,7 +71,11 @@ const files = byId<HTMLInputElement>('files');
 const drop = byId('drop');
 let batch = 0;
 
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, AttrValue> = {}, children: Child[] = []): HTMLElementTagNameMap[K] {
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, AttrValue> = {},
+  children: Child[] = [],
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
@@ -128,7 +132,9 @@ async function post<T>(path: string, type: string, body: BodyInit): Promise<Resu
     data = { error: { code: 'HTTP_' + res.status, message: t.slice(0, 500) } };
   }
   if (res.status === 401) keyInput.focus();
-  return res.ok ? { ok: true, data: data as T } : { ok: false, error: data.error || { code: 'HTTP_' + res.status, message: res.statusText } };
+  return res.ok
+    ? { ok: true, data: data as T }
+    : { ok: false, error: data.error || { code: 'HTTP_' + res.status, message: res.statusText } };
 }
 
 function kv(pairs: Array<[string, unknown]>): HTMLDListElement {
@@ -264,10 +270,17 @@ function renderCard(name: string, res: Result<PreviewData>): { card: HTMLElement
     h('header', {}, [
       h('h2', { id, text: subject || '(no subject)' }),
       h('span', { class: 'file', text: name }),
-      h('span', { class: warns.length ? 'badge' : 'badge ok', text: warns.length ? warns.length + ' warning' + (warns.length > 1 ? 's' : '') : 'no warnings' }),
+      h('span', {
+        class: warns.length ? 'badge' : 'badge ok',
+        text: warns.length ? warns.length + ' warning' + (warns.length > 1 ? 's' : '') : 'no warnings',
+      }),
     ]),
     warns.length
-      ? h('ul', { class: 'warnings', 'aria-label': 'Warnings' }, warns.map((w) => h('li', {}, [h('code', { text: w.code }), ' ' + w.message])))
+      ? h(
+          'ul',
+          { class: 'warnings', 'aria-label': 'Warnings' },
+          warns.map((w) => h('li', {}, [h('code', { text: w.code }), ' ' + w.message])),
+        )
       : null,
     h('div', { class: 'cols' }, [
       h('section', { class: 'comment', 'aria-label': 'Comment' }, [
@@ -321,8 +334,8 @@ async function previewAll(items: Item[]): Promise<void> {
     }
   }
   const failed = items.length - comments.length;
-  const summary =
-    'Previewed ' + comments.length + ' of ' + items.length + ' message' + (items.length > 1 ? 's' : '') + (failed ? ' (' + failed + ' failed)' : '') + '.';
+  const plural = items.length > 1 ? 's' : '';
+  const summary = `Previewed ${comments.length} of ${items.length} message${plural}${failed ? ` (${failed} failed)` : ''}.`;
   if (comments.length < 2) return say(summary);
   const res = await post<{ threads: ThreadView[] }>('api/preview/threads', 'application/json', JSON.stringify({ comments }));
   if (res.ok) res.data.threads.forEach((t, k) => updates[k]!(t, 'Within the ' + comments.length + ' messages previewed together'));
