@@ -182,8 +182,8 @@ function collectTimeout(value: number | undefined): number {
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
-  let collectErrors: PromCounter<'metric'> | undefined;
-  const collectors = new ScrapeCollectors(collectTimeout(options.collectTimeoutMs), (metric) => collectErrors?.inc({ metric }));
+  // Collectors run at scrape time only, when `m` below exists.
+  const collectors = new ScrapeCollectors(collectTimeout(options.collectTimeoutMs), (metric) => m.collectErrors.inc({ metric }));
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     new PromCounter<L>({ name, help, labelNames, registers: [registry] });
   const routeAdapter = ['route', 'adapter'] as const;
@@ -242,7 +242,6 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       collect: () => collectors.settled(),
     }),
   };
-  collectErrors = m.collectErrors;
   if (options.processMetrics ?? true) addProcessMetrics(registry);
   const seen = new Map<string, Set<string>>();
   const setImapConnectionState = (account: string, state: string): void => {
