@@ -17,6 +17,11 @@ export type { PostgresOptions, SqliteOptions };
 export interface OpenStoreOptions {
   sqlite?: SqliteOptions;
   postgres?: PostgresOptions;
+  /**
+   * The clock for leases, claims and retry due times (ms since the epoch), for either kind;
+   * default: `Date.now` for SQLite, the server's clock for PostgreSQL. Tests inject a fake one.
+   */
+  now?: () => number;
 }
 
 function invalid(message: string): GatewayError {
@@ -43,16 +48,21 @@ export function parseSqliteUrl(url: string): { path: string; options: SqliteOpti
   return { path: rest, options };
 }
 
+/** The `now` option, when given, for the implementation's own options. */
+function clockOf(options: OpenStoreOptions): { now?: () => number } {
+  return options.now === undefined ? {} : { now: options.now };
+}
+
 /** Each implementation (and its driver) is loaded when a store of its kind is opened. */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   if (url.startsWith('sqlite:')) {
     const { path, options: fromUrl } = parseSqliteUrl(url);
     const { SqliteStore } = await import('./sqlite/index.js');
-    return SqliteStore.open(path, { ...options.sqlite, ...fromUrl });
+    return SqliteStore.open(path, { ...options.sqlite, ...fromUrl, ...clockOf(options) });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresStore } = await import('./postgres/index.js');
-    return PostgresStore.open(url, options.postgres);
+    return PostgresStore.open(url, { ...options.postgres, ...clockOf(options) });
   }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
   throw invalid(

@@ -4,7 +4,8 @@
  * pass one conformance suite (test/contract/store.case.ts).
  *
  * Every method is async so that both an embedded and a networked database fit. Times are
- * the store's own clock (SQLite: this process; PostgreSQL: the server), returned as ISO-8601.
+ * the store's own clock (SQLite: this process; PostgreSQL: the server), returned as ISO-8601;
+ * leases and due times follow the `now` the store was opened with, when it was given one.
  */
 import type { DocumentHashes, Ledger, LedgerEntry } from '../batcher/ledger.js';
 import type { Warning } from '../errors.js';

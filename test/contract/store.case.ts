@@ -1,17 +1,34 @@
 /**
  * The Store conformance suite: every implementation runs it (test/store/*.test.ts).
  * `fixture()` makes a fresh, empty store; its `open()` connects to that same store each time
- * it is called (two calls = two independent connections or pools).
+ * it is called (two calls = two independent connections or pools), with the clock given as
+ * `now` when there is one. Lease and due-time cases advance a fake clock instead of sleeping,
+ * so they neither flake on a loaded machine nor depend on how long a query took.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
 
+export interface StoreOpenOptions {
+  now?: () => number;
+}
+
 export interface StoreFixture {
-  open(): Promise<Store>;
+  open(options?: StoreOpenOptions): Promise<Store>;
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A clock that moves only when told to. */
+export interface FakeClock {
+  now: () => number;
+  advance(ms: number): void;
+}
+
+export function fakeClock(start = Date.now()): FakeClock {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
 
 let seq = 0;
 /** A distinct, valid outbox input. */
@@ -39,7 +56,7 @@ export async function expectCode(p: Promise<unknown>, code: string): Promise<voi
 
 export interface ContractContext {
   store(): Store;
-  open(): Promise<Store>;
+  open(options?: StoreOpenOptions): Promise<Store>;
 }
 
 export function storeContract(name: string, fixture: () => Promise<StoreFixture>): void {
@@ -47,8 +64,8 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
     let target: StoreFixture;
     let main: Store;
     const opened: Store[] = [];
-    const open = async (): Promise<Store> => {
-      const s = await target.open();
+    const open = async (options?: StoreOpenOptions): Promise<Store> => {
+      const s = await target.open(options);
       opened.push(s);
       return s;
     };
@@ -128,31 +145,39 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect(await s.outboxDepth('r')).toBe(3);
       });
 
-      it('claims again once a lease expired', async () => {
-        const s = ctx.store();
+      it('claims again once a lease expired, not before', async () => {
+        const clock = fakeClock();
+        const s = await ctx.open({ now: clock.now });
         await s.enqueue([input('r', 1), input('r', 2)]);
-        expect(await s.claim('r', 1, 'a', 30)).toHaveLength(1);
-        await sleep(80);
-        const again = await s.claim('r', 10, 'b', 60_000);
-        expect(again.map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:1', 'files:/tmp/archive.mbox:2']);
+        expect(await s.claim('r', 1, 'a', 30_000)).toHaveLength(1);
+        clock.advance(29_999);
+        expect((await s.claim('r', 10, 'b', 60_000)).map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:2']);
+        clock.advance(1);
+        expect((await s.claim('r', 10, 'c', 60_000)).map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:1']);
       });
 
-      it('renews the claims an owner still holds, and only those', async () => {
-        const s = ctx.store();
+      it('renews the claims an owner still holds, and only those, from the time of the renewal', async () => {
+        const clock = fakeClock();
+        const s = await ctx.open({ now: clock.now });
         await s.enqueue([input('r', 1), input('r', 2), input('r', 3)]);
-        const mine = await s.claim('r', 2, 'a', 60);
+        const mine = await s.claim('r', 2, 'a', 1_000);
         expect(mine).toHaveLength(2);
         const [x, y] = mine.map((i) => i.id) as [number, number];
         expect(await s.renewClaims([x, y], 'a', 60_000)).toBe(2);
-        await sleep(120);
-        // Renewed: nobody else gets them; the third item was never claimed.
-        expect((await s.claim('r', 10, 'b', 60_000)).map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:3']);
+        clock.advance(30_000);
+        // Renewed: nobody else gets them, though the first lease ran out; the third item was never claimed.
+        expect((await s.claim('r', 10, 'b', 120_000)).map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:3']);
         // Another owner cannot renew them, nor can anybody renew a finished item.
         expect(await s.renewClaims([x, y], 'b', 60_000)).toBe(0);
         await s.markDelivered([x], { outcome: 'delivered' });
         expect(await s.renewClaims([x, y], 'a', 60_000)).toBe(1);
         expect(await s.renewClaims([], 'a', 60_000)).toBe(0);
         await expectCode(s.renewClaims([y], 'a', 0), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        // The second renewal runs 60 s from when it was made.
+        clock.advance(59_999);
+        expect(await s.claim('r', 10, 'c', 60_000)).toEqual([]);
+        clock.advance(1);
+        expect((await s.claim('r', 10, 'c', 60_000)).map((i) => i.id)).toEqual([y]);
       });
 
       it('returns the stored document text and ledger hashes with a claim, the document parsed on first read', async () => {
@@ -325,18 +350,24 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect(await s.pruneDelivered(new Date(Date.now() + 60_000))).toBe(2);
       });
 
-      it('schedules retries with a reason, releasing the lease', async () => {
-        const s = ctx.store();
+      it('schedules retries with a reason, releasing the lease, due after their delay', async () => {
+        const clock = fakeClock();
+        const s = await ctx.open({ now: clock.now });
         await s.enqueue([input('r', 1), input('r', 2)]);
-        const [one, two] = await s.claim('r', 2, 'w', 60_000);
+        const [one, two] = await s.claim('r', 2, 'w', 600_000);
         expect(await s.scheduleRetry(one?.id ?? 0, 60_000, { code: 'MAILGATE_ERR_API_SERVER', message: '503' })).toBe(1);
         expect(await s.scheduleRetry([two?.id ?? 0], 0, { code: 'MAILGATE_ERR_API_NETWORK', message: 'reset' })).toBe(1);
-        const due = await s.claim('r', 10, 'w2', 60_000);
+        const due = await s.claim('r', 10, 'w2', 600_000);
         expect(due.map((i) => i.id)).toEqual([two?.id]);
         expect(due[0]).toMatchObject({ attempts: 1, lastError: { code: 'MAILGATE_ERR_API_NETWORK', message: 'reset' } });
         expect(await s.outboxDepth('r')).toBe(2);
+        clock.advance(59_999);
+        expect(await s.claim('r', 10, 'w3', 600_000)).toEqual([]);
+        clock.advance(1);
+        const delayed = await s.claim('r', 10, 'w3', 600_000);
+        expect(delayed.map((i) => [i.id, i.attempts])).toEqual([[one?.id, 1]]);
         await s.scheduleRetry(one?.id ?? 0, 0, { code: 'MAILGATE_ERR_API_SERVER', message: '503 again' });
-        const later = await s.claim('r', 10, 'w3', 60_000);
+        const later = await s.claim('r', 10, 'w4', 600_000);
         expect(later.map((i) => [i.id, i.attempts])).toEqual([[one?.id, 2]]);
       });
 
@@ -471,21 +502,26 @@ function stateCases(ctx: ContractContext): void {
       expect((await s.lookup('p/s', [])).size).toBe(0);
     });
 
-    it('grants leases to one owner, renews, releases, and lets them be stolen after expiry', async () => {
-      const s = ctx.store();
-      const other = await ctx.open();
+    it('grants leases to one owner, renews, releases, and lets them be stolen after expiry, not before', async () => {
+      const clock = fakeClock();
+      const s = await ctx.open({ now: clock.now });
+      const other = await ctx.open({ now: clock.now });
       expect(await s.acquireLease('imap:acct', 'gw-1', 60_000)).toBe(true);
       expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBe(false);
+      clock.advance(30_000);
       expect(await s.acquireLease('imap:acct', 'gw-1', 60_000)).toBe(true);
-      await s.renewLease('imap:acct', 'gw-1', 40);
+      await s.renewLease('imap:acct', 'gw-1', 40_000);
+      expect((await other.getLease('imap:acct'))?.expiresAt).toBe(new Date(clock.now() + 40_000).toISOString());
+      clock.advance(39_999);
+      expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBe(false);
       expect((await other.getLease('imap:acct'))?.owner).toBe('gw-1');
-      await sleep(80);
+      clock.advance(1);
       expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBe(true);
       await expectCode(s.renewLease('imap:acct', 'gw-1', 60_000), 'MAILGATE_ERR_STORE_LEASE_LOST');
       expect(await s.releaseLease('imap:acct', 'gw-1')).toBe(false);
       const lease = await s.getLease('imap:acct');
       expect(lease?.owner).toBe('gw-2');
-      expect(Date.parse(lease?.expiresAt ?? '')).toBeGreaterThan(Date.now());
+      expect(lease?.expiresAt).toBe(new Date(clock.now() + 60_000).toISOString());
       expect(await other.releaseLease('imap:acct', 'gw-2')).toBe(true);
       expect(await s.getLease('imap:acct')).toBeUndefined();
       await expectCode(s.renewLease('imap:acct', 'gw-1', 60_000), 'MAILGATE_ERR_STORE_LEASE_LOST');

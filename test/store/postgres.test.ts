@@ -9,7 +9,7 @@ afterAll(stopTestServer);
 
 storeContract('postgres', async () => {
   const url = await createTestDatabase('mailgate_store');
-  return { open: () => openStore(url, { postgres: { poolSize: 4 } }) };
+  return { open: (options) => openStore(url, { ...options, postgres: { poolSize: 4 } }) };
 });
 
 async function sql(url: string, text: string, params: unknown[] = []): Promise<pg.QueryResult> {

@@ -14,7 +14,7 @@ const freshPath = (): string => join(dir, `nested/dir-${(n += 1)}/store.db`);
 
 storeContract('sqlite', async () => {
   const path = freshPath();
-  return { open: () => openStore(`sqlite:${path}`) };
+  return { open: (options) => openStore(`sqlite:${path}`, { ...options }) };
 });
 
 describe('SQLite store specifics', () => {

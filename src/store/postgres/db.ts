@@ -3,6 +3,21 @@ import pg from 'pg';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 
+/**
+ * The clock leases and due times are computed with: by default (undefined) the server's
+ * `clock_timestamp()`, one clock for every replica; when the store was opened with `now`
+ * (tests), that clock's time, passed to each statement as a parameter.
+ */
+export type PgClock = (() => number) | undefined;
+
+/** The parameter `pgNow()` reads: null means "the server's clock". */
+export function nowParam(clock: PgClock): Date | null {
+  return clock === undefined ? null : new Date(clock());
+}
+
+/** SQL for "now", given the number of the parameter that holds `nowParam()`. */
+export const pgNow = (n: number): string => `COALESCE($${n}::timestamptz, clock_timestamp())`;
+
 /** Connection-level failures: the store is unreachable (retry later), not a bad write. */
 const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53300|53200|3D000|28)/;
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'EHOSTUNREACH']);

@@ -3,14 +3,14 @@ import type pg from 'pg';
 import type { PgState } from './state.js';
 import { checkLimit, checkPurgeFilter, checkReplay, notFound } from '../common.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
-import { withTransaction } from './db.js';
+import { nowParam, pgNow, withTransaction, type PgClock } from './db.js';
 import { bumpCounters, deleteItems } from './outbox.js';
 import { PG_ITEM_COLUMNS, pgToDeadLetter, pgToDeadLetterDetail, type PgOutboxRow } from './rows.js';
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 export class PgDeadLetters {
-  constructor(private readonly pool: pg.Pool, private readonly state: PgState) {}
+  constructor(private readonly pool: pg.Pool, private readonly state: PgState, private readonly clock: PgClock) {}
 
   async list(query: DeadLetterQuery): Promise<DeadLetter[]> {
     const params: unknown[] = [query.after ?? 0, checkLimit(query.limit)];
@@ -45,7 +45,7 @@ export class PgDeadLetters {
       checkReplay(row, replacement);
       const dead = replacement.error !== undefined;
       await client.query(
-        `UPDATE outbox SET status = $2, attempts = 0, next_attempt_at = clock_timestamp(),
+        `UPDATE outbox SET status = $2, attempts = 0, next_attempt_at = ${pgNow(7)},
            finished_at = CASE WHEN $2 = 'dead' THEN clock_timestamp() END,
            lease_owner = NULL, lease_expires_at = NULL, outcome = NULL, last_error = $3::json,
            comment_id = $4, origin = $5::json, warnings = $6::json
@@ -57,6 +57,7 @@ export class PgDeadLetters {
           replacement.commentId,
           JSON.stringify(replacement.origin),
           replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
+          nowParam(this.clock),
         ],
       );
       await client.query(

@@ -8,7 +8,7 @@ import { GatewayError } from '../../errors.js';
 import type { Checkpoint } from '../../pipeline/types.js';
 import { checkAiUnits, wrapStoreError } from '../common.js';
 import type * as T from '../types.js';
-import { isPgUnavailable } from './db.js';
+import { isPgUnavailable, type PgClock } from './db.js';
 import { PgDeadLetters } from './dead-letters.js';
 import { migratePostgres } from './migrations.js';
 import { bumpCounters, PgOutbox, putCheckpoint } from './outbox.js';
@@ -19,6 +19,11 @@ export interface PostgresOptions {
   poolSize?: number;
   /** How long to wait for a connection, in ms (default 10000; 0 waits forever, as in `pg`). */
   connectTimeoutMs?: number;
+  /**
+   * The clock leases, claims and retry due times are computed with, in ms since the epoch.
+   * Default: the server's clock, one for every replica. Tests inject a fake one.
+   */
+  now?: () => number;
 }
 
 export const DEFAULT_PG_POOL_SIZE = 10;
@@ -58,10 +63,10 @@ export class PostgresStore implements T.Store {
   private readonly state: PgState;
   private closed = false;
 
-  private constructor(private readonly pool: pg.Pool) {
-    this.state = new PgState(pool);
-    this.outbox = new PgOutbox(pool, this.state);
-    this.dead = new PgDeadLetters(pool, this.state);
+  private constructor(private readonly pool: pg.Pool, clock: PgClock) {
+    this.state = new PgState(pool, clock);
+    this.outbox = new PgOutbox(pool, this.state, clock);
+    this.dead = new PgDeadLetters(pool, this.state, clock);
   }
 
   /** Connects and migrates (under an advisory lock). */
@@ -69,7 +74,7 @@ export class PostgresStore implements T.Store {
     const pool = poolFor(url, options);
     try {
       await migratePostgres(pool);
-      return new PostgresStore(pool);
+      return new PostgresStore(pool, options.now);
     } catch (err) {
       await pool.end().catch(() => undefined);
       throw wrapStoreError(err, isPgUnavailable, `opening ${redact(url)}`);

@@ -9,7 +9,7 @@ import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js
 import type {
   DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, StoredItem, ThreadEntry,
 } from '../types.js';
-import { toId, withTransaction, type Queryable } from './db.js';
+import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
 import type { PgState } from './state.js';
 
@@ -37,8 +37,9 @@ export async function putCheckpoint(db: Queryable, key: string, value: Checkpoin
   );
 }
 
-const READY = `status = 'queued' AND next_attempt_at <= clock_timestamp()
-  AND (lease_expires_at IS NULL OR lease_expires_at <= clock_timestamp())`;
+/** Due and not leased at `now` (SQL). */
+const ready = (now: string): string => `status = 'queued' AND next_attempt_at <= ${now}
+  AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})`;
 
 /**
  * Deletes outbox rows matching `where` together with their side rows, in one statement;
@@ -78,12 +79,13 @@ function threadsBySource(items: OutboxInput[]): Map<string, ThreadEntry[]> {
 }
 
 export class PgOutbox {
-  constructor(private readonly pool: pg.Pool, private readonly state: PgState) {}
+  constructor(private readonly pool: pg.Pool, private readonly state: PgState, private readonly clock: PgClock) {}
 
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult> {
     const statements: Array<{ text: string; values: unknown[] }> = [];
     const unique = firstPerKey(items);
-    for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) statements.push(insertStatement(unique.slice(i, i + ROWS_PER_INSERT)));
+    const now = nowParam(this.clock);
+    for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) statements.push(insertStatement(unique.slice(i, i + ROWS_PER_INSERT), now));
     const threads = [...threadsBySource(items)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return withTransaction(this.pool, async (client) => {
       const rows: Array<{ route: string; status: string }> = [];
@@ -113,14 +115,14 @@ export class PgOutbox {
   }
 
   async claim(route: string | undefined, limit: number, owner: string, leaseMs: number): Promise<OutboxItem[]> {
-    const params: unknown[] = [checkLimit(limit), owner, checkDelay('leaseMs', leaseMs, 1)];
+    const params: unknown[] = [checkLimit(limit), owner, checkDelay('leaseMs', leaseMs, 1), nowParam(this.clock)];
     if (route !== undefined) params.push(route);
     const { rows } = await this.pool.query<PgOutboxRow>(
       `WITH c AS (
-         SELECT id FROM outbox WHERE ${route === undefined ? '' : 'route = $4 AND'} ${READY}
+         SELECT id FROM outbox WHERE ${route === undefined ? '' : 'route = $5 AND'} ${ready(pgNow(4))}
          ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED),
        u AS (
-         UPDATE outbox o SET lease_owner = $2, lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+         UPDATE outbox o SET lease_owner = $2, lease_expires_at = ${pgNow(4)} + $3 * interval '1 millisecond'
          FROM c WHERE o.id = c.id RETURNING ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')})
        SELECT u.*, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash FROM u LEFT JOIN outbox_docs d ON d.id = u.id`,
       params,
@@ -157,9 +159,9 @@ export class PgOutbox {
   async renewClaims(ids: number[], owner: string, leaseMs: number): Promise<number> {
     if (ids.length === 0) return 0;
     const res = await this.pool.query(
-      `UPDATE outbox SET lease_expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+      `UPDATE outbox SET lease_expires_at = ${pgNow(4)} + $3 * interval '1 millisecond'
        WHERE status = 'queued' AND lease_owner = $2 AND id = ANY($1::bigint[])`,
-      [ids, owner, checkDelay('leaseMs', leaseMs, 1)],
+      [ids, owner, checkDelay('leaseMs', leaseMs, 1), nowParam(this.clock)],
     );
     return res.rowCount ?? 0;
   }
@@ -167,10 +169,10 @@ export class PgOutbox {
   async scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): Promise<number> {
     const list = Array.isArray(ids) ? ids : [ids];
     const res = await this.pool.query(
-      `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = clock_timestamp() + $2 * interval '1 millisecond',
+      `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ${pgNow(4)} + $2 * interval '1 millisecond',
          last_error = $3::json, lease_owner = NULL, lease_expires_at = NULL
        WHERE status = 'queued' AND id = ANY($1::bigint[])`,
-      [list, checkDelay('delayMs', delayMs, 0), JSON.stringify(reason)],
+      [list, checkDelay('delayMs', delayMs, 0), JSON.stringify(reason), nowParam(this.clock)],
     );
     return res.rowCount ?? 0;
   }

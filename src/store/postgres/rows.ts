@@ -4,7 +4,7 @@ import type { Comment, RawEmailDocument } from '../../model/index.js';
 import type { Origin } from '../../pipeline/types.js';
 import type { DeadLetter, DeadLetterDetail, ItemError, OutboxInput, OutboxItem } from '../types.js';
 import { hashesOf, withDocument } from '../common.js';
-import { iso, pgText, toId } from './db.js';
+import { iso, pgNow, pgText, toId } from './db.js';
 
 export interface PgOutboxRow {
   id: string;
@@ -84,13 +84,14 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 export const PARAMS_PER_ROW = 13;
 
 /**
- * One statement for `items` (at most 65535 / PARAMS_PER_ROW: PostgreSQL's parameter limit):
+ * One statement for `items` (at most 65534 / PARAMS_PER_ROW: PostgreSQL's parameter limit, less `now`'s):
  * the narrow outbox rows, then the document and raw side rows of those actually inserted
  * (a key already stored inserts nothing). `items` must hold each (route, key) once.
  * Every value is its own parameter: raw bytes travel as binary (no hex round trip) and
  * JSON as plain text (no array-literal escaping).
  */
-export function insertStatement(items: OutboxInput[]): { text: string; values: unknown[] } {
+/** `now` is `nowParam()`: the items' due time (null: the server's clock). */
+export function insertStatement(items: OutboxInput[], now: Date | null): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const rows: string[] = [];
   for (const it of items) {
@@ -117,8 +118,9 @@ export function insertStatement(items: OutboxInput[]): { text: string; values: u
   const text = `WITH v (ord, route, key, comment_id, status, last_error, origin, warnings, document, preview, raw, action_due, text_hash, doc_hash) AS (
       VALUES ${rows.join(',\n')}),
     ins AS (
-      INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due)
-      SELECT route, key, comment_id, status, CASE WHEN status = 'dead' THEN clock_timestamp() END, last_error, origin, warnings, action_due
+      INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due, next_attempt_at)
+      SELECT route, key, comment_id, status, CASE WHEN status = 'dead' THEN clock_timestamp() END, last_error, origin, warnings, action_due,
+        ${pgNow(values.length + 1)}
       FROM v ORDER BY ord
       ON CONFLICT (route, key) DO NOTHING RETURNING id, route, key, status),
     docs AS (
@@ -128,5 +130,6 @@ export function insertStatement(items: OutboxInput[]): { text: string; values: u
       INSERT INTO outbox_raw (id, raw)
       SELECT ins.id, v.raw FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key WHERE v.raw IS NOT NULL)
     SELECT route, status FROM ins`;
+  values.push(now);
   return { text, values };
 }

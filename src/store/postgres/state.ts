@@ -5,10 +5,10 @@ import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCounters
 import type {
   Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry,
 } from '../types.js';
-import { iso, pgText, toId, withTransaction, type Queryable } from './db.js';
+import { iso, nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 
 export class PgState {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool, private readonly clock: PgClock) {}
 
   async getCheckpoint(key: string): Promise<Checkpoint['value'] | undefined> {
     const { rows } = await this.pool.query<{ value: Checkpoint['value'] }>('SELECT value FROM checkpoints WHERE key = $1', [key]);
@@ -25,18 +25,18 @@ export class PgState {
   /** Insert, or steal through a conditional update: only when expired or already ours. */
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
     const res = await this.pool.query(
-      `INSERT INTO leases (name, owner, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
+      `INSERT INTO leases (name, owner, expires_at) VALUES ($1, $2, ${pgNow(4)} + $3 * interval '1 millisecond')
        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE leases.owner = excluded.owner OR leases.expires_at <= clock_timestamp()`,
-      [name, owner, checkDelay('ttlMs', ttlMs, 1)],
+       WHERE leases.owner = excluded.owner OR leases.expires_at <= ${pgNow(4)}`,
+      [name, owner, checkDelay('ttlMs', ttlMs, 1), nowParam(this.clock)],
     );
     return res.rowCount === 1;
   }
 
   async renewLease(name: string, owner: string, ttlMs: number): Promise<void> {
     const res = await this.pool.query(
-      `UPDATE leases SET expires_at = clock_timestamp() + $3 * interval '1 millisecond' WHERE name = $1 AND owner = $2`,
-      [name, owner, checkDelay('ttlMs', ttlMs, 1)],
+      `UPDATE leases SET expires_at = ${pgNow(4)} + $3 * interval '1 millisecond' WHERE name = $1 AND owner = $2`,
+      [name, owner, checkDelay('ttlMs', ttlMs, 1), nowParam(this.clock)],
     );
     if (res.rowCount !== 1) throw leaseLost(name, owner, (await this.getLease(name))?.owner);
   }

@@ -6,7 +6,7 @@ import { ITEM_COLUMNS, toDeadLetter, toDeadLetterDetail, type DocRow, type Outbo
 import type { SqliteOutbox } from './outbox.js';
 
 export class SqliteDeadLetters {
-  constructor(private readonly db: Database.Database, private readonly outbox: SqliteOutbox) {}
+  constructor(private readonly db: Database.Database, private readonly outbox: SqliteOutbox, private readonly now: () => number) {}
 
   list(query: DeadLetterQuery): DeadLetter[] {
     const limit = checkLimit(query.limit);
@@ -39,7 +39,7 @@ export class SqliteDeadLetters {
         | undefined;
       if (row === undefined) throw notFound(`dead letter ${id}`);
       checkReplay(row, replacement);
-      const now = Date.now();
+      const now = this.now();
       const dead = replacement.error !== undefined;
       this.db.prepare(
         `UPDATE outbox SET status = @status, attempts = 0, next_attempt_at = @now, finished_at = @finished,

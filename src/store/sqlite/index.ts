@@ -23,6 +23,11 @@ export interface SqliteOptions {
   synchronous?: 'FULL' | 'NORMAL';
   /** How long a write waits for another connection's lock before failing (default 5000 ms). */
   busyTimeoutMs?: number;
+  /**
+   * The clock every stored time comes from (enqueue, claim and lease expiry, retry due
+   * times, leases), in ms since the epoch; default `Date.now`. Tests inject a fake one.
+   */
+  now?: () => number;
 }
 
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;
@@ -66,10 +71,10 @@ export class SqliteStore implements T.Store {
   private readonly dead: SqliteDeadLetters;
   private readonly state: SqliteState;
 
-  private constructor(private readonly db: Database.Database) {
-    this.state = new SqliteState(db);
-    this.outbox = new SqliteOutbox(db, this.state);
-    this.dead = new SqliteDeadLetters(db, this.outbox);
+  private constructor(private readonly db: Database.Database, now: () => number) {
+    this.state = new SqliteState(db, now);
+    this.outbox = new SqliteOutbox(db, this.state, now);
+    this.dead = new SqliteDeadLetters(db, this.outbox, now);
   }
 
   /** Opens (creating parent directories) and migrates. */
@@ -77,7 +82,7 @@ export class SqliteStore implements T.Store {
     const db = openDatabase(path, options);
     try {
       migrateSqlite(db);
-      return new SqliteStore(db);
+      return new SqliteStore(db, options.now ?? Date.now);
     } catch (err) {
       db.close();
       throw wrapStoreError(err, isUnavailable, `opening ${path}`);

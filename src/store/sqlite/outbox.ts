@@ -29,7 +29,11 @@ export class SqliteOutbox {
   private readonly enqueueTx: (items: OutboxInput[], checkpoint: Checkpoint | undefined) => EnqueueResult;
   private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
 
-  constructor(private readonly db: Database.Database, private readonly state: SqliteState) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly state: SqliteState,
+    private readonly now: () => number,
+  ) {
     this.insert = db.prepare(
       `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',').map(() => '?').join(', ')})
        ON CONFLICT (route, key) DO NOTHING`,
@@ -98,7 +102,7 @@ export class SqliteOutbox {
   }
 
   setCheckpoint(key: string, value: Checkpoint['value']): void {
-    this.putCheckpoint.run(key, JSON.stringify(value), Date.now());
+    this.putCheckpoint.run(key, JSON.stringify(value), this.now());
   }
 
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint): EnqueueResult {
@@ -106,7 +110,7 @@ export class SqliteOutbox {
   }
 
   private enqueueNow(items: OutboxInput[], checkpoint: Checkpoint | undefined): EnqueueResult {
-    const now = Date.now();
+    const now = this.now();
     const result: EnqueueResult = { queued: 0, deadLettered: 0, duplicates: 0 };
     const queued: string[] = [];
     const dead: string[] = [];
@@ -139,7 +143,7 @@ export class SqliteOutbox {
   }
 
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number): OutboxItem[] {
-    const now = Date.now();
+    const now = this.now();
     const params = { now, owner, until: now + checkDelay('leaseMs', leaseMs, 1), limit: checkLimit(limit) };
     return this.claimTx(route, params);
   }
@@ -159,7 +163,7 @@ export class SqliteOutbox {
   markDelivered(ids: number[], info: DeliveryInfo): number {
     if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
     return this.db.transaction(() => {
-      const now = Date.now();
+      const now = this.now();
       const rows = ids.length === 0 ? [] : this.db.prepare(
         `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
          WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
@@ -180,13 +184,13 @@ export class SqliteOutbox {
 
   renewClaims(ids: number[], owner: string, leaseMs: number): number {
     if (ids.length === 0) return 0;
-    const until = Date.now() + checkDelay('leaseMs', leaseMs, 1);
+    const until = this.now() + checkDelay('leaseMs', leaseMs, 1);
     return this.renewLeases.run(until, owner, JSON.stringify(ids)).changes;
   }
 
   scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): number {
     const list = Array.isArray(ids) ? ids : [ids];
-    const due = Date.now() + checkDelay('delayMs', delayMs, 0);
+    const due = this.now() + checkDelay('delayMs', delayMs, 0);
     return this.db.prepare(
       `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?,
          lease_owner = NULL, lease_expires_at = NULL
@@ -199,7 +203,7 @@ export class SqliteOutbox {
       const row = this.db.prepare(
         `UPDATE outbox SET status = 'dead', finished_at = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL
          WHERE status = 'queued' AND id = ? RETURNING route`,
-      ).get(Date.now(), JSON.stringify(error), id) as { route: string } | undefined;
+      ).get(this.now(), JSON.stringify(error), id) as { route: string } | undefined;
       if (row !== undefined) this.bump(row.route, 'dead_lettered', 1);
       return row !== undefined;
     }).immediate();

@@ -9,7 +9,7 @@ import type {
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export class SqliteState {
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database, private readonly now: () => number) {}
 
   getCheckpoint(key: string): Checkpoint['value'] | undefined {
     const row = this.db.prepare('SELECT value FROM checkpoints WHERE key = ?').get(key) as { value: string } | undefined;
@@ -24,7 +24,7 @@ export class SqliteState {
   }
 
   acquireLease(name: string, owner: string, ttlMs: number): boolean {
-    const now = Date.now();
+    const now = this.now();
     return this.db.prepare(
       `INSERT INTO leases (name, owner, expires_at) VALUES (@name, @owner, @until)
        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
@@ -33,7 +33,7 @@ export class SqliteState {
   }
 
   renewLease(name: string, owner: string, ttlMs: number): void {
-    const until = Date.now() + checkDelay('ttlMs', ttlMs, 1);
+    const until = this.now() + checkDelay('ttlMs', ttlMs, 1);
     const changed = this.db.prepare('UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ?').run(until, name, owner).changes;
     if (changed === 0) throw leaseLost(name, owner, this.getLease(name)?.owner);
   }
@@ -116,7 +116,7 @@ export class SqliteState {
       `INSERT OR REPLACE INTO predictions (route, comment_id, key, predictions, model, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
     );
     this.db.transaction(() => {
-      const now = Date.now();
+      const now = this.now();
       for (const p of items) put.run(route, p.commentId, p.key, JSON.stringify(p.predictions), JSON.stringify(p.model), now);
     }).immediate();
   }
