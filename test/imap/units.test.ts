@@ -101,10 +101,9 @@ describe('folders and configuration', () => {
     expect(() => parseImapAccount({ ...ok, extra: 1 })).toThrow(/MAILGATE|Unrecognized|extra/);
     const oauth = { user: 'u', oauth2: { tokenUrl: 'https://login.example.com/token', clientId: 'c', grant: 'client_credentials' } };
     expect(() => parseImapAccount({ ...ok, auth: oauth })).toThrow(/clientSecret/);
-    try {
-      parseImapAccount({ ...ok, batch_size: -1 });
-    } catch (err) {
-      expect(err).toMatchObject({ code: 'MAILGATE_ERR_CONFIG_INVALID' });
+    // Each refusal is the coded config error, and an out-of-range batch size is refused at all.
+    for (const bad of [{ batch_size: -1 }, { batch_size: 0 }, { batch_size: 5001 }, { batch_size: 1.5 }]) {
+      expect(() => parseImapAccount({ ...ok, ...bad })).toThrow(expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID' }));
     }
   });
 
