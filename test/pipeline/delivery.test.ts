@@ -8,7 +8,7 @@ import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake } from '../../src/pipeline/intake.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
-import type { Store } from '../../src/store/types.js';
+import type { OpenStoreOptions, Store } from '../../src/store/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 
 const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/pipe' }] });
@@ -21,9 +21,12 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function setup(): Promise<{ store: Store; emu: StartedEmulator }> {
+/** Resolves once the event loop went round: every promise continuation queued until now has run. */
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+async function setup(options?: OpenStoreOptions): Promise<{ store: Store; emu: StartedEmulator }> {
   const emu = await startEmulator({ autoCreateSources: true });
-  const store = await openStore('sqlite::memory:');
+  const store = await openStore('sqlite::memory:', options);
   cleanup.push(() => emu.stop(), () => store.close());
   const routes = new Map([[route.name, route]]);
   const intake = createIntake({ store, routes, parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000 });
@@ -31,11 +34,11 @@ async function setup(): Promise<{ store: Store; emu: StartedEmulator }> {
   return { store, emu };
 }
 
-function loop(store: Store, emu: StartedEmulator, token: string, onPause?: () => void) {
+function loop(store: Store, emu: StartedEmulator, token: string, hooks: { onPause?: () => void; onBatch?: () => void } = {}) {
   const client = createApiClient({ baseUrl: emu.url, token, retry: { maxAttempts: 1 } });
   return createDelivery({
     store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs: 10_000,
-    claimLimit: 100, concurrency: 1, maxItemAttempts: 3, pauseMs: 60_000, ...(onPause ? { onPause } : {}),
+    claimLimit: 100, concurrency: 1, maxItemAttempts: 3, pauseMs: 60_000, ...hooks,
   });
 }
 
@@ -51,12 +54,20 @@ describe('delivery', () => {
 
   it('pauses the route on 401 instead of spinning or dead-lettering', async () => {
     const { store, emu } = await setup();
+    let claims = 0;
+    const claim = store.claim.bind(store);
+    store.claim = (...args) => ((claims += 1), claim(...args));
     let pauses = 0;
-    const d = loop(store, emu, 'wrong-token', () => void pauses++);
+    let settled!: () => void;
+    const batchDone = new Promise<void>((r) => (settled = r));
+    const d = loop(store, emu, 'wrong-token', { onPause: () => void pauses++, onBatch: () => settled() });
     const controller = new AbortController();
     const running = d.run(controller.signal);
-    while (pauses === 0) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 200));
+    await batchDone;
+    // The refused items are due again at once: a worker that did not pause would claim them
+    // before the event loop goes round; a paused one is in its 60 s wait.
+    await turn();
+    expect(claims).toBe(1);
     controller.abort();
     await running;
     expect(pauses).toBe(1);
@@ -76,9 +87,18 @@ describe('delivery', () => {
       claimLimit: 100, concurrency: 2, maxItemAttempts: 3, idleMs: 600_000,
     });
     const controller = new AbortController();
-    const running = d.run(controller.signal);
+    let emptyRounds = 0;
+    let bothIdle!: () => void;
+    const idling = new Promise<void>((r) => (bothIdle = r));
+    // `until` is asked after each empty claim round, just before the worker's idle wait.
+    const running = d.run(controller.signal, async () => {
+      if ((emptyRounds += 1) === 2) bothIdle();
+      return false;
+    });
+    await idling;
+    await turn();
     // Both route workers found nothing and sleep for ten minutes now.
-    await new Promise((r) => setTimeout(r, 100));
+    expect(emptyRounds).toBe(2);
     const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000, onBatch: () => d.wake() });
     await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/w.mbox', index: 1 }, route: 'r', receivedAt: new Date() }]);
     while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
@@ -88,23 +108,42 @@ describe('delivery', () => {
   });
 
   it('keeps its claim while a request outlasts the lease: a second gateway claims nothing, each message is sent once', async () => {
-    const { store, emu } = await setup();
-    await emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', delay_ms: 1_200, times: 1 }]);
+    // The store's clock moves only when told: each round moves it past the lease (300 ms),
+    // which only the first gateway's renewals (every 100 ms of real time) keep alive.
+    let now = Date.now();
+    const { store, emu } = await setup({ now: () => now });
+    let renewed: (() => void) | undefined;
+    const renewClaims = store.renewClaims.bind(store);
+    store.renewClaims = async (...args) => {
+      const n = await renewClaims(...args);
+      renewed?.();
+      return n;
+    };
+    await emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', delay_ms: 2_000, times: 1 }]);
     const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
     const gateway = (owner: string) => createDelivery({
       store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner, leaseMs: 300,
       claimLimit: 100, concurrency: 1, maxItemAttempts: 3, idleMs: 20,
     });
-    const first = gateway('first');
-    const slow = first.runOnce(route);
-    await new Promise((r) => setTimeout(r, 50));
-    // The lease (300 ms) runs out four times over while the first request is in flight.
+    let inFlight = true;
+    const slow = gateway('first').runOnce(route).finally(() => void (inFlight = false));
+    /** Two renewals, so the second one surely started after the clock moved; fails if the request ends first. */
+    const twoRenewals = async (): Promise<void> => {
+      for (let i = 0; i < 2; i++) {
+        const next = new Promise<void>((r) => (renewed = r));
+        await Promise.race([next, slow.then(() => Promise.reject(new Error('the request ended before the claim was renewed')))]);
+      }
+    };
+    await twoRenewals();
     const second = gateway('second');
     let stolen = 0;
-    const deadline = Date.now() + 1_000;
-    while (Date.now() < deadline) {
+    for (let round = 0; round < 3; round++) {
+      now += 1_000;
+      await twoRenewals();
+      // Each renewal holds for a whole lease from when it was made.
+      now += 299;
+      expect(inFlight).toBe(true);
       stolen += await second.runOnce(route);
-      await new Promise((r) => setTimeout(r, 50));
     }
     expect(await slow).toBe(10);
     expect(stolen).toBe(0);
@@ -146,7 +185,8 @@ describe('retry delay of an item whose request failed', () => {
   });
 
   it('reschedules the items of a request that failed for good, releasing their claim at once', async () => {
-    const store = await openStore('sqlite::memory:');
+    let now = Date.now();
+    const store = await openStore('sqlite::memory:', { now: () => now });
     cleanup.push(() => store.close());
     const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 100 });
     await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/f.mbox', index: 0 }, route: 'r', receivedAt: new Date() }]);
@@ -158,8 +198,11 @@ describe('retry delay of an item whose request failed', () => {
     });
     expect(await d.runOnce(route)).toBe(1);
     expect(errors).toEqual([]);
-    // Released: once due, another owner claims it (the lease of 60 s is not what frees it).
-    await new Promise((r) => setTimeout(r, 1_100));
+    // Not due before the retry delay (at least 500 ms for a first attempt)...
+    now += 499;
+    expect(await store.claim('r', 10, 'b', 60_000)).toEqual([]);
+    // ...and released: once due (at most 1 s), another owner claims it (the lease of 60 s is not what frees it).
+    now += 501;
     expect((await store.claim('r', 10, 'b', 60_000)).map((i) => i.attempts)).toEqual([1]);
   });
 });
