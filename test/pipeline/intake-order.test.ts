@@ -84,10 +84,22 @@ describe('intake backpressure', () => {
     // Another route's items are not held back by r's full outbox.
     await intake.accept(batch(100, 3).map((m) => ({ ...m, route: 'other' })));
     expect(await store.outboxDepth('other')).toBe(3);
+    // Counts r's depth checks: a second check after the batch arrived means intake found the
+    // outbox full, waited its poll interval and found it full again.
+    let checks = 0;
+    let checkedTwice!: () => void;
+    const waiting = new Promise<void>((r) => (checkedTwice = r));
+    const depth = store.outboxDepth.bind(store);
+    store.outboxDepth = async (name) => {
+      const n = await depth(name);
+      if (name === 'r' && (checks += 1) === 2) checkedTwice();
+      return n;
+    };
     let admitted = false;
     const next = intake.accept(batch(5, 2)).then(() => void (admitted = true));
-    await new Promise((r) => setTimeout(r, 150));
+    await Promise.race([waiting, next]);
     expect(admitted).toBe(false);
+    expect(await store.outboxDepth('r')).toBe(5);
     expect(intake.counters.received).toBe(8);
     const claimed = await store.claim('r', 10, 'w', 60_000);
     await store.markDelivered(claimed.map((c) => c.id), { outcome: 'delivered' });
