@@ -85,6 +85,8 @@ describe('files adapter', () => {
     const done = adapter.start(sink, new AbortController().signal);
     // Storing is held back: the adapter must stop reading after three batches in flight.
     while (batches.length < 3) await new Promise((r) => setTimeout(r, 5));
+    // A fixed wait on purpose: a fourth batch would follow file reads, and the adapter tells
+    // nobody it is waiting for a slot; maxPending below checks the bound over the whole run.
     await new Promise((r) => setTimeout(r, 50));
     expect(batches).toHaveLength(3);
     let finished = false;

@@ -54,6 +54,7 @@ describe('IMAP sync against Dovecot', () => {
     const r = run([account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })], sink);
     await eventually(() => r.adapter.accountHealth()[0]!.state === 'idle');
     // Let IDLE start and the settling NOOP pass: from here only an IDLE notification helps.
+    // A fixed wait on purpose: neither the adapter nor Dovecot tells when IDLE has really begun.
     await new Promise((res) => setTimeout(res, 3000));
     await server.append(user, 'INBOX', [textMessage(7, 'arrived during IDLE')]);
     await eventually(() => sink.accepted.length === 1, 15_000, 'the message appended during IDLE');

@@ -132,7 +132,8 @@ describe('mailgate serve: IMAP proof cases, billed through the emulator', () => 
       const url = await serve.url;
       await eventually(async () => emu.emulator.stats().comments === 5 && (await imapStatus(url))[0]!.state === 'idle', 'the first 5 comments and IDLE');
       // IDLE starts a second after the pass and a settling NOOP follows: from then on only
-      // an IDLE notification announces new mail.
+      // an IDLE notification announces new mail. A fixed wait on purpose: the serve process
+      // and Dovecot tell nobody when IDLE has really begun.
       await new Promise((r) => setTimeout(r, 3000));
       await dovecot.append(user, 'INBOX', [textMessage(6, `idle ${user}`)]);
       await eventually(() => emu.emulator.stats().comments === 6, 'the message appended during IDLE', 15_000);
