@@ -3,6 +3,7 @@
  * with the same data): the import finishes late, loses nothing and bills each message once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,31 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The API's port while the API is away: every connection is cut at once (the client sees a
+ * network error, as when the API is down). `attempts(n)` resolves once n connections came in,
+ * so the test knows the import really met the outage instead of guessing a duration.
+ */
+async function deadPort(port: number): Promise<{ attempts(n: number): Promise<void>; close(): Promise<void> }> {
+  let count = 0;
+  const waiters: Array<{ n: number; resolve: () => void }> = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.destroy();
+    count += 1;
+    for (const w of waiters.filter((x) => x.n <= count)) w.resolve();
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  return {
+    attempts: (n) => (count >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
+    close: () => new Promise((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
 describe('import across an API outage', () => {
   it('finishes after the emulator comes back, every message created and billed once', async () => {
     const mbox = join(dir, 'archive.mbox');
@@ -32,7 +58,10 @@ describe('import across an API outage', () => {
     while (emulator.stats().comments === 0) await sleep(20);
     await emulator.close();
     const seenBefore = emulator.stats().comments;
-    await sleep(2_500);
+    // Away until the import has failed and retried a few requests.
+    const away = await deadPort(port);
+    await away.attempts(3);
+    await away.close();
     await emulator.listen(port, '127.0.0.1');
     const result = await run.exited;
     try {
@@ -57,11 +86,14 @@ describe('import across an API outage', () => {
     const url = await emulator.listen(0, '127.0.0.1');
     const port = Number(new URL(url).port);
     await emulator.close();
+    const away = await deadPort(port);
     const store = `sqlite:${join(dir, 'term', 'm.db')}`;
     const args = ['import', mbox, '--api-url', url, '--token', token, '--source', 'acme/term', '--store', store, '--json'];
     const run = runCli(args, dir);
-    // Its first request fails and is retried with backoff (minutes of budget): interrupt it then.
-    await sleep(2_000);
+    // Its first request fails and is retried with backoff (minutes of budget): interrupt it once
+    // that request has been cut.
+    await away.attempts(1);
+    await away.close();
     const signalled = Date.now();
     run.child.kill('SIGTERM');
     const result = await run.exited;
