@@ -74,7 +74,8 @@ describe('after-delivery queue', () => {
     const queue = createAfterDeliveryQueue(target, store, createLogger(false), { pollMs: 600_000 });
     await deliver(2, [1, 2]);
     queue.wake();
-    for (let i = 0; i < 100 && queue.applied < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    // Polled until done (a queue that was not woken would fail on the test's own timeout).
+    while (queue.applied < 2) await new Promise((r) => setTimeout(r, 20));
     expect(target.seen.flat()).toEqual([1, 2]);
     await queue.close();
   });
@@ -100,7 +101,7 @@ describe('after-delivery queue', () => {
       },
     };
     const queue = createAfterDeliveryQueue(target, store, createLogger(false), { baseDelayMs: 20, maxDelayMs: 50, chunk: 2 });
-    for (let i = 0; i < 200 && queue.applied < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    while (queue.applied < 3) await new Promise((r) => setTimeout(r, 20));
     const force = new AbortController();
     const closed = queue.close(force.signal);
     force.abort();
