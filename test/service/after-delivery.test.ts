@@ -71,7 +71,18 @@ describe('after-delivery queue', () => {
 
   it('picks up items delivered while it waits, when woken', async () => {
     const target = recorder();
+    // The queue's first pass finds nothing due; after it the queue waits its ten-minute poll.
+    let firstPass!: () => void;
+    const idle = new Promise<void>((r) => (firstPass = r));
+    const pendingActions = store.pendingActions.bind(store);
+    store.pendingActions = async (...args) => {
+      const due = await pendingActions(...args);
+      if (due.length === 0) firstPass();
+      return due;
+    };
     const queue = createAfterDeliveryQueue(target, store, createLogger(false), { pollMs: 600_000 });
+    await idle;
+    await new Promise((r) => setImmediate(r));
     await deliver(2, [1, 2]);
     queue.wake();
     // Polled until done (a queue that was not woken would fail on the test's own timeout).
