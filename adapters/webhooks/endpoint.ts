@@ -1,0 +1,127 @@
+/**
+ * The request handler of one webhook endpoint: handshake? → verify → normalize → submit → the
+ * provider's success answer. Nothing is acknowledged before `PushSink.submit` resolved; a refusal
+ * answers the provider's status for its kind; our own failures answer 503 so the provider retries.
+ */
+import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import type { Inbound, PushRequest, PushResponse, PushSink } from '../../src/pipeline/types.js';
+import type { WebhookEntry } from './config.js';
+import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type VerifyContext } from './provider.js';
+import type { ReplayCache } from './replay.js';
+
+/** Retry-After when the sink does not say (seconds). */
+export const DEFAULT_RETRY_AFTER_S = 30;
+
+export interface EndpointCounters {
+  accepted: number;
+  duplicates: number;
+  dead: number;
+  /** Requests refused, by error code. */
+  refused: Partial<Record<ErrorCode, number>>;
+  /** Requests answered 503 because the message could not be stored. */
+  unavailable: number;
+}
+
+export interface EndpointDeps {
+  entry: WebhookEntry;
+  module: ProviderModule<WebhookEntry>;
+  logger: Logger;
+  now: () => number;
+  fetch: (url: string) => Promise<Buffer>;
+  replay: ReplayCache;
+  counters: EndpointCounters;
+  bodyLimit: number;
+}
+
+const errorBody = (code: ErrorCode, message: string) => ({ error: { code, message } });
+
+function retryAfterS(err: unknown): number {
+  const ms = isGatewayError(err) ? err.details?.['retryAfterMs'] : undefined;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? Math.ceil(ms / 1000) : DEFAULT_RETRY_AFTER_S;
+}
+
+/** A VerifyContext whose remembered tokens can be forgotten again when the request is not stored. */
+function requestContext(d: EndpointDeps): { ctx: VerifyContext; release(): void } {
+  const tokens: string[] = [];
+  const ctx: VerifyContext = {
+    now: d.now,
+    fetch: d.fetch,
+    remember: (token, ttlMs) => {
+      const fresh = d.replay.remember(token, ttlMs);
+      if (fresh) tokens.push(token);
+      return fresh;
+    },
+  };
+  return { ctx, release: () => tokens.forEach((t) => d.replay.forget(t)) };
+}
+
+function inbounds(d: EndpointDeps, messages: NormalizedMessage[]): Inbound[] {
+  const receivedAt = new Date(d.now());
+  return messages.map((m) => ({
+    raw: m.raw,
+    route: d.entry.route,
+    receivedAt,
+    origin: {
+      adapter: `webhook:${d.entry.provider}`,
+      account: d.entry.name,
+      ...(m.eventId === undefined ? {} : { eventId: m.eventId }),
+      envelope: { provider: d.entry.provider, ...m.envelope },
+    },
+  }));
+}
+
+function refusal(d: EndpointDeps, r: WebhookRefusal, req: PushRequest): PushResponse {
+  const status = d.module.refusalStatus(r.kind);
+  d.counters.refused[r.code] = (d.counters.refused[r.code] ?? 0) + 1;
+  // Never the body, headers, tokens or signatures: the code, our own message and where it came from.
+  d.logger.warn({ code: r.code, kind: r.kind, status, remoteAddress: req.remoteAddress, bytes: req.body.length }, `webhook refused: ${r.message}`);
+  const headers: Record<string, string> = status >= 500 ? { 'Retry-After': String(DEFAULT_RETRY_AFTER_S) } : {};
+  return { status, headers, body: errorBody(r.code, r.message) };
+}
+
+function unavailable(d: EndpointDeps, err: unknown): PushResponse {
+  d.counters.unavailable++;
+  const known = isGatewayError(err) && (err.code === 'MAILGATE_ERR_INTAKE_UNAVAILABLE' || err.code === 'MAILGATE_ERR_INTAKE_OUTBOX_FULL');
+  const code: ErrorCode = known ? (err as GatewayError).code : 'MAILGATE_ERR_INTAKE_UNAVAILABLE';
+  const message = known ? (err as GatewayError).message : 'the message could not be stored; retry later';
+  const logged = isGatewayError(err) ? { code: err.code, message: err.message } : { message: err instanceof Error ? err.message : String(err) };
+  d.logger[known ? 'warn' : 'error']({ err: logged, code }, 'webhook not stored: answered 503');
+  return { status: 503, headers: { 'Retry-After': String(retryAfterS(err)) }, body: errorBody(code, message) };
+}
+
+async function accept(d: EndpointDeps, req: PushRequest, sink: PushSink, ctx: VerifyContext): Promise<PushResponse> {
+  if (req.body.length > d.bodyLimit) throw new WebhookRefusal('too_large', `the body exceeds ${d.bodyLimit} bytes`);
+  await d.module.verify(req, d.entry, ctx);
+  const messages = await d.module.normalize(req, d.entry, ctx);
+  if (messages.length > 0) {
+    const results = await sink.submit(inbounds(d, messages));
+    for (const r of results) {
+      if (r.duplicate) d.counters.duplicates++;
+      else if (r.dead) d.counters.dead++;
+      else d.counters.accepted++;
+    }
+  }
+  return d.module.accepted?.() ?? { status: 200, body: { ok: true } };
+}
+
+export function createHandler(d: EndpointDeps): (req: PushRequest, sink: PushSink) => Promise<PushResponse> {
+  return async (req, sink) => {
+    const { ctx, release } = requestContext(d);
+    try {
+      const answer = d.module.handshake ? await d.module.handshake(req, d.entry, ctx) : undefined;
+      if (answer) return answer;
+      if (req.method !== 'POST') return { status: 405, headers: { Allow: 'POST' }, body: errorBody('MAILGATE_ERR_WEBHOOK_MALFORMED', 'use POST') };
+      return await accept(d, req, sink, ctx);
+    } catch (err) {
+      // Not stored: a retry with the same token must not look like a replay.
+      release();
+      if (err instanceof WebhookRefusal && err.kind !== 'unavailable') return refusal(d, err, req);
+      if (err instanceof WebhookRefusal) {
+        d.counters.refused[err.code] = (d.counters.refused[err.code] ?? 0) + 1;
+        return { ...unavailable(d, err), status: d.module.refusalStatus('unavailable'), body: errorBody(err.code, err.message) };
+      }
+      return unavailable(d, err);
+    }
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The webhooks adapter: one push endpoint per `adapters.webhooks[]` entry, verified and
+ * normalized by the entry's provider module (providers.ts), stored through the PushSink before
+ * the provider gets its 2xx.
+ */
+import type { Logger } from '../../src/logger.js';
+import type { Adapter, AdapterHealth, PushEndpoint } from '../../src/pipeline/types.js';
+import { webhookEntrySchema, webhookPath, type WebhookEntry, type WebhookEntryInput } from './config.js';
+import { createHandler, type EndpointCounters } from './endpoint.js';
+import { HEAD_PROBES, providerOf } from './providers.js';
+import { ReplayCache } from './replay.js';
+
+export { webhookEntrySchema, webhooksSchema, webhookPath, type WebhookEntry } from './config.js';
+export { PROVIDERS } from './providers.js';
+export { ReplayCache } from './replay.js';
+
+export interface WebhookAdapterContext {
+  logger: Logger;
+  /** Unix milliseconds; injectable for tests. */
+  now?: () => number;
+  /** HTTPS GET used by verifiers (SNS certificates, S3 content). */
+  fetch?: (url: string) => Promise<Buffer>;
+}
+
+async function httpsGet(url: string): Promise<Buffer> {
+  const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`GET ${new URL(url).host} answered ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ctx: WebhookAdapterContext): Adapter {
+  const entry = webhookEntrySchema.parse(input);
+  const now = ctx.now ?? Date.now;
+  const logger = ctx.logger.child({ adapter: 'webhooks', account: entry.name, provider: entry.provider });
+  const counters: EndpointCounters = { accepted: 0, duplicates: 0, dead: 0, refused: {}, unavailable: 0 };
+  const handle = createHandler({
+    entry,
+    module: providerOf(entry),
+    logger,
+    now,
+    fetch: ctx.fetch ?? httpsGet,
+    replay: new ReplayCache(now),
+    counters,
+    bodyLimit: entry.body_limit,
+  });
+  const path = webhookPath(entry);
+  const endpoint = (method: PushEndpoint['method']): PushEndpoint => ({ method, path, bodyLimit: entry.body_limit, handle: (req, sink) => handle(req, sink) });
+
+  return {
+    kind: 'webhooks',
+    name: entry.name,
+    mode: 'push',
+    start: (_sink, signal) =>
+      new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      }),
+    endpoints: () => (HEAD_PROBES.has(entry.provider) ? [endpoint('POST'), endpoint('HEAD')] : [endpoint('POST')]),
+    health: (): AdapterHealth[] => [
+      {
+        name: entry.name,
+        ok: true,
+        state: 'listening',
+        detail: { provider: entry.provider, path, accepted: counters.accepted, duplicates: counters.duplicates, dead: counters.dead, unavailable: counters.unavailable, refused: { ...counters.refused } },
+      },
+    ],
+  };
+}

@@ -1,0 +1,8 @@
+/** Postmark inbound: no signature, HTTP basic auth in the webhook URL. */
+import { z } from 'zod';
+import { basicAuthSchema } from '../shared-config.js';
+
+export const postmarkFields = {
+  provider: z.literal('postmark').describe('Postmark inbound webhook (JSON; enable "Include raw email content").'),
+  basic_auth: basicAuthSchema,
+};

@@ -1,0 +1,16 @@
+/** SendGrid Inbound Parse: basic auth and/or a signed-webhook security policy (ECDSA P-256). */
+import { z } from 'zod';
+import { basicAuthSchema, maxAgeSeconds } from '../shared-config.js';
+
+export const sendgridFields = {
+  provider: z.literal('sendgrid').describe('SendGrid Inbound Parse (raw "POST the raw, full MIME message" mode, or parsed mode).'),
+  basic_auth: basicAuthSchema.optional(),
+  public_key: z
+    .string()
+    .regex(/^[A-Za-z0-9+/=\s]+$/, 'base64 DER SubjectPublicKeyInfo')
+    .optional()
+    .describe('Public key of a Parse security policy (base64 DER SPKI, P-256): requests must carry a valid ECDSA signature. Default none.'),
+  max_age_s: maxAgeSeconds(
+    'With public_key: largest age of the signed timestamp, in seconds. Default none (no window: SendGrid does not say that retries are re-signed; a replayed request only repeats a stored message, which is deduplicated).',
+  ).optional(),
+};
