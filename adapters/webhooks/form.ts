@@ -58,7 +58,7 @@ function busboyHeaders(req: PushRequest): Record<string, string> {
 }
 
 /** Parses the body of `req`; `limit` bounds each field and file (normally the body limit). */
-export function parseForm(req: PushRequest, limit: number): Promise<ParsedForm> {
+export async function parseForm(req: PushRequest, limit: number): Promise<ParsedForm> {
   const headers = busboyHeaders(req);
   return new Promise((resolve, reject) => {
     const fields: Array<[string, Buffer]> = [];
