@@ -12,5 +12,5 @@ export const basicAuthSchema = z
 
 export type BasicAuth = z.infer<typeof basicAuthSchema>;
 
-/** A freshness window in seconds: 1 s to 1 day. */
-export const maxAgeSeconds = (what: string) => z.number().int().min(1).max(86_400).describe(what);
+/** A freshness window in seconds: 1 s to 1 day (describe it after .optional()/.default(): wrappers carry their own description). */
+export const maxAgeSeconds = () => z.number().int().min(1).max(86_400);

@@ -12,7 +12,7 @@ export const MAILGUN_DEFAULT_MAX_AGE_S = 300;
 export const mailgunFields = {
   provider: z.literal('mailgun').describe('Mailgun route forward() to a URL ending in `mime` (field body-mime).'),
   signing_key: secret('HTTP webhook signing key of the Mailgun account'),
-  max_age_s: maxAgeSeconds(
-    `Largest difference between the signed timestamp and now, in seconds, either way. Default ${MAILGUN_DEFAULT_MAX_AGE_S}.`,
-  ).default(MAILGUN_DEFAULT_MAX_AGE_S),
+  max_age_s: maxAgeSeconds()
+    .default(MAILGUN_DEFAULT_MAX_AGE_S)
+    .describe(`Largest difference between the signed timestamp and now, in seconds, either way. Default ${MAILGUN_DEFAULT_MAX_AGE_S}.`),
 };
