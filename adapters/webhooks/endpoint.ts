@@ -80,14 +80,21 @@ function refusal(d: EndpointDeps, r: WebhookRefusal, req: PushRequest): PushResp
   return { status, headers, body: errorBody(r.code, r.message) };
 }
 
+/**
+ * Nothing was stored and the failure is ours (the store, the outbox depth, a verifier that cannot
+ * work, a bug): a status the provider retries, with Retry-After.
+ */
 function unavailable(d: EndpointDeps, err: unknown): PushResponse {
   d.counters.unavailable++;
-  const known = isGatewayError(err) && (err.code === 'MAILGATE_ERR_INTAKE_UNAVAILABLE' || err.code === 'MAILGATE_ERR_INTAKE_OUTBOX_FULL');
-  const code: ErrorCode = known ? (err as GatewayError).code : 'MAILGATE_ERR_INTAKE_UNAVAILABLE';
-  const message = known ? (err as GatewayError).message : 'the message could not be stored; retry later';
+  const expected =
+    err instanceof WebhookRefusal ||
+    (isGatewayError(err) && (err.code === 'MAILGATE_ERR_INTAKE_UNAVAILABLE' || err.code === 'MAILGATE_ERR_INTAKE_OUTBOX_FULL'));
+  const code: ErrorCode = expected ? (err as GatewayError | WebhookRefusal).code : 'MAILGATE_ERR_INTAKE_UNAVAILABLE';
+  const message = expected ? (err as Error).message : 'the message could not be stored; retry later';
   const logged = isGatewayError(err) ? { code: err.code, message: err.message } : { message: err instanceof Error ? err.message : String(err) };
-  d.logger[known ? 'warn' : 'error']({ err: logged, code }, 'webhook not stored: answered 503');
-  return { status: 503, headers: { 'Retry-After': String(retryAfterS(err)) }, body: errorBody(code, message) };
+  d.logger[expected ? 'warn' : 'error']({ err: logged, code }, 'webhook not stored: answered with a retryable status');
+  const status = err instanceof WebhookRefusal ? d.module.refusalStatus('unavailable') : 503;
+  return { status, headers: { 'Retry-After': String(retryAfterS(err)) }, body: errorBody(code, message) };
 }
 
 async function accept(d: EndpointDeps, req: PushRequest, sink: PushSink, ctx: VerifyContext): Promise<PushResponse> {
@@ -117,10 +124,6 @@ export function createHandler(d: EndpointDeps): (req: PushRequest, sink: PushSin
       // Not stored: a retry with the same token must not look like a replay.
       release();
       if (err instanceof WebhookRefusal && err.kind !== 'unavailable') return refusal(d, err, req);
-      if (err instanceof WebhookRefusal) {
-        d.counters.refused[err.code] = (d.counters.refused[err.code] ?? 0) + 1;
-        return { ...unavailable(d, err), status: d.module.refusalStatus('unavailable'), body: errorBody(err.code, err.message) };
-      }
       return unavailable(d, err);
     }
   };

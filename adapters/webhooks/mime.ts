@@ -51,7 +51,6 @@ export function charsetToken(label: string | undefined, fallback: string): strin
 
 /** An RFC 2047 encoded-word for a header value that is not plain ASCII. */
 export function encodeHeaderValue(value: string): string {
-  // eslint-disable-next-line no-control-regex
   if (/^[\x20-\x7e]*$/.test(value)) return value;
   return `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
@@ -65,7 +64,6 @@ function base64Lines(data: Buffer): string {
 
 /** A `name="…"` parameter, RFC 2231-encoded when the value is not plain ASCII. */
 function param(name: string, value: string): string {
-  // eslint-disable-next-line no-control-regex
   if (/^[\x20-\x7e]*$/.test(value) && !/["\\]/.test(value)) return `${name}="${value}"`;
   return `${name}*=UTF-8''${encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }

@@ -76,6 +76,17 @@ describe('mandrill endpoint', () => {
       const res = await send(signedPost(bad));
       expect([res.status, errorCode(res)]).toEqual([400, 'MAILGATE_ERR_WEBHOOK_MALFORMED']);
     }
+    const good = signedPost(events);
+    // Cut at the last escape (%5D, the closing bracket): the signature no longer matches.
+    const cut = await send({ ...good, body: good.body.subarray(0, good.body.length - 3) });
+    expect([cut.status, errorCode(cut)]).toEqual([403, 'MAILGATE_ERR_WEBHOOK_FORGED']);
+    expect(sink.batches).toEqual([]);
+  });
+
+  it('answers 413 over the body limit', async () => {
+    const { send, sink } = endpointFor({ ...entry, body_limit: 1024 });
+    const res = await send(toRequest(mandrill.simulate(Buffer.concat([raw, Buffer.alloc(2048, 0x61)]), config, { url: URL_, now: NOW, envelope })));
+    expect([res.status, errorCode(res)]).toEqual([413, 'MAILGATE_ERR_WEBHOOK_TOO_LARGE']);
     expect(sink.batches).toEqual([]);
   });
 
