@@ -25,7 +25,7 @@ const common = {
   route: z.string().min(1).describe('Route the messages of this endpoint belong to.'),
   path: z
     .string()
-    .regex(/^\/[A-Za-z0-9._~\/-]*$/, 'an absolute path without query, e.g. /webhooks/mailgun-in')
+    .regex(/^\/[A-Za-z0-9._~/-]*$/, 'an absolute path without query, e.g. /webhooks/mailgun-in')
     .optional()
     .describe('HTTP path the provider posts to. Default /webhooks/<name>.'),
   body_limit: z
@@ -35,7 +35,8 @@ const common = {
     .max(MAX_WEBHOOK_BODY_LIMIT)
     .default(DEFAULT_WEBHOOK_BODY_LIMIT)
     .describe(
-      `Largest request body, in bytes (also the largest form field): over it the request is refused with 413. Default ${DEFAULT_WEBHOOK_BODY_LIMIT} (40 MiB); Postmark with raw content may need about 100 MiB.`,
+      `Largest request body, in bytes (also the largest form field): over it the request is refused with 413. ` +
+        `Default ${DEFAULT_WEBHOOK_BODY_LIMIT} (40 MiB); Postmark with raw content may need about 100 MiB.`,
     ),
 };
 

@@ -17,7 +17,11 @@ export function multipartBody(parts: FormPart[], preferred: string): { body: Buf
   parts.forEach((p, i) => {
     const file = p.filename === undefined ? '' : `; filename="${p.filename.replace(/["\r\n]/g, '_')}"`;
     const type = p.contentType === undefined ? '' : `\r\nContent-Type: ${p.contentType}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${file}${type}\r\n\r\n`, 'utf8'), values[i]!, Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${file}${type}\r\n\r\n`, 'utf8'),
+      values[i]!,
+      Buffer.from('\r\n'),
+    );
   });
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), boundary };

@@ -75,7 +75,10 @@ function refusal(d: EndpointDeps, r: WebhookRefusal, req: PushRequest): PushResp
   const status = d.module.refusalStatus(r.kind);
   d.counters.refused[r.code] = (d.counters.refused[r.code] ?? 0) + 1;
   // Never the body, headers, tokens or signatures: the code, our own message and where it came from.
-  d.logger.warn({ code: r.code, kind: r.kind, status, remoteAddress: req.remoteAddress, bytes: req.body.length }, `webhook refused: ${r.message}`);
+  d.logger.warn(
+    { code: r.code, kind: r.kind, status, remoteAddress: req.remoteAddress, bytes: req.body.length },
+    `webhook refused: ${r.message}`,
+  );
   const headers: Record<string, string> = status >= 500 ? { 'Retry-After': String(DEFAULT_RETRY_AFTER_S) } : {};
   return { status, headers, body: errorBody(r.code, r.message) };
 }
@@ -91,7 +94,9 @@ function unavailable(d: EndpointDeps, err: unknown): PushResponse {
     (isGatewayError(err) && (err.code === 'MAILGATE_ERR_INTAKE_UNAVAILABLE' || err.code === 'MAILGATE_ERR_INTAKE_OUTBOX_FULL'));
   const code: ErrorCode = expected ? (err as GatewayError | WebhookRefusal).code : 'MAILGATE_ERR_INTAKE_UNAVAILABLE';
   const message = expected ? (err as Error).message : 'the message could not be stored; retry later';
-  const logged = isGatewayError(err) ? { code: err.code, message: err.message } : { message: err instanceof Error ? err.message : String(err) };
+  const logged = isGatewayError(err)
+    ? { code: err.code, message: err.message }
+    : { message: err instanceof Error ? err.message : String(err) };
   d.logger[expected ? 'warn' : 'error']({ err: logged, code }, 'webhook not stored: answered with a retryable status');
   const status = err instanceof WebhookRefusal ? d.module.refusalStatus('unavailable') : 503;
   return { status, headers: { 'Retry-After': String(retryAfterS(err)) }, body: errorBody(code, message) };
@@ -118,7 +123,8 @@ export function createHandler(d: EndpointDeps): (req: PushRequest, sink: PushSin
     try {
       const answer = d.module.handshake ? await d.module.handshake(req, d.entry, ctx) : undefined;
       if (answer) return answer;
-      if (req.method !== 'POST') return { status: 405, headers: { Allow: 'POST' }, body: errorBody('MAILGATE_ERR_WEBHOOK_MALFORMED', 'use POST') };
+      if (req.method !== 'POST')
+        return { status: 405, headers: { Allow: 'POST' }, body: errorBody('MAILGATE_ERR_WEBHOOK_MALFORMED', 'use POST') };
       return await accept(d, req, sink, ctx);
     } catch (err) {
       // Not stored: a retry with the same token must not look like a replay.

@@ -44,7 +44,12 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     bodyLimit: entry.body_limit,
   });
   const path = webhookPath(entry);
-  const endpoint = (method: PushEndpoint['method']): PushEndpoint => ({ method, path, bodyLimit: entry.body_limit, handle: (req, sink) => handle(req, sink) });
+  const endpoint = (method: PushEndpoint['method']): PushEndpoint => ({
+    method,
+    path,
+    bodyLimit: entry.body_limit,
+    handle: (req, sink) => handle(req, sink),
+  });
 
   return {
     kind: 'webhooks',
@@ -61,7 +66,15 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
         name: entry.name,
         ok: true,
         state: 'listening',
-        detail: { provider: entry.provider, path, accepted: counters.accepted, duplicates: counters.duplicates, dead: counters.dead, unavailable: counters.unavailable, refused: { ...counters.refused } },
+        detail: {
+          provider: entry.provider,
+          path,
+          accepted: counters.accepted,
+          duplicates: counters.duplicates,
+          dead: counters.dead,
+          unavailable: counters.unavailable,
+          refused: { ...counters.refused },
+        },
       },
     ],
   };

@@ -73,7 +73,10 @@ interface Part {
   body: string;
 }
 
-const leaf = (headers: string[], data: Buffer): Part => ({ headers: [...headers, 'Content-Transfer-Encoding: base64'], body: base64Lines(data) });
+const leaf = (headers: string[], data: Buffer): Part => ({
+  headers: [...headers, 'Content-Transfer-Encoding: base64'],
+  body: base64Lines(data),
+});
 
 function textLeaf(type: 'plain' | 'html', p: TextPart): Part {
   return leaf([`Content-Type: text/${type}; charset="${charsetToken(p.charset, 'utf-8')}"`], p.body);
@@ -116,7 +119,10 @@ export function rawHeader(raw: Buffer, name: string): string | undefined {
   const end = raw.indexOf('\r\n\r\n') === -1 ? raw.indexOf('\n\n') : raw.indexOf('\r\n\r\n');
   const block = raw.subarray(0, end === -1 ? raw.length : end).toString('utf8');
   const field = headerFields(block).find((f) => fieldName(f).toLowerCase() === name.toLowerCase());
-  return field?.slice(field.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+  return field
+    ?.slice(field.indexOf(':') + 1)
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .trim();
 }
 
 /** The addresses of an address-list header value (a plain reading: `<a@b>` or bare `a@b` per comma-separated item). */

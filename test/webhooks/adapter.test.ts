@@ -39,7 +39,12 @@ describe('webhook configuration', () => {
     ];
     for (const entry of bad) expect(webhookEntrySchema.safeParse(entry).success, JSON.stringify(entry)).toBe(false);
     expect(webhooksSchema.safeParse([EXAMPLE[1], EXAMPLE[1]]).success).toBe(false);
-    expect(webhooksSchema.safeParse([{ ...EXAMPLE[1], path: '/in' }, { ...EXAMPLE[5], path: '/in' }]).success).toBe(false);
+    expect(
+      webhooksSchema.safeParse([
+        { ...EXAMPLE[1], path: '/in' },
+        { ...EXAMPLE[5], path: '/in' },
+      ]).success,
+    ).toBe(false);
   });
 
   it('describes every field (the configuration reference is generated from the descriptions)', () => {
@@ -55,7 +60,13 @@ describe('webhook configuration', () => {
 });
 
 describe('webhook adapter', () => {
-  const entry = { name: 'postmark-in', provider: 'postmark', route: 'support', basic_auth: { user: 'pm', pass: 'p' }, path: '/in/pm' } as const;
+  const entry = {
+    name: 'postmark-in',
+    provider: 'postmark',
+    route: 'support',
+    basic_auth: { user: 'pm', pass: 'p' },
+    path: '/in/pm',
+  } as const;
 
   it('is a push adapter whose start() resolves when the signal aborts', async () => {
     const adapter = createWebhookAdapter(entry, { logger: createLogger(false) });
@@ -63,7 +74,9 @@ describe('webhook adapter', () => {
     expect(adapter.endpoints!().map((e) => [e.method, e.path])).toEqual([['POST', '/in/pm']]);
     const ac = new AbortController();
     let done = false;
-    const started = adapter.start({ accept: () => Promise.resolve(), checkpoint: () => Promise.resolve(undefined) }, ac.signal).then(() => (done = true));
+    const started = adapter
+      .start({ accept: () => Promise.resolve(), checkpoint: () => Promise.resolve(undefined) }, ac.signal)
+      .then(() => (done = true));
     await new Promise((r) => setImmediate(r));
     expect(done).toBe(false);
     ac.abort();

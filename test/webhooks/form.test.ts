@@ -23,13 +23,22 @@ async function refusal(p: Promise<unknown>): Promise<WebhookRefusal> {
 
 describe('parseForm', () => {
   it('keeps multipart field values as their exact bytes, 8-bit and invalid UTF-8 included', async () => {
-    const form = await parseForm(multipart([{ name: 'email', value: EIGHT_BIT }, { name: 'to', value: 'a@example.com' }]), 1024);
+    const form = await parseForm(
+      multipart([
+        { name: 'email', value: EIGHT_BIT },
+        { name: 'to', value: 'a@example.com' },
+      ]),
+      1024,
+    );
     expect(form.last('email')!.equals(EIGHT_BIT)).toBe(true);
     expect(form.text('to')).toBe('a@example.com');
   });
 
   it('keeps urlencoded values as their exact bytes even when the Content-Type names a charset', async () => {
-    const body = urlencodedBody([['body-mime', EIGHT_BIT], ['name', 'Jürgen']]);
+    const body = urlencodedBody([
+      ['body-mime', EIGHT_BIT],
+      ['name', 'Jürgen'],
+    ]);
     const req = toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body });
     const form = await parseForm(req, 1024);
     expect(form.last('body-mime')!.equals(EIGHT_BIT)).toBe(true);
@@ -37,14 +46,23 @@ describe('parseForm', () => {
   });
 
   it('keeps every value of a repeated field, the last one for last()', async () => {
-    const body = urlencodedBody([['token', 'a'], ['token', 'b']]);
-    const form = await parseForm(toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }), 1024);
+    const body = urlencodedBody([
+      ['token', 'a'],
+      ['token', 'b'],
+    ]);
+    const form = await parseForm(
+      toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }),
+      1024,
+    );
     expect(form.fields.filter(([n]) => n === 'token').map(([, v]) => v.toString())).toEqual(['a', 'b']);
     expect(form.text('token')).toBe('b');
   });
 
   it('returns files with their bytes, file name and type', async () => {
-    const form = await parseForm(multipart([{ name: 'attachment1', value: EIGHT_BIT, filename: 'r\u00e9sum\u00e9.bin', contentType: 'application/pdf' }]), 1024);
+    const form = await parseForm(
+      multipart([{ name: 'attachment1', value: EIGHT_BIT, filename: 'r\u00e9sum\u00e9.bin', contentType: 'application/pdf' }]),
+      1024,
+    );
     const file = form.file('attachment1')!;
     expect(file.data.equals(EIGHT_BIT)).toBe(true);
     expect(file.filename).toBe('résumé.bin');
@@ -55,7 +73,9 @@ describe('parseForm', () => {
     const r = await refusal(parseForm(multipart([{ name: 'email', value: Buffer.alloc(2048, 0x41) }]), 1024));
     expect(r.kind).toBe('too_large');
     const body = urlencodedBody([['body-mime', Buffer.alloc(2048, 0x41)]]);
-    const r2 = await refusal(parseForm(toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }), 1024));
+    const r2 = await refusal(
+      parseForm(toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }), 1024),
+    );
     expect(r2.kind).toBe('too_large');
   });
 

@@ -14,15 +14,26 @@ const simulate = (now = NOW) => toRequest(mailgun.simulate(raw, config, { url: '
 /** A urlencoded Mailgun POST with the given timestamp, token and body-mime, signed with `key`. */
 function signed(fields: { timestamp: string; token: string; key?: string; extra?: Array<[string, string | Buffer]> }) {
   const signature = mailgunSignature(fields.key ?? KEY, fields.timestamp, fields.token);
-  const body = urlencodedBody([['body-mime', raw], ['recipient', 'support@example.com'], ...(fields.extra ?? []), ['timestamp', fields.timestamp], ['token', fields.token], ['signature', signature]]);
+  const body = urlencodedBody([
+    ['body-mime', raw],
+    ['recipient', 'support@example.com'],
+    ...(fields.extra ?? []),
+    ['timestamp', fields.timestamp],
+    ['token', fields.token],
+    ['signature', signature],
+  ]);
   return toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
 }
 
 describe('mailgun module', () => {
   it('computes the known-answer signature of the Rails ActionMailbox test vector', () => {
-    expect(mailgunSignature('tbsy84uSV1Kt3ZJZELY2TmShPRs91E3yL4tzf96297vBCkDWgL', '1539112500', '7VwW7k6Ak7zcTwoSoNm7aTtbk1g67MKAnsYLfUB7PdszbgR5Xi')).toBe(
-      'ef24c5225322217bb065b80bb54eb4f9206d764e3e16abab07f0a64d1cf477cc',
-    );
+    expect(
+      mailgunSignature(
+        'tbsy84uSV1Kt3ZJZELY2TmShPRs91E3yL4tzf96297vBCkDWgL',
+        '1539112500',
+        '7VwW7k6Ak7zcTwoSoNm7aTtbk1g67MKAnsYLfUB7PdszbgR5Xi',
+      ),
+    ).toBe('ef24c5225322217bb065b80bb54eb4f9206d764e3e16abab07f0a64d1cf477cc');
   });
 
   it('verifies the known-answer vector inside its window', async () => {
@@ -43,7 +54,12 @@ describe('mailgun module', () => {
   it('reads body-mime from a multipart POST too', async () => {
     const timestamp = String(NOW / 1000);
     const { body, boundary } = multipartBody(
-      [{ name: 'body-mime', value: raw }, { name: 'timestamp', value: timestamp }, { name: 'token', value: 't'.repeat(50) }, { name: 'signature', value: mailgunSignature(KEY, timestamp, 't'.repeat(50)) }],
+      [
+        { name: 'body-mime', value: raw },
+        { name: 'timestamp', value: timestamp },
+        { name: 'token', value: 't'.repeat(50) },
+        { name: 'signature', value: mailgunSignature(KEY, timestamp, 't'.repeat(50)) },
+      ],
       'boundary-mg',
     );
     const req = toRequest({ method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
@@ -52,7 +68,15 @@ describe('mailgun module', () => {
   });
 
   it('uses the last timestamp, token and signature when a field repeats', async () => {
-    const good = signed({ timestamp: String(NOW / 1000), token: 'b'.repeat(50), extra: [['timestamp', '1'], ['token', 'x'], ['signature', 'f'.repeat(64)]] });
+    const good = signed({
+      timestamp: String(NOW / 1000),
+      token: 'b'.repeat(50),
+      extra: [
+        ['timestamp', '1'],
+        ['token', 'x'],
+        ['signature', 'f'.repeat(64)],
+      ],
+    });
     await expect(mailgun.verify(good, config, verifyContext())).resolves.toBeUndefined();
   });
 });
@@ -70,7 +94,14 @@ describe('mailgun endpoint', () => {
     const { send, sink } = endpointFor(entry);
     const ts = String(NOW / 1000);
     const cases: Array<[ReturnType<typeof signed>, string]> = [
-      [toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: urlencodedBody([['body-mime', raw]]) }), 'MAILGATE_ERR_WEBHOOK_UNSIGNED'],
+      [
+        toRequest({
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: urlencodedBody([['body-mime', raw]]),
+        }),
+        'MAILGATE_ERR_WEBHOOK_UNSIGNED',
+      ],
       [signed({ timestamp: ts, token: 'c'.repeat(50), key: 'another-key' }), 'MAILGATE_ERR_WEBHOOK_FORGED'],
       [signed({ timestamp: String(NOW / 1000 - 301), token: 'd'.repeat(50) }), 'MAILGATE_ERR_WEBHOOK_REPLAYED'],
       [signed({ timestamp: String(NOW / 1000 + 301), token: 'e'.repeat(50) }), 'MAILGATE_ERR_WEBHOOK_REPLAYED'],
@@ -99,12 +130,23 @@ describe('mailgun endpoint', () => {
   it('refuses store() notifications and parsed-mode posts as unsupported (406)', async () => {
     const { send, sink } = endpointFor(entry);
     const ts = String(NOW / 1000);
-    const store = signed({ timestamp: ts, token: 'h'.repeat(50), extra: [['message-url', 'https://api.mailgun.net/v3/domains/x/messages/y']] });
+    const store = signed({
+      timestamp: ts,
+      token: 'h'.repeat(50),
+      extra: [['message-url', 'https://api.mailgun.net/v3/domains/x/messages/y']],
+    });
     const stored = await send(store);
     expect([stored.status, errorCode(stored)]).toEqual([406, 'MAILGATE_ERR_WEBHOOK_UNSUPPORTED']);
     const sig = mailgunSignature(KEY, ts, 'i'.repeat(50));
-    const parsedBody = urlencodedBody([['body-plain', 'hi'], ['timestamp', ts], ['token', 'i'.repeat(50)], ['signature', sig]]);
-    const parsed = await send(toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: parsedBody }));
+    const parsedBody = urlencodedBody([
+      ['body-plain', 'hi'],
+      ['timestamp', ts],
+      ['token', 'i'.repeat(50)],
+      ['signature', sig],
+    ]);
+    const parsed = await send(
+      toRequest({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: parsedBody }),
+    );
     expect([parsed.status, errorCode(parsed)]).toEqual([406, 'MAILGATE_ERR_WEBHOOK_UNSUPPORTED']);
     expect(sink.batches).toEqual([]);
   });

@@ -15,20 +15,39 @@ function post(events: string, signature?: string) {
   if (signature !== undefined) headers['x-mandrill-signature'] = signature;
   return toRequest({ method: 'POST', headers, body: urlencodedBody([['mandrill_events', events]]) });
 }
-const signedPost = (events: string) => post(events, mandrillSignature(config.webhook_key, URL_, [['mandrill_events', Buffer.from(events)]]));
+const signedPost = (events: string) =>
+  post(events, mandrillSignature(config.webhook_key, URL_, [['mandrill_events', Buffer.from(events)]]));
 
 describe('mandrill module', () => {
   it('signs url + sorted key/value pairs (HMAC-SHA1, base64), as computed independently with openssl', () => {
     const events = '[{"event":"inbound","msg":{"raw_msg":"Subject: hi\\r\\n\\r\\nbody"}}]';
     expect(mandrillSignature('k3y-Mandrill', URL_, [['mandrill_events', Buffer.from(events)]])).toBe('AQPKZTMHNNfcTv/rxg4UTeByQ1o=');
     // Order of the fields does not matter: they are sorted by key.
-    const two = mandrillSignature('k', 'u', [['b', Buffer.from('2')], ['a', Buffer.from('1')]]);
-    expect(two).toBe(mandrillSignature('k', 'u', [['a', Buffer.from('1')], ['b', Buffer.from('2')]]));
+    const two = mandrillSignature('k', 'u', [
+      ['b', Buffer.from('2')],
+      ['a', Buffer.from('1')],
+    ]);
+    expect(two).toBe(
+      mandrillSignature('k', 'u', [
+        ['a', Buffer.from('1')],
+        ['b', Buffer.from('2')],
+      ]),
+    );
   });
 
   it('takes msg.raw_msg of each inbound event, skipping other events', async () => {
     const events = JSON.stringify([
-      { event: 'inbound', _id: 'ev-1', msg: { raw_msg: raw.toString('utf8'), email: 'support@example.com', spam_report: { score: 1.5 }, spf: { result: 'pass' }, dkim: { signed: true, valid: true } } },
+      {
+        event: 'inbound',
+        _id: 'ev-1',
+        msg: {
+          raw_msg: raw.toString('utf8'),
+          email: 'support@example.com',
+          spam_report: { score: 1.5 },
+          spf: { result: 'pass' },
+          dkim: { signed: true, valid: true },
+        },
+      },
       { event: 'send', msg: {} },
       { event: 'inbound', msg: { _id: 'msg-2', raw_msg: 'Subject: two\r\n\r\nsecond\r\n', email: 'help@example.com' } },
     ]);
@@ -70,7 +89,9 @@ describe('mandrill endpoint', () => {
     expect([unsigned.status, errorCode(unsigned)]).toEqual([401, 'MAILGATE_ERR_WEBHOOK_UNSIGNED']);
     const forged = await send(post(events, 'AQPKZTMHNNfcTv/rxg4UTeByQ1o='));
     expect([forged.status, errorCode(forged)]).toEqual([403, 'MAILGATE_ERR_WEBHOOK_FORGED']);
-    const otherUrl = mandrillSignature(config.webhook_key, 'https://mail.example.com/webhooks/mandrill-in', [['mandrill_events', Buffer.from(events)]]);
+    const otherUrl = mandrillSignature(config.webhook_key, 'https://mail.example.com/webhooks/mandrill-in', [
+      ['mandrill_events', Buffer.from(events)],
+    ]);
     expect((await send(post(events, otherUrl))).status).toBe(403);
     for (const bad of ['{"event":"inbound"}', 'null', '[{"event":"inbound"}]', 'not json', '[1]']) {
       const res = await send(signedPost(bad));
@@ -85,7 +106,9 @@ describe('mandrill endpoint', () => {
 
   it('answers 413 over the body limit', async () => {
     const { send, sink } = endpointFor({ ...entry, body_limit: 1024 });
-    const res = await send(toRequest(mandrill.simulate(Buffer.concat([raw, Buffer.alloc(2048, 0x61)]), config, { url: URL_, now: NOW, envelope })));
+    const res = await send(
+      toRequest(mandrill.simulate(Buffer.concat([raw, Buffer.alloc(2048, 0x61)]), config, { url: URL_, now: NOW, envelope })),
+    );
     expect([res.status, errorCode(res)]).toEqual([413, 'MAILGATE_ERR_WEBHOOK_TOO_LARGE']);
     expect(sink.batches).toEqual([]);
   });

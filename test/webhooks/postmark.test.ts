@@ -58,11 +58,20 @@ describe('postmark module', () => {
     expect(parsed.text).toBe('Hallo, schöne Grüße\n'.replace('\n', parsed.text!.endsWith('\r\n') ? '\r\n' : '\n'));
     expect(parsed.attachments).toEqual([expect.objectContaining({ name: 'a.txt', size: 9 })]);
     expect(m!.eventId).toBe('22c74902-a0c1-4511-804f-341342852c90');
-    expect(m!.envelope).toMatchObject({ to: ['support+abc@example.com'], from: 'bounce@example.org', spamVerdict: 'No', spamScore: -0.1, extra: { MailboxHash: 'abc' } });
+    expect(m!.envelope).toMatchObject({
+      to: ['support+abc@example.com'],
+      from: 'bounce@example.org',
+      spamVerdict: 'No',
+      spamScore: -0.1,
+      extra: { MailboxHash: 'abc' },
+    });
   });
 
   it('reads attachments of the dashboard "Check" payload, which says Data instead of Content', async () => {
-    const check = { ...parsedPayload, Attachments: [{ Name: 'b.txt', Data: Buffer.from('data\n').toString('base64'), ContentType: 'text/plain' }] };
+    const check = {
+      ...parsedPayload,
+      Attachments: [{ Name: 'b.txt', Data: Buffer.from('data\n').toString('base64'), ContentType: 'text/plain' }],
+    };
     const [m] = await postmark.normalize(json(check), config, verifyContext());
     expect(parseMessage(m!.raw).attachments).toEqual([expect.objectContaining({ name: 'b.txt', size: 5 })]);
   });

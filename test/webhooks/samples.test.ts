@@ -34,7 +34,11 @@ describe('webhook samples', () => {
       const bodyPath = file(`samples/webhooks/${s.provider}.body`);
       const headersPath = file(`samples/webhooks/${s.provider}.headers.json`);
       if (process.env['MAILGATE_WRITE_SAMPLES'] === '1') {
-        const sim = module.simulate(raw, entry, { url: 'url' in entry ? entry.url : `http://localhost:8080/webhooks/${entry.name}`, now: index.now, envelope: s.envelope });
+        const sim = module.simulate(raw, entry, {
+          url: 'url' in entry ? entry.url : `http://localhost:8080/webhooks/${entry.name}`,
+          now: index.now,
+          envelope: s.envelope,
+        });
         writeFileSync(bodyPath, sim.body);
         writeFileSync(headersPath, JSON.stringify(sim.headers, null, 2) + '\n');
       }

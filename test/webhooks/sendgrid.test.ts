@@ -6,7 +6,12 @@ import { sendgrid, signatureHeaders } from '../../adapters/webhooks/sendgrid/ind
 import { parseMessage } from '../../src/mime/parse.js';
 import { NOW, capturingLogger, endpointFor, errorCode, sample, toRequest, verifyContext } from './support.js';
 
-const entry = { name: 'sendgrid-in', provider: 'sendgrid', route: 'support', basic_auth: { user: 'mailgate', pass: 'hook-pass-1' } } as const;
+const entry = {
+  name: 'sendgrid-in',
+  provider: 'sendgrid',
+  route: 'support',
+  basic_auth: { user: 'mailgate', pass: 'hook-pass-1' },
+} as const;
 const config = sendgridEntrySchema.parse(entry);
 const raw = sample('charset-latin1-c1.eml');
 const envelope = { from: 'bounce@example.org', to: ['support@example.com', 'help@example.com'] };
@@ -27,7 +32,14 @@ describe('sendgrid module', () => {
     const [m, ...rest] = await sendgrid.normalize(req, config, verifyContext());
     expect(rest).toEqual([]);
     expect(m!.raw.equals(raw)).toBe(true);
-    expect(m!.envelope).toMatchObject({ provider: 'sendgrid', from: envelope.from, to: envelope.to, spf: 'pass', spamScore: 0.1, remoteAddress: '192.0.2.10' });
+    expect(m!.envelope).toMatchObject({
+      provider: 'sendgrid',
+      from: envelope.from,
+      to: envelope.to,
+      spf: 'pass',
+      spamScore: 0.1,
+      remoteAddress: '192.0.2.10',
+    });
     expect(m!.eventId).toBeUndefined();
   });
 
@@ -36,13 +48,27 @@ describe('sendgrid module', () => {
     const pdf = Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff, 0x80]);
     const { body, boundary } = multipartBody(
       [
-        { name: 'headers', value: 'From: Anna <anna@example.org>\r\nTo: support@example.com\r\nSubject: Rechnung\r\nMessage-ID: <p1@example.org>\r\nContent-Type: multipart/mixed; boundary="old"\r\nMIME-Version: 1.0\r\n' },
+        {
+          name: 'headers',
+          value: [
+            'From: Anna <anna@example.org>',
+            'To: support@example.com',
+            'Subject: Rechnung',
+            'Message-ID: <p1@example.org>',
+            'Content-Type: multipart/mixed; boundary="old"',
+            'MIME-Version: 1.0',
+            '',
+          ].join('\r\n'),
+        },
         { name: 'text', value: text },
         { name: 'html', value: '<p>Hallo</p>' },
         { name: 'charsets', value: JSON.stringify({ text: 'windows-1252', html: 'UTF-8', subject: 'UTF-8' }) },
         { name: 'envelope', value: JSON.stringify({ to: ['support@example.com'], from: 'anna@example.org' }) },
         { name: 'attachments', value: '1' },
-        { name: 'attachment-info', value: JSON.stringify({ attachment1: { filename: 'rechnung.pdf', type: 'application/pdf', 'content-id': 'inv1' } }) },
+        {
+          name: 'attachment-info',
+          value: JSON.stringify({ attachment1: { filename: 'rechnung.pdf', type: 'application/pdf', 'content-id': 'inv1' } }),
+        },
         { name: 'attachment1', value: pdf, filename: 'rechnung.pdf', contentType: 'application/pdf' },
       ],
       'xYzZY',
@@ -85,7 +111,11 @@ describe('sendgrid endpoint', () => {
     expect(m!.raw.equals(raw)).toBe(true);
     expect(m!.route).toBe('support');
     expect(m!.receivedAt.getTime()).toBe(NOW);
-    expect(m!.origin).toMatchObject({ adapter: 'webhook:sendgrid', account: 'sendgrid-in', envelope: { provider: 'sendgrid', to: envelope.to } });
+    expect(m!.origin).toMatchObject({
+      adapter: 'webhook:sendgrid',
+      account: 'sendgrid-in',
+      envelope: { provider: 'sendgrid', to: envelope.to },
+    });
     await send(simulated());
     expect(adapter.health!()[0]!.detail).toMatchObject({ accepted: 1, duplicates: 1 });
   });
@@ -111,7 +141,9 @@ describe('sendgrid endpoint', () => {
     const req = simulated();
     const truncated = await send({ ...req, body: req.body.subarray(0, req.body.length - 40) });
     expect([truncated.status, errorCode(truncated)]).toEqual([500, 'MAILGATE_ERR_WEBHOOK_MALFORMED']);
-    const big = toRequest(sendgrid.simulate(Buffer.concat([raw, Buffer.alloc(8192, 0x61)]), config, { url: 'https://x/', now: NOW, envelope }));
+    const big = toRequest(
+      sendgrid.simulate(Buffer.concat([raw, Buffer.alloc(8192, 0x61)]), config, { url: 'https://x/', now: NOW, envelope }),
+    );
     const tooLarge = await send(big);
     expect([tooLarge.status, errorCode(tooLarge)]).toEqual([413, 'MAILGATE_ERR_WEBHOOK_TOO_LARGE']);
     expect(sink.batches).toEqual([]);

@@ -8,21 +8,47 @@ const config = sparkpostEntrySchema.parse(entry);
 const raw = sample('charset-latin1-c1.eml');
 const envelope = { from: 'bounce@example.org', to: ['support@example.com'] };
 const json = (payload: unknown, token: string | null = 'sp-token-5') =>
-  toRequest({ method: 'POST', headers: { 'content-type': 'application/json', ...(token === null ? {} : { 'x-messagesystems-webhook-token': token }) }, body: Buffer.from(JSON.stringify(payload)) });
+  toRequest({
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token === null ? {} : { 'x-messagesystems-webhook-token': token }) },
+    body: Buffer.from(JSON.stringify(payload)),
+  });
 
 describe('sparkpost module', () => {
   it('decodes base64 email_rfc822 to the exact bytes, and takes text email_rfc822 as UTF-8; pings are skipped', async () => {
     const payload = [
       { msys: {} },
-      { msys: { relay_message: { protocol: 'smtp', rcpt_to: 'support@example.com', msg_from: 'bounce@example.org', customer_id: 1337, content: { email_rfc822: raw.toString('base64'), email_rfc822_is_base64: true } } } },
-      { msys: { relay_message: { rcpt_to: 'help@example.com', content: { email_rfc822: 'Subject: caf\u00e9\r\n\r\nx\r\n', email_rfc822_is_base64: false } } } },
+      {
+        msys: {
+          relay_message: {
+            protocol: 'smtp',
+            rcpt_to: 'support@example.com',
+            msg_from: 'bounce@example.org',
+            customer_id: 1337,
+            content: { email_rfc822: raw.toString('base64'), email_rfc822_is_base64: true },
+          },
+        },
+      },
+      {
+        msys: {
+          relay_message: {
+            rcpt_to: 'help@example.com',
+            content: { email_rfc822: 'Subject: caf\u00e9\r\n\r\nx\r\n', email_rfc822_is_base64: false },
+          },
+        },
+      },
     ];
     const req = json(payload);
     await sparkpost.verify(req, config, verifyContext());
     const msgs = await sparkpost.normalize(req, config, verifyContext());
     expect(msgs).toHaveLength(2);
     expect(msgs[0]!.raw.equals(raw)).toBe(true);
-    expect(msgs[0]!.envelope).toEqual({ provider: 'sparkpost', to: ['support@example.com'], from: 'bounce@example.org', extra: { customer_id: '1337' } });
+    expect(msgs[0]!.envelope).toEqual({
+      provider: 'sparkpost',
+      to: ['support@example.com'],
+      from: 'bounce@example.org',
+      extra: { customer_id: '1337' },
+    });
     expect(msgs[1]!.raw.equals(Buffer.from('Subject: café\r\n\r\nx\r\n', 'utf8'))).toBe(true);
   });
 });
@@ -51,7 +77,11 @@ describe('sparkpost endpoint', () => {
       [json([{ msys: { relay_message: { protocol: 'http', content: { email_rfc822: 'x' } } } }]), 422, 'MAILGATE_ERR_WEBHOOK_UNSUPPORTED'],
       [json({ msys: {} }), 400, 'MAILGATE_ERR_WEBHOOK_MALFORMED'],
       [json([{ msys: { relay_message: { content: {} } } }]), 400, 'MAILGATE_ERR_WEBHOOK_MALFORMED'],
-      [json([{ msys: { relay_message: { content: { email_rfc822: '!!not base64!!', email_rfc822_is_base64: true } } } }]), 400, 'MAILGATE_ERR_WEBHOOK_MALFORMED'],
+      [
+        json([{ msys: { relay_message: { content: { email_rfc822: '!!not base64!!', email_rfc822_is_base64: true } } } }]),
+        400,
+        'MAILGATE_ERR_WEBHOOK_MALFORMED',
+      ],
     ];
     for (const [req, status, code] of cases) {
       const res = await send(req);
@@ -65,7 +95,9 @@ describe('sparkpost endpoint', () => {
 
   it('answers 413 over the body limit and 503 when the store is full', async () => {
     const { send, sink } = endpointFor({ ...entry, body_limit: 1024 });
-    const big = await send(toRequest(sparkpost.simulate(Buffer.concat([raw, Buffer.alloc(2048, 0x61)]), config, { url: 'https://x/', now: NOW, envelope })));
+    const big = await send(
+      toRequest(sparkpost.simulate(Buffer.concat([raw, Buffer.alloc(2048, 0x61)]), config, { url: 'https://x/', now: NOW, envelope })),
+    );
     expect([big.status, errorCode(big)]).toEqual([413, 'MAILGATE_ERR_WEBHOOK_TOO_LARGE']);
     sink.failWith = 'MAILGATE_ERR_INTAKE_OUTBOX_FULL';
     const full = await send(json([{ msys: { relay_message: { content: { email_rfc822: 'Subject: x\r\n\r\ny' } } } }]));

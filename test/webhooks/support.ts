@@ -13,7 +13,10 @@ export const NOW = Date.UTC(2026, 10, 24, 12, 0, 0);
 
 export const sample = (name: string): Buffer => readFileSync(new URL(`../../samples/mime/${name}`, import.meta.url));
 
-export function toRequest(sim: SimulatedRequest | { method: string; headers: Record<string, string>; body: Buffer }, url = '/webhooks/x'): PushRequest {
+export function toRequest(
+  sim: SimulatedRequest | { method: string; headers: Record<string, string>; body: Buffer },
+  url = '/webhooks/x',
+): PushRequest {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(sim.headers)) headers[k.toLowerCase()] = v;
   return { method: sim.method, url, headers, body: sim.body, remoteAddress: '192.0.2.1' };

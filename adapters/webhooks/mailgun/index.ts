@@ -31,7 +31,9 @@ const STATUS: Record<RefusalKind, number> = {
 };
 
 export function mailgunSignature(signingKey: string, timestamp: string, token: string): string {
-  return createHmac('sha256', signingKey).update(timestamp + token).digest('hex');
+  return createHmac('sha256', signingKey)
+    .update(timestamp + token)
+    .digest('hex');
 }
 
 export const mailgun: ProviderModule<MailgunEntry> = {
@@ -48,9 +50,11 @@ export const mailgun: ProviderModule<MailgunEntry> = {
       refuse('forged', 'the Mailgun signature does not match the signing key');
     }
     const ts = /^\d{1,12}$/.test(timestamp) ? Number(timestamp) : NaN;
-    if (!(Math.abs(ctx.now() / 1000 - ts) <= config.max_age_s)) refuse('replayed', `the signed timestamp is more than ${config.max_age_s} s away from now`);
+    if (!(Math.abs(ctx.now() / 1000 - ts) <= config.max_age_s))
+      refuse('replayed', `the signed timestamp is more than ${config.max_age_s} s away from now`);
     // Kept twice the window: a token can only come back with a timestamp inside it.
-    if (!ctx.remember(`mailgun:${config.name}:${token}`, 2 * config.max_age_s * 1000)) refuse('replayed', 'the Mailgun token was seen before');
+    if (!ctx.remember(`mailgun:${config.name}:${token}`, 2 * config.max_age_s * 1000))
+      refuse('replayed', 'the Mailgun token was seen before');
   },
 
   async normalize(req, config) {
@@ -67,7 +71,14 @@ export const mailgun: ProviderModule<MailgunEntry> = {
         raw,
         envelope: {
           provider: 'mailgun',
-          ...(recipient ? { to: recipient.split(',').map((r) => r.trim()).filter(Boolean) } : {}),
+          ...(recipient
+            ? {
+                to: recipient
+                  .split(',')
+                  .map((r) => r.trim())
+                  .filter(Boolean),
+              }
+            : {}),
           ...(sender ? { from: sender } : {}),
         },
       },

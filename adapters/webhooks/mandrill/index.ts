@@ -85,7 +85,7 @@ export const mandrill: ProviderModule<MandrillEntry> = {
     }
     if (!Array.isArray(events)) refuse('malformed', 'mandrill_events is not a JSON array');
     return events
-      .map((e, i) => (isRecord(e) ? [e, i] as const : refuse('malformed', `mandrill event ${i} is not an object`)))
+      .map((e, i) => (isRecord(e) ? ([e, i] as const) : refuse('malformed', `mandrill event ${i} is not an object`)))
       .filter(([e]) => e['event'] === 'inbound')
       .map(([e, i]) => inboundMessage(e, i));
   },
@@ -99,7 +99,12 @@ export const mandrill: ProviderModule<MandrillEntry> = {
     const event = {
       event: 'inbound',
       ts: Math.floor(options.now / 1000),
-      msg: { raw_msg: raw.toString('utf8'), email: to, from_email: addresses(rawHeader(raw, 'from'))[0] ?? '', subject: rawHeader(raw, 'subject') ?? '' },
+      msg: {
+        raw_msg: raw.toString('utf8'),
+        email: to,
+        from_email: addresses(rawHeader(raw, 'from'))[0] ?? '',
+        subject: rawHeader(raw, 'subject') ?? '',
+      },
     };
     const events = Buffer.from(JSON.stringify([event]), 'utf8');
     const body = urlencodedBody([['mandrill_events', events]]);

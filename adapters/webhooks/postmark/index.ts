@@ -94,7 +94,10 @@ export const postmark: ProviderModule<PostmarkEntry> = {
       TextBody: '',
       HtmlBody: '',
       Tag: '',
-      Headers: [{ Name: 'Return-Path', Value: `<${from}>` }, { Name: 'Message-ID', Value: rawHeader(raw, 'message-id') ?? '' }],
+      Headers: [
+        { Name: 'Return-Path', Value: `<${from}>` },
+        { Name: 'Message-ID', Value: rawHeader(raw, 'message-id') ?? '' },
+      ],
       Attachments: [],
       RawEmail: raw.toString('utf8'),
     };

@@ -4,7 +4,12 @@ import { basicAuthSchema, maxAgeSeconds } from '../shared-config.js';
 
 export const sendgridFields = {
   provider: z.literal('sendgrid').describe('SendGrid Inbound Parse (raw "POST the raw, full MIME message" mode, or parsed mode).'),
-  basic_auth: basicAuthSchema.optional().describe('HTTP basic auth credentials SendGrid sends (in the Parse URL: https://user:pass@host/path). Default none; basic_auth, public_key or both are required.'),
+  basic_auth: basicAuthSchema
+    .optional()
+    .describe(
+      'HTTP basic auth credentials SendGrid sends (in the Parse URL: https://user:pass@host/path). ' +
+        'Default none; basic_auth, public_key or both are required.',
+    ),
   public_key: z
     .string()
     .regex(/^[A-Za-z0-9+/=\s]+$/, 'base64 DER SubjectPublicKeyInfo')
@@ -13,6 +18,7 @@ export const sendgridFields = {
   max_age_s: maxAgeSeconds()
     .optional()
     .describe(
-      'With public_key: largest age of the signed timestamp, in seconds. Default none (no window: SendGrid does not say that retries are re-signed; a replayed request only repeats a stored message, which is deduplicated).',
+      'With public_key: largest age of the signed timestamp, in seconds. Default none (no window: SendGrid does not say ' +
+        'that retries are re-signed; a replayed request only repeats a stored message, which is deduplicated).',
     ),
 };
