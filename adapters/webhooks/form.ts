@@ -3,8 +3,8 @@
  * bytes with busboy, keeping every field's value as the bytes sent.
  *
  * busboy decodes field values to strings. With `latin1` as the default charset every byte maps
- * to one char, so `Buffer.from(value, 'latin1')` restores the bytes. A multipart part that labels
- * its own charset is decoded with that charset by busboy; providers do not label field parts.
+ * to one char, so `Buffer.from(value, 'latin1')` restores the bytes; a multipart part that labels
+ * its own charset is decoded with it, and is restored by multipartFieldBytes below.
  * busboy cuts a field or file over its limit silently (it only sets a flag); here that is a
  * `too_large` refusal, never a shorter value.
  */
@@ -79,9 +79,14 @@ export async function parseForm(req: PushRequest, limit: number): Promise<Parsed
     } catch {
       return refuse('malformed', 'the form Content-Type has no usable boundary');
     }
+    const boundary = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(headers['content-type']!);
+    const multipart = boundary ? (boundary[1] ?? boundary[2]!) : undefined;
     bb.on('field', (name, value, info) => {
-      if (info.valueTruncated || info.nameTruncated) fail(refuseLater('too_large', `form field "${utf8Of(name)}" exceeds ${limit} bytes`));
-      else fields.push([utf8Of(name), Buffer.from(value, 'latin1')]);
+      if (info.valueTruncated || info.nameTruncated)
+        return fail(refuseLater('too_large', `form field "${utf8Of(name)}" exceeds ${limit} bytes`));
+      const bytes = multipart !== undefined ? multipartFieldBytes(value, req.body, multipart) : Buffer.from(value, 'latin1');
+      if (bytes) fields.push([utf8Of(name), bytes]);
+      else fail(refuseLater('malformed', `form field "${utf8Of(name)}" declares a charset its bytes are not in`));
     });
     bb.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
@@ -98,6 +103,23 @@ export async function parseForm(req: PushRequest, limit: number): Promise<Parsed
     });
     bb.end(req.body);
   });
+}
+
+/**
+ * The sent bytes of a multipart field. busboy decodes a part that labels its own charset with
+ * that charset instead of latin1: a UTF-8 label gives a string whose latin1 encoding is not the
+ * bytes sent. Each candidate encoding is looked up as a whole part body in the request (between
+ * the blank line ending the part headers and the next delimiter); the one found is the bytes
+ * sent. When none is (a UTF-8 label on bytes that are not UTF-8), the bytes are lost and the
+ * request is refused rather than stored altered.
+ */
+function multipartFieldBytes(value: string, body: Buffer, boundary: string): Buffer | undefined {
+  const candidates = /[\u0100-\uffff]/.test(value)
+    ? [Buffer.from(value, 'utf8')]
+    : [Buffer.from(value, 'latin1'), Buffer.from(value, 'utf8')];
+  const before = Buffer.from('\r\n\r\n');
+  const after = Buffer.from(`\r\n--${boundary}`, 'latin1');
+  return candidates.find((c) => body.includes(Buffer.concat([before, c, after])));
 }
 
 const refuseLater = (kind: 'too_large' | 'malformed', message: string) => new WebhookRefusal(kind, message);

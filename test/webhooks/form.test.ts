@@ -34,6 +34,27 @@ describe('parseForm', () => {
     expect(form.text('to')).toBe('a@example.com');
   });
 
+  it('restores the exact bytes of a multipart field whose part labels its own charset (busboy decodes it with that charset)', async () => {
+    const utf8 = Buffer.from('Grüße, 日本', 'utf8');
+    const { body, boundary } = multipartBody(
+      [
+        { name: 'text', value: utf8, contentType: 'text/plain; charset=utf-8' },
+        { name: 'raw', value: EIGHT_BIT },
+      ],
+      'xYzZY',
+    );
+    const req = toRequest({ method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+    const form = await parseForm(req, 1024);
+    expect(form.last('text')!.equals(utf8)).toBe(true);
+    expect(form.last('raw')!.equals(EIGHT_BIT)).toBe(true);
+  });
+
+  it('refuses a multipart field labelled UTF-8 whose bytes are not UTF-8 (they cannot be restored) as malformed', async () => {
+    const { body, boundary } = multipartBody([{ name: 'text', value: EIGHT_BIT, contentType: 'text/plain; charset=utf-8' }], 'xYzZY');
+    const req = toRequest({ method: 'POST', headers: { 'content-type': `multipart/form-data; boundary="${boundary}"` }, body });
+    expect((await refusal(parseForm(req, 1024))).kind).toBe('malformed');
+  });
+
   it('keeps urlencoded values as their exact bytes even when the Content-Type names a charset', async () => {
     const body = urlencodedBody([
       ['body-mime', EIGHT_BIT],
