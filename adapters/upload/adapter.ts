@@ -93,26 +93,34 @@ export class UploadAdapter implements Adapter {
 
   private async upload(req: PushRequest, sink: PushSink): Promise<PushResponse> {
     const key = header(req, 'idempotency-key');
-    if (key === undefined) return this.store(req, sink);
-    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS) {
+    if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS)) {
       return refuse('MAILGATE_ERR_UPLOAD_BAD_REQUEST', 400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters`);
     }
-    const answer = await this.idempotency.answer(key, fingerprint(header(req, 'content-type'), req.body), () => this.store(req, sink));
-    if (answer !== 'conflict') return answer;
-    return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 422, 'this Idempotency-Key was used before with different content');
-  }
-
-  private async store(req: PushRequest, sink: PushSink): Promise<PushResponse> {
-    const { config } = this;
     let messages: UploadedMessage[];
     try {
-      if (req.body.length > config.body_limit) throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`, { status: 413 });
-      const files = await uploadedFiles(header(req, 'content-type'), req.body, { maxFileBytes: config.body_limit, maxFiles: config.max_files });
-      messages = messagesOf(files, config.body_limit, config.max_messages);
+      messages = await this.read(req);
     } catch (err) {
       if (!isGatewayError(err) || err.status === undefined) throw err;
       return refuse(err.code, err.status, err.message);
     }
+    if (key === undefined) return this.store(messages, sink);
+    const answer = await this.idempotency.answer(key, fingerprint(messages), () => this.store(messages, sink));
+    if (answer !== 'conflict') return answer;
+    return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 422, 'this Idempotency-Key was used before with different content');
+  }
+
+  /** The messages of the upload; a GatewayError with a status for an upload refused as a whole. */
+  private async read(req: PushRequest): Promise<UploadedMessage[]> {
+    const { config } = this;
+    if (req.body.length > config.body_limit) {
+      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`, { status: 413 });
+    }
+    const files = await uploadedFiles(header(req, 'content-type'), req.body, { maxFileBytes: config.body_limit, maxFiles: config.max_files });
+    return messagesOf(files, config.body_limit, config.max_messages);
+  }
+
+  private async store(messages: UploadedMessage[], sink: PushSink): Promise<PushResponse> {
+    const { config } = this;
     const receivedAt = new Date();
     let results;
     try {

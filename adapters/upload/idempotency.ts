@@ -15,12 +15,17 @@ interface Entry {
 
 export const MAX_IDEMPOTENCY_KEY_CHARS = 255;
 
-export function fingerprint(contentType: string | undefined, body: Buffer): string {
-  return createHash('sha256')
-    .update(contentType ?? '')
-    .update('\n')
-    .update(body)
-    .digest('hex');
+/**
+ * What an upload holds, independent of how it was framed: a client retrying a multipart
+ * upload sends the same files under a fresh boundary, which must not count as other content.
+ */
+export function fingerprint(messages: readonly { file?: string; index?: number; raw: Buffer; failure?: { code: string } }[]): string {
+  const h = createHash('sha256');
+  for (const m of messages) {
+    h.update(JSON.stringify([m.file ?? null, m.index ?? null, m.failure?.code ?? null, m.raw.length]));
+    h.update(m.raw);
+  }
+  return h.digest('hex');
 }
 
 export class IdempotencyCache {

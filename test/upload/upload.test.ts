@@ -126,6 +126,22 @@ describe('POST /api/upload/<name>', () => {
     expect(sink.submits).toBe(1);
   });
 
+  it('takes a multipart retry under a fresh boundary as the same content', async () => {
+    const post = endpoint(adapter(), 'POST');
+    const sink = new MemorySink();
+    const files = [{ name: 'a.eml', bytes: EML }, { name: 'b.mbox', bytes: MBOX3 }];
+    const first = multipart(files, 'boundary-one');
+    const retry = multipart(files, 'boundary-two');
+    const a = await post.handle(req(first.body, { 'content-type': first.type, 'idempotency-key': 'k3' }), sink, {});
+    const b = await post.handle(req(retry.body, { 'content-type': retry.type, 'idempotency-key': 'k3' }), sink, {});
+    expect(a.status).toBe(202);
+    expect(b).toEqual(a);
+    expect(sink.submits).toBe(1);
+    const renamed = multipart([{ name: 'c.eml', bytes: EML }, files[1]!], 'boundary-three');
+    const c = await post.handle(req(renamed.body, { 'content-type': renamed.type, 'idempotency-key': 'k3' }), sink, {});
+    expect(c.status).toBe(422);
+  });
+
   it('lets a key be retried after the store was unavailable (503 with Retry-After, nothing remembered)', async () => {
     const sink = new MemorySink();
     sink.unavailable = true;
