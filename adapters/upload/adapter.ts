@@ -6,7 +6,16 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type { Adapter, AdapterHealth, Inbound, IntakeSink, PushEndpoint, PushRequest, PushResponse, PushSink } from '../../src/pipeline/types.js';
+import type {
+  Adapter,
+  AdapterHealth,
+  Inbound,
+  IntakeSink,
+  PushEndpoint,
+  PushRequest,
+  PushResponse,
+  PushSink,
+} from '../../src/pipeline/types.js';
 import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from './config.js';
 import { uploadedFiles } from './files.js';
 import { fingerprint, IdempotencyCache, MAX_IDEMPOTENCY_KEY_CHARS } from './idempotency.js';
@@ -77,14 +86,24 @@ export class UploadAdapter implements Adapter {
 
   endpoints(): PushEndpoint[] {
     return [
-      { method: 'POST', path: this.path, bodyLimit: this.config.body_limit, handle: (req, sink) => this.guard(req, () => this.upload(req, sink)) },
-      { method: 'GET', path: `${this.path}/:id`, bodyLimit: 0, handle: (req, sink, params) => this.guard(req, () => this.status(sink, params['id'] ?? '')) },
+      {
+        method: 'POST',
+        path: this.path,
+        bodyLimit: this.config.body_limit,
+        handle: (req, sink) => this.guard(req, () => this.upload(req, sink)),
+      },
+      {
+        method: 'GET',
+        path: `${this.path}/:id`,
+        bodyLimit: 0,
+        handle: (req, sink, params) => this.guard(req, () => this.status(sink, params['id'] ?? '')),
+      },
     ];
   }
 
   private async guard(req: PushRequest, run: () => Promise<PushResponse>): Promise<PushResponse> {
     if (!authorized(req, this.keys)) {
-      return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', 401, 'send one of the adapter\'s keys as Authorization: Bearer <key> or X-Api-Key', {
+      return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', 401, "send one of the adapter's keys as Authorization: Bearer <key> or X-Api-Key", {
         'www-authenticate': 'Bearer',
       });
     }
@@ -115,7 +134,10 @@ export class UploadAdapter implements Adapter {
     if (req.body.length > config.body_limit) {
       throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`, { status: 413 });
     }
-    const files = await uploadedFiles(header(req, 'content-type'), req.body, { maxFileBytes: config.body_limit, maxFiles: config.max_files });
+    const files = await uploadedFiles(header(req, 'content-type'), req.body, {
+      maxFileBytes: config.body_limit,
+      maxFiles: config.max_files,
+    });
     return messagesOf(files, config.body_limit, config.max_messages);
   }
 
@@ -146,7 +168,8 @@ export class UploadAdapter implements Adapter {
   private async status(sink: PushSink, id: string): Promise<PushResponse> {
     const item = id === '' ? undefined : await sink.item(id);
     // Another route's item is as unknown here as a missing one: the keys open this route only.
-    if (!item || item.route !== this.config.route) return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', 404, `no item ${id} in this upload's route`);
+    if (!item || item.route !== this.config.route)
+      return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', 404, `no item ${id} in this upload's route`);
     return { status: 200, body: item };
   }
 }
@@ -155,7 +178,10 @@ export class UploadAdapter implements Adapter {
 export function createUploadAdapter(entry: UploadConfigInput, ctx: { logger: Logger }): UploadAdapter {
   const parsed = uploadConfigSchema.safeParse(entry);
   if (!parsed.success) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.upload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `adapters.upload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   return new UploadAdapter(parsed.data, ctx.logger);
 }

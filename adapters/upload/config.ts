@@ -20,13 +20,18 @@ export const uploadConfigSchema = z
     api_keys: z
       .array(z.string().min(16, 'an upload key must be at least 16 characters'))
       .min(1)
-      .describe('Accepted keys, sent as Authorization: Bearer <key> or X-Api-Key: <key> (several for rotation; at least 16 characters each).'),
+      .describe(
+        'Accepted keys, sent as Authorization: Bearer <key> or X-Api-Key: <key> (several for rotation; at least 16 characters each).',
+      ),
     body_limit: z
       .number()
       .int()
       .min(1)
       .default(UPLOAD_DEFAULT_BODY_LIMIT)
-      .describe(`Largest request body, in bytes; also the largest single file of a multipart upload (413 over it). Default ${UPLOAD_DEFAULT_BODY_LIMIT} (40 MiB).`),
+      .describe(
+        'Largest request body, in bytes; also the largest single file of a multipart upload (413 over it). ' +
+          `Default ${UPLOAD_DEFAULT_BODY_LIMIT} (40 MiB).`,
+      ),
     max_files: z
       .number()
       .int()
@@ -45,7 +50,9 @@ export const uploadConfigSchema = z
       .min(0)
       .default(UPLOAD_DEFAULT_IDEMPOTENCY_KEYS)
       .describe(
-        `How many Idempotency-Key answers are kept in memory (oldest dropped first; 0 keeps none, the store's SHA-256 dedupe still applies). Default ${UPLOAD_DEFAULT_IDEMPOTENCY_KEYS}.`,
+        'How many Idempotency-Key answers are kept in memory (oldest dropped first; 0 keeps none, ' +
+          "the store's SHA-256 dedupe still applies). " +
+          `Default ${UPLOAD_DEFAULT_IDEMPOTENCY_KEYS}.`,
       ),
   })
   .strict();

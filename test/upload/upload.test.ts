@@ -38,13 +38,23 @@ function endpoint(a: UploadAdapter, method: 'GET' | 'POST'): PushEndpoint {
 }
 
 function req(body: Buffer | string, headers: Record<string, string>, auth = true): PushRequest {
-  return { method: 'POST', url: '/api/upload/desk', headers: { ...(auth && { authorization: `Bearer ${KEY}` }), ...headers }, body: Buffer.from(body) };
+  return {
+    method: 'POST',
+    url: '/api/upload/desk',
+    headers: { ...(auth && { authorization: `Bearer ${KEY}` }), ...headers },
+    body: Buffer.from(body),
+  };
 }
 
 function multipart(files: { name: string; type?: string; bytes: Buffer }[], boundary = 'xYzZY-boundary'): { body: Buffer; type: string } {
   const parts: Buffer[] = [];
   for (const f of files) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${f.name}"\r\nContent-Type: ${f.type ?? 'application/octet-stream'}\r\n\r\n`));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${f.name}"\r\n` +
+          `Content-Type: ${f.type ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+    );
     parts.push(f.bytes, Buffer.from('\r\n'));
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
@@ -78,7 +88,11 @@ describe('POST /api/upload/<name>', () => {
 
   it('splits an mbox of three by the mboxrd rules', async () => {
     const sink = new MemorySink();
-    const res = await endpoint(adapter(), 'POST').handle(req(MBOX3, { 'content-type': 'application/mbox', 'x-api-key': KEY }, false), sink, {});
+    const res = await endpoint(adapter(), 'POST').handle(
+      req(MBOX3, { 'content-type': 'application/mbox', 'x-api-key': KEY }, false),
+      sink,
+      {},
+    );
     expect(res.status).toBe(202);
     expect(results(res.body).map((r) => r.index)).toEqual([0, 1, 2]);
     expect(sink.stored.map((m) => m.raw.toString())).toEqual([
@@ -129,7 +143,10 @@ describe('POST /api/upload/<name>', () => {
   it('takes a multipart retry under a fresh boundary as the same content', async () => {
     const post = endpoint(adapter(), 'POST');
     const sink = new MemorySink();
-    const files = [{ name: 'a.eml', bytes: EML }, { name: 'b.mbox', bytes: MBOX3 }];
+    const files = [
+      { name: 'a.eml', bytes: EML },
+      { name: 'b.mbox', bytes: MBOX3 },
+    ];
     const first = multipart(files, 'boundary-one');
     const retry = multipart(files, 'boundary-two');
     const a = await post.handle(req(first.body, { 'content-type': first.type, 'idempotency-key': 'k3' }), sink, {});
@@ -219,7 +236,10 @@ describe('GET /api/upload/<name>/<id>', () => {
     expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id })).toMatchObject({ status: 200, body: { id, state: 'queued' } });
     sink.items.get(id)!.state = 'delivered';
     expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id })).toMatchObject({ status: 200, body: { state: 'delivered' } });
-    expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id: 'nope' })).toMatchObject({ status: 404, body: { code: 'MAILGATE_ERR_SERVER_NOT_FOUND' } });
+    expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id: 'nope' })).toMatchObject({
+      status: 404,
+      body: { code: 'MAILGATE_ERR_SERVER_NOT_FOUND' },
+    });
     sink.items.get(id)!.route = 'other';
     expect((await get.handle({ ...req('', {}), method: 'GET' }, sink, { id })).status).toBe(404);
   });

@@ -9,7 +9,12 @@ const SECRET = 'whsec-0123456789abcdef';
 const MESSAGE = Buffer.from('From: a@example.com\r\nTo: b@example.com\r\nSubject: caf\xe9\r\n\r\nbody \xff bytes\r\n', 'latin1');
 
 const hmacConfig: RawConfig = rawConfigSchema.parse({ name: 'cf', provider: 'raw', route: 'r', hmac_secret: SECRET });
-const bearerConfig: RawConfig = rawConfigSchema.parse({ name: 'cf', provider: 'raw', route: 'r', bearer_keys: ['old-key-0123456789', 'new-key-0123456789'] });
+const bearerConfig: RawConfig = rawConfigSchema.parse({
+  name: 'cf',
+  provider: 'raw',
+  route: 'r',
+  bearer_keys: ['old-key-0123456789', 'new-key-0123456789'],
+});
 
 function sign(body: Buffer, t: number, secret = SECRET): string {
   return createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
@@ -24,7 +29,9 @@ async function run(body: Buffer | string, headers: Record<string, string>, confi
 describe('raw provider configuration', () => {
   it('needs exactly one of hmac_secret and bearer_keys, and secrets of 16 characters or more', () => {
     expect(rawConfigSchema.safeParse({ name: 'a', provider: 'raw', route: 'r' }).success).toBe(false);
-    expect(rawConfigSchema.safeParse({ name: 'a', provider: 'raw', route: 'r', hmac_secret: SECRET, bearer_keys: ['k'.repeat(16)] }).success).toBe(false);
+    expect(
+      rawConfigSchema.safeParse({ name: 'a', provider: 'raw', route: 'r', hmac_secret: SECRET, bearer_keys: ['k'.repeat(16)] }).success,
+    ).toBe(false);
     expect(rawConfigSchema.safeParse({ name: 'a', provider: 'raw', route: 'r', hmac_secret: 'short' }).success).toBe(false);
     expect(rawConfigSchema.safeParse({ name: 'a', provider: 'raw', route: 'r', bearer_keys: [] }).success).toBe(false);
     expect(rawConfigSchema.safeParse({ name: 'a', provider: 'raw', route: 'r', hmac_secret: SECRET, extra: 1 }).success).toBe(false);
@@ -47,7 +54,12 @@ describe('raw provider, HMAC', () => {
     expect(sink.stored).toHaveLength(1);
     expect(sink.stored[0]!.raw.equals(MESSAGE)).toBe(true);
     expect(sink.stored[0]!.origin.eventId).toBe('evt-1');
-    expect(sink.stored[0]!.origin.envelope).toEqual({ provider: 'raw', from: 'bounce@example.com', to: ['b@example.com', 'c@example.com'], remoteAddress: '192.0.2.7' });
+    expect(sink.stored[0]!.origin.envelope).toEqual({
+      provider: 'raw',
+      from: 'bounce@example.com',
+      to: ['b@example.com', 'c@example.com'],
+      remoteAddress: '192.0.2.7',
+    });
   });
 
   it('accepts any of several v1 signatures (key rotation) and a timestamp at the edge of the window', async () => {
@@ -122,7 +134,11 @@ describe('raw provider, bearer keys', () => {
 describe('raw simulate', () => {
   it('builds requests the verifier accepts, for both kinds of authentication', async () => {
     for (const config of [hmacConfig, bearerConfig]) {
-      const sim = rawProvider.simulate(MESSAGE, config, { url: 'http://localhost/webhooks/cf', now: NOW, envelope: { from: 'f@example.com', to: ['t@example.com'] } });
+      const sim = rawProvider.simulate(MESSAGE, config, {
+        url: 'http://localhost/webhooks/cf',
+        now: NOW,
+        envelope: { from: 'f@example.com', to: ['t@example.com'] },
+      });
       const { response, sink } = await run(sim.body, sim.headers, config);
       expect(response.status).toBe(200);
       expect(sink.stored[0]!.raw.equals(MESSAGE)).toBe(true);

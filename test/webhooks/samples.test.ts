@@ -26,7 +26,14 @@ function headersOf(file: string): Record<string, string> {
 function snsSample(name: string) {
   const body = readFileSync(`${dir}/${name}`);
   const m = JSON.parse(body.toString('utf8')) as Record<string, string>;
-  return { ...request(body, { 'content-type': 'text/plain; charset=UTF-8', 'x-amz-sns-message-type': m['Type']!, 'x-amz-sns-message-id': m['MessageId']! }), m };
+  return {
+    ...request(body, {
+      'content-type': 'text/plain; charset=UTF-8',
+      'x-amz-sns-message-type': m['Type']!,
+      'x-amz-sns-message-id': m['MessageId']!,
+    }),
+    m,
+  };
 }
 
 beforeEach(() => clearCertificateCache());
@@ -35,26 +42,44 @@ describe('samples/webhooks', () => {
   it('raw-request.headers signs raw-message.eml', async () => {
     const config = rawConfigSchema.parse({ name: 'cf', provider: 'raw', route: 'r', hmac_secret: 'whsec-sample-0123456789abcdef' });
     const sink = new MemorySink();
-    const { response } = await runProvider(rawProvider, request(MIME, headersOf(`${dir}/raw-request.headers`)), config, testContext(NOW), sink);
+    const { response } = await runProvider(
+      rawProvider,
+      request(MIME, headersOf(`${dir}/raw-request.headers`)),
+      config,
+      testContext(NOW),
+      sink,
+    );
     expect(response.status).toBe(200);
     expect(sink.stored[0]!.raw.equals(MIME)).toBe(true);
-    expect(sink.stored[0]!.origin).toMatchObject({ eventId: 'cf-7d1e5c2a', envelope: { from: 'alice@example.com', to: ['support@example.org'] } });
+    expect(sink.stored[0]!.origin).toMatchObject({
+      eventId: 'cf-7d1e5c2a',
+      envelope: { from: 'alice@example.com', to: ['support@example.org'] },
+    });
   });
 
-  it.each(['ses-notification-v1.json', 'ses-notification-v2.json', 'ses-notification-s3.json', 'ses-subscription-confirmation.json'])('%s verifies', async (name) => {
-    const config = sesConfigSchema.parse({ name: 'ses-in', provider: 'ses', route: 'r', topic_arns: [TOPIC], s3: { buckets: ['mailgate-inbound-mail'] } });
-    const { m, ...req } = snsSample(name);
-    const files = { [CERT_URL]: readFileSync(`${dir}/ses-test-cert.pem`), [OBJECT_URL]: MIME, [m['SubscribeURL'] ?? 'none']: 'ok' };
-    const ctx = testContext(NOW, files);
-    const sink = new MemorySink();
-    const { response } = await runProvider(sesProvider, req, config, ctx, sink);
-    expect(response.status).toBe(200);
-    if (m['Type'] === 'Notification') {
-      expect(sink.stored[0]!.raw.equals(MIME)).toBe(true);
-      expect(sink.stored[0]!.origin.eventId).toBe('o3vrnil0e2ic28trm7dfhrc2v0clambda4nbp0g1');
-    } else {
-      expect(ctx.fetched.at(-1)!.startsWith(SUBSCRIBE_PREFIX)).toBe(true);
-      expect(sink.submits).toBe(0);
-    }
-  });
+  it.each(['ses-notification-v1.json', 'ses-notification-v2.json', 'ses-notification-s3.json', 'ses-subscription-confirmation.json'])(
+    '%s verifies',
+    async (name) => {
+      const config = sesConfigSchema.parse({
+        name: 'ses-in',
+        provider: 'ses',
+        route: 'r',
+        topic_arns: [TOPIC],
+        s3: { buckets: ['mailgate-inbound-mail'] },
+      });
+      const { m, ...req } = snsSample(name);
+      const files = { [CERT_URL]: readFileSync(`${dir}/ses-test-cert.pem`), [OBJECT_URL]: MIME, [m['SubscribeURL'] ?? 'none']: 'ok' };
+      const ctx = testContext(NOW, files);
+      const sink = new MemorySink();
+      const { response } = await runProvider(sesProvider, req, config, ctx, sink);
+      expect(response.status).toBe(200);
+      if (m['Type'] === 'Notification') {
+        expect(sink.stored[0]!.raw.equals(MIME)).toBe(true);
+        expect(sink.stored[0]!.origin.eventId).toBe('o3vrnil0e2ic28trm7dfhrc2v0clambda4nbp0g1');
+      } else {
+        expect(ctx.fetched.at(-1)!.startsWith(SUBSCRIBE_PREFIX)).toBe(true);
+        expect(sink.submits).toBe(0);
+      }
+    },
+  );
 });

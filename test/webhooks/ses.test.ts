@@ -3,7 +3,15 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearCertificateCache, sesConfigSchema, sesProvider, signedSnsMessage, snsRequest, type SesConfig, type SnsSignedFields } from '../../adapters/webhooks/ses/index.js';
+import {
+  clearCertificateCache,
+  sesConfigSchema,
+  sesProvider,
+  signedSnsMessage,
+  snsRequest,
+  type SesConfig,
+  type SnsSignedFields,
+} from '../../adapters/webhooks/ses/index.js';
 import { MemorySink } from '../upload/support/memory-sink.js';
 import { request, runProvider, testContext } from './support/run-provider.js';
 
@@ -21,7 +29,11 @@ let otherKeyPem = '';
 function makeCertificate(dir: string, name: string): { key: string; cert: string } {
   const key = join(dir, `${name}.key`);
   const cert = join(dir, `${name}.pem`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${name}`], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${name}`],
+    { stdio: 'ignore' },
+  );
   return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
 }
 
@@ -38,7 +50,12 @@ const config: SesConfig = sesConfigSchema.parse({ name: 'ses-in', provider: 'ses
 function sesNotification(action: Record<string, unknown>, content?: string, type = 'Received'): string {
   return JSON.stringify({
     notificationType: type,
-    mail: { timestamp: '2026-11-24T11:59:58.000Z', source: 'bounce@example.com', messageId: 'ses-msg-0001', destination: ['in@example.org', 'cc@example.org'] },
+    mail: {
+      timestamp: '2026-11-24T11:59:58.000Z',
+      source: 'bounce@example.com',
+      messageId: 'ses-msg-0001',
+      destination: ['in@example.org', 'cc@example.org'],
+    },
     receipt: {
       recipients: ['in@example.org'],
       spamVerdict: { status: 'PASS' },
@@ -65,7 +82,10 @@ function notification(over: Partial<SnsSignedFields> = {}, version: 1 | 2 = 2, k
   return signedSnsMessage(fields, key, certUrl, version);
 }
 
-function confirmation(type: 'SubscriptionConfirmation' | 'UnsubscribeConfirmation', over: Partial<SnsSignedFields> = {}): Record<string, string> {
+function confirmation(
+  type: 'SubscriptionConfirmation' | 'UnsubscribeConfirmation',
+  over: Partial<SnsSignedFields> = {},
+): Record<string, string> {
   const fields: SnsSignedFields = {
     Type: type,
     MessageId: 'sns-sub-1',
@@ -79,7 +99,11 @@ function confirmation(type: 'SubscriptionConfirmation' | 'UnsubscribeConfirmatio
   return signedSnsMessage(fields, keyPem, CERT_URL, 1);
 }
 
-async function post(message: Record<string, string> | string, cfg = config, files: Record<string, Buffer | string> = { [CERT_URL]: certPem }) {
+async function post(
+  message: Record<string, string> | string,
+  cfg = config,
+  files: Record<string, Buffer | string> = { [CERT_URL]: certPem },
+) {
   const sink = new MemorySink();
   const ctx = testContext(NOW, files);
   const req = typeof message === 'string' ? request(message) : { ...request(''), ...snsRequest(message) };
@@ -164,7 +188,12 @@ describe('SES notifications', () => {
   });
 
   it('refuses a certificate URL off the SNS hosts (403) and answers 503 when the certificate cannot be fetched', async () => {
-    for (const url of ['http://sns.eu-west-1.amazonaws.com/x.pem', 'https://sns.eu-west-1.amazonaws.com.evil.example/x.pem', 'https://evil.example/x.pem', 'https://sns.eu-west-1.amazonaws.com/x.txt']) {
+    for (const url of [
+      'http://sns.eu-west-1.amazonaws.com/x.pem',
+      'https://sns.eu-west-1.amazonaws.com.evil.example/x.pem',
+      'https://evil.example/x.pem',
+      'https://sns.eu-west-1.amazonaws.com/x.txt',
+    ]) {
       const { response, fetched, sink } = await post(notification({}, 2, keyPem, url), config, { [url]: certPem });
       expect(response).toMatchObject({ status: 403, body: { code: 'MAILGATE_ERR_WEBHOOK_CERTIFICATE' } });
       expect(fetched).toEqual([]);
@@ -203,7 +232,8 @@ describe('SES notifications', () => {
 });
 
 describe('SES content in S3', () => {
-  const s3Message = () => notification({ Message: sesNotification({ type: 'S3', topicArn: TOPIC, bucketName: 'mail-in', objectKey: 'inbound/ses-msg-0001' }) });
+  const s3Message = () =>
+    notification({ Message: sesNotification({ type: 'S3', topicArn: TOPIC, bucketName: 'mail-in', objectKey: 'inbound/ses-msg-0001' }) });
   const objectUrl = 'https://mail-in.s3.eu-west-1.amazonaws.com/inbound/ses-msg-0001';
 
   it('is refused as unsupported without s3 configuration', async () => {
@@ -229,17 +259,23 @@ describe('SES content in S3', () => {
 
 describe('SNS subscription handshake', () => {
   it('confirms a subscription to a configured topic by fetching SubscribeURL, storing nothing', async () => {
-    const { response, sink, fetched } = await post(confirmation('SubscriptionConfirmation'), config, { [CERT_URL]: certPem, [SUBSCRIBE_URL]: '<ok/>' });
+    const { response, sink, fetched } = await post(confirmation('SubscriptionConfirmation'), config, {
+      [CERT_URL]: certPem,
+      [SUBSCRIBE_URL]: '<ok/>',
+    });
     expect(response.status).toBe(200);
     expect(fetched).toEqual([CERT_URL, SUBSCRIBE_URL]);
     expect(sink.submits).toBe(0);
   });
 
-  it('refuses a subscription to another topic, a forged one and one whose SubscribeURL leaves the SNS hosts, without confirming', async () => {
+  it('refuses another topic, a forged confirmation and a SubscribeURL off the SNS hosts, without confirming', async () => {
     const other = await post(confirmation('SubscriptionConfirmation', { TopicArn: 'arn:aws:sns:eu-west-1:999999999999:theirs' }));
     expect(other.response).toMatchObject({ status: 400, body: { code: 'MAILGATE_ERR_WEBHOOK_UNSUPPORTED' } });
     expect(other.fetched).toEqual([]);
-    const forged = await post({ ...confirmation('SubscriptionConfirmation'), SubscribeURL: 'https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&x=1' });
+    const forged = await post({
+      ...confirmation('SubscriptionConfirmation'),
+      SubscribeURL: 'https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&x=1',
+    });
     expect(forged.response).toMatchObject({ status: 403, body: { code: 'MAILGATE_ERR_WEBHOOK_FORGED' } });
     expect(forged.fetched).toEqual([CERT_URL]);
     const away = await post(confirmation('SubscriptionConfirmation', { SubscribeURL: 'https://attacker.example/confirm' }));
@@ -262,7 +298,11 @@ describe('SNS subscription handshake', () => {
 describe('SES simulate', () => {
   it('builds a signed notification the verifier accepts, when simulation keys are configured', async () => {
     const sim = sesConfigSchema.parse({ ...config, simulation: { private_key_pem: keyPem, signing_cert_url: CERT_URL } });
-    const req = sesProvider.simulate(MIME, sim, { url: 'http://localhost/webhooks/ses-in', now: NOW, envelope: { from: 'f@example.com', to: ['t@example.org'] } });
+    const req = sesProvider.simulate(MIME, sim, {
+      url: 'http://localhost/webhooks/ses-in',
+      now: NOW,
+      envelope: { from: 'f@example.com', to: ['t@example.org'] },
+    });
     const sink = new MemorySink();
     const { response } = await runProvider(sesProvider, { ...request(''), ...req }, sim, testContext(NOW, { [CERT_URL]: certPem }), sink);
     expect(response.status).toBe(200);

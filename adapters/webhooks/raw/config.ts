@@ -12,7 +12,10 @@ const secret = (what: string) => z.string().min(16, `${what} must be at least 16
 
 export const rawConfigSchema = z
   .object({
-    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/).describe('Endpoint name (lower case, digits, - and _); the default path is /webhooks/<name>.'),
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)
+      .describe('Endpoint name (lower case, digits, - and _); the default path is /webhooks/<name>.'),
     provider: z.literal('raw').describe('The request body is the raw message (message/rfc822 or any type).'),
     route: z.string().min(1).describe('The route (delivery.routes[].name) its messages go to.'),
     path: z.string().startsWith('/').optional().describe('URL path to mount the endpoint on. Default /webhooks/<name>.'),
@@ -24,7 +27,9 @@ export const rawConfigSchema = z
       .describe(`Largest request body, in bytes (413 over it). Default ${RAW_DEFAULT_BODY_LIMIT} (26 MiB).`),
     hmac_secret: secret('hmac_secret')
       .optional()
-      .describe('Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">. Exclusive with bearer_keys.'),
+      .describe(
+        'Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">. Exclusive with bearer_keys.',
+      ),
     max_age_s: z
       .number()
       .int()

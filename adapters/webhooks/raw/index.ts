@@ -38,7 +38,8 @@ function envelopeOf(req: PushRequest): Envelope {
     ?.split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  if (to && to.length > MAX_RECIPIENTS) throw new WebhookRefusal('malformed', `${ENVELOPE_TO_HEADER} names more than ${MAX_RECIPIENTS} recipients`);
+  if (to && to.length > MAX_RECIPIENTS)
+    throw new WebhookRefusal('malformed', `${ENVELOPE_TO_HEADER} names more than ${MAX_RECIPIENTS} recipients`);
   if (to && to.length > 0) envelope.to = to.map((a) => address(a, ENVELOPE_TO_HEADER));
   if (req.remoteAddress) envelope.remoteAddress = req.remoteAddress;
   return envelope;
@@ -49,7 +50,8 @@ function normalizeRaw(req: PushRequest, config: RawConfig): NormalizedMessage[] 
   if (req.body.length === 0) throw new WebhookRefusal('malformed', 'the body is empty; it must be the message');
   const message: NormalizedMessage = { raw: req.body, envelope: envelopeOf(req) };
   const eventId = header(req, EVENT_ID_HEADER)?.trim();
-  if (eventId && eventId.length > MAX_EVENT_ID_CHARS) throw new WebhookRefusal('malformed', `${EVENT_ID_HEADER} is longer than ${MAX_EVENT_ID_CHARS} characters`);
+  if (eventId && eventId.length > MAX_EVENT_ID_CHARS)
+    throw new WebhookRefusal('malformed', `${EVENT_ID_HEADER} is longer than ${MAX_EVENT_ID_CHARS} characters`);
   if (eventId) message.eventId = eventId;
   return [message];
 }

@@ -60,7 +60,12 @@ export interface SnsSignedFields {
 }
 
 /** A complete SNS message: the fields, signed with `privateKeyPem` under `certUrl` (simulations and tests). */
-export function signedSnsMessage(fields: SnsSignedFields, privateKeyPem: string, certUrl: string, version: 1 | 2 = 2): Record<string, string> {
+export function signedSnsMessage(
+  fields: SnsSignedFields,
+  privateKeyPem: string,
+  certUrl: string,
+  version: 1 | 2 = 2,
+): Record<string, string> {
   const Signature = signSnsMessage(fields, privateKeyPem, version);
   return { ...fields, SignatureVersion: String(version), Signature, SigningCertURL: certUrl } as Record<string, string>;
 }
@@ -102,7 +107,10 @@ export const sesProvider: ProviderModule<SesConfig> = {
   simulate(raw, config, options) {
     const sim = config.simulation;
     if (!sim) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `webhook ${config.name}: simulating SES needs simulation.private_key_pem and simulation.signing_cert_url`);
+      throw new GatewayError(
+        'MAILGATE_ERR_CONFIG_INVALID',
+        `webhook ${config.name}: simulating SES needs simulation.private_key_pem and simulation.signing_cert_url`,
+      );
     }
     const topicArn = config.topic_arns[0]!;
     const timestamp = new Date(options.now).toISOString();

@@ -13,7 +13,8 @@ const BASE64_RE = /^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/;
 
 const obj = (v: unknown): Json | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const strings = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined);
+const strings = (v: unknown): string[] | undefined =>
+  Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
 const verdict = (receipt: Json, key: string): string | undefined => str(obj(receipt[key])?.['status']);
 
 function inlineContent(ses: Json, action: Json): Buffer {
@@ -57,7 +58,11 @@ function envelopeOf(ses: Json, sns: SnsMessage): Envelope {
   if (to) envelope.to = to;
   const spam = verdict(receipt, 'spamVerdict');
   if (spam !== undefined) envelope.spamVerdict = spam;
-  for (const [field, key] of [['spf', 'spfVerdict'], ['dkim', 'dkimVerdict'], ['dmarc', 'dmarcVerdict']] as const) {
+  for (const [field, key] of [
+    ['spf', 'spfVerdict'],
+    ['dkim', 'dkimVerdict'],
+    ['dmarc', 'dmarcVerdict'],
+  ] as const) {
     const v = verdict(receipt, key);
     if (v !== undefined) envelope[field] = v;
   }
@@ -82,7 +87,10 @@ export async function sesMessages(sns: SnsMessage, config: SesConfig, ctx: Verif
   const ses = obj(parsed);
   if (!ses) throw new WebhookRefusal('malformed', 'the SNS Message is not an SES notification object');
   if (ses['notificationType'] !== 'Received') {
-    throw new WebhookRefusal('unsupported', `SES notification ${String(ses['notificationType'])} is not a received mail (sending events on the inbound topic?)`);
+    throw new WebhookRefusal(
+      'unsupported',
+      `SES notification ${String(ses['notificationType'])} is not a received mail (sending events on the inbound topic?)`,
+    );
   }
   const action = obj(obj(ses['receipt'])?.['action']);
   const type = str(action?.['type']);

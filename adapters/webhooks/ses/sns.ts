@@ -71,7 +71,8 @@ export function parseSns(req: PushRequest): SnsMessage {
   } catch {
     throw new WebhookRefusal('malformed', 'the body is not JSON');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WebhookRefusal('malformed', 'the body is not a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new WebhookRefusal('malformed', 'the body is not a JSON object');
   const m = body as Record<string, unknown>;
   // Lambda-style spellings of the same fields.
   m['SigningCertURL'] ??= m['SigningCertUrl'];
@@ -115,7 +116,10 @@ export function clearCertificateCache(): void {
 async function signingKey(certUrl: string, config: SesConfig, ctx: VerifyContext): Promise<KeyObject> {
   const url = snsUrl(certUrl, config);
   if (!url || !url.pathname.endsWith('.pem')) {
-    throw new CertificateRefusal('forged', `SigningCertURL ${certUrl} is not an https .pem URL on a host matching ${config.cert_host_pattern}`);
+    throw new CertificateRefusal(
+      'forged',
+      `SigningCertURL ${certUrl} is not an https .pem URL on a host matching ${config.cert_host_pattern}`,
+    );
   }
   const cached = certificates.get(url.href);
   if (cached && ctx.now() - cached.at < CERT_TTL_MS) return cached.key;
@@ -146,7 +150,10 @@ export async function verifySns(m: SnsMessage, config: SesConfig, ctx: VerifyCon
   if (!config.topic_arns.includes(m.TopicArn)) throw new WebhookRefusal('unsupported', `topic ${m.TopicArn} is not one of topic_arns`);
   const algorithm = ALGORITHM[m.SignatureVersion];
   if (!algorithm || !config.signature_versions.includes(Number(m.SignatureVersion) as 1 | 2)) {
-    throw new WebhookRefusal('forged', `SignatureVersion ${m.SignatureVersion} is not accepted (signature_versions: ${config.signature_versions.join(', ')})`);
+    throw new WebhookRefusal(
+      'forged',
+      `SignatureVersion ${m.SignatureVersion} is not accepted (signature_versions: ${config.signature_versions.join(', ')})`,
+    );
   }
   const key = await signingKey(m.SigningCertURL, config, ctx);
   const signature = Buffer.from(m.Signature, 'base64');

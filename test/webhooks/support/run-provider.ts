@@ -12,14 +12,25 @@ export interface Outcome {
   messages: NormalizedMessage[];
 }
 
-export async function runProvider<C>(p: ProviderModule<C>, req: PushRequest, config: C, ctx: VerifyContext, sink: PushSink): Promise<Outcome> {
+export async function runProvider<C>(
+  p: ProviderModule<C>,
+  req: PushRequest,
+  config: C,
+  ctx: VerifyContext,
+  sink: PushSink,
+): Promise<Outcome> {
   try {
     const early = p.handshake ? await p.handshake(req, config, ctx) : undefined;
     if (early) return { response: early, messages: [] };
     await p.verify(req, config, ctx);
     const messages = await p.normalize(req, config, ctx);
     const results = await sink.submit(
-      messages.map((m) => ({ raw: m.raw, route: 'r', receivedAt: new Date(ctx.now()), origin: { adapter: `webhook:${p.name}`, ...(m.eventId && { eventId: m.eventId }), envelope: m.envelope } })),
+      messages.map((m) => ({
+        raw: m.raw,
+        route: 'r',
+        receivedAt: new Date(ctx.now()),
+        origin: { adapter: `webhook:${p.name}`, ...(m.eventId && { eventId: m.eventId }), envelope: m.envelope },
+      })),
     );
     return { response: p.accepted ? p.accepted() : { status: 200, body: { results } }, messages };
   } catch (err) {
