@@ -23,6 +23,7 @@ export interface FileLimits {
 /** Non-file form fields are ignored; this many (and this large) are tolerated. */
 const MAX_FIELDS = 100;
 const MAX_FIELD_BYTES = 64 * 1024;
+const MAX_NAME_CHARS = 255;
 const OLE2_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
 const BY_EXTENSION: Record<string, FileKind> = { eml: 'eml', mbox: 'mbox', mbx: 'mbox', msg: 'msg' };
@@ -73,7 +74,9 @@ export function parseMultipart(contentType: string, body: Buffer, limits: FileLi
       stream.on('limit', () => fail(tooLarge(`file ${info.filename} exceeds ${limits.maxFileBytes} bytes`)));
       stream.on('end', () => {
         const bytes = Buffer.concat(chunks);
-        files.push({ name: info.filename, kind: kindOf(info.filename, mediaType(info.mimeType), bytes), bytes });
+        // The name is the client's: kept short, it only labels results and origins.
+        const name = info.filename?.slice(0, MAX_NAME_CHARS);
+        files.push({ name, kind: kindOf(name, mediaType(info.mimeType), bytes), bytes });
       });
     });
     bb.on('filesLimit', () => fail(tooLarge(`the upload holds more than ${limits.maxFiles} files`)));

@@ -24,14 +24,15 @@ const MIME = Buffer.from('From: a@example.com\r\nTo: in@example.org\r\nSubject: 
 let keyPem = '';
 let certPem = '';
 let otherKeyPem = '';
+let ecCertPem = '';
 
 /** A throwaway RSA key and self-signed certificate, made by the openssl CLI (installed with the system). */
-function makeCertificate(dir: string, name: string): { key: string; cert: string } {
+function makeCertificate(dir: string, name: string, keySpec = ['rsa:2048']): { key: string; cert: string } {
   const key = join(dir, `${name}.key`);
   const cert = join(dir, `${name}.pem`);
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${name}`],
+    ['req', '-x509', '-newkey', ...keySpec, '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', `/CN=${name}`],
     { stdio: 'ignore' },
   );
   return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
@@ -41,6 +42,7 @@ beforeAll(() => {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-sns-'));
   ({ key: keyPem, cert: certPem } = makeCertificate(dir, 'sns'));
   otherKeyPem = makeCertificate(dir, 'attacker').key;
+  ecCertPem = makeCertificate(dir, 'ec', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256']).cert;
 });
 
 beforeEach(() => clearCertificateCache());
@@ -156,6 +158,9 @@ describe('SES notifications', () => {
       expect(response).toMatchObject({ status: 403, body: { code: 'MAILGATE_ERR_WEBHOOK_FORGED' } });
       expect(sink.submits).toBe(0);
     }
+    clearCertificateCache();
+    const ec = await post(notification(), config, { [CERT_URL]: ecCertPem });
+    expect(ec.response).toMatchObject({ status: 403, body: { code: 'MAILGATE_ERR_WEBHOOK_FORGED' } });
   });
 
   it('refuses an unsigned message (401) and one whose headers disagree with the body (403)', async () => {

@@ -141,6 +141,15 @@ async function signingKey(certUrl: string, config: SesConfig, ctx: VerifyContext
   return key;
 }
 
+/** False also when the key cannot check this algorithm at all (a certificate with a non-RSA key). */
+function signatureMatches(algorithm: string, text: string, key: KeyObject, signature: Buffer): boolean {
+  try {
+    return verify(algorithm, Buffer.from(text, 'utf8'), key, signature);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Throws WebhookRefusal unless the message is from a configured topic, signed by SNS with an
  * accepted version, and not older than the window. The topic is checked first: no certificate
@@ -157,7 +166,7 @@ export async function verifySns(m: SnsMessage, config: SesConfig, ctx: VerifyCon
   }
   const key = await signingKey(m.SigningCertURL, config, ctx);
   const signature = Buffer.from(m.Signature, 'base64');
-  if (!verify(algorithm, Buffer.from(stringToSign(m), 'utf8'), key, signature)) {
+  if (!signatureMatches(algorithm, stringToSign(m), key, signature)) {
     throw new WebhookRefusal('forged', 'the SNS signature does not match the message');
   }
   const at = Date.parse(m.Timestamp);
