@@ -4,8 +4,8 @@ import { open, stat } from 'node:fs/promises';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { parseDate } from '../../src/mime/date.js';
-import { MboxFinisher, type MboxMessage } from './mbox-finish.js';
-import { MboxSplitter } from './mbox-split.js';
+import { MboxFinisher, type MboxMessage } from '../../src/mime/mbox-finish.js';
+import { MboxSplitter } from '../../src/mime/mbox-split.js';
 import { DEFAULT_CHUNK_BYTES, type FileItem, type FilePosition, type ReadOptions } from './types.js';
 
 async function bytesAt(file: string, offset: number, length: number): Promise<string> {

@@ -4,7 +4,7 @@ import { basename, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
-import { msgToRfc822 } from './msg.js';
+import { msgToRfc822 } from '../../src/mime/msg.js';
 import { sniffFile, type FileKind } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
 import { walkDir } from './walk.js';

@@ -3,7 +3,8 @@ import type { GatewayError } from '../../src/errors.js';
 import type { Origin } from '../../src/pipeline/types.js';
 
 /** How `>From ` lines in an mbox body are unquoted (see docs/cli.md "mbox rules"). */
-export type MboxQuoting = 'mboxrd' | 'mboxo' | 'none';
+import type { MboxQuoting } from '../../src/mime/mbox-finish.js';
+export type { MboxQuoting };
 
 /** Where the next item of one file starts: the message index in the file and its byte offset. */
 export interface FilePosition {

@@ -4,9 +4,9 @@ import { mailgun } from './mailgun/index.js';
 import { mandrill } from './mandrill/index.js';
 import { postmark } from './postmark/index.js';
 import type { ProviderModule, ProviderName } from './provider.js';
-import { raw } from './raw/index.js';
+import { rawProvider as raw } from './raw/index.js';
 import { sendgrid } from './sendgrid/index.js';
-import { ses } from './ses/index.js';
+import { sesProvider as ses } from './ses/index.js';
 import { sparkpost } from './sparkpost/index.js';
 
 type EntryOf<P extends ProviderName> = Extract<WebhookEntry, { provider: P }>;

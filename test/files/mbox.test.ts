@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readMbox } from '../../adapters/files/mbox.js';
-import { isSeparatorLine } from '../../adapters/files/mbox-split.js';
-import { unquote } from '../../adapters/files/mbox-finish.js';
+import { isSeparatorLine } from '../../src/mime/mbox-split.js';
+import { unquote } from '../../src/mime/mbox-finish.js';
 import type { FileItem, ReadOptions } from '../../adapters/files/types.js';
 import { sample } from './support/paths.js';
 

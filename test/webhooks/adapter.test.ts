@@ -14,7 +14,7 @@ const EXAMPLE = [
   { name: 'ses-in', provider: 'ses', route: 'support', topic_arns: ['arn:aws:sns:eu-west-1:123456789012:inbound'] },
   { name: 'mandrill-in', provider: 'mandrill', route: 'support', webhook_key: 'k2', url: 'https://mail.example.com/webhooks/mandrill-in' },
   { name: 'sparkpost-in', provider: 'sparkpost', route: 'support', auth_token: 't1' },
-  { name: 'worker-in', provider: 'raw', route: 'support', hmac_secret: 's1' },
+  { name: 'worker-in', provider: 'raw', route: 'support', hmac_secret: 'worker-secret-0123456789' },
 ];
 
 describe('webhook configuration', () => {

@@ -1,12 +1,58 @@
-/** A raw message/rfc822 POST (a Cloudflare Email Worker, a relay); minimal, the raw module defines the full schema. */
+/**
+ * Configuration of a `raw` webhook endpoint: the request body is the message itself (a
+ * Cloudflare Email Worker, a script). Authenticated by an HMAC signature or bearer keys.
+ */
 import { z } from 'zod';
-import { maxAgeSeconds, secret } from '../shared-config.js';
 
-export const rawFields = {
-  provider: z.literal('raw').describe('A message/rfc822 body posted by our own relay (e.g. a Cloudflare Email Worker).'),
-  hmac_secret: secret('Shared secret of the HMAC request signature')
-    .optional()
-    .describe('Shared secret of the HMAC request signature. Default none.'),
-  bearer_keys: z.array(secret('Bearer key')).min(1).optional().describe('Accepted bearer keys. Default none.'),
-  max_age_s: maxAgeSeconds().default(300).describe('Largest age of the signed timestamp, in seconds. Default 300.'),
-};
+/** Cloudflare Email Routing's 25 MiB cap plus room for a larger relay. */
+export const RAW_DEFAULT_BODY_LIMIT = 26 * 1024 * 1024;
+export const RAW_DEFAULT_MAX_AGE_S = 300;
+
+const secret = (what: string) => z.string().min(16, `${what} must be at least 16 characters`);
+
+const rawObject = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)
+      .describe('Endpoint name (lower case, digits, - and _); the default path is /webhooks/<name>.'),
+    provider: z.literal('raw').describe('The request body is the raw message (message/rfc822 or any type).'),
+    route: z.string().min(1).describe('The route (delivery.routes[].name) its messages go to.'),
+    path: z.string().startsWith('/').optional().describe('URL path to mount the endpoint on. Default /webhooks/<name>.'),
+    body_limit: z
+      .number()
+      .int()
+      .min(1)
+      .default(RAW_DEFAULT_BODY_LIMIT)
+      .describe(`Largest request body, in bytes (413 over it). Default ${RAW_DEFAULT_BODY_LIMIT} (26 MiB).`),
+    hmac_secret: secret('hmac_secret')
+      .optional()
+      .describe(
+        'Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">. Exclusive with bearer_keys.',
+      ),
+    max_age_s: z
+      .number()
+      .int()
+      .min(1)
+      .max(86_400)
+      .default(RAW_DEFAULT_MAX_AGE_S)
+      .describe(`How far the signature timestamp may lie from now (either way), in seconds. Default ${RAW_DEFAULT_MAX_AGE_S}.`),
+    bearer_keys: z
+      .array(secret('a bearer key'))
+      .min(1)
+      .optional()
+      .describe('Accepted keys for Authorization: Bearer <key> (several for rotation). Exclusive with hmac_secret.'),
+  })
+  .strict();
+
+export const rawConfigSchema = rawObject.superRefine((c, ctx) => {
+    if ((c.hmac_secret === undefined) === (c.bearer_keys === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['hmac_secret'], message: 'configure exactly one of hmac_secret and bearer_keys' });
+    }
+  });
+
+/** The raw provider's own fields within `adapters.webhooks[]` (the common ones come from ../config.ts). */
+const { name: _name, route: _route, path: _path, ...rawOwn } = rawObject.shape;
+export const rawFields = rawOwn;
+
+export type RawConfig = z.output<typeof rawConfigSchema>;

@@ -1,18 +1,79 @@
-/** A raw message/rfc822 POST: a placeholder until the raw module lands (every request is refused as unsupported). */
-import type { RawEntry } from '../config.js';
-import type { ProviderModule } from '../provider.js';
-import { refuse } from '../util.js';
+/**
+ * The `raw` provider: the request body is the message, byte for byte (Cloudflare Email
+ * Workers, scripts, relays). Envelope and event id travel in X-Mailgate-* headers.
+ */
+import { MAX_ADDRESS_CHARS, MAX_RECIPIENTS } from '../../../src/limits.js';
+import type { Envelope, PushRequest } from '../../../src/pipeline/types.js';
+import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type RefusalKind } from '../provider.js';
+import { header, SIGNATURE_HEADER, signRaw, verifyRaw } from './auth.js';
+import type { RawConfig } from './config.js';
 
-export const raw: ProviderModule<RawEntry> = {
+export { rawConfigSchema, type RawConfig } from './config.js';
+
+export const ENVELOPE_FROM_HEADER = 'x-mailgate-envelope-from';
+export const ENVELOPE_TO_HEADER = 'x-mailgate-envelope-to';
+export const EVENT_ID_HEADER = 'x-mailgate-event-id';
+const MAX_EVENT_ID_CHARS = 256;
+
+const STATUS: Record<RefusalKind, number> = {
+  unsigned: 401,
+  forged: 403,
+  replayed: 403,
+  malformed: 400,
+  too_large: 413,
+  unsupported: 415,
+  unavailable: 503,
+};
+
+function address(value: string, what: string): string {
+  if (value.length > MAX_ADDRESS_CHARS) throw new WebhookRefusal('malformed', `${what} is longer than ${MAX_ADDRESS_CHARS} characters`);
+  return value;
+}
+
+function envelopeOf(req: PushRequest): Envelope {
+  const envelope: Envelope = { provider: 'raw' };
+  const from = header(req, ENVELOPE_FROM_HEADER)?.trim();
+  if (from) envelope.from = address(from, ENVELOPE_FROM_HEADER);
+  const to = header(req, ENVELOPE_TO_HEADER)
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (to && to.length > MAX_RECIPIENTS)
+    throw new WebhookRefusal('malformed', `${ENVELOPE_TO_HEADER} names more than ${MAX_RECIPIENTS} recipients`);
+  if (to && to.length > 0) envelope.to = to.map((a) => address(a, ENVELOPE_TO_HEADER));
+  if (req.remoteAddress) envelope.remoteAddress = req.remoteAddress;
+  return envelope;
+}
+
+function normalizeRaw(req: PushRequest, config: RawConfig): NormalizedMessage[] {
+  if (req.body.length > config.body_limit) throw new WebhookRefusal('too_large', `the body exceeds ${config.body_limit} bytes`);
+  if (req.body.length === 0) throw new WebhookRefusal('malformed', 'the body is empty; it must be the message');
+  const message: NormalizedMessage = { raw: req.body, envelope: envelopeOf(req) };
+  const eventId = header(req, EVENT_ID_HEADER)?.trim();
+  if (eventId && eventId.length > MAX_EVENT_ID_CHARS)
+    throw new WebhookRefusal('malformed', `${EVENT_ID_HEADER} is longer than ${MAX_EVENT_ID_CHARS} characters`);
+  if (eventId) message.eventId = eventId;
+  return [message];
+}
+
+export const rawProvider: ProviderModule<RawConfig> = {
   name: 'raw',
-  async verify() {
-    refuse('unsupported', 'the raw provider is not implemented yet');
-  },
-  async normalize() {
-    return [];
-  },
-  refusalStatus: (kind) => (kind === 'too_large' ? 413 : kind === 'unavailable' || kind === 'malformed' ? 503 : 400),
-  simulate: () => {
-    throw new Error('unsupported: the raw provider is not implemented yet');
+  verify: async (req, config, ctx) => verifyRaw(req, config, ctx),
+  normalize: async (req, config) => normalizeRaw(req, config),
+  refusalStatus: (kind) => STATUS[kind],
+  simulate(raw, config, options) {
+    const headers: Record<string, string> = { 'content-type': 'message/rfc822' };
+    if (config.hmac_secret !== undefined) {
+      const t = Math.floor(options.now / 1000);
+      headers[SIGNATURE_HEADER] = `t=${t},v1=${signRaw(config.hmac_secret, t, raw)}`;
+    } else if (config.bearer_keys !== undefined) {
+      headers['authorization'] = `Bearer ${config.bearer_keys[0]!}`;
+    }
+    if (options.envelope?.from !== undefined) headers[ENVELOPE_FROM_HEADER] = options.envelope.from;
+    if (options.envelope?.to !== undefined) headers[ENVELOPE_TO_HEADER] = options.envelope.to.join(', ');
+    return { method: 'POST', headers, body: raw };
   },
 };
+
+/** The name the webhook provider map imports. */
+export const provider = rawProvider;

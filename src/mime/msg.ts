@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import msgreader, { type FieldsData } from '@kenjiuno/msgreader';
 import iconv from 'iconv-lite';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../errors.js';
 
 /**
  * The package is CommonJS with `exports.default`: under Node's ESM loader the class sits on

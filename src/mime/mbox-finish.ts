@@ -4,7 +4,8 @@
  * (mboxcl/mboxcl2): then the body is exactly that many bytes, `From ` lines inside it are body
  * text, and the bytes are taken verbatim.
  */
-import type { MboxQuoting } from './types.js';
+/** How `From ` lines inside a message are quoted: mboxrd (`>+From `), mboxo (`>From `) or not at all. */
+export type MboxQuoting = 'mboxrd' | 'mboxo' | 'none';
 import type { Segment } from './mbox-split.js';
 
 const LF = 0x0a;

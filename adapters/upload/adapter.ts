@@ -1,0 +1,187 @@
+/**
+ * The upload adapter (kind `upload`, push mode): POST /api/upload/<name> stores the messages
+ * of an upload and answers 202 once every one is durable; GET /api/upload/<name>/<id> tells
+ * where an item stands. Only its own keys open it, only its own route's items are shown.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import type {
+  Adapter,
+  AdapterHealth,
+  Inbound,
+  IntakeSink,
+  PushEndpoint,
+  PushRequest,
+  PushResponse,
+  PushSink,
+} from '../../src/pipeline/types.js';
+import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from './config.js';
+import { uploadedFiles } from './files.js';
+import { fingerprint, IdempotencyCache, MAX_IDEMPOTENCY_KEY_CHARS } from './idempotency.js';
+import { messagesOf, type UploadedMessage } from './messages.js';
+
+/** Seconds a client waits before retrying an upload the store could not take. */
+const RETRY_AFTER_S = 30;
+
+function header(req: PushRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function refuse(code: ErrorCode, status: number, message: string, headers?: Record<string, string>): PushResponse {
+  return { status, ...(headers && { headers }), body: { code, message } };
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** The key the request presents (Bearer or X-Api-Key), checked against every key in constant time. */
+function authorized(req: PushRequest, keys: readonly Buffer[]): boolean {
+  const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header(req, 'authorization') ?? '')?.[1];
+  const presented = bearer ?? header(req, 'x-api-key')?.trim();
+  if (!presented) return false;
+  const d = digest(presented);
+  let ok = false;
+  for (const k of keys) ok = timingSafeEqual(d, k) || ok;
+  return ok;
+}
+
+function inbound(config: UploadConfig, m: UploadedMessage, receivedAt: Date): Inbound {
+  const origin: Inbound['origin'] = { adapter: 'upload', account: config.name, envelope: { provider: 'upload' } };
+  if (m.file !== undefined) origin.path = m.file;
+  if (m.index !== undefined) origin.index = m.index;
+  return { raw: m.raw, route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
+}
+
+export class UploadAdapter implements Adapter {
+  readonly kind = 'upload';
+  readonly mode = 'push' as const;
+  readonly name: string;
+  private readonly keys: Buffer[];
+  private readonly idempotency: IdempotencyCache;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly config: UploadConfig,
+    logger: Logger,
+  ) {
+    this.name = config.name;
+    this.keys = config.api_keys.map(digest);
+    this.idempotency = new IdempotencyCache(config.idempotency_keys);
+    this.log = logger.child({ adapter: 'upload', endpoint: config.name });
+  }
+
+  async start(_sink: IntakeSink, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+
+  health(): AdapterHealth[] {
+    return [{ name: this.name, ok: true, state: 'listening', detail: { path: this.path } }];
+  }
+
+  get path(): string {
+    return `/api/upload/${this.name}`;
+  }
+
+  endpoints(): PushEndpoint[] {
+    return [
+      {
+        method: 'POST',
+        path: this.path,
+        bodyLimit: this.config.body_limit,
+        handle: (req, sink) => this.guard(req, () => this.upload(req, sink)),
+      },
+      {
+        method: 'GET',
+        path: `${this.path}/:id`,
+        bodyLimit: 0,
+        handle: (req, sink, params) => this.guard(req, () => this.status(sink, params['id'] ?? '')),
+      },
+    ];
+  }
+
+  private async guard(req: PushRequest, run: () => Promise<PushResponse>): Promise<PushResponse> {
+    if (!authorized(req, this.keys)) {
+      return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', 401, "send one of the adapter's keys as Authorization: Bearer <key> or X-Api-Key", {
+        'www-authenticate': 'Bearer',
+      });
+    }
+    return run();
+  }
+
+  private async upload(req: PushRequest, sink: PushSink): Promise<PushResponse> {
+    const key = header(req, 'idempotency-key');
+    if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS)) {
+      return refuse('MAILGATE_ERR_UPLOAD_BAD_REQUEST', 400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters`);
+    }
+    let messages: UploadedMessage[];
+    try {
+      messages = await this.read(req);
+    } catch (err) {
+      if (!isGatewayError(err) || err.status === undefined) throw err;
+      return refuse(err.code, err.status, err.message);
+    }
+    if (key === undefined) return this.store(messages, sink);
+    const answer = await this.idempotency.answer(key, fingerprint(messages), () => this.store(messages, sink));
+    if (answer !== 'conflict') return answer;
+    return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 422, 'this Idempotency-Key was used before with different content');
+  }
+
+  /** The messages of the upload; a GatewayError with a status for an upload refused as a whole. */
+  private async read(req: PushRequest): Promise<UploadedMessage[]> {
+    const { config } = this;
+    if (req.body.length > config.body_limit) {
+      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`, { status: 413 });
+    }
+    const files = await uploadedFiles(header(req, 'content-type'), req.body, {
+      maxFileBytes: config.body_limit,
+      maxFiles: config.max_files,
+    });
+    return messagesOf(files, config.body_limit, config.max_messages);
+  }
+
+  private async store(messages: UploadedMessage[], sink: PushSink): Promise<PushResponse> {
+    const { config } = this;
+    const receivedAt = new Date();
+    let results;
+    try {
+      results = await sink.submit(messages.map((m) => inbound(config, m, receivedAt)));
+    } catch (err) {
+      if (isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE') || isGatewayError(err, 'MAILGATE_ERR_INTAKE_OUTBOX_FULL')) {
+        return refuse(err.code, 503, err.message, { 'retry-after': String(RETRY_AFTER_S) });
+      }
+      throw err;
+    }
+    const dead = results.filter((r) => r.dead).length;
+    this.log.info({ messages: results.length, dead, duplicates: results.filter((r) => r.duplicate).length }, 'upload stored');
+    const body = results.map((r, i) => ({
+      id: r.id,
+      duplicate: r.duplicate,
+      ...(r.dead && { dead: r.dead }),
+      ...(messages[i]!.file !== undefined && { file: messages[i]!.file }),
+      ...(messages[i]!.index !== undefined && { index: messages[i]!.index }),
+    }));
+    return { status: 202, body: { results: body } };
+  }
+
+  private async status(sink: PushSink, id: string): Promise<PushResponse> {
+    const item = id === '' ? undefined : await sink.item(id);
+    // Another route's item is as unknown here as a missing one: the keys open this route only.
+    if (!item || item.route !== this.config.route)
+      return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', 404, `no item ${id} in this upload's route`);
+    return { status: 200, body: item };
+  }
+}
+
+/** Builds an upload adapter from its configuration entry (validated again here). */
+export function createUploadAdapter(entry: UploadConfigInput, ctx: { logger: Logger }): UploadAdapter {
+  const parsed = uploadConfigSchema.safeParse(entry);
+  if (!parsed.success) {
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `adapters.upload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  }
+  return new UploadAdapter(parsed.data, ctx.logger);
+}

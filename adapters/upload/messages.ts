@@ -1,0 +1,64 @@
+/**
+ * Uploaded files → messages. An mbox gives one message per `From ` separator (mboxrd rules,
+ * as the files adapter reads them); an Outlook .msg is converted to RFC 5322. A file that
+ * cannot be read becomes a dead letter with its bytes and the reason, never a silent drop.
+ */
+import { GatewayError, isGatewayError } from '../../src/errors.js';
+import { splitMbox } from '../../src/mime/mbox.js';
+import { msgToRfc822 } from '../../src/mime/msg.js';
+import type { UploadedFile } from './files.js';
+
+export interface UploadedMessage {
+  /** File name (multipart) and index inside the file (mbox), for the answer and the origin. */
+  file?: string;
+  index?: number;
+  raw: Buffer;
+  failure?: { code: string; message: string };
+}
+
+const label = (f: UploadedFile) => f.name ?? 'the body';
+
+function fromMbox(f: UploadedFile, maxBytes: number): UploadedMessage[] {
+  const parts = splitMbox(f.bytes, 'mboxrd', maxBytes);
+  if (parts.length === 0) {
+    const failure = { code: 'MAILGATE_ERR_INPUT_UNSUPPORTED', message: `${label(f)} is not an mbox: no "From " separator line` };
+    return [{ ...(f.name !== undefined && { file: f.name }), raw: f.bytes, failure }];
+  }
+  return parts.map((m, index) => {
+    const at = { ...(f.name !== undefined && { file: f.name }), index };
+    if (m.raw) return { ...at, raw: m.raw };
+    const failure = { code: 'MAILGATE_ERR_MIME_TOO_LARGE', message: `message ${index} of ${label(f)} is larger than ${maxBytes} bytes` };
+    return { ...at, raw: Buffer.alloc(0), failure };
+  });
+}
+
+function fromMsg(f: UploadedFile): UploadedMessage {
+  const at = f.name !== undefined ? { file: f.name } : {};
+  try {
+    return { ...at, raw: msgToRfc822(f.bytes, label(f)) };
+  } catch (err) {
+    if (!isGatewayError(err)) throw err;
+    return { ...at, raw: f.bytes, failure: { code: err.code, message: err.message } };
+  }
+}
+
+function fromEml(f: UploadedFile): UploadedMessage {
+  const at = f.name !== undefined ? { file: f.name } : {};
+  if (f.bytes.toString('latin1').trim() === '') {
+    return { ...at, raw: f.bytes, failure: { code: 'MAILGATE_ERR_MIME_EMPTY', message: `${label(f)} holds no message` } };
+  }
+  return { ...at, raw: f.bytes };
+}
+
+/** Every message of the upload, in file order; 413 once there are more than `maxMessages`. */
+export function messagesOf(files: UploadedFile[], maxBytes: number, maxMessages: number): UploadedMessage[] {
+  const out: UploadedMessage[] = [];
+  for (const f of files) {
+    if (f.kind === 'mbox') out.push(...fromMbox(f, maxBytes));
+    else out.push(f.kind === 'msg' ? fromMsg(f) : fromEml(f));
+    if (out.length > maxMessages) {
+      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the upload holds more than ${maxMessages} messages`, { status: 413 });
+    }
+  }
+  return out;
+}
