@@ -116,7 +116,7 @@ export function createIntake(options: IntakeOptions): Intake {
   async function unknown(batch: Inbound[]): Promise<Keyed[]> {
     const keyed = batch.map((msg) => {
       const route = routeOf(msg);
-      return { msg, route, key: outboxKey(route, msg.origin) };
+      return { msg, route, key: outboxKey(route, msg.origin, msg.raw) };
     });
     const keys = new Map<string, string[]>();
     for (const { msg, key } of keyed) {

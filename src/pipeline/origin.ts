@@ -1,19 +1,29 @@
 /** Helpers tying an origin to its outbox key, its route's target and its route properties. */
+import { createHash } from 'node:crypto';
 import type { RouteConfig } from '../config/schema.js';
 import type { Message, UserProperties } from '../model/index.js';
 import type { Origin } from './types.js';
 
+/** Messages handed to mailgate (webhooks, uploads, SMTP) rather than read from a place it can read again. */
+export function isPushOrigin(origin: Origin): boolean {
+  return origin.adapter === 'upload' || origin.adapter === 'smtp' || origin.adapter.startsWith('webhook:');
+}
+
 /**
  * The idempotency key of a message within its route. Re-reading the same message from the
  * same place (a re-run import, an IMAP re-fetch) yields the same key, so it is stored once.
+ * A pushed message has no place: its key is the SHA-256 of its bytes (`sha256:<hex>`), so a
+ * sender's retry of the same bytes is stored once whatever ids it carries (`raw` is required
+ * for push origins).
  */
-export function keyFor(origin: Origin): string {
+export function keyFor(origin: Origin, raw?: Buffer): string {
   switch (origin.adapter) {
     case 'files':
       return `files:${origin.path ?? ''}:${origin.index ?? 0}`;
     case 'imap':
       return `imap:${origin.account ?? ''}:${origin.folder ?? ''}:${origin.uidValidity ?? 0}:${origin.uid ?? 0}`;
     default:
+      if (raw !== undefined && isPushOrigin(origin)) return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
       return `${origin.adapter}:${origin.account ?? ''}:${origin.eventId ?? origin.path ?? ''}:${origin.index ?? 0}`;
   }
 }
@@ -23,8 +33,19 @@ export function keyFor(origin: Origin): string {
  * read again for the same target is stored once; for another target (a route pointed at a new
  * source, an import into a second source) it is new.
  */
-export function outboxKey(route: RouteConfig, origin: Origin): string {
-  return `${keyFor(origin)}|${routeTarget(route)}`;
+export function outboxKey(route: RouteConfig, origin: Origin, raw?: Buffer): string {
+  return `${keyFor(origin, raw)}|${routeTarget(route)}`;
+}
+
+/**
+ * The second idempotency key of a pushed message: the provider's event id (or an upload's
+ * idempotency key) within the adapter instance and the route's target, or undefined when there
+ * is none. SMTP has none: a queue id names a transaction of one client, not a message, and two
+ * clients may well use the same one; its messages are deduplicated on their bytes alone.
+ */
+export function eventKey(route: RouteConfig, origin: Origin): string | undefined {
+  if (origin.eventId === undefined || origin.eventId === '' || !isPushOrigin(origin) || origin.adapter === 'smtp') return undefined;
+  return `${origin.adapter}:${origin.account ?? ''}:event:${origin.eventId}|${routeTarget(route)}`;
 }
 
 /** `acme/support` for a sync route, `dataset:acme/triage` for a predict route: the ledger and thread-index namespace. */
@@ -37,11 +58,25 @@ const PLACEHOLDERS: Record<string, (o: Origin) => string | undefined> = {
   account: (o) => o.account,
   folder: (o) => o.folder,
   path: (o) => o.path,
+  eventId: (o) => o.eventId,
+  'envelope.from': (o) => o.envelope?.from,
+  'envelope.to': (o) => o.envelope?.to?.join(','),
+  'envelope.provider': (o) => o.envelope?.provider,
+  'envelope.spf': (o) => o.envelope?.spf,
+  'envelope.dkim': (o) => o.envelope?.dkim,
+  'envelope.dmarc': (o) => o.envelope?.dmarc,
+  'envelope.spamVerdict': (o) => o.envelope?.spamVerdict,
+  'envelope.remoteAddress': (o) => o.envelope?.remoteAddress,
 };
 
+const PLACEHOLDER = new RegExp(`\\{(${Object.keys(PLACEHOLDERS).map((k) => k.replace('.', '\\.')).join('|')})\\}`, 'g');
+
 /**
- * Route properties with `{adapter}`, `{account}`, `{folder}` and `{path}` filled from the
- * origin. A value that ends up empty is left out (the API refuses empty values).
+ * Route properties with `{adapter}`, `{account}`, `{folder}`, `{path}`, `{eventId}` and the
+ * envelope of a pushed message (`{envelope.from}`, `{envelope.to}` comma-joined,
+ * `{envelope.provider}`, `{envelope.spf}`, `{envelope.dkim}`, `{envelope.dmarc}`,
+ * `{envelope.spamVerdict}`, `{envelope.remoteAddress}`) filled from the origin. A value that
+ * ends up empty is left out (the API refuses empty values).
  */
 export function resolveUserProperties(props: Readonly<UserProperties>, origin: Origin): UserProperties {
   const out: UserProperties = {};
@@ -50,7 +85,7 @@ export function resolveUserProperties(props: Readonly<UserProperties>, origin: O
       out[key] = value;
       continue;
     }
-    const resolved = value.replace(/\{(adapter|account|folder|path)\}/g, (_, name: string) => PLACEHOLDERS[name]!(origin) ?? '');
+    const resolved = value.replace(PLACEHOLDER, (_, name: string) => PLACEHOLDERS[name]!(origin) ?? '');
     if (resolved.trim() !== '') out[key] = resolved;
   }
   return out;

@@ -57,6 +57,41 @@ export interface OutboxInput {
    * item itself is a duplicate), as `indexThread(thread.source, [thread.entry])` would.
    */
   thread?: { source: string; entry: ThreadEntry };
+  /**
+   * More idempotency keys of the item within its route (a pushed message's provider event id),
+   * read by `enqueueKeyed` only: an input whose key or any alias its route holds is a duplicate.
+   */
+  aliases?: string[];
+}
+
+/** Where one input of `enqueueKeyed` is stored. */
+export interface KeyedOutcome {
+  /** The item: a new one, or the one that already held the input's key or one of its aliases. */
+  id: number;
+  /** The input matched an item stored before (or earlier in the same batch): nothing was written for it. */
+  duplicate: boolean;
+  /** That item's key: another than the input's when it matched by an alias. */
+  key: string;
+  status: OutboxStatus;
+}
+
+/** The delivery state of one item, without its document (`itemState`). */
+export interface ItemState {
+  id: number;
+  route: string;
+  key: string;
+  commentId: string;
+  status: OutboxStatus;
+  /** Retries scheduled so far. */
+  attempts: number;
+  enqueuedAt: string;
+  /** Queued items: when the next delivery attempt is due (ISO-8601). */
+  nextAttemptAt?: string;
+  /** Delivered and dead items: when (ISO-8601). */
+  finishedAt?: string;
+  outcome?: DeliveryInfo['outcome'];
+  /** Dead items: why; queued items: the reason of the last scheduled retry. */
+  error?: ItemError;
 }
 
 export interface EnqueueResult {
@@ -259,6 +294,19 @@ export interface Store extends Ledger {
   outboxCounts(): Promise<OutboxCount[]>;
   /** One item by id, queued, delivered (until pruned) or dead, without its raw bytes. */
   getItem(id: number): Promise<StoredItem | undefined>;
+  /**
+   * Push intake: stores the items in one transaction (all or none) and answers, per input in
+   * order, the item it is stored as. Idempotent on (route, key) and on (route, alias): an input
+   * whose key or any alias its route holds already (stored before, by a concurrent writer, or
+   * earlier in the batch) is a duplicate of that item, writes nothing but its aliases for that
+   * item, and is not indexed nor counted. Aliases live as long as their item (pruning or purging
+   * it forgets them, as it forgets its key).
+   */
+  enqueueKeyed(items: OutboxInput[]): Promise<KeyedOutcome[]>;
+  /** Which of these keys or aliases the route holds (any status, until pruned), each with its item id. */
+  findKeys(route: string, keys: string[]): Promise<Map<string, number>>;
+  /** The delivery state of one item by id (queued, delivered until pruned, dead until purged). */
+  itemState(id: number): Promise<ItemState | undefined>;
 
   // --- after-delivery actions ------------------------------------------------------
   /** Delivered (or unchanged) items enqueued with `afterDelivery` whose action is not finished, by id, after `afterId`. */

@@ -398,6 +398,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
 
     deadLetterCases(ctx);
     stateCases(ctx);
+    pushCases(ctx);
   });
 }
 
@@ -646,6 +647,127 @@ function stateCases(ctx: ContractContext): void {
       const s = await ctx.open();
       await s.close();
       await expectCode(s.outboxDepth(), 'MAILGATE_ERR_STORE_UNAVAILABLE');
+    });
+  });
+}
+
+/** A pushed message: keyed by the SHA-256 of its bytes, its provider event id an alias. */
+function pushed(route: string, n: number, extra: Partial<OutboxInput> = {}): OutboxInput {
+  const origin = { adapter: 'webhook:mailgun', account: 'in', eventId: `ev-${n}`, envelope: { from: 'a@example.com', to: ['b@example.com', 'c@example.com'] } };
+  return input(route, n, { key: `sha256:${n.toString(16).padStart(64, '0')}|acme/support`, aliases: [`webhook:mailgun:in:event:ev-${n}|acme/support`], origin, ...extra });
+}
+
+function pushCases(ctx: ContractContext): void {
+  describe('push intake keys', () => {
+    it('answers each input its item id, a duplicate by key or by alias the first item, and writes nothing for duplicates', async () => {
+      const s = ctx.store();
+      const [a, b] = await s.enqueueKeyed([pushed('r', 1), pushed('r', 2)]);
+      expect(a).toMatchObject({ duplicate: false, status: 'queued', key: pushed('r', 1).key });
+      expect(b?.id).not.toBe(a?.id);
+      // Same bytes again; then a re-encoded retry (other bytes, same event id); then both within one batch.
+      const sameBytes = pushed('r', 1, { aliases: [] });
+      const sameEvent = pushed('r', 1, { key: 'sha256:other|acme/support' });
+      const twice = pushed('r', 3);
+      const again = await s.enqueueKeyed([sameBytes, sameEvent, twice, twice]);
+      expect(again.map((o) => [o.id, o.duplicate, o.key])).toEqual([
+        [a?.id, true, pushed('r', 1).key], [a?.id, true, pushed('r', 1).key], [again[2]?.id, false, twice.key], [again[2]?.id, true, twice.key],
+      ]);
+      // The same message for another route is another item.
+      const [other] = await s.enqueueKeyed([pushed('q', 1)]);
+      expect(other?.duplicate).toBe(false);
+      expect(await s.outboxDepth('r')).toBe(3);
+      expect((await s.counters('r'))[0]?.enqueued).toBe(3);
+      expect(await s.enqueueKeyed([])).toEqual([]);
+      const item = await s.getItem(a?.id ?? 0);
+      expect(item?.origin).toEqual(pushed('r', 1).origin);
+    });
+
+    it('adds the aliases of a duplicate to the item it matched', async () => {
+      const s = ctx.store();
+      const [first] = await s.enqueueKeyed([pushed('r', 1)]);
+      // The same bytes under a second event id: afterwards that id alone finds the item too.
+      await s.enqueueKeyed([pushed('r', 1, { aliases: ['webhook:mailgun:in:event:second|acme/support'] })]);
+      const [byAlias] = await s.enqueueKeyed([pushed('r', 9, { aliases: ['webhook:mailgun:in:event:second|acme/support'] })]);
+      expect(byAlias).toMatchObject({ id: first?.id, duplicate: true });
+      expect(await s.outboxDepth('r')).toBe(1);
+    });
+
+    it('stores parse failures as dead letters with their bytes', async () => {
+      const s = ctx.store();
+      const failed = pushed('r', 1, { error: { code: 'MAILGATE_ERR_MIME_NOT_EMAIL', message: 'no header' } });
+      const [dead] = await s.enqueueKeyed([failed]);
+      expect(dead).toMatchObject({ duplicate: false, status: 'dead' });
+      expect((await s.getDeadLetter(dead?.id ?? 0))?.raw?.equals(failed.raw!)).toBe(true);
+      expect((await s.counters('r'))[0]).toMatchObject({ enqueued: 0, deadLettered: 1 });
+      expect((await s.enqueueKeyed([failed]))[0]).toMatchObject({ id: dead?.id, duplicate: true, status: 'dead' });
+    });
+
+    it('keeps nothing of a batch that fails midway, aliases included', async () => {
+      const s = ctx.store();
+      const bad = pushed('r', 3, { commentId: null as unknown as string });
+      await expectCode(s.enqueueKeyed([pushed('r', 1), pushed('r', 2), bad]), 'MAILGATE_ERR_STORE_WRITE_FAILED');
+      expect(await s.outboxDepth()).toBe(0);
+      expect((await s.findKeys('r', [pushed('r', 1).key, ...pushed('r', 1).aliases!])).size).toBe(0);
+      expect((await s.enqueueKeyed([pushed('r', 1)]))[0]?.duplicate).toBe(false);
+    });
+
+    it('finds keys and aliases through delivery; purging the item forgets them', async () => {
+      const s = ctx.store();
+      const [one, two] = await s.enqueueKeyed([pushed('r', 1), pushed('r', 2)]);
+      const keys = (n: number): string[] => [pushed('r', n).key, ...pushed('r', n).aliases!];
+      expect(await s.findKeys('r', [...keys(1), ...keys(2), 'sha256:unknown'])).toEqual(new Map([
+        [keys(1)[0], one?.id], [keys(1)[1], one?.id], [keys(2)[0], two?.id], [keys(2)[1], two?.id],
+      ]));
+      expect((await s.findKeys('q', keys(1))).size).toBe(0);
+      expect((await s.findKeys('r', [])).size).toBe(0);
+      const claimed = await s.claim('r', 10, 'w', 60_000);
+      await s.markDelivered([one?.id ?? 0], { outcome: 'delivered' });
+      await s.deadLetter(two?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
+      expect(claimed).toHaveLength(2);
+      // Delivered (raw bytes dropped): a retry still answers the first item.
+      expect((await s.enqueueKeyed([pushed('r', 1, { key: 'sha256:reencoded|acme/support' })]))[0]).toMatchObject({ id: one?.id, duplicate: true, status: 'delivered' });
+      expect(await s.purgeDeadLetters({ ids: [two?.id ?? 0] })).toBe(1);
+      expect((await s.findKeys('r', keys(2))).size).toBe(0);
+      expect(await s.pruneDelivered(new Date(Date.now() + 60_000))).toBe(1);
+      expect((await s.findKeys('r', keys(1))).size).toBe(0);
+    });
+
+    it('stores each message once when writers push the same messages at the same time', async () => {
+      const a = ctx.store();
+      const b = await ctx.open();
+      const batch = Array.from({ length: 50 }, (_, i) => pushed('r', i));
+      // Half of one writer's inputs carry only their event id under other bytes: they must still meet the first item.
+      const reencoded = batch.map((it, i) => (i % 2 === 0 ? it : { ...it, key: `sha256:re-${i}|acme/support` }));
+      const results = await Promise.all([a.enqueueKeyed(batch), b.enqueueKeyed([...reencoded].reverse()), b.enqueueKeyed(batch)]);
+      expect(await a.outboxDepth('r')).toBe(50);
+      const ids = results.map((r, w) => (w === 1 ? [...r].reverse() : r).map((o) => o.id));
+      expect(ids[1]).toEqual(ids[0]);
+      expect(ids[2]).toEqual(ids[0]);
+      expect(results.flat().filter((o) => !o.duplicate)).toHaveLength(50);
+      expect((await a.counters('r'))[0]?.enqueued).toBe(50);
+    });
+
+    it('tells the delivery state of an item', async () => {
+      const s = ctx.store();
+      const [q, r, d, x] = await s.enqueueKeyed([pushed('r', 1), pushed('r', 2), pushed('r', 3), pushed('r', 4)]);
+      const queued = await s.itemState(q?.id ?? 0);
+      expect(queued).toMatchObject({ id: q?.id, route: 'r', key: pushed('r', 1).key, commentId: 'c0de0001', status: 'queued', attempts: 0 });
+      expect(queued?.error).toBeUndefined();
+      expect(Date.parse(queued?.nextAttemptAt ?? '')).toBeLessThanOrEqual(Date.now() + 1000);
+      await s.claim('r', 10, 'w', 60_000);
+      await s.scheduleRetry([r?.id ?? 0], 3_600_000, { code: 'MAILGATE_ERR_API_SERVER', message: '503' });
+      await s.markDelivered([d?.id ?? 0], { outcome: 'unchanged' });
+      await s.deadLetter(x?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: '422: bad header' });
+      const retrying = await s.itemState(r?.id ?? 0);
+      expect(retrying).toMatchObject({ status: 'queued', attempts: 1, error: { code: 'MAILGATE_ERR_API_SERVER', message: '503' } });
+      expect(Date.parse(retrying?.nextAttemptAt ?? '')).toBeGreaterThan(Date.now() + 3_000_000);
+      const delivered = await s.itemState(d?.id ?? 0);
+      expect(delivered).toMatchObject({ status: 'delivered', outcome: 'unchanged' });
+      expect(delivered?.nextAttemptAt).toBeUndefined();
+      expect(delivered?.finishedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(await s.itemState(x?.id ?? 0)).toMatchObject({ status: 'dead', error: { code: 'MAILGATE_ERR_BATCH_REJECTED', message: '422: bad header' } });
+      expect(await s.itemState(999_999)).toBeUndefined();
+      expect(await s.itemState(Number.NaN)).toBeUndefined();
     });
   });
 }

@@ -10,6 +10,7 @@ import { checkAiUnits, wrapStoreError } from '../common.js';
 import type * as T from '../types.js';
 import { isPgUnavailable, type PgClock } from './db.js';
 import { PgDeadLetters } from './dead-letters.js';
+import { PgKeyed } from './keyed.js';
 import { migratePostgres } from './migrations.js';
 import { bumpCounters, PgOutbox, putCheckpoint } from './outbox.js';
 import { PgState } from './state.js';
@@ -61,12 +62,14 @@ export class PostgresStore implements T.Store {
   private readonly outbox: PgOutbox;
   private readonly dead: PgDeadLetters;
   private readonly state: PgState;
+  private readonly keyed: PgKeyed;
   private closed = false;
 
   private constructor(private readonly pool: pg.Pool, clock: PgClock) {
     this.state = new PgState(pool, clock);
     this.outbox = new PgOutbox(pool, this.state, clock);
     this.dead = new PgDeadLetters(pool, this.state, clock);
+    this.keyed = new PgKeyed(pool, this.state, clock);
   }
 
   /** Connects and migrates (under an advisory lock). */
@@ -106,6 +109,9 @@ export class PostgresStore implements T.Store {
   outboxDepth(route?: string) { return this.guard('outboxDepth', () => this.outbox.depth(route)); }
   outboxCounts() { return this.guard('outboxCounts', () => this.outbox.counts()); }
   getItem(id: number) { return this.guard('getItem', () => this.outbox.getItem(id)); }
+  enqueueKeyed(items: T.OutboxInput[]) { return this.guard('enqueueKeyed', () => this.keyed.enqueue(items)); }
+  findKeys(route: string, keys: string[]) { return this.guard('findKeys', () => this.keyed.findKeys(route, keys)); }
+  itemState(id: number) { return this.guard('itemState', () => this.keyed.itemState(id)); }
   pendingActions(limit: number, afterId?: number) { return this.guard('pendingActions', () => this.outbox.pendingActions(limit, afterId)); }
   finishActions(ids: number[]) { return this.guard('finishActions', () => this.outbox.finishActions(ids)); }
 

@@ -159,6 +159,21 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE outbox_docs ADD COLUMN text_hash TEXT, ADD COLUMN doc_hash TEXT;
     `,
   },
+  {
+    // As SQLite migration 5: a pushed message's provider event id is a second key naming the
+    // item its bytes are stored as; it lives as long as that item.
+    version: 5,
+    name: 'outbox key aliases',
+    sql: `
+      CREATE TABLE outbox_aliases (
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        item_id BIGINT NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
+        PRIMARY KEY (route, key)
+      );
+      CREATE INDEX outbox_aliases_item ON outbox_aliases (item_id);
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {

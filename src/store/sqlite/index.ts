@@ -14,6 +14,7 @@ import type { Checkpoint } from '../../pipeline/types.js';
 import { checkAiUnits, wrapStoreError } from '../common.js';
 import type * as T from '../types.js';
 import { SqliteDeadLetters } from './dead-letters.js';
+import { SqliteKeyed } from './keyed.js';
 import { migrateSqlite } from './migrations.js';
 import { SqliteOutbox } from './outbox.js';
 import { SqliteState } from './state.js';
@@ -70,11 +71,13 @@ export class SqliteStore implements T.Store {
   private readonly outbox: SqliteOutbox;
   private readonly dead: SqliteDeadLetters;
   private readonly state: SqliteState;
+  private readonly keyed: SqliteKeyed;
 
   private constructor(private readonly db: Database.Database, now: () => number) {
     this.state = new SqliteState(db, now);
     this.outbox = new SqliteOutbox(db, this.state, now);
     this.dead = new SqliteDeadLetters(db, this.outbox, now);
+    this.keyed = new SqliteKeyed(db, this.outbox, now);
   }
 
   /** Opens (creating parent directories) and migrates. */
@@ -114,6 +117,9 @@ export class SqliteStore implements T.Store {
   outboxDepth(route?: string) { return this.guard('outboxDepth', () => this.outbox.depth(route)); }
   outboxCounts() { return this.guard('outboxCounts', () => this.outbox.counts()); }
   getItem(id: number) { return this.guard('getItem', () => this.outbox.getItem(id)); }
+  enqueueKeyed(items: T.OutboxInput[]) { return this.guard('enqueueKeyed', () => this.keyed.enqueue(items)); }
+  findKeys(route: string, keys: string[]) { return this.guard('findKeys', () => this.keyed.findKeys(route, keys)); }
+  itemState(id: number) { return this.guard('itemState', () => this.keyed.itemState(id)); }
   pendingActions(limit: number, afterId?: number) { return this.guard('pendingActions', () => this.outbox.pendingActions(limit, afterId)); }
   finishActions(ids: number[]) { return this.guard('finishActions', () => this.outbox.finishActions(ids)); }
 

@@ -143,6 +143,22 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE outbox_docs ADD COLUMN doc_hash TEXT;
     `,
   },
+  {
+    // Push intake: a pushed message is keyed by the SHA-256 of its bytes; the provider's event
+    // id is a second key naming the same item, so a retry that re-encodes the message is still
+    // the same item. An alias lives as long as its item (pruning or purging it forgets both).
+    version: 5,
+    name: 'outbox key aliases',
+    sql: `
+      CREATE TABLE outbox_aliases (
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        item_id INTEGER NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
+        PRIMARY KEY (route, key)
+      ) WITHOUT ROWID;
+      CREATE INDEX outbox_aliases_item ON outbox_aliases (item_id);
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

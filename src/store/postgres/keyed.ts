@@ -1,0 +1,171 @@
+/**
+ * PostgreSQL push intake: enqueue answering each input's item id, idempotent on the outbox
+ * key and on aliases (`outbox_aliases`, a provider's event id pointing to an item), and the
+ * narrow state of an item.
+ *
+ * Replicas may store the same message at the same moment. Each input is one INSERT of its
+ * row, side rows and aliases that does nothing on a key conflict (waiting for a concurrent
+ * writer of that key to finish first); an alias taken meanwhile by another item undoes the
+ * row again inside the transaction. Either way the input then answers the item that holds
+ * the key or alias. Inputs go in key order so that two writers take their locks alike.
+ */
+import type pg from 'pg';
+import { countByRoute } from '../common.js';
+import type { ItemError, ItemState, KeyedOutcome, OutboxInput, OutboxStatus, ThreadEntry } from '../types.js';
+import { iso, nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
+import { bumpCounters, deleteItems } from './outbox.js';
+import type { PgState } from './state.js';
+
+type Found = Omit<KeyedOutcome, 'duplicate'>;
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+/** The input's row, its document, raw bytes and aliases in one statement; no row on a key conflict. */
+function insertOne(it: OutboxInput, aliases: string[], now: Date | null): { text: string; values: unknown[] } {
+  const text = `WITH ins AS (
+      INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due, next_attempt_at)
+      VALUES ($1, $2, $3, $4, CASE WHEN $4 = 'dead' THEN clock_timestamp() END, $5::json, $6::json, $7::json, $8, ${pgNow(15)})
+      ON CONFLICT (route, key) DO NOTHING RETURNING id),
+    docs AS (
+      INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash) SELECT id, $9::json, $10::json, $11, $12 FROM ins),
+    raws AS (
+      INSERT INTO outbox_raw (id, raw) SELECT id, $13::bytea FROM ins WHERE $13::bytea IS NOT NULL),
+    al AS (
+      INSERT INTO outbox_aliases (route, key, item_id) SELECT $1, a, ins.id FROM ins, unnest($14::text[]) AS a
+      ON CONFLICT DO NOTHING RETURNING key)
+    SELECT (SELECT id FROM ins) AS id, (SELECT COUNT(*) FROM al) AS aliased`;
+  const values = [
+    pgText(it.route),
+    pgText(it.key),
+    pgText(it.commentId),
+    it.error === undefined ? 'queued' : 'dead',
+    json(it.error),
+    JSON.stringify(it.origin),
+    it.warnings === undefined || it.warnings.length === 0 ? null : JSON.stringify(it.warnings),
+    it.afterDelivery === true,
+    it.json?.document ?? JSON.stringify(it.document),
+    it.json === undefined ? json(it.preview) : (it.json.preview ?? null),
+    it.hashes?.textHash ?? null,
+    it.hashes?.docHash ?? null,
+    it.raw ?? null,
+    aliases,
+    now,
+  ];
+  return { text, values };
+}
+
+function threadsBySource(items: OutboxInput[]): Array<[string, ThreadEntry[]]> {
+  const bySource = new Map<string, ThreadEntry[]>();
+  for (const { thread } of items) {
+    if (thread !== undefined) bySource.set(thread.source, [...(bySource.get(thread.source) ?? []), thread.entry]);
+  }
+  return [...bySource].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+interface StateRow {
+  id: string;
+  route: string;
+  key: string;
+  comment_id: string;
+  status: OutboxStatus;
+  attempts: number;
+  next_attempt_at: Date;
+  enqueued_at: Date;
+  finished_at: Date | null;
+  outcome: string | null;
+  last_error: ItemError | null;
+}
+
+export class PgKeyed {
+  constructor(private readonly pool: pg.Pool, private readonly state: PgState, private readonly clock: PgClock) {}
+
+  enqueue(items: OutboxInput[]): Promise<KeyedOutcome[]> {
+    if (items.length === 0) return Promise.resolve([]);
+    const order = items.map((_, i) => i).sort((a, b) => {
+      const x = items[a]!;
+      const y = items[b]!;
+      return x.route < y.route ? -1 : x.route > y.route ? 1 : x.key < y.key ? -1 : x.key > y.key ? 1 : a - b;
+    });
+    const now = nowParam(this.clock);
+    return withTransaction(this.pool, async (client) => {
+      const out: KeyedOutcome[] = new Array<KeyedOutcome>(items.length);
+      const fresh: OutboxInput[] = [];
+      for (const i of order) {
+        const item = items[i]!;
+        out[i] = await this.one(client, item, now);
+        if (!out[i]!.duplicate) fresh.push(item);
+      }
+      await bumpCounters(client, 'enqueued', countByRoute(fresh.filter((i) => i.error === undefined).map((i) => i.route)));
+      await bumpCounters(client, 'dead_lettered', countByRoute(fresh.filter((i) => i.error !== undefined).map((i) => i.route)));
+      for (const [source, entries] of threadsBySource(fresh)) await this.state.indexThread(source, entries, client);
+      return out;
+    });
+  }
+
+  private async one(client: pg.PoolClient, item: OutboxInput, now: Date | null): Promise<KeyedOutcome> {
+    const aliases = [...new Set((item.aliases ?? []).map(pgText))];
+    const st = insertOne(item, aliases, now);
+    const { rows } = await client.query<{ id: string | null; aliased: string }>(st.text, st.values);
+    const id = rows[0]?.id ?? null;
+    if (id !== null && Number(rows[0]?.aliased) === aliases.length) {
+      return { id: toId(id), key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
+    }
+    // Another item holds one of the aliases: this row was never visible to anyone, drop it.
+    if (id !== null) await deleteItems(client, 'id = $1', [id]);
+    const found = await this.find(client, item.route, pgText(item.key), aliases);
+    if (found === undefined) throw new Error(`outbox key ${item.key} of route ${item.route} conflicts but names no item`);
+    await this.alias(client, item.route, aliases, found.id);
+    return { ...found, duplicate: true };
+  }
+
+  /** The item an alias names (the provider's id first), else the one holding the key. */
+  private async find(db: Queryable, route: string, key: string, aliases: string[]): Promise<Found | undefined> {
+    const { rows } = await db.query<{ id: string; key: string; status: OutboxStatus }>(
+      `SELECT id, key, status FROM (
+         SELECT o.id, o.key, o.status, 0 AS p FROM outbox_aliases a JOIN outbox o ON o.id = a.item_id
+         WHERE a.route = $1 AND a.key = ANY($3::text[])
+         UNION ALL SELECT id, key, status, 1 FROM outbox WHERE route = $1 AND key = $2) f
+       ORDER BY p LIMIT 1`,
+      [pgText(route), key, aliases],
+    );
+    const r = rows[0];
+    return r === undefined ? undefined : { id: toId(r.id), key: r.key, status: r.status };
+  }
+
+  private async alias(db: Queryable, route: string, aliases: string[], id: number): Promise<void> {
+    if (aliases.length === 0) return;
+    await db.query(
+      `INSERT INTO outbox_aliases (route, key, item_id) SELECT $1, a, $3 FROM unnest($2::text[]) AS a ON CONFLICT DO NOTHING`,
+      [pgText(route), aliases, id],
+    );
+  }
+
+  async findKeys(route: string, keys: string[]): Promise<Map<string, number>> {
+    if (keys.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ key: string; id: string }>(
+      `SELECT key, id FROM outbox WHERE route = $1 AND key = ANY($2::text[])
+       UNION ALL SELECT key, item_id AS id FROM outbox_aliases WHERE route = $1 AND key = ANY($2::text[])`,
+      [route, keys],
+    );
+    return new Map(rows.map((r) => [r.key, toId(r.id)]));
+  }
+
+  async itemState(id: number): Promise<ItemState | undefined> {
+    if (!Number.isSafeInteger(id)) return undefined;
+    const { rows } = await this.pool.query<StateRow>(
+      `SELECT id, route, key, comment_id, status, attempts, next_attempt_at, enqueued_at, finished_at, outcome, last_error
+       FROM outbox WHERE id = $1`,
+      [id],
+    );
+    const r = rows[0];
+    if (r === undefined) return undefined;
+    const state: ItemState = {
+      id: toId(r.id), route: r.route, key: r.key, commentId: r.comment_id, status: r.status, attempts: r.attempts, enqueuedAt: iso(r.enqueued_at),
+    };
+    if (r.status === 'queued') state.nextAttemptAt = iso(r.next_attempt_at);
+    if (r.finished_at !== null) state.finishedAt = iso(r.finished_at);
+    if (r.outcome === 'delivered' || r.outcome === 'unchanged') state.outcome = r.outcome;
+    if (r.last_error !== null) state.error = r.last_error;
+    return state;
+  }
+}

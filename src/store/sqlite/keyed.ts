@@ -1,0 +1,119 @@
+/**
+ * SQLite push intake: enqueue answering each input's item id, idempotent on the outbox key
+ * and on aliases (`outbox_aliases`, a provider's event id pointing to an item), and the
+ * narrow state of an item. better-sqlite3 runs the whole batch in one IMMEDIATE transaction,
+ * so a duplicate is found before anything is written for it.
+ */
+import type Database from 'better-sqlite3';
+import { countByRoute, parseItemError } from '../common.js';
+import type { ItemState, KeyedOutcome, OutboxInput, OutboxStatus } from '../types.js';
+import type { SqliteOutbox } from './outbox.js';
+import { INSERT_COLUMNS, inputValues } from './rows.js';
+
+type Found = Omit<KeyedOutcome, 'duplicate'>;
+
+interface StateRow {
+  id: number;
+  route: string;
+  key: string;
+  comment_id: string;
+  status: OutboxStatus;
+  attempts: number;
+  next_attempt_at: number;
+  enqueued_at: number;
+  finished_at: number | null;
+  outcome: string | null;
+  last_error: string | null;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export class SqliteKeyed {
+  private readonly insert: Database.Statement;
+  private readonly byKey: Database.Statement;
+  private readonly byAlias: Database.Statement;
+  private readonly addAlias: Database.Statement;
+  private readonly known: Database.Statement;
+  private readonly state: Database.Statement;
+  private readonly tx: (items: OutboxInput[]) => KeyedOutcome[];
+
+  constructor(db: Database.Database, private readonly outbox: SqliteOutbox, private readonly now: () => number) {
+    this.insert = db.prepare(
+      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',').map(() => '?').join(', ')}) RETURNING id`,
+    );
+    this.byKey = db.prepare('SELECT id, key, status FROM outbox WHERE route = ? AND key = ?');
+    this.byAlias = db.prepare(
+      'SELECT o.id, o.key, o.status FROM outbox_aliases a JOIN outbox o ON o.id = a.item_id WHERE a.route = ? AND a.key = ?',
+    );
+    this.addAlias = db.prepare('INSERT INTO outbox_aliases (route, key, item_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
+    this.known = db.prepare(
+      `SELECT key, id FROM outbox WHERE route = @route AND key IN (SELECT value FROM json_each(@keys))
+       UNION ALL SELECT key, item_id AS id FROM outbox_aliases WHERE route = @route AND key IN (SELECT value FROM json_each(@keys))`,
+    );
+    this.state = db.prepare(
+      `SELECT id, route, key, comment_id, status, attempts, next_attempt_at, enqueued_at, finished_at, outcome, last_error
+       FROM outbox WHERE id = ?`,
+    );
+    const tx = db.transaction((items: OutboxInput[]) => this.enqueueNow(items));
+    this.tx = (items) => tx.immediate(items);
+  }
+
+  enqueue(items: OutboxInput[]): KeyedOutcome[] {
+    return items.length === 0 ? [] : this.tx(items);
+  }
+
+  private enqueueNow(items: OutboxInput[]): KeyedOutcome[] {
+    const now = this.now();
+    const fresh: OutboxInput[] = [];
+    const out = items.map((item): KeyedOutcome => {
+      const found = this.find(item);
+      if (found !== undefined) {
+        this.alias(item, found.id);
+        return { ...found, duplicate: true };
+      }
+      const { id } = this.insert.get(...inputValues(item, now)) as { id: number };
+      this.outbox.putBody(id, item);
+      this.alias(item, id);
+      fresh.push(item);
+      return { id, key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
+    });
+    this.outbox.indexThreads(fresh);
+    for (const [route, n] of countByRoute(fresh.filter((i) => i.error === undefined).map((i) => i.route))) this.outbox.bump(route, 'enqueued', n);
+    for (const [route, n] of countByRoute(fresh.filter((i) => i.error !== undefined).map((i) => i.route))) this.outbox.bump(route, 'dead_lettered', n);
+    return out;
+  }
+
+  /** The item an alias of the input names (the provider's id first), else the one holding its key. */
+  private find(item: OutboxInput): Found | undefined {
+    for (const alias of item.aliases ?? []) {
+      const row = this.byAlias.get(item.route, alias) as Found | undefined;
+      if (row !== undefined) return row;
+    }
+    return this.byKey.get(item.route, item.key) as Found | undefined;
+  }
+
+  private alias(item: OutboxInput, id: number): void {
+    for (const alias of item.aliases ?? []) this.addAlias.run(item.route, alias, id);
+  }
+
+  findKeys(route: string, keys: string[]): Map<string, number> {
+    if (keys.length === 0) return new Map();
+    const rows = this.known.all({ route, keys: JSON.stringify(keys) }) as Array<{ key: string; id: number }>;
+    return new Map(rows.map((r) => [r.key, r.id]));
+  }
+
+  itemState(id: number): ItemState | undefined {
+    if (!Number.isSafeInteger(id)) return undefined;
+    const r = this.state.get(id) as StateRow | undefined;
+    if (r === undefined) return undefined;
+    const state: ItemState = {
+      id: r.id, route: r.route, key: r.key, commentId: r.comment_id, status: r.status, attempts: r.attempts, enqueuedAt: iso(r.enqueued_at),
+    };
+    if (r.status === 'queued') state.nextAttemptAt = iso(r.next_attempt_at);
+    if (r.finished_at !== null) state.finishedAt = iso(r.finished_at);
+    if (r.outcome === 'delivered' || r.outcome === 'unchanged') state.outcome = r.outcome;
+    const error = parseItemError(r.last_error);
+    if (error !== undefined) state.error = error;
+    return state;
+  }
+}
