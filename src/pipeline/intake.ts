@@ -88,6 +88,13 @@ export interface IntakeOptions {
 
 export interface Intake extends IntakeSink {
   readonly counters: IntakeCounters;
+  /**
+   * Parses messages into outbox inputs without storing them (push intake stores them itself):
+   * the parse, budgets, route properties, thread entries and dead-letter inputs of `accept`
+   * (an `Inbound.failure` or a parse error becomes an input with `error`, raw bytes kept), keyed
+   * by `outboxKey`. Counted apart from `counters`; rejects only when parsing cannot run at all.
+   */
+  prepare(batch: Inbound[]): Promise<OutboxInput[]>;
 }
 
 
@@ -129,20 +136,20 @@ export function createIntake(options: IntakeOptions): Intake {
     return keyed.filter(({ msg, key }) => !known.get(msg.route)!.has(key));
   }
 
-  async function toOutbox({ msg, route, key }: Keyed): Promise<Parsed> {
+  async function toOutbox({ msg, route, key }: Keyed, c: IntakeCounters = counters): Promise<Parsed> {
     const base = { route: route.name, key, origin: msg.origin, raw: msg.raw, ...(msg.afterDelivery === true ? { afterDelivery: true } : {}) };
     if (msg.failure !== undefined) {
-      counters.failed++;
+      c.failed++;
       return { input: failed(base, msg, msg.failure) };
     }
     try {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
       const result = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
-      counters.parsed++;
+      c.parsed++;
       return { input: new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result), ...(result.thread ? { thread: result.thread } : {}) };
     } catch (err) {
       if (!isGatewayError(err)) throw err;
-      counters.failed++;
+      c.failed++;
       return { input: failed(base, msg, { code: err.code, message: err.message }) };
     }
   }
@@ -178,6 +185,14 @@ export function createIntake(options: IntakeOptions): Intake {
     async checkpoint(key: string) {
       return store.getCheckpoint(key);
     },
+    async prepare(batch: Inbound[]): Promise<OutboxInput[]> {
+      const apart: IntakeCounters = { received: 0, parsed: 0, failed: 0, queued: 0, duplicates: 0 };
+      const keyed = batch.map((msg) => {
+        const route = routeOf(msg);
+        return { msg, route, key: outboxKey(route, msg.origin, msg.raw) };
+      });
+      return (await Promise.all(keyed.map((k) => toOutbox(k, apart)))).map((p) => withThread(p, routes));
+    },
     accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
       return inOrder(async (previous) => {
         if (batch.length === 0) {
@@ -189,7 +204,7 @@ export function createIntake(options: IntakeOptions): Intake {
         counters.received += batch.length;
         const fresh = await unknown(batch);
         counters.duplicates += batch.length - fresh.length;
-        const items = await Promise.all(fresh.map(toOutbox));
+        const items = await Promise.all(fresh.map((k) => toOutbox(k)));
         await previous;
         await storeBatch(batch, items, checkpoint);
       });

@@ -134,6 +134,11 @@ export interface PushResult {
   duplicate: boolean;
   /** Stored as a dead letter (unparseable; raw bytes kept) rather than queued. */
   dead?: { code: string; message: string };
+  /**
+   * A duplicate by its event id whose bytes differ from the first item's (a provider re-encoding
+   * a retry, or an upload reusing an Idempotency-Key for other content): nothing was stored.
+   */
+  conflict?: boolean;
 }
 
 /** What a push adapter's endpoints hand messages to. */
@@ -155,6 +160,8 @@ export interface PushItemState {
   state: 'queued' | 'retrying' | 'delivered' | 'dead';
   commentId?: string;
   attempts?: number;
+  /** For retrying items: when the next delivery attempt is due (ISO-8601). */
+  nextAttemptAt?: string;
   /** For dead items: the code and the API's reason. */
   error?: { code: string; message: string };
 }
