@@ -101,7 +101,11 @@ export const RouteSchema = z
     user_properties: z
       .record(z.string(), z.union([z.string(), z.number()]))
       .default({})
-      .describe('Client properties added to every document; string values may use {adapter}, {account}, {folder}, {path}.'),
+      .describe(
+        'Client properties added to every document; string values may use {adapter}, {account}, {folder}, {path}, {eventId}, '
+        + 'and for pushed mail {envelope.from}, {envelope.to} (comma-joined), {envelope.provider}, {envelope.spf}, {envelope.dkim}, '
+        + '{envelope.dmarc}, {envelope.spamVerdict}, {envelope.remoteAddress}; a value left empty is omitted.',
+      ),
     override_user_properties: z.array(z.string()).max(MAX_OVERRIDE_PROPERTIES).default([]).describe('Generated property names (without type prefix) that client values override (sync only).'),
     on_property_conflict: PropertyConflict.default('reject').describe('What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop.'),
     max_documents: int(1, MAX_SYNC_DOCUMENTS).optional().describe('Per-route override of delivery.max_documents.'),
