@@ -27,7 +27,8 @@ const argInt = (i: number, fallback: number): number => {
 const MESSAGES = argInt(2, 5_000);
 const CONCURRENCY = argInt(3, 64);
 
-const PARAGRAPH = 'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order. Could you check?\r\n\r\n';
+const PARAGRAPH = 'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order.\r\n'
+  + 'Could you check?\r\n\r\n';
 
 /** A distinct message of about 5 KB, as a provider would post it. */
 function message(i: number): Inbound {
@@ -37,7 +38,8 @@ function message(i: number): Inbound {
     + `Date: Mon, 04 Mar 2024 09:00:00 +0000\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${PARAGRAPH.repeat(40)}Ref ${i}\r\n`,
   );
   const envelope = { from: `c${i}@example.com`, to: ['support@acme.example'], provider: 'mailgun', spf: 'pass' };
-  return { raw, route: 'hooks', receivedAt: new Date(), origin: { adapter: 'webhook:mailgun', account: 'in', eventId: `ev-${i}`, envelope } };
+  const origin = { adapter: 'webhook:mailgun', account: 'in', eventId: `ev-${i}`, envelope };
+  return { raw, route: 'hooks', receivedAt: new Date(), origin };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -46,7 +48,9 @@ function percentile(sorted: number[], p: number): number {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-push-'));
-  const config = ConfigSchema.parse({ routes: [{ name: 'hooks', source: 'acme/support', user_properties: { 'string:Recipient': '{envelope.to}' } }] });
+  const config = ConfigSchema.parse({
+    routes: [{ name: 'hooks', source: 'acme/support', user_properties: { 'string:Recipient': '{envelope.to}' } }],
+  });
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   const store = await openStore(`sqlite:${join(dir, 'push.db')}`);
   let commits = 0;
@@ -75,7 +79,8 @@ async function main(): Promise<void> {
   latencies.sort((a, b) => a - b);
   const kb = messages[0]!.raw.length / 1024;
   console.log(
-    `push sink, SQLite synchronous=FULL: ${MESSAGES} messages of ${kb.toFixed(1)} KB, concurrency ${CONCURRENCY}, pool ${pool.size} worker(s)\n`
+    `push sink, SQLite synchronous=FULL: ${MESSAGES} messages of ${kb.toFixed(1)} KB, concurrency ${CONCURRENCY}, `
+    + `pool ${pool.size} worker(s)\n`
     + `  accepted: ${Math.round(MESSAGES / seconds)} messages/s (${seconds.toFixed(2)} s), stored ${depth}\n`
     + `  submit latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms\n`
     + `  commits: ${commits} (${(MESSAGES / commits).toFixed(1)} messages each)`,

@@ -46,7 +46,9 @@ interface Submission {
 }
 
 function checkCount(name: string, n: number): number {
-  if (!Number.isInteger(n) || n < 1) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${name} must be a positive integer, got ${String(n)}`);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${name} must be a positive integer, got ${String(n)}`);
+  }
   return n;
 }
 

@@ -39,8 +39,12 @@ const mail = (n: number, body = `body ${n}`): Buffer => Buffer.from(
 );
 
 function pushed(raw: Buffer, eventId?: string): Inbound {
-  const envelope = { from: 's@example.com', to: ['support@acme.example', 'team@acme.example'], provider: 'mailgun', spf: 'pass', remoteAddress: '203.0.113.9' };
-  return { raw, route: 'hooks', receivedAt: new Date('2024-03-04T09:00:01Z'), origin: { adapter: 'webhook:mailgun', account: 'in', ...(eventId ? { eventId } : {}), envelope } };
+  const envelope = {
+    from: 's@example.com', to: ['support@acme.example', 'team@acme.example'],
+    provider: 'mailgun', spf: 'pass', remoteAddress: '203.0.113.9',
+  };
+  const origin = { adapter: 'webhook:mailgun', account: 'in', ...(eventId ? { eventId } : {}), envelope };
+  return { raw, route: 'hooks', receivedAt: new Date('2024-03-04T09:00:01Z'), origin };
 }
 
 async function codeOf(p: Promise<unknown>): Promise<unknown> {
@@ -73,7 +77,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-let stores: Store[] = [];
+const stores: Store[] = [];
 afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
 });
@@ -96,7 +100,8 @@ function countingIntake(store: Store): { intake: Intake; prepared: () => number 
 }
 
 function sinkFor(store: Store, maxOutbox = 1_000, onCommit?: () => void): PushSink {
-  return createPushSink({ intake: intakeFor(store), store, routes, maxOutbox, logger: createLogger(false), ...(onCommit ? { onCommit } : {}) });
+  const logger = createLogger(false);
+  return createPushSink({ intake: intakeFor(store), store, routes, maxOutbox, logger, ...(onCommit ? { onCommit } : {}) });
 }
 
 /** The exact bytes stored for an item (read back as a dead letter, the one place the contract returns them). */
@@ -205,7 +210,8 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     const store = await fresh();
     // The transaction fails after writing the first messages of the submit: all roll back.
     const failing = Object.create(store) as Store;
-    failing.enqueueKeyed = (items) => store.enqueueKeyed([...items, { ...items[0]!, key: 'poison', aliases: [], commentId: null as unknown as string }]);
+    const poison = (it: OutboxInput): OutboxInput => ({ ...it, key: 'poison', aliases: [], commentId: null as unknown as string });
+    failing.enqueueKeyed = (items) => store.enqueueKeyed([...items, poison(items[0]!)]);
     const batch = [pushed(mail(1), 'ev-1'), pushed(mail(2), 'ev-2')];
     expect(await codeOf(sinkFor(failing).submit(batch))).toBe('MAILGATE_ERR_INTAKE_UNAVAILABLE');
     expect(await store.outboxDepth()).toBe(0);
@@ -220,7 +226,8 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
   it('fails only the submit the store refuses when it shared a commit with others', async () => {
     const g = gated(await fresh());
     const poisoned = Object.create(g.store) as Store;
-    poisoned.enqueueKeyed = (items) => g.store.enqueueKeyed(items.map((it) => (it.raw?.includes('POISON') ? { ...it, commentId: null as unknown as string } : it)));
+    const poison = (it: OutboxInput): OutboxInput => (it.raw?.includes('POISON') ? { ...it, commentId: null as unknown as string } : it);
+    poisoned.enqueueKeyed = (items) => g.store.enqueueKeyed(items.map(poison));
     const { intake, prepared } = countingIntake(poisoned);
     const sink = createPushSink({ intake, store: poisoned, routes, maxOutbox: 1_000, logger: createLogger(false) });
     const first = sink.submit([pushed(mail(0))]);
@@ -255,7 +262,8 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     const store = await fresh();
     const sink = sinkFor(store);
     const notMail = Buffer.from('\u0000\u0001 not a message at all');
-    const unreadable: Inbound = { ...pushed(Buffer.from('partial')), failure: { code: 'MAILGATE_ERR_WEBHOOK_MALFORMED', message: 'truncated' } };
+    const failure = { code: 'MAILGATE_ERR_WEBHOOK_MALFORMED', message: 'truncated' };
+    const unreadable: Inbound = { ...pushed(Buffer.from('partial')), failure };
     const results = await sink.submit([pushed(notMail, 'ev-bad'), unreadable, pushed(mail(1))]);
     expect(results[0]?.dead?.code).toMatch(/^MAILGATE_ERR_MIME_/);
     expect(results[1]).toMatchObject({ duplicate: false, dead: { code: 'MAILGATE_ERR_WEBHOOK_MALFORMED', message: 'truncated' } });
@@ -287,7 +295,8 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     await store.deadLetter(Number(x!.id), { code: 'MAILGATE_ERR_BATCH_REJECTED', message: '422: header too long' });
     expect(await sink.item(r!.id)).toMatchObject({ state: 'retrying', attempts: 1, nextAttemptAt: expect.stringMatching(/^\d{4}-/) });
     expect(await sink.item(d!.id)).toMatchObject({ state: 'delivered' });
-    expect(await sink.item(x!.id)).toMatchObject({ state: 'dead', error: { code: 'MAILGATE_ERR_BATCH_REJECTED', message: '422: header too long' } });
+    const dead = await sink.item(x!.id);
+    expect(dead).toMatchObject({ state: 'dead', error: { code: 'MAILGATE_ERR_BATCH_REJECTED', message: '422: header too long' } });
     for (const id of ['999999', '0', 'abc', '1e3', '']) expect(await sink.item(id)).toBeUndefined();
   });
 });
@@ -304,6 +313,7 @@ describe('push keys', () => {
   });
 
   it('refuses a non-positive outbox limit', () => {
-    expect(() => createPushSink({ intake: {} as Intake, store: {} as Store, routes, maxOutbox: 0, logger: createLogger(false) })).toThrow(/maxOutbox/);
+    const options = { intake: {} as Intake, store: {} as Store, routes, maxOutbox: 0, logger: createLogger(false) };
+    expect(() => createPushSink(options)).toThrow(/maxOutbox/);
   });
 });

@@ -160,7 +160,8 @@ export class PgKeyed {
     const r = rows[0];
     if (r === undefined) return undefined;
     const state: ItemState = {
-      id: toId(r.id), route: r.route, key: r.key, commentId: r.comment_id, status: r.status, attempts: r.attempts, enqueuedAt: iso(r.enqueued_at),
+      id: toId(r.id), route: r.route, key: r.key, commentId: r.comment_id, status: r.status, attempts: r.attempts,
+      enqueuedAt: iso(r.enqueued_at),
     };
     if (r.status === 'queued') state.nextAttemptAt = iso(r.next_attempt_at);
     if (r.finished_at !== null) state.finishedAt = iso(r.finished_at);

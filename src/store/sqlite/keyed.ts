@@ -78,8 +78,9 @@ export class SqliteKeyed {
       return { id, key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
     });
     this.outbox.indexThreads(fresh);
-    for (const [route, n] of countByRoute(fresh.filter((i) => i.error === undefined).map((i) => i.route))) this.outbox.bump(route, 'enqueued', n);
-    for (const [route, n] of countByRoute(fresh.filter((i) => i.error !== undefined).map((i) => i.route))) this.outbox.bump(route, 'dead_lettered', n);
+    const routesOf = (dead: boolean): string[] => fresh.filter((i) => (i.error !== undefined) === dead).map((i) => i.route);
+    for (const [route, n] of countByRoute(routesOf(false))) this.outbox.bump(route, 'enqueued', n);
+    for (const [route, n] of countByRoute(routesOf(true))) this.outbox.bump(route, 'dead_lettered', n);
     return out;
   }
 
