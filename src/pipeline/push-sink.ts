@@ -110,10 +110,9 @@ export function createPushSink(options: PushSinkOptions): PushSink {
       const depth = await depthOf(name, 1);
       if (depth < maxOutbox) continue;
       const route = routes.get(name)!;
-      const mine = batch.filter((m) => m.route === name);
-      const found = await store.findKeys(name, mine.flatMap((m) => [outboxKey(route, m.origin, m.raw), eventKey(route, m.origin) ?? '']));
-      const stored = (m: Inbound): boolean => found.has(outboxKey(route, m.origin, m.raw)) || found.has(eventKey(route, m.origin) ?? '');
-      if (!mine.every(stored)) throw full(name, depth);
+      const keys = batch.filter((m) => m.route === name).map((m) => [outboxKey(route, m.origin, m.raw), eventKey(route, m.origin)]);
+      const found = await store.findKeys(name, keys.flat().filter((k): k is string => k !== undefined));
+      if (!keys.every((ks) => ks.some((k) => k !== undefined && found.has(k)))) throw full(name, depth);
     }
   }
 
