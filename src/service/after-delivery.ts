@@ -11,6 +11,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Origin } from '../pipeline/types.js';
+import { backoffDelay, type Backoff } from '../retry.js';
 import type { PendingAction, Store } from '../store/types.js';
 
 export interface ActionTarget {
@@ -107,10 +108,8 @@ export function createAfterDeliveryQueue(
     return { finished, deferred };
   }
 
-  const delayFor = (failures: number): number => {
-    const delay = Math.min(maxDelay, baseDelay * 2 ** Math.min(failures - 1, 16));
-    return delay / 2 + Math.random() * (delay / 2);
-  };
+  const backoff: Backoff = { baseMs: baseDelay, capMs: maxDelay, maxExponent: 16, jitter: 'equal' };
+  const delayFor = (failures: number): number => backoffDelay(failures - 1, backoff);
 
   async function work(): Promise<void> {
     let failures = 0;
