@@ -115,17 +115,3 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, what: string
     work.catch(() => undefined);
   }
 }
-
-/** Resolves after `ms` or as soon as the signal aborts (never rejects). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

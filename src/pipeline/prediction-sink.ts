@@ -78,7 +78,7 @@ export function createPredictionSink(options: PredictionSinkOptions): Prediction
 
   async function idle(ms: number): Promise<void> {
     if (woken) return void (woken = false);
-    // sleep() does not look at a signal aborted before the call.
+    // Stopping: nothing to wait for.
     if (stop.aborted) return;
     wake = new AbortController();
     await sleep(ms, AbortSignal.any([stop, wake.signal]));
