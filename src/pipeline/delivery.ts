@@ -3,18 +3,14 @@
  * outcome per item — delivered, unchanged, retry later, or dead letter. Never holds more
  * than `claimLimit × concurrency` documents in memory.
  */
+import type { ItemOutcome } from '../batcher/types.js';
 import type { RouteConfig } from '../config/schema.js';
-import type { PredictedLabel } from '../model/index.js';
-import type { DeliveryInfo, LedgerRecord, OutboxItem, PredictionInput, Store } from '../store/types.js';
 import { atLeast, backoffDelay, type Backoff } from '../retry.js';
+import type { DeliveryInfo, LedgerRecord, OutboxItem, PredictionInput, Store } from '../store/types.js';
 import { sleep } from './sleep.js';
 
 /** One item's result from the batcher (src/batcher/deliver.ts). */
-export type ItemOutcome =
-  | { key: string; status: 'delivered'; predictions?: PredictedLabel[]; model?: { version: number; time: string } | null }
-  | { key: string; status: 'unchanged' }
-  | { key: string; status: 'rejected'; code: string; message: string }
-  | { key: string; status: 'retry'; code: string; message: string; retryAfterMs?: number };
+export type { ItemOutcome };
 
 export interface BatchResult {
   outcomes: ItemOutcome[];
