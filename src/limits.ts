@@ -68,7 +68,8 @@ export function parseLimit(name: string, value: number | undefined, fallback: nu
   const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
   const v = value ?? fallback;
   if (!Number.isInteger(v) || v < min || v > max) {
-    throw new GatewayError(bounds.code ?? 'MAILGATE_ERR_CONFIG_INVALID', `${name} must be an integer ${min}..${max}, got ${String(value ?? fallback)}`);
+    const code = bounds.code ?? 'MAILGATE_ERR_CONFIG_INVALID';
+    throw new GatewayError(code, `${name} must be an integer ${min}..${max}, got ${String(value ?? fallback)}`);
   }
   return v;
 }

@@ -129,7 +129,9 @@ function retryAfterOf(err: unknown): number | undefined {
  * [d·(1−jitter), d·(1+jitter)), floored by a (capped) `Retry-After`. `random` returns [0, 1).
  */
 export function delayFor(attempt: number, err: unknown, policy: RetryPolicy, random: () => number = Math.random): number {
-  const backoff = { baseMs: policy.baseDelayMs, capMs: policy.maxDelayMs, factor: policy.factor, maxExponent: Infinity, jitter: { spread: policy.jitter } };
+  const backoff = {
+    baseMs: policy.baseDelayMs, capMs: policy.maxDelayMs, factor: policy.factor, maxExponent: Infinity, jitter: { spread: policy.jitter },
+  };
   return atLeast(Math.floor(backoffDelay(attempt - 1, backoff, random)), retryAfterOf(err), policy.maxRetryAfterMs);
 }
 

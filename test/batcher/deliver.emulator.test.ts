@@ -371,7 +371,8 @@ describe('deliverBatch packing (what delivery hands each claimed batch to)', () 
     const size = Buffer.byteLength(JSON.stringify(docs[0]));
     expect(3 * size + 2).toBeLessThan(maxRequestBytes - 200); // three fit with the envelope, four do not
     expect(4 * size).toBeGreaterThan(maxRequestBytes);
-    const report = await deliverBatch(docs.map((document, i) => ({ key: `b${i}`, document })), target({ maxRequestBytes }), client, undefined, { concurrency: 2 });
+    const batch = docs.map((document, i) => ({ key: `b${i}`, document }));
+    const report = await deliverBatch(batch, target({ maxRequestBytes }), client, undefined, { concurrency: 2 });
     expect(report.outcomes.every((o) => o.status === 'delivered')).toBe(true);
     expect(report.requests).toBe(10);
     expect(requestsTo(await control.stats(), 'sync-raw-emails')).toBe(10);

@@ -20,7 +20,10 @@ describe('parseLimit (configured limits: integers within bounds, 0 means 0)', ()
 
   it('keeps 0 when 0 is allowed, and refuses it otherwise', () => {
     expect(parseLimit('maxMessageBytes', 0, 1_000, { min: 0 })).toBe(0);
-    expect(refusal(() => parseLimit('size', 0, 4))).toEqual({ code: 'MAILGATE_ERR_CONFIG_INVALID', message: 'size must be an integer 1..9007199254740991, got 0' });
+    expect(refusal(() => parseLimit('size', 0, 4))).toEqual({
+      code: 'MAILGATE_ERR_CONFIG_INVALID',
+      message: 'size must be an integer 1..9007199254740991, got 0',
+    });
   });
 
   it('refuses fractions, NaN, infinities and values out of bounds, naming the option', () => {
@@ -34,6 +37,7 @@ describe('parseLimit (configured limits: integers within bounds, 0 means 0)', ()
 
   it('refuses a bad fallback too, and carries the caller\'s code when it has its own', () => {
     expect(refusal(() => parseLimit('window', undefined, 0)).code).toBe('MAILGATE_ERR_CONFIG_INVALID');
-    expect(refusal(() => parseLimit('bodyLimit', 5, 1_000, { min: 1024, code: 'MAILGATE_ERR_EMULATOR_OPTIONS_INVALID' })).code).toBe('MAILGATE_ERR_EMULATOR_OPTIONS_INVALID');
+    const own = { min: 1024, code: 'MAILGATE_ERR_EMULATOR_OPTIONS_INVALID' } as const;
+    expect(refusal(() => parseLimit('bodyLimit', 5, 1_000, own)).code).toBe('MAILGATE_ERR_EMULATOR_OPTIONS_INVALID');
   });
 });

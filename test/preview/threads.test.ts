@@ -127,7 +127,13 @@ describe('computeThreadProperties', () => {
 
 describe('messageAddresses (a thread index entry\'s participants)', () => {
   it('lists the lowercased addresses of sender and recipients once each, in order', () => {
-    const m = { body: { text: '' }, from: 'Ann <Ann@Example.com>', to: ['bob@example.com', 'ANN@example.com'], cc: ['Cy <cy@example.com>'], bcc: ['  '] };
+    const m = {
+      body: { text: '' },
+      from: 'Ann <Ann@Example.com>',
+      to: ['bob@example.com', 'ANN@example.com'],
+      cc: ['Cy <cy@example.com>'],
+      bcc: ['  '],
+    };
     expect(messageAddresses(m)).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
     expect(messageAddresses(undefined)).toEqual([]);
   });
