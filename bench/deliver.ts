@@ -1,6 +1,6 @@
 /**
- * Delivery benchmark (`npm run bench:deliver`): documents per second through the Batcher and
- * the API client into the emulator, in this process, over loopback HTTP; requests made per
+ * Delivery benchmark (`npm run bench:deliver`): documents per second through deliverBatch (what
+ * delivery hands each claimed batch to) and the API client into the emulator, in this process, over loopback HTTP; requests made per
  * 100,000 documents beside the minimum the limits allow; and the extra requests one poison
  * document costs at batch sizes 128, 1024 and 4096.
  *
@@ -10,7 +10,6 @@
  * throughput on loopback, an upper bound on neither side alone.
  */
 import { createApiClient } from '../src/api/client.js';
-import { Batcher } from '../src/batcher/batcher.js';
 import { deliverBatch } from '../src/batcher/deliver.js';
 import type { DeliveryItem, SyncTarget } from '../src/batcher/types.js';
 import { createEmulator } from '../src/emulator/index.js';
@@ -50,12 +49,12 @@ async function throughputRun(url: string, run: string, count: number): Promise<{
   await client.ensureSource(SOURCE);
   let requests = 0;
   const target: SyncTarget = { kind: 'sync', source: SOURCE, transformTag: DEFAULT_TRANSFORM_TAG };
-  const batcher = new Batcher({ inbox: target }, { client, onReport: (_r, report) => void (requests += report.requests) });
-  const docs = Array.from({ length: count }, (_, n) => doc(run, n));
+  const items: DeliveryItem[] = Array.from({ length: count }, (_, n) => ({ key: String(n), document: doc(run, n) }));
   const started = process.hrtime.bigint();
-  const outcomes = await Promise.all(docs.map((document, n) => batcher.add('inbox', { key: String(n), document })));
+  const report = await deliverBatch(items, target, client, undefined, { concurrency: 2 });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  await batcher.close();
+  const outcomes = report.outcomes;
+  requests += report.requests;
   const delivered = outcomes.filter((o) => o.status === 'delivered').length;
   if (delivered !== count) throw new Error(`only ${delivered} of ${count} delivered`);
   const stats = await (await fetch(`${url}/_emulator/stats`)).json() as { comments: number; ai_units: number };
@@ -103,7 +102,7 @@ async function main(): Promise<void> {
       console.log(`  run ${r + 1}: ${(count / res.seconds).toFixed(0)} documents/s (${res.seconds.toFixed(2)} s, ${res.requests} requests)`);
     }
     const rate = median(results.map((x) => count / x.seconds));
-    console.log(`documents/s through Batcher + client + emulator (median): ${rate.toFixed(0)}`);
+    console.log(`documents/s through deliverBatch + client + emulator (median): ${rate.toFixed(0)}`);
     const made = median(results.map((x) => x.requests));
     console.log(`requests made for ${count} documents: ${made} (minimum at the default ${DEFAULT_SYNC_DOCUMENTS}/request: ${Math.ceil(count / DEFAULT_SYNC_DOCUMENTS)})`);
     const dry = await dryRunCounts(url, 100_000);

@@ -3,6 +3,7 @@
  * "spec" = ../shared/spec/text-analytics-api.md; "notes" = target-api-notes.md.
  * Configurable values are validated where they are configured; 0 means 0, never "default".
  */
+import { GatewayError, type ErrorCode } from './errors.js';
 
 /** spec Limits: Content text, translated_from, and the raw email `plain` body. */
 export const MAX_TEXT_CHARS = 65_536;
@@ -56,3 +57,28 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 240_000;
 
 /** The transform tag the official CLI uses by default (notes §6). */
 export const DEFAULT_TRANSFORM_TAG = 'generic.0.CONVKER5';
+
+/**
+ * A configured limit, validated (as postal-mime's `parseLimitOption`): `value`, or `fallback`
+ * when it is not set, must be an integer within [min, max] (default 1 .. MAX_SAFE_INTEGER;
+ * with min 0, 0 means 0, never "the default"). Anything else is a coded error naming the option.
+ */
+export function parseLimit(name: string, value: number | undefined, fallback: number, bounds: LimitBounds = {}): number {
+  const min = bounds.min ?? 1;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < min || v > max) {
+    const code = bounds.code ?? 'MAILGATE_ERR_CONFIG_INVALID';
+    throw new GatewayError(code, `${name} must be an integer ${min}..${max}, got ${String(value ?? fallback)}`);
+  }
+  return v;
+}
+
+export interface LimitBounds {
+  /** Default 1. */
+  min?: number;
+  /** Default Number.MAX_SAFE_INTEGER. */
+  max?: number;
+  /** Default MAILGATE_ERR_CONFIG_INVALID. */
+  code?: ErrorCode;
+}

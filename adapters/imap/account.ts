@@ -3,15 +3,17 @@
  * any close or error. Connecting, logging in and the OAuth2 token request end at once when the
  * service stops; a connected session logs out within a short bound.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/logger.js';
+import { sleep } from '../../src/pipeline/sleep.js';
 import type { IntakeSink } from '../../src/pipeline/types.js';
 import { parseAfterDelivery, type AfterDeliveryAction, type ImapAccountConfig } from './config.js';
 import { endConnection, openConnection } from './connection.js';
 import { AccountHealthTracker, type ImapHealth } from './health.js';
 import { createTokenProvider, staticTokenProvider, type TokenProvider, type TokenProviderOptions } from './oauth.js';
-import { BACKOFF, backoffDelay, classify, sleep, withDeadline, type Failure } from './retry.js';
+import { BACKOFF, backoffDelay, classify, withDeadline, type Failure } from './retry.js';
 import { Session } from './session.js';
 
 export interface AccountOptions {
@@ -76,7 +78,7 @@ export class AccountRunner {
         const why = down ? `it is ${state.replace('_', ' ')}` : `none within ${timeoutMs} ms`;
         throw new GatewayError('MAILGATE_ERR_IMAP_UNAVAILABLE', `account ${this.config.name} has no usable IMAP connection (${why})`);
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await delay(100);
     }
     const session = this.session;
     return this.exclusive(async () => {

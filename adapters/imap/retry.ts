@@ -3,6 +3,7 @@
  * tested on its own (no clocks, the random source is a parameter).
  */
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
+import { atLeast, backoffDelay as jittered } from '../../src/retry.js';
 
 export type FailureKind = 'auth' | 'throttle' | 'transient';
 
@@ -89,11 +90,7 @@ export function backoffDelay(
   random: () => number = Math.random,
   table: Record<FailureKind, { baseMs: number; capMs: number }> = BACKOFF,
 ): number {
-  const { baseMs, capMs } = table[failure.kind];
-  const exp = Math.min(capMs, baseMs * 2 ** Math.min(Math.max(attempt, 0), 30));
-  const jittered = exp / 2 + random() * (exp / 2);
-  const hint = failure.hintMs === undefined ? 0 : Math.min(Math.max(failure.hintMs, 0), MAX_HINT_MS);
-  return Math.round(Math.max(jittered, hint));
+  return Math.round(atLeast(jittered(attempt, { ...table[failure.kind], jitter: 'equal' }, random), failure.hintMs, MAX_HINT_MS));
 }
 
 /** Rejects with MAILGATE_ERR_IMAP_TIMEOUT after `ms`, running `onExpire` (e.g. drop the socket). */
@@ -117,18 +114,4 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, what: string
     clearTimeout(timer);
     work.catch(() => undefined);
   }
-}
-
-/** Resolves after `ms` or as soon as the signal aborts (never rejects). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

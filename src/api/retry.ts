@@ -16,6 +16,7 @@
  * server's `retryAfterMs` for the caller to reschedule.
  */
 import { GatewayError, type ErrorCode } from '../errors.js';
+import { atLeast, backoffDelay } from '../retry.js';
 
 export interface RetryPolicy {
   /** Attempts in total, the first one included (1 = never retry). Default 4, as the official CLI (1 + 3 retries). */
@@ -128,11 +129,10 @@ function retryAfterOf(err: unknown): number | undefined {
  * [d·(1−jitter), d·(1+jitter)), floored by a (capped) `Retry-After`. `random` returns [0, 1).
  */
 export function delayFor(attempt: number, err: unknown, policy: RetryPolicy, random: () => number = Math.random): number {
-  const exponent = Math.max(0, attempt - 1);
-  const scheduled = Math.min(policy.maxDelayMs, policy.baseDelayMs * policy.factor ** exponent);
-  const jittered = Math.floor(scheduled * (1 - policy.jitter + 2 * policy.jitter * random()));
-  const retryAfter = retryAfterOf(err);
-  return retryAfter === undefined ? jittered : Math.max(jittered, Math.min(retryAfter, policy.maxRetryAfterMs));
+  const backoff = {
+    baseMs: policy.baseDelayMs, capMs: policy.maxDelayMs, factor: policy.factor, maxExponent: Infinity, jitter: { spread: policy.jitter },
+  };
+  return atLeast(Math.floor(backoffDelay(attempt - 1, backoff, random)), retryAfterOf(err), policy.maxRetryAfterMs);
 }
 
 export type RetryDecision =

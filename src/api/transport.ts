@@ -3,6 +3,7 @@
  * (send). Every failure leaves here as an ApiError with a stable code; when retries run out,
  * the last failure's own code stays (a 429 stays RATE_LIMITED) and `exhausted` says why.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { ApiError, readEnvelope } from './errors.js';
 import type { Endpoint } from './paths.js';
 import { decideRetry, type RetryPolicy } from './retry.js';
@@ -84,21 +85,6 @@ async function attempt<T>(call: HttpCall, req: HttpRequest, check: Check<T>, dea
   }
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted === true) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** The last failure, with its own code, once no retry is left; `cause` is the last failure itself. */
 function exhausted(last: ApiError, attempts: number, reason: 'attempts' | 'budget'): ApiError {
   const why = reason === 'attempts' ? `after ${attempts} attempts` : `after ${attempts} attempts, the retry time budget spent`;
@@ -135,9 +121,9 @@ export async function send<T>(call: HttpCall, req: HttpRequest, check: Check<T>)
       report(info);
       if (!decision.retry) throw decision.reason === 'not-retryable' ? err : exhausted(err, n, decision.reason);
       try {
-        await sleep(decision.delayMs, req.signal);
-      } catch (cause) {
-        throw aborted(req.signal, n, cause);
+        await delay(decision.delayMs, undefined, { signal: req.signal });
+      } catch {
+        throw aborted(req.signal, n); // the only rejection is the caller's abort; its reason is the cause
       }
     }
   }

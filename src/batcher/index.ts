@@ -1,5 +1,4 @@
 /** Packing documents into requests, property-override rules, split-on-rejection, billing ledger. */
-export { Batcher, DEFAULT_BATCH_WINDOW_MS, DEFAULT_BATCHER_CONCURRENCY, type BatcherOptions } from './batcher.js';
 export { deliverBatch, isSplittable, DEFAULT_MAX_SPLIT_REQUESTS, type DeliverOptions } from './deliver.js';
 export {
   MemoryLedger, canonicalJson, docHashOf, documentHashes, estimatedUnits, ledgerVerdict, textHashOf,

@@ -2,9 +2,11 @@
  * Targets (where a route delivers), per-item outcomes and the report of one delivery.
  */
 import type { ErrorCode, GatewayError, Warning } from '../errors.js';
-import type { LabelThreshold, PredictedLabel, RawEmailDocument, UserProperties } from '../model/index.js';
+import type { LabelThreshold, PredictedLabel, RawEmailDocument, SyncCounts, UserProperties } from '../model/index.js';
 import type { ModelVersion } from '../api/paths.js';
 import type { DocumentHashes } from './ledger.js';
+
+export type { SyncCounts };
 
 /** What to do with a client property that collides with a generated one (DESIGN.md "User properties"). */
 export type OnPropertyConflict = 'reject' | 'override' | 'drop';
@@ -60,14 +62,6 @@ export interface DeliveryItem {
   hashes?: DocumentHashes;
   /** The document's comment_id, when the caller knows it without parsing. */
   commentId?: string;
-}
-
-export interface SyncCounts {
-  new: number;
-  updated: number;
-  updated_properties_only: number;
-  updated_text_changed: number;
-  unchanged: number;
 }
 
 export type ItemOutcome =

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { MAX_COMMENT_ID_CHARS } from '../limits.js';
 import { getHeader } from '../mime/headers.js';
-import type { ParsedMessage } from '../mime/types.js';
+import type { HeaderField, ParsedMessage } from '../mime/types.js';
 
 export interface CommentIdResult {
   id: string;
@@ -17,24 +17,36 @@ export interface CommentIdResult {
 }
 
 export function messageIdValue(parsed: ParsedMessage): string | undefined {
-  const v = getHeader(parsed.headers, 'message-id')?.trim();
+  return messageIdOf(parsed.headers);
+}
+
+/** The first Message-ID value, trimmed; undefined when absent or blank. */
+export function messageIdOf(headers: readonly HeaderField[]): string | undefined {
+  const v = getHeader(headers, 'message-id')?.trim();
   return v === undefined || v === '' ? undefined : v;
 }
 
-function contentHash(parsed: ParsedMessage): string {
+/**
+ * The rule itself, on its inputs: the Message-ID value (see messageIdOf), the header block
+ * and the body text that the hash covers.
+ */
+export function commentIdFrom(messageId: string | undefined, headerBlock: string, body: string): CommentIdResult {
+  if (messageId === undefined) return { id: contentHash(headerBlock, body), source: 'hash-missing' };
+  const bytes = Buffer.from(messageId, 'utf8');
+  if (bytes.length * 2 > MAX_COMMENT_ID_CHARS) return { id: contentHash(headerBlock, body), source: 'hash-too-long' };
+  return { id: bytes.toString('hex'), source: 'message-id' };
+}
+
+function contentHash(headerBlock: string, body: string): string {
   const h = createHash('sha256');
-  h.update(parsed.headerBlock, 'utf8');
+  h.update(headerBlock, 'utf8');
   h.update('\n\n', 'utf8');
-  h.update(parsed.text ?? parsed.html ?? '', 'utf8');
+  h.update(body, 'utf8');
   return h.digest('hex');
 }
 
 export function resolveCommentId(parsed: ParsedMessage): CommentIdResult {
-  const mid = messageIdValue(parsed);
-  if (mid === undefined) return { id: contentHash(parsed), source: 'hash-missing' };
-  const bytes = Buffer.from(mid, 'utf8');
-  if (bytes.length * 2 > MAX_COMMENT_ID_CHARS) return { id: contentHash(parsed), source: 'hash-too-long' };
-  return { id: bytes.toString('hex'), source: 'message-id' };
+  return commentIdFrom(messageIdValue(parsed), parsed.headerBlock, parsed.text ?? parsed.html ?? '');
 }
 
 /** The comment id mailgate sends for this message (see the module comment for the rule). */

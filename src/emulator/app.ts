@@ -6,6 +6,7 @@
  * is checked, then the route runs. Every answer carries `Server-Timing: total;dur=<ms>` and
  * is counted under its endpoint in the stats.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
 import { FaultPlan } from './faults.js';
 import { ApiError, errorBody, htmlErrorPage, reason, statusMessage } from './http.js';
@@ -35,8 +36,6 @@ interface RequestInfo {
   fault: FaultRule | undefined;
   dropped: boolean;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions, faults: FaultPlan = new FaultPlan()): FastifyInstance {
   const ctx: AppContext = { state, options, faults };
@@ -80,7 +79,7 @@ export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions,
     const endpoint = admin ? undefined : ((req.routeOptions.config as { endpoint?: EndpointName } | undefined)?.endpoint ?? 'other');
     const fault = endpoint === undefined ? undefined : faults.pick(endpoint);
     info.set(req, { start: process.hrtime.bigint(), endpoint, fault, dropped: false });
-    if (fault?.delay_ms !== undefined) await sleep(fault.delay_ms);
+    if (fault?.delay_ms !== undefined) await delay(fault.delay_ms);
     if (fault?.drop === true) return drop(req, reply);
     if (fault?.status !== undefined && fault.apply !== true) return sendFault(reply, fault);
     if (endpoint !== undefined && !authorized(req, options.tokens)) return reply.code(401).send(errorBody(statusMessage(401)));

@@ -7,18 +7,10 @@
  * (or updated again): the five counters always add up to the number of documents, and the
  * last copy is what stays stored.
  */
-import type { Comment, RawEmailDocument, RawEmailHeaders, StoredComment } from '../model/index.js';
+import type { Comment, RawEmailDocument, RawEmailHeaders, StoredComment, SyncCounts } from '../model/index.js';
 import { buildComment, withThreadPosition } from '../preview/comment.js';
 import { computeThreadProperties } from '../preview/threads.js';
 import { unprocessable } from './http.js';
-
-export interface SyncCounts {
-  new: number;
-  updated: number;
-  updated_properties_only: number;
-  updated_text_changed: number;
-  unchanged: number;
-}
 
 export interface IngestResult {
   counts: SyncCounts;

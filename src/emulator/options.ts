@@ -2,7 +2,7 @@
  * Emulator options, validated once: limits are explicit, 0 means 0, nothing falls back silently.
  */
 import { GatewayError } from '../errors.js';
-import { DEFAULT_TRANSFORM_TAG, MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../limits.js';
+import { DEFAULT_TRANSFORM_TAG, MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS, parseLimit } from '../limits.js';
 import type { EmulatorOptions } from './types.js';
 
 /** Default request body limit: realistic 4096-document batches are tens of MiB. */
@@ -46,9 +46,7 @@ function oneOf<T extends string>(name: string, value: T | undefined, choices: re
 }
 
 function intIn(name: string, value: number | undefined, fallback: number, min: number, max: number): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < min || v > max) throw invalid(`${name} must be an integer ${min}..${max}, got ${String(value)}`);
-  return v;
+  return parseLimit(name, value, fallback, { min, max, code: 'MAILGATE_ERR_EMULATOR_OPTIONS_INVALID' });
 }
 
 export function resolveOptions(o: EmulatorOptions): ResolvedOptions {

@@ -1,49 +1,45 @@
-/** HTML character references: named (the common set), decimal and hex. */
+/**
+ * HTML character references, decoded as an HTML parser decodes text: every named reference of
+ * the HTML standard (the `entities` package's table), the legacy ones without `;` (`&amp`,
+ * `&copy`) where HTML accepts them, decimal and hex. Numeric references in the C1 range mean
+ * their Windows-1252 characters, as in browsers (`&#150;` is an en dash). An unknown `&foo;`
+ * stays as written.
+ *
+ * For text extraction, named spaces (`&nbsp;`, `&ensp;`, `&emsp;`, `&thinsp;`) become a plain
+ * space and named invisible format characters (`&shy;`, `&zwnj;`, `&zwj;`, `&lrm;`, `&rlm;`,
+ * `&ZeroWidthSpace;`) become nothing.
+ */
+import { DecodingMode, EntityDecoder, fromCodePoint, htmlDecodeTree } from 'entities/decode';
 
-const NAMED: Record<string, string> = {
-  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ensp: ' ', emsp: ' ', thinsp: ' ',
-  shy: '', zwnj: '', zwj: '', lrm: '', rlm: '',
-  copy: '©', reg: '®', trade: '™', hellip: '…', mdash: '—', ndash: '–', minus: '−',
-  lsquo: '‘', rsquo: '’', sbquo: '‚', ldquo: '“', rdquo: '”', bdquo: '„', laquo: '«', raquo: '»',
-  lsaquo: '‹', rsaquo: '›', bull: '•', middot: '·', prime: '′', Prime: '″', dagger: '†', Dagger: '‡',
-  euro: '€', pound: '£', yen: '¥', cent: '¢', curren: '¤', sect: '§', para: '¶', deg: '°',
-  plusmn: '±', times: '×', divide: '÷', frac12: '½', frac14: '¼', frac34: '¾', sup1: '¹', sup2: '²',
-  sup3: '³', micro: 'µ', iexcl: '¡', iquest: '¿', ordf: 'ª', ordm: 'º', not: '¬', macr: '¯',
-  acute: '´', cedil: '¸', uml: '¨', brvbar: '¦', larr: '←', rarr: '→', uarr: '↑', darr: '↓',
-  harr: '↔', le: '≤', ge: '≥', ne: '≠', infin: '∞', asymp: '≈', check: '✓', hearts: '♥', star: '☆',
-  Agrave: 'À', Aacute: 'Á', Acirc: 'Â', Atilde: 'Ã', Auml: 'Ä', Aring: 'Å', AElig: 'Æ', Ccedil: 'Ç',
-  Egrave: 'È', Eacute: 'É', Ecirc: 'Ê', Euml: 'Ë', Igrave: 'Ì', Iacute: 'Í', Icirc: 'Î', Iuml: 'Ï',
-  ETH: 'Ð', Ntilde: 'Ñ', Ograve: 'Ò', Oacute: 'Ó', Ocirc: 'Ô', Otilde: 'Õ', Ouml: 'Ö', Oslash: 'Ø',
-  Ugrave: 'Ù', Uacute: 'Ú', Ucirc: 'Û', Uuml: 'Ü', Yacute: 'Ý', THORN: 'Þ', szlig: 'ß',
-  agrave: 'à', aacute: 'á', acirc: 'â', atilde: 'ã', auml: 'ä', aring: 'å', aelig: 'æ', ccedil: 'ç',
-  egrave: 'è', eacute: 'é', ecirc: 'ê', euml: 'ë', igrave: 'ì', iacute: 'í', icirc: 'î', iuml: 'ï',
-  eth: 'ð', ntilde: 'ñ', ograve: 'ò', oacute: 'ó', ocirc: 'ô', otilde: 'õ', ouml: 'ö', oslash: 'ø',
-  ugrave: 'ù', uacute: 'ú', ucirc: 'û', uuml: 'ü', yacute: 'ý', thorn: 'þ', yuml: 'ÿ',
-  OElig: 'Œ', oelig: 'œ', Scaron: 'Š', scaron: 'š', Yuml: 'Ÿ', fnof: 'ƒ', circ: 'ˆ', tilde: '˜',
-  Alpha: 'Α', Beta: 'Β', Gamma: 'Γ', Delta: 'Δ', alpha: 'α', beta: 'β', gamma: 'γ', delta: 'δ',
-  pi: 'π', mu: 'μ', sigma: 'σ', omega: 'ω', Omega: 'Ω',
-};
+const SPACES = new Set([0xa0, 0x2002, 0x2003, 0x2009]);
+const INVISIBLE = new Set([0xad, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f]);
 
-/** Windows-1252 meanings of the C1 range, as HTML numeric references use them (HTML spec). */
-const C1 = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
-
-function fromCode(code: number): string {
-  if (code >= 0x80 && code <= 0x9f) return C1[code - 0x80]!;
-  if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\ufffd';
-  return String.fromCodePoint(code);
-}
-
-const ENTITY_RE = /&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-zA-Z][a-zA-Z0-9]{1,31});?/g;
+// One decoder for the process, fed one reference at a time: no allocation per call beyond the result.
+let out = '';
+let named = false;
+const decoder = new EntityDecoder(htmlDecodeTree, (cp) => {
+  out += named && SPACES.has(cp) ? ' ' : named && INVISIBLE.has(cp) ? '' : fromCodePoint(cp);
+});
 
 export function decodeEntities(text: string): string {
-  if (!text.includes('&')) return text;
-  return text.replace(ENTITY_RE, (all, ref: string) => {
-    if (ref.charCodeAt(0) === 35) {
-      const hex = ref[1] === 'x' || ref[1] === 'X';
-      return fromCode(parseInt(ref.slice(hex ? 2 : 1), hex ? 16 : 10));
+  let at = text.indexOf('&');
+  if (at < 0) return text;
+  let last = 0;
+  while (at >= 0) {
+    out += text.slice(last, at);
+    named = text.charCodeAt(at + 1) !== 0x23; // '#'
+    decoder.startEntity(DecodingMode.Legacy);
+    const length = decoder.write(text, at + 1);
+    if (length < 0) {
+      // The text ended inside a reference: what it holds so far is decoded or kept.
+      last = at + decoder.end();
+      break;
     }
-    if (Object.hasOwn(NAMED, ref)) return NAMED[ref]!;
-    const lower = ref.toLowerCase();
-    return Object.hasOwn(NAMED, lower) ? NAMED[lower]! : all;
-  });
+    last = at + length;
+    // 0: not a reference; the `&` stays and the search goes on after it.
+    at = text.indexOf('&', length === 0 ? last + 1 : last);
+  }
+  const result = out + text.slice(last);
+  out = '';
+  return result;
 }

@@ -151,13 +151,17 @@ export interface SyncRawEmailsRequest {
   override_user_properties?: string[];
 }
 
-export interface SyncRawEmailsResponse {
-  status: 'ok';
+/** What a sync-raw-emails request did with its documents (updated = properties only + text changed). */
+export interface SyncCounts {
   new: number;
   updated: number;
   updated_properties_only: number;
   updated_text_changed: number;
   unchanged: number;
+}
+
+export interface SyncRawEmailsResponse extends SyncCounts {
+  status: 'ok';
   comments?: StoredComment[];
 }
 

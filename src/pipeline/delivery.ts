@@ -3,17 +3,14 @@
  * outcome per item — delivered, unchanged, retry later, or dead letter. Never holds more
  * than `claimLimit × concurrency` documents in memory.
  */
+import type { ItemOutcome } from '../batcher/types.js';
 import type { RouteConfig } from '../config/schema.js';
-import type { PredictedLabel } from '../model/index.js';
+import { atLeast, backoffDelay, type Backoff } from '../retry.js';
 import type { DeliveryInfo, LedgerRecord, OutboxItem, PredictionInput, Store } from '../store/types.js';
 import { sleep } from './sleep.js';
 
 /** One item's result from the batcher (src/batcher/deliver.ts). */
-export type ItemOutcome =
-  | { key: string; status: 'delivered'; predictions?: PredictedLabel[]; model?: { version: number; time: string } | null }
-  | { key: string; status: 'unchanged' }
-  | { key: string; status: 'rejected'; code: string; message: string }
-  | { key: string; status: 'retry'; code: string; message: string; retryAfterMs?: number };
+export type { ItemOutcome };
 
 export interface BatchResult {
   outcomes: ItemOutcome[];
@@ -75,11 +72,12 @@ export const PAUSE_CODES: ReadonlySet<string> = new Set([
 ]);
 export const DEFAULT_PAUSE_MS = 60_000;
 
+/** Delivery's item backoff: 1 s doubling per attempt up to 5 min, equal jitter. */
+export const ITEM_BACKOFF: Readonly<Backoff> = Object.freeze({ baseMs: 1_000, capMs: 300_000, maxExponent: 20, jitter: 'equal' });
+
 /** Whole milliseconds (the store takes no fractions): half to all of 1 s doubling per attempt up to 5 min, at least Retry-After. */
-export function defaultRetryDelay(attempts: number, retryAfterMs?: number): number {
-  const exp = Math.min(300_000, 1_000 * 2 ** Math.min(attempts, 20));
-  const jittered = exp / 2 + Math.random() * (exp / 2);
-  return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
+export function defaultRetryDelay(attempts: number, retryAfterMs?: number, random: () => number = Math.random): number {
+  return Math.ceil(atLeast(backoffDelay(attempts, ITEM_BACKOFF, random), retryAfterMs));
 }
 
 export interface DeliveryLoop {

@@ -8,8 +8,8 @@
  */
 import { docHashOf, textHashOf, type DocumentHashes } from '../batcher/ledger.js';
 import type { Warning } from '../errors.js';
+import { messageAddresses } from '../preview/threads.js';
 import type { PreviewResult } from '../preview/types.js';
-import { addressesOf } from './origin.js';
 
 /** The comment's place in its thread, for the store's thread index. */
 export interface ThreadFacts {
@@ -40,7 +40,7 @@ export function encodePreview(result: PreviewResult): EncodedPreview {
   };
   if (c.thread_id) {
     const m = c.messages[0];
-    encoded.thread = { threadId: c.thread_id, timestamp: c.timestamp, participants: addressesOf(m) };
+    encoded.thread = { threadId: c.thread_id, timestamp: c.timestamp, participants: messageAddresses(m) };
     if (m?.from) encoded.thread.from = m.from;
   }
   return encoded;

@@ -1,7 +1,7 @@
 /** Helpers tying an origin to its outbox key, its route's target and its route properties. */
 import { createHash } from 'node:crypto';
 import type { RouteConfig } from '../config/schema.js';
-import type { Message, UserProperties } from '../model/index.js';
+import type { UserProperties } from '../model/index.js';
 import type { Origin } from './types.js';
 
 /** Messages handed to mailgate (webhooks, uploads, SMTP) rather than read from a place it can read again. */
@@ -89,16 +89,4 @@ export function resolveUserProperties(props: Readonly<UserProperties>, origin: O
     if (resolved.trim() !== '') out[key] = resolved;
   }
   return out;
-}
-
-/** Lowercased bare addresses of a message's sender and recipients. */
-export function addressesOf(m: Message | undefined): string[] {
-  if (!m) return [];
-  const all = [m.from, ...(m.to ?? []), ...(m.cc ?? []), ...(m.bcc ?? [])].filter((a): a is string => !!a);
-  return [...new Set(all.map(bareAddress))];
-}
-
-export function bareAddress(formatted: string): string {
-  const m = /<([^<>]*)>\s*$/.exec(formatted);
-  return (m ? m[1]! : formatted).trim().toLowerCase();
 }

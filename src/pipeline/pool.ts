@@ -15,7 +15,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { GatewayError, type ErrorCode } from '../errors.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS } from '../limits.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS, parseLimit } from '../limits.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import type { EncodedPreview } from './encoded.js';
 import type { WorkerBatch, WorkerData, WorkerResponse } from './worker.js';
@@ -114,12 +114,6 @@ export const DEFAULT_BATCH_SIZE = 16;
  */
 export const DEFAULT_POOL_SIZE = Math.max(1, availableParallelism() - 1);
 
-function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < min) throw new RangeError(`${name} must be an integer >= ${min}, got ${v}`);
-  return v;
-}
-
 /**
  * The caller's bytes, kept by reference until the message is settled (callers never modify a
  * message they submitted). With `transfer`, a view that owns its whole buffer is detached from
@@ -153,12 +147,12 @@ export class ParsePool {
   private closed = false;
 
   constructor(private readonly options: ParsePoolOptions = {}) {
-    this.size = positiveInt('size', options.size, DEFAULT_POOL_SIZE);
-    this.timeoutMs = positiveInt('timeoutMs', options.timeoutMs, DEFAULT_PARSE_TIMEOUT_MS);
-    this.maxMessageBytes = positiveInt('maxMessageBytes', options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, 0);
-    this.batchSize = positiveInt('batchSize', options.batchSize, DEFAULT_BATCH_SIZE);
-    this.queueSize = positiveInt('queueSize', options.queueSize, BATCHES_PER_WORKER * this.batchSize * this.size);
-    positiveInt('workerMemoryMb', options.workerMemoryMb, 512);
+    this.size = parseLimit('size', options.size, DEFAULT_POOL_SIZE);
+    this.timeoutMs = parseLimit('timeoutMs', options.timeoutMs, DEFAULT_PARSE_TIMEOUT_MS);
+    this.maxMessageBytes = parseLimit('maxMessageBytes', options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, { min: 0 });
+    this.batchSize = parseLimit('batchSize', options.batchSize, DEFAULT_BATCH_SIZE);
+    this.queueSize = parseLimit('queueSize', options.queueSize, BATCHES_PER_WORKER * this.batchSize * this.size);
+    parseLimit('workerMemoryMb', options.workerMemoryMb, 512);
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
     // A budget is enforced within a tenth of itself (at least 5 ms, at most 250 ms late).
     this.watchdog = setInterval(() => this.inspect(), Math.min(250, Math.max(5, Math.floor(this.timeoutMs / 10))));
@@ -381,8 +375,8 @@ export async function* parseOrdered<T>(
   rawOf: (item: T) => Uint8Array | undefined,
   options: OrderedOptions<T> = {},
 ): AsyncGenerator<{ item: T; outcome?: ParseOutcome }> {
-  const window = positiveInt('window', options.window, pool.capacity);
-  const windowBytes = positiveInt('windowBytes', options.windowBytes, QUEUE_BYTES);
+  const window = parseLimit('window', options.window, pool.capacity);
+  const windowBytes = parseLimit('windowBytes', options.windowBytes, QUEUE_BYTES);
   const pending: Array<{ item: T; bytes: number; done?: Promise<ParseOutcome> }> = [];
   let bytes = 0;
   const head = async () => {

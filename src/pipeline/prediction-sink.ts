@@ -7,6 +7,7 @@
  */
 import { delayFor, resolveRetryPolicy, type RetryPolicy } from '../api/retry.js';
 import { isGatewayError } from '../errors.js';
+import { parseLimit } from '../limits.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import type { SinkOutput } from './sink-outputs.js';
@@ -48,16 +49,11 @@ export function sinkCheckpointKey(route: string, output: string): string {
   return `sink:${route}:${output}`;
 }
 
-function positiveInt(name: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isInteger(value) || value < 1 || value > max) throw new RangeError(`${name} must be an integer 1..${max}, got ${value}`);
-  return value;
-}
-
 export function createPredictionSink(options: PredictionSinkOptions): PredictionSink {
   const { store, route, output } = options;
   const key = sinkCheckpointKey(route, output.name);
-  const pollMs = positiveInt('pollMs', options.pollMs ?? DEFAULT_SINK_POLL_MS);
-  const batchSize = positiveInt('batchSize', options.batchSize ?? DEFAULT_SINK_BATCH, 10_000);
+  const pollMs = parseLimit('pollMs', options.pollMs, DEFAULT_SINK_POLL_MS);
+  const batchSize = parseLimit('batchSize', options.batchSize, DEFAULT_SINK_BATCH, { max: 10_000 });
   const policy = resolveRetryPolicy({ ...SINK_RETRY, ...options.retry });
   const log = options.logger?.child({ component: 'prediction-sink', route, output: output.name });
   const own = new AbortController();
@@ -78,7 +74,7 @@ export function createPredictionSink(options: PredictionSinkOptions): Prediction
 
   async function idle(ms: number): Promise<void> {
     if (woken) return void (woken = false);
-    // sleep() does not look at a signal aborted before the call.
+    // Stopping: nothing to wait for.
     if (stop.aborted) return;
     wake = new AbortController();
     await sleep(ms, AbortSignal.any([stop, wake.signal]));

@@ -3,9 +3,9 @@
  * generated from raw emails"). Built from the document alone, never from the raw MIME, so
  * the preview and the emulator store the same thing. Rules: docs/preview.md.
  */
-import { createHash } from 'node:crypto';
+import { commentIdFrom, messageIdOf } from '../document/comment-id.js';
 import { warning, type Warning } from '../errors.js';
-import { MAX_ADDRESS_CHARS, MAX_COMMENT_ID_CHARS, MAX_RECIPIENTS, MAX_TEXT_CHARS } from '../limits.js';
+import { MAX_ADDRESS_CHARS, MAX_RECIPIENTS, MAX_TEXT_CHARS } from '../limits.js';
 import { decodeWords, formatAddress, getHeader, getHeaders, parseAddressList, parseHeaderBlock, parseMessageIds, type Address } from '../mime/headers.js';
 import { htmlToText } from '../mime/html.js';
 import type { HeaderField } from '../mime/types.js';
@@ -38,18 +38,13 @@ export function documentText(document: RawEmailDocument): string {
   return text.length > MAX_TEXT_CHARS ? text.slice(0, MAX_TEXT_CHARS) : text;
 }
 
-/** Same rule as the document's comment id: hex of the Message-ID as written, else SHA-256 of headers and body. */
+/** The document's comment id, or the one mailgate would send (the rule of src/document/comment-id.ts). */
 export function commentIdOf(document: RawEmailDocument, headers: readonly HeaderField[]): string {
   if (document.comment_id !== undefined) return document.comment_id;
-  const mid = getHeader(headers, 'message-id')?.trim();
-  if (mid !== undefined && mid !== '') {
-    const hex = Buffer.from(mid, 'utf8').toString('hex');
-    if (hex.length <= MAX_COMMENT_ID_CHARS) return hex;
-  }
   const h = document.raw_email.headers;
   const b = document.raw_email.body;
   const head = 'raw' in h ? h.raw : headers.map((f) => f.raw).join('\n');
-  return createHash('sha256').update(`${head}\n\n${'plain' in b ? b.plain : b.html}`, 'utf8').digest('hex');
+  return commentIdFrom(messageIdOf(headers), head, 'plain' in b ? b.plain : b.html).id;
 }
 
 function addressesOf(headers: readonly HeaderField[], name: string, warnings: Warning[]): Address[] {

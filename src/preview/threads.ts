@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { MAX_COMMENT_ID_CHARS } from '../limits.js';
 import { getHeader, parseMessageIds } from '../mime/headers.js';
 import type { HeaderField } from '../mime/types.js';
-import type { Comment, ThreadProperties } from '../model/index.js';
+import type { Comment, Message, ThreadProperties } from '../model/index.js';
 
 /** Bytes of a Thread-Index that identify the conversation (6 bytes FILETIME + 16 bytes GUID). */
 const THREAD_INDEX_ROOT_BYTES = 22;
@@ -59,6 +59,19 @@ export function addressKey(participant: string | undefined): string | undefined 
   const close = participant.lastIndexOf('>');
   const a = (open >= 0 && close > open ? participant.slice(open + 1, close) : participant).trim().toLowerCase();
   return a === '' ? undefined : a;
+}
+
+/**
+ * The lowercased addresses of a message's sender and recipients, once each (a thread index
+ * entry's participants; thread properties count them with the same addressKey rule).
+ */
+export function messageAddresses(m: Message | undefined): string[] {
+  const out = new Set<string>();
+  for (const p of m === undefined ? [] : [m.from, ...(m.to ?? []), ...(m.cc ?? []), ...(m.bcc ?? [])]) {
+    const k = addressKey(p);
+    if (k !== undefined) out.add(k);
+  }
+  return [...out];
 }
 
 function senderOf(c: Comment): string | undefined {

@@ -4,8 +4,7 @@
  * (`app.listen(...)`), tests use `app.inject()` or `listen({ port: 0 })`.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, parseLimit } from '../limits.js';
 import { createLogger } from '../logger.js';
 import { adminRoutes } from './admin.js';
 import { keyChecker, requireKey } from './auth.js';
@@ -26,12 +25,6 @@ export interface ServerOptions {
   ready_timeout_ms?: number;
 }
 
-function positiveInt(name: string, value: number | undefined, fallback: number): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v < 1) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `server.${name} must be a positive integer, got ${String(value)}`);
-  return v;
-}
-
 function observe(deps: ServerDeps) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const path = request.routeOptions.url ?? 'unmatched';
@@ -43,8 +36,8 @@ function observe(deps: ServerDeps) {
 }
 
 export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstance {
-  const bodyLimit = positiveInt('preview_body_limit', config.preview_body_limit, DEFAULT_MAX_MESSAGE_BYTES);
-  const readyTimeoutMs = positiveInt('ready_timeout_ms', config.ready_timeout_ms, 5_000);
+  const bodyLimit = parseLimit('server.preview_body_limit', config.preview_body_limit, DEFAULT_MAX_MESSAGE_BYTES);
+  const readyTimeoutMs = parseLimit('server.ready_timeout_ms', config.ready_timeout_ms, 5_000);
   const checker = keyChecker(config.api_keys);
   const publicPreview = config.public_preview ?? false;
   const pageAuth: PreviewAuthMode = publicPreview ? 'open' : checker.enabled ? 'key' : 'disabled';

@@ -10,7 +10,9 @@
  * each one is idempotent (a flag set again; a move of a UID no longer in the folder is a no-op).
  */
 import type { Logger } from '../logger.js';
+import { sleep } from '../pipeline/sleep.js';
 import type { Origin } from '../pipeline/types.js';
+import { backoffDelay, type Backoff } from '../retry.js';
 import type { PendingAction, Store } from '../store/types.js';
 
 export interface ActionTarget {
@@ -58,22 +60,16 @@ export function createAfterDeliveryQueue(
   let pending = 0;
   let closing = false;
   let woken = false;
-  let wakeUp: (() => void) | undefined;
+  /** Ends the current pause early (a wake-up, or close). */
+  let wakeUp: AbortController | undefined;
   const stop = new AbortController();
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (stop.signal.aborted || woken) return resolve();
-      const done = () => {
-        clearTimeout(t);
-        stop.signal.removeEventListener('abort', done);
-        wakeUp = undefined;
-        resolve();
-      };
-      const t = setTimeout(done, ms);
-      wakeUp = done;
-      stop.signal.addEventListener('abort', done, { once: true });
-    });
+  async function pause(ms: number): Promise<void> {
+    if (stop.signal.aborted || woken) return;
+    wakeUp = new AbortController();
+    await sleep(ms, AbortSignal.any([stop.signal, wakeUp.signal]));
+    wakeUp = undefined;
+  }
 
   /** Applies one page of due items; finishes all but the deferred ones. */
   async function page(due: PendingAction[]): Promise<number> {
@@ -107,10 +103,8 @@ export function createAfterDeliveryQueue(
     return { finished, deferred };
   }
 
-  const delayFor = (failures: number): number => {
-    const delay = Math.min(maxDelay, baseDelay * 2 ** Math.min(failures - 1, 16));
-    return delay / 2 + Math.random() * (delay / 2);
-  };
+  const backoff: Backoff = { baseMs: baseDelay, capMs: maxDelay, maxExponent: 16, jitter: 'equal' };
+  const delayFor = (failures: number): number => backoffDelay(failures - 1, backoff);
 
   async function work(): Promise<void> {
     let failures = 0;
@@ -143,7 +137,7 @@ export function createAfterDeliveryQueue(
   return {
     wake() {
       woken = true;
-      wakeUp?.();
+      wakeUp?.abort();
     },
     get pending() {
       return pending;
@@ -156,7 +150,7 @@ export function createAfterDeliveryQueue(
       const onAbort = () => stop.abort();
       signal?.addEventListener('abort', onAbort, { once: true });
       if (signal?.aborted) stop.abort();
-      wakeUp?.();
+      wakeUp?.abort();
       await running;
       signal?.removeEventListener('abort', onAbort);
       stop.abort();

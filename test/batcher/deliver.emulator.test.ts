@@ -1,11 +1,10 @@
 /**
- * deliverBatch and the Batcher against the emulator over real HTTP: faults, property
+ * deliverBatch against the emulator over real HTTP: faults, property
  * conflicts, poison documents, the ledger and dry runs. The emulator's stats are the
  * witness: nothing billed twice, nothing stored twice, nothing lost.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../src/api/client.js';
-import { Batcher } from '../../src/batcher/batcher.js';
 import { deliverBatch } from '../../src/batcher/deliver.js';
 import { MemoryLedger } from '../../src/batcher/ledger.js';
 import type { DeliveryItem, ItemOutcome, PredictTarget, SyncTarget, Target } from '../../src/batcher/types.js';
@@ -351,42 +350,31 @@ describe('predict', () => {
   });
 });
 
-describe('Batcher', () => {
-  it('accumulates per route, flushes on count and on the time window, and resolves each item', async () => {
+describe('deliverBatch packing (what delivery hands each claimed batch to)', () => {
+  it('packs by count: 60 documents at 25 per request make 3 requests; outcomes in input order, per target', async () => {
     await api(emu.url, emu.token, 'PUT', '/api/v1/datasets/acme/triage', { dataset: {} });
-    const reports: Array<[string, number]> = [];
-    const batcher = new Batcher(
-      {
-        inbox: target({ maxDocuments: 25 }),
-        triage: { kind: 'predict', dataset: 'acme/triage', version: 'staging', transformTag: TAG },
-      },
-      { client, windowMs: 20, onReport: (route, r) => reports.push([route, r.requests]) },
-    );
-    const syncs = Array.from({ length: 60 }, (_, i) => batcher.add('inbox', { key: `s${i}`, document: makeDoc(i, { run: 'b' }) }));
-    const predicts = Array.from({ length: 3 }, (_, i) => batcher.add('triage', { key: `p${i}`, document: makeDoc(i, { run: 'b', body: 'refund please' }) }));
-    const outcomes = await Promise.all([...syncs, ...predicts]);
-    expect(outcomes.map((o) => o.key)).toEqual([...Array.from({ length: 60 }, (_, i) => `s${i}`), 'p0', 'p1', 'p2']);
+    const syncs = Array.from({ length: 60 }, (_, i) => ({ key: `s${i}`, document: makeDoc(i, { run: 'b' }) }));
+    const predicts = Array.from({ length: 3 }, (_, i) => ({ key: `p${i}`, document: makeDoc(i, { run: 'b', body: 'refund please' }) }));
+    const inbox = await deliverBatch(syncs, target({ maxDocuments: 25 }), client, undefined, { concurrency: 2 });
+    const triage = await deliverBatch(predicts, { kind: 'predict', dataset: 'acme/triage', version: 'staging', transformTag: TAG }, client);
+    const outcomes = [...inbox.outcomes, ...triage.outcomes];
+    expect(outcomes.map((o) => o.key)).toEqual([...syncs.map((i) => i.key), 'p0', 'p1', 'p2']);
     expect(outcomes.every((o) => o.status === 'delivered')).toBe(true);
-    await batcher.close();
-    const inboxFlushes = reports.filter(([r]) => r === 'inbox');
-    expect(inboxFlushes.length).toBe(3); // 25 + 25 on count, 10 on the window
-    expect(reports.filter(([r]) => r === 'triage')).toEqual([['triage', 1]]);
-    await expect(batcher.add('inbox', { key: 'late', document: makeDoc(99) })).rejects.toMatchObject({ code: 'MAILGATE_ERR_CONFIG_INVALID' });
+    expect(inbox.requests).toBe(3);
+    expect(triage.requests).toBe(1);
     expect((await control.stats()).comments).toBe(60);
   });
 
-  it('flushes on bytes before the document that would overflow: 30 documents of ~60 KB, 3 per 200 KB request, make 10 requests', async () => {
-    let requests = 0;
+  it('packs by bytes: 30 documents of ~60 KB, 3 per 200 KB request, make 10 requests', async () => {
     const maxRequestBytes = 200 * 1024;
-    const batcher = new Batcher({ inbox: target({ maxRequestBytes }) }, { client, windowMs: 20, onReport: (_r, report) => void (requests += report.requests) });
     const docs = Array.from({ length: 30 }, (_, i) => makeDoc(i, { run: 'bytes', body: `${i} `.padEnd(60_000, 'x') }));
     const size = Buffer.byteLength(JSON.stringify(docs[0]));
     expect(3 * size + 2).toBeLessThan(maxRequestBytes - 200); // three fit with the envelope, four do not
     expect(4 * size).toBeGreaterThan(maxRequestBytes);
-    const outcomes = await Promise.all(docs.map((document, i) => batcher.add('inbox', { key: `b${i}`, document })));
-    await batcher.close();
-    expect(outcomes.every((o) => o.status === 'delivered')).toBe(true);
-    expect(requests).toBe(10);
+    const batch = docs.map((document, i) => ({ key: `b${i}`, document }));
+    const report = await deliverBatch(batch, target({ maxRequestBytes }), client, undefined, { concurrency: 2 });
+    expect(report.outcomes.every((o) => o.status === 'delivered')).toBe(true);
+    expect(report.requests).toBe(10);
     expect(requestsTo(await control.stats(), 'sync-raw-emails')).toBe(10);
   });
 });

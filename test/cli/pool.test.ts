@@ -162,8 +162,11 @@ describe('parse pool', () => {
 
   it('validates its options', async () => {
     const { ParsePool } = await importPool();
-    expect(() => new ParsePool({ size: 0 })).toThrow(RangeError);
-    expect(() => new ParsePool({ timeoutMs: 1.5 })).toThrow(RangeError);
-    expect(() => new ParsePool({ batchSize: 0 })).toThrow(RangeError);
+    const invalid = (option: string) =>
+      expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID', message: expect.stringContaining(option) });
+    expect(() => new ParsePool({ size: 0 })).toThrow(invalid('size'));
+    expect(() => new ParsePool({ timeoutMs: 1.5 })).toThrow(invalid('timeoutMs'));
+    expect(() => new ParsePool({ batchSize: 0 })).toThrow(invalid('batchSize'));
+    expect(() => new ParsePool({ maxMessageBytes: -1 })).toThrow(invalid('maxMessageBytes'));
   });
 });

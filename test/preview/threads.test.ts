@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseHeaderBlock } from '../../src/mime/headers.js';
 import { Comment as CommentSchema, ThreadProperties as ThreadPropertiesSchema, type Comment } from '../../src/model/index.js';
-import { computeThreadProperties, threadIdFor } from '../../src/preview/threads.js';
+import { computeThreadProperties, messageAddresses, threadIdFor } from '../../src/preview/threads.js';
 
 const hex = (s: string): string => Buffer.from(s, 'utf8').toString('hex');
 const h = (block: string) => parseHeaderBlock(block);
@@ -122,5 +122,19 @@ describe('computeThreadProperties', () => {
   it('gives first_sender null when the first comment has no sender, and then any sender responds', () => {
     const props = computeThreadProperties([comment('01', '2024-03-05T10:00:00Z', undefined), comment('02', '2024-03-05T10:05:00Z', 'b@x')]);
     expect(props.get('01')).toMatchObject({ first_sender: null, response_time: 300 });
+  });
+});
+
+describe('messageAddresses (a thread index entry\'s participants)', () => {
+  it('lists the lowercased addresses of sender and recipients once each, in order', () => {
+    const m = {
+      body: { text: '' },
+      from: 'Ann <Ann@Example.com>',
+      to: ['bob@example.com', 'ANN@example.com'],
+      cc: ['Cy <cy@example.com>'],
+      bcc: ['  '],
+    };
+    expect(messageAddresses(m)).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
+    expect(messageAddresses(undefined)).toEqual([]);
   });
 });
