@@ -14,7 +14,8 @@ export function kindOfBytes(head: Buffer): FileKind | undefined {
   if (head.subarray(0, 8).equals(OLE_MAGIC)) return 'msg';
   const text = head.toString('latin1').replace(/^\uFEFF|^\xEF\xBB\xBF/, '');
   if (text.startsWith('From ')) return 'mbox';
-  const firstLine = text.replace(/^(?:\r?\n)+/, '').split('\n', 1)[0] ?? '';
+  // Exports often start with blank or whitespace-only lines; the parser skips them too.
+  const firstLine = text.replace(/^(?:[ \t]*\r?\n)+/, '').split('\n', 1)[0] ?? '';
   if (HEADER_LINE_RE.test(firstLine)) return 'eml';
   return undefined;
 }

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import msgreader, { type FieldsData } from '@kenjiuno/msgreader';
 import iconv from 'iconv-lite';
 import { GatewayError } from '../errors.js';
+import { checkCompoundFile } from './cfb.js';
 
 /**
  * The package is CommonJS with `exports.default`: under Node's ESM loader the class sits on
@@ -129,6 +130,8 @@ export function msgToRfc822(file: Buffer, name = 'input'): Buffer {
   let fields: FieldsData;
   let reader: MsgReader;
   try {
+    // The reader walks chains unbounded: a corrupt file is refused before it gets there.
+    checkCompoundFile(file);
     reader = new MsgReader(new DataView(file.buffer, file.byteOffset, file.byteLength));
     fields = reader.getFileData();
   } catch (err) {

@@ -53,6 +53,9 @@ function crLinesToLf(buf: Buffer): Buffer {
   return out;
 }
 
+/** Blank or whitespace-only lines at the start (the raw bytes keep them; the parser skips them). */
+const LEADING_BLANK_RE = /^[ \t\r]*\n/;
+
 /** Offset of the first header line: skips leading blank lines and an mbox `From ` envelope line. */
 function messageStart(buf: Buffer): number {
   let i = 0;
@@ -128,6 +131,9 @@ function parseUnchecked(input: Buffer): ParsedMessage {
     throw new GatewayError('MAILGATE_ERR_MIME_NOT_EMAIL', 'no header field could be read at the start of the input');
   }
   const warnings: Warning[] = [];
+  if (LEADING_BLANK_RE.test(buf.toString('latin1', 0, Math.min(start, 4096)))) {
+    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', 'blank lines before the header block were skipped'));
+  }
   headerWarnings(head, warnings);
   const ctx: ParseContext = { buf, parts: 1, warnings, limitWarned: false };
   const root = makePart(head.fields, head.bodyStart, buf.length, 'text/plain', warnings);
