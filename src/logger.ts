@@ -4,8 +4,11 @@
  * - values of secret-named keys at any depth (`token`, `pass`, `password`, `accessToken`,
  *   `refreshToken`, `clientSecret`, `authorization`, `api_keys`, … in any spelling:
  *   `access_token` and `Access-Token` match too) become "[REDACTED]";
- * - passwords in URL userinfo (`postgres://user:secret@host/db`) and `Bearer <token>`
- *   inside any string are replaced.
+ * - passwords in URL userinfo (`postgres://user:secret@host/db`), credential parameters of
+ *   query strings and form bodies (`client_secret=`, `refresh_token=`, `code=`, …) and
+ *   `Bearer <token>` inside any string are replaced; URL objects likewise;
+ * - class instances are redacted as their JSON form; values nested deeper than 12 levels
+ *   become "[TOO DEEP]".
  * Components log through `logger.child({ adapter, account })`; tests pass `false`.
  */
 import { hostname } from 'node:os';
@@ -25,7 +28,14 @@ export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase().replace(/[_-]/g, ''));
 }
 
-const SECRET_QUERY_RE = /([?&](?:password|pass|token|access_token|secret|sslpassword|api_key)=)[^&#\s]*/gi;
+/**
+ * Credential parameters in a query string, a form body or free text (`a=1&client_secret=x`,
+ * `?code=…`, `password=…; token=…`): a parameter starts the string or follows `?`, `&`, `;`,
+ * whitespace or a quote, and its value runs to the next `&`, `#`, `;`, quote or whitespace.
+ * `code` is the OAuth authorization code (so a free-text `code=42` is redacted too).
+ */
+const SECRET_PARAMS = 'password|passwd|pass|token|access_token|refresh_token|id_token|client_secret|secret|sslpassword|api_key|apikey|code';
+const SECRET_QUERY_RE = new RegExp(`((?:^|[?&;\\s"'])(?:${SECRET_PARAMS})=)[^&#;\\s"']*`, 'gi');
 
 /**
  * A URL with the password of its userinfo and secret query parameters replaced, e.g.
@@ -45,27 +55,47 @@ export function redactString(text: string): string {
   return text.replace(URL_USERINFO_RE, `$1$2:${REDACTED}@`).replace(SECRET_QUERY_RE, `$1${REDACTED}`).replace(BEARER_RE, `$1 ${REDACTED}`);
 }
 
+/** Deeper values are replaced by TOO_DEEP, never passed on unredacted. */
 const MAX_DEPTH = 12;
+export const TOO_DEEP = '[TOO DEEP]';
+const CIRCULAR = '[Circular]';
 
-function isPlainObject(v: object): v is Record<string, unknown> {
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
+/** Values whose JSON form holds no field of their own: passed as they are. */
+function isOpaque(v: object): boolean {
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || v instanceof Date || v instanceof RegExp) return true;
+  return v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet || v instanceof Promise;
+}
+
+/** The fields a value shows in JSON: its toJSON() result, else its own enumerable fields. */
+function jsonFields(v: object): unknown {
+  const toJSON = (v as { toJSON?: unknown }).toJSON;
+  return typeof toJSON === 'function' ? (toJSON as () => unknown).call(v) : v;
 }
 
 /** An error as pino's err serializer shows it, as a plain object (its own fields copied). */
 const plainError = (e: Error): Record<string, unknown> => ({ ...stdSerializers.err(e) });
 
-/** A copy of `value` with secrets redacted; class instances (Buffer, Date, Map, sockets…) pass as they are. */
+/**
+ * A copy of `value` with secrets redacted. Class instances are copied as JSON would show them
+ * (toJSON(), else their own enumerable fields), so a secret field of a custom object or an
+ * Error subclass is redacted too; binary data, dates, maps and sets pass as they are. URL
+ * objects become their redacted href; a cycle becomes "[Circular]".
+ */
 export function redactDeep(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
   if (typeof value === 'string') return redactString(value);
-  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH || seen.has(value)) return value;
+  if (value === null || typeof value !== 'object') return value;
+  if (seen.has(value)) return CIRCULAR;
+  if (depth > MAX_DEPTH) return TOO_DEEP;
+  if (value instanceof URL) return redactUrl(value.href);
   if (Array.isArray(value)) {
     seen.add(value);
     return value.map((v) => redactDeep(v, depth + 1, seen));
   }
   if (value instanceof Error) return redactDeep(plainError(value), depth, seen);
-  if (!isPlainObject(value)) return value;
+  if (isOpaque(value)) return value;
   seen.add(value);
+  const fields = jsonFields(value);
+  if (fields !== value) return redactDeep(fields, depth + 1, seen);
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     out[k] = isSecretKey(k) && v !== undefined && v !== null ? REDACTED : redactDeep(v, depth + 1, seen);
