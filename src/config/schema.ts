@@ -3,6 +3,7 @@
  * Every field says what it is, its unit and its default; docs/config.md is generated from it.
  */
 import { z } from 'zod';
+import { isPlaceholderKey } from './placeholder-keys.js';
 import { ADAPTER_KINDS, duplicateAccount, imapAccountSchema } from '../../adapters/config.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -47,7 +48,15 @@ export const ServerSchema = z
       .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:8080')
       .default('127.0.0.1:8080')
       .describe('Address of the health, metrics, preview and admin HTTP server. Default 127.0.0.1:8080.'),
-    api_keys: z.array(z.string().min(16, 'admin API keys must be at least 16 characters')).default([]).describe('Keys accepted by the admin API (header `Authorization: Bearer <key>`). Empty: the admin API is disabled.'),
+    api_keys: z
+      .array(
+        z
+          .string()
+          .min(16, 'admin API keys must be at least 16 characters')
+          .refine((k) => !isPlaceholderKey(k), 'is a known placeholder key, not a secret: generate one, e.g. `openssl rand -hex 24`'),
+      )
+      .default([])
+      .describe('Keys accepted by the admin API (header `Authorization: Bearer <key>`), each at least 16 characters; known placeholders (`change-me…`, `your-…`, `xxxx…`, one repeated character, …) are refused. Empty: the admin API is disabled.'),
     public_preview: z
       .boolean()
       .default(false)

@@ -55,9 +55,9 @@ describe('loadConfig', () => {
 
   it('accepts unquoted placeholders inside flow mappings, as in `api: { token: ${MAILGATE_API_TOKEN} }`', () => {
     const path = file(`api: { url: https://api.example, token: \${MAILGATE_API_TOKEN} }\nserver: { listen: 127.0.0.1:8080, api_keys: [\${KEY}] }\n`);
-    const c = loadConfig({ file: path, env: { MAILGATE_API_TOKEN: 'tok,{}: "x"', KEY: 'k'.repeat(20) } });
+    const c = loadConfig({ file: path, env: { MAILGATE_API_TOKEN: 'tok,{}: "x"', KEY: 'k7'.repeat(10) } });
     expect(c.api.token).toBe('tok,{}: "x"');
-    expect(c.server.api_keys).toEqual(['k'.repeat(20)]);
+    expect(c.server.api_keys).toEqual(['k7'.repeat(10)]);
   });
 
   it('names the missing environment variable and its path', () => {

@@ -11,10 +11,10 @@ describe('the README configuration example', () => {
     expect(block).toBeDefined();
     const path = join(mkdtempSync(join(tmpdir(), 'mailgate-readme-')), 'mailgate.yaml');
     writeFileSync(path, block!);
-    const env = { MAILGATE_API_TOKEN: 'token-1', MAILGATE_ADMIN_KEY: 'a'.repeat(24), IMAP_PASSWORD: 'pw' };
+    const env = { MAILGATE_API_TOKEN: 'token-1', MAILGATE_ADMIN_KEY: 'f3a9c1d07b2e4a68c5d1', IMAP_PASSWORD: 'pw' };
     const c = loadConfig({ file: path, env });
     expect(c.api).toMatchObject({ url: 'https://acme.reinfer.io', token: 'token-1' });
-    expect(c.server.api_keys).toEqual(['a'.repeat(24)]);
+    expect(c.server.api_keys).toEqual(['f3a9c1d07b2e4a68c5d1']);
     expect(c.routes[0]).toMatchObject({ name: 'support', source: 'acme/support-emails' });
     expect(c.adapters.imap[0]).toMatchObject({ route: 'support', auth: { user: 'support@example.com', pass: 'pw' } });
   });
