@@ -32,8 +32,10 @@ export interface FilesAdapterConfig {
    * as failures (dead letters, with the file's bytes when they were read), and reported here.
    */
   onError?: (item: FileFailure) => void;
-  /** Files skipped in a directory walk because they are not mail. */
+  /** Files skipped in a directory walk (not mail; a link to a file outside the input folder), with the reason. */
   onSkip?: (path: string, reason: string) => void;
+  /** Read links to files outside an input folder too (default false: skipped and reported through onSkip). */
+  followSymlinks?: boolean;
   /** Clock for `receivedAt` when the file gives no arrival time (tests). */
   now?: () => Date;
 }
@@ -85,6 +87,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
     mboxQuoting: config.mboxQuoting,
     resumeFrom: toResume(await sink.checkpoint(key)),
     onSkip: config.onSkip,
+    followSymlinks: config.followSymlinks,
   });
   for await (const item of items) {
     if (signal.aborted) break;

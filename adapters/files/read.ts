@@ -102,7 +102,8 @@ export async function* readInput(input: string, options: ReadOptions = {}): Asyn
     return;
   }
   try {
-    for await (const file of walkDir(input)) yield* readOneFile(file.path, options, false, file.maildir);
+    const walk = { followSymlinks: options.followSymlinks === true, onSkip: options.onSkip };
+    for await (const file of walkDir(input, walk)) yield* readOneFile(file.path, options, false, file.maildir);
   } catch (err) {
     yield failure(input, unreadable(input, err));
   }

@@ -61,7 +61,12 @@ export interface ReadOptions {
   mboxQuoting?: MboxQuoting;
   /** Continue from here: files before `path` are skipped, `path` itself starts at `index`/`offset`. */
   resumeFrom?: ResumePoint;
-  /** Called for a file met in a directory walk that is not mail (it is skipped, not an error). */
+  /**
+   * In a directory walk, read links to files outside the walked folder too (default false: such
+   * links are skipped and reported through onSkip). A file named as an input is always read.
+   */
+  followSymlinks?: boolean;
+  /** Called for a file met in a directory walk that is skipped (not mail, a link refused), with the reason; not an error. */
   onSkip?: (path: string, reason: string) => void;
   /** Read chunk size for streamed files (default 64 KiB). */
   chunkBytes?: number;
