@@ -82,6 +82,19 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * Where and what a YAML syntax error is, without the text of the line: `line 3, column 9:
+ * missing char (MISSING_CHAR)`. The column counts a `${VAR}` placeholder on that line as the
+ * token it is swapped for while parsing.
+ */
+export function yamlErrorWhere(err: unknown): string {
+  const e = err as { code?: unknown; linePos?: Array<{ line: number; col: number }> };
+  const code = typeof e.code === 'string' && /^[A-Z_]+$/.test(e.code) ? e.code : undefined;
+  const kind = code === undefined ? 'syntax error' : `${code.toLowerCase().replace(/_/g, ' ')} (${code})`;
+  const at = e.linePos?.[0];
+  return at === undefined ? kind : `line ${at.line}, column ${at.col}: ${kind}`;
+}
+
 export interface LoadOptions {
   /** Path of mailgate.yaml; omitted: embedded defaults only. */
   file?: string;
@@ -113,7 +126,8 @@ export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
     try {
       doc = unshield(parseYaml(shielded), held);
     } catch (cause) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${options.file} is not valid YAML: ${(cause as Error).message}`, { cause });
+      // No cause and no message text from the parser: both quote the offending line, which may hold a secret.
+      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${options.file} is not valid YAML: ${yamlErrorWhere(cause)}`);
     }
     if (doc !== null && doc !== undefined && (typeof doc !== 'object' || Array.isArray(doc))) {
       throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${options.file}: the top level must be a mapping of settings`);
