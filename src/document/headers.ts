@@ -89,7 +89,9 @@ function parsedHeaders(fields: readonly HeaderField[], warnings: Warning[]): Rec
     if (seen.has(f.key) || !PARSED_KEY_RE.test(f.name)) return undefined;
     seen.add(f.key);
   }
-  const out: Record<string, string> = {};
+  // Null prototype: a field named `__proto__` is a key like any other (on `{}` the assignment
+  // would set the prototype and the field would vanish); JSON.stringify writes own keys.
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const f of fields) out[f.name] = parsedValue(f, warnings);
   return out;
 }
