@@ -31,7 +31,8 @@ export function truncateText(text: string, limit: number): string {
       }
     }
   }
-  return text.slice(0, cut > 0 ? cut : hard).replace(/\s+$/, '');
+  // trimEnd, not /\s+$/: that regex retries every whitespace run and is quadratic on a long one.
+  return text.slice(0, cut > 0 ? cut : hard).trimEnd();
 }
 
 /** HTML of at most `limit` characters, never ending inside a tag: cut at the limit, then before a dangling `<`. */

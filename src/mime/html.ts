@@ -19,6 +19,13 @@ const LINE = new Set([
 ]);
 const SKIP = new Set(['script', 'style', 'head', 'title', 'template', 'noscript', 'xml', 'svg', 'object']);
 
+/**
+ * Nesting shown at most this deep: list indentation and `> ` prefixes are written per line, so
+ * thousands of unclosed <ul> or <blockquote> would make the text grow with the square of them.
+ */
+const MAX_LIST_INDENT = 16;
+const MAX_QUOTE_PREFIX = 32;
+
 interface Line {
   text: string;
   quote: number;
@@ -34,9 +41,16 @@ interface State {
   lists: Array<{ ordered: boolean; n: number }>;
 }
 
+/** `s` less trailing spaces and tabs, in one pass (/[ \t]+$/ is quadratic on a long inner run). */
+function trimSpacesEnd(s: string): string {
+  let end = s.length;
+  while (end > 0 && (s.charCodeAt(end - 1) === 32 || s.charCodeAt(end - 1) === 9)) end--;
+  return s.slice(0, end);
+}
+
 /** End the current line (kept even when empty, as `<br><br>` asks). */
 function flush(st: State): void {
-  const text = st.cur.replace(/[ \t]+$/, '');
+  const text = trimSpacesEnd(st.cur);
   st.cur = '';
   const last = st.lines[st.lines.length - 1];
   if (st.blank && text !== '' && last !== undefined && last.text !== '') st.lines.push({ text: '', quote: Math.min(last.quote, st.quote) });
@@ -57,7 +71,7 @@ function paragraphBreak(st: State): void {
 function render(lines: Line[]): string {
   const out: string[] = [];
   for (const l of lines) {
-    const prefix = l.quote > 0 ? '> '.repeat(l.quote) : '';
+    const prefix = l.quote > 0 ? '> '.repeat(Math.min(MAX_QUOTE_PREFIX, l.quote)) : '';
     out.push(l.text === '' ? prefix.trimEnd() : prefix + l.text);
   }
   return out.join('\n').replace(/\n{3,}/g, '\n\n').trim();
@@ -102,7 +116,7 @@ function openTag(st: State, name: string): void {
   else if (name === 'ul' || name === 'ol') st.lists.push({ ordered: name === 'ol', n: 0 });
   else if (name === 'li') {
     const list = st.lists[st.lists.length - 1];
-    const indent = '  '.repeat(Math.max(0, st.lists.length - 1));
+    const indent = '  '.repeat(Math.min(MAX_LIST_INDENT, Math.max(0, st.lists.length - 1)));
     st.cur = list?.ordered === true ? `${indent}${++list.n}. ` : `${indent}- `;
   }
 }
