@@ -48,7 +48,7 @@ function record(code: string): void {
 function saveFinding(kind: string, code: string, bytes: Buffer, ext: string, note: string): void {
   findings++;
   mkdirSync(FUZZ_DIR, { recursive: true });
-  const name = `${kind}-${code.replace(/^MAILGATE_ERR_/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${createHash('sha256').update(bytes).digest('hex').slice(0, 10)}`;
+  const name = `${kind.replace(/[^a-z0-9]+/gi, '-')}-${code.replace(/^MAILGATE_ERR_/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${createHash('sha256').update(bytes).digest('hex').slice(0, 10)}`;
   writeFileSync(join(FUZZ_DIR, `${name}.${ext}`), bytes);
   writeFileSync(join(FUZZ_DIR, `${name}.txt`), `${note}\n`);
   console.error(`finding: ${code} (${kind}) saved as samples/fuzz/${name}.${ext}`);

@@ -4,7 +4,7 @@ import { basename, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
-import { msgToRfc822 } from '../../src/mime/msg.js';
+import { convertMsg } from './msg-convert.js';
 import { sniffFile, type FileKind } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
 import { walkDir } from './walk.js';
@@ -42,11 +42,14 @@ async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number, 
     yield { ...base, raw: bytes };
     return;
   }
+  let raw: Buffer;
   try {
-    yield { ...base, raw: msgToRfc822(bytes, path) };
+    raw = await convertMsg(bytes, path);
   } catch (err) {
     yield { ...base, bytes, error: err as GatewayError };
+    return;
   }
+  yield { ...base, raw };
 }
 
 async function* readKnown(path: string, kind: FileKind, options: ReadOptions, resume: FilePosition | undefined, explicit: boolean, maildir: boolean): AsyncGenerator<FileItem> {
