@@ -24,6 +24,11 @@ export type Mark = 'e' | 'q' | 's' | 'f' | 't';
 const MAX_SPLITTER_LINES = 3;
 /** Lines a quoted header block may span before its second field must appear. */
 const HEADER_WINDOW = 4;
+/**
+ * Lines a quoted header block spans at most. Real blocks are a handful of fields; without a
+ * bound, a run of thousands of "Date: …" lines was rescanned from each of its lines (quadratic).
+ */
+export const MAX_HEADER_BLOCK_LINES = 64;
 
 /** A quoted line: `>` (also nested), or Supercite's initials (`EL> …`). */
 const QUOTE_RE = /^ {0,2}(?:[A-Z]{1,3})?>/;
@@ -109,7 +114,7 @@ function headerBlock(lines: readonly string[], i: number, prevBlank: boolean): n
   note(evidence, first);
   let end = i + 1;
   let loose = 0;
-  for (let j = i + 1; j < lines.length && j <= end + HEADER_WINDOW; j++) {
+  for (let j = i + 1; j < lines.length && j <= end + HEADER_WINDOW && j < i + MAX_HEADER_BLOCK_LINES; j++) {
     const line = lines[j]!;
     if (isBlank(line)) break;
     const h = headerLine(line);
