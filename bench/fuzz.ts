@@ -55,7 +55,10 @@ function record(code: string): void {
 function saveFinding(kind: string, code: string, bytes: Buffer, ext: string, note: string): void {
   findings++;
   mkdirSync(FUZZ_DIR, { recursive: true });
-  const name = `${kind.replace(/[^a-z0-9]+/gi, '-')}-${code.replace(/^MAILGATE_ERR_/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${createHash('sha256').update(bytes).digest('hex').slice(0, 10)}`;
+  const name = `${kind.replace(/[^a-z0-9]+/gi, '-')}-${code
+    .replace(/^MAILGATE_ERR_/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')}-${createHash('sha256').update(bytes).digest('hex').slice(0, 10)}`;
   writeFileSync(join(FUZZ_DIR, `${name}.${ext}`), bytes);
   writeFileSync(join(FUZZ_DIR, `${name}.txt`), `${note}\n`);
   console.error(`finding: ${code} (${kind}) saved as samples/fuzz/${name}.${ext}`);
@@ -69,7 +72,9 @@ async function throughPool(pool: ParsePool, bytes: Buffer, kind: string, pending
   const settled = ticket.done.then((outcome) => {
     const ms = performance.now() - started;
     if (outcome.ok && (candidates.length < SLOW_CANDIDATES || ms > candidates[candidates.length - 1]!.ms)) {
-      candidates = [...candidates, { ms, what: `${kind}, ${bytes.length} bytes`, bytes }].sort((a, b) => b.ms - a.ms).slice(0, SLOW_CANDIDATES);
+      candidates = [...candidates, { ms, what: `${kind}, ${bytes.length} bytes`, bytes }]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, SLOW_CANDIDATES);
     }
     cases++;
     const code = outcome.ok ? 'document' : outcome.error.code;
@@ -93,7 +98,8 @@ async function mutatedMail(pool: ParsePool, seeds: Buffer[], rand: Rand): Promis
 async function generated(pool: ParsePool): Promise<void> {
   const pending = new Set<Promise<void>>();
   for (let done = 0; done < GENERATED; done += 1000) {
-    for (const m of generatedMessages(SEED * 1_000_003 + done, Math.min(1000, GENERATED - done))) await throughPool(pool, m, 'generated', pending);
+    for (const m of generatedMessages(SEED * 1_000_003 + done, Math.min(1000, GENERATED - done)))
+      await throughPool(pool, m, 'generated', pending);
   }
   await Promise.all(pending);
 }
@@ -103,14 +109,20 @@ const fromLine = (i: number) => `From sender${i}@example.com Mon Jan  1 00:00:00
 /** Writes mutated mbox files, a maildir and mutated .msg files; returns the input folder. */
 function writeFiles(seeds: Buffer[], rand: Rand): string {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-fuzz-'));
-  const msgs = ['msg/properties.msg', 'msg/transport-headers.msg', 'hostile/directory-chain-loop.msg'].map((f) => readFileSync(join(root, 'samples/files', f)));
+  const msgs = ['msg/properties.msg', 'msg/transport-headers.msg', 'hostile/directory-chain-loop.msg'].map((f) =>
+    readFileSync(join(root, 'samples/files', f)),
+  );
   mkdirSync(join(dir, 'box', 'cur'), { recursive: true });
   mkdirSync(join(dir, 'box', 'new'), { recursive: true });
   for (let i = 0; i < FILES; i++) {
     const kind = i % 3;
     const name = String(i).padStart(6, '0');
     if (kind === 0) writeFileSync(join(dir, `${name}.msg`), mutateMsg(msgs[i % msgs.length]!, rand));
-    else if (kind === 1) writeFileSync(join(dir, 'box', i % 2 ? 'cur' : 'new', `${1700000000 + i}.M${i}.fuzz:2,S`), mutate(seeds[i % seeds.length]!, rand, seeds[(i * 7) % seeds.length]!).bytes);
+    else if (kind === 1)
+      writeFileSync(
+        join(dir, 'box', i % 2 ? 'cur' : 'new', `${1700000000 + i}.M${i}.fuzz:2,S`),
+        mutate(seeds[i % seeds.length]!, rand, seeds[(i * 7) % seeds.length]!).bytes,
+      );
     else {
       const parts: Buffer[] = [];
       for (let k = 0; k < 1 + Math.floor(rand() * 8); k++) {
@@ -152,9 +164,19 @@ async function main(): Promise<void> {
   const seeds = loadSeeds(root);
   const rand = prng(SEED);
   console.log(`fuzz: ${seeds.length} seed messages, seed ${SEED}, ${TIMEOUT_MS} ms and 256 MiB per message`);
-  const pool = new ParsePool({ size: 2, batchSize: 1, queueSize: 4, timeoutMs: TIMEOUT_MS, workerMemoryMb: 256, maxMessageBytes: 32 * 1024 * 1024 });
+  const pool = new ParsePool({
+    size: 2,
+    batchSize: 1,
+    queueSize: 4,
+    timeoutMs: TIMEOUT_MS,
+    workerMemoryMb: 256,
+    maxMessageBytes: 32 * 1024 * 1024,
+  });
   // Workers start before the clock does: the slowest case is a parse, not a thread start.
-  await Promise.all([pool.parse(Buffer.from('From: a@example.com\n\nwarm-up\n')), pool.parse(Buffer.from('From: b@example.com\n\nwarm-up\n'))]);
+  await Promise.all([
+    pool.parse(Buffer.from('From: a@example.com\n\nwarm-up\n')),
+    pool.parse(Buffer.from('From: b@example.com\n\nwarm-up\n')),
+  ]);
   const started = performance.now();
   try {
     const phases: Array<[string, () => Promise<void>]> = [

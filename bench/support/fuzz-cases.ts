@@ -14,7 +14,11 @@ import { previewSync } from '../../src/preview/index.js';
 export type Rand = () => number;
 
 /** Codes that mean the parser itself failed, not the input: each is a finding. */
-export const FINDING_CODES: ReadonlySet<ErrorCode> = new Set(['MAILGATE_ERR_MIME_INTERNAL', 'MAILGATE_ERR_MIME_WORKER_CRASHED', 'MAILGATE_ERR_MIME_TIMEOUT']);
+export const FINDING_CODES: ReadonlySet<ErrorCode> = new Set([
+  'MAILGATE_ERR_MIME_INTERNAL',
+  'MAILGATE_ERR_MIME_WORKER_CRASHED',
+  'MAILGATE_ERR_MIME_TIMEOUT',
+]);
 
 const int = (rand: Rand, n: number): number => Math.floor(rand() * n);
 const pick = <T>(rand: Rand, list: readonly T[]): T => list[int(rand, list.length)]!;
@@ -46,7 +50,8 @@ export function loadSeeds(root: string, options: { spamAssassin?: boolean; limit
 function flipBytes(b: Buffer, rand: Rand): Buffer {
   const out = Buffer.from(b);
   const n = 1 + int(rand, 16);
-  for (let i = 0; i < n && out.length > 0; i++) out[int(rand, out.length)] = pick(rand, [0, 0x0a, 0x0d, 0x3a, 0x3d, 0x3f, 0x2d, 0x22, 0x80, 0xff, int(rand, 256)]);
+  for (let i = 0; i < n && out.length > 0; i++)
+    out[int(rand, out.length)] = pick(rand, [0, 0x0a, 0x0d, 0x3a, 0x3d, 0x3f, 0x2d, 0x22, 0x80, 0xff, int(rand, 256)]);
   return out;
 }
 
@@ -78,26 +83,69 @@ function damageBoundaries(b: Buffer, rand: Rand): Buffer {
 
 function damageHeaders(b: Buffer, rand: Rand): Buffer {
   const ls = lines(b);
-  const end = Math.max(1, ls.findIndex((l) => l.trim() === ''));
+  const end = Math.max(
+    1,
+    ls.findIndex((l) => l.trim() === ''),
+  );
   const i = int(rand, end);
   switch (int(rand, 8)) {
-    case 0: ls[i] = ls[i]!.replace(':', ''); break;
-    case 1: ls.splice(i, 0, `X-Long: ${'a'.repeat(1 + int(rand, 200_000))}`); break;
-    case 2: ls.splice(i, 0, `X-\xe9\xff\x00: v`); break;
-    case 3: ls.splice(i, 0, ...Array.from({ length: 1 + int(rand, 2000) }, (_, k) => `Received: from h${k}`)); break;
-    case 4: ls.splice(end, 1); break;
-    case 5: ls.splice(i, 0, ' \t folded-without-field', '\t'); break;
-    case 6: ls.splice(i, 0, `${pick(rand, ['__proto__', 'constructor', 'hasOwnProperty', 'toString'])}: ${int(rand, 99)}`); break;
-    default: ls.splice(i, 0, `Content-Type: ${pick(rand, ['', ';;;', 'text/', '/', 'multipart/alternative', 'message/rfc822', 'text/plain; charset=', 'x/y; a*0*=%%'])}`);
+    case 0:
+      ls[i] = ls[i]!.replace(':', '');
+      break;
+    case 1:
+      ls.splice(i, 0, `X-Long: ${'a'.repeat(1 + int(rand, 200_000))}`);
+      break;
+    case 2:
+      ls.splice(i, 0, `X-\xe9\xff\x00: v`);
+      break;
+    case 3:
+      ls.splice(i, 0, ...Array.from({ length: 1 + int(rand, 2000) }, (_, k) => `Received: from h${k}`));
+      break;
+    case 4:
+      ls.splice(end, 1);
+      break;
+    case 5:
+      ls.splice(i, 0, ' \t folded-without-field', '\t');
+      break;
+    case 6:
+      ls.splice(i, 0, `${pick(rand, ['__proto__', 'constructor', 'hasOwnProperty', 'toString'])}: ${int(rand, 99)}`);
+      break;
+    default:
+      ls.splice(
+        i,
+        0,
+        `Content-Type: ${pick(rand, ['', ';;;', 'text/', '/', 'multipart/alternative', 'message/rfc822', 'text/plain; charset=', 'x/y; a*0*=%%'])}`,
+      );
   }
   return join_(ls);
 }
 
-const CHARSETS = ['utf-8', 'utf-7', 'utf-16', 'utf-16le', 'utf-32', 'iso-2022-jp', 'gb18030', 'x-unknown', '', '"', 'ks_c_5601-1987', 'windows-1252', 'big5', 'koi8-r', 'cp65001', 'binary', 'unicode-1-1-utf-7'];
+const CHARSETS = [
+  'utf-8',
+  'utf-7',
+  'utf-16',
+  'utf-16le',
+  'utf-32',
+  'iso-2022-jp',
+  'gb18030',
+  'x-unknown',
+  '',
+  '"',
+  'ks_c_5601-1987',
+  'windows-1252',
+  'big5',
+  'koi8-r',
+  'cp65001',
+  'binary',
+  'unicode-1-1-utf-7',
+];
 
 function abuseEncodings(b: Buffer, rand: Rand): Buffer {
   const ls = lines(b);
-  const end = Math.max(1, ls.findIndex((l) => l.trim() === ''));
+  const end = Math.max(
+    1,
+    ls.findIndex((l) => l.trim() === ''),
+  );
   const cs = pick(rand, CHARSETS);
   const word = pick(rand, [
     `=?${cs}?B?${Buffer.from('h\u00e9llo \u{1f600}').toString('base64')}?=`,
@@ -111,8 +159,15 @@ function abuseEncodings(b: Buffer, rand: Rand): Buffer {
   const i = int(rand, end);
   if (rand() < 0.5) ls[i] = `${ls[i]} ${word}`;
   else ls.splice(i, 0, `Subject: ${word}`, `From: ${word} <${word}@x>`);
-  const out = join_(ls).toString('latin1').replace(/charset=("?)[^";\s]*/gi, (m, q: string) => (rand() < 0.5 ? `charset=${q}${pick(rand, CHARSETS)}` : m));
-  return Buffer.from(out.replace(/Content-Transfer-Encoding: *\S+/gi, (m) => (rand() < 0.3 ? `Content-Transfer-Encoding: ${pick(rand, ['base64', 'quoted-printable', 'x-uue', '8bit', 'binary', 'bogus'])}` : m)), 'latin1');
+  const out = join_(ls)
+    .toString('latin1')
+    .replace(/charset=("?)[^";\s]*/gi, (m, q: string) => (rand() < 0.5 ? `charset=${q}${pick(rand, CHARSETS)}` : m));
+  return Buffer.from(
+    out.replace(/Content-Transfer-Encoding: *\S+/gi, (m) =>
+      rand() < 0.3 ? `Content-Transfer-Encoding: ${pick(rand, ['base64', 'quoted-printable', 'x-uue', '8bit', 'binary', 'bogus'])}` : m,
+    ),
+    'latin1',
+  );
 }
 
 /** The message wrapped in `depth` multipart or message/rfc822 levels. */
@@ -123,7 +178,11 @@ export function nest(b: Buffer, depth: number, rand: Rand): Buffer {
       body = Buffer.concat([Buffer.from(`Content-Type: message/rfc822\n\n`), body]);
     } else {
       const bd = `b${d}`;
-      body = Buffer.concat([Buffer.from(`Content-Type: multipart/mixed; boundary="${bd}"\n\n--${bd}\n`), body, Buffer.from(rand() < 0.8 ? `\n--${bd}--\n` : '\n')]);
+      body = Buffer.concat([
+        Buffer.from(`Content-Type: multipart/mixed; boundary="${bd}"\n\n--${bd}\n`),
+        body,
+        Buffer.from(rand() < 0.8 ? `\n--${bd}--\n` : '\n'),
+      ]);
     }
   }
   return Buffer.concat([Buffer.from('From: deep@example.com\nSubject: deep\nMIME-Version: 1.0\n'), body]);
@@ -158,32 +217,62 @@ export function mutate(seed: Buffer, rand: Rand, other: Buffer): { bytes: Buffer
   const mutator = pick(rand, MUTATORS);
   const apply = (m: Mutator, b: Buffer): Buffer => {
     switch (m) {
-      case 'flip': return flipBytes(b, rand);
-      case 'truncate': return truncate(b, rand);
-      case 'boundary': return damageBoundaries(b, rand);
-      case 'header': return damageHeaders(b, rand);
-      case 'encoding': return abuseEncodings(b, rand);
-      case 'nesting': return deepNesting(b, rand);
-      case 'line-endings': return lineEndings(b, rand);
-      case 'splice': return splice(b, rand, other);
-      default: return repeatChunk(b, rand);
+      case 'flip':
+        return flipBytes(b, rand);
+      case 'truncate':
+        return truncate(b, rand);
+      case 'boundary':
+        return damageBoundaries(b, rand);
+      case 'header':
+        return damageHeaders(b, rand);
+      case 'encoding':
+        return abuseEncodings(b, rand);
+      case 'nesting':
+        return deepNesting(b, rand);
+      case 'line-endings':
+        return lineEndings(b, rand);
+      case 'splice':
+        return splice(b, rand, other);
+      default:
+        return repeatChunk(b, rand);
     }
   };
   let bytes = apply(mutator, seed);
-  if (rand() < 0.3) bytes = apply(pick(rand, MUTATORS.filter((m) => m !== 'nesting')), bytes);
+  if (rand() < 0.3)
+    bytes = apply(
+      pick(
+        rand,
+        MUTATORS.filter((m) => m !== 'nesting'),
+      ),
+      bytes,
+    );
   return { bytes, mutator };
 }
 
 // --- generated structures ------------------------------------------------------------------
 
 const token = fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/);
-const anyText = fc.string({ unit: fc.oneof(fc.constantFrom('\n', '\r', '=', '?', '-', ':', ';', '"', '\\', '\u00e9', '\u{1f600}'), fc.nat({ max: 0xd7ff }).map((c) => String.fromCharCode(c))), maxLength: 200 });
+const anyText = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom('\n', '\r', '=', '?', '-', ':', ';', '"', '\\', '\u00e9', '\u{1f600}'),
+    fc.nat({ max: 0xd7ff }).map((c) => String.fromCharCode(c)),
+  ),
+  maxLength: 200,
+});
 
-interface Node { type: string; headers: Array<[string, string]>; body?: string; children?: Node[] }
+interface Node {
+  type: string;
+  headers: Array<[string, string]>;
+  body?: string;
+  children?: Node[];
+}
 
 const leaf: fc.Arbitrary<Node> = fc.record({
   type: fc.constantFrom('text/plain', 'text/html', 'application/octet-stream', 'image/png', 'text/enriched', 'message/delivery-status'),
-  headers: fc.array(fc.tuple(fc.oneof(token, fc.constantFrom('Content-Transfer-Encoding', 'Content-Disposition', 'Content-ID', '__proto__')), anyText), { maxLength: 4 }),
+  headers: fc.array(
+    fc.tuple(fc.oneof(token, fc.constantFrom('Content-Transfer-Encoding', 'Content-Disposition', 'Content-ID', '__proto__')), anyText),
+    { maxLength: 4 },
+  ),
   body: anyText,
 });
 
@@ -202,7 +291,8 @@ const tree: fc.Arbitrary<Node> = fc.letrec<{ node: Node }>((tie) => ({
 function render(n: Node, id: string): string {
   const extra = n.headers.map(([k, v]) => `${k}: ${v.replace(/\n/g, '\n ')}`).join('\n');
   if (n.children === undefined) return `Content-Type: ${n.type}; charset=utf-8\n${extra}\n\n${n.body ?? ''}`;
-  if (n.type === 'message/rfc822') return `Content-Type: message/rfc822\n${extra}\n\nFrom: inner@x\n${n.children.map((c, i) => render(c, `${id}.${i}`)).join('\n')}`;
+  if (n.type === 'message/rfc822')
+    return `Content-Type: message/rfc822\n${extra}\n\nFrom: inner@x\n${n.children.map((c, i) => render(c, `${id}.${i}`)).join('\n')}`;
   const parts = n.children.map((c, i) => `--${id}\n${render(c, `${id}.${i}`)}\n`).join('');
   return `Content-Type: ${n.type}; boundary="${id}"\n${extra}\n\n${parts}--${id}--\n`;
 }
@@ -230,7 +320,12 @@ export function runPreview(bytes: Buffer, headers: 'raw' | 'parsed' = 'raw'): Ve
     return { ok: true };
   } catch (err) {
     if (isGatewayError(err)) return { ok: false, code: err.code, finding: FINDING_CODES.has(err.code), message: err.message };
-    return { ok: false, code: `uncaught ${(err as Error)?.name ?? typeof err}`, finding: true, message: String((err as Error)?.stack ?? err) };
+    return {
+      ok: false,
+      code: `uncaught ${(err as Error)?.name ?? typeof err}`,
+      finding: true,
+      message: String((err as Error)?.stack ?? err),
+    };
   }
 }
 
@@ -246,7 +341,10 @@ export function mutateMsg(b: Buffer, rand: Rand): Buffer {
   const words = Math.floor(out.length / 4);
   for (let i = 0, n = 1 + int(rand, 8); i < n; i++) {
     const at = int(rand, words) * 4;
-    out.writeUInt32LE(pick(rand, [0, 1, 2, 3, 0xfffffffe, 0xffffffff, 0xfffffffd, 0x7fffffff, int(rand, 64), Math.floor(at / 512)]) >>> 0, at);
+    out.writeUInt32LE(
+      pick(rand, [0, 1, 2, 3, 0xfffffffe, 0xffffffff, 0xfffffffd, 0x7fffffff, int(rand, 64), Math.floor(at / 512)]) >>> 0,
+      at,
+    );
   }
   return out;
 }

@@ -74,7 +74,8 @@ function fatSectors(l: Omit<Layout, 'fat'>): number[] {
   const difatCount = u32(l.bytes, 0x48);
   const seen = new Set<number>();
   for (let n = 0; list.length < count; n++) {
-    if (n >= difatCount || next === END_OF_CHAIN || next === FREE) throw new CfbError('the DIFAT chain ends before every FAT sector is listed');
+    if (n >= difatCount || next === END_OF_CHAIN || next === FREE)
+      throw new CfbError('the DIFAT chain ends before every FAT sector is listed');
     if (seen.has(next)) throw new CfbError(`the DIFAT chain loops at sector ${next}`);
     seen.add(next);
     const entries = sectorEntries(l, next);
@@ -100,7 +101,14 @@ function readEntries(l: Layout, chain: number[]): Entry[] {
     const base = (sector + 1) * l.sectorSize;
     for (let o = base; o + DIR_ENTRY <= base + l.sectorSize && o + DIR_ENTRY <= l.bytes.length; o += DIR_ENTRY) {
       const b = l.bytes;
-      out.push({ type: b[o + 0x42]!, left: u32(b, o + 0x44), right: u32(b, o + 0x48), child: u32(b, o + 0x4c), start: u32(b, o + 0x74), size: u32(b, o + 0x78) });
+      out.push({
+        type: b[o + 0x42]!,
+        left: u32(b, o + 0x44),
+        right: u32(b, o + 0x48),
+        child: u32(b, o + 0x4c),
+        start: u32(b, o + 0x74),
+        size: u32(b, o + 0x78),
+      });
     }
   }
   return out;

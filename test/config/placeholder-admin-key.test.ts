@@ -14,8 +14,17 @@ import { embeddedConfig } from '../../src/service/defaults.js';
 
 const SAMPLE = new URL('../../samples/mailgate.yaml', import.meta.url);
 const PLACEHOLDERS = [
-  'change-me-to-a-long-random-key', 'changemechangeme', 'CHANGE_ME_PLEASE_NOW', 'replace-me-with-a-secret', 'your-admin-api-key',
-  'your_key_goes_here_ok', 'xxxxxxxxxxxxxxxxxxxx', 'aaaaaaaaaaaaaaaa', '0000000000000000', '<your admin key here>', 'placeholder-admin-key',
+  'change-me-to-a-long-random-key',
+  'changemechangeme',
+  'CHANGE_ME_PLEASE_NOW',
+  'replace-me-with-a-secret',
+  'your-admin-api-key',
+  'your_key_goes_here_ok',
+  'xxxxxxxxxxxxxxxxxxxx',
+  'aaaaaaaaaaaaaaaa',
+  '0000000000000000',
+  '<your admin key here>',
+  'placeholder-admin-key',
 ];
 
 describe('placeholder admin keys', () => {
@@ -42,7 +51,8 @@ describe('placeholder admin keys', () => {
   });
 
   it('accepts generated keys, and the embedded defaults still load', () => {
-    for (const key of ['f3a9c1d07b2e4a68c5d1e2f3', 'admin-key-0123456789abcdef', 'Qm9vbXNoYWthbGFrYQ-_x1']) expect(isPlaceholderKey(key)).toBe(false);
+    for (const key of ['f3a9c1d07b2e4a68c5d1e2f3', 'admin-key-0123456789abcdef', 'Qm9vbXNoYWthbGFrYQ-_x1'])
+      expect(isPlaceholderKey(key)).toBe(false);
     expect(() => loadConfig({ overrides: embeddedConfig() as never })).not.toThrow();
   });
 });

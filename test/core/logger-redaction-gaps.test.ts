@@ -25,7 +25,9 @@ describe('log redaction', () => {
     expect(redactString('client_secret=CS-SECRET&x=1')).toBe(`client_secret=${REDACTED}&x=1`);
     const query = 'https://idp.example/cb?code=CODE-SECRET&state=s&id_token=IT-SECRET&access_token=AT-SECRET';
     expect(redactString(query)).toBe(`https://idp.example/cb?code=${REDACTED}&state=s&id_token=${REDACTED}&access_token=${REDACTED}`);
-    expect(redactString('POST body: username=u&password=PW-SECRET; token=T-SECRET')).toBe(`POST body: username=u&password=${REDACTED}; token=${REDACTED}`);
+    expect(redactString('POST body: username=u&password=PW-SECRET; token=T-SECRET')).toBe(
+      `POST body: username=u&password=${REDACTED}; token=${REDACTED}`,
+    );
     const text = logged((l) => l.info({ body: form }, 'token request %s', query));
     for (const s of ['RT-SECRET', 'CS-SECRET', 'CODE-SECRET', 'IT-SECRET', 'AT-SECRET']) expect(text).not.toContain(s);
   });

@@ -8,7 +8,8 @@ import { buildDocument } from '../../src/document/index.js';
 import { parseMessage } from '../../src/mime/parse.js';
 import { RawEmailDocument } from '../../src/model/index.js';
 
-const RAW = 'From: a@example.com\r\n__proto__: polluted\r\nconstructor: built\r\nhasOwnProperty: own\r\ntoString: str\r\nSubject: hi\r\n\r\nbody\r\n';
+const RAW =
+  'From: a@example.com\r\n__proto__: polluted\r\nconstructor: built\r\nhasOwnProperty: own\r\ntoString: str\r\nSubject: hi\r\n\r\nbody\r\n';
 
 describe('parsed headers named like Object.prototype members', () => {
   it('keeps __proto__, constructor and hasOwnProperty as own fields, in JSON too', () => {

@@ -11,7 +11,9 @@ import { requireBuild, ROOT, SAMPLES } from '../cli/support/dist.js';
 
 async function convertMsg(): Promise<typeof import('../../adapters/files/msg-convert.js').convertMsg> {
   requireBuild();
-  const mod = (await import(pathToFileURL(join(ROOT, 'dist/adapters/files/msg-convert.js')).href)) as typeof import('../../adapters/files/msg-convert.js');
+  const mod = (await import(
+    pathToFileURL(join(ROOT, 'dist/adapters/files/msg-convert.js')).href
+  )) as typeof import('../../adapters/files/msg-convert.js');
   return mod.convertMsg;
 }
 
@@ -26,13 +28,19 @@ describe('.msg conversion in a budgeted worker', () => {
   it('over its time budget the file is MAILGATE_ERR_INPUT_MSG_INVALID, and the next file converts', async () => {
     const convert = await convertMsg();
     const bytes = readFileSync(join(SAMPLES, 'msg/properties.msg'));
-    await expect(convert(bytes, 'slow.msg', { timeoutMs: 1 })).rejects.toMatchObject({ code: 'MAILGATE_ERR_INPUT_MSG_INVALID', message: expect.stringMatching(/1 ms budget/) });
+    await expect(convert(bytes, 'slow.msg', { timeoutMs: 1 })).rejects.toMatchObject({
+      code: 'MAILGATE_ERR_INPUT_MSG_INVALID',
+      message: expect.stringMatching(/1 ms budget/),
+    });
     await expect(convert(bytes, 'next.msg')).resolves.toBeInstanceOf(Buffer);
   });
 
-  it('a corrupt file is refused with the structure check\'s reason', async () => {
+  it("a corrupt file is refused with the structure check's reason", async () => {
     const convert = await convertMsg();
     const loop = readFileSync(join(SAMPLES, 'hostile/directory-chain-loop.msg'));
-    await expect(convert(loop, 'loop.msg')).rejects.toMatchObject({ code: 'MAILGATE_ERR_INPUT_MSG_INVALID', message: expect.stringMatching(/loops/) });
+    await expect(convert(loop, 'loop.msg')).rejects.toMatchObject({
+      code: 'MAILGATE_ERR_INPUT_MSG_INVALID',
+      message: expect.stringMatching(/loops/),
+    });
   });
 });

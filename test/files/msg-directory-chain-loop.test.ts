@@ -37,7 +37,10 @@ describe('a .msg whose directory chain loops', () => {
     const run = await runMailgate(['preview', '--format', 'jsonl', SAMPLE, join(SAMPLES, 'eml/01-hello.eml')], { env });
     expect(run.stderr).not.toMatch(/heap out of memory/);
     expect(run.code).toBe(1);
-    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { error?: { code: string } });
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { error?: { code: string } });
     expect(lines.map((l) => l.error?.code ?? 'ok')).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID', 'ok']);
   });
 
@@ -54,6 +57,8 @@ describe('a .msg whose directory chain loops', () => {
     expect(run.code, run.stderr).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ read: 2, unreadable: 1, deadLettered: 1, delivered: 1 });
     const dead = await runMailgate(['dlq', 'list', '--store', store, '--json']);
-    expect((JSON.parse(dead.stdout) as Array<{ error: { code: string } }>).map((d) => d.error.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID']);
+    expect((JSON.parse(dead.stdout) as Array<{ error: { code: string } }>).map((d) => d.error.code)).toEqual([
+      'MAILGATE_ERR_INPUT_MSG_INVALID',
+    ]);
   });
 });

@@ -34,10 +34,13 @@ describe('quadratic whitespace and nesting (fuzzer findings)', () => {
     expect(quotes.length).toBeLessThan(3000 * 160);
   });
 
-  it.each(['html-unclosed-lists-quadratic.eml', 'body-long-whitespace-run-quadratic-trim.eml'])('samples/fuzz/%s previews to a document', (name) => {
-    const result = previewSync(readFileSync(join(FUZZ, name)));
-    expect(result.document.comment_id).toMatch(/^[0-9a-f]+$/);
-  });
+  it.each(['html-unclosed-lists-quadratic.eml', 'body-long-whitespace-run-quadratic-trim.eml'])(
+    'samples/fuzz/%s previews to a document',
+    (name) => {
+      const result = previewSync(readFileSync(join(FUZZ, name)));
+      expect(result.document.comment_id).toMatch(/^[0-9a-f]+$/);
+    },
+  );
 });
 
 describe('a run of thousands of header-like lines in a body (fuzzer finding)', () => {

@@ -37,7 +37,9 @@ describe('fuzz (fixed seed)', () => {
   });
 
   it('mutated Outlook .msg files: a message or MAILGATE_ERR_INPUT_MSG_INVALID', () => {
-    const files = ['msg/properties.msg', 'msg/transport-headers.msg', 'hostile/directory-chain-loop.msg'].map((f) => readFileSync(join(ROOT, 'samples/files', f)));
+    const files = ['msg/properties.msg', 'msg/transport-headers.msg', 'hostile/directory-chain-loop.msg'].map((f) =>
+      readFileSync(join(ROOT, 'samples/files', f)),
+    );
     const rand = prng(SEED + 1);
     const findings: string[] = [];
     for (let i = 0; i < 600; i++) {
