@@ -81,6 +81,8 @@ function damageBoundaries(b: Buffer, rand: Rand): Buffer {
   return join_(ls.map((l) => (rand() < 0.05 ? l.replace(/boundary=("?)[^";]*/i, `boundary=$1${pick(rand, ['', 'x', '=?', '--'])}`) : l)));
 }
 
+const BAD_TYPES = ['', ';;;', 'text/', '/', 'multipart/alternative', 'message/rfc822', 'text/plain; charset=', 'x/y; a*0*=%%'];
+
 function damageHeaders(b: Buffer, rand: Rand): Buffer {
   const ls = lines(b);
   const end = Math.max(
@@ -111,11 +113,7 @@ function damageHeaders(b: Buffer, rand: Rand): Buffer {
       ls.splice(i, 0, `${pick(rand, ['__proto__', 'constructor', 'hasOwnProperty', 'toString'])}: ${int(rand, 99)}`);
       break;
     default:
-      ls.splice(
-        i,
-        0,
-        `Content-Type: ${pick(rand, ['', ';;;', 'text/', '/', 'multipart/alternative', 'message/rfc822', 'text/plain; charset=', 'x/y; a*0*=%%'])}`,
-      );
+      ls.splice(i, 0, `Content-Type: ${pick(rand, BAD_TYPES)}`);
   }
   return join_(ls);
 }

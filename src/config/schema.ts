@@ -56,7 +56,10 @@ export const ServerSchema = z
           .refine((k) => !isPlaceholderKey(k), 'is a known placeholder key, not a secret: generate one, e.g. `openssl rand -hex 24`'),
       )
       .default([])
-      .describe('Keys accepted by the admin API (header `Authorization: Bearer <key>`), each at least 16 characters; known placeholders (`change-me…`, `your-…`, `xxxx…`, one repeated character, …) are refused. Empty: the admin API is disabled.'),
+      .describe(
+        'Keys accepted by the admin API (header `Authorization: Bearer <key>`), each at least 16 characters; known placeholders ' +
+          '(`change-me…`, `your-…`, `xxxx…`, one repeated character, …) are refused. Empty: the admin API is disabled.',
+      ),
     public_preview: z
       .boolean()
       .default(false)
