@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatedMessages, loadSeeds, mutate, mutateMsg, runPreview } from '../../bench/support/fuzz-cases.js';
-import { msgToRfc822 } from '../../adapters/files/msg.js';
+import { msgToRfc822 } from '../../src/mime/msg.js';
 import { isGatewayError } from '../../src/errors.js';
 import { prng } from '../../src/prng.js';
 
