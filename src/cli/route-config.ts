@@ -3,9 +3,9 @@
  * flags that make a one-route configuration. Flags override the file; the environment is only
  * read through loadConfig (MAILGATE_API_TOKEN, MAILGATE_STORE…).
  */
-import { loadConfig } from '../../config/load.js';
-import type { Config, RouteConfig } from '../../config/schema.js';
-import { GatewayError } from '../../errors.js';
+import { loadConfig } from '../config/load.js';
+import type { Config, RouteConfig } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
 
 export interface RouteFlags {
   config?: string;

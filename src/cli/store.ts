@@ -1,7 +1,7 @@
 /** The store of `status` and `dlq`: `--store URL`, else the file's `store`, else the default. */
-import { loadConfig } from '../../config/load.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
+import { loadConfig } from '../config/load.js';
+import { openStore } from '../store/index.js';
+import type { Store } from '../store/types.js';
 
 export interface StoreFlags {
   config?: string;

@@ -2,7 +2,7 @@
  * What `mailgate emulator` runs (src/cli/commands/emulator.ts holds its flags, docs/emulator.md
  * lists them): starts the emulator in the foreground until SIGINT/SIGTERM.
  */
-import { listenError } from '../service/listen.js';
+import { listenError } from '../server/listen.js';
 import { parseFaultSpec } from './fault-spec.js';
 import { createEmulator } from './emulator.js';
 import type { Emulator, EmulatorOptions } from './types.js';

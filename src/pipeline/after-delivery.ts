@@ -10,8 +10,8 @@
  * each one is idempotent (a flag set again; a move of a UID no longer in the folder is a no-op).
  */
 import type { Logger } from '../logger.js';
-import { sleep } from '../pipeline/sleep.js';
-import type { Origin } from '../pipeline/types.js';
+import { sleep } from './sleep.js';
+import type { Origin } from './types.js';
 import { backoffDelay, type Backoff } from '../retry.js';
 import type { PendingAction, Store } from '../store/types.js';
 

@@ -15,11 +15,11 @@ import { createLogger, type Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
-import { createDeliverFn, checkRoutes } from './deliver-fn.js';
-import { createDelivery, type DeliveryLoop, type DeliveryOptions } from './delivery.js';
-import { createIntake, type Intake, type IntakeOptions } from './intake.js';
-import { routeTarget } from './origin.js';
-import { ParsePool } from './pool.js';
+import { createDeliverFn, checkRoutes } from '../pipeline/deliver-fn.js';
+import { createDelivery, type DeliveryLoop, type DeliveryOptions } from '../pipeline/delivery.js';
+import { createIntake, type Intake, type IntakeOptions } from '../pipeline/intake.js';
+import { routeTarget } from '../pipeline/origin.js';
+import { ParsePool } from '../pipeline/pool.js';
 
 export interface RuntimeOptions {
   config: Readonly<Config>;

@@ -7,14 +7,14 @@ import type { Metrics } from '../metrics.js';
 import { resolveUserProperties, routeTarget } from '../pipeline/origin.js';
 import { replacementFor } from '../pipeline/replay.js';
 import { threadInIndex } from '../pipeline/thread-index.js';
-import { predictionRecord } from '../pipeline/sink-outputs.js';
+import { predictionRecord } from '../sinks/outputs.js';
 import type { ParsePool } from '../pipeline/pool.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { ReadyReport, ServerDeps } from '../server/deps.js';
 import { httpError } from '../server/errors.js';
 import { localPreview } from '../server/local-preview.js';
 import type { Store } from '../store/types.js';
-import type { ServiceAdapters } from './adapters.js';
+import type { ServiceAdapters } from '../runtime/adapters.js';
 
 export interface ServiceDepsOptions {
   config: Readonly<Config>;

@@ -13,13 +13,13 @@ import type { Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { createDeliverFn } from '../pipeline/deliver-fn.js';
 import { createDelivery, type DeliveryLoop } from '../pipeline/delivery.js';
-import { createRuntime, DEFAULT_CLAIM_LIMIT, DEFAULT_LEASE_MS, type Runtime } from '../pipeline/runtime.js';
-import { createPredictionSinks, type PredictionSinks } from '../pipeline/prediction-sinks.js';
+import { createRuntime, DEFAULT_CLAIM_LIMIT, DEFAULT_LEASE_MS, type Runtime } from '../runtime/index.js';
+import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
 import { buildApp } from '../server/app.js';
-import { buildAdapters, runAdapters, type ServiceAdapters } from './adapters.js';
-import { createAfterDeliveryQueue, type AfterDeliveryQueue } from './after-delivery.js';
+import { buildAdapters, runAdapters, type ServiceAdapters } from '../runtime/adapters.js';
+import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import { createServiceDeps } from './deps.js';
-import { baseUrl, listenError, parseListen } from './listen.js';
+import { baseUrl, listenError, parseListen } from '../server/listen.js';
 import { countingDeliver, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
 import { sleep } from '../pipeline/sleep.js';
 

@@ -9,7 +9,7 @@ import { PAUSE_CODES, type DeliverFn, type DeliveryCounters, type DeliveryOption
 import type { Intake } from '../pipeline/intake.js';
 import type { IntakeSink } from '../pipeline/types.js';
 import type { Store } from '../store/types.js';
-import type { ServiceAdapters } from './adapters.js';
+import type { ServiceAdapters } from '../runtime/adapters.js';
 
 /**
  * The intake sink handed to adapters, counting per (route, adapter). Parsed and queued counts

@@ -5,8 +5,8 @@
 import type { RouteConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
-import { createPredictionSink, type PredictionSink, type PredictionSinkOptions } from './prediction-sink.js';
-import { jsonlOutput, webhookOutput, type SinkOutput } from './sink-outputs.js';
+import { createPredictionSink, type PredictionSink, type PredictionSinkOptions } from './worker.js';
+import { jsonlOutput, webhookOutput, type SinkOutput } from './outputs.js';
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000;
 

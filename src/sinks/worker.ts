@@ -10,8 +10,8 @@ import { isGatewayError } from '../errors.js';
 import { parseLimit } from '../limits.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
-import type { SinkOutput } from './sink-outputs.js';
-import { sleep } from './sleep.js';
+import type { SinkOutput } from './outputs.js';
+import { sleep } from '../pipeline/sleep.js';
 
 export const DEFAULT_SINK_POLL_MS = 2_000;
 export const DEFAULT_SINK_BATCH = 100;

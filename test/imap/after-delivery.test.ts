@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import type { Origin } from '../../src/pipeline/types.js';
-import { createAfterDeliveryQueue } from '../../src/service/after-delivery.js';
+import { createAfterDeliveryQueue } from '../../src/pipeline/after-delivery.js';
 import { openStore } from '../../src/store/index.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { textMessage } from './messages.js';

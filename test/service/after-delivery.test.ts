@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import type { Origin } from '../../src/pipeline/types.js';
-import { createAfterDeliveryQueue, type ActionTarget } from '../../src/service/after-delivery.js';
+import { createAfterDeliveryQueue, type ActionTarget } from '../../src/pipeline/after-delivery.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
-import type { PredictionRecord } from '../../src/pipeline/sink-outputs.js';
+import type { PredictionRecord } from '../../src/sinks/outputs.js';
 import { textMessage } from '../imap/messages.js';
 import { startEmulator } from '../support/emulator.js';
 import { startReceiver, verifySignature } from '../pipeline/webhook-receiver.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseImapAccount } from '../../adapters/imap/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { embeddedConfig, packageRoot, samplePaths } from '../../src/service/defaults.js';
-import { parseListen } from '../../src/service/listen.js';
+import { parseListen } from '../../src/server/listen.js';
 import { ROOT } from './serve-process.js';
 
 describe('sample configurations', () => {

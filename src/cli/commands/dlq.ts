@@ -4,8 +4,8 @@ import { InvalidArgumentError } from 'commander';
 import { GatewayError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 import type { DeadLetter, PurgeFilter } from '../../store/types.js';
-import { routeConfig, type RouteFlags } from '../import/config.js';
-import { withStore, type StoreFlags } from '../import/store.js';
+import { routeConfig, type RouteFlags } from '../route-config.js';
+import { withStore, type StoreFlags } from '../store.js';
 import { integerOption } from '../options.js';
 import { EXIT_FAILED } from '../program.js';
 import type { CliCommand, CliContext } from '../types.js';
@@ -54,8 +54,8 @@ async function show(id: number, flags: ShowFlags, ctx: CliContext): Promise<void
 async function replayCmd(ids: number[], flags: ReplayFlags, ctx: CliContext): Promise<void> {
   if (ids.length === 0 && flags.all !== true) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name dead letter ids, or --all for every dead letter of the route');
   const { config, route } = routeConfig(flags, process.env);
-  const { createRuntime } = await import('../../pipeline/runtime.js');
-  const { replay } = await import('../import/replay.js');
+  const { createRuntime } = await import('../../runtime/index.js');
+  const { replay } = await import('../dlq/replay.js');
   const rt = await createRuntime({ config, logger: createLogger({ level: 'warn', destination: ctx.stderr }) });
   try {
     let chosen = ids;

@@ -1,7 +1,7 @@
 /** `mailgate predictions list`: the predictions predict routes stored (docs/predictions.md). */
 import type { Command } from 'commander';
-import { predictionRecord, type PredictionRecord } from '../../pipeline/sink-outputs.js';
-import { withStore, type StoreFlags } from '../import/store.js';
+import { predictionRecord, type PredictionRecord } from '../../sinks/outputs.js';
+import { withStore, type StoreFlags } from '../store.js';
 import { integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';

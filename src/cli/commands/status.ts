@@ -1,6 +1,6 @@
 /** `mailgate status`: outbox depth, per-route counters, checkpoints and AI units spent. */
 import type { Command } from 'commander';
-import { withStore, type StoreFlags } from '../import/store.js';
+import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 

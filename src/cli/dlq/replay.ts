@@ -5,7 +5,7 @@
  */
 import { GatewayError } from '../../errors.js';
 import { replacementFor } from '../../pipeline/replay.js';
-import type { Runtime } from '../../pipeline/runtime.js';
+import type { Runtime } from '../../runtime/index.js';
 
 export interface ReplayCounts {
   requeued: number;

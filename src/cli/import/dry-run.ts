@@ -10,7 +10,7 @@ import { targetOf } from '../../pipeline/deliver-fn.js';
 import { parseOrdered } from '../../pipeline/pool.js';
 import type { FileItem } from '../../../adapters/files/index.js';
 import type { PreviewOptions } from '../../preview/types.js';
-import type { Runtime } from '../../pipeline/runtime.js';
+import type { Runtime } from '../../runtime/index.js';
 import type { DeliveryItem } from '../../batcher/index.js';
 import type { ImportSummary } from './progress.js';
 

@@ -8,11 +8,11 @@ import { createFilesAdapter, type MboxQuoting } from '../../../adapters/files/in
 import { GatewayError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 import { routeTarget } from '../../pipeline/origin.js';
-import { createRuntime, type Runtime } from '../../pipeline/runtime.js';
+import { createRuntime, type Runtime } from '../../runtime/index.js';
 import { EXIT_FAILED, EXIT_OK } from '../program.js';
 import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
-import { routeConfig, type RouteFlags } from './config.js';
+import { routeConfig, type RouteFlags } from '../route-config.js';
 import { dryRunImport } from './dry-run.js';
 import { note, progressLine, startProgress, summarize, summaryText, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';

@@ -3,8 +3,8 @@
  * a bound) until everything predicted was written to the route's JSONL file and webhook.
  */
 import type { RouteConfig } from '../../config/schema.js';
-import { createPredictionSinks } from '../../pipeline/prediction-sinks.js';
-import type { Runtime } from '../../pipeline/runtime.js';
+import { createPredictionSinks } from '../../sinks/index.js';
+import type { Runtime } from '../../runtime/index.js';
 
 /** How long an import waits for its sinks after delivery ended, in ms. */
 export const IMPORT_SINK_FLUSH_MS = 120_000;
