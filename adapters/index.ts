@@ -1,29 +1,43 @@
 /**
- * The adapter registry: kind → factory. `src/` reaches a concrete adapter only through here;
- * a new adapter is a folder under adapters/ and one line below.
+ * The adapter registry: kind → definition `{ kind, mode, schema, create(entry, ctx) }`. `src/`
+ * reaches a concrete adapter only through here. Implementations load on first use, so that
+ * reading the configuration (and `mailgate --help`) never loads an IMAP client. A new adapter
+ * kind is a folder, one line in adapters/config.ts (its schema) and one line below.
  */
-import type { Logger } from '../src/logger.js';
-import type { Adapter } from '../src/pipeline/types.js';
-import type { AdapterKind } from './config.js';
-import { createFilesAdapter } from './files/index.js';
-import { createImapAdapter } from './imap/index.js';
+import type { z } from 'zod';
+import type { Adapter, AdapterContext, AdapterDefinition, AdapterModule, PathInputs } from '../src/pipeline/types.js';
+import { ADAPTER_CONFIGS, ADAPTER_KINDS, type AdapterKind } from './config.js';
 
-export const ADAPTERS = {
-  files: createFilesAdapter,
-  imap: (config: { accounts: readonly unknown[]; logger?: Logger }) => createImapAdapter(config.accounts, config.logger ? { logger: config.logger } : {}),
-} as const satisfies Record<AdapterKind, (config: never) => Adapter>;
+const MODULES: Record<AdapterKind, () => Promise<AdapterModule>> = {
+  files: () => import('./files/index.js'),
+  imap: () => import('./imap/index.js'),
+};
 
-export type { AdapterKind };
-export type AdapterConfig<K extends AdapterKind> = Parameters<(typeof ADAPTERS)[K]>[0];
+/** The kind that reads files and folders named on the command line (`mailgate import`, `preview`). */
+const PATHS_KIND: AdapterKind = 'files';
+
+export { ADAPTER_CONFIGS, ADAPTER_KINDS, type AdapterKind };
+export type AdapterEntryOf<K extends AdapterKind> = z.output<(typeof ADAPTER_CONFIGS)[K]['schema']>;
 
 export function isAdapterKind(kind: string): kind is AdapterKind {
-  return Object.hasOwn(ADAPTERS, kind);
+  return Object.hasOwn(MODULES, kind);
 }
 
-export function createAdapter<K extends AdapterKind>(kind: K, config: AdapterConfig<K>): Adapter {
-  const factory = ADAPTERS[kind] as (config: AdapterConfig<K>) => Adapter;
-  return factory(config);
+/** The definition of a kind; its implementation is loaded by this call. */
+export async function adapterDefinition<K extends AdapterKind>(kind: K): Promise<AdapterDefinition<AdapterEntryOf<K>>> {
+  const { create } = await MODULES[kind]();
+  const { mode, schema } = ADAPTER_CONFIGS[kind];
+  return { kind, mode, schema, create: create as AdapterDefinition<AdapterEntryOf<K>>['create'] };
 }
 
-/** The kinds the configuration accepts under `adapters:` (one per factory above), and the schemas. */
-export { ADAPTER_KINDS, duplicateAccount, imapAccountSchema } from './config.js';
+/** One adapter of a configuration entry (`adapters.<kind>[i]`, already validated). */
+export async function createAdapter<K extends AdapterKind>(kind: K, entry: AdapterEntryOf<K>, ctx: AdapterContext): Promise<Adapter> {
+  return (await adapterDefinition(kind)).create(entry, ctx);
+}
+
+/** The reader of files and folders given as paths, and the adapter that imports them. */
+export async function pathInputs(): Promise<PathInputs> {
+  const mod = await MODULES[PATHS_KIND]();
+  if (!mod.pathInputs) throw new Error(`the ${PATHS_KIND} adapter reads no paths`);
+  return mod.pathInputs;
+}

@@ -5,3 +5,29 @@ export { readMbox } from './mbox.js';
 export { msgToRfc822 } from '../../src/mime/msg.js';
 export { sniffFile, type FileKind } from './sniff.js';
 export type { FileItem, FileMessage, FileFailure, FileOrigin, FilePosition, MboxQuoting, ReadOptions, ResumePoint } from './types.js';
+
+import type { AdapterContext, PathInputs } from '../../src/pipeline/types.js';
+import { createFilesAdapter as build } from './adapter.js';
+import type { FilesEntry } from './config.js';
+import { readInputs as read } from './read.js';
+
+/** The registry's factory: one entry of `adapters.files[]`. Unreadable items are logged as they are kept as dead letters. */
+export function create(entry: FilesEntry, ctx: AdapterContext) {
+  // `instance`, not `name`: pino's own `name` field is the program's.
+  const log = ctx.logger.child({ adapter: 'files', instance: entry.name });
+  return build({
+    name: entry.name,
+    paths: [...entry.paths],
+    route: entry.route,
+    maxMessageBytes: ctx.maxMessageBytes,
+    // An unreadable input file is expected (a broken .msg): one line with its reason, no stack.
+    onError: (item) => log.warn({ path: item.origin.path, index: item.origin.index, code: item.error.code }, `file item skipped: ${item.error.message}`),
+    onSkip: (path, reason) => log.debug({ path, reason }, 'not mail, skipped'),
+  });
+}
+
+/** `mailgate import` and `preview`: the files and folders named on the command line. */
+export const pathInputs: PathInputs = {
+  adapter: ({ onError, ...options }) => build({ ...options, ...(onError ? { onError: (item) => onError(item.origin, item.error) } : {}) }),
+  read: (paths, options) => read(paths, options),
+};

@@ -4,7 +4,7 @@
  * docs/imap.md describes the behaviour and every option.
  */
 import { GatewayError } from '../../src/errors.js';
-import type { Adapter, IntakeSink, Origin } from '../../src/pipeline/types.js';
+import type { Adapter, AdapterContext, AdapterHealth, IntakeSink, Origin } from '../../src/pipeline/types.js';
 import { AccountRunner, type AccountOptions } from './account.js';
 import { groupOrigins, runAfterDelivery, type AfterDeliveryResult } from './actions.js';
 import { duplicateAccount, parseImapAccount, type ImapAccountConfig } from './config.js';
@@ -25,7 +25,8 @@ export interface ImapAdapterOptions extends AccountOptions {
 
 export class ImapAdapter implements Adapter {
   readonly kind = 'imap';
-  readonly name = 'imap';
+  /** The account's name when built from one configuration entry (the registry does), else `imap`. */
+  readonly name: string;
   readonly mode = 'pull';
   private readonly runners: AccountRunner[];
   private readonly actionWaitMs: number;
@@ -35,6 +36,7 @@ export class ImapAdapter implements Adapter {
     const duplicate = duplicateAccount(configs);
     if (duplicate !== undefined) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.imap[${duplicate.index}].name: ${duplicate.message}`);
     this.runners = configs.map((c) => new AccountRunner(c, opts));
+    this.name = configs.length === 1 ? configs[0]!.name : 'imap';
     this.actionWaitMs = opts.actionWaitMs ?? 60_000;
   }
 
@@ -45,6 +47,21 @@ export class ImapAdapter implements Adapter {
 
   accountHealth(): ImapHealth[] {
     return this.runners.map((r) => r.health());
+  }
+
+  /**
+   * One line per account for readiness, status and the connection-state metric: healthy while
+   * connected (idling between passes, or syncing); the detail is the account's full health.
+   */
+  health(): AdapterHealth[] {
+    return this.accountHealth().map((h) => ({
+      name: h.account,
+      ok: h.state === 'idle' || h.state === 'syncing',
+      state: h.state,
+      // lastSyncAt (end of the last complete pass) is always shown, null when unknown.
+      detail: { ...h, lastSyncAt: h.lastSyncAt ?? null },
+      ...(h.lastError ? { lastError: h.lastError } : {}),
+    }));
   }
 
   /**
@@ -80,4 +97,9 @@ export class ImapAdapter implements Adapter {
 
 export function createImapAdapter(accounts: readonly unknown[], opts: ImapAdapterOptions = {}): ImapAdapter {
   return new ImapAdapter(accounts, opts);
+}
+
+/** The registry's factory: one account of `adapters.imap[]`, one connection. */
+export function create(entry: ImapAccountConfig, ctx: AdapterContext): ImapAdapter {
+  return new ImapAdapter([entry], { logger: ctx.logger });
 }

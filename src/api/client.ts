@@ -10,7 +10,7 @@ import type {
 } from '../model/index.js';
 import { isEncodedRequest, type EncodedRequest } from './encoded.js';
 import { ApiError, readEnvelope } from './errors.js';
-import { predictPath, sourcePath, type Endpoint, type ModelVersion } from './paths.js';
+import { datasetPath, predictPath, sourcePath, type Endpoint, type ModelVersion } from './paths.js';
 import { checkPredictResponse, checkSyncResponse } from './responses.js';
 import { resolveRetryPolicy, type RetryPolicy } from './retry.js';
 import { send, type AttemptInfo, type Check, type HttpCall } from './transport.js';
@@ -57,6 +57,8 @@ export interface ApiClient {
   createSource(source: string, body?: Record<string, unknown>, opts?: RequestOptions): Promise<SourceInfo>;
   /** getSource; createSource when it answers 404; getSource again when a concurrent create won (409). */
   ensureSource(source: string, opts?: RequestOptions): Promise<SourceInfo>;
+  /** Creates the dataset when it does not exist (an existing one, answered 409, is fine). */
+  ensureDataset(dataset: string, opts?: RequestOptions): Promise<void>;
 }
 
 function checkOptions(options: ApiClientOptions): { base: string; timeoutMs: number } {
@@ -108,7 +110,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     send(call, {
       endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : serialize(body), signal: opts.signal, onAttempt: opts.onAttempt,
       // Creating a source that exists is answered 409: that is the answer, not a transient conflict.
-      ...(endpoint === 'create-source' ? { final: (err: ApiError) => err.status === 409 } : {}),
+      ...(endpoint === 'create-source' || endpoint === 'create-dataset' ? { final: (err: ApiError) => err.status === 409 } : {}),
     }, check);
   const count = (req: { documents: unknown[] } | EncodedRequest): number => (isEncodedRequest(req) ? req.documents : req.documents.length);
 
@@ -139,6 +141,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       } catch (err) {
         if (!(err instanceof ApiError) || err.status !== 409) throw err;
         return client.getSource(source, opts); // created by someone else in between
+      }
+    },
+    async ensureDataset(dataset, opts = {}) {
+      try {
+        await request('create-dataset', 'PUT', datasetPath(dataset), { dataset: {} }, opts, () => undefined);
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.status !== 409) throw err;
       }
     },
   };

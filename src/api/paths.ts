@@ -10,7 +10,7 @@ const PROJECT_RE = /^[A-Za-z0-9_.-]{1,1024}$/;
 const NAME_RE = /^[A-Za-z0-9_-]{1,256}$/;
 
 export type ModelVersion = number | 'live' | 'staging';
-export type Endpoint = 'get-source' | 'create-source' | 'sync-raw-emails' | 'predict-raw-emails';
+export type Endpoint = 'get-source' | 'create-source' | 'create-dataset' | 'sync-raw-emails' | 'predict-raw-emails';
 
 /** Splits `project/name`, checking both parts; `what` names the kind in the error. */
 export function splitResourceName(full: string, what: 'source' | 'dataset'): { project: string; name: string } {
@@ -40,4 +40,9 @@ export function checkModelVersion(version: ModelVersion): string {
 export function predictPath(dataset: string, version: ModelVersion): string {
   const { project, name } = splitResourceName(dataset, 'dataset');
   return `/api/v1/datasets/${encodeURIComponent(project)}/${encodeURIComponent(name)}/labellers/${checkModelVersion(version)}/predict-raw-emails`;
+}
+
+export function datasetPath(dataset: string): string {
+  const { project, name } = splitResourceName(dataset, 'dataset');
+  return `/api/v1/datasets/${encodeURIComponent(project)}/${encodeURIComponent(name)}`;
 }

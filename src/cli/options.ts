@@ -1,5 +1,5 @@
-/** Option parsers for commander: explicit validation, 0 means 0, errors name the flag. */
-import { InvalidArgumentError } from 'commander';
+/** Option parsers for commander: explicit validation, 0 means 0, errors name the flag; the route flags shared by commands. */
+import { InvalidArgumentError, type Command } from 'commander';
 
 export function integerOption(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   const expected = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
@@ -15,4 +15,20 @@ export function choiceOption<T extends string>(choices: readonly T[]): (value: s
     if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${choices.join(', ')}`);
     return value as T;
   };
+}
+
+/** Flags naming the route and the API; shared with `dlq replay`. */
+export function routeOptions(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'mailgate.yaml to read (with --route NAME)')
+    .option('--route <name>', 'route of the configuration file (or the name of the standalone route, default "import")')
+    .option('--api-url <url>', 'Text Analytics API base URL (omit: the built-in emulator)')
+    .option('--token <token>', 'API token (default: MAILGATE_API_TOKEN)')
+    .option('--source <project/source>', 'sync target source')
+    .option('--transform-tag <tag>', 'transform tag from the integration setup')
+    .option('--mode <mode>', 'sync | predict (default sync)', choiceOption(['sync', 'predict'] as const))
+    .option('--dataset <project/dataset>', 'predict target dataset')
+    .option('--model-version <v>', 'predict model version: a number, live or staging')
+    .option('--threshold <t>', 'predict threshold 0..1 or auto')
+    .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)');
 }

@@ -3,10 +3,9 @@ import { Command, CommanderError } from 'commander';
 import { COMMANDS } from './commands/index.js';
 import type { CliContext, CliIO } from './types.js';
 
-/** Exit codes: 0 success, 1 a message or input failed, 2 usage error. */
-export const EXIT_OK = 0;
-export const EXIT_FAILED = 1;
-export const EXIT_USAGE = 2;
+import { EXIT_OK, EXIT_USAGE } from './exit-codes.js';
+
+export { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes.js';
 
 export function buildProgram(ctx: CliContext, version = '0.0.0'): Command {
   const io = ctx;

@@ -4,7 +4,7 @@
  * read through loadConfig (MAILGATE_API_TOKEN, MAILGATE_STORE…).
  */
 import { loadConfig } from '../config/load.js';
-import type { Config, RouteConfig } from '../config/schema.js';
+import { AdaptersSchema, type Config, type RouteConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 
 export interface RouteFlags {
@@ -80,6 +80,7 @@ export function routeConfig(flags: RouteFlags, env: Record<string, string | unde
   if (name === undefined) throw invalid(`${flags.config}: name the route with --route (one of: ${loaded.routes.map((r) => r.name).join(', ') || 'none defined'})`);
   const route = loaded.routes.find((r) => r.name === name);
   if (route === undefined) throw invalid(`route "${name}" is not defined (known: ${loaded.routes.map((r) => r.name).join(', ') || 'none'})`);
-  const config: Config = { ...loaded, routes: [route], adapters: { ...loaded.adapters, files: [], imap: [] } };
+  // The command reads its own inputs: the file's adapters are not started.
+  const config: Config = { ...loaded, routes: [route], adapters: AdaptersSchema.parse({}) };
   return { config, route };
 }

@@ -3,8 +3,8 @@
  * Every field says what it is, its unit and its default; docs/config.md is generated from it.
  */
 import { z } from 'zod';
+import { ADAPTER_CONFIGS, ADAPTER_KINDS } from '../../adapters/config.js';
 import { isPlaceholderKey } from './placeholder-keys.js';
-import { ADAPTER_KINDS, duplicateAccount, imapAccountSchema } from '../../adapters/config.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
@@ -131,14 +131,6 @@ export const RouteSchema = z
   });
 export type RouteConfig = z.infer<typeof RouteSchema>;
 
-export const FilesAdapterSchema = z
-  .object({
-    name: z.string().min(1).describe('Adapter instance name.'),
-    route: z.string().min(1).describe('Route the messages go to.'),
-    paths: z.array(z.string().min(1)).min(1).describe('Files or folders: .eml, mbox, maildir, .msg.'),
-  })
-  .strict();
-
 /** An unknown key under `adapters:` is a kind mailgate does not have: say which ones it has. */
 function unknownKind(iss: { code?: string; keys?: string[] }): string | undefined {
   if (iss.code !== 'unrecognized_keys') return undefined;
@@ -146,16 +138,20 @@ function unknownKind(iss: { code?: string; keys?: string[] }): string | undefine
   return `unknown adapter kind ${keys.map((k) => `"${k}"`).join(', ')}; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.${keys[0] ?? ''})`;
 }
 
+type AdapterConfigs = typeof ADAPTER_CONFIGS;
+type AdapterLists = { [K in keyof AdapterConfigs]: z.ZodDefault<z.ZodArray<AdapterConfigs[K]['schema']>> };
+
+/** `adapters.<kind>`: a list of the kind's entries, for every kind of the registry (adapters/config.ts). */
+function adapterLists(): AdapterLists {
+  const lists = Object.fromEntries(ADAPTER_KINDS.map((kind) => {
+    const def = ADAPTER_CONFIGS[kind];
+    return [kind, z.array(def.schema).default([]).describe(def.description)];
+  }));
+  return lists as AdapterLists;
+}
+
 /** Every adapter kind with its own schema, validated together with the rest of the file. */
-export const AdaptersSchema = z
-  .strictObject(
-    {
-      files: z.array(FilesAdapterSchema).default([]).describe('File inputs: .eml, mbox, maildir and .msg files or folders, read once.'),
-      imap: z.array(imapAccountSchema).default([]).describe('IMAP accounts, one connection each; behaviour in docs/imap.md.'),
-    },
-    { error: unknownKind },
-  )
-  .prefault({});
+export const AdaptersSchema = z.strictObject(adapterLists(), { error: unknownKind }).prefault({});
 
 export const ConfigSchema = z
   .object({
@@ -177,7 +173,7 @@ type Ctx = Parameters<Parameters<z.ZodType['superRefine']>[0]>[1];
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const listOf = (v: unknown): Array<Record<string, unknown>> => (Array.isArray(v) ? v.map((e: unknown) => (isRecord(e) ? e : {})) : []);
 
-/** Route names unique; each adapter entry names a route; IMAP account names unique. The input may be invalid elsewhere. */
+/** Route names unique; each adapter entry names a route; a kind's own rule across its entries. The input may be invalid elsewhere. */
 function crossChecks(input: unknown, ctx: Ctx): void {
   const c = isRecord(input) ? input : {};
   const names = new Set<string>();
@@ -195,10 +191,14 @@ function crossChecks(input: unknown, ctx: Ctx): void {
         ctx.addIssue({ code: 'custom', path: ['adapters', kind, i, 'route'], message: `adapter route must name one of the routes: ${[...names].join(', ') || '(none defined)'}` });
     });
   }
-  // An entry without a name gets one no other can have (its missing name is reported already).
-  const accounts = listOf(adapters['imap']).map((a, i) => ({ name: typeof a['name'] === 'string' ? a['name'] : `\u0000${i}` }));
-  const duplicate = duplicateAccount(accounts);
-  if (duplicate !== undefined) ctx.addIssue({ code: 'custom', path: ['adapters', 'imap', duplicate.index, 'name'], message: duplicate.message });
+  // A kind's own rule across its entries (IMAP: unique account names). An entry without a name
+  // gets one no other can have (its missing name is reported already).
+  for (const kind of ADAPTER_KINDS) {
+    const def = ADAPTER_CONFIGS[kind] as { unique?: (e: ReadonlyArray<{ name: string }>) => { index: number; message: string } | undefined };
+    const named = listOf(adapters[kind]).map((a, i) => ({ name: typeof a['name'] === 'string' ? a['name'] : `\u0000${i}` }));
+    const duplicate = def.unique?.(named);
+    if (duplicate !== undefined) ctx.addIssue({ code: 'custom', path: ['adapters', kind, duplicate.index, 'name'], message: duplicate.message });
+  }
 }
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -3,48 +3,12 @@
  * else from the core pipeline; they never import each other.
  */
 
-/** Where a message came from. Stored with the outbox item and shown in previews. */
-export interface Origin {
-  /** Adapter kind: `files`, `imap`, `upload`, `webhook:<provider>`, `smtp`. */
-  adapter: string;
-  /** Adapter instance / account name from the configuration, when there is one. */
-  account?: string;
-  folder?: string;
-  uidValidity?: number;
-  uid?: number;
-  path?: string;
-  /** Index of the message inside its file (mbox), from 0. */
-  index?: number;
-  /** Provider event id, SMTP queue id, upload id… */
-  eventId?: string;
-  /**
-   * Push intake (webhooks, uploads, SMTP): the envelope as the sender gave it, kept beside the
-   * message (never written into its bytes). A route maps it into user properties with
-   * placeholders such as `{envelope.to}`.
-   */
-  envelope?: Envelope;
-}
+import type { z } from 'zod';
+import type { Logger } from '../logger.js';
+import type { Checkpoint, Origin } from '../model/origin.js';
 
-/** Envelope and transport facts of a pushed message. Every field is optional: providers differ. */
-export interface Envelope {
-  /** MAIL FROM / the provider's envelope sender. */
-  from?: string;
-  /** RCPT TO / the provider's envelope recipients. */
-  to?: string[];
-  /** The provider (`sendgrid`, `mailgun`, …) or `smtp`, `upload`. */
-  provider?: string;
-  /** Client address the message came from, as the provider reports it. */
-  remoteAddress?: string;
-  helo?: string;
-  tls?: boolean;
-  spamVerdict?: string;
-  spamScore?: number;
-  spf?: string;
-  dkim?: string;
-  dmarc?: string;
-  /** Anything else the provider states about the message, flat strings only. */
-  extra?: Record<string, string>;
-}
+// The store keeps these shapes too; they live with the model so that the store never imports the pipeline.
+export type { Checkpoint, Envelope, Origin } from '../model/origin.js';
 
 export interface Inbound {
   raw: Buffer;
@@ -60,14 +24,6 @@ export interface Inbound {
    * nothing read is lost or silent.
    */
   failure?: { code: string; message: string };
-}
-
-/** An adapter's resume point, written in the same transaction as the items it covers. */
-export interface Checkpoint {
-  /** e.g. `imap:support-inbox:INBOX`, `files:/path/to/archive.mbox`. */
-  key: string;
-  /** Opaque to the store; adapters define the shape (UIDVALIDITY/last UID/HIGHESTMODSEQ, byte offset…). */
-  value: Record<string, unknown>;
 }
 
 export interface IntakeSink {
@@ -189,4 +145,76 @@ export interface Adapter {
   afterDelivery?(origins: Origin[]): Promise<AfterDeliveryResult>;
   /** Push adapters: the HTTP endpoints the server mounts for them. */
   endpoints?(): PushEndpoint[];
+}
+
+/** What a factory gets from the core besides its configuration entry. */
+export interface AdapterContext {
+  /** The service's logger; the adapter makes its own child (`adapter`, `instance`/`account`). */
+  logger: Logger;
+  /** Size budget of one raw message (`parsing.max_message_bytes`): larger ones become failures. */
+  maxMessageBytes: number;
+}
+
+/** The configuration side of a kind (adapters/config.ts): loaded without the implementation. */
+export interface AdapterConfigDefinition {
+  mode: AdapterMode;
+  /** The zod schema of one entry under `adapters.<kind>[]`. */
+  schema: z.ZodType;
+  /** Shown for `adapters.<kind>` in docs/config.md. */
+  description: string;
+  /** A cross-entry rule (unique account names): the first offending entry, or undefined. */
+  unique?(entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined;
+}
+
+/** A kind in the registry (adapters/index.ts). */
+export interface AdapterDefinition<E = unknown> {
+  kind: string;
+  mode: AdapterMode;
+  schema: z.ZodType;
+  create(entry: E, ctx: AdapterContext): Adapter;
+}
+
+/** What an adapter folder's index.ts exports for the registry. */
+export interface AdapterModule {
+  create(entry: never, ctx: AdapterContext): Adapter;
+  /** Only the kind that reads files and folders named on the command line. */
+  pathInputs?: PathInputs;
+}
+
+/** One message (or unreadable item) of a path input, before parsing. */
+export interface PathItem {
+  origin: Origin & { path: string; index: number };
+  /** Undefined for an item that could not be read. */
+  raw?: Buffer;
+  /** Arrival time as the container tells it (mbox `From ` line, maildir name, mtime); undefined when unknown. */
+  receivedAt?: Date;
+  error?: { code: string; message: string };
+}
+
+export type MboxQuoting = 'mboxrd' | 'mboxo' | 'none';
+
+export interface PathReadOptions {
+  maxMessageBytes?: number;
+  mboxQuoting?: MboxQuoting;
+  /** A file met in a folder walk that is not mail (skipped, not an error). */
+  onSkip?: (path: string, reason: string) => void;
+}
+
+export interface PathAdapterOptions {
+  paths: string[];
+  route: string;
+  /** What the checkpoints are scoped to (the import passes route and target). */
+  scope?: string;
+  /** Messages per intake transaction. */
+  batchSize?: number;
+  maxMessageBytes: number;
+  mboxQuoting?: MboxQuoting;
+  /** An item that could not be read (kept as a dead letter). */
+  onError?: (origin: PathItem['origin'], error: { code: string; message: string }) => void;
+}
+
+/** Files and folders named on the command line: `mailgate import` (an adapter) and `preview`/`--dry-run` (items). */
+export interface PathInputs {
+  adapter(options: PathAdapterOptions): Adapter;
+  read(paths: string[], options: PathReadOptions): AsyncIterable<PathItem>;
 }

@@ -2,8 +2,7 @@
  * The adapters of a configuration, built through the registry (adapters/index.ts), and
  * running them: one failing adapter is logged and marked failed, never stops the others.
  */
-import { createAdapter, ADAPTERS } from '../../adapters/index.js';
-import type { ImapAdapter } from '../../adapters/imap/index.js';
+import { ADAPTER_KINDS, createAdapter, type AdapterEntryOf, type AdapterKind } from '../../adapters/index.js';
 import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -19,33 +18,21 @@ export interface AdapterEntry {
   error?: { code: string; message: string };
 }
 
-export interface ServiceAdapters {
-  entries: AdapterEntry[];
-  /** The IMAP adapter (all accounts), when any account is configured: health and after-delivery actions. */
-  imap?: ImapAdapter;
+/** One adapter per entry of `adapters.<kind>[]`, for every kind, in the registry's order. */
+export async function buildAdapters(config: Readonly<Config>, logger: Logger): Promise<AdapterEntry[]> {
+  const ctx = { logger, maxMessageBytes: config.parsing.max_message_bytes };
+  const entries: AdapterEntry[] = [];
+  for (const kind of ADAPTER_KINDS) {
+    for (const entry of config.adapters[kind] as ReadonlyArray<AdapterEntryOf<AdapterKind>>) {
+      const adapter = await createAdapter(kind, entry as never, ctx);
+      entries.push(entryOf(adapter));
+    }
+  }
+  return entries;
 }
 
-export function buildAdapters(config: Readonly<Config>, logger: Logger): ServiceAdapters {
-  const entries: AdapterEntry[] = [];
-  for (const f of config.adapters.files) {
-    // `instance`, not `name`: pino's own `name` field is the program's.
-    const log = logger.child({ adapter: 'files', instance: f.name });
-    const adapter = createAdapter('files', {
-      paths: [...f.paths],
-      route: f.route,
-      maxMessageBytes: config.parsing.max_message_bytes,
-      // An unreadable input file is expected (a broken .msg): one line with its reason, no stack.
-      onError: (item) => log.warn({ path: item.origin.path, index: item.origin.index, code: item.error?.code }, `file item skipped: ${item.error?.message ?? 'unreadable'}`),
-      onSkip: (path, reason) => log.debug({ path, reason }, 'not mail, skipped'),
-    });
-    entries.push({ kind: 'files', name: f.name, adapter, state: 'starting' });
-  }
-  let imap: ImapAdapter | undefined;
-  if (config.adapters.imap.length > 0) {
-    imap = ADAPTERS.imap({ accounts: config.adapters.imap, logger });
-    entries.push({ kind: 'imap', name: 'imap', adapter: imap, state: 'starting' });
-  }
-  return { entries, ...(imap ? { imap } : {}) };
+export function entryOf(adapter: Adapter): AdapterEntry {
+  return { kind: adapter.kind, name: adapter.name, adapter, state: 'starting' };
 }
 
 /** Starts every adapter; resolves when all have returned (files: input exhausted; services: signal aborted). */

@@ -1,45 +1,62 @@
 /**
- * The runtime shared by `mailgate import`, `mailgate serve` and `mailgate dlq replay`: the
- * store, the API client (or the built-in emulator when `api.url` is absent), the parse pool,
- * intake and delivery, wired from one validated configuration. Adapters are started by the
- * caller: `adapter.start(runtime.intake, signal)` beside `runtime.delivery.run(signal)`.
+ * The runtime shared by `mailgate serve`, `mailgate import`, `mailgate dlq replay` and the
+ * library: the store, the API client (or the built-in emulator when `api.url` is absent), the
+ * parse pool, intake, one delivery loop (one owner string), the prediction sinks, the adapters
+ * of the configuration (through the registry), their after-delivery actions and the push sink,
+ * wired once from one validated configuration. The caller runs what it needs:
+ * `runtime.runAdapters(sink, signal)` beside `runtime.delivery.run(signal)`; serve-only pieces
+ * (HTTP server, metrics, signals, drain) hook in through the options.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { createApiClient, type ApiClient, type AttemptInfo } from '../api/client.js';
+import type { ApiClient, AttemptInfo } from '../api/client.js';
 import type { Config, RouteConfig } from '../config/schema.js';
-import { DEFAULT_TRANSFORM_TAG } from '../limits.js';
 import { GatewayError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import { openStore } from '../store/index.js';
-import type { Store } from '../store/types.js';
+import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import { createDeliverFn, checkRoutes } from '../pipeline/deliver-fn.js';
-import { createDelivery, type DeliveryLoop, type DeliveryOptions } from '../pipeline/delivery.js';
+import { createDelivery, type DeliverFn, type DeliveryLoop, type DeliveryOptions } from '../pipeline/delivery.js';
 import { createIntake, type Intake, type IntakeOptions } from '../pipeline/intake.js';
 import { routeTarget } from '../pipeline/origin.js';
 import { ParsePool } from '../pipeline/pool.js';
+import { createPushSink } from '../pipeline/push-sink.js';
+import type { Adapter, IntakeSink, PushEndpoint, PushSink } from '../pipeline/types.js';
+import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
+import { openStore } from '../store/index.js';
+import type { Store } from '../store/types.js';
+import { actionTarget } from './actions.js';
+import { buildAdapters, entryOf, runAdapters, type AdapterEntry } from './adapters.js';
+import { apiEndpoint, type ApiEndpoint } from './api.js';
+
+export { emulatorDataDir } from './api.js';
+export type { AdapterEntry, AdapterState } from './adapters.js';
 
 export interface RuntimeOptions {
   config: Readonly<Config>;
   /** Default: pino at `config.log_level`, on stderr. */
   logger?: Logger;
-  /** Kept on the runtime for the caller; intake and delivery report through onIntakeBatch/onDeliveryBatch. */
-  metrics?: Metrics;
   /** Identifies this process in outbox claims. Default `<hostname>:<pid>:<random>`. */
   owner?: string;
   /** Nothing is sent and no emulator is started; the client points nowhere. */
   dryRun?: boolean;
   /** Outbox claim lease in ms (default 60000). A killed process's claims free up after it. */
   leaseMs?: number;
+  /**
+   * The adapters to run. Default: one per entry of the configuration's `adapters:`, built
+   * through the registry (adapters/index.ts).
+   */
+  adapters?: readonly Adapter[];
   /** Passed to intake and delivery (progress, metrics). */
   onIntakeBatch?: IntakeOptions['onBatch'];
   onDeliveryBatch?: DeliveryOptions['onBatch'];
   /** Called when a route is paused because the API refused the credentials or the target (401/403/404). Default: an error log line. */
   onPause?: DeliveryOptions['onPause'];
-  /** Aborts intake's backpressure waits, and the requests of this runtime's delivery (with their retries). */
+  /** Wraps the function that delivers one batch (the service counts outcomes per adapter). */
+  wrapDeliver?: (deliver: DeliverFn) => DeliverFn;
+  /** Aborts intake's backpressure waits; also delivery's requests unless `deliverySignal` is given. */
   signal?: AbortSignal;
+  /** Aborts the requests of delivery (with their retries). Default: `signal`. */
+  deliverySignal?: AbortSignal;
   /** Called after every attempt of the API client, successful or not (request metrics). */
   onApiAttempt?: (info: AttemptInfo) => void;
 }
@@ -51,10 +68,23 @@ export interface Runtime {
   client: ApiClient;
   pool: ParsePool;
   intake: Intake;
+  /** The one delivery loop of this process; woken by every stored intake batch. */
   delivery: DeliveryLoop;
+  /** The owner string of this process's outbox claims. */
+  owner: string;
   routes: Map<string, RouteConfig>;
-  /** Wakes `loop` (another delivery loop over this runtime's store) whenever intake stored a batch. */
-  wakeOnIntake(loop: DeliveryLoop): void;
+  /** The adapters with their run state. */
+  adapters: AdapterEntry[];
+  /** The JSONL/webhook workers of predict routes with a `sink` (docs/predictions.md); started by the caller. */
+  sinks: PredictionSinks;
+  /** After-delivery actions of the adapters that have them (IMAP seen/flag/move); woken by delivery. */
+  actions?: AfterDeliveryQueue;
+  /** What push adapters' endpoints hand messages to. */
+  pushSink: PushSink;
+  /** Every adapter's push endpoints, for the HTTP server to mount. */
+  endpoints(): PushEndpoint[];
+  /** Starts every adapter on `sink` (default: intake); resolves when all have returned. */
+  runAdapters(signal: AbortSignal, sink?: IntakeSink): Promise<void>;
   /** Set when the built-in emulator serves as the API (no `api.url`). */
   emulatorUrl?: string;
   close(): Promise<void>;
@@ -64,67 +94,60 @@ export const DEFAULT_LEASE_MS = 60_000;
 /** Items claimed per delivery batch: bounds the documents delivery holds (× concurrency per route). */
 export const DEFAULT_CLAIM_LIMIT = 1_000;
 
-/** Where the built-in emulator keeps its state: beside the SQLite file, else ./data/emulator. */
-export function emulatorDataDir(storeUrl: string): string {
-  if (storeUrl.startsWith('sqlite:') && !storeUrl.includes(':memory:')) {
-    let path = storeUrl.slice('sqlite:'.length).split('?')[0]!;
-    if (path.startsWith('//')) path = path.slice(2);
-    return join(dirname(resolve(path)), 'emulator');
-  }
-  return resolve('data', 'emulator');
+function defaultOwner(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
-interface ApiEndpoint {
-  client: ApiClient;
-  emulatorUrl?: string;
-  stop?: () => Promise<void>;
+interface Core {
+  store: Store;
+  routes: Map<string, RouteConfig>;
+  api: ApiEndpoint;
+  pool: ParsePool;
+  logger: Logger;
+  owner: string;
+  leaseMs: number;
 }
 
-async function startBuiltInEmulator(config: Readonly<Config>, logger: Logger, onAttempt?: (info: AttemptInfo) => void): Promise<ApiEndpoint> {
-  const { createEmulator } = await import('../emulator/index.js');
-  const token = randomBytes(16).toString('hex');
-  const dataDir = emulatorDataDir(config.store);
-  const tags = new Set<string>([DEFAULT_TRANSFORM_TAG, ...config.routes.map((r) => r.transform_tag)]);
-  const emulator = createEmulator({ token, dataDir, transformTags: [...tags], logger: false });
-  const url = await emulator.listen(0, '127.0.0.1');
-  const banner = `NO api.url CONFIGURED: delivering to the BUILT-IN EMULATOR at ${url} (data in ${dataDir}); nothing reaches the real Text Analytics API`;
-  logger.warn({ emulatorUrl: url, dataDir }, banner);
-  const client = createApiClient({ baseUrl: url, token, timeoutMs: config.api.timeout_ms, retry: retryOf(config), onAttempt });
-  await createTargets(config.routes, client, url, token);
-  return { client, emulatorUrl: url, stop: () => emulator.close() };
+function buildIntake(options: RuntimeOptions, c: Core, wake: () => void): Intake {
+  const p = options.config.parsing;
+  return createIntake({
+    store: c.store, routes: c.routes,
+    parse: (raw, opts) => c.pool.parseEncoded(raw, opts),
+    parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
+    maxOutbox: options.config.delivery.max_outbox,
+    ...(options.signal ? { signal: options.signal } : {}),
+    onBatch: (route, counters) => {
+      wake();
+      options.onIntakeBatch?.(route, counters);
+    },
+  });
 }
 
-/** Creates each route's source (sync) or dataset (predict) in the emulator when missing. */
-async function createTargets(routes: readonly RouteConfig[], client: ApiClient, url: string, token: string): Promise<void> {
-  for (const route of routes) {
-    if (route.mode === 'sync') {
-      await client.ensureSource(route.source!);
-      continue;
-    }
-    const res = await fetch(`${url}/api/v1/datasets/${route.dataset!}`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ dataset: {} }),
-    });
-    if (!res.ok && res.status !== 409) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `emulator: cannot create dataset ${route.dataset!}: HTTP ${res.status}`);
-  }
-}
-
-function retryOf(config: Readonly<Config>) {
-  const r = config.api.retry;
-  return { maxAttempts: r.max_attempts, baseDelayMs: r.base_delay_ms, maxDelayMs: r.max_delay_ms, budgetMs: r.budget_ms };
-}
-
-async function apiEndpoint(config: Readonly<Config>, logger: Logger, dryRun: boolean, onAttempt?: (info: AttemptInfo) => void): Promise<ApiEndpoint> {
-  if (config.api.url !== undefined) {
-    if (config.api.token === undefined) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'api.token is not set: pass --token, set MAILGATE_API_TOKEN or write api.token: ${MAILGATE_API_TOKEN}');
-    }
-    return { client: createApiClient({ baseUrl: config.api.url, token: config.api.token, timeoutMs: config.api.timeout_ms, retry: retryOf(config), onAttempt }) };
-  }
-  // A dry run sends nothing: no emulator, and a client that is never called.
-  if (dryRun) return { client: createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 'dry-run' }) };
-  return startBuiltInEmulator(config, logger, onAttempt);
+function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDeliveryQueue | undefined): DeliveryLoop {
+  const { config } = options;
+  const signal = options.deliverySignal ?? options.signal;
+  // The signal ends requests in flight (and their retry waits): an interrupted import stops at
+  // once, its items stay queued for the next run.
+  const deliver = createDeliverFn({ client: c.api.client, ledger: c.store, config, dryRun: options.dryRun === true, ...(signal ? { signal } : {}) });
+  return createDelivery({
+    store: c.store,
+    routes: [...c.routes.values()],
+    deliver: options.wrapDeliver ? options.wrapDeliver(deliver) : deliver,
+    owner: c.owner,
+    leaseMs: c.leaseMs,
+    claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),
+    concurrency: config.delivery.concurrency,
+    maxItemAttempts: config.delivery.max_item_attempts,
+    onError: (err, route) => c.logger.error({ err, route: route.name }, 'delivery failed'),
+    ...(options.onDeliveryBatch ? { onBatch: options.onDeliveryBatch } : {}),
+    onPause: options.onPause ?? ((route, reason, ms) => {
+      c.logger.error({ route: route.name, target: routeTarget(route), code: reason.code, pauseMs: ms },
+        `route ${route.name} (${routeTarget(route)}) paused for ${Math.round(ms / 1000)} s: ${reason.message}`);
+    }),
+    async onDelivered() {
+      actions()?.wake();
+    },
+  });
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
@@ -134,6 +157,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   checkRoutes(routes.values());
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   if (!Number.isInteger(leaseMs) || leaseMs < 1) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `leaseMs must be a positive integer, got ${leaseMs}`);
+  const adapters = options.adapters ? options.adapters.map(entryOf) : await buildAdapters(config, logger);
   const store = await openStore(config.store);
   let api: ApiEndpoint | undefined;
   let pool: ParsePool | undefined;
@@ -141,58 +165,65 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     api = await apiEndpoint(config, logger, options.dryRun === true, options.onApiAttempt);
     const p = config.parsing;
     pool = new ParsePool({ ...(p.workers === undefined ? {} : { size: p.workers }), timeoutMs: p.timeout_ms, maxMessageBytes: p.max_message_bytes });
-    const parsePool = pool;
-    // Deliveries woken by each stored intake batch (this runtime's and any the caller adds).
-    const wakers = new Set<() => void>();
-    const intake = createIntake({
-      store, routes,
-      parse: (raw, opts) => parsePool.parseEncoded(raw, opts),
-      parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
-      maxOutbox: config.delivery.max_outbox,
-      ...(options.signal ? { signal: options.signal } : {}),
-      onBatch: (route, counters) => {
-        for (const wake of wakers) wake();
-        options.onIntakeBatch?.(route, counters);
-      },
-    });
-    const delivery = createDelivery({
-      store,
-      routes: [...routes.values()],
-      // The same signal ends requests in flight (and their retry waits): an interrupted import
-      // stops at once, its items stay queued for the next run.
-      deliver: createDeliverFn({ client: api.client, ledger: store, config, dryRun: options.dryRun === true, ...(options.signal ? { signal: options.signal } : {}) }),
-      owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
-      leaseMs,
-      claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),
-      concurrency: config.delivery.concurrency,
-      maxItemAttempts: config.delivery.max_item_attempts,
-      onError: (err, route) => logger.error({ err, route: route.name }, 'delivery failed'),
-      ...(options.onDeliveryBatch ? { onBatch: options.onDeliveryBatch } : {}),
-      onPause: options.onPause ?? ((route, reason, ms) => {
-        logger.error({ route: route.name, target: routeTarget(route), code: reason.code, pauseMs: ms },
-          `route ${route.name} (${routeTarget(route)}) paused for ${Math.round(ms / 1000)} s: ${reason.message}`);
-      }),
-    });
-    wakers.add(() => delivery.wake());
-    const endpoint = api;
-    let closed = false;
-    const runtime: Runtime = {
-      config, logger, store, client: api.client, pool, intake, delivery, routes,
-      wakeOnIntake: (loop) => void wakers.add(() => loop.wake()),
-      async close() {
-        if (closed) return;
-        closed = true;
-        await parsePool.close();
-        await endpoint.stop?.();
-        await store.close();
-      },
-    };
-    if (api.emulatorUrl !== undefined) runtime.emulatorUrl = api.emulatorUrl;
-    return runtime;
+    const core: Core = { store, routes, api, pool, logger, owner: options.owner ?? defaultOwner(), leaseMs };
+    let actions: AfterDeliveryQueue | undefined;
+    const delivery = buildDelivery(options, core, () => actions);
+    const intake = buildIntake(options, core, () => delivery.wake());
+    const target = actionTarget(adapters.map((e) => e.adapter));
+    if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
+    const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
+    delivery.onPredictionsSaved((route) => sinks.notify(route));
+    const pushSink = createPushSink({ intake, store, routes, maxOutbox: config.delivery.max_outbox, logger });
+    return assemble({ config, core, intake, delivery, adapters, sinks, pushSink, ...(actions ? { actions } : {}) });
   } catch (err) {
     await pool?.close();
     await api?.stop?.();
     await store.close();
     throw err;
   }
+}
+
+interface Parts {
+  config: Readonly<Config>;
+  core: Core;
+  intake: Intake;
+  delivery: DeliveryLoop;
+  adapters: AdapterEntry[];
+  sinks: PredictionSinks;
+  pushSink: PushSink;
+  actions?: AfterDeliveryQueue;
+}
+
+/** close() of the queue and of the sinks may be called by the caller's drain and again by runtime.close(). */
+function closingOnce<T extends { close(signal?: AbortSignal): Promise<void> }>(target: T): T {
+  let closing: Promise<void> | undefined;
+  const close = (signal?: AbortSignal) => (closing ??= target.close(signal));
+  return new Proxy(target, { get: (t, key) => (key === 'close' ? close : Reflect.get(t, key, t)) });
+}
+
+function assemble(parts: Parts): Runtime {
+  const { core } = parts;
+  const actions = parts.actions ? closingOnce(parts.actions) : undefined;
+  const sinks = closingOnce(parts.sinks);
+  let closed = false;
+  const runtime: Runtime = {
+    config: parts.config, logger: core.logger, store: core.store, client: core.api.client, pool: core.pool,
+    intake: parts.intake, delivery: parts.delivery, owner: core.owner, routes: core.routes,
+    adapters: parts.adapters, sinks, pushSink: parts.pushSink,
+    ...(actions ? { actions } : {}),
+    endpoints: () => parts.adapters.flatMap((e) => e.adapter.endpoints?.() ?? []),
+    runAdapters: (signal, sink = parts.intake) => runAdapters(parts.adapters, sink, signal, core.logger),
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Actions still due stay in the store for the next start.
+      await actions?.close(AbortSignal.abort());
+      await sinks.close();
+      await core.pool.close();
+      await core.api.stop?.();
+      await core.store.close();
+    },
+  };
+  if (core.api.emulatorUrl !== undefined) runtime.emulatorUrl = core.api.emulatorUrl;
+  return runtime;
 }

@@ -13,6 +13,7 @@ import { installErrorHandlers } from './errors.js';
 import { healthRoutes } from './health.js';
 import { previewPageRoute, type PreviewAuthMode } from './preview-page.js';
 import { previewItemRoutes, previewParseRoutes } from './preview-routes.js';
+import { pushRoutes } from './push.js';
 
 export interface ServerOptions {
   /** Admin API keys (`server.api_keys`); empty disables the admin API. */
@@ -64,5 +65,6 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
     if (!publicPreview) await admin.register(previewParseRoutes(deps, bodyLimit));
   });
   if (publicPreview) void app.register(previewParseRoutes(deps, bodyLimit));
+  if (deps.push && deps.push.endpoints.length > 0) void app.register(pushRoutes(deps.push));
   return app;
 }

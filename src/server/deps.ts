@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { PushRoutes } from './push.js';
 
 export interface Check {
   ok: boolean;
@@ -93,6 +94,8 @@ export interface ServerDeps {
   /** Readiness: store reachable, adapters healthy, not shutting down. */
   ready(): Promise<ReadyReport>;
   status(): Promise<StatusReport>;
+  /** Push adapters' endpoints and the sink they hand messages to; omitted or empty: none mounted. */
+  push?: PushRoutes;
   deadLetters: DeadLetters;
   /** Omitted: GET /api/predictions answers 404. */
   predictions?: Predictions;

@@ -14,14 +14,14 @@ import type { ReadyReport, ServerDeps } from '../server/deps.js';
 import { httpError } from '../server/errors.js';
 import { localPreview } from '../server/local-preview.js';
 import type { Store } from '../store/types.js';
-import type { ServiceAdapters } from '../runtime/adapters.js';
+import type { AdapterEntry } from '../runtime/adapters.js';
 
 export interface ServiceDepsOptions {
   config: Readonly<Config>;
   store: Store;
   pool: ParsePool;
   routes: ReadonlyMap<string, RouteConfig>;
-  adapters: ServiceAdapters;
+  adapters: readonly AdapterEntry[];
   metrics: Metrics;
   logger: Logger;
   /** True once shutdown began: /readyz answers 503. */
@@ -34,10 +34,6 @@ function previewOptions(config: Readonly<Config>, route: RouteConfig | undefined
   return route ? { ...base, userProperties: resolveUserProperties(route.user_properties, origin) } : base;
 }
 
-/** An IMAP account is healthy while connected (idling between passes, or syncing); /readyz and /api/status agree on it. */
-function imapHealthy(state: string): boolean {
-  return state === 'idle' || state === 'syncing';
-}
 
 export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
   const { store, pool, routes, adapters, config } = o;
@@ -56,13 +52,15 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     } catch (err) {
       checks['store'] = { ok: false, detail: (err as Error).message };
     }
-    for (const e of adapters.entries) {
-      if (e.kind === 'imap') continue;
-      checks[`${e.kind}:${e.name}`] = e.state === 'failed' ? { ok: false, detail: e.error?.message ?? 'failed' } : { ok: true, detail: e.state };
-    }
-    for (const h of adapters.imap?.accountHealth() ?? []) {
-      const ok = imapHealthy(h.state);
-      checks[`imap:${h.account}`] = ok ? { ok, detail: h.state } : { ok, detail: `${h.state}${h.lastError ? `: ${h.lastError.message}` : ''}` };
+    // An adapter with health lines (IMAP: one per account) is judged by them, any other by its run state.
+    for (const e of adapters) {
+      if (!e.adapter.health) {
+        checks[`${e.kind}:${e.name}`] = e.state === 'failed' ? { ok: false, detail: e.error?.message ?? 'failed' } : { ok: true, detail: e.state };
+        continue;
+      }
+      for (const h of e.adapter.health()) {
+        checks[`${e.kind}:${h.name}`] = h.ok ? { ok: true, detail: h.state } : { ok: false, detail: `${h.state}${h.lastError ? `: ${h.lastError.message}` : ''}` };
+      }
     }
     if (o.stopping()) checks['service'] = { ok: false, detail: 'shutting down' };
     return { ok: Object.values(checks).every((c) => c.ok), checks };
@@ -76,9 +74,15 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       const { route: _ignored, ...totals } = counters.find((c) => c.route === r.name) ?? { route: r.name, enqueued: 0, delivered: 0, unchanged: 0, deadLettered: 0, aiUnits: 0 };
       return { route: r.name, mode: r.mode, target: r.mode === 'sync' ? r.source : r.dataset, outbox, ...totals };
     });
-    const list: Array<Record<string, unknown>> = adapters.entries.filter((e) => e.kind !== 'imap').map((e) => ({ kind: e.kind, name: e.name, state: e.state, ...(e.error ? { error: e.error } : {}) }));
-    // Per account: state, healthy, lastError and lastSyncAt (end of the last complete pass) always present, null when unknown.
-    for (const h of adapters.imap?.accountHealth() ?? []) list.push({ kind: 'imap', name: h.account, ...h, healthy: imapHealthy(h.state), lastError: h.lastError ?? null, lastSyncAt: h.lastSyncAt ?? null });
+    const list: Array<Record<string, unknown>> = [];
+    for (const e of adapters) {
+      if (!e.adapter.health) {
+        list.push({ kind: e.kind, name: e.name, state: e.state, ...(e.error ? { error: e.error } : {}) });
+        continue;
+      }
+      // Per health line: its detail, state, healthy and lastError (null when none).
+      for (const h of e.adapter.health()) list.push({ kind: e.kind, name: h.name, ...h.detail, state: h.state, healthy: h.ok, lastError: h.lastError ?? null });
+    }
     return { store: { kind: store.kind }, routes: routeList, adapters: list, api: config.api.url ?? 'built-in emulator' };
   }
 

@@ -1,27 +1,24 @@
 /**
- * `mailgate serve`: the runtime (store, API client or built-in emulator, parse pool, intake),
- * the configured adapters, delivery with after-delivery actions, and the HTTP server
- * (probes, metrics, admin API, preview). `stop()` stops intake, drains delivery within a
- * bound and closes everything; docs/service.md describes the behaviour.
+ * `mailgate serve`: the runtime (store, API client or built-in emulator, parse pool, intake,
+ * delivery, prediction sinks, adapters and their after-delivery actions) with the serve-only
+ * pieces hooked in — metrics observers and the HTTP server (probes, metrics, admin API,
+ * preview, push endpoints). `stop()` stops intake, drains delivery within a bound and closes
+ * everything; docs/service.md describes the behaviour.
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
-import { createDeliverFn } from '../pipeline/deliver-fn.js';
-import { createDelivery, type DeliveryLoop } from '../pipeline/delivery.js';
-import { createRuntime, DEFAULT_CLAIM_LIMIT, DEFAULT_LEASE_MS, type Runtime } from '../runtime/index.js';
-import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
-import { buildApp } from '../server/app.js';
-import { buildAdapters, runAdapters, type ServiceAdapters } from '../runtime/adapters.js';
-import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/after-delivery.js';
-import { createServiceDeps } from './deps.js';
-import { baseUrl, listenError, parseListen } from '../server/listen.js';
-import { countingDeliver, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
+import type { AfterDeliveryQueue } from '../pipeline/after-delivery.js';
+import type { DeliveryLoop } from '../pipeline/delivery.js';
 import { sleep } from '../pipeline/sleep.js';
+import { createRuntime, type AdapterEntry, type Runtime } from '../runtime/index.js';
+import { buildApp } from '../server/app.js';
+import { baseUrl, listenError, parseListen } from '../server/listen.js';
+import type { PredictionSinks } from '../sinks/index.js';
+import { createServiceDeps } from './deps.js';
+import { countingDeliver, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
 
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
 
@@ -44,7 +41,7 @@ export interface Service {
   /** Set when the built-in emulator is the API. */
   readonly emulatorUrl?: string;
   readonly runtime: Runtime;
-  readonly adapters: ServiceAdapters;
+  readonly adapters: readonly AdapterEntry[];
   readonly delivery: DeliveryLoop;
   /** The JSONL/webhook workers of predict routes with a `sink` (docs/predictions.md). */
   readonly sinks: PredictionSinks;
@@ -53,60 +50,43 @@ export interface Service {
   stop(force?: AbortSignal): Promise<{ drained: boolean }>;
 }
 
-
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger;
   const drainMs = options.drainMs ?? config.delivery.drain_ms ?? DEFAULT_DRAIN_MS;
   if (!Number.isInteger(drainMs) || drainMs < 0) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `the drain bound must be an integer >= 0 ms, got ${drainMs}`);
   const { host, port } = parseListen(config.server.listen);
   const metrics = options.metrics ?? createMetrics();
-  const adapters = buildAdapters(config, logger);
   const intakeStop = new AbortController();
   const deliveryStop = new AbortController();
-  const runtime = await createRuntime({ config, logger, metrics, signal: intakeStop.signal, onApiAttempt: observeApi(metrics), ...(options.owner ? { owner: options.owner } : {}), ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}) });
-  const { store, routes } = runtime;
-
-  const actions = adapters.imap ? createAfterDeliveryQueue(adapters.imap, store, logger.child({ component: 'after-delivery' })) : undefined;
   const observer = observeDelivery(logger.child({ component: 'delivery' }));
-  const delivery = createDelivery({
-    store,
-    routes: [...routes.values()],
-    deliver: countingDeliver(createDeliverFn({ client: runtime.client, ledger: store, config, signal: deliveryStop.signal }), metrics, config.delivery.max_item_attempts),
-    owner: options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
-    leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
-    claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),
-    concurrency: config.delivery.concurrency,
-    maxItemAttempts: config.delivery.max_item_attempts,
-    onError: (err, route) => logger.error({ err, route: route.name }, 'delivery failed'),
-    onBatch: observer.onBatch,
+  const runtime = await createRuntime({
+    config, logger, signal: intakeStop.signal, deliverySignal: deliveryStop.signal,
+    onApiAttempt: observeApi(metrics),
+    wrapDeliver: (deliver) => countingDeliver(deliver, metrics, config.delivery.max_item_attempts),
+    onDeliveryBatch: observer.onBatch,
     onPause: (route, reason, ms) => logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`),
-    async onDelivered() {
-      actions?.wake();
-    },
+    ...(options.owner ? { owner: options.owner } : {}),
+    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
-  runtime.wakeOnIntake(delivery);
-  observeStore(metrics, store, adapters, routes.keys());
-  const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
-  delivery.onPredictionsSaved((route) => sinks.notify(route));
+  const { store, routes, delivery, sinks, actions } = runtime;
+  observeStore(metrics, store, runtime.adapters, routes.keys());
 
   let stopping = false;
-  const deps = createServiceDeps({ config, store, pool: runtime.pool, routes, adapters, metrics, logger, stopping: () => stopping });
+  const deps = createServiceDeps({ config, store, pool: runtime.pool, routes, adapters: runtime.adapters, metrics, logger, stopping: () => stopping });
+  deps.push = { endpoints: runtime.endpoints(), sink: runtime.pushSink };
   const app = buildApp({ api_keys: config.server.api_keys, public_preview: config.server.public_preview, preview_body_limit: config.parsing.max_message_bytes }, deps);
   try {
     await app.listen({ host, port });
   } catch (err) {
-    await actions?.close(AbortSignal.abort());
     await runtime.close();
     throw listenError(err, host, port);
   }
   const url = baseUrl(app.server.address() as AddressInfo);
-  const sink = countingSink(runtime.intake, metrics);
-  const adaptersDone = runAdapters(adapters.entries, sink, intakeStop.signal, logger);
+  const adaptersDone = runtime.runAdapters(intakeStop.signal, countingSink(runtime.intake, metrics));
   const deliveryDone = delivery.run(deliveryStop.signal);
   sinks.start();
-  logger.info({ url, routes: [...routes.keys()], adapters: adapters.entries.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
+  logger.info({ url, routes: [...routes.keys()], adapters: runtime.adapters.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
 
-  let stopped: Promise<{ drained: boolean }> | undefined;
   async function stop(force?: AbortSignal): Promise<{ drained: boolean }> {
     stopping = true;
     logger.info({ drainMs }, 'stopping: intake first, then draining delivery');
@@ -134,11 +114,12 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     return { drained };
   }
 
+  let stopped: Promise<{ drained: boolean }> | undefined;
   return {
     url,
     ...(runtime.emulatorUrl ? { emulatorUrl: runtime.emulatorUrl } : {}),
     runtime,
-    adapters,
+    adapters: runtime.adapters,
     delivery,
     sinks,
     ...(actions ? { actions } : {}),

@@ -9,7 +9,7 @@ import { PAUSE_CODES, type DeliverFn, type DeliveryCounters, type DeliveryOption
 import type { Intake } from '../pipeline/intake.js';
 import type { IntakeSink } from '../pipeline/types.js';
 import type { Store } from '../store/types.js';
-import type { ServiceAdapters } from '../runtime/adapters.js';
+import type { AdapterEntry } from '../runtime/adapters.js';
 
 /**
  * The intake sink handed to adapters, counting per (route, adapter). Parsed and queued counts
@@ -96,8 +96,11 @@ export function observeDelivery(logger: Logger): { onBatch: NonNullable<Delivery
   };
 }
 
-/** Gauges filled on scrape: outbox depth per route and the connection state of each IMAP account. */
-export function observeStore(metrics: Metrics, store: Store, adapters: ServiceAdapters, routes: Iterable<string>): void {
+/**
+ * Gauges filled on scrape: outbox depth per route, and the connection state of each health line
+ * of a pull adapter (an IMAP account), labelled by the line's name.
+ */
+export function observeStore(metrics: Metrics, store: Store, adapters: readonly AdapterEntry[], routes: Iterable<string>): void {
   const names = [...routes];
   metrics.outboxDepth.collect(async () => {
     const counts = await store.outboxCounts();
@@ -105,10 +108,10 @@ export function observeStore(metrics: Metrics, store: Store, adapters: ServiceAd
     for (const route of names) metrics.outboxDepth.set({ route }, 0);
     for (const c of counts) if (c.status === 'queued') metrics.outboxDepth.set({ route: c.route }, c.count);
   });
-  const imap = adapters.imap;
-  if (imap) {
+  const connected = adapters.filter((e) => e.adapter.mode === 'pull' && e.adapter.health !== undefined);
+  if (connected.length > 0) {
     metrics.imapConnectionState.collect(() => {
-      for (const h of imap.accountHealth()) metrics.setImapConnectionState(h.account, h.state);
+      for (const e of connected) for (const h of e.adapter.health!()) metrics.setImapConnectionState(h.name, h.state);
     });
   }
 }

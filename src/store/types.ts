@@ -10,7 +10,7 @@
 import type { DocumentHashes, Ledger, LedgerEntry } from '../batcher/ledger.js';
 import type { Warning } from '../errors.js';
 import type { Comment, PredictedLabel, RawEmailDocument } from '../model/index.js';
-import type { Checkpoint, Origin } from '../pipeline/types.js';
+import type { Checkpoint, Origin } from '../model/origin.js';
 
 /** The ledger the batcher reads and writes; every Store is one (src/batcher/ledger.ts). */
 export type { Ledger, LedgerEntry };

@@ -39,6 +39,7 @@ function fakeClient(options: { failWith?: () => ApiError } = {}) {
     getSource: () => Promise.resolve({}),
     createSource: () => Promise.resolve({}),
     ensureSource: () => Promise.resolve({}),
+    ensureDataset: async () => undefined,
   };
   return { client, stored, requests };
 }

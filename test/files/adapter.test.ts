@@ -2,9 +2,10 @@ import { cp, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ADAPTERS, createAdapter, isAdapterKind } from '../../adapters/index.js';
+import { adapterDefinition, createAdapter, isAdapterKind } from '../../adapters/index.js';
 import { checkpointKey, createFilesAdapter } from '../../adapters/files/index.js';
 import type { FileFailure } from '../../adapters/files/index.js';
+import { createLogger } from '../../src/logger.js';
 import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
 import { SAMPLES } from './support/paths.js';
 
@@ -40,11 +41,16 @@ async function copySamples(): Promise<string> {
 }
 
 describe('files adapter', () => {
-  it('is registered under its kind', () => {
+  it('is registered under its kind', async () => {
     expect(isAdapterKind('files')).toBe(true);
     expect(isAdapterKind('nope')).toBe(false);
-    expect(ADAPTERS.files).toBe(createFilesAdapter);
-    expect(createAdapter('files', { paths: [], route: 'r' }).kind).toBe('files');
+    const files = await adapterDefinition('files');
+    expect(files.kind).toBe('files');
+    expect(files.mode).toBe('pull');
+    expect(files.schema.safeParse({ name: 'in', route: 'r', paths: ['/x'] }).success).toBe(true);
+    expect(files.schema.safeParse({ name: 'in', route: 'r', paths: [] }).success).toBe(false);
+    const adapter = await createAdapter('files', { name: 'in', paths: ['/x'], route: 'r' }, { logger: createLogger(false), maxMessageBytes: 1024 });
+    expect([adapter.kind, adapter.name, adapter.mode]).toEqual(['files', 'in', 'pull']);
   });
 
   it('pushes batches with the route, absolute origins and a checkpoint per input', async () => {

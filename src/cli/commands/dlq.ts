@@ -6,11 +6,10 @@ import { createLogger } from '../../logger.js';
 import type { DeadLetter, PurgeFilter } from '../../store/types.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
 import { withStore, type StoreFlags } from '../store.js';
-import { integerOption } from '../options.js';
-import { EXIT_FAILED } from '../program.js';
+import { EXIT_FAILED } from '../exit-codes.js';
+import { integerOption, routeOptions } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
-import { routeOptions } from './import.js';
 
 interface ListFlags extends StoreFlags { route?: string; limit: number; after?: number; json?: boolean }
 interface ShowFlags extends StoreFlags { json?: boolean; raw?: boolean }

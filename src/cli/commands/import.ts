@@ -1,25 +1,9 @@
 /** `mailgate import <path...>`: read mail files into the durable outbox and deliver them. */
 import type { Command } from 'commander';
-import { choiceOption, integerOption } from '../options.js';
+import { choiceOption, integerOption, routeOptions } from '../options.js';
 import { MAX_SYNC_DOCUMENTS } from '../../limits.js';
 import type { ImportFlags } from '../import/run.js';
 import type { CliCommand, CliContext } from '../types.js';
-
-/** Flags naming the route and the API; shared with `dlq replay`. */
-export function routeOptions(cmd: Command): Command {
-  return cmd
-    .option('--config <file>', 'mailgate.yaml to read (with --route NAME)')
-    .option('--route <name>', 'route of the configuration file (or the name of the standalone route, default "import")')
-    .option('--api-url <url>', 'Text Analytics API base URL (omit: the built-in emulator)')
-    .option('--token <token>', 'API token (default: MAILGATE_API_TOKEN)')
-    .option('--source <project/source>', 'sync target source')
-    .option('--transform-tag <tag>', 'transform tag from the integration setup')
-    .option('--mode <mode>', 'sync | predict (default sync)', choiceOption(['sync', 'predict'] as const))
-    .option('--dataset <project/dataset>', 'predict target dataset')
-    .option('--model-version <v>', 'predict model version: a number, live or staging')
-    .option('--threshold <t>', 'predict threshold 0..1 or auto')
-    .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)');
-}
 
 export const importCommand: CliCommand = {
   name: 'import',

@@ -3,12 +3,12 @@
  * a real run would send and what it would cost. Nothing is sent; the outbox, checkpoints and
  * ledger are not touched (the store is only read), so a later real run is unaffected.
  */
-import { readInputs, type MboxQuoting } from '../../../adapters/files/index.js';
+import { pathInputs } from '../../../adapters/index.js';
 import { deliverBatch } from '../../batcher/index.js';
 import { resolveUserProperties } from '../../pipeline/origin.js';
 import { targetOf } from '../../pipeline/deliver-fn.js';
 import { parseOrdered } from '../../pipeline/pool.js';
-import type { FileItem } from '../../../adapters/files/index.js';
+import type { MboxQuoting, PathItem } from '../../pipeline/types.js';
 import type { PreviewOptions } from '../../preview/types.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { DeliveryItem } from '../../batcher/index.js';
@@ -38,8 +38,8 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
     onUpdate(s);
   };
   const p = rt.config.parsing;
-  const items = readInputs(paths, { maxMessageBytes: p.max_message_bytes, ...(mbox ? { mboxQuoting: mbox } : {}) });
-  const optionsOf = (item: FileItem): PreviewOptions => ({
+  const items = (await pathInputs()).read(paths, { maxMessageBytes: p.max_message_bytes, ...(mbox ? { mboxQuoting: mbox } : {}) });
+  const optionsOf = (item: PathItem): PreviewOptions => ({
     body: p.body, headers: p.headers, userProperties: resolveUserProperties(route.user_properties, item.origin),
     ...(item.receivedAt === undefined ? {} : { receivedAt: item.receivedAt }),
   });

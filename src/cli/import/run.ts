@@ -4,12 +4,13 @@
  * the outbox are durable, so a killed import continues where it stopped when run again.
  */
 import { stat } from 'node:fs/promises';
-import { createFilesAdapter, type MboxQuoting } from '../../../adapters/files/index.js';
+import { pathInputs } from '../../../adapters/index.js';
 import { GatewayError } from '../../errors.js';
 import { createLogger } from '../../logger.js';
 import { routeTarget } from '../../pipeline/origin.js';
+import type { MboxQuoting } from '../../pipeline/types.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
-import { EXIT_FAILED, EXIT_OK } from '../program.js';
+import { EXIT_FAILED, EXIT_OK } from '../exit-codes.js';
 import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
@@ -107,20 +108,20 @@ async function realRun(rt: Runtime, paths: string[], flags: ImportFlags, ctx: Cl
   const route = rt.config.routes[0]!;
   const startedAt = Date.now();
   let unreadable = 0;
-  const adapter = createFilesAdapter({
+  const adapter = (await pathInputs()).adapter({
     paths, route: route.name, scope: `${route.name}@${routeTarget(route)}`, maxMessageBytes: rt.config.parsing.max_message_bytes, batchSize: IMPORT_BATCH_SIZE,
     ...(flags.mbox ? { mboxQuoting: flags.mbox } : {}),
-    onError: (item) => {
+    onError: (origin, error) => {
       unreadable++;
-      const where = item.origin.index > 0 ? `${item.origin.path} (message ${item.origin.index})` : item.origin.path;
-      note(ctx.stderr, `${where}: ${item.error.code}: ${item.error.message} (kept as a dead letter)`);
+      const where = origin.index > 0 ? `${origin.path} (message ${origin.index})` : origin.path;
+      note(ctx.stderr, `${where}: ${error.code}: ${error.message} (kept as a dead letter)`);
     },
   });
   const current = () => summarize(route.name, rt.intake.counters, rt.delivery.counters, unreadable, startedAt);
   const stop = startProgress(ctx.stderr, () => progressLine(current()));
   let intakeDone = false;
   const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
-  const sinks = startImportSinks(rt, route, controller.signal);
+  const sinks = startImportSinks(rt, controller.signal);
   const delivering = rt.delivery.run(controller.signal, until);
   let sink: { sent: number; flushed: boolean } | undefined;
   try {

@@ -2,8 +2,6 @@
  * The prediction sinks of an import: they run beside delivery, and the import waits (within
  * a bound) until everything predicted was written to the route's JSONL file and webhook.
  */
-import type { RouteConfig } from '../../config/schema.js';
-import { createPredictionSinks } from '../../sinks/index.js';
 import type { Runtime } from '../../runtime/index.js';
 
 /** How long an import waits for its sinks after delivery ended, in ms. */
@@ -15,20 +13,16 @@ export interface ImportSinks {
   close(): Promise<void>;
 }
 
-/** Undefined when the route is not a predict route with a sink. */
-export function startImportSinks(rt: Runtime, route: RouteConfig, signal: AbortSignal): ImportSinks | undefined {
-  const sinks = createPredictionSinks({ store: rt.store, routes: [route], logger: rt.logger });
+/** Undefined when the route is not a predict route with a sink. The runtime's sinks, started beside delivery. */
+export function startImportSinks(rt: Runtime, signal: AbortSignal): ImportSinks | undefined {
+  const sinks = rt.sinks;
   if (sinks.workers.length === 0) return undefined;
-  const unsubscribe = rt.delivery.onPredictionsSaved((name) => sinks.notify(name));
   sinks.start(signal);
   return {
     async finish(stop, boundMs = IMPORT_SINK_FLUSH_MS) {
       const flushed = await sinks.flush(AbortSignal.any([stop, AbortSignal.timeout(boundMs)]));
       return { sent: sinks.workers.reduce((n, w) => n + w.sent, 0), flushed };
     },
-    async close() {
-      unsubscribe();
-      await sinks.close();
-    },
+    close: () => sinks.close(),
   };
 }

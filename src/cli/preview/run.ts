@@ -2,8 +2,8 @@
  * `mailgate preview`: read → parse in the pool (in order) → spool; then thread properties over
  * every message of the run → output as jsonl, json (streamed array) or table.
  */
-import { readInputs } from '../../../adapters/files/index.js';
-import type { FileItem, MboxQuoting } from '../../../adapters/files/index.js';
+import { pathInputs } from '../../../adapters/index.js';
+import type { MboxQuoting, PathItem } from '../../pipeline/types.js';
 import { parseOrdered, ParsePool } from '../../pipeline/pool.js';
 import type { CliContext } from '../types.js';
 import { writerFor, type Write } from '../write.js';
@@ -23,14 +23,14 @@ export interface PreviewFlags {
   mbox?: MboxQuoting;
 }
 
-const outputOrigin = (item: FileItem): OutputOrigin => ({ path: item.origin.path, index: item.origin.index });
+const outputOrigin = (item: PathItem): OutputOrigin => ({ path: item.origin.path, index: item.origin.index });
 
 /** First pass: every item parsed and spooled; returns how many failed. */
 async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, threads: ThreadInputs, ctx: CliContext): Promise<number> {
   const pool = new ParsePool({ size: flags.workers, timeoutMs: flags.timeoutMs, maxMessageBytes: flags.maxMessageBytes, preview: { body: flags.body, headers: flags.headers } });
   let failed = 0;
   try {
-    const items = readInputs(paths, {
+    const items = (await pathInputs()).read(paths, {
       maxMessageBytes: flags.maxMessageBytes,
       mboxQuoting: flags.mbox,
       onSkip: (path, reason) => void ctx.stderr.write(`mailgate: skipped ${path} (${reason})\n`),

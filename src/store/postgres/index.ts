@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { GatewayError } from '../../errors.js';
-import type { Checkpoint } from '../../pipeline/types.js';
+import type { Checkpoint } from '../../model/origin.js';
 import { checkAiUnits, wrapStoreError } from '../common.js';
 import type * as T from '../types.js';
 import { isPgUnavailable, type PgClock } from './db.js';

@@ -4,7 +4,7 @@
  * number of replicas can claim concurrently without ever sharing an item.
  */
 import type pg from 'pg';
-import type { Checkpoint, Origin } from '../../pipeline/types.js';
+import type { Checkpoint, Origin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
 import type {
   DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, StoredItem, ThreadEntry,

@@ -1,7 +1,7 @@
 /** Row shapes of the PostgreSQL outbox (json columns arrive parsed) and their mapping. */
 import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
-import type { Origin } from '../../pipeline/types.js';
+import type { Origin } from '../../model/origin.js';
 import type { DeadLetter, DeadLetterDetail, ItemError, OutboxInput, OutboxItem } from '../types.js';
 import { hashesOf, withDocument } from '../common.js';
 import { iso, pgNow, pgText, toId } from './db.js';

@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { GatewayError } from '../../errors.js';
-import type { Checkpoint } from '../../pipeline/types.js';
+import type { Checkpoint } from '../../model/origin.js';
 import { checkAiUnits, wrapStoreError } from '../common.js';
 import type * as T from '../types.js';
 import { SqliteDeadLetters } from './dead-letters.js';

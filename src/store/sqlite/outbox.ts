@@ -4,7 +4,7 @@
  * transaction when it writes more than one statement.
  */
 import type Database from 'better-sqlite3';
-import type { Checkpoint, Origin } from '../../pipeline/types.js';
+import type { Checkpoint, Origin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute, jsonOrNull } from '../common.js';
 import type {
   DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, StoredItem, ThreadEntry,

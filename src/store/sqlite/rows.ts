@@ -1,7 +1,7 @@
 /** Row shapes of the SQLite outbox and their mapping to the contract's types. */
 import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
-import type { Origin } from '../../pipeline/types.js';
+import type { Origin } from '../../model/origin.js';
 import { hashesOf, jsonOrNull, parseItemError, parseJson, withDocument } from '../common.js';
 import type { DeadLetter, DeadLetterDetail, OutboxInput, OutboxItem } from '../types.js';
 

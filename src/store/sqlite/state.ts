@@ -1,6 +1,6 @@
 /** SQLite checkpoints, leases, ledger, thread index, predictions and counters. */
 import type Database from 'better-sqlite3';
-import type { Checkpoint } from '../../pipeline/types.js';
+import type { Checkpoint } from '../../model/origin.js';
 import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
 import type {
   Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry,

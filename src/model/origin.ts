@@ -1,0 +1,56 @@
+/**
+ * Where a message came from and an adapter's resume point: data the store keeps beside each
+ * item. The Adapter contract (src/pipeline/types.ts) re-exports them.
+ */
+
+/** Where a message came from. Stored with the outbox item and shown in previews. */
+export interface Origin {
+  /** Adapter kind: `files`, `imap`, `upload`, `webhook:<provider>`, `smtp`. */
+  adapter: string;
+  /** Adapter instance / account name from the configuration, when there is one. */
+  account?: string;
+  folder?: string;
+  uidValidity?: number;
+  uid?: number;
+  path?: string;
+  /** Index of the message inside its file (mbox), from 0. */
+  index?: number;
+  /** Provider event id, SMTP queue id, upload id… */
+  eventId?: string;
+  /**
+   * Push intake (webhooks, uploads, SMTP): the envelope as the sender gave it, kept beside the
+   * message (never written into its bytes). A route maps it into user properties with
+   * placeholders such as `{envelope.to}`.
+   */
+  envelope?: Envelope;
+}
+
+/** Envelope and transport facts of a pushed message. Every field is optional: providers differ. */
+export interface Envelope {
+  /** MAIL FROM / the provider's envelope sender. */
+  from?: string;
+  /** RCPT TO / the provider's envelope recipients. */
+  to?: string[];
+  /** The provider (`sendgrid`, `mailgun`, …) or `smtp`, `upload`. */
+  provider?: string;
+  /** Client address the message came from, as the provider reports it. */
+  remoteAddress?: string;
+  helo?: string;
+  tls?: boolean;
+  spamVerdict?: string;
+  spamScore?: number;
+  spf?: string;
+  dkim?: string;
+  dmarc?: string;
+  /** Anything else the provider states about the message, flat strings only. */
+  extra?: Record<string, string>;
+}
+
+/** An adapter's resume point, written in the same transaction as the items it covers. */
+export interface Checkpoint {
+  /** e.g. `imap:support-inbox:INBOX`, `files:/path/to/archive.mbox`. */
+  key: string;
+  /** Opaque to the store; adapters define the shape (UIDVALIDITY/last UID/HIGHESTMODSEQ, byte offset…). */
+  value: Record<string, unknown>;
+}
+

@@ -1,0 +1,48 @@
+/**
+ * The push adapters' endpoints (webhooks, uploads), mounted generically: each one gets the
+ * exact body bytes whatever the content type (verification runs over them), lower-case
+ * headers, and its answer is sent as it is. A body over the endpoint's `bodyLimit` is answered
+ * 413 with a coded error before more of it is read.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { PushEndpoint, PushResponse, PushSink } from '../pipeline/types.js';
+
+export interface PushRoutes {
+  endpoints: readonly PushEndpoint[];
+  sink: PushSink;
+}
+
+function send(reply: FastifyReply, res: PushResponse): FastifyReply {
+  void reply.code(res.status);
+  for (const [name, value] of Object.entries(res.headers ?? {})) void reply.header(name, value);
+  const body = res.body;
+  if (body === undefined) return reply.send();
+  if (typeof body === 'string' || Buffer.isBuffer(body)) return reply.send(body);
+  if (!reply.hasHeader('content-type')) void reply.type('application/json; charset=utf-8');
+  return reply.send(JSON.stringify(body));
+}
+
+export function pushRoutes(push: PushRoutes) {
+  return async (app: FastifyInstance): Promise<void> => {
+    // Scoped to this plugin: the raw bytes for any content type, parsed by nobody but the endpoint.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => done(null, body));
+    for (const endpoint of push.endpoints) {
+      app.route({
+        method: endpoint.method,
+        url: endpoint.path,
+        bodyLimit: endpoint.bodyLimit,
+        handler: async (request, reply) => {
+          const res = await endpoint.handle({
+            method: request.method,
+            url: request.url,
+            headers: request.headers,
+            body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+            remoteAddress: request.ip,
+          }, push.sink, request.params as Record<string, string>);
+          return send(reply, res);
+        },
+      });
+    }
+  };
+}
