@@ -1,0 +1,126 @@
+/**
+ * The layout rules of DESIGN.md, checked over every import (static, re-export and dynamic
+ * `import()`) of src/ and adapters/: layers never reach up (src/layers.ts), src/ reaches a
+ * concrete adapter only through the registry, adapters never import each other nor the
+ * service, server or CLI, and the CLI has no import cycle.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ADAPTER_CEILING, LAYERS, layerOf } from '../../src/layers.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
+    .map((e) => relative(ROOT, join(e.parentPath, e.name)));
+}
+
+type Read = (file: string) => string;
+const readRepo: Read = (file) => readFileSync(join(ROOT, file), 'utf8');
+
+/** Repository-relative `.ts` paths of a file's relative imports. */
+function importsOf(file: string, text: string): string[] {
+  const specs = [
+    ...text.matchAll(/\bfrom\s*'([^']+)'/g),
+    ...text.matchAll(/\bimport\s*\(\s*'([^']+)'\s*\)/g),
+    ...text.matchAll(/^\s*import\s*'([^']+)'/gm),
+  ].map((m) => m[1]!);
+  return [...new Set(specs.filter((s) => s.startsWith('.')).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts')))];
+}
+
+const SRC = tsFiles('src');
+const ADAPTERS = tsFiles('adapters');
+const REGISTRY = new Set(['adapters/index.ts', 'adapters/config.ts']);
+const kindOf = (path: string): string | undefined => (path.startsWith('adapters/') && !REGISTRY.has(path) ? path.split('/')[1] : undefined);
+const srcPart = (path: string): string | undefined => (path.startsWith('src/') ? path.slice('src/'.length) : undefined);
+
+function violations(src: readonly string[], adapters: readonly string[], read: Read): string[] {
+  const out: string[] = [];
+  for (const file of src) {
+    const from = layerOf(srcPart(file)!);
+    if (from < 0) out.push(`${file}: in no layer of src/layers.ts`);
+    for (const target of importsOf(file, read(file))) {
+      if (kindOf(target) !== undefined) out.push(`${file} imports ${target}: src/ reaches adapters only through adapters/index.ts or adapters/config.ts`);
+      const inner = srcPart(target);
+      if (inner !== undefined && layerOf(inner) > from) out.push(`${file} (${LAYERS[from]![0]}) imports ${target} (${LAYERS[layerOf(inner)]![0]}): a lower layer reaches up`);
+    }
+  }
+  const ceiling = LAYERS.findIndex((l) => l.includes(ADAPTER_CEILING));
+  for (const file of adapters) {
+    const own = kindOf(file);
+    for (const target of importsOf(file, read(file))) {
+      const other = kindOf(target);
+      if (own !== undefined && REGISTRY.has(target)) out.push(`${file} imports the registry ${target}: adapters never import each other`);
+      if (own !== undefined && other !== undefined && other !== own) out.push(`${file} imports ${target}: adapters never import each other`);
+      const inner = srcPart(target);
+      if (inner !== undefined && layerOf(inner) > ceiling) out.push(`${file} imports ${target}: adapters import src/ only up to ${ADAPTER_CEILING}`);
+    }
+  }
+  return out;
+}
+
+/** Every import cycle among the given files (each reported once, from its smallest member). */
+function cycles(files: readonly string[], read: Read): string[][] {
+  const graph = new Map(files.map((f) => [f, importsOf(f, read(f)).filter((t) => files.includes(t))]));
+  const found = new Map<string, string[]>();
+  const visit = (path: string[]): void => {
+    for (const next of graph.get(path.at(-1)!) ?? []) {
+      const at = path.indexOf(next);
+      if (at >= 0) {
+        const cycle = path.slice(at);
+        const start = cycle.indexOf([...cycle].sort()[0]!);
+        const key = [...cycle.slice(start), ...cycle.slice(0, start)];
+        found.set(key.join(' → '), key);
+      } else visit([...path, next]);
+    }
+  };
+  for (const f of files) visit([f]);
+  return [...found.values()];
+}
+
+describe('architecture', () => {
+  it('reads the imports of both forms and of dynamic import()', () => {
+    const text = "import { a } from '../x.js';\nexport { b } from './y.js';\nconst m = await import('../../adapters/imap/index.js');\nimport 'zod';";
+    expect(importsOf('src/cli/z.ts', text)).toEqual(['src/x.ts', 'src/cli/y.ts', 'adapters/imap/index.ts']);
+  });
+
+  it('knows every folder and top-level module of src/', () => {
+    expect(SRC.length).toBeGreaterThan(100);
+    expect(SRC.filter((f) => layerOf(srcPart(f)!) < 0)).toEqual([]);
+  });
+
+  it('keeps the layers, the registry rule and the adapters apart', () => {
+    expect(violations(SRC, ADAPTERS, readRepo)).toEqual([]);
+  });
+
+  it('reports a reach-up, an adapter reached past the registry and adapters importing each other', () => {
+    const files: Record<string, string> = {
+      'src/store/x.ts': "import type { Origin } from '../pipeline/types.js';",
+      'src/service/y.ts': "import { ImapAdapter } from '../../adapters/imap/index.js';\nimport { createAdapter } from '../../adapters/index.js';",
+      'adapters/files/z.ts': "import { x } from '../imap/config.js';\nimport { y } from '../../src/service/index.js';\nimport { z } from '../../src/pipeline/types.js';",
+    };
+    const found = violations(['src/store/x.ts', 'src/service/y.ts'], ['adapters/files/z.ts'], (f) => files[f]!);
+    expect(found).toHaveLength(4);
+    expect(found.join('\n')).toMatch(/src\/store\/x\.ts .* a lower layer reaches up/);
+    expect(found.join('\n')).toMatch(/src\/service\/y\.ts imports adapters\/imap\/index\.ts/);
+    expect(found.join('\n')).toMatch(/adapters\/files\/z\.ts imports adapters\/imap\/config\.ts/);
+    expect(found.join('\n')).toMatch(/adapters\/files\/z\.ts imports src\/service\/index\.ts/);
+  });
+
+  it('finds an import cycle, a dynamic import included', () => {
+    const files: Record<string, string> = {
+      'src/cli/a.ts': "import { b } from './b.js';",
+      'src/cli/b.ts': "const c = await import('./c.js');",
+      'src/cli/c.ts': "export { a } from './a.js';",
+      'src/cli/d.ts': "import { a } from './a.js';",
+    };
+    expect(cycles(Object.keys(files), (f) => files[f]!)).toEqual([['src/cli/a.ts', 'src/cli/b.ts', 'src/cli/c.ts']]);
+  });
+
+  it('has no import cycle in src/cli', () => {
+    expect(cycles(SRC.filter((f) => f.startsWith('src/cli/')), readRepo).map((c) => c.join(' → '))).toEqual([]);
+  });
+});
