@@ -14,18 +14,21 @@ export function isPushOrigin(origin: Origin): boolean {
  * same place (a re-run import, an IMAP re-fetch) yields the same key, so it is stored once.
  * A pushed message has no place: its key is the SHA-256 of its bytes (`sha256:<hex>`), so a
  * sender's retry of the same bytes is stored once whatever ids it carries (`raw` is required
- * for push origins).
+ * for push origins). Otherwise the key is told by the origin's shape, not its adapter kind: a
+ * mailbox message by its UID coordinates (`<adapter>:<account>:<folder>:<uidvalidity>:<uid>`),
+ * a message of a file by its path and index (`<adapter>:<path>:<index>`), anything else by
+ * account and event id or path.
  */
 export function keyFor(origin: Origin, raw?: Buffer): string {
-  switch (origin.adapter) {
-    case 'files':
-      return `files:${origin.path ?? ''}:${origin.index ?? 0}`;
-    case 'imap':
-      return `imap:${origin.account ?? ''}:${origin.folder ?? ''}:${origin.uidValidity ?? 0}:${origin.uid ?? 0}`;
-    default:
-      if (raw !== undefined && isPushOrigin(origin)) return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
-      return `${origin.adapter}:${origin.account ?? ''}:${origin.eventId ?? origin.path ?? ''}:${origin.index ?? 0}`;
+  const push = isPushOrigin(origin);
+  if (push && raw !== undefined) return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+  if (!push && origin.uid !== undefined) {
+    return `${origin.adapter}:${origin.account ?? ''}:${origin.folder ?? ''}:${origin.uidValidity ?? 0}:${origin.uid}`;
   }
+  if (!push && origin.account === undefined && origin.eventId === undefined && origin.path !== undefined) {
+    return `${origin.adapter}:${origin.path}:${origin.index ?? 0}`;
+  }
+  return `${origin.adapter}:${origin.account ?? ''}:${origin.eventId ?? origin.path ?? ''}:${origin.index ?? 0}`;
 }
 
 /**
