@@ -1,6 +1,7 @@
 /**
  * mailgate as a library: parse raw email into the Text Analytics API's raw-email document
- * and preview the comment the service would build from it.
+ * and preview the comment the service would build from it; or run the whole gateway
+ * (createRuntime: store, API client, intake, delivery, sinks and adapters wired once).
  */
 export { preview, previewSync, buildComment, computeThreadProperties, threadIdFor, splitReply, mergeUserProperties } from './preview/index.js';
 export type { PreviewOptions, PreviewResult, BuildCommentOptions, ReplySplit } from './preview/index.js';
@@ -19,3 +20,5 @@ export { openStore } from './store/index.js';
 export type { Store } from './store/types.js';
 export { loadConfig } from './config/load.js';
 export type { Config, RouteConfig } from './config/schema.js';
+export { createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
+export type { Adapter, AdapterHealth, Inbound, IntakeSink, Origin, PushEndpoint, PushSink } from './pipeline/types.js';

@@ -14,7 +14,7 @@ describe('the package main export', () => {
     expect(comment.messages[0]?.subject?.text).toBe('Hello');
     expect(document.comment_id).toBe(Buffer.from('<hello-1@example.com>').toString('hex'));
     expect(warnings).toEqual([]);
-    for (const name of ['parseMessage', 'buildDocument', 'buildComment', 'computeThreadProperties', 'createApiClient', 'deliverBatch', 'createEmulator', 'openStore', 'loadConfig'] as const) {
+    for (const name of ['parseMessage', 'buildDocument', 'buildComment', 'computeThreadProperties', 'createApiClient', 'deliverBatch', 'createEmulator', 'openStore', 'loadConfig', 'createRuntime'] as const) {
       expect(typeof lib[name]).toBe('function');
     }
   });
