@@ -1,0 +1,45 @@
+/**
+ * `mailgate --help` and the configuration load without the adapters' implementations: the
+ * registry loads them on first use, so the help never loads an IMAP client.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = new URL('../../', import.meta.url);
+const CLI = new URL('dist/src/cli/main.js', ROOT);
+
+describe('mailgate --help', () => {
+  let dir: string;
+  let register: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mailgate-help-'));
+    // A resolve hook that reports every module the process loads from imapflow.
+    const hooks = join(dir, 'hooks.mjs');
+    await writeFile(hooks, "export async function resolve(s, c, next) { if (s.includes('imapflow')) process.stderr.write('LOADED imapflow\\n'); return next(s, c); }\n");
+    register = join(dir, 'register.mjs');
+    await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  /** stdout and stderr of a node process started with the hook. */
+  const runAll = (script: string, args: string[]): string => {
+    const r = spawnSync(process.execPath, ['--import', register, script, ...args], { encoding: 'utf8' });
+    return `${r.stdout}${r.stderr}`;
+  };
+
+  it('does not load imapflow', () => {
+    const out = runAll(CLI.pathname, ['--help']);
+    expect(out).toMatch(/Usage: mailgate/);
+    expect(out).not.toMatch(/LOADED imapflow/);
+  });
+
+  it('the hook sees imapflow once the registry builds an IMAP adapter', async () => {
+    const script = join(dir, 'imap.mjs');
+    await writeFile(script, `const m = await import(${JSON.stringify(new URL('dist/adapters/index.js', ROOT).href)});\nawait m.adapterDefinition('imap');\n`);
+    expect(runAll(script, [])).toMatch(/LOADED imapflow/);
+  });
+});
