@@ -4,13 +4,37 @@
  * builds `adapters:` from this list; adapters/index.ts holds the factories, one per kind here.
  * A new adapter kind is a folder, one line here (its schema) and one in adapters/index.ts.
  */
-import type { AdapterConfigDefinition } from '../src/pipeline/types.js';
+import type { z } from 'zod';
 import { filesEntrySchema } from './files/config.js';
 import { duplicateAccount, imapAccountSchema } from './imap/config.js';
 
+/**
+ * The configuration side of a kind. Nothing here imports the pipeline: the configuration
+ * layer reads it and sits below the pipeline.
+ */
+export interface AdapterConfigDefinition {
+  /** `pull`: reads a source it owns; `push`: messages are handed to it (the Adapter contract's AdapterMode). */
+  mode: 'pull' | 'push';
+  /** The zod schema of one entry under `adapters.<kind>[]`. */
+  schema: z.ZodType;
+  /** Shown for `adapters.<kind>` in docs/config.md. */
+  description: string;
+  /** A rule across the kind's entries (unique account names): the first offending entry, or undefined. */
+  unique?(entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined;
+}
+
 export const ADAPTER_CONFIGS = {
-  files: { mode: 'pull', schema: filesEntrySchema, description: 'File inputs: .eml, mbox, maildir and .msg files or folders, read once.' },
-  imap: { mode: 'pull', schema: imapAccountSchema, description: 'IMAP accounts, one connection each; behaviour in docs/imap.md.', unique: duplicateAccount },
+  files: {
+    mode: 'pull',
+    schema: filesEntrySchema,
+    description: 'File inputs: .eml, mbox, maildir and .msg files or folders, read once.',
+  },
+  imap: {
+    mode: 'pull',
+    schema: imapAccountSchema,
+    description: 'IMAP accounts, one connection each; behaviour in docs/imap.md.',
+    unique: duplicateAccount,
+  },
 } as const satisfies Record<string, AdapterConfigDefinition>;
 
 export type AdapterKind = keyof typeof ADAPTER_CONFIGS;

@@ -14,7 +14,7 @@ const MODULES: Record<AdapterKind, () => Promise<AdapterModule>> = {
 };
 
 /** The kind that reads files and folders named on the command line (`mailgate import`, `preview`). */
-const PATHS_KIND: AdapterKind = 'files';
+const PATHS: () => Promise<{ pathInputs: PathInputs }> = () => import('./files/index.js');
 
 export { ADAPTER_CONFIGS, ADAPTER_KINDS, type AdapterKind };
 export type AdapterEntryOf<K extends AdapterKind> = z.output<(typeof ADAPTER_CONFIGS)[K]['schema']>;
@@ -37,7 +37,5 @@ export async function createAdapter<K extends AdapterKind>(kind: K, entry: Adapt
 
 /** The reader of files and folders given as paths, and the adapter that imports them. */
 export async function pathInputs(): Promise<PathInputs> {
-  const mod = await MODULES[PATHS_KIND]();
-  if (!mod.pathInputs) throw new Error(`the ${PATHS_KIND} adapter reads no paths`);
-  return mod.pathInputs;
+  return (await PATHS()).pathInputs;
 }

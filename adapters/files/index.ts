@@ -1,4 +1,10 @@
 /** The files adapter: .eml, directories, mbox (mboxo/mboxrd/Content-Length), maildir, Outlook .msg. */
+import type { Adapter, AdapterContext, PathInputs } from '../../src/pipeline/types.js';
+import { createFilesAdapter as build } from './adapter.js';
+import type { FilesEntry } from './config.js';
+import { readInputs as read } from './read.js';
+
+export { filesEntrySchema, type FilesEntry } from './config.js';
 export { createFilesAdapter, checkpointKey, DEFAULT_FILES_BATCH_SIZE, type FilesAdapterConfig } from './adapter.js';
 export { readInput, readInputs } from './read.js';
 export { readMbox } from './mbox.js';
@@ -6,13 +12,8 @@ export { msgToRfc822 } from '../../src/mime/msg.js';
 export { sniffFile, type FileKind } from './sniff.js';
 export type { FileItem, FileMessage, FileFailure, FileOrigin, FilePosition, MboxQuoting, ReadOptions, ResumePoint } from './types.js';
 
-import type { AdapterContext, PathInputs } from '../../src/pipeline/types.js';
-import { createFilesAdapter as build } from './adapter.js';
-import type { FilesEntry } from './config.js';
-import { readInputs as read } from './read.js';
-
 /** The registry's factory: one entry of `adapters.files[]`. Unreadable items are logged as they are kept as dead letters. */
-export function create(entry: FilesEntry, ctx: AdapterContext) {
+export function create(entry: FilesEntry, ctx: AdapterContext): Adapter {
   // `instance`, not `name`: pino's own `name` field is the program's.
   const log = ctx.logger.child({ adapter: 'files', instance: entry.name });
   return build({
@@ -21,7 +22,10 @@ export function create(entry: FilesEntry, ctx: AdapterContext) {
     route: entry.route,
     maxMessageBytes: ctx.maxMessageBytes,
     // An unreadable input file is expected (a broken .msg): one line with its reason, no stack.
-    onError: (item) => log.warn({ path: item.origin.path, index: item.origin.index, code: item.error.code }, `file item skipped: ${item.error.message}`),
+    onError: (item) => log.warn(
+      { path: item.origin.path, index: item.origin.index, code: item.error.code },
+      `file item skipped: ${item.error.message}`,
+    ),
     onSkip: (path, reason) => log.debug({ path, reason }, 'not mail, skipped'),
   });
 }

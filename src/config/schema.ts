@@ -168,6 +168,9 @@ export const ConfigSchema = z
   // Cross-field checks run even when fields are invalid, so that one round reports every mistake.
   .superRefine((c, ctx) => crossChecks(c, ctx), { when: () => true });
 
+/** A kind's rule across its entries (adapters/config.ts): the first offending entry. */
+type UniqueRule = (entries: ReadonlyArray<{ name: string }>) => { index: number; message: string } | undefined;
+
 type Ctx = Parameters<Parameters<z.ZodType['superRefine']>[0]>[1];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -194,10 +197,11 @@ function crossChecks(input: unknown, ctx: Ctx): void {
   // A kind's own rule across its entries (IMAP: unique account names). An entry without a name
   // gets one no other can have (its missing name is reported already).
   for (const kind of ADAPTER_KINDS) {
-    const def = ADAPTER_CONFIGS[kind] as { unique?: (e: ReadonlyArray<{ name: string }>) => { index: number; message: string } | undefined };
+    const def = ADAPTER_CONFIGS[kind] as { unique?: UniqueRule };
     const named = listOf(adapters[kind]).map((a, i) => ({ name: typeof a['name'] === 'string' ? a['name'] : `\u0000${i}` }));
     const duplicate = def.unique?.(named);
-    if (duplicate !== undefined) ctx.addIssue({ code: 'custom', path: ['adapters', kind, duplicate.index, 'name'], message: duplicate.message });
+    if (duplicate === undefined) continue;
+    ctx.addIssue({ code: 'custom', path: ['adapters', kind, duplicate.index, 'name'], message: duplicate.message });
   }
 }
 

@@ -5,10 +5,12 @@
 
 import type { z } from 'zod';
 import type { Logger } from '../logger.js';
+import type { MboxQuoting } from '../mime/mbox-finish.js';
 import type { Checkpoint, Origin } from '../model/origin.js';
 
 // The store keeps these shapes too; they live with the model so that the store never imports the pipeline.
 export type { Checkpoint, Envelope, Origin } from '../model/origin.js';
+export type { MboxQuoting } from '../mime/mbox-finish.js';
 
 export interface Inbound {
   raw: Buffer;
@@ -134,7 +136,7 @@ export interface PushEndpoint {
 
 export interface Adapter {
   readonly kind: string;
-  /** The instance name from the configuration (for IMAP: `imap`, its accounts report health). */
+  /** The instance name from the configuration (an IMAP adapter built from one account: the account's name). */
   readonly name: string;
   readonly mode: AdapterMode;
   /** Runs until the input is exhausted (files) or the signal aborts (services). Push adapters resolve when the signal aborts. */
@@ -155,17 +157,6 @@ export interface AdapterContext {
   maxMessageBytes: number;
 }
 
-/** The configuration side of a kind (adapters/config.ts): loaded without the implementation. */
-export interface AdapterConfigDefinition {
-  mode: AdapterMode;
-  /** The zod schema of one entry under `adapters.<kind>[]`. */
-  schema: z.ZodType;
-  /** Shown for `adapters.<kind>` in docs/config.md. */
-  description: string;
-  /** A cross-entry rule (unique account names): the first offending entry, or undefined. */
-  unique?(entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined;
-}
-
 /** A kind in the registry (adapters/index.ts). */
 export interface AdapterDefinition<E = unknown> {
   kind: string;
@@ -177,8 +168,6 @@ export interface AdapterDefinition<E = unknown> {
 /** What an adapter folder's index.ts exports for the registry. */
 export interface AdapterModule {
   create(entry: never, ctx: AdapterContext): Adapter;
-  /** Only the kind that reads files and folders named on the command line. */
-  pathInputs?: PathInputs;
 }
 
 /** One message (or unreadable item) of a path input, before parsing. */
@@ -191,7 +180,6 @@ export interface PathItem {
   error?: { code: string; message: string };
 }
 
-export type MboxQuoting = 'mboxrd' | 'mboxo' | 'none';
 
 export interface PathReadOptions {
   maxMessageBytes?: number;

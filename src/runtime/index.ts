@@ -128,7 +128,8 @@ function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDel
   const signal = options.deliverySignal ?? options.signal;
   // The signal ends requests in flight (and their retry waits): an interrupted import stops at
   // once, its items stay queued for the next run.
-  const deliver = createDeliverFn({ client: c.api.client, ledger: c.store, config, dryRun: options.dryRun === true, ...(signal ? { signal } : {}) });
+  const dryRun = options.dryRun === true;
+  const deliver = createDeliverFn({ client: c.api.client, ledger: c.store, config, dryRun, ...(signal ? { signal } : {}) });
   return createDelivery({
     store: c.store,
     routes: [...c.routes.values()],

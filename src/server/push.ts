@@ -26,7 +26,8 @@ export function pushRoutes(push: PushRoutes) {
   return async (app: FastifyInstance): Promise<void> => {
     // Scoped to this plugin: the raw bytes for any content type, parsed by nobody but the endpoint.
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req: FastifyRequest, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => done(null, body));
+    type Done = (err: Error | null, body?: Buffer) => void;
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req: FastifyRequest, body: Buffer, done: Done) => done(null, body));
     for (const endpoint of push.endpoints) {
       app.route({
         method: endpoint.method,

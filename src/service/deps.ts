@@ -55,11 +55,13 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     // An adapter with health lines (IMAP: one per account) is judged by them, any other by its run state.
     for (const e of adapters) {
       if (!e.adapter.health) {
-        checks[`${e.kind}:${e.name}`] = e.state === 'failed' ? { ok: false, detail: e.error?.message ?? 'failed' } : { ok: true, detail: e.state };
+        const failed = e.state === 'failed';
+        checks[`${e.kind}:${e.name}`] = failed ? { ok: false, detail: e.error?.message ?? 'failed' } : { ok: true, detail: e.state };
         continue;
       }
       for (const h of e.adapter.health()) {
-        checks[`${e.kind}:${h.name}`] = h.ok ? { ok: true, detail: h.state } : { ok: false, detail: `${h.state}${h.lastError ? `: ${h.lastError.message}` : ''}` };
+        const why = h.lastError ? `: ${h.lastError.message}` : '';
+        checks[`${e.kind}:${h.name}`] = h.ok ? { ok: true, detail: h.state } : { ok: false, detail: `${h.state}${why}` };
       }
     }
     if (o.stopping()) checks['service'] = { ok: false, detail: 'shutting down' };
@@ -81,7 +83,9 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
         continue;
       }
       // Per health line: its detail, state, healthy and lastError (null when none).
-      for (const h of e.adapter.health()) list.push({ kind: e.kind, name: h.name, ...h.detail, state: h.state, healthy: h.ok, lastError: h.lastError ?? null });
+      for (const h of e.adapter.health()) {
+        list.push({ kind: e.kind, name: h.name, ...h.detail, state: h.state, healthy: h.ok, lastError: h.lastError ?? null });
+      }
     }
     return { store: { kind: store.kind }, routes: routeList, adapters: list, api: config.api.url ?? 'built-in emulator' };
   }

@@ -72,7 +72,8 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   observeStore(metrics, store, runtime.adapters, routes.keys());
 
   let stopping = false;
-  const deps = createServiceDeps({ config, store, pool: runtime.pool, routes, adapters: runtime.adapters, metrics, logger, stopping: () => stopping });
+  const { pool, adapters } = runtime;
+  const deps = createServiceDeps({ config, store, pool, routes, adapters, metrics, logger, stopping: () => stopping });
   deps.push = { endpoints: runtime.endpoints(), sink: runtime.pushSink };
   const app = buildApp({ api_keys: config.server.api_keys, public_preview: config.server.public_preview, preview_body_limit: config.parsing.max_message_bytes }, deps);
   try {
@@ -85,7 +86,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const adaptersDone = runtime.runAdapters(intakeStop.signal, countingSink(runtime.intake, metrics));
   const deliveryDone = delivery.run(deliveryStop.signal);
   sinks.start();
-  logger.info({ url, routes: [...routes.keys()], adapters: runtime.adapters.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
+  logger.info({ url, routes: [...routes.keys()], adapters: adapters.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
 
   async function stop(force?: AbortSignal): Promise<{ drained: boolean }> {
     stopping = true;

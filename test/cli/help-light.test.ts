@@ -19,7 +19,8 @@ describe('mailgate --help', () => {
     dir = await mkdtemp(join(tmpdir(), 'mailgate-help-'));
     // A resolve hook that reports every module the process loads from imapflow.
     const hooks = join(dir, 'hooks.mjs');
-    await writeFile(hooks, "export async function resolve(s, c, next) { if (s.includes('imapflow')) process.stderr.write('LOADED imapflow\\n'); return next(s, c); }\n");
+    const hook = "if (s.includes('imapflow')) process.stderr.write('LOADED imapflow\\n');";
+    await writeFile(hooks, `export async function resolve(s, c, next) { ${hook} return next(s, c); }\n`);
     register = join(dir, 'register.mjs');
     await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
   });
