@@ -59,6 +59,26 @@ function violations(src: readonly string[], adapters: readonly string[], read: R
       if (inner !== undefined && layerOf(inner) > ceiling) out.push(`${file} imports ${target}: adapters import src/ only up to ${ADAPTER_CEILING}`);
     }
   }
+  out.push(...configSide(adapters, read));
+  return out;
+}
+
+/**
+ * The configuration reads adapters/config.ts: it and the kinds' config.ts files import only
+ * schemas (no implementation, so `mailgate --help` loads no IMAP client) and src/ only up to
+ * the config layer.
+ */
+function configSide(adapters: readonly string[], read: Read): string[] {
+  const out: string[] = [];
+  const isSchema = (path: string) => path === 'adapters/config.ts' || /^adapters\/[^/]+\/config\.ts$/.test(path);
+  const ceiling = LAYERS.findIndex((l) => l.includes('config'));
+  for (const file of adapters.filter(isSchema)) {
+    for (const target of importsOf(file, read(file))) {
+      const inner = srcPart(target);
+      if (inner !== undefined && layerOf(inner) > ceiling) out.push(`${file} imports ${target}: the configuration side imports src/ only up to config`);
+      if (target.startsWith('adapters/') && !isSchema(target)) out.push(`${file} imports ${target}: schemas only, never an implementation`);
+    }
+  }
   return out;
 }
 
@@ -104,6 +124,14 @@ describe('architecture', () => {
     };
     const found = violations(['src/store/x.ts', 'src/service/y.ts'], ['adapters/files/z.ts'], (f) => files[f]!);
     expect(found).toHaveLength(4);
+    const schemas: Record<string, string> = {
+      'adapters/config.ts': "import { s } from './imap/index.js';",
+      'adapters/imap/config.ts': "import type { Adapter } from '../../src/pipeline/types.js';",
+    };
+    expect(violations([], Object.keys(schemas), (f) => schemas[f]!)).toEqual([
+      'adapters/config.ts imports adapters/imap/index.ts: schemas only, never an implementation',
+      'adapters/imap/config.ts imports src/pipeline/types.ts: the configuration side imports src/ only up to config',
+    ]);
     expect(found.join('\n')).toMatch(/src\/store\/x\.ts .* a lower layer reaches up/);
     expect(found.join('\n')).toMatch(/src\/service\/y\.ts imports adapters\/imap\/index\.ts/);
     expect(found.join('\n')).toMatch(/adapters\/files\/z\.ts imports adapters\/imap\/config\.ts/);
