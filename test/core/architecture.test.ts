@@ -70,7 +70,8 @@ function violations(src: readonly string[], adapters: readonly string[], read: R
  */
 function configSide(adapters: readonly string[], read: Read): string[] {
   const out: string[] = [];
-  const isSchema = (path: string) => path === 'adapters/config.ts' || /^adapters\/[^/]+\/config\.ts$/.test(path);
+  // Schema modules: `config.ts` (or `<something>-config.ts`) at any depth of a kind's folder.
+  const isSchema = (path: string) => path === 'adapters/config.ts' || /^adapters\/.+\/([a-z-]+-)?config\.ts$/.test(path);
   const ceiling = LAYERS.findIndex((l) => l.includes('config'));
   for (const file of adapters.filter(isSchema)) {
     for (const target of importsOf(file, read(file))) {
