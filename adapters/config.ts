@@ -7,6 +7,8 @@
 import type { z } from 'zod';
 import { filesEntrySchema } from './files/config.js';
 import { duplicateAccount, imapAccountSchema } from './imap/config.js';
+import { uploadConfigSchema } from './upload/config.js';
+import { webhookEntrySchema } from './webhooks/config.js';
 
 /**
  * The configuration side of a kind. Nothing here imports the pipeline: the configuration
@@ -35,7 +37,30 @@ export const ADAPTER_CONFIGS = {
     description: 'IMAP accounts, one connection each; behaviour in docs/imap.md.',
     unique: duplicateAccount,
   },
+  webhooks: {
+    mode: 'push',
+    schema: webhookEntrySchema,
+    description: 'Mail-provider inbound webhooks (SendGrid, Mailgun, Postmark, SES via SNS, Mandrill, SparkPost, raw), one endpoint each; docs/webhooks.md.',
+    unique: (entries) => duplicateName('webhooks', entries),
+  },
+  upload: {
+    mode: 'push',
+    schema: uploadConfigSchema,
+    description: 'HTTP upload endpoints (POST /api/upload/<name>) behind their own keys; docs/upload.md.',
+    unique: (entries) => duplicateName('upload', entries),
+  },
 } as const satisfies Record<string, AdapterConfigDefinition>;
 
 export type AdapterKind = keyof typeof ADAPTER_CONFIGS;
 export const ADAPTER_KINDS = Object.keys(ADAPTER_CONFIGS) as AdapterKind[];
+
+/** The first entry of `adapters.<kind>` whose name an earlier entry already has. */
+function duplicateName(kind: string, entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined {
+  const seen = new Map<string, number>();
+  for (const [index, e] of entries.entries()) {
+    const first = seen.get(e.name);
+    if (first !== undefined) return { index, message: `name "${e.name}" is already used by adapters.${kind}[${first}]; give each entry its own name` };
+    seen.set(e.name, index);
+  }
+  return undefined;
+}

@@ -11,6 +11,8 @@ import { ADAPTER_CONFIGS, ADAPTER_KINDS, type AdapterKind } from './config.js';
 const MODULES: Record<AdapterKind, () => Promise<AdapterModule>> = {
   files: () => import('./files/index.js'),
   imap: () => import('./imap/index.js'),
+  webhooks: () => import('./webhooks/index.js'),
+  upload: () => import('./upload/index.js'),
 };
 
 /** The kind that reads files and folders named on the command line (`mailgate import`, `preview`). */

@@ -4,7 +4,7 @@
  * the provider gets its 2xx.
  */
 import type { Logger } from '../../src/logger.js';
-import type { Adapter, AdapterHealth, PushEndpoint } from '../../src/pipeline/types.js';
+import type { Adapter, AdapterContext, AdapterHealth, PushEndpoint } from '../../src/pipeline/types.js';
 import { webhookEntrySchema, webhookPath, type WebhookEntry, type WebhookEntryInput } from './config.js';
 import { createHandler, type EndpointCounters } from './endpoint.js';
 import { HEAD_PROBES, providerOf } from './providers.js';
@@ -78,4 +78,9 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
       },
     ],
   };
+}
+
+/** The registry's factory: one entry of `adapters.webhooks[]`. */
+export function create(entry: WebhookEntry, ctx: AdapterContext): Adapter {
+  return createWebhookAdapter(entry, { logger: ctx.logger });
 }

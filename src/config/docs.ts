@@ -30,9 +30,41 @@ function typeOf(s: JsonSchema): string {
   return s.type ?? 'any';
 }
 
+const cell = (text: string | undefined): string => (text ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/**
+ * A list whose entries are one of several object shapes told apart by a constant field (the
+ * webhook providers): the discriminator once with all its values, each field once, and a field
+ * that only some shapes have marked with the values it belongs to.
+ */
+function variantRows(alts: JsonSchema[], path: string, out: string[]): void {
+  const tagKey = Object.keys(alts[0]?.properties ?? {}).find((k) => alts.every((a) => a.properties?.[k]?.const !== undefined));
+  const tagOf = (a: JsonSchema): string => (tagKey ? String(a.properties![tagKey]!.const) : '');
+  if (tagKey) out.push(`| \`${path}.${tagKey}\` | ${alts.map((a) => JSON.stringify(tagOf(a))).join(' \\| ')} | One of the shapes below. |`);
+  const done = new Set<string>();
+  for (const alt of alts) {
+    for (const [key, prop] of Object.entries(alt.properties ?? {})) {
+      if (key === tagKey) continue;
+      const owners = alts.filter((a) => a.properties?.[key]?.description === prop.description).map(tagOf);
+      const id = `${key}\u0000${prop.description ?? ''}`;
+      if (done.has(id)) continue;
+      done.add(id);
+      const scope = owners.length === alts.length || !tagKey ? '' : `(${tagKey}: ${owners.join(', ')}) `;
+      out.push(`| \`${path}.${key}\` | ${typeOf(prop)} | ${scope}${cell(prop.description)} |`);
+      if (prop.properties) rows(prop, `${path}.${key}`, out);
+    }
+  }
+}
+
 function rows(schema: JsonSchema, prefix: string, out: string[]): void {
   for (const [key, prop] of Object.entries(schema.properties ?? {})) {
     const path = prefix ? `${prefix}.${key}` : key;
+    const alts = prop.type === 'array' ? (prop.items?.anyOf ?? prop.items?.oneOf) : undefined;
+    if (alts && alts.every((a) => a.type === 'object' && a.properties)) {
+      out.push(`| \`${path}\` | list of object | ${cell(prop.description ?? prop.items?.description)} |`);
+      variantRows(alts, `${path}[]`, out);
+      continue;
+    }
     const nested = prop.properties ? prop : prop.type === 'array' && prop.items?.properties ? prop.items : undefined;
     const desc = (prop.description ?? nested?.description ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
     out.push(`| \`${path}\` | ${typeOf(prop)} | ${desc} |`);

@@ -32,7 +32,8 @@ export function pushRoutes(push: PushRoutes) {
       app.route({
         method: endpoint.method,
         url: endpoint.path,
-        bodyLimit: endpoint.bodyLimit,
+        // fastify wants a positive limit; an endpoint that takes no body (GET) declares 0.
+        bodyLimit: Math.max(1, endpoint.bodyLimit),
         handler: async (request, reply) => {
           const res = await endpoint.handle({
             method: request.method,
