@@ -47,7 +47,7 @@ function authorized(req: PushRequest, keys: readonly Buffer[]): boolean {
 }
 
 function inbound(config: UploadConfig, m: UploadedMessage, receivedAt: Date): Inbound {
-  const origin: Inbound['origin'] = { adapter: 'upload', account: config.name, envelope: { provider: 'upload' } };
+  const origin: Inbound['origin'] = { adapter: 'upload', account: config.name, pushed: true, envelope: { provider: 'upload' } };
   if (m.file !== undefined) origin.path = m.file;
   if (m.index !== undefined) origin.index = m.index;
   return { raw: m.raw, route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };

@@ -65,6 +65,7 @@ function inbounds(d: EndpointDeps, messages: NormalizedMessage[]): Inbound[] {
     origin: {
       adapter: `webhook:${d.entry.provider}`,
       account: d.entry.name,
+      pushed: true,
       ...(m.eventId === undefined ? {} : { eventId: m.eventId }),
       envelope: { provider: d.entry.provider, ...m.envelope },
     },

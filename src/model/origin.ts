@@ -15,8 +15,17 @@ export interface Origin {
   path?: string;
   /** Index of the message inside its file (mbox), from 0. */
   index?: number;
-  /** Provider event id, SMTP queue id, upload id… */
+  /**
+   * The message's own id at its sender, for deduplication beside its bytes: a provider's event
+   * or message id, an upload's idempotency key. Absent where the sender has none that names the
+   * message (an SMTP queue id names one client's transaction).
+   */
   eventId?: string;
+  /**
+   * Handed to mailgate (webhooks, uploads, SMTP) rather than read from a place it can read
+   * again: keyed by the SHA-256 of its bytes, and by `eventId` when there is one.
+   */
+  pushed?: boolean;
   /**
    * Push intake (webhooks, uploads, SMTP): the envelope as the sender gave it, kept beside the
    * message (never written into its bytes). A route maps it into user properties with

@@ -6,7 +6,7 @@ import type { Origin } from './types.js';
 
 /** Messages handed to mailgate (webhooks, uploads, SMTP) rather than read from a place it can read again. */
 export function isPushOrigin(origin: Origin): boolean {
-  return origin.adapter === 'upload' || origin.adapter === 'smtp' || origin.adapter.startsWith('webhook:');
+  return origin.pushed === true;
 }
 
 /**
@@ -43,11 +43,11 @@ export function outboxKey(route: RouteConfig, origin: Origin, raw?: Buffer): str
 /**
  * The second idempotency key of a pushed message: the provider's event id (or an upload's
  * idempotency key) within the adapter instance and the route's target, or undefined when there
- * is none. SMTP has none: a queue id names a transaction of one client, not a message, and two
- * clients may well use the same one; its messages are deduplicated on their bytes alone.
+ * is none (SMTP sets none: a queue id names a transaction of one client, not a message, and two
+ * clients may well use the same one; its messages are deduplicated on their bytes alone).
  */
 export function eventKey(route: RouteConfig, origin: Origin): string | undefined {
-  if (origin.eventId === undefined || origin.eventId === '' || !isPushOrigin(origin) || origin.adapter === 'smtp') return undefined;
+  if (origin.eventId === undefined || origin.eventId === '' || !isPushOrigin(origin)) return undefined;
   return `${origin.adapter}:${origin.account ?? ''}:event:${origin.eventId}|${routeTarget(route)}`;
 }
 

@@ -654,7 +654,7 @@ function stateCases(ctx: ContractContext): void {
 /** A pushed message: keyed by the SHA-256 of its bytes, its provider event id an alias. */
 function pushed(route: string, n: number, extra: Partial<OutboxInput> = {}): OutboxInput {
   const envelope = { from: 'a@example.com', to: ['b@example.com', 'c@example.com'] };
-  const origin = { adapter: 'webhook:mailgun', account: 'in', eventId: `ev-${n}`, envelope };
+  const origin = { adapter: 'webhook:mailgun', account: 'in', pushed: true, eventId: `ev-${n}`, envelope };
   const key = `sha256:${n.toString(16).padStart(64, '0')}|acme/support`;
   return input(route, n, { key, aliases: [`webhook:mailgun:in:event:ev-${n}|acme/support`], origin, ...extra });
 }

@@ -43,7 +43,7 @@ function pushed(raw: Buffer, eventId?: string): Inbound {
     from: 's@example.com', to: ['support@acme.example', 'team@acme.example'],
     provider: 'mailgun', spf: 'pass', remoteAddress: '203.0.113.9',
   };
-  const origin = { adapter: 'webhook:mailgun', account: 'in', ...(eventId ? { eventId } : {}), envelope };
+  const origin = { adapter: 'webhook:mailgun', account: 'in', pushed: true, ...(eventId ? { eventId } : {}), envelope };
   return { raw, route: 'hooks', receivedAt: new Date('2024-03-04T09:00:01Z'), origin };
 }
 
@@ -304,12 +304,13 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
 describe('push keys', () => {
   it('keys pushed messages by the SHA-256 of their bytes and their event id per target', () => {
     const raw = mail(1);
-    expect(keyFor(pushed(raw, 'ev-1').origin, raw)).toBe(keyFor({ adapter: 'upload' }, raw));
-    expect(keyFor({ adapter: 'smtp' }, raw)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(keyFor(pushed(raw, 'ev-1').origin, raw)).toBe(keyFor({ adapter: 'upload', pushed: true }, raw));
+    expect(keyFor({ adapter: 'smtp', pushed: true }, raw)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(keyFor({ adapter: 'webhook:raw', account: 'in', eventId: 'e' }, raw)).toBe('webhook:raw:in:e:0');
     expect(keyFor({ adapter: 'files', path: '/a', index: 2 }, raw)).toBe('files:/a:2');
     expect(eventKey(route, pushed(raw, 'ev-1').origin)).toBe('webhook:mailgun:in:event:ev-1|acme/support');
     expect(eventKey(route, pushed(raw).origin)).toBeUndefined();
-    expect(eventKey(route, { adapter: 'smtp', eventId: 'Q1' })).toBeUndefined();
+    expect(eventKey(route, { adapter: 'files', eventId: 'Q1' })).toBeUndefined();
   });
 
   it('refuses a non-positive outbox limit', () => {
