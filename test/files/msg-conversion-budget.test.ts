@@ -18,13 +18,8 @@ async function convertMsg(): Promise<typeof import('../../adapters/files/msg-con
 }
 
 describe('.msg conversion in a budgeted worker', () => {
-  it('converts in the worker, one file after another', async () => {
-    const convert = await convertMsg();
-    const files = ['msg/properties.msg', 'msg/transport-headers.msg'].map((f) => readFileSync(join(SAMPLES, f)));
-    const out = await Promise.all(files.map((b, i) => convert(b, `f${i}.msg`)));
-    for (const raw of out) expect(raw.toString('utf8')).toMatch(/^[\s\S]*MIME-Version: 1\.0/);
-  });
-
+  // First in this file: the worker is not started yet, and starting one takes far longer than
+  // the 1 ms budget (a warm worker may answer a small file within it).
   it('over its time budget the file is MAILGATE_ERR_INPUT_MSG_INVALID, and the next file converts', async () => {
     const convert = await convertMsg();
     const bytes = readFileSync(join(SAMPLES, 'msg/properties.msg'));
@@ -33,6 +28,13 @@ describe('.msg conversion in a budgeted worker', () => {
       message: expect.stringMatching(/1 ms budget/),
     });
     await expect(convert(bytes, 'next.msg')).resolves.toBeInstanceOf(Buffer);
+  });
+
+  it('converts in the worker, one file after another', async () => {
+    const convert = await convertMsg();
+    const files = ['msg/properties.msg', 'msg/transport-headers.msg'].map((f) => readFileSync(join(SAMPLES, f)));
+    const out = await Promise.all(files.map((b, i) => convert(b, `f${i}.msg`)));
+    for (const raw of out) expect(raw.toString('utf8')).toMatch(/^[\s\S]*MIME-Version: 1\.0/);
   });
 
   it("a corrupt file is refused with the structure check's reason", async () => {

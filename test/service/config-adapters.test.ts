@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ADAPTER_KINDS } from '../../adapters/config.js';
 import { parseImapAccount } from '../../adapters/imap/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { isGatewayError } from '../../src/errors.js';
@@ -36,7 +37,8 @@ const good = '{ name: a, route: support, host: imap.example.com, auth: { user: u
 describe('configuration of adapters', () => {
   it('refuses an unknown adapter kind, naming it and the kinds there are', () => {
     const text = message(() => loadConfig({ file: file(`adapters:\n  imapp:\n    - ${good}\n`) }));
-    expect(text).toContain('adapters: unknown adapter kind "imapp"; the kinds are files, imap (rename or remove adapters.imapp)');
+    expect(text).toContain(`adapters: unknown adapter kind "imapp"; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.imapp)`);
+    expect(ADAPTER_KINDS).toEqual(expect.arrayContaining(['files', 'imap', 'webhooks', 'upload']));
   });
 
   it('names the index of the IMAP account in each error, with the fix', () => {
