@@ -18,6 +18,11 @@ const MODULES: Record<AdapterKind, () => Promise<AdapterModule>> = {
 /** The kind that reads files and folders named on the command line (`mailgate import`, `preview`). */
 const PATHS: () => Promise<{ pathInputs: PathInputs }> = () => import('./files/index.js');
 
+/** What `mailgate webhook simulate` needs: providers' request builders, loaded on first use. */
+export type WebhookSimulator = typeof import('./webhooks/simulate.js');
+export type { SimulatedRequest } from './webhooks/provider.js';
+export type { WebhookEntry } from './webhooks/config.js';
+
 export { ADAPTER_CONFIGS, ADAPTER_KINDS, type AdapterKind };
 export type AdapterEntryOf<K extends AdapterKind> = z.output<(typeof ADAPTER_CONFIGS)[K]['schema']>;
 
@@ -40,4 +45,9 @@ export async function createAdapter<K extends AdapterKind>(kind: K, entry: Adapt
 /** The reader of files and folders given as paths, and the adapter that imports them. */
 export async function pathInputs(): Promise<PathInputs> {
   return (await PATHS()).pathInputs;
+}
+
+/** The webhook providers' simulators (`mailgate webhook simulate`, benchmarks). */
+export async function webhookSimulator(): Promise<WebhookSimulator> {
+  return import('./webhooks/simulate.js');
 }

@@ -7,5 +7,8 @@ import { importCommand } from './import.js';
 import { dlqCommand } from './dlq.js';
 import { statusCommand } from './status.js';
 import { predictionsCommand } from './predictions.js';
+import { uploadCommand } from './upload.js';
+import { webhookCommand } from './webhook.js';
 
-export const COMMANDS: readonly CliCommand[] = [previewCommand, importCommand, dlqCommand, predictionsCommand, statusCommand, emulatorCommand, serveCommand];
+export const COMMANDS: readonly CliCommand[] = [previewCommand, importCommand, dlqCommand, predictionsCommand, statusCommand, emulatorCommand, serveCommand,
+  webhookCommand, uploadCommand];
