@@ -114,7 +114,7 @@ export const ERROR_CODES = {
   MAILGATE_ERR_IMAP_UNAVAILABLE: 'An after-delivery action could not run: the account has no usable connection (retry later).',
 
   // --- cli: client commands of the HTTP endpoints ----------------------------------------
-  MAILGATE_ERR_CLI_UNREACHABLE: 'A client command (`webhook simulate`, `upload`) got no HTTP answer from --url (refused, DNS, timeout).',
+  MAILGATE_ERR_CLI_UNREACHABLE: 'A client command (`webhook simulate`, `upload`) got no HTTP answer from --url (refused, timeout).',
   MAILGATE_ERR_CLI_WAIT_TIMEOUT: '`mailgate upload --wait` gave up before every message was delivered or dead (they stay queued).',
 
   // --- config ------------------------------------------------------------------------

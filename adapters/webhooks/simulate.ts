@@ -77,7 +77,8 @@ function providerFields(provider: ProviderName, s: SimulationSecrets, url: strin
 
 /** An entry of `adapters.webhooks[]` for `provider` built from flags (name and route are placeholders). */
 export function entryFromSecrets(provider: string, secrets: SimulationSecrets, url: string): WebhookEntry {
-  if (!(PROVIDER_NAMES as string[]).includes(provider)) throw invalid(`unknown provider "${provider}"; the providers are ${PROVIDER_NAMES.join(', ')}`);
+  if (!(PROVIDER_NAMES as string[]).includes(provider))
+    throw invalid(`unknown provider "${provider}"; the providers are ${PROVIDER_NAMES.join(', ')}`);
   const fields = providerFields(provider as ProviderName, secrets, url);
   const parsed = webhookEntrySchema.safeParse({ name: 'simulate', route: 'simulate', provider, ...fields });
   if (!parsed.success) throw invalid(parsed.error.issues.map((i) => `${i.path.join('.') || provider}: ${i.message}`).join('; '));

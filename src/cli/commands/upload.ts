@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, extname } from 'node:path';
 import type { Command } from 'commander';
 import { GatewayError } from '../../errors.js';
 import { EXIT_FAILED } from '../exit-codes.js';
@@ -46,8 +46,12 @@ const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
 
 type Kind = 'message/rfc822' | 'application/mbox' | 'application/vnd.ms-outlook';
 
-/** What a file holds, by its first bytes (an mbox starts with a `From ` line), as the server reads it. */
-export function sniff(bytes: Buffer): Kind {
+/** What a file holds, as the server decides it: by the extension, else by the first bytes (an mbox starts with `From `). */
+export function sniff(path: string, bytes: Buffer): Kind {
+  const ext = extname(path).toLowerCase();
+  if (ext === '.msg') return 'application/vnd.ms-outlook';
+  if (ext === '.mbox' || ext === '.mbx') return 'application/mbox';
+  if (ext === '.eml') return 'message/rfc822';
   if (bytes.subarray(0, OLE2.length).equals(OLE2)) return 'application/vnd.ms-outlook';
   return bytes.subarray(0, 5).toString('latin1') === 'From ' ? 'application/mbox' : 'message/rfc822';
 }
@@ -63,7 +67,8 @@ function multipart(files: ReadonlyArray<{ path: string; bytes: Buffer }>): Body 
   const parts: Buffer[] = [];
   for (const f of files) {
     const name = basename(f.path).replace(/["\r\n\\]/g, '_');
-    const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: ${sniff(f.bytes)}\r\n\r\n`;
+    const disposition = `Content-Disposition: form-data; name="file"; filename="${name}"`;
+    const head = `--${boundary}\r\n${disposition}\r\nContent-Type: ${sniff(f.path, f.bytes)}\r\n\r\n`;
     parts.push(Buffer.from(head, 'utf8'), f.bytes, Buffer.from('\r\n'));
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
@@ -80,7 +85,8 @@ function bodyOf(paths: readonly string[]): Body {
   });
   const only = files.length === 1 ? files[0]! : undefined;
   // An Outlook file has no media type of its own the API takes: it travels as a multipart file.
-  if (only && sniff(only.bytes) !== 'application/vnd.ms-outlook') return { contentType: sniff(only.bytes), body: only.bytes };
+  const kind = only && sniff(only.path, only.bytes);
+  if (only && kind !== 'application/vnd.ms-outlook') return { contentType: kind!, body: only.bytes };
   return multipart(files);
 }
 
@@ -117,8 +123,15 @@ async function waitFor(ids: readonly string[], flags: UploadFlags, headers: Reco
   for (;;) {
     for (const id of ids) {
       if (final(states.get(id))) continue;
-      const answer = await request('GET', `${flags.url}/api/upload/${flags.name}/${encodeURIComponent(id)}`, headers, undefined, flags.timeoutMs);
-      if (!isSuccess(answer.status)) return { states: known(), done: false, failure: `GET item ${id} answered ${refusal(answer.status, answer.text)}` };
+      const answer = await request(
+        'GET',
+        `${flags.url}/api/upload/${flags.name}/${encodeURIComponent(id)}`,
+        headers,
+        undefined,
+        flags.timeoutMs,
+      );
+      if (!isSuccess(answer.status))
+        return { states: known(), done: false, failure: `GET item ${id} answered ${refusal(answer.status, answer.text)}` };
       states.set(id, JSON.parse(answer.text) as ItemState);
     }
     const done = ids.every((id) => final(states.get(id)));
@@ -128,7 +141,10 @@ async function waitFor(ids: readonly string[], flags: UploadFlags, headers: Reco
 }
 
 async function report(write: Write, results: UploadResult[], wait: Waited | undefined, json: boolean): Promise<void> {
-  if (json) return write(`${JSON.stringify({ results, ...(wait && { states: wait.states, done: wait.done, ...(wait.failure !== undefined && { failure: wait.failure }) }) })}\n`);
+  if (json) {
+    const waited = wait && { states: wait.states, done: wait.done, ...(wait.failure !== undefined && { failure: wait.failure }) };
+    return write(`${JSON.stringify({ results, ...waited })}\n`);
+  }
   await write(`${results.map(resultLine).join('\n')}\n`);
   if (wait) await write(`${wait.states.map(stateLine).join('\n')}\n`);
 }
@@ -137,7 +153,11 @@ async function upload(files: string[], flags: UploadFlags, ctx: CliContext): Pro
   const base = flags.url.replace(/\/+$/, '');
   const { contentType, body } = bodyOf(files);
   const auth = { authorization: `Bearer ${flags.key}` };
-  const headers = { ...auth, 'content-type': contentType, ...(flags.idempotencyKey !== undefined && { 'idempotency-key': flags.idempotencyKey }) };
+  const headers = {
+    ...auth,
+    'content-type': contentType,
+    ...(flags.idempotencyKey !== undefined && { 'idempotency-key': flags.idempotencyKey }),
+  };
   const answer = await request('POST', `${base}/api/upload/${flags.name}`, headers, body, flags.timeoutMs);
   if (answer.status !== 202) {
     const coded = codedError(answer.text);
@@ -168,12 +188,12 @@ export const uploadCommand: CliCommand = {
       .description('send .eml, mbox and .msg files to an upload endpoint of mailgate serve (docs/upload.md) and print the ids')
       .argument('<file...>', 'the files: one goes as message/rfc822 (application/mbox for an mbox), several as multipart/form-data')
       .requiredOption('--url <url>', 'base URL of mailgate serve, e.g. http://127.0.0.1:8080')
-      .requiredOption('--key <key>', 'one of the endpoint\'s api_keys (sent as Authorization: Bearer)')
+      .requiredOption('--key <key>', "one of the endpoint's api_keys (sent as Authorization: Bearer)")
       .option('--name <name>', 'the upload endpoint (adapters.upload[].name)', 'uploads')
       .option('--idempotency-key <k>', 'Idempotency-Key: sending again with the same key and content stores nothing twice')
       .option('--wait', 'poll each message until it is delivered or dead and print the final states')
-      .option('--wait-timeout-s <n>', 'with --wait: give up after this many seconds (default 300)', integerOption(1, 86_400), 300)
-      .option('--timeout-ms <n>', 'bound on each HTTP request, in ms (default 60000)', integerOption(1, 3_600_000), 60_000)
+      .option('--wait-timeout-s <n>', 'with --wait: give up after this many seconds', integerOption(1, 86_400), 300)
+      .option('--timeout-ms <n>', 'bound on each HTTP request, in ms', integerOption(1, 3_600_000), 60_000)
       .option('--json', 'one JSON object on stdout: {results} (with --wait also {states, done})')
       .action((files: string[], flags: UploadFlags) => upload(files, flags, ctx));
   },

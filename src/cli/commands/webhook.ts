@@ -40,7 +40,10 @@ const basicAuth = (v: string): { user: string; pass: string } => {
   return { user: v.slice(0, colon), pass: v.slice(colon + 1) };
 };
 const addressList = (v: string): string[] => {
-  const list = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (list.length === 0) throw new InvalidArgumentError('expected one or more addresses, comma-separated');
   return list;
 };
@@ -58,24 +61,35 @@ async function entryOf(provider: string, flags: SimulateFlags): Promise<WebhookE
   if (flags.config === undefined) {
     if (flags.name !== undefined) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', '--name needs --config FILE');
     const { entryFromSecrets } = await webhookSimulator();
-    return entryFromSecrets(provider, {
-      ...(flags.signingKey !== undefined && { signingKey: flags.signingKey }),
-      ...(flags.basicAuth !== undefined && { basicAuth: flags.basicAuth }),
-      ...(flags.token !== undefined && { token: flags.token }),
-      ...(flags.hmacSecret !== undefined && { hmacSecret: flags.hmacSecret }),
-      ...(flags.bearer !== undefined && { bearer: flags.bearer }),
-      ...(flags.privateKey !== undefined && { privateKeyPem: readFile(flags.privateKey, 'the private key').toString('utf8') }),
-    }, flags.url);
+    return entryFromSecrets(
+      provider,
+      {
+        ...(flags.signingKey !== undefined && { signingKey: flags.signingKey }),
+        ...(flags.basicAuth !== undefined && { basicAuth: flags.basicAuth }),
+        ...(flags.token !== undefined && { token: flags.token }),
+        ...(flags.hmacSecret !== undefined && { hmacSecret: flags.hmacSecret }),
+        ...(flags.bearer !== undefined && { bearer: flags.bearer }),
+        ...(flags.privateKey !== undefined && { privateKeyPem: readFile(flags.privateKey, 'the private key').toString('utf8') }),
+      },
+      flags.url,
+    );
   }
-  if (flags.name === undefined) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', '--config needs --name ENTRY (an adapters.webhooks[] name)');
+  if (flags.name === undefined)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', '--config needs --name ENTRY (an adapters.webhooks[] name)');
   const entries = loadConfig({ file: flags.config, env: process.env }).adapters.webhooks as readonly WebhookEntry[];
   const entry = entries.find((e) => e.name === flags.name);
   if (entry === undefined) {
     const names = entries.map((e) => e.name).join(', ') || '(none)';
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${flags.config} has no adapters.webhooks entry "${flags.name}"; the entries are ${names}`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `${flags.config} has no adapters.webhooks entry "${flags.name}"; the entries are ${names}`,
+    );
   }
   if (entry.provider !== provider) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.webhooks "${entry.name}" is a ${entry.provider} endpoint, not ${provider}`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `adapters.webhooks "${entry.name}" is a ${entry.provider} endpoint, not ${provider}`,
+    );
   }
   return entry;
 }
@@ -86,7 +100,9 @@ const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 async function printRequest(req: SimulatedRequest, flags: SimulateFlags, ctx: CliContext): Promise<void> {
   const bodyFile = flags.bodyFile ?? join(mkdtempSync(join(tmpdir(), 'mailgate-simulate-')), 'body');
   writeFileSync(bodyFile, req.body);
-  const headers = Object.entries(req.headers).map(([k, v]) => `  -H ${quote(`${k}: ${v}`)} \\\n`).join('');
+  const headers = Object.entries(req.headers)
+    .map(([k, v]) => `  -H ${quote(`${k}: ${v}`)} \\\n`)
+    .join('');
   await writerFor(ctx.stdout)(`curl -sS -X ${req.method} \\\n${headers}  --data-binary @${quote(bodyFile)} \\\n  ${quote(flags.url)}\n`);
 }
 
@@ -110,7 +126,9 @@ async function simulate(provider: string, file: string, flags: SimulateFlags, ct
   await writerFor(ctx.stdout)(`HTTP ${answer.status}\n${answer.text}${answer.text.endsWith('\n') || answer.text === '' ? '' : '\n'}`);
   if (!isSuccess(answer.status)) {
     const coded = codedError(answer.text);
-    ctx.stderr.write(`mailgate: ${provider} request refused with HTTP ${answer.status}${coded ? `: ${coded.code}: ${coded.message}` : ''}\n`);
+    ctx.stderr.write(
+      `mailgate: ${provider} request refused with HTTP ${answer.status}${coded ? `: ${coded.code}: ${coded.message}` : ''}\n`,
+    );
     ctx.exitCode = EXIT_FAILED;
   }
 }
@@ -135,12 +153,15 @@ export const webhookCommand: CliCommand = {
       .option('--token <token>', 'sparkpost: the relay webhook auth_token')
       .option('--hmac-secret <secret>', 'raw: HMAC secret of X-Mailgate-Signature')
       .option('--bearer <key>', 'raw: a bearer key')
-      .option('--private-key <pem-file>', "sendgrid: EC private key of the signed-webhook policy (its public key is the entry's public_key)")
+      .option(
+        '--private-key <pem-file>',
+        "sendgrid: EC private key of the signed-webhook policy (its public key is the entry's public_key)",
+      )
       .option('--to <addr,...>', 'envelope recipients (default: the To header)', addressList)
       .option('--from <addr>', 'envelope sender (default: the From header)')
       .option('--print', 'print the request as a curl command (body written to a file) instead of sending it')
       .option('--body-file <path>', 'with --print: where to write the body (default: a new temporary file)')
-      .option('--timeout-ms <n>', 'bound on the request, in ms (default 30000)', integerOption(1, 3_600_000), 30_000)
+      .option('--timeout-ms <n>', 'bound on the request, in ms', integerOption(1, 3_600_000), 30_000)
       .action((provider: string, file: string, flags: SimulateFlags) => simulate(provider, file, flags, ctx));
   },
 };

@@ -53,7 +53,7 @@ export async function request(
   }
 }
 
-/** The coded error of an answer: `{error: {code, message}}` (webhooks) or `{code, message}` (upload, server); undefined when it has none. */
+/** The coded error of an answer: `{error: {code, message}}` (webhooks) or `{code, message}` (upload, server); undefined without one. */
 export function codedError(text: string): { code: string; message: string } | undefined {
   let body: unknown;
   try {
