@@ -81,7 +81,7 @@ export const DeliverySchema = z
   .object({
     max_documents: int(1, MAX_SYNC_DOCUMENTS).default(DEFAULT_SYNC_DOCUMENTS).describe('Documents per request (sync at most 16384, predict at most 4096). Default 4096.'),
     max_request_bytes: int(1024).default(DEFAULT_MAX_REQUEST_BYTES).describe('Serialized request size bound in bytes. Default 25165824 (24 MiB).'),
-    flush_ms: int(0).default(200).describe('How long a partial batch waits for more documents, in ms. Default 200.'),
+    flush_ms: int(0).default(200).describe('After a partial batch, how long delivery waits before claiming the next, so that documents arriving meanwhile share one request, in ms (0: at once). Default 200.'),
     concurrency: int(1, 64).default(2).describe('Requests in flight per route. Default 2.'),
     max_outbox: int(1).default(50_000).describe('Outbox depth at which intake pauses (backpressure). Default 50000.'),
     max_item_attempts: int(1).default(50).describe('Delivery attempts of one item (each a full retried request) before it is dead-lettered. Default 50.'),

@@ -49,6 +49,12 @@ export interface DeliveryOptions {
   retryDelayMs?: (attempts: number, retryAfterMs?: number) => number;
   /** Poll interval when the outbox is empty, in ms. */
   idleMs?: number;
+  /**
+   * After a partial batch (fewer than `claimLimit` items), how long the route worker waits
+   * before it claims again, in ms: documents arriving meanwhile share one request instead of
+   * each few making their own. Default 0 (claim again at once).
+   */
+  flushMs?: number;
   /** After the API accepted items (after-delivery actions, prediction sinks). Errors are reported, not thrown. */
   onDelivered?: (route: RouteConfig, items: OutboxItem[], outcomes: Map<number, ItemOutcome>, model?: BatchResult['model']) => Promise<void>;
   onError?: (err: unknown, route: RouteConfig) => void;
@@ -249,6 +255,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
 
   async function routeWorker(route: RouteConfig, signal: AbortSignal, until?: () => Promise<boolean>): Promise<void> {
     const idleMs = options.idleMs ?? 250;
+    const flushMs = options.flushMs ?? 0;
     while (!signal.aborted) {
       const wait = (pausedUntil.get(route.name) ?? 0) - Date.now();
       if (wait > 0) {
@@ -261,7 +268,10 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       } catch (err) {
         options.onError?.(err, route);
       }
-      if (claimed > 0) continue;
+      if (claimed > 0) {
+        if (claimed < options.claimLimit && flushMs > 0) await sleep(flushMs, signal);
+        continue;
+      }
       if (until && (await until())) return;
       await idle(idleMs, signal);
     }

@@ -139,6 +139,7 @@ function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDel
     claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),
     concurrency: config.delivery.concurrency,
     maxItemAttempts: config.delivery.max_item_attempts,
+    flushMs: config.delivery.flush_ms,
     onError: (err, route) => c.logger.error({ err, route: route.name }, 'delivery failed'),
     ...(options.onDeliveryBatch ? { onBatch: options.onDeliveryBatch } : {}),
     onPause: options.onPause ?? ((route, reason, ms) => {

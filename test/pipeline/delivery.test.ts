@@ -107,6 +107,34 @@ describe('delivery', () => {
     expect(d.counters.delivered).toBe(1);
   });
 
+  for (const flushMs of [0, 1_000]) {
+    it(`after a partial batch waits flush_ms (${flushMs}) before claiming again: mail arriving meanwhile shares one request`, async () => {
+      const { store, emu } = await setup();
+      const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+      let batches = 0;
+      let firstDone!: () => void;
+      const first = new Promise<void>((r) => (firstDone = r));
+      const d = createDelivery({
+        store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs: 10_000,
+        claimLimit: 100, concurrency: 1, maxItemAttempts: 3, flushMs, onBatch: () => (batches += 1) === 1 && firstDone(),
+      });
+      const running = d.run(new AbortController().signal, async () => emu.emulator.stats().comments === 15);
+      await first;
+      // Five messages arrive one by one, each waking delivery as intake does.
+      const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000, onBatch: () => d.wake() });
+      for (let i = 10; i < 15; i++) {
+        await intake.accept([{ raw: msg(i), origin: { adapter: 'files', path: '/y.mbox', index: i }, route: 'r', receivedAt: new Date() }]);
+        await turn();
+      }
+      await running;
+      const requests = Object.values(emu.emulator.stats().requests['sync-raw-emails'] ?? {}).reduce((a, b) => a + b, 0);
+      expect(emu.emulator.stats().comments).toBe(15);
+      // Without the wait each woken claim sends what it finds; with it the five share the second request.
+      if (flushMs > 0) expect(requests).toBe(2);
+      else expect(requests).toBeGreaterThan(2);
+    });
+  }
+
   it('keeps its claim while a request outlasts the lease: a second gateway claims nothing, each message is sent once', async () => {
     // The store's clock moves only when told: each round moves it past the lease (300 ms),
     // which only the first gateway's renewals (every 100 ms of real time) keep alive.
