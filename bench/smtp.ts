@@ -33,14 +33,14 @@ const argInt = (i: number, fallback: number): number => {
 const MESSAGES = argInt(2, 5_000);
 const CONNECTIONS = argInt(3, 8);
 
-const PARAGRAPH = 'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order.\r\n'
-  + 'Could you check?\r\n\r\n';
+const PARAGRAPH =
+  'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order.\r\n' + 'Could you check?\r\n\r\n';
 
 function message(run: string, i: number): Buffer {
   return Buffer.from(
-    `From: Customer ${i} <c${i}@example.com>\r\nTo: support@acme.example\r\nSubject: Invoice question ${i}\r\n`
-    + `Message-ID: <bench-${run}-${i}@example.com>\r\nDate: Mon, 04 Mar 2024 09:00:00 +0000\r\n`
-    + `Content-Type: text/plain; charset=utf-8\r\n\r\n${PARAGRAPH.repeat(40)}Ref ${i}\r\n.\r\n`,
+    `From: Customer ${i} <c${i}@example.com>\r\nTo: support@acme.example\r\nSubject: Invoice question ${i}\r\n` +
+      `Message-ID: <bench-${run}-${i}@example.com>\r\nDate: Mon, 04 Mar 2024 09:00:00 +0000\r\n` +
+      `Content-Type: text/plain; charset=utf-8\r\n\r\n${PARAGRAPH.repeat(40)}Ref ${i}\r\n.\r\n`,
   );
 }
 
@@ -98,18 +98,20 @@ async function drive(port: number, run: string): Promise<{ perSecond: number; p5
   const latencies: number[] = [];
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(conns.map(async (c) => {
-    for (let i = next++; i < MESSAGES; i = next++) {
-      c.write('MAIL FROM:<c@example.com>\r\nRCPT TO:<support@acme.example>\r\nDATA\r\n');
-      await c.expect(250);
-      await c.expect(250);
-      await c.expect(354);
-      const start = performance.now();
-      c.write(message(run, i));
-      await c.expect(250);
-      latencies.push(performance.now() - start);
-    }
-  }));
+  await Promise.all(
+    conns.map(async (c) => {
+      for (let i = next++; i < MESSAGES; i = next++) {
+        c.write('MAIL FROM:<c@example.com>\r\nRCPT TO:<support@acme.example>\r\nDATA\r\n');
+        await c.expect(250);
+        await c.expect(250);
+        await c.expect(354);
+        const start = performance.now();
+        c.write(message(run, i));
+        await c.expect(250);
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   conns.forEach((c) => c.close());
   latencies.sort((a, b) => a - b);
@@ -118,7 +120,11 @@ async function drive(port: number, run: string): Promise<{ perSecond: number; p5
 
 async function baseline(): Promise<{ perSecond: number; p50: number; p99: number }> {
   const server = new SMTPServer({
-    disabledCommands: ['AUTH', 'STARTTLS'], authOptional: true, logger: false, disableReverseLookup: true, size: 25 * 1024 * 1024,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    authOptional: true,
+    logger: false,
+    disableReverseLookup: true,
+    size: 25 * 1024 * 1024,
     onData(stream, _session, cb) {
       stream.on('data', () => undefined);
       stream.on('end', () => cb(null, 'OK'));
@@ -141,7 +147,9 @@ async function durable(): Promise<{ perSecond: number; p50: number; p99: number;
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   const logger = createLogger(false);
   const intake = createIntake({
-    store, routes, parse: (raw, opts) => pool.parseEncoded(raw, opts),
+    store,
+    routes,
+    parse: (raw, opts) => pool.parseEncoded(raw, opts),
     parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
     maxOutbox: 10_000_000,
   });

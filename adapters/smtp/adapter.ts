@@ -9,7 +9,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { SMTPServer, type SMTPServerAuthentication, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import {
+  SMTPServer,
+  type SMTPServerAuthentication,
+  type SMTPServerDataStream,
+  type SMTPServerOptions,
+  type SMTPServerSession,
+} from 'smtp-server';
 import { GatewayError, isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Adapter, AdapterHealth, AdapterSink, PushResult, PushSink } from '../../src/pipeline/types.js';
@@ -51,12 +57,22 @@ export class SmtpAdapter implements Adapter {
   private address: string | undefined;
   private lastError: { code: string; message: string } | undefined;
   private readonly counters: Counters = {
-    connections: 0, accepted: 0, duplicates: 0, deferred: 0, refusedRecipients: 0, refusedClients: 0, oversized: 0, aborted: 0,
+    connections: 0,
+    accepted: 0,
+    duplicates: 0,
+    deferred: 0,
+    refusedRecipients: 0,
+    refusedClients: 0,
+    oversized: 0,
+    aborted: 0,
   };
   /** Transactions whose submit is under way: shutdown waits for them. */
   private readonly inFlight = new Set<Promise<unknown>>();
 
-  constructor(private readonly entry: SmtpEntry, logger: Logger) {
+  constructor(
+    private readonly entry: SmtpEntry,
+    logger: Logger,
+  ) {
     this.name = entry.name;
     this.log = logger.child({ adapter: 'smtp', instance: entry.name });
     this.match = recipientMatcher(entry);
@@ -110,7 +126,13 @@ export class SmtpAdapter implements Adapter {
     const { host, port } = parseListen(this.entry.listen);
     return new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
-        reject(new GatewayError('MAILGATE_ERR_SMTP_LISTEN', `smtp ${this.name} cannot listen on ${this.entry.listen}: ${err.code ?? err.message}`, { cause: err }));
+        reject(
+          new GatewayError(
+            'MAILGATE_ERR_SMTP_LISTEN',
+            `smtp ${this.name} cannot listen on ${this.entry.listen}: ${err.code ?? err.message}`,
+            { cause: err },
+          ),
+        );
       };
       server.server.once('error', onError);
       server.listen(port, host, () => {
@@ -118,7 +140,10 @@ export class SmtpAdapter implements Adapter {
         const a = server.server.address();
         if (a !== null && typeof a === 'object') this.address = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
         this.state = 'listening';
-        this.log.info({ address: this.address, lmtp: this.entry.lmtp }, `${this.entry.lmtp ? 'LMTP' : 'SMTP'} listening on ${this.address}`);
+        this.log.info(
+          { address: this.address, lmtp: this.entry.lmtp },
+          `${this.entry.lmtp ? 'LMTP' : 'SMTP'} listening on ${this.address}`,
+        );
         resolve();
       });
     });
@@ -160,7 +185,11 @@ export class SmtpAdapter implements Adapter {
     try {
       return { key: await readFile(t.key), cert: await readFile(t.cert) };
     } catch (err) {
-      throw new GatewayError('MAILGATE_ERR_SMTP_TLS', `smtp ${this.name}: cannot read the TLS key or certificate: ${(err as Error).message}`, { cause: err });
+      throw new GatewayError(
+        'MAILGATE_ERR_SMTP_TLS',
+        `smtp ${this.name}: cannot read the TLS key or certificate: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   }
 
@@ -197,7 +226,12 @@ export class SmtpAdapter implements Adapter {
     cb(reply(550, `Error: <${address}>: no such recipient here`));
   }
 
-  private onData(push: PushSink, stream: SMTPServerDataStream, session: SMTPServerSession, cb: (err?: Error | null, message?: string | Array<string | Error>) => void): void {
+  private onData(
+    push: PushSink,
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+    cb: (err?: Error | null, message?: string | Array<string | Error>) => void,
+  ): void {
     const work = this.transaction(push, stream, session).then(
       (answer) => (Array.isArray(answer) ? cb(null, answer) : answer instanceof Error ? cb(answer) : cb(null, answer)),
       (err: unknown) => {
@@ -210,7 +244,11 @@ export class SmtpAdapter implements Adapter {
   }
 
   /** The answer to DATA: a 250 text, one answer per recipient (LMTP), or an error. */
-  private async transaction(push: PushSink, stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string | Error | Array<string | Error>> {
+  private async transaction(
+    push: PushSink,
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+  ): Promise<string | Error | Array<string | Error>> {
     const read = await readData(stream, this.entry.max_message_bytes);
     if (read.kind === 'aborted') {
       this.counters.aborted++;
@@ -223,7 +261,9 @@ export class SmtpAdapter implements Adapter {
     const receivedAt = new Date();
     const matches = session.envelope.rcptTo.map((r) => this.match(r.address)!);
     const facts = {
-      account: this.name, session, receivedAt,
+      account: this.name,
+      session,
+      receivedAt,
       ...(this.entry.add_received && { received: receivedHeader(session, this.serverName, receivedAt) }),
     };
     const groups = [...byRoute(matches)];

@@ -57,7 +57,10 @@ const ms = (what: string, dflt: number) =>
 
 export const smtpEntrySchema = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (1-64)').describe('Listener name: origin account, logs, health.'),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (1-64)')
+      .describe('Listener name: origin account, logs, health.'),
     route: z.string().min(1).describe('Route of accepted messages, unless a recipient names another.'),
     listen: z
       .string()

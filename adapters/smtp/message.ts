@@ -8,7 +8,10 @@ import type { Envelope, Inbound } from '../../src/pipeline/types.js';
 import type { RecipientMatch } from './recipients.js';
 import { plainAddress } from './network.js';
 
-export type DataRead = { kind: 'complete'; raw: Buffer; bytes: number } | { kind: 'oversized'; bytes: number } | { kind: 'aborted'; bytes: number };
+export type DataRead =
+  | { kind: 'complete'; raw: Buffer; bytes: number }
+  | { kind: 'oversized'; bytes: number }
+  | { kind: 'aborted'; bytes: number };
 
 /** Reads the message stream to its end; `aborted` when the client went away before the final dot. */
 export function readData(stream: Readable, maxBytes: number): Promise<DataRead> {
@@ -27,7 +30,9 @@ export function readData(stream: Readable, maxBytes: number): Promise<DataRead> 
       if (bytes <= maxBytes) chunks.push(chunk);
       else chunks = [];
     });
-    stream.on('end', () => finish(bytes > maxBytes ? { kind: 'oversized', bytes } : { kind: 'complete', raw: Buffer.concat(chunks, bytes), bytes }));
+    stream.on('end', () =>
+      finish(bytes > maxBytes ? { kind: 'oversized', bytes } : { kind: 'complete', raw: Buffer.concat(chunks, bytes), bytes }),
+    );
     stream.on('error', () => finish({ kind: 'aborted', bytes }));
     stream.on('close', () => finish({ kind: 'aborted', bytes }));
   });
@@ -87,5 +92,6 @@ export function receivedHeader(session: SMTPServerSession, serverName: string, a
   const helo = typeof session.hostNameAppearsAs === 'string' && session.hostNameAppearsAs !== '' ? session.hostNameAppearsAs : 'unknown';
   const ip = plainAddress(session.remoteAddress);
   const proto = session.transmissionType || 'SMTP';
-  return Buffer.from(`Received: from ${helo} ([${ip}])\r\n\tby ${serverName} with ${proto} id ${session.id};\r\n\t${at.toUTCString().replace('GMT', '+0000')}\r\n`);
+  const date = at.toUTCString().replace('GMT', '+0000');
+  return Buffer.from(`Received: from ${helo} ([${ip}])\r\n\tby ${serverName} with ${proto} id ${session.id};\r\n\t${date}\r\n`);
 }

@@ -34,7 +34,8 @@ export function allowList(ranges: readonly string[]): (address: string) => boole
 
 export function parseListen(listen: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(listen);
-  if (!m || Number(m[2]) > 65535) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.smtp[].listen must be host:port, got "${listen}"`);
+  if (!m || Number(m[2]) > 65535)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.smtp[].listen must be host:port, got "${listen}"`);
   const host = m[1]!.startsWith('[') ? m[1]!.slice(1, -1) : m[1]!;
   return { host, port: Number(m[2]) };
 }

@@ -19,7 +19,13 @@ function compile(match: string): (address: string) => boolean {
     return (a) => re.test(a);
   }
   if (match.includes('*')) {
-    const re = new RegExp(`^${match.split('*').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 'i');
+    const re = new RegExp(
+      `^${match
+        .split('*')
+        .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+      'i',
+    );
     return (a) => re.test(a);
   }
   const exact = match.toLowerCase();
@@ -34,7 +40,9 @@ export function plusParts(address: string): { base: string; detail: string } | u
   return { base: address.slice(0, plus) + address.slice(at), detail: address.slice(plus + 1, at) };
 }
 
-export function recipientMatcher(entry: Pick<SmtpEntry, 'route' | 'recipients' | 'plus_addressing'>): (address: string) => RecipientMatch | undefined {
+export function recipientMatcher(
+  entry: Pick<SmtpEntry, 'route' | 'recipients' | 'plus_addressing'>,
+): (address: string) => RecipientMatch | undefined {
   const rules = entry.recipients.map((r) => ({ test: compile(r.match), route: r.route ?? entry.route }));
   const find = (a: string) => rules.find((r) => r.test(a));
   return (address) => {

@@ -8,11 +8,13 @@ const entry = (recipients: Array<{ match: string; route?: string }>, plus = true
   smtpEntrySchema.parse({ name: 'mx', route: 'support', recipients, plus_addressing: plus });
 
 describe('recipient matching', () => {
-  const match = recipientMatcher(entry([
-    { match: 'Support@Example.com' },
-    { match: '*@billing.example.com', route: 'billing' },
-    { match: '/^team-[a-z]+@example\\.org$/', route: 'teams' },
-  ]));
+  const match = recipientMatcher(
+    entry([
+      { match: 'Support@Example.com' },
+      { match: '*@billing.example.com', route: 'billing' },
+      { match: '/^team-[a-z]+@example\\.org$/', route: 'teams' },
+    ]),
+  );
 
   it('matches addresses case-insensitively, * patterns and whole-address regexes, first match first', () => {
     expect(match('support@EXAMPLE.com')).toEqual({ route: 'support', address: 'support@EXAMPLE.com' });
@@ -61,7 +63,8 @@ describe('listener schema', () => {
   it('fills the defaults and refuses what cannot work', () => {
     const e = entry([{ match: '*' }]);
     expect(e).toMatchObject({ listen: '127.0.0.1:2525', lmtp: false, max_message_bytes: 25 * 1024 * 1024, add_received: false });
-    const bad = (over: Record<string, unknown>) => smtpEntrySchema.safeParse({ name: 'mx', route: 'r', recipients: [{ match: '*' }], ...over }).success;
+    const bad = (over: Record<string, unknown>) =>
+      smtpEntrySchema.safeParse({ name: 'mx', route: 'r', recipients: [{ match: '*' }], ...over }).success;
     expect(bad({ recipients: [] })).toBe(false);
     expect(bad({ recipients: [{ match: 'not-an-address' }] })).toBe(false);
     expect(bad({ recipients: [{ match: '/(unclosed/' }] })).toBe(false);
@@ -76,12 +79,13 @@ describe('listener schema', () => {
 describe('adapters.smtp in the configuration', () => {
   it('checks that every route a recipient names exists', async () => {
     const { loadConfig } = await import('../../src/config/load.js');
-    const load = (route: string) => () => loadConfig({
-      overrides: {
-        routes: [{ name: 'support', source: 'acme/support' }],
-        adapters: { smtp: [{ name: 'mx', route: 'support', recipients: [{ match: '*@x.org', route }] }] },
-      } as never,
-    });
+    const load = (route: string) => () =>
+      loadConfig({
+        overrides: {
+          routes: [{ name: 'support', source: 'acme/support' }],
+          adapters: { smtp: [{ name: 'mx', route: 'support', recipients: [{ match: '*@x.org', route }] }] },
+        } as never,
+      });
     expect(load('support')).not.toThrow();
     expect(load('billing')).toThrow(/adapters\.smtp\[0\]\.recipients\[0\]\.route/);
   });

@@ -22,15 +22,20 @@ afterAll(() => {
 
 async function smtpPort(serve: ServeProcess): Promise<number> {
   let port = 0;
-  await eventually(() => {
-    port = Number(/SMTP listening on [^"]*:(\d+)/.exec(serve.stdout() + serve.stderr())?.[1] ?? 0);
-    return port > 0;
-  }, 'the SMTP listener', 30_000).catch((err: Error) => Promise.reject(new Error(`${err.message}\n${serve.stderr()}`)));
+  await eventually(
+    () => {
+      port = Number(/SMTP listening on [^"]*:(\d+)/.exec(serve.stdout() + serve.stderr())?.[1] ?? 0);
+      return port > 0;
+    },
+    'the SMTP listener',
+    30_000,
+  ).catch((err: Error) => Promise.reject(new Error(`${err.message}\n${serve.stderr()}`)));
   return port;
 }
 
 const send = (port: number, raw: string) =>
-  nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true } as never)
+  nodemailer
+    .createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true } as never)
     .sendMail({ envelope: { from: 'a@example.org', to: ['support@example.com'] }, raw });
 
 describe('mailgate serve killed mid-DATA', () => {
@@ -39,15 +44,18 @@ describe('mailgate serve killed mid-DATA', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailgate-smtp-kill-'));
     dirs.push(dir);
     const config = join(dir, 'mailgate.json');
-    writeFileSync(config, JSON.stringify({
-      store: `sqlite:${join(dir, 'mailgate.db')}`,
-      api: { url: emu.url, token: emu.token },
-      server: { listen: '127.0.0.1:0' },
-      delivery: { flush_ms: 0 },
-      routes: [{ name: 'support', source: 'acme/support' }],
-      adapters: { smtp: [{ name: 'mx', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: 'support@example.com' }] }] },
-      log_level: 'info',
-    }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        store: `sqlite:${join(dir, 'mailgate.db')}`,
+        api: { url: emu.url, token: emu.token },
+        server: { listen: '127.0.0.1:0' },
+        delivery: { flush_ms: 0 },
+        routes: [{ name: 'support', source: 'acme/support' }],
+        adapters: { smtp: [{ name: 'mx', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: 'support@example.com' }] }] },
+        log_level: 'info',
+      }),
+    );
     try {
       // The API answers 503: what got its 250 is only in the outbox when the process dies.
       emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', status: 503 }]);
@@ -66,6 +74,24 @@ describe('mailgate serve killed mid-DATA', () => {
       first.child.kill('SIGKILL');
       expect(await first.exit).toEqual({ code: null, signal: 'SIGKILL' });
       await expect(c.next()).rejects.toThrow('connection closed');
+
+      // What got its 250 is in the outbox with its exact bytes and the envelope beside them.
+      const killed = new Database(join(dir, 'mailgate.db'), { readonly: true });
+      try {
+        const rows = killed.prepare('SELECT o.origin, r.raw FROM outbox o JOIN outbox_raw r ON r.id = o.id').all() as Array<{
+          origin: string;
+          raw: Buffer;
+        }>;
+        expect(rows).toHaveLength(1);
+        expect(rows[0]!.raw.equals(Buffer.from(textMessage(1)))).toBe(true);
+        expect(JSON.parse(rows[0]!.origin)).toMatchObject({
+          adapter: 'smtp',
+          account: 'mx',
+          envelope: { provider: 'smtp', from: 'a@example.org', to: ['support@example.com'], remoteAddress: '127.0.0.1', tls: false },
+        });
+      } finally {
+        killed.close();
+      }
 
       emu.emulator.setFaults([]);
       const second = spawnServe(['--config', config, '--lease-ms', '2000'], { cwd: dir });

@@ -34,8 +34,27 @@ const ports: Record<string, number> = {};
 function selfSignedCert(at: string): { key: string; cert: string } {
   const key = join(at, 'key.pem');
   const cert = join(at, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   return { key, cert };
 }
 
@@ -52,16 +71,32 @@ beforeAll(async () => {
       server: { listen: '127.0.0.1:0' },
       delivery: { max_documents: 50, flush_ms: 0 },
       routes: [
-        { name: 'support', source: 'acme/support', user_properties: { 'string:Plus': '{envelope.extra.plus}', 'string:Helo': '{envelope.helo}' } },
+        {
+          name: 'support',
+          source: 'acme/support',
+          user_properties: { 'string:Plus': '{envelope.extra.plus}', 'string:Helo': '{envelope.helo}' },
+        },
         { name: 'billing', source: 'acme/billing' },
       ],
       adapters: {
         smtp: [
           { name: 'mx', route: 'support', listen: '127.0.0.1:0', recipients: RECIPIENTS, max_message_bytes: MIB },
           { name: 'lmtp', route: 'support', listen: '127.0.0.1:0', lmtp: true, recipients: RECIPIENTS },
-          { name: 'secure', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: '*' }], tls: { ...tls, required: true },
-            auth: { users: [{ user: 'relay', pass: 'relay-password-1234' }] } },
-          { name: 'guarded', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: '*' }], allow_from: ['10.0.0.0/8', '2001:db8::/32'] },
+          {
+            name: 'secure',
+            route: 'support',
+            listen: '127.0.0.1:0',
+            recipients: [{ match: '*' }],
+            tls: { ...tls, required: true },
+            auth: { users: [{ user: 'relay', pass: 'relay-password-1234' }] },
+          },
+          {
+            name: 'guarded',
+            route: 'support',
+            listen: '127.0.0.1:0',
+            recipients: [{ match: '*' }],
+            allow_from: ['10.0.0.0/8', '2001:db8::/32'],
+          },
         ],
       },
       log_level: 'info',
@@ -190,9 +225,12 @@ describe('SMTP security', () => {
     const bad = Buffer.from('\0relay\0wrong-password').toString('base64');
     expect((await c.cmd(`AUTH PLAIN ${bad}`)).code).toBe(535);
     c.destroy();
-    const info = await transport(ports['secure']!, { ignoreTLS: false, requireTLS: true, tls: { rejectUnauthorized: false },
-      auth: { user: 'relay', pass: 'relay-password-1234' } })
-      .sendMail({ envelope: { from: 'a@example.org', to: ['anyone@example.com'] }, raw: message('secure') });
+    const info = await transport(ports['secure']!, {
+      ignoreTLS: false,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false },
+      auth: { user: 'relay', pass: 'relay-password-1234' },
+    }).sendMail({ envelope: { from: 'a@example.org', to: ['anyone@example.com'] }, raw: message('secure') });
     expect(info.response).toMatch(/^250 /);
   });
 
@@ -205,21 +243,25 @@ describe('SMTP security', () => {
   it('answers 451 while the outbox is full (delivery.max_outbox), and the retry lands once delivery caught up', async () => {
     const api = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', status: 503 }] });
     const at = mkdtempSync(join(tmpdir(), 'mailgate-smtp-full-'));
-    const full = await startService(loadConfig({
-      overrides: {
-        store: `sqlite:${join(at, 'mailgate.db')}`,
-        api: { url: api.url, token: api.token, retry: { max_attempts: 2, base_delay_ms: 10, max_delay_ms: 20 } },
-        server: { listen: '127.0.0.1:0' },
-        delivery: { max_documents: 50, flush_ms: 0, max_outbox: 1 },
-        routes: [{ name: 'support', source: 'acme/support' }],
-        adapters: { smtp: [{ name: 'mx', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: 'support@example.com' }] }] },
-      } as never,
-    }), { logger: createLogger(false), drainMs: 0 });
+    const full = await startService(
+      loadConfig({
+        overrides: {
+          store: `sqlite:${join(at, 'mailgate.db')}`,
+          api: { url: api.url, token: api.token, retry: { max_attempts: 2, base_delay_ms: 10, max_delay_ms: 20 } },
+          server: { listen: '127.0.0.1:0' },
+          delivery: { max_documents: 50, flush_ms: 0, max_outbox: 1 },
+          routes: [{ name: 'support', source: 'acme/support' }],
+          adapters: { smtp: [{ name: 'mx', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: 'support@example.com' }] }] },
+        } as never,
+      }),
+      { logger: createLogger(false), drainMs: 0 },
+    );
     try {
       const mx = full.adapters[0]!.adapter;
       await eventually(() => mx.health!()[0]!.state === 'listening', 'listening');
       const port = Number(String(mx.health!()[0]!.detail!['address']).split(':').pop());
-      const send = (tag: string) => transport(port).sendMail({ envelope: { from: 'a@example.org', to: ['support@example.com'] }, raw: message(tag) });
+      const send = (tag: string) =>
+        transport(port).sendMail({ envelope: { from: 'a@example.org', to: ['support@example.com'] }, raw: message(tag) });
       expect((await send('kept')).response).toMatch(/^250 /);
       // The API refuses everything: the first item stays queued, the route is full.
       await expect(send('waits')).rejects.toMatchObject({ responseCode: 451 });
@@ -227,7 +269,14 @@ describe('SMTP security', () => {
       expect(api.emulator.stats().comments).toBe(0);
       api.emulator.setFaults([]);
       // A sending server retries until it gets its 250.
-      await eventually(async () => (await send('waits').then((i) => /^250 /.test(i.response), () => false)), 'the retry to be accepted');
+      await eventually(
+        async () =>
+          await send('waits').then(
+            (i) => /^250 /.test(i.response),
+            () => false,
+          ),
+        'the retry to be accepted',
+      );
       await eventually(() => api.emulator.stats().comments === 2, 'both messages delivered');
     } finally {
       await full.stop();
