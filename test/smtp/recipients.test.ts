@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { smtpEntrySchema } from '../../adapters/smtp/config.js';
 import { allowList, isLoopback, plusParts, recipientMatcher } from '../../adapters/smtp/index.js';
+import { receivedHeader } from '../../adapters/smtp/message.js';
 import { resolveUserProperties } from '../../src/pipeline/origin.js';
 
 const entry = (recipients: Array<{ match: string; route?: string }>, plus = true) =>
@@ -88,5 +89,15 @@ describe('adapters.smtp in the configuration', () => {
       });
     expect(load('support')).not.toThrow();
     expect(load('billing')).toThrow(/adapters\.smtp\[0\]\.recipients\[0\]\.route/);
+  });
+});
+
+describe('add_received', () => {
+  it('writes a Received: trace header naming the client, the server and the time', () => {
+    const session = { id: 'ABC123', hostNameAppearsAs: 'mx.example.org', remoteAddress: '::ffff:192.0.2.5', transmissionType: 'ESMTPS' };
+    const header = receivedHeader(session as never, 'gate.example.com', new Date(Date.UTC(2026, 10, 24, 12, 0, 0))).toString();
+    expect(header).toBe(
+      'Received: from mx.example.org ([192.0.2.5])\r\n\tby gate.example.com with ESMTPS id ABC123;\r\n\tTue, 24 Nov 2026 12:00:00 +0000\r\n',
+    );
   });
 });

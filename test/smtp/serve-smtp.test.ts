@@ -250,8 +250,16 @@ describe('SMTP security', () => {
           api: { url: api.url, token: api.token, retry: { max_attempts: 2, base_delay_ms: 10, max_delay_ms: 20 } },
           server: { listen: '127.0.0.1:0' },
           delivery: { max_documents: 50, flush_ms: 0, max_outbox: 1 },
-          routes: [{ name: 'support', source: 'acme/support' }],
-          adapters: { smtp: [{ name: 'mx', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: 'support@example.com' }] }] },
+          routes: [
+            { name: 'support', source: 'acme/support' },
+            { name: 'billing', source: 'acme/billing' },
+          ],
+          adapters: {
+            smtp: [
+              { name: 'mx', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: 'support@example.com' }] },
+              { name: 'lmtp', route: 'support', listen: '127.0.0.1:0', lmtp: true, recipients: RECIPIENTS },
+            ],
+          },
         } as never,
       }),
       { logger: createLogger(false), drainMs: 0 },
@@ -267,6 +275,17 @@ describe('SMTP security', () => {
       await expect(send('waits')).rejects.toMatchObject({ responseCode: 451 });
       expect(mx.health!()[0]!.detail!['deferred']).toBe(1);
       expect(api.emulator.stats().comments).toBe(0);
+      // LMTP: the full route's recipient gets 451, the other route's 250, in RCPT order.
+      await eventually(() => full.adapters[1]!.adapter.health!()[0]!.state === 'listening', 'LMTP listening');
+      const lmtpPort = Number(String(full.adapters[1]!.adapter.health!()[0]!.detail!['address']).split(':').pop());
+      const { client: c } = await RawClient.open(lmtpPort);
+      expect((await c.cmd('LHLO client.example.org')).code).toBe(250);
+      expect((await c.cmd('MAIL FROM:<a@example.org>')).code).toBe(250);
+      expect((await c.cmd('RCPT TO:<support@example.com>')).code).toBe(250);
+      expect((await c.cmd('RCPT TO:<ap@billing.example.com>')).code).toBe(250);
+      expect((await c.cmd('DATA')).code).toBe(354);
+      expect([(await c.data(message('split'))).code, (await c.next()).code]).toEqual([451, 250]);
+      c.destroy();
       api.emulator.setFaults([]);
       // A sending server retries until it gets its 250.
       await eventually(
@@ -277,7 +296,7 @@ describe('SMTP security', () => {
           ),
         'the retry to be accepted',
       );
-      await eventually(() => api.emulator.stats().comments === 2, 'both messages delivered');
+      await eventually(() => api.emulator.stats().comments === 3, 'both SMTP messages and the LMTP one for billing delivered');
     } finally {
       await full.stop();
       await api.stop();
