@@ -21,8 +21,9 @@ import type { Logger } from '../../src/logger.js';
 import type { Adapter, AdapterHealth, AdapterSink, PushResult, PushSink } from '../../src/pipeline/types.js';
 import type { SmtpEntry } from './config.js';
 import { byRoute, inboundOf, readData, receivedHeader } from './message.js';
-import { allowList, isLoopback, parseListen } from './network.js';
+import { allowList, isLoopback, parseListen, plainAddress } from './network.js';
 import { recipientMatcher, type RecipientMatch } from './recipients.js';
+import { verifyMessage, type DnsResolver } from './verify.js';
 
 type Callback = (err?: Error | null) => void;
 
@@ -72,6 +73,8 @@ export class SmtpAdapter implements Adapter {
   constructor(
     private readonly entry: SmtpEntry,
     logger: Logger,
+    /** DNS for `authenticate` (tests replace it); default: the system resolver. */
+    private readonly resolver?: DnsResolver,
   ) {
     this.name = entry.name;
     this.log = logger.child({ adapter: 'smtp', instance: entry.name });
@@ -265,6 +268,7 @@ export class SmtpAdapter implements Adapter {
       session,
       receivedAt,
       ...(this.entry.add_received && { received: receivedHeader(session, this.serverName, receivedAt) }),
+      ...(this.entry.authenticate && { verdicts: await this.verify(read.raw, session) }),
     };
     const groups = [...byRoute(matches)];
     const outcomes = await Promise.all(groups.map(([route, rcpts]) => this.store(push, inboundOf(facts, read.raw, route, rcpts))));
@@ -272,6 +276,20 @@ export class SmtpAdapter implements Adapter {
     if (this.entry.lmtp) return matches.map((m) => byGroup.get(m.route)!);
     // SMTP has one answer: any route that could not store makes it 451, and the retry finds the others stored.
     return outcomes.find((o): o is Error => o instanceof Error) ?? (outcomes.length === 1 ? outcomes[0]! : 'OK: message queued');
+  }
+
+  private verify(raw: Buffer, session: SMTPServerSession): ReturnType<typeof verifyMessage> {
+    const from = session.envelope.mailFrom;
+    const helo = session.hostNameAppearsAs;
+    return verifyMessage({
+      raw,
+      ip: plainAddress(session.remoteAddress),
+      ...(typeof helo === 'string' && helo !== '' && { helo }),
+      sender: from === false ? '' : from.address,
+      mta: this.serverName,
+      timeoutMs: this.entry.authenticate_timeout_ms,
+      ...(this.resolver && { resolver: this.resolver }),
+    });
   }
 
   /** Submits one route's item: its 250 text, or a 451 error the sender retries. */

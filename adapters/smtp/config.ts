@@ -11,6 +11,7 @@ export const SMTP_DEFAULT_MAX_CONNECTIONS = 100;
 export const SMTP_DEFAULT_MAX_RECIPIENTS = 100;
 export const SMTP_DEFAULT_SOCKET_TIMEOUT_MS = 60_000;
 export const SMTP_DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
+export const SMTP_DEFAULT_AUTHENTICATE_TIMEOUT_MS = 10_000;
 
 /** `host:port` with an IPv4 address, a name or a bracketed IPv6 address; port 0 picks a free one. */
 const LISTEN_RE = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
@@ -102,6 +103,21 @@ export const smtpEntrySchema = z
       .boolean()
       .default(false)
       .describe('Prepend a Received: header to stored messages (the bytes are otherwise kept exact). Default false.'),
+    authenticate: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Verify SPF, DKIM, DMARC and ARC of each message (DNS lookups) into {envelope.spf}, {envelope.dkim}, {envelope.dmarc} ' +
+          'and {envelope.extra.arc}; never refuses mail. Default false.',
+      ),
+    authenticate_timeout_ms: z
+      .number()
+      .int()
+      .min(100)
+      .default(SMTP_DEFAULT_AUTHENTICATE_TIMEOUT_MS)
+      .describe(
+        `Time budget of the verification of one message, in ms; over it the verdicts are temperror. Default ${SMTP_DEFAULT_AUTHENTICATE_TIMEOUT_MS}.`,
+      ),
     tls: z
       .object({
         key: z.string().min(1).describe('Path of the PEM private key.'),

@@ -7,6 +7,7 @@ export { SmtpAdapter } from './adapter.js';
 export { smtpEntrySchema, type SmtpEntry, type SmtpEntryInput } from './config.js';
 export { recipientMatcher, plusParts, type RecipientMatch } from './recipients.js';
 export { allowList, isLoopback } from './network.js';
+export { verifyMessage, type DnsResolver } from './verify.js';
 
 /** The registry's factory: one entry of `adapters.smtp[]`. */
 export function create(entry: SmtpEntry, ctx: AdapterContext): Adapter {

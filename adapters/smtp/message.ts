@@ -51,6 +51,8 @@ export interface TransactionFacts {
   receivedAt: Date;
   /** Prepended Received: header (add_received), or undefined to keep the bytes exact. */
   received?: Buffer;
+  /** SPF/DKIM/DMARC/ARC verdicts (authenticate). */
+  verdicts?: { spf?: string; dkim?: string; dmarc?: string; arc: string };
 }
 
 /** The envelope of the message for one route: its recipients only (the others are other routes' business). */
@@ -72,6 +74,12 @@ export function envelopeOf(session: SMTPServerSession, recipients: readonly Reci
   return envelope;
 }
 
+function withVerdicts(envelope: Envelope, v: TransactionFacts['verdicts']): Envelope {
+  if (v === undefined) return envelope;
+  const { arc, ...rest } = v;
+  return { ...envelope, ...rest, extra: { ...envelope.extra, arc } };
+}
+
 export function inboundOf(facts: TransactionFacts, raw: Buffer, route: string, recipients: readonly RecipientMatch[]): Inbound {
   const { session } = facts;
   return {
@@ -82,7 +90,7 @@ export function inboundOf(facts: TransactionFacts, raw: Buffer, route: string, r
       adapter: 'smtp',
       account: facts.account,
       eventId: `${session.id}.${session.transaction}`,
-      envelope: envelopeOf(session, recipients),
+      envelope: withVerdicts(envelopeOf(session, recipients), facts.verdicts),
     },
   };
 }
