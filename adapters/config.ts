@@ -9,7 +9,7 @@ import { filesEntrySchema } from './files/config.js';
 import { duplicateAccount, imapAccountSchema } from './imap/config.js';
 import { uploadConfigSchema } from './upload/config.js';
 import { webhookEntrySchema } from './webhooks/config.js';
-import { duplicateListener, recipientRoutes, smtpEntrySchema } from './smtp/config.js';
+import { recipientRoutes, smtpEntrySchema } from './smtp/config.js';
 
 /**
  * The configuration side of a kind. Nothing here imports the pipeline: the configuration
@@ -56,7 +56,7 @@ export const ADAPTER_CONFIGS = {
     mode: 'push',
     schema: smtpEntrySchema,
     description: 'SMTP and LMTP listeners: mail servers hand messages over, answered 250 once stored; behaviour in docs/smtp.md.',
-    unique: duplicateListener,
+    unique: (entries) => duplicateName('smtp', entries),
     routes: recipientRoutes,
   },
 } as const satisfies Record<string, AdapterConfigDefinition>;

@@ -148,17 +148,6 @@ export const smtpEntrySchema = z
 export type SmtpEntry = z.output<typeof smtpEntrySchema>;
 export type SmtpEntryInput = z.input<typeof smtpEntrySchema>;
 
-/** The first listener whose name an earlier one already uses. */
-export function duplicateListener(entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined {
-  const seen = new Map<string, number>();
-  for (const [index, e] of entries.entries()) {
-    const first = seen.get(e.name);
-    if (first !== undefined) return { index, message: `listener name "${e.name}" is already used by adapters.smtp[${first}]` };
-    seen.set(e.name, index);
-  }
-  return undefined;
-}
-
 /** The routes recipients name, for the configuration's check that every route exists. */
 export function recipientRoutes(entry: Record<string, unknown>): Array<{ path: Array<string | number>; route: unknown }> {
   const list = Array.isArray(entry['recipients']) ? (entry['recipients'] as unknown[]) : [];

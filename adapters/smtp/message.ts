@@ -89,7 +89,8 @@ export function inboundOf(facts: TransactionFacts, raw: Buffer, route: string, r
     origin: {
       adapter: 'smtp',
       account: facts.account,
-      eventId: `${session.id}.${session.transaction}`,
+      // No eventId: a queue id names one client's transaction, not the message (deduplicated by its bytes).
+      pushed: true,
       envelope: withVerdicts(envelopeOf(session, recipients), facts.verdicts),
     },
   };
