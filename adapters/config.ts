@@ -9,6 +9,7 @@ import { filesEntrySchema } from './files/config.js';
 import { duplicateAccount, imapAccountSchema } from './imap/config.js';
 import { uploadConfigSchema } from './upload/config.js';
 import { webhookEntrySchema } from './webhooks/config.js';
+import { recipientRoutes, smtpEntrySchema } from './smtp/config.js';
 
 /**
  * The configuration side of a kind. Nothing here imports the pipeline: the configuration
@@ -23,6 +24,8 @@ export interface AdapterConfigDefinition {
   description: string;
   /** A rule across the kind's entries (unique account names): the first offending entry, or undefined. */
   unique?(entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined;
+  /** Routes an entry names besides `route` (SMTP recipients), each checked against the routes. The entry may be invalid. */
+  routes?(entry: Record<string, unknown>): Array<{ path: Array<string | number>; route: unknown }>;
 }
 
 export const ADAPTER_CONFIGS = {
@@ -48,6 +51,13 @@ export const ADAPTER_CONFIGS = {
     schema: uploadConfigSchema,
     description: 'HTTP upload endpoints (POST /api/upload/<name>) behind their own keys; docs/upload.md.',
     unique: (entries) => duplicateName('upload', entries),
+  },
+  smtp: {
+    mode: 'push',
+    schema: smtpEntrySchema,
+    description: 'SMTP and LMTP listeners: mail servers hand messages over, answered 250 once stored; behaviour in docs/smtp.md.',
+    unique: (entries) => duplicateName('smtp', entries),
+    routes: recipientRoutes,
   },
 } as const satisfies Record<string, AdapterConfigDefinition>;
 

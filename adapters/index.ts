@@ -13,6 +13,7 @@ const MODULES: Record<AdapterKind, () => Promise<AdapterModule>> = {
   imap: () => import('./imap/index.js'),
   webhooks: () => import('./webhooks/index.js'),
   upload: () => import('./upload/index.js'),
+  smtp: () => import('./smtp/index.js'),
 };
 
 /** The kind that reads files and folders named on the command line (`mailgate import`, `preview`). */

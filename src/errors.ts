@@ -82,6 +82,10 @@ export const ERROR_CODES = {
   MAILGATE_ERR_INTAKE_UNAVAILABLE: 'The store could not make a pushed message durable (answered 503 / 451 with Retry-After; nothing was stored, the sender retries).',
   MAILGATE_ERR_INTAKE_OUTBOX_FULL: 'The route outbox is over its depth limit (delivery.max_outbox): pushed mail is refused with 503 / 451 and Retry-After until delivery catches up.',
 
+  // --- smtp: SMTP and LMTP listeners ----------------------------------------------------
+  MAILGATE_ERR_SMTP_LISTEN: 'An SMTP/LMTP listener cannot listen on its address (port in use or not allowed): set adapters.smtp[].listen to another host:port.',
+  MAILGATE_ERR_SMTP_TLS: 'The TLS key or certificate of an SMTP/LMTP listener cannot be read (adapters.smtp[].tls.key and cert).',
+
   // --- webhook: mail-provider inbound webhooks -----------------------------------------
   MAILGATE_ERR_WEBHOOK_UNSIGNED: 'The request carries no signature, token or credentials where the endpoint requires them; nothing was stored.',
   MAILGATE_ERR_WEBHOOK_FORGED: "The request's signature, token or credentials do not match the configured secret; nothing was stored.",

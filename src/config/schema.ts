@@ -116,7 +116,8 @@ export const RouteSchema = z
       .describe(
         'Client properties added to every document; string values may use {adapter}, {account}, {folder}, {path}, {eventId}, '
         + 'and for pushed mail {envelope.from}, {envelope.to} (comma-joined), {envelope.provider}, {envelope.spf}, {envelope.dkim}, '
-        + '{envelope.dmarc}, {envelope.spamVerdict}, {envelope.remoteAddress}; a value left empty is omitted.',
+        + '{envelope.dmarc}, {envelope.spamVerdict}, {envelope.remoteAddress}, {envelope.helo}, {envelope.tls}, {envelope.extra.<key>} '
+        + '(SMTP: {envelope.extra.plus}); a value left empty is omitted.',
       ),
     override_user_properties: z.array(z.string()).max(MAX_OVERRIDE_PROPERTIES).default([]).describe('Generated property names (without type prefix) that client values override (sync only).'),
     on_property_conflict: PropertyConflict.default('reject').describe('What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop.'),
@@ -171,6 +172,9 @@ export const ConfigSchema = z
 /** A kind's rule across its entries (adapters/config.ts): the first offending entry. */
 type UniqueRule = (entries: ReadonlyArray<{ name: string }>) => { index: number; message: string } | undefined;
 
+/** Routes an entry names besides its `route` (adapters/config.ts), each with its path in the entry. */
+type RoutesRule = (entry: Record<string, unknown>) => Array<{ path: Array<string | number>; route: unknown }>;
+
 type Ctx = Parameters<Parameters<z.ZodType['superRefine']>[0]>[1];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -188,10 +192,12 @@ function crossChecks(input: unknown, ctx: Ctx): void {
   });
   const adapters = isRecord(c['adapters']) ? c['adapters'] : {};
   for (const kind of ADAPTER_KINDS) {
+    const def = ADAPTER_CONFIGS[kind] as { routes?: RoutesRule };
     listOf(adapters[kind]).forEach((a, i) => {
-      const route = a['route'];
-      if (typeof route === 'string' && !names.has(route))
-        ctx.addIssue({ code: 'custom', path: ['adapters', kind, i, 'route'], message: `adapter route must name one of the routes: ${[...names].join(', ') || '(none defined)'}` });
+      for (const { path, route } of [{ path: ['route'], route: a['route'] }, ...(def.routes?.(a) ?? [])]) {
+        if (typeof route === 'string' && !names.has(route))
+          ctx.addIssue({ code: 'custom', path: ['adapters', kind, i, ...path], message: `adapter route must name one of the routes: ${[...names].join(', ') || '(none defined)'}` });
+      }
     });
   }
   // A kind's own rule across its entries (IMAP: unique account names). An entry without a name

@@ -70,15 +70,26 @@ const PLACEHOLDERS: Record<string, (o: Origin) => string | undefined> = {
   'envelope.dmarc': (o) => o.envelope?.dmarc,
   'envelope.spamVerdict': (o) => o.envelope?.spamVerdict,
   'envelope.remoteAddress': (o) => o.envelope?.remoteAddress,
+  'envelope.helo': (o) => o.envelope?.helo,
+  'envelope.tls': (o) => (o.envelope?.tls === undefined ? undefined : String(o.envelope.tls)),
 };
 
-const PLACEHOLDER = new RegExp(`\\{(${Object.keys(PLACEHOLDERS).map((k) => k.replace('.', '\\.')).join('|')})\\}`, 'g');
+/** `{envelope.extra.<key>}`: what an adapter states beyond the common fields (SMTP: `plus`, the +detail of the recipient). */
+const EXTRA = 'envelope\\.extra\\.[A-Za-z0-9_-]+';
+
+const PLACEHOLDER = new RegExp(`\\{(${Object.keys(PLACEHOLDERS).map((k) => k.replace('.', '\\.')).join('|')}|${EXTRA})\\}`, 'g');
+
+function placeholder(name: string, origin: Origin): string | undefined {
+  if (name.startsWith('envelope.extra.')) return origin.envelope?.extra?.[name.slice('envelope.extra.'.length)];
+  return PLACEHOLDERS[name]!(origin);
+}
 
 /**
  * Route properties with `{adapter}`, `{account}`, `{folder}`, `{path}`, `{eventId}` and the
  * envelope of a pushed message (`{envelope.from}`, `{envelope.to}` comma-joined,
  * `{envelope.provider}`, `{envelope.spf}`, `{envelope.dkim}`, `{envelope.dmarc}`,
- * `{envelope.spamVerdict}`, `{envelope.remoteAddress}`) filled from the origin. A value that
+ * `{envelope.spamVerdict}`, `{envelope.remoteAddress}`, `{envelope.helo}`, `{envelope.tls}`, `{envelope.extra.<key>}`)
+ * filled from the origin. A value that
  * ends up empty is left out (the API refuses empty values).
  */
 export function resolveUserProperties(props: Readonly<UserProperties>, origin: Origin): UserProperties {
@@ -88,7 +99,7 @@ export function resolveUserProperties(props: Readonly<UserProperties>, origin: O
       out[key] = value;
       continue;
     }
-    const resolved = value.replace(PLACEHOLDER, (_, name: string) => PLACEHOLDERS[name]!(origin) ?? '');
+    const resolved = value.replace(PLACEHOLDER, (_, name: string) => placeholder(name, origin) ?? '');
     if (resolved.trim() !== '') out[key] = resolved;
   }
   return out;

@@ -40,6 +40,16 @@ export interface IntakeSink {
 }
 
 /**
+ * What `Adapter.start` gets: intake, and the push sink for push adapters that listen on their
+ * own port (SMTP) rather than through the HTTP server's endpoints. The runtime hands every
+ * adapter the same push sink its HTTP endpoints use; callers that run only pull adapters
+ * (`mailgate import`, tests) may leave it out, and an adapter that needs it refuses to start.
+ */
+export interface AdapterSink extends IntakeSink {
+  readonly push?: PushSink;
+}
+
+/**
  * `pull`: the adapter reads a source it owns (IMAP, files) and resumes from checkpoints.
  * `push`: messages are handed to it (webhooks, uploads, SMTP); its answer to the sender is the
  * acknowledgement, given only once `PushSink.submit` resolved.
@@ -140,7 +150,7 @@ export interface Adapter {
   readonly name: string;
   readonly mode: AdapterMode;
   /** Runs until the input is exhausted (files) or the signal aborts (services). Push adapters resolve when the signal aborts. */
-  start(sink: IntakeSink, signal: AbortSignal): Promise<void>;
+  start(sink: AdapterSink, signal: AbortSignal): Promise<void>;
   /** Health lines for readiness and status; none means healthy while running. */
   health?(): AdapterHealth[];
   /** Actions to apply once the API accepted messages of this adapter (IMAP seen/flag/move). Never rejects. */

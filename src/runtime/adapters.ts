@@ -6,7 +6,7 @@ import { ADAPTER_KINDS, createAdapter, type AdapterEntryOf, type AdapterKind } f
 import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { Adapter, IntakeSink } from '../pipeline/types.js';
+import type { Adapter, AdapterSink } from '../pipeline/types.js';
 
 export type AdapterState = 'starting' | 'running' | 'finished' | 'failed' | 'stopped';
 
@@ -36,7 +36,7 @@ export function entryOf(adapter: Adapter): AdapterEntry {
 }
 
 /** Starts every adapter; resolves when all have returned (files: input exhausted; services: signal aborted). */
-export async function runAdapters(entries: AdapterEntry[], sink: IntakeSink, signal: AbortSignal, logger: Logger): Promise<void> {
+export async function runAdapters(entries: AdapterEntry[], sink: AdapterSink, signal: AbortSignal, logger: Logger): Promise<void> {
   await Promise.all(
     entries.map(async (e) => {
       const log = logger.child({ adapter: e.kind, instance: e.name });

@@ -175,7 +175,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
     const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
     delivery.onPredictionsSaved((route) => sinks.notify(route));
-    const pushSink = createPushSink({ intake, store, routes, maxOutbox: config.delivery.max_outbox, logger });
+    const pushSink = createPushSink({
+      intake, store, routes, maxOutbox: config.delivery.max_outbox, logger, onCommit: () => delivery.wake(),
+    });
     return assemble({ config, core, intake, delivery, adapters, sinks, pushSink, ...(actions ? { actions } : {}) });
   } catch (err) {
     await pool?.close();
@@ -214,7 +216,11 @@ function assemble(parts: Parts): Runtime {
     adapters: parts.adapters, sinks, pushSink: parts.pushSink,
     ...(actions ? { actions } : {}),
     endpoints: () => parts.adapters.flatMap((e) => e.adapter.endpoints?.() ?? []),
-    runAdapters: (signal, sink = parts.intake) => runAdapters(parts.adapters, sink, signal, core.logger),
+    runAdapters: (signal, sink = parts.intake) => {
+      // Adapters listening on their own port (SMTP) hand messages to the same push sink as the HTTP endpoints.
+      const adapterSink = { accept: sink.accept.bind(sink), checkpoint: sink.checkpoint.bind(sink), push: parts.pushSink };
+      return runAdapters(parts.adapters, adapterSink, signal, core.logger);
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -38,7 +38,7 @@ describe('configuration of adapters', () => {
   it('refuses an unknown adapter kind, naming it and the kinds there are', () => {
     const text = message(() => loadConfig({ file: file(`adapters:\n  imapp:\n    - ${good}\n`) }));
     expect(text).toContain(`adapters: unknown adapter kind "imapp"; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.imapp)`);
-    expect(ADAPTER_KINDS).toEqual(expect.arrayContaining(['files', 'imap', 'webhooks', 'upload']));
+    expect(ADAPTER_KINDS).toEqual(expect.arrayContaining(['files', 'imap', 'webhooks', 'upload', 'smtp']));
   });
 
   it('names the index of the IMAP account in each error, with the fix', () => {
