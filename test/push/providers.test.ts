@@ -71,7 +71,11 @@ beforeAll(async () => {
       server: { listen: `127.0.0.1:${port}`, api_keys: [ADMIN_KEY] },
       delivery: { flush_ms: 0 },
       routes: [{ name: 'support', source: 'acme/support', user_properties: { 'string:Recipient': '{envelope.to}' } }],
-      adapters: { webhooks: hooks, upload: [{ name: 'uploads', route: 'support', api_keys: [UPLOAD_KEY] }] },
+      adapters: { webhooks: hooks, upload: [
+          { name: 'uploads', route: 'support', api_keys: [UPLOAD_KEY] },
+          { name: 'small-uploads', route: 'support', api_keys: [UPLOAD_KEY], body_limit: 2048 },
+        ],
+      },
       log_level: 'error',
     } as never,
   });
@@ -163,6 +167,12 @@ describe('push intake through mailgate serve: refusals store nothing', () => {
     // Oversized: over body_limit (2048 bytes) of small-in.
     const big = await post(url('small-in'), simulate('small-in', message('big', 'x'.repeat(4096))));
     expectRefused(big, 'small-in', ['too_large']);
+    const bigUpload = await post(`${service.url}/api/upload/small-uploads`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${UPLOAD_KEY}`, 'content-type': 'message/rfc822' },
+      body: message('big-upload', 'x'.repeat(4096)),
+    });
+    expect({ status: bigUpload.status, code: bigUpload.body.error?.code }).toEqual({ status: 413, code: 'MAILGATE_ERR_UPLOAD_TOO_LARGE' });
 
     // Malformed: a body the provider cannot read, with valid credentials.
     for (const name of ['postmark-in', 'sparkpost-in']) {
