@@ -54,7 +54,7 @@ const send = (url: string, i: number): Promise<number> =>
   fetch(`${url}/webhooks/worker-in`, {
     method: 'POST',
     headers: { 'content-type': 'message/rfc822', authorization: `Bearer ${BEARER_KEY}`, 'x-mailgate-envelope-to': `r${i}@example.com` },
-    body: messages[i]!,
+    body: new Uint8Array(messages[i]!),
   }).then(
     (r) => r.status,
     () => 0, // the connection died with the process: no answer

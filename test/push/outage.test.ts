@@ -54,7 +54,7 @@ const send = (service: Service, raw: Buffer) =>
   fetch(`${service.url}/webhooks/worker-in`, {
     method: 'POST',
     headers: { 'content-type': 'message/rfc822', authorization: `Bearer ${BEARER_KEY}` },
-    body: raw,
+    body: new Uint8Array(raw),
   });
 
 async function total(service: Service): Promise<number> {

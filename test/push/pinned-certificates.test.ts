@@ -12,14 +12,24 @@ const dir = mkdtempSync(join(tmpdir(), 'mailgate-pinned-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ses = (certificates: Record<string, string>) =>
-  webhookEntrySchema.parse({ name: 'ses-in', provider: 'ses', route: 'r', topic_arns: ['arn:aws:sns:eu-west-1:123456789012:t'], certificates });
+  webhookEntrySchema.parse({
+    name: 'ses-in',
+    provider: 'ses',
+    route: 'r',
+    topic_arns: ['arn:aws:sns:eu-west-1:123456789012:t'],
+    certificates,
+  });
 
 describe('pinned SNS certificates', () => {
   it('serves a pinned URL from its file and fetches any other', async () => {
     const cert = join(dir, 'a.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'a.key'), '-out', cert, '-days', '1', '-subj', '/CN=a'], {
-      stdio: 'ignore',
-    });
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'a.key'), '-out', cert, '-days', '1', '-subj', '/CN=a'],
+      {
+        stdio: 'ignore',
+      },
+    );
     const fetched: string[] = [];
     const get = pinnedFetch(ses({ [URL_A]: cert }), async (url) => (fetched.push(url), Buffer.from('elsewhere')));
     expect((await get(URL_A)).equals(readFileSync(cert))).toBe(true);
@@ -31,7 +41,9 @@ describe('pinned SNS certificates', () => {
     const junk = join(dir, 'junk.pem');
     writeFileSync(junk, 'not a certificate');
     for (const path of [join(dir, 'missing.pem'), junk]) {
-      expect(() => pinnedFetch(ses({ [URL_A]: path }))).toThrow(expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID', message: expect.stringContaining(URL_A) }));
+      expect(() => pinnedFetch(ses({ [URL_A]: path }))).toThrow(
+        expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID', message: expect.stringContaining(URL_A) }),
+      );
     }
   });
 

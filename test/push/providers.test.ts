@@ -33,9 +33,13 @@ let attackerKey = '';
 function makeCertificate(name: string): { key: string; certPath: string } {
   const key = join(dir, `${name}.key`);
   const certPath = join(dir, `${name}.pem`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certPath, '-days', '1', '-subj', `/CN=${name}`], {
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certPath, '-days', '1', '-subj', `/CN=${name}`],
+    {
+      stdio: 'ignore',
+    },
+  );
   return { key: readFileSync(key, 'utf8'), certPath };
 }
 
@@ -57,7 +61,13 @@ beforeAll(async () => {
       certificates: { [CERT_URL]: sns.certPath },
       simulation: { private_key_pem: sns.key, signing_cert_url: CERT_URL },
     },
-    { name: 'mandrill-in', provider: 'mandrill', route: 'support', webhook_key: 'mandrill-key-0123456789', url: `http://127.0.0.1:${port}/webhooks/mandrill-in` },
+    {
+      name: 'mandrill-in',
+      provider: 'mandrill',
+      route: 'support',
+      webhook_key: 'mandrill-key-0123456789',
+      url: `http://127.0.0.1:${port}/webhooks/mandrill-in`,
+    },
     { name: 'sparkpost-in', provider: 'sparkpost', route: 'support', auth_token: 'sparkpost-token-0123456789' },
     { name: 'worker-in', provider: 'raw', route: 'support', bearer_keys: [BEARER_KEY] },
     { name: 'signed-in', provider: 'raw', route: 'support', hmac_secret: 'whsec-0123456789abcdef' },
@@ -71,7 +81,9 @@ beforeAll(async () => {
       server: { listen: `127.0.0.1:${port}`, api_keys: [ADMIN_KEY] },
       delivery: { flush_ms: 0 },
       routes: [{ name: 'support', source: 'acme/support', user_properties: { 'string:Recipient': '{envelope.to}' } }],
-      adapters: { webhooks: hooks, upload: [
+      adapters: {
+        webhooks: hooks,
+        upload: [
           { name: 'uploads', route: 'support', api_keys: [UPLOAD_KEY] },
           { name: 'small-uploads', route: 'support', api_keys: [UPLOAD_KEY], body_limit: 2048 },
         ],
@@ -91,7 +103,11 @@ afterAll(async () => {
 const entry = (name: string) => entries.find((e) => e.name === name)!;
 const url = (name: string) => `${service.url}/webhooks/${name}`;
 const simulate = (name: string, raw: Buffer, to?: string[], now = Date.now()): SimulatedRequest =>
-  providerOf(entry(name)).simulate(raw, entry(name), { url: url(name), now, ...(to ? { envelope: { from: 'bounce@example.org', to } } : {}) });
+  providerOf(entry(name)).simulate(raw, entry(name), {
+    url: url(name),
+    now,
+    ...(to ? { envelope: { from: 'bounce@example.org', to } } : {}),
+  });
 
 /** Everything the store and the API hold: unchanged by a refused request. */
 async function snapshot(): Promise<string> {
@@ -101,8 +117,15 @@ async function snapshot(): Promise<string> {
 
 function expectRefused(answer: Answer, name: string, kinds: RefusalKind[]): void {
   const module = providerOf(entry(name));
-  const kind = kinds.find((k) => REFUSAL_CODES[k] === answer.body.error?.code || (k === 'forged' && answer.body.error?.code === 'MAILGATE_ERR_WEBHOOK_CERTIFICATE'));
-  expect({ name, code: answer.body.error?.code, kindFound: kind !== undefined }).toEqual({ name, code: answer.body.error?.code, kindFound: true });
+  const kind = kinds.find(
+    (k) =>
+      REFUSAL_CODES[k] === answer.body.error?.code || (k === 'forged' && answer.body.error?.code === 'MAILGATE_ERR_WEBHOOK_CERTIFICATE'),
+  );
+  expect({ name, code: answer.body.error?.code, kindFound: kind !== undefined }).toEqual({
+    name,
+    code: answer.body.error?.code,
+    kindFound: true,
+  });
   expect({ name, status: answer.status }).toEqual({ name, status: module.refusalStatus(kind!) });
 }
 
@@ -113,7 +136,7 @@ describe('push intake through mailgate serve: refusals store nothing', () => {
   it('refuses forged, unsigned, replayed, truncated, oversized and malformed requests with each provider’s status and code', async () => {
     const before = await snapshot();
     const raw = message('refused');
-    const wrong: Record<string, unknown> = {
+    const wrong: Record<string, Record<string, unknown>> = {
       'sendgrid-in': { basic_auth: { user: 'mailgate', pass: 'not-the-password-0000' } },
       'mailgun-in': { signing_key: 'not-the-signing-key-0000' },
       'postmark-in': { basic_auth: { user: 'pm', pass: 'not-the-password-0000' } },
@@ -142,7 +165,11 @@ describe('push intake through mailgate serve: refusals store nothing', () => {
     const mailgunForm = new URLSearchParams(simulate('mailgun-in', raw).body.toString());
     mailgunForm.delete('signature');
     expectRefused(
-      await post(url('mailgun-in'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(mailgunForm.toString()) }),
+      await post(url('mailgun-in'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: Buffer.from(mailgunForm.toString()),
+      }),
       'mailgun-in',
       ['unsigned'],
     );
@@ -214,7 +241,9 @@ describe('push intake through mailgate serve: delivered once', () => {
     for (let id = 1; id <= names.length; id++) {
       const item = (await store.getItem(id))!;
       const name = item.origin.account!;
-      const res = await fetch(`${emu.url}/api/v1/sources/acme/support/comments/${item.commentId}`, { headers: { authorization: `Bearer ${emu.token}` } });
+      const res = await fetch(`${emu.url}/api/v1/sources/acme/support/comments/${item.commentId}`, {
+        headers: { authorization: `Bearer ${emu.token}` },
+      });
       expect(res.status).toBe(200);
       const comment = ((await res.json()) as { comment: { user_properties: Record<string, unknown> } }).comment;
       expect({ name, adapter: item.origin.adapter, recipient: comment.user_properties['string:Recipient'] }).toEqual({
@@ -241,21 +270,27 @@ describe('upload through mailgate serve', () => {
     const store = service.runtime.store;
     const start = emu.emulator.stats();
     const delivered0 = (await store.counters('support'))[0]?.delivered ?? 0;
-    const one = await fetch(uploadUrl(), { method: 'POST', headers: { ...auth, 'content-type': 'message/rfc822' }, body: message('upload-one') });
+    const one = await fetch(uploadUrl(), {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'message/rfc822' },
+      body: new Uint8Array(message('upload-one')),
+    });
     expect(one.status).toBe(202);
     const [single] = ((await one.json()) as { results: Results }).results;
     expect(single).toMatchObject({ duplicate: false });
 
-    const mbox = [1, 2, 3].map((i) => `From sender@example.org Tue Nov 24 12:00:00 2026\n${message(`upload-mbox-${i}`).toString().replace(/\r\n/g, '\n')}`).join('\n');
+    const mbox = [1, 2, 3]
+      .map((i) => `From sender@example.org Tue Nov 24 12:00:00 2026\n${message(`upload-mbox-${i}`).toString().replace(/\r\n/g, '\n')}`)
+      .join('\n');
     const box = await fetch(uploadUrl(), { method: 'POST', headers: { ...auth, 'content-type': 'application/mbox' }, body: mbox });
     expect(box.status).toBe(202);
     const boxed = ((await box.json()) as { results: Results }).results;
     expect(boxed.map((r) => r.duplicate)).toEqual([false, false, false]);
 
     const form = new FormData();
-    form.append('file', new Blob([message('upload-part-a')]), 'a.eml');
-    form.append('file', new Blob([Buffer.from('\xd0\xcf\x11\xe0 not really an Outlook message', 'latin1')]), 'broken.msg');
-    form.append('file', new Blob([message('upload-part-b')]), 'b.eml');
+    form.append('file', new Blob([new Uint8Array(message('upload-part-a'))]), 'a.eml');
+    form.append('file', new Blob([new Uint8Array(Buffer.from('\xd0\xcf\x11\xe0 not really an Outlook message', 'latin1'))]), 'broken.msg');
+    form.append('file', new Blob([new Uint8Array(message('upload-part-b'))]), 'b.eml');
     const multi = await fetch(uploadUrl(), { method: 'POST', headers: auth, body: form });
     expect(multi.status).toBe(202);
     const parts = ((await multi.json()) as { results: Results }).results;
@@ -269,7 +304,9 @@ describe('upload through mailgate serve', () => {
     };
     const listed = dlq.items.find((i) => String(i.id) === bad.id)!;
     expect(listed).toMatchObject({ origin: { adapter: 'upload' }, error: { code: bad.dead!.code } });
-    const rawBytes = Buffer.from(await (await fetch(`${service.url}/api/dlq/${bad.id}/raw`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).arrayBuffer());
+    const rawBytes = Buffer.from(
+      await (await fetch(`${service.url}/api/dlq/${bad.id}/raw`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).arrayBuffer(),
+    );
     expect(rawBytes.toString('latin1')).toBe('\xd0\xcf\x11\xe0 not really an Outlook message');
 
     const good = [single!, ...boxed, ...parts.filter((r) => r.dead === undefined)];

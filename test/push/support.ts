@@ -32,7 +32,7 @@ export interface Answer {
 
 /** Posts a simulated request as it is (exact bytes and headers). */
 export async function post(url: string, req: SimulatedRequest): Promise<Answer> {
-  const res = await fetch(url, { method: req.method, headers: req.headers, body: req.body });
+  const res = await fetch(url, { method: req.method, headers: req.headers, body: new Uint8Array(req.body) });
   const text = await res.text();
   let body: Answer['body'] = {};
   try {

@@ -32,7 +32,8 @@ describe('runtime push sink', () => {
       config,
       logger: createLogger(false),
       dryRun: true,
-      onPushCommit: (c) => c.forEach(({ inbound, result }) => committed.push({ adapter: inbound.origin.adapter, duplicate: result.duplicate })),
+      onPushCommit: (c) =>
+        c.forEach(({ inbound, result }) => committed.push({ adapter: inbound.origin.adapter, duplicate: result.duplicate })),
     });
     try {
       let wakes = 0;
