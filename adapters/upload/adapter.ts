@@ -90,6 +90,7 @@ export class UploadAdapter implements Adapter {
         method: 'POST',
         path: this.path,
         bodyLimit: this.config.body_limit,
+        tooLarge: 'MAILGATE_ERR_UPLOAD_TOO_LARGE',
         handle: (req, sink) => this.guard(req, () => this.upload(req, sink)),
       },
       {

@@ -3,6 +3,9 @@
  * normalized by the entry's provider module (providers.ts), stored through the PushSink before
  * the provider gets its 2xx.
  */
+import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Adapter, AdapterContext, AdapterHealth, PushEndpoint } from '../../src/pipeline/types.js';
 import { webhookEntrySchema, webhookPath, type WebhookEntry, type WebhookEntryInput } from './config.js';
@@ -48,6 +51,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     method,
     path,
     bodyLimit: entry.body_limit,
+    tooLarge: 'MAILGATE_ERR_WEBHOOK_TOO_LARGE',
     handle: (req, sink) => handle(req, sink),
   });
 
@@ -80,7 +84,30 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
   };
 }
 
+/**
+ * A fetch that answers the SES entry's pinned certificates (`certificates:` URL → PEM file, read
+ * and checked now, at start) from memory and fetches any other URL over HTTPS.
+ */
+export function pinnedFetch(entry: WebhookEntry, fallback: (url: string) => Promise<Buffer> = httpsGet): (url: string) => Promise<Buffer> {
+  const pinned = new Map<string, Buffer>();
+  for (const [url, path] of Object.entries(entry.provider === 'ses' ? (entry.certificates ?? {}) : {})) {
+    let pem: Buffer;
+    try {
+      pem = readFileSync(path);
+      new X509Certificate(pem);
+    } catch (err) {
+      throw new GatewayError(
+        'MAILGATE_ERR_CONFIG_INVALID',
+        `webhook ${entry.name}: certificates["${url}"]: ${path} is not a readable PEM certificate (${(err as Error).message})`,
+      );
+    }
+    pinned.set(new URL(url).href, pem);
+  }
+  if (pinned.size === 0) return fallback;
+  return async (url) => pinned.get(url) ?? fallback(url);
+}
+
 /** The registry's factory: one entry of `adapters.webhooks[]`. */
 export function create(entry: WebhookEntry, ctx: AdapterContext): Adapter {
-  return createWebhookAdapter(entry, { logger: ctx.logger });
+  return createWebhookAdapter(entry, { logger: ctx.logger, fetch: pinnedFetch(entry) });
 }

@@ -3,6 +3,7 @@
  * else from the core pipeline; they never import each other.
  */
 
+import type { ErrorCode } from '../errors.js';
 import type { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { MboxQuoting } from '../mime/mbox-finish.js';
@@ -141,6 +142,8 @@ export interface PushEndpoint {
   path: string;
   /** Largest body accepted in bytes; over it the server answers 413 without reading further. */
   bodyLimit: number;
+  /** The code of the 413 answer over `bodyLimit`, in the endpoint's terms. Default MAILGATE_ERR_SERVER_BODY_TOO_LARGE. */
+  tooLarge?: ErrorCode;
   handle(req: PushRequest, sink: PushSink, params: Record<string, string>): Promise<PushResponse>;
 }
 

@@ -19,7 +19,7 @@ import { createDelivery, type DeliverFn, type DeliveryLoop, type DeliveryOptions
 import { createIntake, type Intake, type IntakeOptions } from '../pipeline/intake.js';
 import { routeTarget } from '../pipeline/origin.js';
 import { ParsePool } from '../pipeline/pool.js';
-import { createPushSink } from '../pipeline/push-sink.js';
+import { createPushSink, type PushSinkOptions } from '../pipeline/push-sink.js';
 import type { Adapter, IntakeSink, PushEndpoint, PushSink } from '../pipeline/types.js';
 import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
 import { openStore } from '../store/index.js';
@@ -49,6 +49,8 @@ export interface RuntimeOptions {
   /** Passed to intake and delivery (progress, metrics). */
   onIntakeBatch?: IntakeOptions['onBatch'];
   onDeliveryBatch?: DeliveryOptions['onBatch'];
+  /** Called after each durable commit of pushed messages (the service counts them); delivery is woken either way. */
+  onPushCommit?: PushSinkOptions['onCommit'];
   /** Called when a route is paused because the API refused the credentials or the target (401/403/404). Default: an error log line. */
   onPause?: DeliveryOptions['onPause'];
   /** Wraps the function that delivers one batch (the service counts outcomes per adapter). */
@@ -175,9 +177,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
     const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
     delivery.onPredictionsSaved((route) => sinks.notify(route));
-    const pushSink = createPushSink({
-      intake, store, routes, maxOutbox: config.delivery.max_outbox, logger, onCommit: () => delivery.wake(),
-    });
+    // Pushed items go out at once rather than after delivery's idle wait.
+    const onCommit: PushSinkOptions['onCommit'] = (committed) => {
+      delivery.wake();
+      options.onPushCommit?.(committed);
+    };
+    const pushSink = createPushSink({ intake, store, routes, maxOutbox: config.delivery.max_outbox, logger, onCommit });
     return assemble({ config, core, intake, delivery, adapters, sinks, pushSink, ...(actions ? { actions } : {}) });
   } catch (err) {
     await pool?.close();

@@ -4,7 +4,7 @@
  * headers, and its answer is sent as it is. A body over the endpoint's `bodyLimit` is answered
  * 413 with a coded error before more of it is read.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PushEndpoint, PushResponse, PushSink } from '../pipeline/types.js';
 
 export interface PushRoutes {
@@ -34,6 +34,12 @@ export function pushRoutes(push: PushRoutes) {
         url: endpoint.path,
         // fastify wants a positive limit; an endpoint that takes no body (GET) declares 0.
         bodyLimit: Math.max(1, endpoint.bodyLimit),
+        // Over the limit the provider (or client) gets the endpoint's own code; other errors go to the server's handler.
+        errorHandler: (err: FastifyError, _request, reply) => {
+          if (err.statusCode !== 413 || endpoint.tooLarge === undefined) throw err;
+          const message = `the body exceeds ${endpoint.bodyLimit} bytes`;
+          return send(reply, { status: 413, body: { error: { code: endpoint.tooLarge, message } } });
+        },
         handler: async (request, reply) => {
           const res = await endpoint.handle({
             method: request.method,

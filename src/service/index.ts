@@ -18,7 +18,7 @@ import { buildApp } from '../server/app.js';
 import { baseUrl, listenError, parseListen } from '../server/listen.js';
 import type { PredictionSinks } from '../sinks/index.js';
 import { createServiceDeps } from './deps.js';
-import { countingDeliver, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
+import { countingDeliver, countingPush, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
 
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
 
@@ -64,6 +64,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     onApiAttempt: observeApi(metrics),
     wrapDeliver: (deliver) => countingDeliver(deliver, metrics, config.delivery.max_item_attempts),
     onDeliveryBatch: observer.onBatch,
+    onPushCommit: countingPush(metrics),
     onPause: (route, reason, ms) => logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`),
     ...(options.owner ? { owner: options.owner } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { PAUSE_CODES, type DeliverFn, type DeliveryCounters, type DeliveryOptions } from '../pipeline/delivery.js';
 import type { Intake } from '../pipeline/intake.js';
+import type { PushSinkOptions } from '../pipeline/push-sink.js';
 import type { IntakeSink } from '../pipeline/types.js';
 import type { Store } from '../store/types.js';
 import type { AdapterEntry } from '../runtime/adapters.js';
@@ -30,6 +31,29 @@ export function countingSink(intake: Intake, metrics: Metrics): IntakeSink {
       const failed = intake.counters.failed - before.failed;
       if (failed > 0) metrics.messagesDeadLettered.inc(labels, failed);
     },
+  };
+}
+
+/**
+ * The push sink's onCommit: pushed messages (webhooks, uploads) counted per (route, adapter) like
+ * pulled ones. A duplicate (a provider's retry) is received again but neither parsed nor queued.
+ */
+export function countingPush(metrics: Metrics): NonNullable<PushSinkOptions['onCommit']> {
+  return (committed) => {
+    try {
+      for (const { inbound, result } of committed) {
+        const labels = { route: inbound.route, adapter: inbound.origin.adapter };
+        metrics.messagesReceived.inc(labels);
+        if (result.duplicate) continue;
+        if (result.dead) metrics.messagesDeadLettered.inc(labels);
+        else {
+          metrics.messagesParsed.inc(labels);
+          metrics.messagesQueued.inc(labels);
+        }
+      }
+    } catch {
+      // Metrics must never fail an intake.
+    }
   };
 }
 

@@ -82,6 +82,13 @@ export const sesConfigSchema = z
         'Oldest SNS Timestamp taken, in seconds before now (SNS retries a message with its first Timestamp for up to 3600 s). ' +
           `Default ${SES_DEFAULT_MAX_AGE_S}.`,
       ),
+    certificates: z
+      .record(z.string().url(), z.string().min(1))
+      .optional()
+      .describe(
+        'Pinned SNS signing certificates: SigningCertURL → path of a PEM file read at start and used instead of fetching that URL ' +
+          '(air-gapped deployments, tests). A URL not listed is fetched over HTTPS as usual. Default: none.',
+      ),
     simulation: z
       .object({
         private_key_pem: z.string().min(1).describe('PEM RSA private key that signs simulated notifications.'),
