@@ -10,6 +10,7 @@
  * Prints messages/s (250 received) and time from the end of DATA to the 250, p50/p99, for both.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { fsyncMedianMs } from './support/fsync.js';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,6 +180,16 @@ async function main(): Promise<void> {
   console.log(`${MESSAGES} messages of ~5 KB over ${CONNECTIONS} SMTP connections`);
   console.log(`smtp-server, nothing stored:  ${fmt(plain)}`);
   console.log(`mailgate smtp, durable 250:   ${fmt(stored)}  (${stored.commits} commits)`);
+  const probe = mkdtempSync(join(tmpdir(), 'mailgate-bench-fsync-'));
+  const fsyncMs = fsyncMedianMs(probe);
+  rmSync(probe, { recursive: true, force: true });
+  // Each sender waits for its 250 before its next message: a commit carries at most one message
+  // per connection, and commits are at least one fdatasync apart.
+  const bound = (CONNECTIONS * 1000) / fsyncMs;
+  console.log(
+    `disk: fdatasync of 4 KiB p50 ${fsyncMs.toFixed(2)} ms -> ${CONNECTIONS} connections can be answered durably at most ` +
+      `${bound.toFixed(0)} messages/s; measured ${(MESSAGES / stored.commits).toFixed(1)} messages per commit`,
+  );
 }
 
 main().catch((err: unknown) => {
