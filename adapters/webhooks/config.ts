@@ -48,7 +48,11 @@ export const postmarkEntrySchema = entry(postmarkFields);
 export const sesEntrySchema = entry(sesFields);
 export const mandrillEntrySchema = entry(mandrillFields);
 export const sparkpostEntrySchema = entry(sparkpostFields);
-export const rawEntrySchema = entry(rawFields);
+export const rawEntrySchema = entry(rawFields).superRefine((e, ctx) => {
+  if ((e.hmac_secret === undefined) === (e.bearer_keys === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['hmac_secret'], message: 'a raw endpoint needs exactly one of hmac_secret and bearer_keys' });
+  }
+});
 
 export type SendGridEntry = z.infer<typeof sendgridEntrySchema>;
 export type MailgunEntry = z.infer<typeof mailgunEntrySchema>;
@@ -76,9 +80,6 @@ export const webhookEntrySchema = z
     }
     if (e.provider === 'sendgrid' && e.max_age_s !== undefined && e.public_key === undefined) {
       ctx.addIssue({ code: 'custom', path: ['max_age_s'], message: 'max_age_s applies to signed requests: set public_key too' });
-    }
-    if (e.provider === 'raw' && e.hmac_secret === undefined && e.bearer_keys === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['hmac_secret'], message: 'a raw endpoint needs hmac_secret or bearer_keys' });
     }
   })
   .describe('A mail-provider inbound webhook endpoint; the fields after route depend on provider (docs/webhooks.md).');

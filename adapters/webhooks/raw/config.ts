@@ -3,6 +3,7 @@
  * Cloudflare Email Worker, a script). Authenticated by an HMAC signature or bearer keys.
  */
 import { z } from 'zod';
+import type { RawEntry } from '../config.js';
 
 /** Cloudflare Email Routing's 25 MiB cap plus room for a larger relay. */
 export const RAW_DEFAULT_BODY_LIMIT = 26 * 1024 * 1024;
@@ -10,49 +11,33 @@ export const RAW_DEFAULT_MAX_AGE_S = 300;
 
 const secret = (what: string) => z.string().min(16, `${what} must be at least 16 characters`);
 
-const rawObject = z
-  .object({
-    name: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)
-      .describe('Endpoint name (lower case, digits, - and _); the default path is /webhooks/<name>.'),
-    provider: z.literal('raw').describe('The request body is the raw message (message/rfc822 or any type).'),
-    route: z.string().min(1).describe('The route (delivery.routes[].name) its messages go to.'),
-    path: z.string().startsWith('/').optional().describe('URL path to mount the endpoint on. Default /webhooks/<name>.'),
-    body_limit: z
-      .number()
-      .int()
-      .min(1)
-      .default(RAW_DEFAULT_BODY_LIMIT)
-      .describe(`Largest request body, in bytes (413 over it). Default ${RAW_DEFAULT_BODY_LIMIT} (26 MiB).`),
-    hmac_secret: secret('hmac_secret')
-      .optional()
-      .describe(
-        'Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">. Exclusive with bearer_keys.',
-      ),
-    max_age_s: z
-      .number()
-      .int()
-      .min(1)
-      .max(86_400)
-      .default(RAW_DEFAULT_MAX_AGE_S)
-      .describe(`How far the signature timestamp may lie from now (either way), in seconds. Default ${RAW_DEFAULT_MAX_AGE_S}.`),
-    bearer_keys: z
-      .array(secret('a bearer key'))
-      .min(1)
-      .optional()
-      .describe('Accepted keys for Authorization: Bearer <key> (several for rotation). Exclusive with hmac_secret.'),
-  })
-  .strict();
-
-export const rawConfigSchema = rawObject.superRefine((c, ctx) => {
-    if ((c.hmac_secret === undefined) === (c.bearer_keys === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['hmac_secret'], message: 'configure exactly one of hmac_secret and bearer_keys' });
-    }
-  });
-
 /** The raw provider's own fields within `adapters.webhooks[]` (the common ones come from ../config.ts). */
-const { name: _name, route: _route, path: _path, ...rawOwn } = rawObject.shape;
-export const rawFields = rawOwn;
+export const rawFields = {
+  provider: z.literal('raw').describe('The request body is the raw message (message/rfc822 or any type).'),
+  body_limit: z
+    .number()
+    .int()
+    .min(1)
+    .default(RAW_DEFAULT_BODY_LIMIT)
+    .describe(`Largest request body, in bytes (413 over it). Default ${RAW_DEFAULT_BODY_LIMIT} (26 MiB).`),
+  hmac_secret: secret('hmac_secret')
+    .optional()
+    .describe(
+      'Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">. Exclusive with bearer_keys.',
+    ),
+  max_age_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(RAW_DEFAULT_MAX_AGE_S)
+    .describe(`How far the signature timestamp may lie from now (either way), in seconds. Default ${RAW_DEFAULT_MAX_AGE_S}.`),
+  bearer_keys: z
+    .array(secret('a bearer key'))
+    .min(1)
+    .optional()
+    .describe('Accepted keys for Authorization: Bearer <key> (several for rotation). Exclusive with hmac_secret.'),
+};
 
-export type RawConfig = z.output<typeof rawConfigSchema>;
+/** One raw endpoint of `adapters.webhooks[]`, validated (the schema is rawEntrySchema in ../config.ts). */
+export type RawConfig = RawEntry;

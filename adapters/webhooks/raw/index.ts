@@ -8,7 +8,9 @@ import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type Refus
 import { header, SIGNATURE_HEADER, signRaw, verifyRaw } from './auth.js';
 import type { RawConfig } from './config.js';
 
-export { rawConfigSchema, type RawConfig } from './config.js';
+export { type RawConfig } from './config.js';
+/** The schema of a raw endpoint entry, common fields included. */
+export { rawEntrySchema as rawConfigSchema } from '../config.js';
 
 export const ENVELOPE_FROM_HEADER = 'x-mailgate-envelope-from';
 export const ENVELOPE_TO_HEADER = 'x-mailgate-envelope-to';

@@ -12,7 +12,9 @@ import type { SesConfig } from './config.js';
 import { sesMessages } from './notification.js';
 import { parseSns, signSnsMessage, snsUrl, verifySns, type SnsMessage } from './sns.js';
 
-export { sesConfigSchema, type SesConfig } from './config.js';
+export { type SesConfig } from './config.js';
+/** The schema of an SES endpoint entry, common fields included. */
+export { sesEntrySchema as sesConfigSchema } from '../config.js';
 export { clearCertificateCache, signSnsMessage, stringToSign } from './sns.js';
 
 /** SNS retries only 5xx: every refusal that can never succeed is a 4xx. */
