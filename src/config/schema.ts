@@ -86,6 +86,7 @@ export const DeliverySchema = z
     max_outbox: int(1).default(50_000).describe('Outbox depth at which intake pauses (backpressure). Default 50000.'),
     max_item_attempts: int(1).default(50).describe('Delivery attempts of one item (each a full retried request) before it is dead-lettered. Default 50.'),
     drain_ms: int(0, 3_600_000).default(30_000).describe('On shutdown of `mailgate serve`, how long delivery may keep sending what is queued, in ms (0: stop at once); what is left stays queued for the next start. `--drain-ms` overrides it. Default 30000.'),
+    heartbeat_ms: int(100, 600_000).default(5_000).describe('How often a process that claims outbox items renews its heartbeat in the store, in ms; one that missed 3 is taken for dead and its claims are released (on its own host at once when its pid is gone). Default 5000.'),
   })
   .strict();
 

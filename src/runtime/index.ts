@@ -27,6 +27,7 @@ import type { Store } from '../store/types.js';
 import { actionTarget } from './actions.js';
 import { buildAdapters, entryOf, runAdapters, type AdapterEntry } from './adapters.js';
 import { apiEndpoint, type ApiEndpoint } from './api.js';
+import { startOwner, type OwnerHandle } from './owner.js';
 
 export { emulatorDataDir } from './api.js';
 export type { AdapterEntry, AdapterState } from './adapters.js';
@@ -39,8 +40,14 @@ export interface RuntimeOptions {
   owner?: string;
   /** Nothing is sent and no emulator is started; the client points nowhere. */
   dryRun?: boolean;
-  /** Outbox claim lease in ms (default 60000). A killed process's claims free up after it. */
+  /**
+   * Outbox claim lease in ms (default 60000). A process that dies stops its heartbeat: its
+   * claims are released by the next process of its host at once, by any other after a few
+   * heartbeats (runtime/owner.ts); the lease bounds the wait only for unregistered owners.
+   */
   leaseMs?: number;
+  /** Heartbeat interval of this process as a registered owner, in ms. Default `delivery.heartbeat_ms`. */
+  heartbeatMs?: number;
   /**
    * The adapters to run. Default: one per entry of the configuration's `adapters:`, built
    * through the registry (adapters/index.ts).
@@ -108,6 +115,7 @@ interface Core {
   logger: Logger;
   owner: string;
   leaseMs: number;
+  ownerHandle?: OwnerHandle;
 }
 
 function buildIntake(options: RuntimeOptions, c: Core, wake: () => void): Intake {
@@ -183,6 +191,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       options.onPushCommit?.(committed);
     };
     const pushSink = createPushSink({ intake, store, routes, maxOutbox: config.delivery.max_outbox, logger, onCommit });
+    // Registered before the first claim, which then finds the claims of dead owners released.
+    // A dry run claims nothing and writes nothing.
+    if (options.dryRun !== true) {
+      const heartbeatMs = options.heartbeatMs ?? config.delivery.heartbeat_ms;
+      core.ownerHandle = await startOwner({ store, id: core.owner, heartbeatMs, logger: logger.child({ component: 'owner' }) });
+    }
     return assemble({ config, core, intake, delivery, adapters, sinks, pushSink, ...(actions ? { actions } : {}) });
   } catch (err) {
     await pool?.close();
@@ -234,6 +248,8 @@ function assemble(parts: Parts): Runtime {
       await sinks.close();
       await core.pool.close();
       await core.api.stop?.();
+      // Deregistering releases what this process still holds: the next one claims it at once.
+      await core.ownerHandle?.stop().catch((err: unknown) => core.logger.warn({ err }, 'deregistering the owner failed'));
       await core.store.close();
     },
   };

@@ -132,3 +132,19 @@ export function routeCountersFromRow(r: Record<string, number | string>): RouteC
     aiUnits: Number(r.ai_units),
   };
 }
+
+/** Upper bound for an owner's heartbeat interval: 1 hour. */
+export const MAX_HEARTBEAT_MS = 3_600_000;
+
+export function checkOwner(owner: { id: string; host: string; pid: number; heartbeatMs: number }): void {
+  if (typeof owner.id !== 'string' || owner.id === '') throw invalid('an owner needs a non-empty id');
+  if (!Number.isInteger(owner.pid) || owner.pid < 0) throw invalid(`an owner's pid must be a non-negative integer, got ${String(owner.pid)}`);
+  if (!Number.isInteger(owner.heartbeatMs) || owner.heartbeatMs < 1 || owner.heartbeatMs > MAX_HEARTBEAT_MS) {
+    throw invalid(`heartbeatMs must be an integer from 1 to ${MAX_HEARTBEAT_MS}, got ${String(owner.heartbeatMs)}`);
+  }
+}
+
+export function checkMissedBeats(n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw invalid(`missedBeats must be an integer from 1 to 1000, got ${String(n)}`);
+  return n;
+}

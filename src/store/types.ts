@@ -241,6 +241,38 @@ export interface Lease {
   expiresAt: string;
 }
 
+/** A process that claims work, as it registers itself (`registerOwner`). */
+export interface OwnerRegistration {
+  /** The owner string of its claims and leases, unique per process run. */
+  id: string;
+  /** `os.hostname()` of its machine: its pid means something only there. */
+  host: string;
+  pid: number;
+  /**
+   * When the process started, as the operating system tells it (Linux: field 22 of
+   * `/proc/<pid>/stat`), to tell a reused pid from the owner's; absent where unknown.
+   */
+  procStart?: string;
+  /** How often it renews its heartbeat, in ms: it counts as dead after missing a few. */
+  heartbeatMs: number;
+}
+
+/** A registered owner (`listOwners`). */
+export interface OwnerInfo extends OwnerRegistration {
+  startedAt: string;
+  heartbeatAt: string;
+  /** How long ago its last heartbeat was, by the store's clock, in ms. */
+  heartbeatAgeMs: number;
+}
+
+/** What `reapOwners` took back. */
+export interface ReapResult {
+  /** The owners removed. */
+  owners: string[];
+  /** Queued items their claims held, now claimable at once. */
+  claims: number;
+}
+
 export interface OutboxCount {
   route: string;
   status: OutboxStatus;
@@ -328,6 +360,23 @@ export interface Store extends Ledger {
   /** Gives the lease up if `owner` holds it. */
   releaseLease(name: string, owner: string): Promise<boolean>;
   getLease(name: string): Promise<Lease | undefined>;
+
+  // --- owners (processes that claim work) ----------------------------------------------
+  /** Registers (or registers again) a process; its heartbeat counts from now. */
+  registerOwner(owner: OwnerRegistration): Promise<void>;
+  /** Renews the heartbeat; false when the owner is not registered (it was reaped: register again). */
+  heartbeatOwner(id: string): Promise<boolean>;
+  /** Removes the owner and releases the claims it still holds (clean shutdown); returns how many claims. */
+  deregisterOwner(id: string): Promise<number>;
+  /** Registered owners, oldest first. */
+  listOwners(): Promise<OwnerInfo[]>;
+  /**
+   * Removes the owners named in `dead` (a caller on their host saw their process gone) and every
+   * owner whose last heartbeat is older than `missedBeats` of its own heartbeat intervals, in one
+   * transaction with their claims: the queued items they held become claimable at once, and
+   * their mailbox leases are released.
+   */
+  reapOwners(dead: string[], missedBeats: number): Promise<ReapResult>;
 
   // --- thread index -------------------------------------------------------------------
   indexThread(source: string, entries: ThreadEntry[]): Promise<void>;

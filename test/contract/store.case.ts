@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
+import { ownerCases } from './owners.case.js';
 
 export interface StoreOpenOptions {
   now?: () => number;
@@ -399,6 +400,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
     deadLetterCases(ctx);
     stateCases(ctx);
     pushCases(ctx);
+    ownerCases(ctx);
   });
 }
 

@@ -13,6 +13,7 @@ import { PgDeadLetters } from './dead-letters.js';
 import { PgKeyed } from './keyed.js';
 import { migratePostgres } from './migrations.js';
 import { bumpCounters, PgOutbox, putCheckpoint } from './outbox.js';
+import { PgOwners } from './owners.js';
 import { PgState } from './state.js';
 
 export interface PostgresOptions {
@@ -63,6 +64,7 @@ export class PostgresStore implements T.Store {
   private readonly dead: PgDeadLetters;
   private readonly state: PgState;
   private readonly keyed: PgKeyed;
+  private readonly owners: PgOwners;
   private closed = false;
 
   private constructor(private readonly pool: pg.Pool, clock: PgClock) {
@@ -70,6 +72,7 @@ export class PostgresStore implements T.Store {
     this.outbox = new PgOutbox(pool, this.state, clock);
     this.dead = new PgDeadLetters(pool, this.state, clock);
     this.keyed = new PgKeyed(pool, this.state, clock);
+    this.owners = new PgOwners(pool, clock);
   }
 
   /** Connects and migrates (under an advisory lock). */
@@ -123,6 +126,12 @@ export class PostgresStore implements T.Store {
   renewLease(name: string, owner: string, ttlMs: number) { return this.guard('renewLease', () => this.state.renewLease(name, owner, ttlMs)); }
   releaseLease(name: string, owner: string) { return this.guard('releaseLease', () => this.state.releaseLease(name, owner)); }
   getLease(name: string) { return this.guard('getLease', () => this.state.getLease(name)); }
+
+  registerOwner(owner: T.OwnerRegistration) { return this.guard('registerOwner', () => this.owners.register(owner)); }
+  heartbeatOwner(id: string) { return this.guard('heartbeatOwner', () => this.owners.heartbeat(id)); }
+  deregisterOwner(id: string) { return this.guard('deregisterOwner', () => this.owners.deregister(id)); }
+  listOwners() { return this.guard('listOwners', () => this.owners.list()); }
+  reapOwners(dead: string[], missedBeats: number) { return this.guard('reapOwners', () => this.owners.reap(dead, missedBeats)); }
 
   lookup(source: string, commentIds: string[]) { return this.guard('ledger lookup', () => this.state.lookup(source, commentIds)); }
   record(source: string, entries: Array<T.LedgerEntry & { commentId: string }>) {

@@ -174,6 +174,24 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX outbox_aliases_item ON outbox_aliases (item_id);
     `,
   },
+  {
+    // As SQLite migration 6: processes that claim work register with their identity and a
+    // heartbeat, so a dead one's claims are taken back without waiting out the lease.
+    version: 6,
+    name: 'owners',
+    sql: `
+      CREATE TABLE owners (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        proc_start TEXT,
+        heartbeat_ms INTEGER NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        heartbeat_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE INDEX outbox_claimed ON outbox (lease_owner) WHERE status = 'queued' AND lease_owner IS NOT NULL;
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {

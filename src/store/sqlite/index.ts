@@ -17,6 +17,7 @@ import { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteKeyed } from './keyed.js';
 import { migrateSqlite } from './migrations.js';
 import { SqliteOutbox } from './outbox.js';
+import { SqliteOwners } from './owners.js';
 import { SqliteState } from './state.js';
 
 export interface SqliteOptions {
@@ -72,12 +73,14 @@ export class SqliteStore implements T.Store {
   private readonly dead: SqliteDeadLetters;
   private readonly state: SqliteState;
   private readonly keyed: SqliteKeyed;
+  private readonly owners: SqliteOwners;
 
   private constructor(private readonly db: Database.Database, now: () => number) {
     this.state = new SqliteState(db, now);
     this.outbox = new SqliteOutbox(db, this.state, now);
     this.dead = new SqliteDeadLetters(db, this.outbox, now);
     this.keyed = new SqliteKeyed(db, this.outbox, now);
+    this.owners = new SqliteOwners(db, now);
   }
 
   /** Opens (creating parent directories) and migrates. */
@@ -131,6 +134,12 @@ export class SqliteStore implements T.Store {
   renewLease(name: string, owner: string, ttlMs: number) { return this.guard('renewLease', () => this.state.renewLease(name, owner, ttlMs)); }
   releaseLease(name: string, owner: string) { return this.guard('releaseLease', () => this.state.releaseLease(name, owner)); }
   getLease(name: string) { return this.guard('getLease', () => this.state.getLease(name)); }
+
+  registerOwner(owner: T.OwnerRegistration) { return this.guard('registerOwner', () => this.owners.register(owner)); }
+  heartbeatOwner(id: string) { return this.guard('heartbeatOwner', () => this.owners.heartbeat(id)); }
+  deregisterOwner(id: string) { return this.guard('deregisterOwner', () => this.owners.deregister(id)); }
+  listOwners() { return this.guard('listOwners', () => this.owners.list()); }
+  reapOwners(dead: string[], missedBeats: number) { return this.guard('reapOwners', () => this.owners.reap(dead, missedBeats)); }
 
   lookup(source: string, commentIds: string[]) { return this.guard('ledger lookup', () => this.state.lookup(source, commentIds)); }
   record(source: string, entries: Array<T.LedgerEntry & { commentId: string }>) {

@@ -159,6 +159,25 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_aliases_item ON outbox_aliases (item_id);
     `,
   },
+  {
+    // Every process that claims work registers with its identity and a heartbeat, so the
+    // claims of a dead one are taken back at once (same host, pid gone) or after a few missed
+    // heartbeats, not after a full lease. The index finds a dead owner's claims.
+    version: 6,
+    name: 'owners',
+    sql: `
+      CREATE TABLE owners (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        proc_start TEXT,
+        heartbeat_ms INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+      );
+      CREATE INDEX outbox_claimed ON outbox (lease_owner) WHERE status = 'queued' AND lease_owner IS NOT NULL;
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

@@ -1,0 +1,83 @@
+/**
+ * Registered owners (processes that claim work) in PostgreSQL: registration, heartbeat, and
+ * taking back what a dead owner held. Times are the server's clock unless a test clock is given,
+ * so replicas with skewed clocks agree on whose heartbeat stopped.
+ */
+import type pg from 'pg';
+import { checkMissedBeats, checkOwner } from '../common.js';
+import type { OwnerInfo, OwnerRegistration, ReapResult } from '../types.js';
+import { iso, nowParam, pgNow, withTransaction, type PgClock, type Queryable } from './db.js';
+
+interface PgOwnerRow {
+  id: string;
+  host: string;
+  pid: number;
+  proc_start: string | null;
+  heartbeat_ms: number;
+  started_at: Date;
+  heartbeat_at: Date;
+  age_ms: string | number;
+}
+
+/** Frees the claims and mailbox leases of these owners; returns how many claims. */
+async function release(db: Queryable, owners: string[]): Promise<number> {
+  if (owners.length === 0) return 0;
+  await db.query('DELETE FROM leases WHERE owner = ANY($1::text[])', [owners]);
+  const res = await db.query(
+    `UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL WHERE status = 'queued' AND lease_owner = ANY($1::text[])`,
+    [owners],
+  );
+  return res.rowCount ?? 0;
+}
+
+export class PgOwners {
+  constructor(private readonly pool: pg.Pool, private readonly clock: PgClock) {}
+
+  async register(owner: OwnerRegistration): Promise<void> {
+    checkOwner(owner);
+    await this.pool.query(
+      `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, ${pgNow(6)}, ${pgNow(6)})
+       ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, proc_start = excluded.proc_start,
+         heartbeat_ms = excluded.heartbeat_ms, heartbeat_at = excluded.heartbeat_at`,
+      [owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, nowParam(this.clock)],
+    );
+  }
+
+  async heartbeat(id: string): Promise<boolean> {
+    const res = await this.pool.query(`UPDATE owners SET heartbeat_at = ${pgNow(2)} WHERE id = $1`, [id, nowParam(this.clock)]);
+    return res.rowCount === 1;
+  }
+
+  deregister(id: string): Promise<number> {
+    return withTransaction(this.pool, async (client) => {
+      await client.query('DELETE FROM owners WHERE id = $1', [id]);
+      return release(client, [id]);
+    });
+  }
+
+  async list(): Promise<OwnerInfo[]> {
+    const { rows } = await this.pool.query<PgOwnerRow>(
+      `SELECT id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at,
+         GREATEST(0, FLOOR(EXTRACT(EPOCH FROM (${pgNow(1)} - heartbeat_at)) * 1000)) AS age_ms
+       FROM owners ORDER BY started_at, id`,
+      [nowParam(this.clock)],
+    );
+    return rows.map((r) => ({
+      id: r.id, host: r.host, pid: Number(r.pid), ...(r.proc_start === null ? {} : { procStart: r.proc_start }), heartbeatMs: Number(r.heartbeat_ms),
+      startedAt: iso(r.started_at), heartbeatAt: iso(r.heartbeat_at), heartbeatAgeMs: Number(r.age_ms),
+    }));
+  }
+
+  reap(dead: string[], missedBeats: number): Promise<ReapResult> {
+    checkMissedBeats(missedBeats);
+    return withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ id: string }>(
+        `DELETE FROM owners WHERE id = ANY($1::text[])
+           OR heartbeat_at + heartbeat_ms * $2 * interval '1 millisecond' <= ${pgNow(3)} RETURNING id`,
+        [dead, missedBeats, nowParam(this.clock)],
+      );
+      const owners = rows.map((r) => r.id).sort();
+      return { owners, claims: await release(client, owners) };
+    });
+  }
+}

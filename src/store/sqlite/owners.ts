@@ -1,0 +1,74 @@
+/**
+ * Registered owners (processes that claim work) in SQLite: registration, heartbeat, and
+ * taking back what a dead owner held. Times are ms since the epoch by the store's clock.
+ */
+import type Database from 'better-sqlite3';
+import { checkOwner, checkMissedBeats } from '../common.js';
+import type { OwnerInfo, OwnerRegistration, ReapResult } from '../types.js';
+
+interface OwnerRow {
+  id: string;
+  host: string;
+  pid: number;
+  proc_start: string | null;
+  heartbeat_ms: number;
+  started_at: number;
+  heartbeat_at: number;
+}
+
+export class SqliteOwners {
+  constructor(private readonly db: Database.Database, private readonly now: () => number) {}
+
+  register(owner: OwnerRegistration): void {
+    checkOwner(owner);
+    const now = this.now();
+    this.db.prepare(
+      `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, proc_start = excluded.proc_start,
+         heartbeat_ms = excluded.heartbeat_ms, heartbeat_at = excluded.heartbeat_at`,
+    ).run(owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, now, now);
+  }
+
+  heartbeat(id: string): boolean {
+    return this.db.prepare('UPDATE owners SET heartbeat_at = ? WHERE id = ?').run(this.now(), id).changes === 1;
+  }
+
+  deregister(id: string): number {
+    return this.db.transaction(() => {
+      this.db.prepare('DELETE FROM owners WHERE id = ?').run(id);
+      return this.release([id]);
+    }).immediate();
+  }
+
+  list(): OwnerInfo[] {
+    const now = this.now();
+    const rows = this.db.prepare('SELECT * FROM owners ORDER BY started_at, id').all() as OwnerRow[];
+    return rows.map((r) => ({
+      id: r.id, host: r.host, pid: r.pid, ...(r.proc_start === null ? {} : { procStart: r.proc_start }), heartbeatMs: r.heartbeat_ms,
+      startedAt: new Date(r.started_at).toISOString(), heartbeatAt: new Date(r.heartbeat_at).toISOString(),
+      heartbeatAgeMs: Math.max(0, now - r.heartbeat_at),
+    }));
+  }
+
+  reap(dead: string[], missedBeats: number): ReapResult {
+    checkMissedBeats(missedBeats);
+    return this.db.transaction(() => {
+      const rows = this.db.prepare(
+        `DELETE FROM owners WHERE id IN (SELECT value FROM json_each(?)) OR heartbeat_at + heartbeat_ms * ? <= ? RETURNING id`,
+      ).all(JSON.stringify(dead), missedBeats, this.now()) as Array<{ id: string }>;
+      const owners = rows.map((r) => r.id).sort();
+      return { owners, claims: this.release(owners) };
+    }).immediate();
+  }
+
+  /** Frees the claims and mailbox leases of these owners (inside the caller's transaction). */
+  private release(owners: string[]): number {
+    if (owners.length === 0) return 0;
+    const list = JSON.stringify(owners);
+    this.db.prepare('DELETE FROM leases WHERE owner IN (SELECT value FROM json_each(?))').run(list);
+    return this.db.prepare(
+      `UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL
+       WHERE status = 'queued' AND lease_owner IN (SELECT value FROM json_each(?))`,
+    ).run(list).changes;
+  }
+}
