@@ -91,6 +91,7 @@ export class Settler {
   private async delivered(docs: Prepared[], answer: Answer): Promise<void> {
     if ('predictions' in answer) {
       this.report.aiUnits += docs.length;
+      for (const p of docs) this.report.estimatedAiUnits += p.units;
       docs.forEach((p, j) => {
         this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', predictions: answer.predictions[j] ?? [], model: answer.model ?? null, ...warningsOf(p) };
       });
@@ -100,12 +101,16 @@ export class Settler {
         updated_text_changed: answer.updated_text_changed, unchanged: answer.unchanged,
       };
       addCounts(this.report.counts, counts);
-      this.report.aiUnits += Math.max(counts.new + counts.updated_text_changed, this.expectedUnits(docs));
+      // Confirmed: what the answer says was billed. Estimated: also the units of documents the
+      // ledger never saw delivered that the answer calls unchanged — an earlier attempt (a lost
+      // answer, a process killed before recording) created them, billed then, maybe by another run.
+      const confirmed = counts.new + counts.updated_text_changed;
+      this.report.aiUnits += confirmed;
+      this.report.estimatedAiUnits += Math.max(confirmed, this.expectedUnits(docs));
       for (const p of docs) {
         this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', ...(docs.length === 1 ? { counts } : {}), ...warningsOf(p) };
       }
     }
-    for (const p of docs) this.report.estimatedAiUnits += p.units;
     await this.record(docs, 'delivered');
   }
 

@@ -88,9 +88,8 @@ export interface DeliveryReport {
   /** Sum of the service's counts over successful sync requests. */
   counts: SyncCounts;
   /**
-   * AI units spent. Sync, per successful request: the larger of the answer's
-   * `new + updated_text_changed` and the ledger's expectation for its documents (see
-   * docs/delivery.md "Ledger and billing"). Predict: one per document answered. Dry run: 0.
+   * AI units the API confirmed. Sync: the answers' `new + updated_text_changed`. Predict: one per
+   * document answered. Dry run: 0. (docs/delivery.md "AI units reported")
    */
   aiUnits: number;
   /**
@@ -99,7 +98,11 @@ export interface DeliveryReport {
    * 2xx), one per document each. The service bills such an attempt or not; mailgate cannot know.
    */
   unconfirmedAiUnits: number;
-  /** AI units by the ledger rule for what was (or, in a dry run, would be) sent. */
+  /**
+   * AI units by the ledger rule. Dry run: what would be sent would cost. Sync, per successful
+   * request: the larger of the answer's count and the ledger's expectation for its documents, so
+   * documents an earlier attempt created and billed (its answer lost) count here. Predict: as `aiUnits`.
+   */
   estimatedAiUnits: number;
   /** HTTP requests made (dry run: requests that would be made). */
   requests: number;

@@ -115,6 +115,7 @@ export function createDeliverFn(options: DeliverFnOptions): DeliverFn {
       ledger,
       { dryRun: options.dryRun === true, concurrency: 1, validate: false, ...(options.signal ? { signal: options.signal } : {}) },
     );
-    return { outcomes: report.outcomes, aiUnits: options.dryRun === true ? report.estimatedAiUnits : report.aiUnits, ledger: ledger.drain() };
+    const aiUnits = options.dryRun === true ? report.estimatedAiUnits : report.aiUnits;
+    return { outcomes: report.outcomes, aiUnits, aiUnitsEstimated: report.estimatedAiUnits, ledger: ledger.drain() };
   };
 }

@@ -14,7 +14,10 @@ export type { ItemOutcome };
 
 export interface BatchResult {
   outcomes: ItemOutcome[];
+  /** AI units the API confirmed for this batch (stored in the route's counter). */
   aiUnits: number;
+  /** AI units by the ledger rule, counting what an earlier attempt may have been billed for (default `aiUnits`). */
+  aiUnitsEstimated?: number;
   model?: { version: number; time: string } | null;
   /** Ledger entries the batcher held back; written with the delivered items (see createDeliverFn). */
   ledger?: LedgerRecord[];
@@ -28,7 +31,10 @@ export interface DeliveryCounters {
   unchanged: number;
   rejected: number;
   retried: number;
+  /** AI units the API confirmed to this process. */
   aiUnits: number;
+  /** AI units by the ledger rule (docs/delivery.md "AI units reported"): an estimate, at least `aiUnits`. */
+  aiUnitsEstimated: number;
 }
 
 export interface DeliveryOptions {
@@ -115,7 +121,7 @@ export function predictionsOf(items: OutboxItem[], outcomes: Map<number, ItemOut
 export function createDelivery(options: DeliveryOptions): DeliveryLoop {
   const { store } = options;
   const retryDelay = options.retryDelayMs ?? defaultRetryDelay;
-  const counters: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0 };
+  const counters: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0, aiUnitsEstimated: 0 };
   const pauseMs = options.pauseMs ?? DEFAULT_PAUSE_MS;
   /** Per route: the instant (ms since epoch) before which its workers do not claim. */
   const pausedUntil = new Map<string, number>();
@@ -188,6 +194,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     counters.delivered += delivered.length;
     counters.unchanged += unchanged.length;
     counters.aiUnits += result.aiUnits;
+    counters.aiUnitsEstimated += result.aiUnitsEstimated ?? result.aiUnits;
     const done = new Set([...delivered, ...unchanged]);
     const accepted = items.filter((i) => done.has(i.id)).map((i) => byId.get(i.id)!);
     if (accepted.length && options.onDelivered) {

@@ -109,7 +109,7 @@ export function countingDeliver(deliver: DeliverFn, metrics: Metrics, maxItemAtt
 
 /** Delivery's onBatch: one log line per delivered batch (metrics come from countingDeliver). */
 export function observeDelivery(logger: Logger): { onBatch: NonNullable<DeliveryOptions['onBatch']> } {
-  let last: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0 };
+  let last: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0, aiUnitsEstimated: 0 };
   return {
     onBatch(route, c) {
       const d = { delivered: c.delivered - last.delivered, unchanged: c.unchanged - last.unchanged, rejected: c.rejected - last.rejected, retried: c.retried - last.retried, aiUnits: c.aiUnits - last.aiUnits };

@@ -22,7 +22,7 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
   const startedAt = Date.now();
   const s: ImportSummary = {
     route: route.name, dryRun: true, read: 0, parsed: 0, unreadable: 0, queued: 0, duplicates: 0,
-    delivered: 0, unchanged: 0, rejected: 0, deadLettered: 0, aiUnits: 0, seconds: 0, messagesPerSecond: 0,
+    delivered: 0, unchanged: 0, rejected: 0, deadLettered: 0, aiUnits: 0, aiUnitsEstimated: 0, seconds: 0, messagesPerSecond: 0,
   };
   let chunk: DeliveryItem[] = [];
   const flush = async () => {
@@ -35,6 +35,7 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
       else s.rejected++;
     }
     s.aiUnits += report.estimatedAiUnits;
+    s.aiUnitsEstimated += report.estimatedAiUnits;
     onUpdate(s);
   };
   const p = rt.config.parsing;

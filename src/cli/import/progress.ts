@@ -14,7 +14,13 @@ export interface ImportSummary {
   unchanged: number;
   rejected: number;
   deadLettered: number;
+  /** AI units the API confirmed to this run (dry run: estimated by the ledger rule). */
   aiUnits: number;
+  /**
+   * AI units by the ledger rule: `aiUnits` plus documents this run re-sent that an earlier,
+   * interrupted attempt had created (billed then, not by this run). An estimate, never less than `aiUnits`.
+   */
+  aiUnitsEstimated: number;
   seconds: number;
   messagesPerSecond: number;
   emulatorUrl?: string;
@@ -44,14 +50,20 @@ export function summarize(route: string, intake: IntakeCounters, delivery: Deliv
     // Unreadable inputs reach intake as failures: intake.failed counts them with the unparseable.
     deadLettered: delivery.rejected + intake.failed,
     aiUnits: delivery.aiUnits,
+    aiUnitsEstimated: delivery.aiUnitsEstimated,
     seconds: Math.round(seconds * 1000) / 1000,
     // Messages this run handled: read, or delivered from an earlier run's queue when it read nothing new.
     messagesPerSecond: seconds > 0 ? Math.round(Math.max(read, delivery.delivered + delivery.unchanged + delivery.rejected) / seconds) : 0,
   };
 }
 
+/** The ledger's estimate, shown only where it differs from what the API confirmed. */
+function estimated(s: ImportSummary): string {
+  return s.aiUnitsEstimated === s.aiUnits ? '' : ` (estimated ${s.aiUnitsEstimated})`;
+}
+
 export function progressLine(s: ImportSummary): string {
-  return `read ${s.read}  parsed ${s.parsed}  queued ${s.queued}  delivered ${s.delivered}  unchanged ${s.unchanged}  rejected ${s.rejected}  dead letters ${s.deadLettered}  AI units ${s.aiUnits}`;
+  return `read ${s.read}  parsed ${s.parsed}  queued ${s.queued}  delivered ${s.delivered}  unchanged ${s.unchanged}  rejected ${s.rejected}  dead letters ${s.deadLettered}  AI units ${s.aiUnits}${estimated(s)}`;
 }
 
 /** Redraws one line on a terminal every `everyMs`; on anything else prints nothing until the end. */
