@@ -4,6 +4,7 @@
  * docs/imap.md describes the behaviour and every option.
  */
 import { GatewayError } from '../../src/errors.js';
+import { fanOut } from '../../src/pipeline/fan-out.js';
 import type { Adapter, AdapterContext, AdapterHealth, IntakeSink, Origin } from '../../src/pipeline/types.js';
 import { AccountRunner, type AccountOptions } from './account.js';
 import { groupOrigins, runAfterDelivery, type AfterDeliveryResult } from './actions.js';
@@ -42,7 +43,13 @@ export class ImapAdapter implements Adapter {
 
   /** Runs every account until the signal aborts. Never rejects because of a server or socket error. */
   async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
-    await Promise.all(this.runners.map((r) => r.run(sink, signal)));
+    // One listener on the caller's signal, fanned out: accounts listen on their own signals.
+    const fanned = fanOut(signal, this.runners.length);
+    try {
+      await Promise.all(this.runners.map((r, i) => r.run(sink, fanned.signals[i]!)));
+    } finally {
+      fanned.dispose();
+    }
   }
 
   accountHealth(): ImapHealth[] {

@@ -7,6 +7,7 @@ import type { ItemOutcome } from '../batcher/types.js';
 import type { RouteConfig } from '../config/schema.js';
 import { atLeast, backoffDelay, type Backoff } from '../retry.js';
 import type { DeliveryInfo, LedgerRecord, OutboxItem, PredictionInput, Store } from '../store/types.js';
+import { fanOut } from './fan-out.js';
 import { sleep } from './sleep.js';
 
 /** One item's result from the batcher (src/batcher/deliver.ts). */
@@ -295,11 +296,14 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       for (const done of [...sleepers]) done();
     },
     async run(signal, until) {
-      const workers: Promise<void>[] = [];
-      for (const route of options.routes) {
-        for (let i = 0; i < options.concurrency; i++) workers.push(routeWorker(route, signal, until));
+      const slots = options.routes.flatMap((route) => Array.from({ length: options.concurrency }, () => route));
+      // Workers wait on their own signals: one listener on `signal` however many routes run.
+      const fanned = fanOut(signal, slots.length);
+      try {
+        await Promise.all(slots.map((route, i) => routeWorker(route, fanned.signals[i]!, until)));
+      } finally {
+        fanned.dispose();
       }
-      await Promise.all(workers);
     },
   };
 }

@@ -6,6 +6,7 @@ import { ADAPTER_KINDS, createAdapter, type AdapterEntryOf, type AdapterKind } f
 import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { fanOut } from '../pipeline/fan-out.js';
 import type { Adapter, AdapterSink } from '../pipeline/types.js';
 
 export type AdapterState = 'starting' | 'running' | 'finished' | 'failed' | 'stopped';
@@ -36,24 +37,30 @@ export function entryOf(adapter: Adapter): AdapterEntry {
 }
 
 /** Starts every adapter; resolves when all have returned (files: input exhausted; services: signal aborted). */
-export async function runAdapters(entries: AdapterEntry[], sink: AdapterSink, signal: AbortSignal, logger: Logger): Promise<void> {
-  await Promise.all(
-    entries.map(async (e) => {
-      const log = logger.child({ adapter: e.kind, instance: e.name });
-      e.state = 'running';
-      try {
-        await e.adapter.start(sink, signal);
-        e.state = signal.aborted ? 'stopped' : 'finished';
-        log.info({ state: e.state }, 'adapter finished');
-      } catch (err) {
-        if (signal.aborted) {
-          e.state = 'stopped';
-          return;
-        }
-        e.state = 'failed';
-        e.error = { code: isGatewayError(err) ? err.code : 'MAILGATE_ERR_SERVICE_ADAPTER_FAILED', message: (err as Error).message };
-        log.error({ err }, 'adapter failed');
-      }
-    }),
-  );
+export async function runAdapters(entries: AdapterEntry[], sink: AdapterSink, shared: AbortSignal, logger: Logger): Promise<void> {
+  // Each adapter listens on its own signal: one listener on the shared one however many adapters run.
+  const fanned = fanOut(shared, entries.length);
+  try {
+    await Promise.all(entries.map((e, i) => runOne(e, sink, fanned.signals[i]!, logger)));
+  } finally {
+    fanned.dispose();
+  }
+}
+
+async function runOne(e: AdapterEntry, sink: AdapterSink, signal: AbortSignal, logger: Logger): Promise<void> {
+  const log = logger.child({ adapter: e.kind, instance: e.name });
+  e.state = 'running';
+  try {
+    await e.adapter.start(sink, signal);
+    e.state = signal.aborted ? 'stopped' : 'finished';
+    log.info({ state: e.state }, 'adapter finished');
+  } catch (err) {
+    if (signal.aborted) {
+      e.state = 'stopped';
+      return;
+    }
+    e.state = 'failed';
+    e.error = { code: isGatewayError(err) ? err.code : 'MAILGATE_ERR_SERVICE_ADAPTER_FAILED', message: (err as Error).message };
+    log.error({ err }, 'adapter failed');
+  }
 }
