@@ -13,6 +13,7 @@ import type { PreviewOptions } from '../preview/types.js';
 import type { ReadyReport, ServerDeps } from '../server/deps.js';
 import { httpError } from '../server/errors.js';
 import { localPreview } from '../server/local-preview.js';
+import { ownerSummary } from '../store/common.js';
 import type { Store } from '../store/types.js';
 import type { AdapterEntry } from '../runtime/adapters.js';
 
@@ -87,7 +88,8 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
         list.push({ kind: e.kind, name: h.name, ...h.detail, state: h.state, healthy: h.ok, lastError: h.lastError ?? null });
       }
     }
-    return { store: { kind: store.kind }, routes: routeList, adapters: list, api: config.api.url ?? 'built-in emulator' };
+    const owners = (await store.listOwners()).map(ownerSummary);
+    return { store: { kind: store.kind }, routes: routeList, adapters: list, owners, api: config.api.url ?? 'built-in emulator' };
   }
 
   async function replay(id: number) {

@@ -148,3 +148,17 @@ export function checkMissedBeats(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw invalid(`missedBeats must be an integer from 1 to 1000, got ${String(n)}`);
   return n;
 }
+
+/** A registered owner as `mailgate status` and `/api/status` list it. */
+export interface OwnerSummary {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  heartbeatAt: string;
+  heartbeatAgeMs: number;
+}
+
+export function ownerSummary(o: OwnerSummary): OwnerSummary {
+  return { id: o.id, host: o.host, pid: o.pid, startedAt: o.startedAt, heartbeatAt: o.heartbeatAt, heartbeatAgeMs: o.heartbeatAgeMs };
+}

@@ -1,5 +1,6 @@
-/** `mailgate status`: outbox depth, per-route counters, checkpoints and AI units spent. */
+/** `mailgate status`: outbox depth, per-route counters, checkpoints, AI units spent and the running processes. */
 import type { Command } from 'commander';
+import { ownerSummary } from '../../store/common.js';
 import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
@@ -15,6 +16,7 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
     outbox: await store.outboxCounts(),
     routes: await store.counters(),
     checkpoints: await store.listCheckpoints(),
+    owners: (await store.listOwners()).map(ownerSummary),
   }));
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify(status)}\n`);
@@ -27,6 +29,9 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   lines.push('', 'checkpoints:');
   if (status.checkpoints.length === 0) lines.push('  (none)');
   for (const c of status.checkpoints) lines.push(`  ${c.key}: ${JSON.stringify(c.value)} (updated ${c.updatedAt})`);
+  lines.push('', 'processes (registered owners of outbox claims):');
+  if (status.owners.length === 0) lines.push('  (none running)');
+  for (const o of status.owners) lines.push(`  ${o.id}: host ${o.host}, pid ${o.pid}, heartbeat ${(o.heartbeatAgeMs / 1000).toFixed(1)} s ago`);
   await write(`${lines.join('\n')}\n`);
 }
 
@@ -35,7 +40,7 @@ export const statusCommand: CliCommand = {
   register(program: Command, ctx: CliContext): void {
     program
       .command('status')
-      .description('show the outbox depth, per-route counts, adapter checkpoints and AI units spent')
+      .description('show the outbox depth, per-route counts, adapter checkpoints, AI units spent and the processes holding claims')
       .option('--config <file>', 'mailgate.yaml (for its store)')
       .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)')
       .option('--json', 'one JSON object on stdout')
