@@ -9,11 +9,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { startEmulator } from '../support/emulator.js';
 import { createTestDatabase } from '../support/postgres.js';
-import { runCli, writeMbox } from './support.js';
+import { runCli as spawnCli, writeMbox } from './support.js';
 
 const MESSAGES = 2000;
 /** Ten minutes: never waited out within the test's timeout. */
@@ -29,6 +30,17 @@ beforeAll(() => {
   writeMbox(mbox, MESSAGES, 'resume');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs of this test still alive when it failed (a rerun waiting out the lease) are killed. */
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+function runCli(args: string[], cwd: string): ReturnType<typeof spawnCli> {
+  const run = spawnCli(args, cwd);
+  children.push(run.child);
+  return run;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -42,7 +42,7 @@ describe('mailgate import', () => {
     const first = await mailgate('import', mbox, ...api('twice.db', 'acme/twice'), '--json');
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout) as Record<string, number>;
-    expect(summary).toMatchObject({ read: 120, parsed: 120, queued: 120, delivered: 120, deadLettered: 0, aiUnits: 120 });
+    expect(summary).toMatchObject({ read: 120, parsed: 120, queued: 120, delivered: 120, deadLettered: 0, aiUnits: 120, aiUnitsEstimated: 120 });
     expect(emu.emulator.stats().ai_units - before).toBe(120);
     const requests = syncRequests();
     const second = await mailgate('import', mbox, ...api('twice.db', 'acme/twice'), '--json');
