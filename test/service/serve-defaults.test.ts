@@ -16,7 +16,11 @@ describe('mailgate serve on embedded defaults', () => {
     const url = await serve.url;
     const key = await serve.adminKey;
     expect(serve.stderr()).toMatch(/BUILT-IN EMULATOR at http:\/\/127\.0\.0\.1:\d+/);
-    type Status = { routes: Array<{ route: string; target: string; delivered: number; outbox: { queued: number } }>; adapters: Array<{ state: string }> };
+    type Status = {
+      routes: Array<{ route: string; target: string; delivered: number; outbox: { queued: number } }>;
+      adapters: Array<{ state: string }>;
+      owners: Array<{ pid: number; heartbeatAgeMs: number }>;
+    };
     let status: Status | undefined;
     await eventually(async () => {
       status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${key}` } })).json()) as Status;
@@ -24,6 +28,8 @@ describe('mailgate serve on embedded defaults', () => {
     }, 'the samples to be delivered');
     expect(status!.routes[0]).toMatchObject({ route: 'samples', target: 'mailgate/samples' });
     expect(status!.routes[0]!.delivered).toBeGreaterThanOrEqual(50);
+    // The running service is the one registered owner of outbox claims.
+    expect(status!.owners.map((o) => o.pid)).toEqual([serve.child.pid]);
     expect(serve.stdout()).toMatch(/"msg":"delivered \d+ comment\(s\) to mailgate\/samples"/);
     // The deliberately broken samples: one warning line each, with the reason and no stack trace.
     const skipped = serve.stdout().split('\n').filter((l) => l.includes('"msg":"file item skipped: '));
