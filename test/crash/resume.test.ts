@@ -3,8 +3,8 @@
  * what the dead process held at once — the lease is 10 minutes, far beyond the test's timeout,
  * so a run that waited it out would fail the test — and every message is created once and
  * billed once. The second run reports as AI units what the API billed it, not the documents
- * the dead process had already been billed for. `mailgate status` answers beside the running
- * import and lists it as a registered owner. On SQLite and PostgreSQL; the CLI runs from dist/.
+ * the dead process had already been billed for. `mailgate status` and `dlq list` answer beside
+ * the running import; status lists it as a registered owner. On SQLite and PostgreSQL; the CLI runs from dist/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,8 +69,13 @@ async function crashAndResume(tag: string, store: string): Promise<void> {
     const first = runCli(args, dir);
     expect(await until(() => created() >= 100, first.exited), 'the first run ended before it was killed').toBe(true);
 
-    // Beside the running import: status answers and lists it as an owner of claims.
-    const status = await runCli(['status', '--store', store, '--json'], dir).exited;
+    // Beside the running import: status and dlq list answer; status lists it as an owner of claims.
+    const [status, dlq] = await Promise.all([
+      runCli(['status', '--store', store, '--json'], dir).exited,
+      runCli(['dlq', 'list', '--store', store, '--json'], dir).exited,
+    ]);
+    expect(dlq.code, dlq.stderr).toBe(0);
+    expect(JSON.parse(dlq.stdout)).toEqual([]);
     expect(status.code, status.stderr).toBe(0);
     const owners = (JSON.parse(status.stdout) as { owners: Array<{ pid: number; heartbeatAgeMs: number }> }).owners;
     expect(owners.map((o) => o.pid)).toEqual([first.child.pid]);
