@@ -79,7 +79,8 @@ export async function startOwner(options: OwnerOptions): Promise<OwnerHandle> {
     const dead = (await store.listOwners()).filter((o) => o.id !== id && isGoneHere(o, host)).map((o) => o.id);
     const result = await store.reapOwners(dead, MISSED_BEATS);
     if (result.owners.length > 0) {
-      logger.info({ owners: result.owners, claims: result.claims }, `released ${result.claims} claims of ${result.owners.length} stopped processes`);
+      const text = `released ${result.claims} claims of ${result.owners.length} stopped processes`;
+      logger.info({ owners: result.owners, claims: result.claims }, text);
     }
     return result;
   }

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ImapAdapter } from '../../adapters/imap/index.js';
 import { createLogger } from '../../src/logger.js';
-import type { Adapter, IntakeSink } from '../../src/pipeline/types.js';
+import type { Adapter, AdapterSink } from '../../src/pipeline/types.js';
 import { entryOf, runAdapters } from '../../src/runtime/adapters.js';
 import { closedPort } from '../imap/setup.js';
 import { MemorySink } from '../imap/memory-sink.js';
@@ -27,7 +27,8 @@ const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
 function waitingAdapter(name: string): Adapter {
   return {
     kind: 'test', name, mode: 'push',
-    start: (_sink: IntakeSink, signal: AbortSignal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    start: (_sink: AdapterSink, signal: AbortSignal) =>
+      new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
   } as Adapter;
 }
 
@@ -42,7 +43,7 @@ describe('abort listeners on the shared signal', () => {
   it('20 adapters run on one signal without a warning, and all stop when it aborts', async () => {
     const entries = Array.from({ length: 20 }, (_, i) => entryOf(waitingAdapter(`a${i}`)));
     const ctl = new AbortController();
-    const done = runAdapters(entries, {} as IntakeSink, ctl.signal, createLogger({ level: 'silent' }));
+    const done = runAdapters(entries, {} as AdapterSink, ctl.signal, createLogger({ level: 'silent' }));
     await settle();
     ctl.abort();
     await done;

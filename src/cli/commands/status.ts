@@ -31,7 +31,9 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   for (const c of status.checkpoints) lines.push(`  ${c.key}: ${JSON.stringify(c.value)} (updated ${c.updatedAt})`);
   lines.push('', 'processes (registered owners of outbox claims):');
   if (status.owners.length === 0) lines.push('  (none running)');
-  for (const o of status.owners) lines.push(`  ${o.id}: host ${o.host}, pid ${o.pid}, heartbeat ${(o.heartbeatAgeMs / 1000).toFixed(1)} s ago`);
+  for (const o of status.owners) {
+    lines.push(`  ${o.id}: host ${o.host}, pid ${o.pid}, heartbeat ${(o.heartbeatAgeMs / 1000).toFixed(1)} s ago`);
+  }
   await write(`${lines.join('\n')}\n`);
 }
 

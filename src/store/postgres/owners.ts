@@ -36,7 +36,8 @@ export class PgOwners {
   async register(owner: OwnerRegistration): Promise<void> {
     checkOwner(owner);
     await this.pool.query(
-      `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, ${pgNow(6)}, ${pgNow(6)})
+      `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at)
+       VALUES ($1, $2, $3, $4, $5, ${pgNow(6)}, ${pgNow(6)})
        ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, proc_start = excluded.proc_start,
          heartbeat_ms = excluded.heartbeat_ms, heartbeat_at = excluded.heartbeat_at`,
       [owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, nowParam(this.clock)],
@@ -63,7 +64,8 @@ export class PgOwners {
       [nowParam(this.clock)],
     );
     return rows.map((r) => ({
-      id: r.id, host: r.host, pid: Number(r.pid), ...(r.proc_start === null ? {} : { procStart: r.proc_start }), heartbeatMs: Number(r.heartbeat_ms),
+      id: r.id, host: r.host, pid: Number(r.pid), ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
+      heartbeatMs: Number(r.heartbeat_ms),
       startedAt: iso(r.started_at), heartbeatAt: iso(r.heartbeat_at), heartbeatAgeMs: Number(r.age_ms),
     }));
   }
