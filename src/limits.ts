@@ -82,3 +82,17 @@ export interface LimitBounds {
   /** Default MAILGATE_ERR_CONFIG_INVALID. */
   code?: ErrorCode;
 }
+
+/** Shortest prediction webhook secret accepted: 128 bits written as hex. */
+export const MIN_WEBHOOK_SECRET_CHARS = 32;
+
+/** Largest body of a preview request (POST /api/preview, /api/preview/threads): `server.preview.max_body_bytes`. */
+export const DEFAULT_PREVIEW_BODY_BYTES = 4 * 1024 * 1024;
+/** Preview requests answered at once (`server.preview.max_concurrent`); more get 503. */
+export const DEFAULT_PREVIEW_CONCURRENCY = 2;
+
+/** HTTP listener bounds (`server.*_timeout_ms`, also the emulator's): a slow or silent client cannot hold a connection forever. */
+export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_HTTP_HEADERS_TIMEOUT_MS = 20_000;
+export const DEFAULT_HTTP_IDLE_TIMEOUT_MS = 30_000;
+export const DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;

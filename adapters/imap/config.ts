@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../../src/errors.js';
+import { insecureUrlIssue } from '../../src/net.js';
 
 const positiveMs = (what: string, dflt: number) =>
   z.number().int().min(1000).default(dflt).describe(`${what}, in milliseconds (at least 1000). Default ${dflt}.`);
@@ -33,9 +34,15 @@ const oauth2Auth = z
         refreshToken: z.string().min(1).optional().describe('Refresh token (required for the refresh_token grant).'),
         scope: z.string().min(1).optional().describe('Space-separated scopes sent with the token request.'),
         grant: z.enum(['refresh_token', 'client_credentials']).describe('Which grant obtains access tokens.'),
+        allow_insecure_http: z
+          .boolean()
+          .default(false)
+          .describe('Accept an http:// tokenUrl for a host that is not loopback (client secret and tokens then cross the network in clear). Default false.'),
       })
       .strict()
       .superRefine((o, ctx) => {
+        const issue = insecureUrlIssue(o.tokenUrl, o.allow_insecure_http);
+        if (issue) ctx.addIssue({ code: 'custom', path: ['tokenUrl'], message: issue });
         if (o.grant === 'refresh_token' && o.refreshToken === undefined) {
           ctx.addIssue({ code: 'custom', path: ['refreshToken'], message: 'the refresh_token grant needs refreshToken' });
         }
@@ -65,7 +72,17 @@ export const imapAccountSchema = z
     route: z.string().min(1).describe('Route the messages of this account belong to.'),
     host: z.string().min(1).describe('IMAP server host name.'),
     port: z.number().int().min(1).max(65535).default(993).describe('IMAP port. Default 993.'),
-    secure: z.boolean().default(true).describe('TLS from the first byte (993). false: STARTTLS when offered. Default true.'),
+    secure: z
+      .boolean()
+      .default(true)
+      .describe('TLS from the first byte (993). false: STARTTLS, required for a host that is not loopback (see allow_plaintext). Default true.'),
+    allow_plaintext: z
+      .boolean()
+      .default(false)
+      .describe(
+        'With secure: false, let the login go in clear when the server offers no STARTTLS (anyone on the path can strip it). ' +
+          'Loopback hosts always may. Default false: a non-loopback server without STARTTLS is refused.',
+      ),
     auth: z
       .union([passwordAuth, tokenAuth, oauth2Auth], { error: AUTH_FORMS })
       .describe('Password, fixed access token, or an OAuth2 token provider.'),

@@ -5,6 +5,7 @@
  */
 import { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
+import { isLoopbackHost } from '../../src/net.js';
 import type { ImapAccountConfig } from './config.js';
 import type { TokenProvider } from './oauth.js';
 import { classify, withDeadline } from './retry.js';
@@ -30,11 +31,23 @@ async function credentials(config: ImapAccountConfig, tokens: TokenProvider | un
   return { user: auth.user, accessToken: await (tokens as TokenProvider).getToken(signal) };
 }
 
+/**
+ * imapflow's `doSTARTTLS`: with `secure: false`, STARTTLS is required (true: no login in clear
+ * when the server, or someone on the path, hides the capability) unless the host is loopback
+ * or the account allows plaintext by name; then it is used when offered (undefined).
+ */
+export function startTlsMode(config: Pick<ImapAccountConfig, 'host' | 'secure' | 'allow_plaintext'>): true | undefined {
+  if (config.secure) return undefined;
+  return isLoopbackHost(config.host) || config.allow_plaintext ? undefined : true;
+}
+
 function newClient(config: ImapAccountConfig, auth: Credentials): ImapFlow {
+  const doSTARTTLS = startTlsMode(config);
   return new ImapFlow({
     host: config.host,
     port: config.port,
     secure: config.secure,
+    ...(doSTARTTLS === undefined ? {} : { doSTARTTLS }),
     auth,
     logger: false,
     clientInfo: { name: 'mailgate' },

@@ -34,7 +34,7 @@ interface TokenResponse {
 /** When the endpoint names no lifetime, assume this one (Google and Microsoft issue 3600 s). */
 const DEFAULT_LIFETIME_S = 3600;
 
-export function createTokenProvider(settings: OAuth2Settings, opts: TokenProviderOptions = {}): TokenProvider {
+export function createTokenProvider(settings: Omit<OAuth2Settings, 'allow_insecure_http'>, opts: TokenProviderOptions = {}): TokenProvider {
   const doFetch = opts.fetch ?? fetch;
   const now = opts.now ?? Date.now;
   const skewMs = opts.skewMs ?? 60_000;
@@ -59,6 +59,8 @@ export function createTokenProvider(settings: OAuth2Settings, opts: TokenProvide
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: body(),
+        // A redirect would re-send client_secret and the refresh token to another address: never followed.
+        redirect: 'manual',
         signal: signal === undefined ? deadline : AbortSignal.any([deadline, signal]),
       });
     } catch (cause) {
@@ -66,7 +68,9 @@ export function createTokenProvider(settings: OAuth2Settings, opts: TokenProvide
     }
     const json = (await res.json().catch(() => ({}))) as TokenResponse;
     if (!res.ok || typeof json.access_token !== 'string' || json.access_token === '') {
-      const reason = typeof json.error === 'string' ? `${json.error}${typeof json.error_description === 'string' ? `: ${json.error_description}` : ''}` : 'no access_token';
+      const redirected = res.status >= 300 && res.status <= 399 ? 'a redirect, not followed: set tokenUrl to the final address' : undefined;
+      const described = typeof json.error === 'string' ? `${json.error}${typeof json.error_description === 'string' ? `: ${json.error_description}` : ''}` : undefined;
+      const reason = redirected ?? described ?? 'no access_token';
       throw new GatewayError('MAILGATE_ERR_IMAP_OAUTH_TOKEN', `token endpoint answered ${res.status} (${reason})`, { status: res.status });
     }
     // Providers may rotate refresh tokens (Microsoft does): use the newest from now on.

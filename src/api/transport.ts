@@ -67,7 +67,8 @@ async function attempt<T>(call: HttpCall, req: HttpRequest, check: Check<T>, dea
   const signal = req.signal === undefined ? deadline : AbortSignal.any([deadline, req.signal]);
   let status: number | undefined;
   try {
-    const res = await call.fetch(req.url, { method: req.method, headers: call.headers, body: req.body, signal });
+    // redirect: 'manual': a 3xx is an answer, never followed with the bearer token and the body.
+    const res = await call.fetch(req.url, { method: req.method, headers: call.headers, body: req.body, redirect: 'manual', signal });
     status = res.status;
     const text = await res.text(); // same signal: the deadline covers the body too
     const envelope = readEnvelope(res.status, text, res.headers.get('retry-after'), Date.now());

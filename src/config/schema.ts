@@ -4,10 +4,18 @@
  */
 import { z } from 'zod';
 import { ADAPTER_CONFIGS, ADAPTER_KINDS } from '../../adapters/config.js';
+import { insecureUrlIssue } from '../net.js';
 import { isPlaceholderKey } from './placeholder-keys.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
+  DEFAULT_HTTP_HEADERS_TIMEOUT_MS,
+  DEFAULT_HTTP_IDLE_TIMEOUT_MS,
+  DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
+  DEFAULT_PREVIEW_BODY_BYTES,
+  DEFAULT_PREVIEW_CONCURRENCY,
+  MIN_WEBHOOK_SECRET_CHARS,
   DEFAULT_PARSE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SYNC_DOCUMENTS,
@@ -38,6 +46,21 @@ export const ApiSchema = z
     token: z.string().min(1).describe('Bearer token. Use ${MAILGATE_API_TOKEN} rather than a literal.').optional(),
     timeout_ms: int(1).default(DEFAULT_REQUEST_TIMEOUT_MS).describe('Deadline of one request, connect to last byte, in ms. Default 240000.'),
     retry: RetrySchema.prefault({}).describe('Retry policy for network errors, timeouts, 408, 409, 429 and 5xx.'),
+    allow_insecure_http: z
+      .boolean()
+      .default(false)
+      .describe('Accept an http:// `url` for a host that is not loopback (the token then crosses the network in clear). Default false.'),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    const issue = a.url === undefined ? undefined : insecureUrlIssue(a.url, a.allow_insecure_http);
+    if (issue) ctx.addIssue({ code: 'custom', path: ['url'], message: issue });
+  });
+
+export const PreviewServerSchema = z
+  .object({
+    max_body_bytes: int(1).default(DEFAULT_PREVIEW_BODY_BYTES).describe('Largest request body of a preview endpoint, in bytes (refused with 413 before it is read further). Default 4194304 (4 MiB).'),
+    max_concurrent: int(1, 64).default(DEFAULT_PREVIEW_CONCURRENCY).describe('Preview requests answered at once; more get 503 with Retry-After. Default 2.'),
   })
   .strict();
 
@@ -64,8 +87,23 @@ export const ServerSchema = z
       .boolean()
       .default(false)
       .describe('Answer POST /api/preview and POST /api/preview/threads without an admin API key (they parse only: nothing is stored, sent or billed), and show the /preview page without a key field. Stored items (/api/preview/<id>), the dead letters and /api/status keep needing a key. Default false.'),
+    preview: PreviewServerSchema.prefault({}).describe('Limits of the preview endpoints (POST /api/preview, POST /api/preview/threads).'),
+    allowed_hosts: z
+      .array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port'))
+      .default([])
+      .describe(
+        'Host header values accepted besides localhost, 127.0.0.1 and [::1] (with the port) while listening on a loopback address, ' +
+          'e.g. a reverse proxy\'s name; `host` matches any port, `host:port` that port only. Others get 421 (a guard against DNS rebinding). Default [].',
+      ),
+    request_timeout_ms: int(1).default(DEFAULT_HTTP_REQUEST_TIMEOUT_MS).describe('Time a client has to send one whole request (headers and body), in ms. Default 60000.'),
+    headers_timeout_ms: int(1).default(DEFAULT_HTTP_HEADERS_TIMEOUT_MS).describe('Time a client has to send the request headers, in ms (at most request_timeout_ms). Default 20000.'),
+    idle_timeout_ms: int(1).default(DEFAULT_HTTP_IDLE_TIMEOUT_MS).describe('A connection with no bytes in either direction for this long is closed, in ms. Default 30000.'),
+    keep_alive_timeout_ms: int(1).default(DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS).describe('How long an idle keep-alive connection waits for its next request, in ms. Default 5000.'),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.headers_timeout_ms > s.request_timeout_ms) ctx.addIssue({ code: 'custom', path: ['headers_timeout_ms'], message: 'must not exceed request_timeout_ms' });
+  });
 
 export const ParsingSchema = z
   .object({
@@ -105,9 +143,19 @@ export const RouteSchema = z
       .object({
         jsonl: z.string().optional().describe('Append predictions to this JSONL file.'),
         webhook: z.string().url().optional().describe('POST predictions to this URL.'),
-        webhook_secret: z.string().optional().describe('HMAC-SHA256 key for the X-Mailgate-Signature header.'),
+        webhook_secret: z
+          .string()
+          .min(MIN_WEBHOOK_SECRET_CHARS, `a webhook secret must be at least ${MIN_WEBHOOK_SECRET_CHARS} characters`)
+          .refine((k) => !isPlaceholderKey(k), 'is a known placeholder, not a secret: generate one, e.g. `openssl rand -hex 32`')
+          .optional()
+          .describe(`HMAC-SHA256 key (at least ${MIN_WEBHOOK_SECRET_CHARS} characters) for X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC of "<t>.<body>">.`),
+        allow_insecure_http: z.boolean().default(false).describe('Accept an http:// `webhook` for a host that is not loopback. Default false.'),
       })
       .strict()
+      .superRefine((k, ctx) => {
+        const issue = k.webhook === undefined ? undefined : insecureUrlIssue(k.webhook, k.allow_insecure_http);
+        if (issue) ctx.addIssue({ code: 'custom', path: ['webhook'], message: issue });
+      })
       .optional()
       .describe('Where predictions go besides the store: a JSONL file and/or a webhook signed with HMAC-SHA256.'),
     transform_tag: z.string().min(1).default(DEFAULT_TRANSFORM_TAG).describe('Transform tag received during integration setup. Default generic.0.CONVKER5.'),

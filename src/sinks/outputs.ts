@@ -81,15 +81,23 @@ export function jsonlOutput(path: string): SinkOutput {
   };
 }
 
-/** The `X-Mailgate-Signature` value of a body: `sha256=<hex HMAC-SHA256 of the exact body bytes>`. */
-export function signature(secret: string, body: string | Buffer): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+/**
+ * The `X-Mailgate-Signature` value of a body sent at `t` (unix seconds):
+ * `t=<t>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, the scheme of the inbound `raw` provider. The
+ * timestamp is signed with the body, so a receiver that refuses old timestamps refuses replays.
+ */
+export function signature(secret: string, t: number, body: string | Buffer): string {
+  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex')}`;
 }
 
-/** 2xx: sent. 408, 429 and 5xx: retry. Anything else: the receiver refuses this batch for good. */
+/**
+ * 2xx: sent. 408, 429, 5xx and redirects: retry (a redirect is never followed — it would carry
+ * the signed batch to another address — and skipping would lose the batch: the operator fixes
+ * the URL). Anything else: the receiver refuses this batch for good.
+ */
 export function webhookVerdict(status: number): 'sent' | 'retry' | 'skip' {
   if (status >= 200 && status <= 299) return 'sent';
-  if (status === 408 || status === 429 || (status >= 500 && status <= 599)) return 'retry';
+  if (status === 408 || status === 429 || (status >= 500 && status <= 599) || (status >= 300 && status <= 399)) return 'retry';
   return 'skip';
 }
 
@@ -97,6 +105,8 @@ export interface WebhookOptions {
   url: string;
   secret?: string;
   route: string;
+  /** Clock of the signature timestamp, in ms (default Date.now). */
+  now?: () => number;
   /** Deadline of one POST, connect to last byte, in ms. */
   timeoutMs: number;
   /** Called with a batch the receiver refused for good (logged by the caller). */
@@ -111,10 +121,12 @@ export function webhookOutput(options: WebhookOptions): SinkOutput {
     async send(batch, signal) {
       const body = JSON.stringify({ route: options.route, predictions: batch.map(predictionRecord) });
       const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'mailgate' };
-      if (options.secret !== undefined) headers['x-mailgate-signature'] = signature(options.secret, body);
+      const t = Math.floor((options.now ?? Date.now)() / 1000);
+      if (options.secret !== undefined) headers['x-mailgate-signature'] = signature(options.secret, t, body);
       let res: Response;
       try {
-        res = await fetch(options.url, { method: 'POST', headers, body, signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]) });
+        const deadline = AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]);
+        res = await fetch(options.url, { method: 'POST', headers, body, redirect: 'manual', signal: deadline });
       } catch (cause) {
         if (signal.aborted) throw cause;
         throw new GatewayError('MAILGATE_ERR_SINK_WEBHOOK_FAILED', `POST ${shown} failed: ${(cause as Error).message}`, { cause });
@@ -127,7 +139,8 @@ export function webhookOutput(options: WebhookOptions): SinkOutput {
         return 'skipped';
       }
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), Date.now());
-      throw new GatewayError('MAILGATE_ERR_SINK_WEBHOOK_FAILED', `POST ${shown} answered ${res.status}`, {
+      const redirect = res.status >= 300 && res.status <= 399 ? ' (a redirect, not followed: set the sink URL to the final address)' : '';
+      throw new GatewayError('MAILGATE_ERR_SINK_WEBHOOK_FAILED', `POST ${shown} answered ${res.status}${redirect}`, {
         status: res.status, ...(retryAfterMs === undefined ? {} : { details: { retryAfterMs } }),
       });
     },

@@ -4,6 +4,7 @@
  * a refusing one is skipped, batches are signed, and a worker that dies between sending and
  * storing its cursor resends at most that batch on restart.
  */
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,7 +134,7 @@ describe('the webhook sink', () => {
   afterEach(() => store.close());
 
   it('POSTs signed batches, survives a run of 503s and 429s, and the signatures verify', async () => {
-    const secret = 'webhook-secret-1234';
+    const secret = 'webhook-secret-0123456789abcdef0123';
     // Five failures, then the receiver works.
     const receiver = await startReceiver((n) => (n < 4 ? 503 : n === 4 ? 429 : 200), { 'retry-after': '0' });
     try {
@@ -181,10 +182,60 @@ describe('the webhook sink', () => {
     }
   });
 
-  it('classifies answers and signs the exact body', () => {
-    expect([200, 204, 408, 429, 500, 503, 400, 401, 404, 409, 410, 302].map(webhookVerdict))
-      .toEqual(['sent', 'sent', 'retry', 'retry', 'retry', 'retry', 'skip', 'skip', 'skip', 'skip', 'skip', 'skip']);
-    // RFC 4231 test case 2.
-    expect(signature('Jefe', 'what do ya want for nothing?')).toBe('sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+  it('classifies answers and signs the timestamp with the exact body', () => {
+    expect([200, 204, 408, 429, 500, 503, 400, 401, 404, 409, 410, 302, 307, 308].map(webhookVerdict))
+      .toEqual(['sent', 'sent', 'retry', 'retry', 'retry', 'retry', 'skip', 'skip', 'skip', 'skip', 'skip', 'retry', 'retry', 'retry']);
+    // HMAC-SHA256("Jefe", "1700000000.what do ya want for nothing?").
+    expect(signature('Jefe', 1_700_000_000, 'what do ya want for nothing?'))
+      .toBe(`t=1700000000,v1=${createHmac('sha256', 'Jefe').update('1700000000.what do ya want for nothing?').digest('hex')}`);
+  });
+
+  it('replay attack: a captured batch re-sent later fails verification (the timestamp is signed)', async () => {
+    const secret = 'replay-secret-0123456789abcdef0123';
+    const receiver = await startReceiver();
+    try {
+      const t0 = 1_700_000_000_000;
+      await webhookOutput({ url: receiver.url, secret, route: 'p', timeoutMs: 10_000, now: () => t0 })
+        .send([{ id: 1, route: 'p', commentId: 'c1', key: 'k', predictions: [], model: null, createdAt: new Date(t0).toISOString() }], new AbortController().signal);
+      const post = receiver.posts[0]!;
+      expect(post.signature).toMatch(/^t=1700000000,v1=[0-9a-f]{64}$/);
+      expect(verifySignature(secret, post.body, post.signature, t0 + 1_000)).toBe(true);
+      // An hour later the same bytes are refused; a forged newer t does not match the HMAC.
+      expect(verifySignature(secret, post.body, post.signature, t0 + 3_600_000)).toBe(false);
+      const forged = post.signature!.replace('t=1700000000', 't=1700003600');
+      expect(verifySignature(secret, post.body, forged, t0 + 3_600_000)).toBe(false);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('redirect leak: a 307/308 is not followed, the signed batch never reaches the other address', async () => {
+    const elsewhere = await startReceiver();
+    const receiver = await startReceiver(() => 307, { location: `${elsewhere.url}/steal` });
+    try {
+      const output = webhookOutput({ url: receiver.url, secret: 'redirect-secret-0123456789abcdef01', route: 'p', timeoutMs: 10_000 });
+      const batch = [{ id: 1, route: 'p', commentId: 'c1', key: 'k', predictions: [], model: null, createdAt: new Date().toISOString() }];
+      await expect(output.send(batch, new AbortController().signal)).rejects.toMatchObject({ code: 'MAILGATE_ERR_SINK_WEBHOOK_FAILED', status: 307 });
+      expect(receiver.posts).toHaveLength(1);
+      expect(elsewhere.posts).toHaveLength(0);
+    } finally {
+      await receiver.close();
+      await elsewhere.close();
+    }
+  });
+
+  it('weak secret and plain http: an empty or short webhook_secret and http:// to a remote host are refused', () => {
+    const route = (sink: Record<string, unknown>) => ({ routes: [{ name: 'p', mode: 'predict', dataset: 'acme/triage', sink }] });
+    const local = 'http://127.0.0.1:9/hook';
+    for (const webhook_secret of ['', 'short-secret', 'changeme-changeme-changeme-changeme']) {
+      expect(ConfigSchema.safeParse(route({ webhook: local, webhook_secret })).success).toBe(false);
+    }
+    expect(ConfigSchema.safeParse(route({ webhook: local, webhook_secret: 'a'.repeat(8) + 'b'.repeat(24) })).success).toBe(true);
+    const remote = ConfigSchema.safeParse(route({ webhook: 'http://hooks.example.net/p' }));
+    expect(remote.success).toBe(false);
+    expect(remote.error?.issues[0]?.path.join('.')).toBe('routes.0.sink.webhook');
+    expect(ConfigSchema.safeParse(route({ webhook: 'https://hooks.example.net/p' })).success).toBe(true);
+    expect(ConfigSchema.safeParse(route({ webhook: 'http://hooks.example.net/p', allow_insecure_http: true })).success).toBe(true);
+    expect(ConfigSchema.safeParse(route({ webhook: 'http://localhost:8080/p' })).success).toBe(true);
   });
 });

@@ -98,7 +98,7 @@ describe.each([
 
 describe('prediction sinks of an import', () => {
   it('writes every prediction to the JSONL file once and POSTs signed batches; a second run sends nothing', async () => {
-    const secret = 'sink-secret-0123456789';
+    const secret = 'sink-secret-0123456789abcdef0123456789';
     const receiver = await startReceiver((n) => (n < 2 ? 503 : 200), { 'retry-after': '0' });
     try {
       const store = `sqlite:${join(dir, 'sinks.db')}`;

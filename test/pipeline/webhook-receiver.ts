@@ -46,10 +46,15 @@ export async function startReceiver(answer: (n: number) => number = () => 200, h
   };
 }
 
-/** What a receiver does: recompute the HMAC of the exact body bytes and compare in constant time. */
-export function verifySignature(secret: string, body: Buffer, header: string | undefined): boolean {
-  if (header === undefined || !header.startsWith('sha256=')) return false;
-  const expected = Buffer.from(createHmac('sha256', secret).update(body).digest('hex'));
-  const given = Buffer.from(header.slice('sha256='.length));
-  return given.length === expected.length && timingSafeEqual(given, expected);
+/**
+ * What a receiver does (docs/predictions.md): parse `t=<unix>,v1=<hex>`, recompute the HMAC of
+ * "<t>.<exact body bytes>", compare in constant time, refuse a timestamp off by more than 5 minutes.
+ */
+export function verifySignature(secret: string, body: Buffer, header: string | undefined, nowMs = Date.now()): boolean {
+  const m = header === undefined ? null : /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header);
+  if (!m) return false;
+  const t = Number(m[1]);
+  if (Math.abs(nowMs / 1000 - t) > 300) return false;
+  const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
+  return timingSafeEqual(expected, Buffer.from(m[2]!, 'hex'));
 }

@@ -20,7 +20,7 @@ import { eventually, ROOT } from './serve-process.js';
 const SERVICE = pathToFileURL(join(ROOT, 'dist', 'src', 'service', 'index.js')).href;
 
 const ADMIN_KEY = 'admin-key-0123456789abcdef';
-const SECRET = 'webhook-secret-abcdef';
+const SECRET = 'webhook-secret-abcdef0123456789abcdef';
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
