@@ -4,24 +4,30 @@
  * (`app.listen(...)`), tests use `app.inject()` or `listen({ port: 0 })`.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { DEFAULT_MAX_MESSAGE_BYTES, parseLimit } from '../limits.js';
+import { DEFAULT_PREVIEW_BODY_BYTES, DEFAULT_PREVIEW_CONCURRENCY, parseLimit } from '../limits.js';
+import { isLoopbackHost } from '../net.js';
 import { createLogger } from '../logger.js';
 import { adminRoutes } from './admin.js';
 import { keyChecker, requireKey } from './auth.js';
 import type { ServerDeps } from './deps.js';
 import { installErrorHandlers } from './errors.js';
+import { hostGuard, listenerOptions, type ListenerTimeouts } from './guards.js';
 import { healthRoutes } from './health.js';
 import { previewPageRoute, type PreviewAuthMode } from './preview-page.js';
 import { previewItemRoutes, previewParseRoutes } from './preview-routes.js';
 import { pushRoutes } from './push.js';
 
-export interface ServerOptions {
+export interface ServerOptions extends ListenerTimeouts {
   /** Admin API keys (`server.api_keys`); empty disables the admin API. */
   api_keys: readonly string[];
   /** Open POST /api/preview and /api/preview/threads without a key (they store and send nothing). Default false. */
   public_preview?: boolean;
-  /** Largest raw message POST /api/preview accepts, in bytes. Default 52428800 (parsing.max_message_bytes). */
-  preview_body_limit?: number;
+  /** Limits of the preview endpoints (`server.preview`). */
+  preview?: { max_body_bytes?: number; max_concurrent?: number };
+  /** The address the server listens on: a loopback one turns the Host check on. */
+  listen_host?: string;
+  /** Host values a loopback listener accepts besides localhost, 127.0.0.1 and [::1] (`server.allowed_hosts`). */
+  allowed_hosts?: readonly string[];
   /** Bound on the readiness checks of GET /readyz, in ms. Default 5000. */
   ready_timeout_ms?: number;
 }
@@ -37,7 +43,10 @@ function observe(deps: ServerDeps) {
 }
 
 export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstance {
-  const bodyLimit = parseLimit('server.preview_body_limit', config.preview_body_limit, DEFAULT_MAX_MESSAGE_BYTES);
+  const preview = {
+    bodyLimit: parseLimit('server.preview.max_body_bytes', config.preview?.max_body_bytes, DEFAULT_PREVIEW_BODY_BYTES),
+    maxConcurrent: parseLimit('server.preview.max_concurrent', config.preview?.max_concurrent, DEFAULT_PREVIEW_CONCURRENCY),
+  };
   const readyTimeoutMs = parseLimit('server.ready_timeout_ms', config.ready_timeout_ms, 5_000);
   const checker = keyChecker(config.api_keys);
   const publicPreview = config.public_preview ?? false;
@@ -47,8 +56,10 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
     loggerInstance: (deps.logger ?? createLogger(false)).child({ component: 'server' }),
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    ...listenerOptions(config),
   }) as unknown as FastifyInstance;
   installErrorHandlers(app);
+  if (config.listen_host !== undefined && isLoopbackHost(config.listen_host)) app.addHook('onRequest', hostGuard(config.allowed_hosts ?? []));
   app.addHook('onResponse', observe(deps));
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-content-type-options', 'nosniff');
@@ -62,9 +73,9 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
     admin.addHook('onRequest', requireKey(checker));
     await admin.register(adminRoutes(deps, startedAt));
     await admin.register(previewItemRoutes(deps));
-    if (!publicPreview) await admin.register(previewParseRoutes(deps, bodyLimit));
+    if (!publicPreview) await admin.register(previewParseRoutes(deps, preview));
   });
-  if (publicPreview) void app.register(previewParseRoutes(deps, bodyLimit));
+  if (publicPreview) void app.register(previewParseRoutes(deps, preview));
   if (deps.push && deps.push.endpoints.length > 0) void app.register(pushRoutes(deps.push));
   return app;
 }

@@ -9,12 +9,17 @@ import type { PushRoutes } from './push.js';
 
 export interface Check {
   ok: boolean;
+  /** A word such as `idle`, `backoff`, `failed`, `unreachable`: shown on the open /readyz. */
+  state?: string;
+  /** The MAILGATE_* code of the failure: shown on the open /readyz. */
+  code?: string;
+  /** Error text (may name users, hosts, tenants): only behind the admin keys (GET /api/status), never on /readyz. */
   detail?: string;
 }
 
 export interface ReadyReport {
   ok: boolean;
-  /** e.g. `{ store: { ok: true }, "imap:support-inbox": { ok: false, detail: "backoff, retry in 8 s" } }` */
+  /** e.g. `{ store: { ok: true }, "imap:support-inbox": { ok: false, state: "backoff", code: "MAILGATE_ERR_IMAP_AUTH", detail: "…" } }` */
   checks: Record<string, Check>;
 }
 

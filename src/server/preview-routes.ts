@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ServerDeps } from './deps.js';
 import { httpError } from './errors.js';
+import { concurrencyGate } from './guards.js';
 import { idParams, parse, routeName } from './params.js';
 
 export const RAW_MESSAGE_TYPES = ['message/rfc822', 'application/octet-stream'];
@@ -18,9 +19,25 @@ export const MAX_THREAD_COMMENTS = 1_000;
 const previewQuery = z.object({ route: routeName.optional() }).strict();
 const threadsBody = z.object({ comments: z.array(z.record(z.string(), z.unknown())).min(1).max(MAX_THREAD_COMMENTS) }).strict();
 
-/** Parsing endpoints; open or behind a key depending on `server` options. */
-export function previewParseRoutes(deps: ServerDeps, bodyLimit: number) {
+export interface PreviewLimits {
+  /** Largest body in bytes: refused with 413 from Content-Length, or as soon as a chunked body passes it. */
+  bodyLimit: number;
+  /** Requests answered at once; more get 503 with Retry-After before their body is read. */
+  maxConcurrent: number;
+}
+
+/**
+ * Parsing endpoints; open or behind a key depending on `server` options. Their limits are
+ * their own, far below the mail limit: a preview is an analyst's single message or a page of
+ * comments, and an open endpoint must not let anyone buffer 50 MiB bodies by the dozen.
+ */
+export function previewParseRoutes(deps: ServerDeps, limits: PreviewLimits) {
+  const { bodyLimit } = limits;
+  const gate = concurrencyGate(limits.maxConcurrent);
   return async (app: FastifyInstance): Promise<void> => {
+    app.addHook('onRequest', gate.acquire);
+    app.addHook('onResponse', gate.release);
+    app.addHook('onRequestAbort', gate.release);
     app.addContentTypeParser(RAW_MESSAGE_TYPES, { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
 
     app.post('/api/preview', { bodyLimit }, async (request) => {

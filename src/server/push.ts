@@ -40,6 +40,9 @@ export function pushRoutes(push: PushRoutes) {
           const message = `the body exceeds ${endpoint.bodyLimit} bytes`;
           return send(reply, { status: 413, body: { error: { code: endpoint.tooLarge, message } } });
         },
+        // Exempt from a loopback listener's Host check: a provider's request arrives through a
+        // proxy under the public name, and every push request is authenticated by itself.
+        config: { anyHost: true },
         handler: async (request, reply) => {
           const res = await endpoint.handle({
             method: request.method,

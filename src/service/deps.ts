@@ -2,6 +2,7 @@
 import { buildComment, computeThreadProperties } from '../preview/index.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { Config } from '../config/schema.js';
+import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { resolveUserProperties, routeTarget } from '../pipeline/origin.js';
@@ -21,6 +22,11 @@ export interface ServiceDepsOptions {
   config: Readonly<Config>;
   store: Store;
   pool: ParsePool;
+  /**
+   * The preview endpoints' own pool (one small worker), made on the first preview: a hostile
+   * preview spends its budget there, never a worker intake waits for.
+   */
+  previewPool: () => ParsePool;
   routes: ReadonlyMap<string, RouteConfig>;
   adapters: readonly AdapterEntry[];
   metrics: Metrics;
@@ -51,21 +57,23 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       await store.outboxDepth();
       checks['store'] = { ok: true };
     } catch (err) {
-      checks['store'] = { ok: false, detail: (err as Error).message };
+      const code = isGatewayError(err) ? err.code : 'MAILGATE_ERR_STORE_UNAVAILABLE';
+      checks['store'] = { ok: false, state: 'unreachable', code, detail: (err as Error).message };
     }
     // An adapter with health lines (IMAP: one per account) is judged by them, any other by its run state.
     for (const e of adapters) {
       if (!e.adapter.health) {
         const failed = e.state === 'failed';
-        checks[`${e.kind}:${e.name}`] = failed ? { ok: false, detail: e.error?.message ?? 'failed' } : { ok: true, detail: e.state };
+        const code = e.error ? { code: e.error.code } : {};
+        checks[`${e.kind}:${e.name}`] = failed ? { ok: false, state: 'failed', ...code, detail: e.error?.message ?? 'failed' } : { ok: true, state: e.state };
         continue;
       }
       for (const h of e.adapter.health()) {
-        const why = h.lastError ? `: ${h.lastError.message}` : '';
-        checks[`${e.kind}:${h.name}`] = h.ok ? { ok: true, detail: h.state } : { ok: false, detail: `${h.state}${why}` };
+        const error = h.lastError ? { code: h.lastError.code, detail: h.lastError.message } : {};
+        checks[`${e.kind}:${h.name}`] = h.ok ? { ok: true, state: h.state } : { ok: false, state: h.state, ...error };
       }
     }
-    if (o.stopping()) checks['service'] = { ok: false, detail: 'shutting down' };
+    if (o.stopping()) checks['service'] = { ok: false, state: 'stopping' };
     return { ok: Object.values(checks).every((c) => c.ok), checks };
   }
 
@@ -89,7 +97,9 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       }
     }
     const owners = (await store.listOwners()).map(ownerSummary);
-    return { store: { kind: store.kind }, routes: routeList, adapters: list, owners, api: config.api.url ?? 'built-in emulator' };
+    // The readiness checks in full (error text included): /readyz shows only their state and code.
+    const readiness = (await ready()).checks;
+    return { store: { kind: store.kind }, routes: routeList, adapters: list, owners, api: config.api.url ?? 'built-in emulator', readiness };
   }
 
   async function replay(id: number) {
@@ -138,7 +148,7 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       };
     },
     async preview(raw, request) {
-      const r = await pool.parse(raw, previewOptions(config, routeOf(request.route), { adapter: 'preview' }));
+      const r = await o.previewPool().parse(raw, previewOptions(config, routeOf(request.route), { adapter: 'preview' }));
       const thread = computeThreadProperties([r.comment]).get(r.comment.id) ?? null;
       return { document: r.document, comment: r.comment, thread_properties: thread, warnings: r.warnings };
     },

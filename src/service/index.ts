@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import type { AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import type { DeliveryLoop } from '../pipeline/delivery.js';
+import { ParsePool } from '../pipeline/pool.js';
 import { sleep } from '../pipeline/sleep.js';
 import { createRuntime, type AdapterEntry, type Runtime } from '../runtime/index.js';
 import { buildApp } from '../server/app.js';
@@ -50,6 +51,18 @@ export interface Service {
   stop(force?: AbortSignal): Promise<{ drained: boolean }>;
 }
 
+/**
+ * The preview endpoints' pool: one worker, one message at a time, as many waiting as previews
+ * may run, each message within the preview body limit and the parse time budget.
+ */
+function newPreviewPool(config: Readonly<Config>): ParsePool {
+  const { parsing, server } = config;
+  return new ParsePool({
+    size: 1, batchSize: 1, queueSize: server.preview.max_concurrent, timeoutMs: parsing.timeout_ms,
+    maxMessageBytes: Math.min(parsing.max_message_bytes, server.preview.max_body_bytes),
+  });
+}
+
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger;
   const drainMs = options.drainMs ?? config.delivery.drain_ms ?? DEFAULT_DRAIN_MS;
@@ -74,9 +87,13 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
 
   let stopping = false;
   const { pool, adapters } = runtime;
-  const deps = createServiceDeps({ config, store, pool, routes, adapters, metrics, logger, stopping: () => stopping });
+  let previewPool: ParsePool | undefined;
+  const deps = createServiceDeps({
+    config, store, pool, routes, adapters, metrics, logger, stopping: () => stopping, previewPool: () => (previewPool ??= newPreviewPool(config)),
+  });
   deps.push = { endpoints: runtime.endpoints(), sink: runtime.pushSink };
-  const app = buildApp({ api_keys: config.server.api_keys, public_preview: config.server.public_preview, preview_body_limit: config.parsing.max_message_bytes }, deps);
+  const { listen: _listen, ...server } = config.server;
+  const app = buildApp({ ...server, listen_host: host }, deps);
   try {
     await app.listen({ host, port });
   } catch (err) {
@@ -111,6 +128,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     await sinks.flush(deadline);
     await sinks.close();
     await app.close();
+    await previewPool?.close();
     await runtime.close();
     logger.info({ drained }, 'mailgate stopped');
     return { drained };

@@ -49,7 +49,7 @@ describe('POST /api/preview', () => {
   });
 
   it('refuses other content types, oversize bodies and non-messages with coded errors', async () => {
-    const { app: a } = app({ preview_body_limit: 1024 });
+    const { app: a } = app({ preview: { max_body_bytes: 1024 } });
     let res = await post(a, SAMPLE, { 'content-type': 'text/plain', ...auth() });
     expect(res.statusCode).toBe(415);
     expect(res.json().error.code).toBe('MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE');
