@@ -6,6 +6,7 @@
  * is checked, then the route runs. Every answer carries `Server-Timing: total;dur=<ms>` and
  * is counted under its endpoint in the stats.
  */
+import { listenerOptions } from '../server/guards.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
 import { FaultPlan } from './faults.js';
@@ -37,12 +38,18 @@ interface RequestInfo {
   dropped: boolean;
 }
 
+/** Socket inactivity after which the emulator closes a connection: longer than api.timeout_ms's default. */
+export const EMULATOR_IDLE_TIMEOUT_MS = 300_000;
+
 export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions, faults: FaultPlan = new FaultPlan()): FastifyInstance {
   const ctx: AppContext = { state, options, faults };
   const app = Fastify({
     logger: options.logger ? { level: 'info', redact: ['req.headers.authorization'] } : false,
     bodyLimit: options.bodyLimit,
     forceCloseConnections: true,
+    // The listener bounds of `mailgate serve`, except that a silent connection may last longer
+    // than the API client's default deadline (240 s): a stall fault must reach the client's timeout.
+    ...listenerOptions({ idle_timeout_ms: EMULATOR_IDLE_TIMEOUT_MS }, 'emulator '),
   });
   const info = new WeakMap<FastifyRequest, RequestInfo>();
 

@@ -9,6 +9,10 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { app as makeApp, auth, KEY, SAMPLE } from './support.js';
 import type { ServerOptions } from '../../src/server/index.js';
+import { buildEmulatorApp, EMULATOR_IDLE_TIMEOUT_MS } from '../../src/emulator/app.js';
+import { resolveOptions } from '../../src/emulator/options.js';
+import { EmulatorState } from '../../src/emulator/state.js';
+import { DEFAULT_HTTP_HEADERS_TIMEOUT_MS, DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_HTTP_REQUEST_TIMEOUT_MS } from '../../src/limits.js';
 
 let current: FastifyInstance | undefined;
 afterEach(async () => {
@@ -132,5 +136,20 @@ describe('preview limits', () => {
     const body = Buffer.alloc(4 * 1024 * 1024 + 1, 0x61);
     const res = await fetch(`http://127.0.0.1:${port}/api/preview/threads`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body });
     expect(res.status).toBe(413);
+  });
+});
+
+describe('the emulator listener', () => {
+  it('slow clients: bounds request, header, idle and keep-alive time like the server (fastify leaves them unbounded)', async () => {
+    const app = buildEmulatorApp(new EmulatorState(), resolveOptions({ token: 'emulator-token' }));
+    try {
+      await app.ready();
+      expect(app.server.requestTimeout).toBe(DEFAULT_HTTP_REQUEST_TIMEOUT_MS);
+      expect(app.server.headersTimeout).toBe(DEFAULT_HTTP_HEADERS_TIMEOUT_MS);
+      expect(app.server.timeout).toBe(EMULATOR_IDLE_TIMEOUT_MS);
+      expect(app.server.keepAliveTimeout).toBe(DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS);
+    } finally {
+      await app.close();
+    }
   });
 });

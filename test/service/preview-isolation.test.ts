@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 const preview = (body: Buffer) =>
-  fetch(`${service.url}/api/preview`, { method: 'POST', headers: { 'content-type': 'message/rfc822', ...auth }, body });
+  fetch(`${service.url}/api/preview`, { method: 'POST', headers: { 'content-type': 'message/rfc822', ...auth }, body: new Uint8Array(body) });
 
 describe('preview starvation', () => {
   it('/livez answers while a big preview parses (the parse is off the HTTP thread)', async () => {
