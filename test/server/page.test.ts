@@ -18,7 +18,8 @@ let address: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  server = app().app;
+  // As `mailgate serve` on a loopback address: the page works under the Host check.
+  server = app({ listen_host: '127.0.0.1' }).app;
   address = await server.listen({ host: '127.0.0.1', port: 0 });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 });
