@@ -72,8 +72,10 @@ export const ERROR_CODES = {
   MAILGATE_ERR_SERVER_BODY_TOO_LARGE: 'The HTTP request body exceeds the configured limit.',
   MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE: 'The HTTP request body has a Content-Type the endpoint does not accept.',
   MAILGATE_ERR_SERVER_INTERNAL: 'An unexpected failure while answering an HTTP request (details in the log).',
-  MAILGATE_ERR_SERVER_BUSY: 'As many preview requests as server.preview.max_concurrent are being answered; retry after the Retry-After seconds.',
-  MAILGATE_ERR_SERVER_MISDIRECTED: 'The Host header names neither this loopback listener (localhost, 127.0.0.1, [::1] with its port) nor one of server.allowed_hosts.',
+  MAILGATE_ERR_SERVER_BUSY:
+    'As many preview requests as server.preview.max_concurrent are being answered; retry after the Retry-After seconds.',
+  MAILGATE_ERR_SERVER_MISDIRECTED:
+    'The Host header names neither this loopback listener (localhost, 127.0.0.1, [::1] with its port) nor one of server.allowed_hosts.',
 
   // --- service: `mailgate serve` -----------------------------------------------------
   MAILGATE_ERR_SERVICE_ADAPTER_FAILED: 'An adapter of the service stopped with an unexpected error (the others keep running; details in the log).',

@@ -8,7 +8,10 @@ import { isIP } from 'node:net';
 
 /** `localhost` (and `*.localhost`), 127.0.0.0/8, ::1 and ::ffff:127.x — with or without IPv6 brackets. */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const h = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   if (h === 'localhost' || h.endsWith('.localhost')) return true;
   if (isIP(h) === 4) return h.startsWith('127.');
   if (isIP(h) === 6) return h === '::1' || /^(0{0,4}:){7}0{0,3}1$/.test(h) || /^::ffff:127\./.test(h);
@@ -29,5 +32,6 @@ export function insecureUrlIssue(url: string, allowInsecure: boolean | undefined
   if (parsed.protocol === 'https:') return undefined;
   if (parsed.protocol !== 'http:') return `must be an https:// URL, got ${parsed.protocol}`;
   if (isLoopbackHost(parsed.hostname) || allowInsecure === true) return undefined;
-  return `must use https:// for the non-loopback host ${parsed.hostname} (set allow_insecure_http: true beside it to send over plain http anyway)`;
+  const optIn = 'set allow_insecure_http: true beside it to send over plain http anyway';
+  return `must use https:// for the non-loopback host ${parsed.hostname} (${optIn})`;
 }

@@ -37,7 +37,10 @@ const oauth2Auth = z
         allow_insecure_http: z
           .boolean()
           .default(false)
-          .describe('Accept an http:// tokenUrl for a host that is not loopback (client secret and tokens then cross the network in clear). Default false.'),
+          .describe(
+            'Accept an http:// tokenUrl for a host that is not loopback ' +
+              '(client secret and tokens then cross the network in clear). Default false.',
+          ),
       })
       .strict()
       .superRefine((o, ctx) => {
@@ -75,7 +78,9 @@ export const imapAccountSchema = z
     secure: z
       .boolean()
       .default(true)
-      .describe('TLS from the first byte (993). false: STARTTLS, required for a host that is not loopback (see allow_plaintext). Default true.'),
+      .describe(
+        'TLS from the first byte (993). false: STARTTLS, required for a host that is not loopback (see allow_plaintext). Default true.',
+      ),
     allow_plaintext: z
       .boolean()
       .default(false)

@@ -69,7 +69,8 @@ export function createTokenProvider(settings: Omit<OAuth2Settings, 'allow_insecu
     const json = (await res.json().catch(() => ({}))) as TokenResponse;
     if (!res.ok || typeof json.access_token !== 'string' || json.access_token === '') {
       const redirected = res.status >= 300 && res.status <= 399 ? 'a redirect, not followed: set tokenUrl to the final address' : undefined;
-      const described = typeof json.error === 'string' ? `${json.error}${typeof json.error_description === 'string' ? `: ${json.error_description}` : ''}` : undefined;
+      const description = typeof json.error_description === 'string' ? `: ${json.error_description}` : '';
+      const described = typeof json.error === 'string' ? `${json.error}${description}` : undefined;
       const reason = redirected ?? described ?? 'no access_token';
       throw new GatewayError('MAILGATE_ERR_IMAP_OAUTH_TOKEN', `token endpoint answered ${res.status} (${reason})`, { status: res.status });
     }

@@ -59,8 +59,12 @@ export const ApiSchema = z
 
 export const PreviewServerSchema = z
   .object({
-    max_body_bytes: int(1).default(DEFAULT_PREVIEW_BODY_BYTES).describe('Largest request body of a preview endpoint, in bytes (refused with 413 before it is read further). Default 4194304 (4 MiB).'),
-    max_concurrent: int(1, 64).default(DEFAULT_PREVIEW_CONCURRENCY).describe('Preview requests answered at once; more get 503 with Retry-After. Default 2.'),
+    max_body_bytes: int(1)
+      .default(DEFAULT_PREVIEW_BODY_BYTES)
+      .describe('Largest request body of a preview endpoint, in bytes (refused with 413 before it is read). Default 4194304 (4 MiB).'),
+    max_concurrent: int(1, 64)
+      .default(DEFAULT_PREVIEW_CONCURRENCY)
+      .describe('Preview requests answered at once; more get 503 with Retry-After. Default 2.'),
   })
   .strict();
 
@@ -93,16 +97,27 @@ export const ServerSchema = z
       .default([])
       .describe(
         'Host header values accepted besides localhost, 127.0.0.1 and [::1] (with the port) while listening on a loopback address, ' +
-          'e.g. a reverse proxy\'s name; `host` matches any port, `host:port` that port only. Others get 421 (a guard against DNS rebinding). Default [].',
+          'e.g. a reverse proxy\'s name; `host` matches any port, `host:port` that port only. ' +
+          'Others get 421 (a guard against DNS rebinding). Default [].',
       ),
-    request_timeout_ms: int(1).default(DEFAULT_HTTP_REQUEST_TIMEOUT_MS).describe('Time a client has to send one whole request (headers and body), in ms. Default 60000.'),
-    headers_timeout_ms: int(1).default(DEFAULT_HTTP_HEADERS_TIMEOUT_MS).describe('Time a client has to send the request headers, in ms (at most request_timeout_ms). Default 20000.'),
-    idle_timeout_ms: int(1).default(DEFAULT_HTTP_IDLE_TIMEOUT_MS).describe('A connection with no bytes in either direction for this long is closed, in ms. Default 30000.'),
-    keep_alive_timeout_ms: int(1).default(DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS).describe('How long an idle keep-alive connection waits for its next request, in ms. Default 5000.'),
+    request_timeout_ms: int(1)
+      .default(DEFAULT_HTTP_REQUEST_TIMEOUT_MS)
+      .describe('Time a client has to send one whole request (headers and body), in ms. Default 60000.'),
+    headers_timeout_ms: int(1)
+      .default(DEFAULT_HTTP_HEADERS_TIMEOUT_MS)
+      .describe('Time a client has to send the request headers, in ms (at most request_timeout_ms). Default 20000.'),
+    idle_timeout_ms: int(1)
+      .default(DEFAULT_HTTP_IDLE_TIMEOUT_MS)
+      .describe('A connection with no bytes in either direction for this long is closed, in ms. Default 30000.'),
+    keep_alive_timeout_ms: int(1)
+      .default(DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS)
+      .describe('How long an idle keep-alive connection waits for its next request, in ms. Default 5000.'),
   })
   .strict()
   .superRefine((s, ctx) => {
-    if (s.headers_timeout_ms > s.request_timeout_ms) ctx.addIssue({ code: 'custom', path: ['headers_timeout_ms'], message: 'must not exceed request_timeout_ms' });
+    if (s.headers_timeout_ms > s.request_timeout_ms) {
+      ctx.addIssue({ code: 'custom', path: ['headers_timeout_ms'], message: 'must not exceed request_timeout_ms' });
+    }
   });
 
 export const ParsingSchema = z
@@ -148,8 +163,14 @@ export const RouteSchema = z
           .min(MIN_WEBHOOK_SECRET_CHARS, `a webhook secret must be at least ${MIN_WEBHOOK_SECRET_CHARS} characters`)
           .refine((k) => !isPlaceholderKey(k), 'is a known placeholder, not a secret: generate one, e.g. `openssl rand -hex 32`')
           .optional()
-          .describe(`HMAC-SHA256 key (at least ${MIN_WEBHOOK_SECRET_CHARS} characters) for X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC of "<t>.<body>">.`),
-        allow_insecure_http: z.boolean().default(false).describe('Accept an http:// `webhook` for a host that is not loopback. Default false.'),
+          .describe(
+            `HMAC-SHA256 key (at least ${MIN_WEBHOOK_SECRET_CHARS} characters) for ` +
+              'X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC of "<t>.<body>">.',
+          ),
+        allow_insecure_http: z
+          .boolean()
+          .default(false)
+          .describe('Accept an http:// `webhook` for a host that is not loopback. Default false.'),
       })
       .strict()
       .superRefine((k, ctx) => {

@@ -59,7 +59,9 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
     ...listenerOptions(config),
   }) as unknown as FastifyInstance;
   installErrorHandlers(app);
-  if (config.listen_host !== undefined && isLoopbackHost(config.listen_host)) app.addHook('onRequest', hostGuard(config.allowed_hosts ?? []));
+  if (config.listen_host !== undefined && isLoopbackHost(config.listen_host)) {
+    app.addHook('onRequest', hostGuard(config.allowed_hosts ?? []));
+  }
   app.addHook('onResponse', observe(deps));
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-content-type-options', 'nosniff');

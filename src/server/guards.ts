@@ -30,9 +30,16 @@ export interface ListenerTimeouts {
 /** The fastify options that set them (fastify's own defaults leave request and idle time unbounded). */
 export function listenerOptions(t: ListenerTimeouts, prefix = 'server.') {
   const requestTimeout = parseLimit(`${prefix}request_timeout_ms`, t.request_timeout_ms, DEFAULT_HTTP_REQUEST_TIMEOUT_MS);
-  const headersTimeout = parseLimit(`${prefix}headers_timeout_ms`, t.headers_timeout_ms, Math.min(DEFAULT_HTTP_HEADERS_TIMEOUT_MS, requestTimeout));
+  const headersTimeout = parseLimit(
+    `${prefix}headers_timeout_ms`,
+    t.headers_timeout_ms,
+    Math.min(DEFAULT_HTTP_HEADERS_TIMEOUT_MS, requestTimeout),
+  );
   if (headersTimeout > requestTimeout) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${prefix}headers_timeout_ms (${headersTimeout}) must not exceed ${prefix}request_timeout_ms (${requestTimeout})`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `${prefix}headers_timeout_ms (${headersTimeout}) must not exceed ${prefix}request_timeout_ms (${requestTimeout})`,
+    );
   }
   const connectionTimeout = parseLimit(`${prefix}idle_timeout_ms`, t.idle_timeout_ms, DEFAULT_HTTP_IDLE_TIMEOUT_MS);
   const keepAliveTimeout = parseLimit(`${prefix}keep_alive_timeout_ms`, t.keep_alive_timeout_ms, DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS);
@@ -73,7 +80,8 @@ export function hostGuard(allowed: readonly string[]) {
     if (hostAllowed(request.headers.host, request.socket?.localPort, allowed)) return;
     throw httpError(
       'MAILGATE_ERR_SERVER_MISDIRECTED',
-      'This server listens on a loopback address and answers to localhost, 127.0.0.1 or [::1] with its port; add other names to server.allowed_hosts.',
+      'This server listens on a loopback address and answers to localhost, 127.0.0.1 or [::1] with its port; ' +
+        'add other names to server.allowed_hosts.',
     );
   };
 }

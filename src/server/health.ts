@@ -11,7 +11,8 @@ import type { Check, ReadyReport, ServerDeps } from './deps.js';
 
 /** What an unauthenticated caller may see of a check: ok, state and code. */
 export function publicCheck(check: Check): Check {
-  return { ok: check.ok, ...(check.state === undefined ? {} : { state: check.state }), ...(check.code === undefined ? {} : { code: check.code }) };
+  const state = check.state === undefined ? {} : { state: check.state };
+  return { ok: check.ok, ...state, ...(check.code === undefined ? {} : { code: check.code }) };
 }
 
 async function boundedReady(deps: ServerDeps, timeoutMs: number): Promise<ReadyReport> {
@@ -24,7 +25,8 @@ async function boundedReady(deps: ServerDeps, timeoutMs: number): Promise<ReadyR
     return await Promise.race([deps.ready(), timeout]);
   } catch (err) {
     const code = isGatewayError(err) ? { code: err.code } : {};
-    return { ok: false, checks: { ready: { ok: false, state: 'failed', ...code, detail: err instanceof Error ? err.message : String(err) } } };
+    const detail = err instanceof Error ? err.message : String(err);
+    return { ok: false, checks: { ready: { ok: false, state: 'failed', ...code, detail } } };
   } finally {
     clearTimeout(timer);
   }

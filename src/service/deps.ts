@@ -65,7 +65,9 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       if (!e.adapter.health) {
         const failed = e.state === 'failed';
         const code = e.error ? { code: e.error.code } : {};
-        checks[`${e.kind}:${e.name}`] = failed ? { ok: false, state: 'failed', ...code, detail: e.error?.message ?? 'failed' } : { ok: true, state: e.state };
+        checks[`${e.kind}:${e.name}`] = failed
+          ? { ok: false, state: 'failed', ...code, detail: e.error?.message ?? 'failed' }
+          : { ok: true, state: e.state };
         continue;
       }
       for (const h of e.adapter.health()) {

@@ -89,7 +89,9 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const { pool, adapters } = runtime;
   let previewPool: ParsePool | undefined;
   const deps = createServiceDeps({
-    config, store, pool, routes, adapters, metrics, logger, stopping: () => stopping, previewPool: () => (previewPool ??= newPreviewPool(config)),
+    config, store, pool, routes, adapters, metrics, logger,
+    stopping: () => stopping,
+    previewPool: () => (previewPool ??= newPreviewPool(config)),
   });
   deps.push = { endpoints: runtime.endpoints(), sink: runtime.pushSink };
   const { listen: _listen, ...server } = config.server;

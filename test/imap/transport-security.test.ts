@@ -40,7 +40,9 @@ describe('IMAP STARTTLS stripping', () => {
     for (const host of ['127.0.0.1', 'localhost', '::1']) {
       expect(startTlsMode(imapAccountSchema.parse({ ...base, host, port: 143, secure: false }))).toBeUndefined();
     }
-    expect(startTlsMode(imapAccountSchema.parse({ ...base, host: 'imap.example.com', secure: false, allow_plaintext: true }))).toBeUndefined();
+    expect(
+      startTlsMode(imapAccountSchema.parse({ ...base, host: 'imap.example.com', secure: false, allow_plaintext: true })),
+    ).toBeUndefined();
     expect(startTlsMode(imapAccountSchema.parse({ ...base, host: 'imap.example.com' }))).toBeUndefined();
   });
 });
@@ -51,15 +53,27 @@ describe('OAuth token endpoint', () => {
     const refused = imapAccountSchema.safeParse({ ...base, host: 'imap.example.com', auth: { user: 'u', oauth2 } });
     expect(refused.success).toBe(false);
     expect(refused.error?.issues[0]?.message).toMatch(/https/);
-    expect(imapAccountSchema.safeParse({ ...base, host: 'h', auth: { user: 'u', oauth2: { ...oauth2, allow_insecure_http: true } } }).success).toBe(true);
-    expect(imapAccountSchema.safeParse({ ...base, host: 'h', auth: { user: 'u', oauth2: { ...oauth2, tokenUrl: 'http://127.0.0.1:9/t' } } }).success).toBe(true);
+    expect(
+      imapAccountSchema.safeParse({ ...base, host: 'h', auth: { user: 'u', oauth2: { ...oauth2, allow_insecure_http: true } } }).success,
+    ).toBe(true);
+    expect(
+      imapAccountSchema.safeParse({ ...base, host: 'h', auth: { user: 'u', oauth2: { ...oauth2, tokenUrl: 'http://127.0.0.1:9/t' } } })
+        .success,
+    ).toBe(true);
   });
 
   it('redirect leak: a 307/308 from the token endpoint is not followed with client_secret', async () => {
-    const elsewhere = await listen((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"stolen"}'));
+    const elsewhere = await listen((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"stolen"}'),
+    );
     for (const status of [307, 308]) {
       const endpoint = await listen((_req, res) => res.writeHead(status, { location: elsewhere.url }).end());
-      const p = createTokenProvider({ tokenUrl: endpoint.url, clientId: 'c', clientSecret: 'the-client-secret', grant: 'client_credentials' });
+      const p = createTokenProvider({
+        tokenUrl: endpoint.url,
+        clientId: 'c',
+        clientSecret: 'the-client-secret',
+        grant: 'client_credentials',
+      });
       await expect(p.getToken()).rejects.toMatchObject({ code: 'MAILGATE_ERR_IMAP_OAUTH_TOKEN', status });
       expect(endpoint.bodies[0]).toContain('client_secret=the-client-secret');
     }

@@ -195,8 +195,9 @@ describe('the webhook sink', () => {
     const receiver = await startReceiver();
     try {
       const t0 = 1_700_000_000_000;
-      await webhookOutput({ url: receiver.url, secret, route: 'p', timeoutMs: 10_000, now: () => t0 })
-        .send([{ id: 1, route: 'p', commentId: 'c1', key: 'k', predictions: [], model: null, createdAt: new Date(t0).toISOString() }], new AbortController().signal);
+      const batch = [{ id: 1, route: 'p', commentId: 'c1', key: 'k', predictions: [], model: null, createdAt: new Date(t0).toISOString() }];
+      const output = webhookOutput({ url: receiver.url, secret, route: 'p', timeoutMs: 10_000, now: () => t0 });
+      await output.send(batch, new AbortController().signal);
       const post = receiver.posts[0]!;
       expect(post.signature).toMatch(/^t=1700000000,v1=[0-9a-f]{64}$/);
       expect(verifySignature(secret, post.body, post.signature, t0 + 1_000)).toBe(true);
@@ -215,7 +216,8 @@ describe('the webhook sink', () => {
     try {
       const output = webhookOutput({ url: receiver.url, secret: 'redirect-secret-0123456789abcdef01', route: 'p', timeoutMs: 10_000 });
       const batch = [{ id: 1, route: 'p', commentId: 'c1', key: 'k', predictions: [], model: null, createdAt: new Date().toISOString() }];
-      await expect(output.send(batch, new AbortController().signal)).rejects.toMatchObject({ code: 'MAILGATE_ERR_SINK_WEBHOOK_FAILED', status: 307 });
+      await expect(output.send(batch, new AbortController().signal))
+        .rejects.toMatchObject({ code: 'MAILGATE_ERR_SINK_WEBHOOK_FAILED', status: 307 });
       expect(receiver.posts).toHaveLength(1);
       expect(elsewhere.posts).toHaveLength(0);
     } finally {

@@ -40,15 +40,23 @@ describe('probes and metrics', () => {
     f.readiness.report = {
       ok: false,
       checks: {
-        store: { ok: false, state: 'unreachable', code: 'MAILGATE_ERR_STORE_UNAVAILABLE', detail: 'password authentication failed for user "mailgate_prod" at db.internal.acme:5432' },
-        'imap:support': { ok: false, state: 'backoff', code: 'MAILGATE_ERR_IMAP_AUTH', detail: 'IMAP login refused for ceo@acme.example (tenant 4f1c…)' },
+        store: {
+          ok: false, state: 'unreachable', code: 'MAILGATE_ERR_STORE_UNAVAILABLE',
+          detail: 'password authentication failed for user "mailgate_prod" at db.internal.acme:5432',
+        },
+        'imap:support': {
+          ok: false, state: 'backoff', code: 'MAILGATE_ERR_IMAP_AUTH', detail: 'IMAP login refused for ceo@acme.example (tenant 4f1c…)',
+        },
       },
     };
     const res = await a.inject('/readyz');
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({
       status: 'unavailable',
-      checks: { store: { ok: false, state: 'unreachable', code: 'MAILGATE_ERR_STORE_UNAVAILABLE' }, 'imap:support': { ok: false, state: 'backoff', code: 'MAILGATE_ERR_IMAP_AUTH' } },
+      checks: {
+        store: { ok: false, state: 'unreachable', code: 'MAILGATE_ERR_STORE_UNAVAILABLE' },
+        'imap:support': { ok: false, state: 'backoff', code: 'MAILGATE_ERR_IMAP_AUTH' },
+      },
     });
     for (const secret of ['mailgate_prod', 'db.internal', 'ceo@acme', 'tenant']) expect(res.body).not.toContain(secret);
   });

@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostAllowed } from '../../src/server/guards.js';
 import type { ServerOptions } from '../../src/server/index.js';
-import { app as makeApp } from './support.js';
+import type { PushEndpoint } from '../../src/pipeline/types.js';
+import { app as makeApp, fixture } from './support.js';
 
 let current: FastifyInstance | undefined;
 afterEach(async () => {
@@ -51,10 +52,52 @@ describe('Host header on a loopback listener', () => {
 
   it('answers localhost, 127.0.0.1 and [::1] with its port, and server.allowed_hosts', async () => {
     const port = await listening({ listen_host: '127.0.0.1', allowed_hosts: ['mailgate.internal', 'proxy.lan:8443'] });
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`, 'mailgate.internal', 'mailgate.internal:9', 'proxy.lan:8443']) {
+    for (const host of [
+      `localhost:${port}`,
+      `127.0.0.1:${port}`,
+      `[::1]:${port}`,
+      `LOCALHOST:${port}`,
+      'mailgate.internal',
+      'mailgate.internal:9',
+      'proxy.lan:8443',
+    ]) {
       expect((await get(port, '/livez', host)).status, host).toBe(200);
     }
     expect((await get(port, '/livez', 'proxy.lan:9')).status).toBe(421);
+  });
+
+  it('push endpoints answer any Host: a provider comes through a proxy under a public name and signs each request', async () => {
+    const f = fixture();
+    const endpoint: PushEndpoint = {
+      method: 'POST',
+      path: '/webhooks/test-in',
+      bodyLimit: 1024,
+      handle: async () => ({ status: 202, body: { ok: true } }),
+    };
+    f.deps.push = { endpoints: [endpoint], sink: { submit: async () => [] } as never };
+    const { app } = makeApp({ listen_host: '127.0.0.1' }, f);
+    current = app;
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (app.server.address() as AddressInfo).port;
+    const res = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/webhooks/test-in',
+          headers: { host: 'hooks.example.com', 'content-type': 'text/plain' },
+        },
+        (r) => {
+          r.resume();
+          resolve(r.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end('x');
+    });
+    expect(res).toBe(202);
+    expect((await get(port, '/metrics', 'hooks.example.com')).status).toBe(421);
   });
 
   it('does not check Host when listening on a non-loopback address', async () => {

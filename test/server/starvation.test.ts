@@ -82,7 +82,12 @@ describe('preview limits', () => {
       await held;
       return real(bytes, request);
     };
-    const send = () => fetch(`http://127.0.0.1:${port}/api/preview`, { method: 'POST', headers: { 'content-type': 'message/rfc822', ...auth() }, body: SAMPLE });
+    const send = () =>
+      fetch(`http://127.0.0.1:${port}/api/preview`, {
+        method: 'POST',
+        headers: { 'content-type': 'message/rfc822', ...auth() },
+        body: SAMPLE,
+      });
     const running = [send(), send()];
     while (started < 2) await tick(5);
     const third = await send();
@@ -98,8 +103,13 @@ describe('preview limits', () => {
     const { port } = await listening({ preview: { max_body_bytes: 64 * 1024 } });
     const c = await raw(port);
     const head = [
-      'POST /api/preview HTTP/1.1', `Host: 127.0.0.1:${port}`, 'Content-Type: message/rfc822', `Authorization: Bearer ${KEY}`,
-      `Content-Length: ${100 * 1024 * 1024}`, '', '',
+      'POST /api/preview HTTP/1.1',
+      `Host: 127.0.0.1:${port}`,
+      'Content-Type: message/rfc822',
+      `Authorization: Bearer ${KEY}`,
+      `Content-Length: ${100 * 1024 * 1024}`,
+      '',
+      '',
     ].join('\r\n');
     c.socket.write(head);
     while (!c.received().includes('\r\n\r\n')) await tick(5);
@@ -112,8 +122,17 @@ describe('preview limits', () => {
     const limit = 64 * 1024;
     const { port } = await listening({ preview: { max_body_bytes: limit } });
     const c = await raw(port);
-    c.socket.write(['POST /api/preview HTTP/1.1', `Host: 127.0.0.1:${port}`, 'Content-Type: message/rfc822', `Authorization: Bearer ${KEY}`,
-      'Transfer-Encoding: chunked', '', ''].join('\r\n'));
+    c.socket.write(
+      [
+        'POST /api/preview HTTP/1.1',
+        `Host: 127.0.0.1:${port}`,
+        'Content-Type: message/rfc822',
+        `Authorization: Bearer ${KEY}`,
+        'Transfer-Encoding: chunked',
+        '',
+        '',
+      ].join('\r\n'),
+    );
     const chunk = Buffer.alloc(16 * 1024, 0x61);
     let sent = 0;
     // Sends until the answer comes (or the server closes); 100 MiB would be the attack's size.
@@ -134,7 +153,11 @@ describe('preview limits', () => {
   it('the preview body limit defaults to 4 MiB, not the 50 MiB mail limit', async () => {
     const { port } = await listening();
     const body = Buffer.alloc(4 * 1024 * 1024 + 1, 0x61);
-    const res = await fetch(`http://127.0.0.1:${port}/api/preview/threads`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body });
+    const res = await fetch(`http://127.0.0.1:${port}/api/preview/threads`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth() },
+      body,
+    });
     expect(res.status).toBe(413);
   });
 });

@@ -43,7 +43,11 @@ afterAll(async () => {
 });
 
 const preview = (body: Buffer) =>
-  fetch(`${service.url}/api/preview`, { method: 'POST', headers: { 'content-type': 'message/rfc822', ...auth }, body: new Uint8Array(body) });
+  fetch(`${service.url}/api/preview`, {
+    method: 'POST',
+    headers: { 'content-type': 'message/rfc822', ...auth },
+    body: new Uint8Array(body),
+  });
 
 describe('preview starvation', () => {
   it('/livez answers while a big preview parses (the parse is off the HTTP thread)', async () => {
@@ -62,13 +66,18 @@ describe('preview starvation', () => {
     await service.runtime.pool.close();
     const res = await preview(SMALL);
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { document: { comment_id: string } }).document.comment_id).toBe(Buffer.from('<s@example.com>').toString('hex'));
+    expect(((await res.json()) as { document: { comment_id: string } }).document.comment_id).toBe(
+      Buffer.from('<s@example.com>').toString('hex'),
+    );
   });
 
   it('/readyz carries state and codes only; /api/status has the readiness checks in full behind the key', async () => {
     const ready = (await (await fetch(`${service.url}/readyz`)).json()) as { checks: Record<string, Record<string, unknown>> };
-    for (const check of Object.values(ready.checks)) expect(Object.keys(check).every((k) => ['ok', 'state', 'code'].includes(k))).toBe(true);
-    const status = (await (await fetch(`${service.url}/api/status`, { headers: auth })).json()) as { readiness: Record<string, { ok: boolean }> };
+    for (const check of Object.values(ready.checks))
+      expect(Object.keys(check).every((k) => ['ok', 'state', 'code'].includes(k))).toBe(true);
+    const status = (await (await fetch(`${service.url}/api/status`, { headers: auth })).json()) as {
+      readiness: Record<string, { ok: boolean }>;
+    };
     expect(status.readiness['store']).toEqual({ ok: true });
   });
 });
