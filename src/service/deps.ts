@@ -101,7 +101,8 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     const owners = (await store.listOwners()).map(ownerSummary);
     // The readiness checks in full (error text included): /readyz shows only their state and code.
     const readiness = (await ready()).checks;
-    return { store: { kind: store.kind }, routes: routeList, adapters: list, owners, api: config.api.url ?? 'built-in emulator', readiness };
+    const api = config.api.url ?? 'built-in emulator';
+    return { store: { kind: store.kind }, routes: routeList, adapters: list, owners, api, readiness };
   }
 
   async function replay(id: number) {
