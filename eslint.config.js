@@ -13,5 +13,15 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },
   },
+  {
+    // Plain JavaScript run by Node (scripts, the flat config itself).
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: { globals: { URL: 'readonly', process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
+  },
+  {
+    // Tests read API answers as loose JSON.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
   prettier,
 );

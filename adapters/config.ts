@@ -43,7 +43,8 @@ export const ADAPTER_CONFIGS = {
   webhooks: {
     mode: 'push',
     schema: webhookEntrySchema,
-    description: 'Mail-provider inbound webhooks (SendGrid, Mailgun, Postmark, SES via SNS, Mandrill, SparkPost, raw), one endpoint each; docs/webhooks.md.',
+    description:
+      'Mail-provider inbound webhooks (SendGrid, Mailgun, Postmark, SES via SNS, Mandrill, SparkPost, raw), one endpoint each; docs/webhooks.md.',
     unique: (entries) => duplicateName('webhooks', entries),
   },
   upload: {
@@ -69,7 +70,8 @@ function duplicateName(kind: string, entries: ReadonlyArray<{ name: string }>): 
   const seen = new Map<string, number>();
   for (const [index, e] of entries.entries()) {
     const first = seen.get(e.name);
-    if (first !== undefined) return { index, message: `name "${e.name}" is already used by adapters.${kind}[${first}]; give each entry its own name` };
+    if (first !== undefined)
+      return { index, message: `name "${e.name}" is already used by adapters.${kind}[${first}]; give each entry its own name` };
     seen.set(e.name, index);
   }
   return undefined;

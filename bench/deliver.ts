@@ -30,7 +30,9 @@ function doc(run: string, n: number, body?: string): RawEmailDocument {
   const id = `bench-${run}-${n}@example.com`;
   return {
     raw_email: {
-      headers: { raw: `Message-ID: <${id}>\r\nFrom: Customer ${n % 997} <c${n % 997}@example.com>\r\nTo: support@example.org\r\nSubject: Order ${n}\r\nDate: Mon, 02 Mar 2026 10:00:00 +0000` },
+      headers: {
+        raw: `Message-ID: <${id}>\r\nFrom: Customer ${n % 997} <c${n % 997}@example.com>\r\nTo: support@example.org\r\nSubject: Order ${n}\r\nDate: Mon, 02 Mar 2026 10:00:00 +0000`,
+      },
       body: { plain: body ?? `Hello, my order ${n} has not arrived yet. Could you check the tracking number? Thanks, customer ${n % 997}` },
     },
     comment_id: Buffer.from(id, 'utf8').toString('hex'),
@@ -44,7 +46,11 @@ const median = (xs: number[]): number => {
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-async function throughputRun(url: string, run: string, count: number): Promise<{ seconds: number; requests: number; comments: number; units: number }> {
+async function throughputRun(
+  url: string,
+  run: string,
+  count: number,
+): Promise<{ seconds: number; requests: number; comments: number; units: number }> {
   const client = createApiClient({ baseUrl: url, token: TOKEN });
   await client.ensureSource(SOURCE);
   let requests = 0;
@@ -57,7 +63,7 @@ async function throughputRun(url: string, run: string, count: number): Promise<{
   requests += report.requests;
   const delivered = outcomes.filter((o) => o.status === 'delivered').length;
   if (delivered !== count) throw new Error(`only ${delivered} of ${count} delivered`);
-  const stats = await (await fetch(`${url}/_emulator/stats`)).json() as { comments: number; ai_units: number };
+  const stats = (await (await fetch(`${url}/_emulator/stats`)).json()) as { comments: number; ai_units: number };
   return { seconds, requests, comments: stats.comments, units: stats.ai_units };
 }
 
@@ -68,9 +74,16 @@ async function poisonCost(url: string, size: number, position: number): Promise<
     key: String(n),
     document: n === position ? doc(`p${size}-${position}`, n, 'x'.repeat(70_000)) : doc(`p${size}-${position}`, n),
   }));
-  const report = await deliverBatch(items, { kind: 'sync', source: SOURCE, transformTag: DEFAULT_TRANSFORM_TAG, maxDocuments: size }, client, undefined, { validate: false });
+  const report = await deliverBatch(
+    items,
+    { kind: 'sync', source: SOURCE, transformTag: DEFAULT_TRANSFORM_TAG, maxDocuments: size },
+    client,
+    undefined,
+    { validate: false },
+  );
   const rejected = report.outcomes.filter((o) => o.status === 'rejected').length;
-  if (rejected !== 1 || report.requests !== report.splitRequests + 1) throw new Error(`unexpected outcome for poison at ${position} of ${size}`);
+  if (rejected !== 1 || report.requests !== report.splitRequests + 1)
+    throw new Error(`unexpected outcome for poison at ${position} of ${size}`);
   return report.splitRequests;
 }
 
@@ -97,16 +110,23 @@ async function main(): Promise<void> {
     for (let r = 0; r < runs; r++) {
       emulator.reset();
       const res = await throughputRun(url, `run${r}`, count);
-      if (res.comments !== count || res.units !== count) throw new Error(`emulator holds ${res.comments} comments, billed ${res.units} units`);
+      if (res.comments !== count || res.units !== count)
+        throw new Error(`emulator holds ${res.comments} comments, billed ${res.units} units`);
       results.push(res);
-      console.log(`  run ${r + 1}: ${(count / res.seconds).toFixed(0)} documents/s (${res.seconds.toFixed(2)} s, ${res.requests} requests)`);
+      console.log(
+        `  run ${r + 1}: ${(count / res.seconds).toFixed(0)} documents/s (${res.seconds.toFixed(2)} s, ${res.requests} requests)`,
+      );
     }
     const rate = median(results.map((x) => count / x.seconds));
     console.log(`documents/s through deliverBatch + client + emulator (median): ${rate.toFixed(0)}`);
     const made = median(results.map((x) => x.requests));
-    console.log(`requests made for ${count} documents: ${made} (minimum at the default ${DEFAULT_SYNC_DOCUMENTS}/request: ${Math.ceil(count / DEFAULT_SYNC_DOCUMENTS)})`);
+    console.log(
+      `requests made for ${count} documents: ${made} (minimum at the default ${DEFAULT_SYNC_DOCUMENTS}/request: ${Math.ceil(count / DEFAULT_SYNC_DOCUMENTS)})`,
+    );
     const dry = await dryRunCounts(url, 100_000);
-    console.log(`requests per 100,000 documents: ${dry.atDefault} at the default ${DEFAULT_SYNC_DOCUMENTS}/request (minimum ${Math.ceil(100_000 / DEFAULT_SYNC_DOCUMENTS)}); ${dry.atMax} at the spec maximum ${MAX_SYNC_DOCUMENTS}/request (minimum ${Math.ceil(100_000 / MAX_SYNC_DOCUMENTS)})`);
+    console.log(
+      `requests per 100,000 documents: ${dry.atDefault} at the default ${DEFAULT_SYNC_DOCUMENTS}/request (minimum ${Math.ceil(100_000 / DEFAULT_SYNC_DOCUMENTS)}); ${dry.atMax} at the spec maximum ${MAX_SYNC_DOCUMENTS}/request (minimum ${Math.ceil(100_000 / MAX_SYNC_DOCUMENTS)})`,
+    );
     console.log(`client side alone (dry run: schema check, property rules, hashes, packing): ${dry.rate.toFixed(0)} documents/s`);
 
     emulator.reset();
@@ -115,7 +135,9 @@ async function main(): Promise<void> {
       const costs = [];
       for (const position of [0, Math.floor(size / 3), size - 1]) costs.push(await poisonCost(url, size, position));
       const bound = 2 * Math.ceil(Math.log2(size)) + 1;
-      console.log(`  batch ${String(size).padStart(4)}: median ${median(costs)}, max ${Math.max(...costs)} (bound 2·log2(n)+1 = ${bound}; one request per document would be ${size})`);
+      console.log(
+        `  batch ${String(size).padStart(4)}: median ${median(costs)}, max ${Math.max(...costs)} (bound 2·log2(n)+1 = ${bound}; one request per document would be ${size})`,
+      );
     }
   } finally {
     await emulator.close();

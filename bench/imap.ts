@@ -44,20 +44,53 @@ function profileDir(): string | undefined {
 function textMessage(i: number): Buffer {
   const para = `Hello team, order ${i} has not arrived yet and the tracking page shows no update since Monday. `.repeat(12);
   return Buffer.from(
-    [`From: Customer ${i % 997} <c${i % 997}@example.com>`, 'To: support@example.org', `Subject: Order ${i}`, `Message-ID: <bench-${i}@example.com>`,
-      'Date: Mon, 02 Mar 2026 10:00:00 +0000', 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', para, '', '-- ', 'Customer', ''].join('\r\n'),
+    [
+      `From: Customer ${i % 997} <c${i % 997}@example.com>`,
+      'To: support@example.org',
+      `Subject: Order ${i}`,
+      `Message-ID: <bench-${i}@example.com>`,
+      'Date: Mon, 02 Mar 2026 10:00:00 +0000',
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      para,
+      '',
+      '-- ',
+      'Customer',
+      '',
+    ].join('\r\n'),
   );
 }
 
 function attachmentMessage(i: number, kb: number): Buffer {
   const b = `b-${i}`;
-  const data = randomBytes(kb * 1024).toString('base64').replace(/.{76}/g, '$&\r\n');
+  const data = randomBytes(kb * 1024)
+    .toString('base64')
+    .replace(/.{76}/g, '$&\r\n');
   return Buffer.from(
-    [`From: Customer ${i % 997} <c${i % 997}@example.com>`, 'To: support@example.org', `Subject: Invoice ${i}`, `Message-ID: <bench-att-${i}@example.com>`,
-      'Date: Mon, 02 Mar 2026 10:00:00 +0000', 'MIME-Version: 1.0', `Content-Type: multipart/mixed; boundary="${b}"`, '',
-      `--${b}`, 'Content-Type: text/plain; charset=utf-8', '', `Please find invoice ${i} attached. Kind regards.`, '',
-      `--${b}`, `Content-Type: application/pdf; name="invoice-${i}.pdf"`, 'Content-Transfer-Encoding: base64', `Content-Disposition: attachment; filename="invoice-${i}.pdf"`, '',
-      data, `--${b}--`, ''].join('\r\n'),
+    [
+      `From: Customer ${i % 997} <c${i % 997}@example.com>`,
+      'To: support@example.org',
+      `Subject: Invoice ${i}`,
+      `Message-ID: <bench-att-${i}@example.com>`,
+      'Date: Mon, 02 Mar 2026 10:00:00 +0000',
+      'MIME-Version: 1.0',
+      `Content-Type: multipart/mixed; boundary="${b}"`,
+      '',
+      `--${b}`,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      `Please find invoice ${i} attached. Kind regards.`,
+      '',
+      `--${b}`,
+      `Content-Type: application/pdf; name="invoice-${i}.pdf"`,
+      'Content-Transfer-Encoding: base64',
+      `Content-Disposition: attachment; filename="invoice-${i}.pdf"`,
+      '',
+      data,
+      `--${b}--`,
+      '',
+    ].join('\r\n'),
   );
 }
 
@@ -113,13 +146,24 @@ async function mailgateSync(d: BenchDovecot, user: string, count: number): Promi
   const token = randomBytes(8).toString('hex');
   const emulator = createEmulator({ token, autoCreateSources: true, logger: false });
   const url = await emulator.listen(0, '127.0.0.1');
-  writeFileSync(join(dir, 'mailgate.yaml'), [
-    `store: sqlite:${join(dir, 'mailgate.db')}`, `api: { url: ${url}, token: "${token}" }`, 'server: { listen: 127.0.0.1:0 }', 'log_level: warn',
-    'routes: [{ name: bench, source: bench/inbox }]',
-    `adapters: { imap: [{ name: bench, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${user}, pass: pw-${user} }, folders: [INBOX], batch_size: 500 }] }`, '',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'mailgate.yaml'),
+    [
+      `store: sqlite:${join(dir, 'mailgate.db')}`,
+      `api: { url: ${url}, token: "${token}" }`,
+      'server: { listen: 127.0.0.1:0 }',
+      'log_level: warn',
+      'routes: [{ name: bench, source: bench/inbox }]',
+      `adapters: { imap: [{ name: bench, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${user}, pass: pw-${user} }, folders: [INBOX], batch_size: 500 }] }`,
+      '',
+    ].join('\n'),
+  );
   const profile = profileDir();
-  const child = spawn(process.execPath, [...(profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]), CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [...(profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]), CLI, 'serve', '--config', join(dir, 'mailgate.yaml')],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   let t0 = 0;
   let cpu0 = { mailgate: 0, dovecot: 0, emulator: 0 };
@@ -138,7 +182,11 @@ async function mailgateSync(d: BenchDovecot, user: string, count: number): Promi
       await new Promise((r) => setTimeout(r, 20));
     }
     const rate = count / ((performance.now() - t0) / 1000);
-    const cpu = { mailgate: cpuOf(child.pid!) - cpu0.mailgate, dovecot: cpuOfTree(d.pid) - cpu0.dovecot, emulator: ownCpu() - cpu0.emulator };
+    const cpu = {
+      mailgate: cpuOf(child.pid!) - cpu0.mailgate,
+      dovecot: cpuOfTree(d.pid) - cpu0.dovecot,
+      emulator: ownCpu() - cpu0.emulator,
+    };
     rssMb = Math.max(rssMb, peakRssMb(child.pid!));
     return { rate, rssMb, cpu };
   } finally {
@@ -152,16 +200,26 @@ async function mailgateSync(d: BenchDovecot, user: string, count: number): Promi
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function benchMailbox(d: BenchDovecot, label: string, user: string, n: number, make: (i: number) => Buffer, runs: number): Promise<void> {
+async function benchMailbox(
+  d: BenchDovecot,
+  label: string,
+  user: string,
+  n: number,
+  make: (i: number) => Buffer,
+  runs: number,
+): Promise<void> {
   let bytes = 0;
   d.addUser(user, `pw-${user}`);
-  d.fill(user, (function* () {
-    for (let i = 0; i < n; i++) {
-      const m = make(i);
-      bytes += m.length;
-      yield m;
-    }
-  })());
+  d.fill(
+    user,
+    (function* () {
+      for (let i = 0; i < n; i++) {
+        const m = make(i);
+        bytes += m.length;
+        yield m;
+      }
+    })(),
+  );
   await rawFetch(d, user, { bodyStructure: true, source: true }); // index + page cache, unmeasured
   const raw: number[] = [];
   const syncs: SyncRun[] = [];
@@ -172,12 +230,16 @@ async function benchMailbox(d: BenchDovecot, label: string, user: string, n: num
   const rss = Math.max(...syncs.map((x) => x.rssMb));
   const rate = median(syncs.map((x) => x.rate));
   const line = (s: string, w: number) => s.padStart(w);
-  console.log(`${label.padEnd(34)} ${line((bytes / 2 ** 20).toFixed(0) + ' MiB', 9)} ${line(median(raw).toFixed(0), 10)} ${line(rate.toFixed(0), 10)} ${line((rate / median(raw)).toFixed(2) + '×', 7)} ${line(rss.toFixed(0) + ' MB', 9)}`);
+  console.log(
+    `${label.padEnd(34)} ${line((bytes / 2 ** 20).toFixed(0) + ' MiB', 9)} ${line(median(raw).toFixed(0), 10)} ${line(rate.toFixed(0), 10)} ${line((rate / median(raw)).toFixed(2) + '×', 7)} ${line(rss.toFixed(0) + ' MB', 9)}`,
+  );
   const cpu = (k: keyof SyncRun['cpu']) => median(syncs.map((x) => x.cpu[k]));
   const total = cpu('mailgate') + cpu('dovecot') + cpu('emulator');
   const bound = n / (total / availableParallelism());
-  console.log(`${''.padEnd(34)} CPU during the sync: mailgate ${cpu('mailgate').toFixed(1)} s, Dovecot ${cpu('dovecot').toFixed(1)} s, emulator ${cpu('emulator').toFixed(1)} s`
-    + ` = ${total.toFixed(1)} s on ${availableParallelism()} cores: no faster than ${bound.toFixed(0)} msg/s (${(bound / median(raw)).toFixed(2)}× raw fetch)`);
+  console.log(
+    `${''.padEnd(34)} CPU during the sync: mailgate ${cpu('mailgate').toFixed(1)} s, Dovecot ${cpu('dovecot').toFixed(1)} s, emulator ${cpu('emulator').toFixed(1)} s` +
+      ` = ${total.toFixed(1)} s on ${availableParallelism()} cores: no faster than ${bound.toFixed(0)} msg/s (${(bound / median(raw)).toFixed(2)}× raw fetch)`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -188,7 +250,9 @@ async function main(): Promise<void> {
   const d = await startBenchDovecot();
   try {
     console.log(`IMAP sync, median of ${runs} runs (msg/s); mailgate = service listening → every comment acknowledged by the emulator`);
-    console.log(`${'mailbox'.padEnd(34)} ${'size'.padStart(9)} ${'raw fetch'.padStart(10)} ${'mailgate'.padStart(10)} ${'ratio'.padStart(7)} ${'peak RSS'.padStart(9)}`);
+    console.log(
+      `${'mailbox'.padEnd(34)} ${'size'.padStart(9)} ${'raw fetch'.padStart(10)} ${'mailgate'.padStart(10)} ${'ratio'.padStart(7)} ${'peak RSS'.padStart(9)}`,
+    );
     await benchMailbox(d, `attachments: ${attN} × ${attKb} KiB`, 'att', attN, (i) => attachmentMessage(i, attKb), runs);
     await benchMailbox(d, `text only: ${textN} messages`, 'text', textN, textMessage, runs);
   } finally {

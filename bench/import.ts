@@ -19,7 +19,10 @@ import { cpuOf, cpuOfTree, reapedChildrenCpu } from './support/cpu.js';
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
 const TOKEN = 'bench-token-0123456789';
-const WORDS = 'order invoice refund delivery account password shipping please thanks urgent issue help broken missing late customer support ticket reply payment card'.split(' ');
+const WORDS =
+  'order invoice refund delivery account password shipping please thanks urgent issue help broken missing late customer support ticket reply payment card'.split(
+    ' ',
+  );
 
 function sentence(rand: () => number, n: number): string {
   return Array.from({ length: n }, () => WORDS[Math.floor(rand() * WORDS.length)]!).join(' ');
@@ -52,7 +55,14 @@ function readHwm(pid: number): number {
   }
 }
 
-interface Run { seconds: number; cpu: number; peak: number; code: number | null; stdout: string; stderr: string }
+interface Run {
+  seconds: number;
+  cpu: number;
+  peak: number;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function run(args: string[], cwd: string): Promise<Run> {
   const t0 = process.hrtime.bigint();
@@ -64,15 +74,20 @@ function run(args: string[], cwd: string): Promise<Run> {
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   let peak = 0;
   const timer = setInterval(() => (peak = Math.max(peak, readHwm(child.pid!))), 50);
-  return new Promise((resolve) => child.on('exit', (code) => {
-    clearInterval(timer);
-    resolve({ seconds: Number(process.hrtime.bigint() - t0) / 1e9, cpu: reapedChildrenCpu() - cpu0, peak, code, stdout, stderr });
-  }));
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearInterval(timer);
+      resolve({ seconds: Number(process.hrtime.bigint() - t0) / 1e9, cpu: reapedChildrenCpu() - cpu0, peak, code, stdout, stderr });
+    }),
+  );
 }
 
 /** The emulator as its own process, as the API would be. */
 async function startEmulatorProcess(dir: string): Promise<{ url: string; pid: number; stop: () => void }> {
-  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', '--token', TOKEN], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', '--token', TOKEN], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve) => {
     let text = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -81,7 +96,11 @@ async function startEmulatorProcess(dir: string): Promise<{ url: string; pid: nu
       if (m) resolve(m[1]!);
     });
   });
-  const res = await fetch(`${url}/api/v1/sources/bench/mail`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{"source":{}}' });
+  const res = await fetch(`${url}/api/v1/sources/bench/mail`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: '{"source":{}}',
+  });
   if (!res.ok) throw new Error(`cannot create the source: HTTP ${res.status}`);
   return { url, pid: child.pid!, stop: () => void child.kill('SIGTERM') };
 }
@@ -89,7 +108,11 @@ async function startEmulatorProcess(dir: string): Promise<{ url: string; pid: nu
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
-interface Rate { rate: number; peak: number; cpu: { mailgate: number; server: number; emulator: number } }
+interface Rate {
+  rate: number;
+  peak: number;
+  cpu: { mailgate: number; server: number; emulator: number };
+}
 
 /** `serverPid`: the store's server process (its CPU is accounted beside mailgate's), if any. */
 async function importRate(dir: string, mbox: string, count: number, store: () => Promise<string>, serverPid?: number): Promise<Rate> {
@@ -100,17 +123,25 @@ async function importRate(dir: string, mbox: string, count: number, store: () =>
       const target = await store();
       const emu0 = cpuOf(emu.pid);
       const server0 = serverPid === undefined ? 0 : cpuOfTree(serverPid);
-      const res = await run(['import', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', target, '--json'], dir);
+      const res = await run(
+        ['import', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', target, '--json'],
+        dir,
+      );
       const server = serverPid === undefined ? 0 : cpuOfTree(serverPid) - server0;
       const summary = JSON.parse(res.stdout.trim() || '{}') as { delivered?: number };
-      if (res.code !== 0 || summary.delivered !== count) throw new Error(`import failed (exit ${res.code}, delivered ${summary.delivered}): ${res.stderr.slice(-2000)}`);
+      if (res.code !== 0 || summary.delivered !== count)
+        throw new Error(`import failed (exit ${res.code}, delivered ${summary.delivered}): ${res.stderr.slice(-2000)}`);
       runs.push({ rate: count / res.seconds, peak: res.peak, mailgate: res.cpu, server, emulator: cpuOf(emu.pid) - emu0 });
     } finally {
       emu.stop();
     }
   }
   const pick = (k: keyof (typeof runs)[number]) => median(runs.map((x) => x[k]));
-  return { rate: pick('rate'), peak: pick('peak'), cpu: { mailgate: pick('mailgate'), server: pick('server'), emulator: pick('emulator') } };
+  return {
+    rate: pick('rate'),
+    peak: pick('peak'),
+    cpu: { mailgate: pick('mailgate'), server: pick('server'), emulator: pick('emulator') },
+  };
 }
 
 async function main(): Promise<void> {
@@ -137,15 +168,26 @@ async function main(): Promise<void> {
     const postgres = await importRate(dir, m10, 10_000, () => createTestDatabase('mailgate_bench_import'), server.pid());
     const cores = availableParallelism();
     const seconds = (n: number) => `${n.toFixed(1)} s`;
-    console.log(`  ${'parse only (mailgate preview --format jsonl)'.padEnd(48)} ${parseRate.toFixed(0).padStart(7)} msg/s  CPU: mailgate ${seconds(median(parseCpu))}`);
-    for (const [name, r] of [['import, SQLite (synchronous=FULL)', sqlite], ['import, PostgreSQL (fsync on)', postgres]] as const) {
-      console.log(`  ${name.padEnd(48)} ${r.rate.toFixed(0).padStart(7)} msg/s  ${((100 * r.rate) / parseRate).toFixed(0)}% of parse-only (target >= 70%)  peak RSS ${mb(r.peak)}`);
+    console.log(
+      `  ${'parse only (mailgate preview --format jsonl)'.padEnd(48)} ${parseRate.toFixed(0).padStart(7)} msg/s  CPU: mailgate ${seconds(median(parseCpu))}`,
+    );
+    for (const [name, r] of [
+      ['import, SQLite (synchronous=FULL)', sqlite],
+      ['import, PostgreSQL (fsync on)', postgres],
+    ] as const) {
+      console.log(
+        `  ${name.padEnd(48)} ${r.rate.toFixed(0).padStart(7)} msg/s  ${((100 * r.rate) / parseRate).toFixed(0)}% of parse-only (target >= 70%)  peak RSS ${mb(r.peak)}`,
+      );
       const total = r.cpu.mailgate + r.cpu.server + r.cpu.emulator;
-      console.log(`  ${''.padEnd(48)} CPU: mailgate ${seconds(r.cpu.mailgate)}${r === postgres ? `, PostgreSQL server ${seconds(r.cpu.server)}` : ''}, emulator ${seconds(r.cpu.emulator)}`
-        + ` = ${seconds(total)} on ${cores} cores (no faster than ${seconds(total / cores)}, ${(10_000 / (total / cores)).toFixed(0)} msg/s)`);
+      console.log(
+        `  ${''.padEnd(48)} CPU: mailgate ${seconds(r.cpu.mailgate)}${r === postgres ? `, PostgreSQL server ${seconds(r.cpu.server)}` : ''}, emulator ${seconds(r.cpu.emulator)}` +
+          ` = ${seconds(total)} on ${cores} cores (no faster than ${seconds(total / cores)}, ${(10_000 / (total / cores)).toFixed(0)} msg/s)`,
+      );
     }
     const big = await importRate(dir, m20, 20_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
-    console.log(`  peak RSS of import on SQLite: 10k messages ${mb(sqlite.peak)}, 20k messages ${mb(big.peak)} (${big.rate.toFixed(0)} msg/s)`);
+    console.log(
+      `  peak RSS of import on SQLite: 10k messages ${mb(sqlite.peak)}, 20k messages ${mb(big.peak)} (${big.rate.toFixed(0)} msg/s)`,
+    );
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

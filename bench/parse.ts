@@ -19,8 +19,15 @@ import { parseMessage } from '../src/mime/parse.js';
 import { prng } from '../src/prng.js';
 
 type ParseFn = (raw: Buffer) => Promise<unknown>;
-interface Contender { label: string; run: ParseFn }
-interface Corpus { name: string; messages: Buffer[]; bytes: number }
+interface Contender {
+  label: string;
+  run: ParseFn;
+}
+interface Corpus {
+  name: string;
+  messages: Buffer[];
+  bytes: number;
+}
 
 const args = process.argv.slice(2);
 const argValue = (name: string, fallback: number): number => {
@@ -42,13 +49,16 @@ function spamAssassin(): Corpus {
   const messages: Buffer[] = [];
   for (const g of readdirSync(dataDir, { withFileTypes: true })) {
     if (!g.isDirectory()) continue;
-    for (const f of readdirSync(join(dataDir, g.name)).sort()) if (f.endsWith('.txt')) messages.push(readFileSync(join(dataDir, g.name, f)));
+    for (const f of readdirSync(join(dataDir, g.name)).sort())
+      if (f.endsWith('.txt')) messages.push(readFileSync(join(dataDir, g.name, f)));
   }
   return { name: 'spamassassin', messages, bytes: messages.reduce((n, m) => n + m.length, 0) };
 }
 
-
-const WORDS = 'the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were her she there been one all we their has would when if so no will more can out up about into than them some could only other then its time two may these like over such'.split(' ');
+const WORDS =
+  'the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were her she there been one all we their has would when if so no will more can out up about into than them some could only other then its time two may these like over such'.split(
+    ' ',
+  );
 
 function sentence(rand: () => number, words: number): string {
   const out: string[] = [];
@@ -86,7 +96,10 @@ function attachmentHeavy(count = 400): Corpus {
     for (let i = 0; i < count; i++) writeFileSync(join(dir, `${String(i).padStart(5, '0')}.eml`), generatedMessage(rand, i));
     writeFileSync(join(dir, 'done'), '');
   }
-  const messages = readdirSync(dir).filter((f) => f.endsWith('.eml')).sort().map((f) => readFileSync(join(dir, f)));
+  const messages = readdirSync(dir)
+    .filter((f) => f.endsWith('.eml'))
+    .sort()
+    .map((f) => readFileSync(join(dir, f)));
   return { name: 'attachment-heavy', messages, bytes: messages.reduce((n, m) => n + m.length, 0) };
 }
 
@@ -95,7 +108,9 @@ function attachmentHeavy(count = 400): Corpus {
 async function contenders(): Promise<Contender[]> {
   const list: Contender[] = [];
   try {
-    const mod = (await import(new URL('../src/preview/index.js', import.meta.url).href)) as { preview: (raw: Uint8Array) => Promise<unknown> };
+    const mod = (await import(new URL('../src/preview/index.js', import.meta.url).href)) as {
+      preview: (raw: Uint8Array) => Promise<unknown>;
+    };
     list.push({ label: 'mailgate preview()', run: (raw) => mod.preview(raw) });
   } catch {
     list.push({ label: 'mailgate parse+document (no preview yet)', run: async (raw) => buildDocument(parseMessage(raw)) });
@@ -194,7 +209,9 @@ async function main(): Promise<void> {
   const mbox = await buildMbox([...sa.messages, ...heavy.messages], MBOX_MB * 1024 * 1024);
   const r = await peakRss(cli, mbox);
   const size = statSync(mbox).size / 1024 / 1024;
-  console.log(`\npeak RSS of \`mailgate preview --format jsonl\` over a ${size.toFixed(0)} MB mbox: ${(r.peak / 1024 / 1024).toFixed(0)} MB (target < 300 MB), ${r.seconds.toFixed(1)} s, exit code ${r.code}`);
+  console.log(
+    `\npeak RSS of \`mailgate preview --format jsonl\` over a ${size.toFixed(0)} MB mbox: ${(r.peak / 1024 / 1024).toFixed(0)} MB (target < 300 MB), ${r.seconds.toFixed(1)} s, exit code ${r.code}`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -27,15 +27,15 @@ const argInt = (i: number, fallback: number): number => {
 const MESSAGES = argInt(2, 5_000);
 const CONCURRENCY = argInt(3, 64);
 
-const PARAGRAPH = 'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order.\r\n'
-  + 'Could you check?\r\n\r\n';
+const PARAGRAPH =
+  'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order.\r\n' + 'Could you check?\r\n\r\n';
 
 /** A distinct message of about 5 KB, as a provider would post it. */
 function message(i: number): Inbound {
   const raw = Buffer.from(
-    `Received: from mx.example.com (mx.example.com [203.0.113.9])\r\nFrom: Customer ${i} <c${i}@example.com>\r\n`
-    + `To: support@acme.example\r\nSubject: Invoice question ${i}\r\nMessage-ID: <bench-${i}@example.com>\r\n`
-    + `Date: Mon, 04 Mar 2024 09:00:00 +0000\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${PARAGRAPH.repeat(40)}Ref ${i}\r\n`,
+    `Received: from mx.example.com (mx.example.com [203.0.113.9])\r\nFrom: Customer ${i} <c${i}@example.com>\r\n` +
+      `To: support@acme.example\r\nSubject: Invoice question ${i}\r\nMessage-ID: <bench-${i}@example.com>\r\n` +
+      `Date: Mon, 04 Mar 2024 09:00:00 +0000\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${PARAGRAPH.repeat(40)}Ref ${i}\r\n`,
   );
   const envelope = { from: `c${i}@example.com`, to: ['support@acme.example'], provider: 'mailgun', spf: 'pass' };
   const origin = { adapter: 'webhook:mailgun', account: 'in', eventId: `ev-${i}`, envelope };
@@ -65,14 +65,16 @@ async function main(): Promise<void> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < MESSAGES) {
-      const msg = messages[next++]!;
-      const t = performance.now();
-      await sink.submit([msg]);
-      latencies.push(performance.now() - t);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < MESSAGES) {
+        const msg = messages[next++]!;
+        const t = performance.now();
+        await sink.submit([msg]);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   const depth = await store.outboxDepth('hooks');
   await pool.close();
@@ -81,11 +83,11 @@ async function main(): Promise<void> {
   latencies.sort((a, b) => a - b);
   const kb = messages[0]!.raw.length / 1024;
   console.log(
-    `push sink, SQLite synchronous=FULL: ${MESSAGES} messages of ${kb.toFixed(1)} KB, concurrency ${CONCURRENCY}, `
-    + `pool ${pool.size} worker(s)\n`
-    + `  accepted: ${Math.round(MESSAGES / seconds)} messages/s (${seconds.toFixed(2)} s), stored ${depth}\n`
-    + `  submit latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms\n`
-    + `  commits: ${commits} (${(MESSAGES / commits).toFixed(1)} messages each)`,
+    `push sink, SQLite synchronous=FULL: ${MESSAGES} messages of ${kb.toFixed(1)} KB, concurrency ${CONCURRENCY}, ` +
+      `pool ${pool.size} worker(s)\n` +
+      `  accepted: ${Math.round(MESSAGES / seconds)} messages/s (${seconds.toFixed(2)} s), stored ${depth}\n` +
+      `  submit latency: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms\n` +
+      `  commits: ${commits} (${(MESSAGES / commits).toFixed(1)} messages each)`,
   );
 }
 

@@ -167,8 +167,14 @@ export function normalise(text: string): string {
 }
 
 function lineF1(got: string, want: string): number {
-  const g = normalise(got).split('\n').map((l) => l.trim()).filter(Boolean);
-  const w = normalise(want).split('\n').map((l) => l.trim()).filter(Boolean);
+  const g = normalise(got)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const w = normalise(want)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (g.length === 0 && w.length === 0) return 1;
   const pool = new Map<string, number>();
   for (const l of w) pool.set(l, (pool.get(l) ?? 0) + 1);
@@ -287,7 +293,7 @@ function main(): void {
   const all = contenders();
   console.log('Quote removal: exact match of the reply text after whitespace normalisation, and mean line-level F1.');
   console.log('public = parse-reply 0.0.4 test/files + planer 1.2.0 test/planerText.test.coffee (read from node_modules);');
-  console.log("own = samples/quotes, written for mailgate in six languages (not a neutral suite).\n");
+  console.log('own = samples/quotes, written for mailgate in six languages (not a neutral suite).\n');
   table(
     [
       ['public tuning half', half(pub, 'tune')],

@@ -54,7 +54,10 @@ async function once(store: Store): Promise<{ enqueue: number; deliver: number }>
   for (;;) {
     const claimed = await store.claim('bench', BATCH, 'bench', 60_000);
     if (claimed.length === 0) break;
-    await store.markDelivered(claimed.map((c) => c.id), { outcome: 'delivered' });
+    await store.markDelivered(
+      claimed.map((c) => c.id),
+      { outcome: 'delivered' },
+    );
   }
   const deliver = ITEMS / ((performance.now() - t) / 1000);
   return { enqueue, deliver };
@@ -71,7 +74,9 @@ async function bench(label: string, fresh: () => Promise<string>): Promise<void>
   }
   const e = median(runs.map((x) => x.enqueue));
   const d = median(runs.map((x) => x.deliver));
-  console.log(`${label.padEnd(24)} enqueue ${Math.round(e)} items/s   claim+deliver ${Math.round(d)} items/s   (${ITEMS} items, batches of ${BATCH}, median of ${RUNS})`);
+  console.log(
+    `${label.padEnd(24)} enqueue ${Math.round(e)} items/s   claim+deliver ${Math.round(d)} items/s   (${ITEMS} items, batches of ${BATCH}, median of ${RUNS})`,
+  );
 }
 
 async function main(): Promise<void> {

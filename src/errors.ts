@@ -38,12 +38,14 @@ export const ERROR_CODES = {
   MAILGATE_ERR_API_HTTP: 'The API answered with an unexpected HTTP status.',
   MAILGATE_ERR_API_BAD_RESPONSE: 'The API answered with a body that is not the expected JSON envelope.',
   MAILGATE_ERR_API_ABORTED: 'The request was cancelled by the caller (shutdown or a cancelled run); not retried.',
-  MAILGATE_ERR_API_REQUEST_REJECTED: 'The API refuses the request as a whole whatever documents it holds (e.g. an invalid transform tag): the documents are left for retry and the route should pause.',
+  MAILGATE_ERR_API_REQUEST_REJECTED:
+    'The API refuses the request as a whole whatever documents it holds (e.g. an invalid transform tag): the documents are left for retry and the route should pause.',
 
   // --- batch: packing and delivering documents -----------------------------------
   MAILGATE_ERR_BATCH_DOCUMENT_TOO_LARGE: 'One document alone exceeds the configured request byte limit.',
   MAILGATE_ERR_BATCH_REJECTED: 'The API rejected this document (isolated by splitting the batch).',
-  MAILGATE_ERR_BATCH_NOT_ISOLATED: 'The API rejected a batch holding this document, and the split budget ran out before the document was sent alone (left for retry).',
+  MAILGATE_ERR_BATCH_NOT_ISOLATED:
+    'The API rejected a batch holding this document, and the split budget ran out before the document was sent alone (left for retry).',
 
   // --- store ---------------------------------------------------------------------
   MAILGATE_ERR_STORE_UNAVAILABLE: 'The store cannot be reached or opened.',
@@ -65,7 +67,8 @@ export const ERROR_CODES = {
   MAILGATE_ERR_EMULATOR_STATE_CORRUPT: 'The emulator data directory holds a state file that cannot be read.',
 
   // --- server: health, metrics, preview and admin HTTP API ------------------------------
-  MAILGATE_ERR_SERVER_UNAUTHORIZED: 'The admin API request has no `Authorization: Bearer <key>` header or the key is not one of server.api_keys.',
+  MAILGATE_ERR_SERVER_UNAUTHORIZED:
+    'The admin API request has no `Authorization: Bearer <key>` header or the key is not one of server.api_keys.',
   MAILGATE_ERR_SERVER_ADMIN_DISABLED: 'The admin API is disabled because server.api_keys is empty.',
   MAILGATE_ERR_SERVER_BAD_REQUEST: 'A query parameter, path parameter or body of an HTTP request is invalid.',
   MAILGATE_ERR_SERVER_NOT_FOUND: 'No such HTTP endpoint, or the requested item does not exist.',
@@ -78,26 +81,37 @@ export const ERROR_CODES = {
     'The Host header names neither this loopback listener (localhost, 127.0.0.1, [::1] with its port) nor one of server.allowed_hosts.',
 
   // --- service: `mailgate serve` -----------------------------------------------------
-  MAILGATE_ERR_SERVICE_ADAPTER_FAILED: 'An adapter of the service stopped with an unexpected error (the others keep running; details in the log).',
-  MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT: 'Shutdown stopped waiting for delivery after the drain bound; undelivered items stay queued for the next start.',
-  MAILGATE_ERR_SERVICE_LISTEN: 'An HTTP server cannot listen on its address (the port is in use or not allowed): for `serve`, choose another with server.listen or MAILGATE_LISTEN; for `emulator`, with --port (0 picks a free one).',
+  MAILGATE_ERR_SERVICE_ADAPTER_FAILED:
+    'An adapter of the service stopped with an unexpected error (the others keep running; details in the log).',
+  MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT:
+    'Shutdown stopped waiting for delivery after the drain bound; undelivered items stay queued for the next start.',
+  MAILGATE_ERR_SERVICE_LISTEN:
+    'An HTTP server cannot listen on its address (the port is in use or not allowed): for `serve`, choose another with server.listen or MAILGATE_LISTEN; for `emulator`, with --port (0 picks a free one).',
 
   // --- push intake: webhooks, uploads, SMTP --------------------------------------------
-  MAILGATE_ERR_INTAKE_UNAVAILABLE: 'The store could not make a pushed message durable (answered 503 / 451 with Retry-After; nothing was stored, the sender retries).',
-  MAILGATE_ERR_INTAKE_OUTBOX_FULL: 'The route outbox is over its depth limit (delivery.max_outbox): pushed mail is refused with 503 / 451 and Retry-After until delivery catches up.',
+  MAILGATE_ERR_INTAKE_UNAVAILABLE:
+    'The store could not make a pushed message durable (answered 503 / 451 with Retry-After; nothing was stored, the sender retries).',
+  MAILGATE_ERR_INTAKE_OUTBOX_FULL:
+    'The route outbox is over its depth limit (delivery.max_outbox): pushed mail is refused with 503 / 451 and Retry-After until delivery catches up.',
 
   // --- smtp: SMTP and LMTP listeners ----------------------------------------------------
-  MAILGATE_ERR_SMTP_LISTEN: 'An SMTP/LMTP listener cannot listen on its address (port in use or not allowed): set adapters.smtp[].listen to another host:port.',
+  MAILGATE_ERR_SMTP_LISTEN:
+    'An SMTP/LMTP listener cannot listen on its address (port in use or not allowed): set adapters.smtp[].listen to another host:port.',
   MAILGATE_ERR_SMTP_TLS: 'The TLS key or certificate of an SMTP/LMTP listener cannot be read (adapters.smtp[].tls.key and cert).',
 
   // --- webhook: mail-provider inbound webhooks -----------------------------------------
-  MAILGATE_ERR_WEBHOOK_UNSIGNED: 'The request carries no signature, token or credentials where the endpoint requires them; nothing was stored.',
+  MAILGATE_ERR_WEBHOOK_UNSIGNED:
+    'The request carries no signature, token or credentials where the endpoint requires them; nothing was stored.',
   MAILGATE_ERR_WEBHOOK_FORGED: "The request's signature, token or credentials do not match the configured secret; nothing was stored.",
-  MAILGATE_ERR_WEBHOOK_REPLAYED: "The request's timestamp lies outside the allowed window, or its token was seen before; nothing was stored.",
-  MAILGATE_ERR_WEBHOOK_MALFORMED: "The request is not the provider's payload shape (missing field, undecodable body, truncated multipart); nothing was stored.",
+  MAILGATE_ERR_WEBHOOK_REPLAYED:
+    "The request's timestamp lies outside the allowed window, or its token was seen before; nothing was stored.",
+  MAILGATE_ERR_WEBHOOK_MALFORMED:
+    "The request is not the provider's payload shape (missing field, undecodable body, truncated multipart); nothing was stored.",
   MAILGATE_ERR_WEBHOOK_TOO_LARGE: "The request body or one of its fields exceeds the endpoint's limit (answered 413); nothing was stored.",
-  MAILGATE_ERR_WEBHOOK_UNSUPPORTED: 'The payload is genuine but of a kind the endpoint does not take (e.g. an SNS topic not configured, Mailgun store() notifications, SES content in S3 without S3 configured).',
-  MAILGATE_ERR_WEBHOOK_CERTIFICATE: 'The SNS signing certificate could not be fetched or is not from an sns.<region>.amazonaws.com https URL (answered 5xx when the failure may pass).',
+  MAILGATE_ERR_WEBHOOK_UNSUPPORTED:
+    'The payload is genuine but of a kind the endpoint does not take (e.g. an SNS topic not configured, Mailgun store() notifications, SES content in S3 without S3 configured).',
+  MAILGATE_ERR_WEBHOOK_CERTIFICATE:
+    'The SNS signing certificate could not be fetched or is not from an sns.<region>.amazonaws.com https URL (answered 5xx when the failure may pass).',
 
   // --- upload: the HTTP upload API -----------------------------------------------------
   MAILGATE_ERR_UPLOAD_UNAUTHORIZED: 'The upload request carries no valid key for that upload adapter.',
@@ -107,9 +121,12 @@ export const ERROR_CODES = {
 
   // --- sink: predictions to a JSONL file or webhook ------------------------------------
   MAILGATE_ERR_SINK_WRITE_FAILED: 'Appending predictions to the JSONL sink file failed (retried with backoff; nothing is skipped).',
-  MAILGATE_ERR_SINK_WEBHOOK_FAILED: 'The prediction webhook could not be reached, timed out, or answered 408, 429 or 5xx (retried with backoff).',
-  MAILGATE_ERR_SINK_WEBHOOK_REJECTED: 'The prediction webhook answered another non-2xx status: the batch was logged and skipped (the predictions stay in the store).',
-  MAILGATE_ERR_SINK_FLUSH_TIMEOUT: 'An import stopped waiting for its prediction sink; unsent predictions stay in the store and go out with the next import or serve of the route.',
+  MAILGATE_ERR_SINK_WEBHOOK_FAILED:
+    'The prediction webhook could not be reached, timed out, or answered 408, 429 or 5xx (retried with backoff).',
+  MAILGATE_ERR_SINK_WEBHOOK_REJECTED:
+    'The prediction webhook answered another non-2xx status: the batch was logged and skipped (the predictions stay in the store).',
+  MAILGATE_ERR_SINK_FLUSH_TIMEOUT:
+    'An import stopped waiting for its prediction sink; unsent predictions stay in the store and go out with the next import or serve of the route.',
 
   // --- imap: the IMAP adapter ------------------------------------------------------
   MAILGATE_ERR_IMAP_AUTH: 'The IMAP server refused the credentials (password or OAuth2 access token).',

@@ -3,7 +3,15 @@
  * and preview the comment the service would build from it; or run the whole gateway
  * (createRuntime: store, API client, intake, delivery, sinks and adapters wired once).
  */
-export { preview, previewSync, buildComment, computeThreadProperties, threadIdFor, splitReply, mergeUserProperties } from './preview/index.js';
+export {
+  preview,
+  previewSync,
+  buildComment,
+  computeThreadProperties,
+  threadIdFor,
+  splitReply,
+  mergeUserProperties,
+} from './preview/index.js';
 export type { PreviewOptions, PreviewResult, BuildCommentOptions, ReplySplit } from './preview/index.js';
 export { parseMessage } from './mime/parse.js';
 export type { ParsedMessage, HeaderField, AttachmentMeta } from './mime/types.js';
@@ -13,7 +21,13 @@ export * from './model/index.js';
 export { GatewayError, isGatewayError, ERROR_CODES, WARNING_CODES, type ErrorCode, type Warning, type WarningCode } from './errors.js';
 export { createApiClient, ApiError, type ApiClient, type ApiClientOptions } from './api/client.js';
 export {
-  deliverBatch, MemoryLedger, documentHashes, type DeliveryReport, type ItemOutcome, type SyncTarget, type PredictTarget,
+  deliverBatch,
+  MemoryLedger,
+  documentHashes,
+  type DeliveryReport,
+  type ItemOutcome,
+  type SyncTarget,
+  type PredictTarget,
 } from './batcher/index.js';
 export { createEmulator } from './emulator/index.js';
 export { openStore } from './store/index.js';

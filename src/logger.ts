@@ -12,7 +12,16 @@
  * Components log through `logger.child({ adapter, account })`; tests pass `false`.
  */
 import { hostname } from 'node:os';
-import { pino, stdSerializers, stdTimeFunctions, type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import {
+  pino,
+  stdSerializers,
+  stdTimeFunctions,
+  type Bindings,
+  type ChildLoggerOptions,
+  type DestinationStream,
+  type Logger,
+  type LevelWithSilent,
+} from 'pino';
 
 export type { Logger };
 
@@ -20,8 +29,23 @@ export const REDACTED = '[REDACTED]';
 
 /** Secret key names, compared lowercased with `_` and `-` removed. */
 const SECRET_KEYS = new Set([
-  'token', 'pass', 'password', 'passwd', 'secret', 'accesstoken', 'refreshtoken', 'idtoken', 'clientsecret',
-  'authorization', 'proxyauthorization', 'cookie', 'setcookie', 'apikey', 'apikeys', 'xapikey', 'webhooksecret',
+  'token',
+  'pass',
+  'password',
+  'passwd',
+  'secret',
+  'accesstoken',
+  'refreshtoken',
+  'idtoken',
+  'clientsecret',
+  'authorization',
+  'proxyauthorization',
+  'cookie',
+  'setcookie',
+  'apikey',
+  'apikeys',
+  'xapikey',
+  'webhooksecret',
 ]);
 
 export function isSecretKey(key: string): boolean {
@@ -42,9 +66,7 @@ const SECRET_QUERY_RE = new RegExp(`((?:^|[?&;\\s"'])(?:${SECRET_PARAMS})=)[^&#;
  * `postgres://mailgate:[REDACTED]@db:5432/mailgate`. Anything else is returned unchanged.
  */
 export function redactUrl(url: string): string {
-  return url
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/)([^:/?#@\s]*):([^/?#\s]*)@/i, `$1$2:${REDACTED}@`)
-    .replace(SECRET_QUERY_RE, `$1${REDACTED}`);
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^:/?#@\s]*):([^/?#\s]*)@/i, `$1$2:${REDACTED}@`).replace(SECRET_QUERY_RE, `$1${REDACTED}`);
 }
 
 const URL_USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/)([^:/?#@\s]*):([^/?#\s]*)@/gi;
@@ -128,7 +150,10 @@ export function createLogger(options: LoggerOptions | false = {}): Logger {
     serializers: { err: serializeErr, error: serializeErr },
     hooks: {
       logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void) {
-        method.apply(this, args.map((a) => (typeof a === 'string' ? redactString(a) : a)));
+        method.apply(
+          this,
+          args.map((a) => (typeof a === 'string' ? redactString(a) : a)),
+        );
       },
     },
   };

@@ -22,10 +22,8 @@ export function create(entry: FilesEntry, ctx: AdapterContext): Adapter {
     route: entry.route,
     maxMessageBytes: ctx.maxMessageBytes,
     // An unreadable input file is expected (a broken .msg): one line with its reason, no stack.
-    onError: (item) => log.warn(
-      { path: item.origin.path, index: item.origin.index, code: item.error.code },
-      `file item skipped: ${item.error.message}`,
-    ),
+    onError: (item) =>
+      log.warn({ path: item.origin.path, index: item.origin.index, code: item.error.code }, `file item skipped: ${item.error.message}`),
     onSkip: (path, reason) => log.debug({ path, reason }, 'not mail, skipped'),
   });
 }

@@ -26,7 +26,10 @@ const UTF8_BOM = '\xEF\xBB\xBF';
  * at a `From ` line (read on from there, also when the file grew), else the top (past a UTF-8
  * BOM), skipping `index` messages.
  */
-async function startPoint(file: string, resume?: FilePosition | { index: number; offset?: number }): Promise<{ offset: number; index: number; skip: number }> {
+async function startPoint(
+  file: string,
+  resume?: FilePosition | { index: number; offset?: number },
+): Promise<{ offset: number; index: number; skip: number }> {
   const top = (await bytesAt(file, 0, 3)) === UTF8_BOM ? 3 : 0;
   if (!resume) return { offset: top, index: 0, skip: 0 };
   if (resume.offset !== undefined && resume.offset > top && resume.offset === (await stat(file)).size) {
@@ -47,13 +50,23 @@ export function fromLineDate(line: Buffer): Date | undefined {
 
 function toItem(file: string, m: MboxMessage, index: number, maxBytes: number): FileItem {
   const receivedAt = fromLineDate(m.fromLine);
-  const base = { origin: { adapter: 'files' as const, path: file, index }, offset: m.start, next: { index: index + 1, offset: m.end }, ...(receivedAt && { receivedAt }) };
+  const base = {
+    origin: { adapter: 'files' as const, path: file, index },
+    offset: m.start,
+    next: { index: index + 1, offset: m.end },
+    ...(receivedAt && { receivedAt }),
+  };
   if (m.raw) return { ...base, raw: m.raw };
-  const error = new GatewayError('MAILGATE_ERR_MIME_TOO_LARGE', `message ${index} of ${file} is larger than ${maxBytes} bytes`, { details: { size: m.size } });
+  const error = new GatewayError('MAILGATE_ERR_MIME_TOO_LARGE', `message ${index} of ${file} is larger than ${maxBytes} bytes`, {
+    details: { size: m.size },
+  });
   return { ...base, error };
 }
 
-export async function* readMbox(file: string, options: ReadOptions & { resume?: { index: number; offset?: number } } = {}): AsyncGenerator<FileItem> {
+export async function* readMbox(
+  file: string,
+  options: ReadOptions & { resume?: { index: number; offset?: number } } = {},
+): AsyncGenerator<FileItem> {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const start = await startPoint(file, options.resume);
   const splitter = new MboxSplitter(maxBytes, start.offset);

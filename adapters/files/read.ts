@@ -14,7 +14,10 @@ function failure(path: string, error: GatewayError, index = 0): FileItem {
 }
 
 function unreadable(path: string, err: unknown): GatewayError {
-  const message = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `no such file or directory: ${path}` : `cannot read ${path}: ${(err as Error).message}`;
+  const message =
+    (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? `no such file or directory: ${path}`
+      : `cannot read ${path}: ${(err as Error).message}`;
   return new GatewayError('MAILGATE_ERR_INPUT_NOT_FOUND', message, { cause: err });
 }
 
@@ -31,7 +34,12 @@ function arrival(path: string, maildir: boolean, mtime: Date): Date {
 async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number, maildir: boolean): AsyncGenerator<FileItem> {
   const info = await stat(path);
   const size = info.size;
-  const base = { origin: { adapter: 'files' as const, path, index: 0 }, offset: 0, next: { index: 1, offset: size }, receivedAt: arrival(path, maildir, info.mtime) };
+  const base = {
+    origin: { adapter: 'files' as const, path, index: 0 },
+    offset: 0,
+    next: { index: 1, offset: size },
+    receivedAt: arrival(path, maildir, info.mtime),
+  };
   if (size > maxBytes) {
     const error = new GatewayError('MAILGATE_ERR_MIME_TOO_LARGE', `${path} is larger than ${maxBytes} bytes`, { details: { size } });
     yield { ...base, error };
@@ -52,7 +60,14 @@ async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number, 
   yield { ...base, raw };
 }
 
-async function* readKnown(path: string, kind: FileKind, options: ReadOptions, resume: FilePosition | undefined, explicit: boolean, maildir: boolean): AsyncGenerator<FileItem> {
+async function* readKnown(
+  path: string,
+  kind: FileKind,
+  options: ReadOptions,
+  resume: FilePosition | undefined,
+  explicit: boolean,
+  maildir: boolean,
+): AsyncGenerator<FileItem> {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (kind === 'mbox') {
     yield* readMbox(path, { ...options, resume });
@@ -63,14 +78,19 @@ async function* readKnown(path: string, kind: FileKind, options: ReadOptions, re
     yield* readSingle(path, kind, maxBytes, maildir);
     return;
   }
-  if (explicit) yield failure(path, new GatewayError('MAILGATE_ERR_INPUT_UNSUPPORTED', `${path} is neither a message, an mbox, a maildir nor an Outlook .msg file`));
+  if (explicit)
+    yield failure(
+      path,
+      new GatewayError('MAILGATE_ERR_INPUT_UNSUPPORTED', `${path} is neither a message, an mbox, a maildir nor an Outlook .msg file`),
+    );
   else options.onSkip?.(path, 'not mail');
 }
 
 /** Reads one file; any failure becomes an item, never an exception. */
 async function* readOneFile(path: string, options: ReadOptions, explicit: boolean, maildir: boolean): AsyncGenerator<FileItem> {
   const resumeFrom = options.resumeFrom;
-  const resume = resumeFrom && resolve(resumeFrom.path) === resolve(path) ? { index: resumeFrom.index, offset: resumeFrom.offset ?? 0 } : undefined;
+  const resume =
+    resumeFrom && resolve(resumeFrom.path) === resolve(path) ? { index: resumeFrom.index, offset: resumeFrom.offset ?? 0 } : undefined;
   let kind: FileKind;
   try {
     kind = maildir ? 'eml' : await sniffFile(path);

@@ -40,7 +40,10 @@ export function comparePaths(a: string, b: string): number {
 }
 
 async function isDir(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isDirectory(), () => false);
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
 /** A maildir holds `cur` and `new` directories (`tmp` is optional in exports). */

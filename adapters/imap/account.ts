@@ -48,7 +48,12 @@ export class AccountRunner {
   ) {
     this.action = parseAfterDelivery(config.after_delivery);
     const auth = config.auth;
-    this.tokens = 'oauth2' in auth ? createTokenProvider(auth.oauth2, opts.tokens) : 'accessToken' in auth ? staticTokenProvider(auth.accessToken) : undefined;
+    this.tokens =
+      'oauth2' in auth
+        ? createTokenProvider(auth.oauth2, opts.tokens)
+        : 'accessToken' in auth
+          ? staticTokenProvider(auth.accessToken)
+          : undefined;
     this.tracker = new AccountHealthTracker(config.name);
     this.log = (opts.logger ?? createLogger(false)).child({ adapter: 'imap', account: config.name });
   }
@@ -83,7 +88,9 @@ export class AccountRunner {
     const session = this.session;
     return this.exclusive(async () => {
       try {
-        return await withDeadline(fn(session.client), this.config.command_timeout_ms, 'after-delivery action', () => session.client.close());
+        return await withDeadline(fn(session.client), this.config.command_timeout_ms, 'after-delivery action', () =>
+          session.client.close(),
+        );
       } finally {
         // The action selected other folders: the idle folder is examined afresh before IDLE.
         if (session.idleFolder !== undefined) session.markDirty(session.idleFolder);
@@ -107,8 +114,16 @@ export class AccountRunner {
     let client: ImapFlow | undefined;
     try {
       this.tracker.set('connecting');
-      client = await openConnection({ config: this.config, tokens: this.tokens, signal, onSocketError: (c, err) => this.lastSocketError.set(c, err) });
-      this.log.info({ host: this.config.host, port: this.config.port, secure: this.config.secure }, `connected to ${this.config.host}:${this.config.port}`);
+      client = await openConnection({
+        config: this.config,
+        tokens: this.tokens,
+        signal,
+        onSocketError: (c, err) => this.lastSocketError.set(c, err),
+      });
+      this.log.info(
+        { host: this.config.host, port: this.config.port, secure: this.config.secure },
+        `connected to ${this.config.host}:${this.config.port}`,
+      );
       await this.serve(client, sink, signal);
       return undefined;
     } catch (err) {
@@ -161,7 +176,9 @@ export class AccountRunner {
   private end(client: ImapFlow): void {
     if (this.endingClient === client) return;
     this.endingClient = client;
-    this.ending = endConnection(client).then((out) => this.log.info({ loggedOut: out }, `disconnected: the service is stopping${out ? ' (logged out)' : ''}`));
+    this.ending = endConnection(client).then((out) =>
+      this.log.info({ loggedOut: out }, `disconnected: the service is stopping${out ? ' (logged out)' : ''}`),
+    );
   }
 
   /** One line for the end of a connection, one for the wait before the next attempt. */
@@ -172,7 +189,11 @@ export class AccountRunner {
     if (wasConnected) this.log.warn({ code, reason: message + socket }, `disconnected: ${message}${socket}`);
     const next = { code, retryInMs: delayMs, attempt: this.failures };
     if (failure.kind === 'auth') this.log.error(next, `IMAP login refused (${message}); next attempt in ${Math.round(delayMs / 1000)} s`);
-    else if (failure.kind === 'throttle') this.log.warn({ ...next, hintMs: failure.hintMs }, `throttled by the IMAP server (${message}); waiting ${Math.round(delayMs / 1000)} s`);
+    else if (failure.kind === 'throttle')
+      this.log.warn(
+        { ...next, hintMs: failure.hintMs },
+        `throttled by the IMAP server (${message}); waiting ${Math.round(delayMs / 1000)} s`,
+      );
     else if (wasConnected) this.log.warn(next, `reconnecting in ${delayMs} ms`);
     else this.log.warn(next, `cannot connect (${message}); retrying in ${delayMs} ms`);
   }

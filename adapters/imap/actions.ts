@@ -60,7 +60,11 @@ async function apply(client: ImapFlow, action: AfterDeliveryAction, folder: stri
   if (!ok) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `after-delivery ${action.kind} failed in "${folder}" for UIDs ${uids}`);
 }
 
-export async function runAfterDelivery(client: ImapFlow, action: AfterDeliveryAction, groups: Group[]): Promise<Omit<AfterDeliveryResult, 'deferred'>> {
+export async function runAfterDelivery(
+  client: ImapFlow,
+  action: AfterDeliveryAction,
+  groups: Group[],
+): Promise<Omit<AfterDeliveryResult, 'deferred'>> {
   const applied: Origin[] = [];
   const skipped: Origin[] = [];
   for (const g of groups) {

@@ -29,7 +29,12 @@ export function readCheckpoint(value: Record<string, unknown> | undefined): Fold
 }
 
 /** The stored form: optional fields only when they mean something (the backfill bound while unfinished). */
-export function checkpointValue(c: { uidValidity: number; lastUid: number; highestModseq: string | undefined; sinceUntil: number | undefined }): Record<string, unknown> {
+export function checkpointValue(c: {
+  uidValidity: number;
+  lastUid: number;
+  highestModseq: string | undefined;
+  sinceUntil: number | undefined;
+}): Record<string, unknown> {
   return {
     uidValidity: c.uidValidity,
     lastUid: c.lastUid,

@@ -67,11 +67,16 @@ const AUTH_FORMS =
 
 /** An unknown field of an account names itself and where the fields are listed. */
 const unknownField = (iss: { code?: string; keys?: string[] }): string | undefined =>
-  iss.code === 'unrecognized_keys' ? `unknown field ${(iss.keys ?? []).map((k) => `"${k}"`).join(', ')} in an IMAP account; the fields are listed in docs/imap.md` : undefined;
+  iss.code === 'unrecognized_keys'
+    ? `unknown field ${(iss.keys ?? []).map((k) => `"${k}"`).join(', ')} in an IMAP account; the fields are listed in docs/imap.md`
+    : undefined;
 
-export const imapAccountSchema = z
-  .strictObject({
-    name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (1-64)').describe('Account name: part of checkpoint keys, logs and metrics.'),
+export const imapAccountSchema = z.strictObject(
+  {
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (1-64)')
+      .describe('Account name: part of checkpoint keys, logs and metrics.'),
     route: z.string().min(1).describe('Route the messages of this account belong to.'),
     host: z.string().min(1).describe('IMAP server host name.'),
     port: z.number().int().min(1).max(65535).default(993).describe('IMAP port. Default 993.'),
@@ -95,35 +100,56 @@ export const imapAccountSchema = z
       .array(z.string().min(1))
       .min(1)
       .default(['INBOX'])
-      .describe("Folders to read: names, special-use flags like '\\\\Inbox' or '\\\\Sent', or ['*'] for every selectable folder. Default [INBOX]."),
-    since: z.iso.datetime({ offset: true }).or(z.iso.date()).optional().describe('ISO date: a first backfill reads only mail received on or after it.'),
+      .describe(
+        "Folders to read: names, special-use flags like '\\\\Inbox' or '\\\\Sent', or ['*'] for every selectable folder. Default [INBOX].",
+      ),
+    since: z.iso
+      .datetime({ offset: true })
+      .or(z.iso.date())
+      .optional()
+      .describe('ISO date: a first backfill reads only mail received on or after it.'),
     after_delivery: afterDelivery,
     idle: z.boolean().default(true).describe('Use IMAP IDLE on the first folder when the server supports it. Default true.'),
     poll_interval_ms: positiveMs('How often folders are polled when IDLE is off or unsupported', 60_000),
     resync_interval_ms: positiveMs('How often folders other than the idling one are re-synced', 300_000),
     idle_watchdog_ms: positiveMs('While idling, how often a NOOP proves the connection alive (and the idle folder is re-checked)', 120_000),
     command_timeout_ms: positiveMs('Deadline of one IMAP operation (connect, one fetch chunk, one action)', 300_000),
-    batch_size: z.number().int().min(1).max(5000).default(100).describe('Messages per fetch chunk and per sink batch (1-5000). Default 100.'),
+    batch_size: z
+      .number()
+      .int()
+      .min(1)
+      .max(5000)
+      .default(100)
+      .describe('Messages per fetch chunk and per sink batch (1-5000). Default 100.'),
     batch_bytes: z
       .number()
       .int()
       .min(65_536)
       .default(32 * 1024 * 1024)
       .describe('Upper bound of fetched bytes per chunk (message sizes as the server reports them). Default 33554432.'),
-  }, { error: unknownField });
+  },
+  { error: unknownField },
+);
 
 export type ImapAccountInput = z.input<typeof imapAccountSchema>;
 export type ImapAccountConfig = z.output<typeof imapAccountSchema>;
 export type ImapAuth = ImapAccountConfig['auth'];
 export type OAuth2Settings = Extract<ImapAuth, { oauth2: unknown }>['oauth2'];
 
-export type AfterDeliveryAction = { kind: 'none' } | { kind: 'seen' } | { kind: 'flag'; keyword: string } | { kind: 'move'; folder: string };
+export type AfterDeliveryAction =
+  | { kind: 'none' }
+  | { kind: 'seen' }
+  | { kind: 'flag'; keyword: string }
+  | { kind: 'move'; folder: string };
 
 export function parseAfterDelivery(value: string): AfterDeliveryAction {
   if (value === 'none' || value === 'seen') return { kind: value };
   if (value.startsWith('flag:')) return { kind: 'flag', keyword: value.slice(5) };
   if (value.startsWith('move:')) return { kind: 'move', folder: value.slice(5) };
-  throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `after_delivery: unknown action "${value}"; use none, seen, flag:<keyword> or move:<folder>`);
+  throw new GatewayError(
+    'MAILGATE_ERR_CONFIG_INVALID',
+    `after_delivery: unknown action "${value}"; use none, seen, flag:<keyword> or move:<folder>`,
+  );
 }
 
 function formatPath(path: ReadonlyArray<PropertyKey>): string {
@@ -143,7 +169,8 @@ export function duplicateAccount(accounts: ReadonlyArray<{ name: string }>): { i
   const seen = new Map<string, number>();
   for (const [index, a] of accounts.entries()) {
     const first = seen.get(a.name);
-    if (first !== undefined) return { index, message: `account name "${a.name}" is already used by adapters.imap[${first}]; give each account its own name` };
+    if (first !== undefined)
+      return { index, message: `account name "${a.name}" is already used by adapters.imap[${first}]; give each account its own name` };
     seen.set(a.name, index);
   }
   return undefined;

@@ -101,7 +101,10 @@ export async function openConnection(opts: OpenOptions): Promise<ImapFlow> {
         failure.kind === 'auth'
           ? `IMAP login refused for ${config.auth.user}: ${failure.message}`
           : `IMAP connect to ${config.host}:${config.port} failed: ${failure.message}${client.byeReason ? ` (${client.byeReason})` : ''}`;
-      throw new GatewayError(failure.code, message, { cause: err, ...(failure.hintMs === undefined ? {} : { details: { hintMs: failure.hintMs } }) });
+      throw new GatewayError(failure.code, message, {
+        cause: err,
+        ...(failure.hintMs === undefined ? {} : { details: { hintMs: failure.hintMs } }),
+      });
     }
   }
 }

@@ -11,7 +11,16 @@ import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { assemble, AssembleError } from './assemble.js';
 import { piecesFromEnds, SUFFIX_BYTES } from './ends.js';
-import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, headsFromPrefix, PIECES_MIN_MESSAGE_BYTES, planMessage, sectionsFor, stubParts, type MessagePlan } from './structure.js';
+import {
+  FIRST_FETCH_SOURCE_BYTES,
+  HEAD_BYTES,
+  headsFromPrefix,
+  PIECES_MIN_MESSAGE_BYTES,
+  planMessage,
+  sectionsFor,
+  stubParts,
+  type MessagePlan,
+} from './structure.js';
 
 export interface FetchedMessage {
   uid: number;
@@ -78,7 +87,10 @@ async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Pro
   if (!Array.isArray(still)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
   const listed = still.filter((u) => uids.includes(u));
   if (listed.length > 0) {
-    throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `the server lists ${listed.length} message(s) in "${folder}" it did not return (UID ${listed[0]})`);
+    throw new GatewayError(
+      'MAILGATE_ERR_IMAP_COMMAND',
+      `the server lists ${listed.length} message(s) in "${folder}" it did not return (UID ${listed[0]})`,
+    );
   }
 }
 
@@ -89,11 +101,21 @@ async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Pro
  */
 async function planChunk(client: ImapFlow, folder: string, uids: number[]): Promise<Planned[]> {
   assertSelected(client, folder);
-  const query = { uid: true, size: true, internalDate: true, bodyStructure: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } };
+  const query = {
+    uid: true,
+    size: true,
+    internalDate: true,
+    bodyStructure: true,
+    source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES },
+  };
   const metas = await client.fetchAll(uidSet(uids), query, { uid: true });
   assertSelected(client, folder);
   const got = new Set(metas.map((m) => m.uid));
-  await ensureGone(client, folder, uids.filter((u) => !got.has(u)));
+  await ensureGone(
+    client,
+    folder,
+    uids.filter((u) => !got.has(u)),
+  );
   const structures = new Map<number, MessagePlan>();
   for (const m of metas) if ((m.size ?? 0) >= PIECES_MIN_MESSAGE_BYTES) structures.set(m.uid, planMessage(m.bodyStructure));
   const small: MessagePlan = { mode: 'source', reason: 'small message' };
@@ -120,7 +142,11 @@ async function fetchSources(client: ImapFlow, folder: string, items: Planned[]):
   const got = await client.fetchAll(uidSet(items.map((p) => p.uid)), { uid: true, source: true }, { uid: true });
   assertSelected(client, folder);
   for (const m of got) if (m.source !== undefined) out.set(m.uid, m.source);
-  await ensureGone(client, folder, items.map((p) => p.uid).filter((u) => !out.has(u)));
+  await ensureGone(
+    client,
+    folder,
+    items.map((p) => p.uid).filter((u) => !out.has(u)),
+  );
   return out;
 }
 
@@ -168,7 +194,12 @@ function groupBySections(items: Planned[]): Map<string, { sections: ReturnType<t
   return groups;
 }
 
-function assembleOrUndefined(item: Planned, header: Buffer | undefined, parts: Map<string, Buffer> | undefined, heads: Map<string, Buffer> | undefined): Buffer | undefined {
+function assembleOrUndefined(
+  item: Planned,
+  header: Buffer | undefined,
+  parts: Map<string, Buffer> | undefined,
+  heads: Map<string, Buffer> | undefined,
+): Buffer | undefined {
   if (item.plan.mode !== 'pieces') return undefined;
   try {
     return assemble(item.plan.root, header, parts, heads);
@@ -183,7 +214,12 @@ function assembleOrUndefined(item: Planned, header: Buffer | undefined, parts: M
  * the same sections (all answers collected first, assembled afterwards). UID → message, or
  * no entry when the structure proved untrustworthy (the caller falls back to the source).
  */
-async function fetchPieces(client: ImapFlow, folder: string, items: Planned[], heads: Map<number, Map<string, Buffer>>): Promise<Map<number, Buffer>> {
+async function fetchPieces(
+  client: ImapFlow,
+  folder: string,
+  items: Planned[],
+  heads: Map<number, Map<string, Buffer>>,
+): Promise<Map<number, Buffer>> {
   const out = new Map<number, Buffer>();
   for (const { sections, items: group } of groupBySections(items).values()) {
     const uids = group.map((p) => p.uid).sort((a, b) => a - b);
@@ -221,7 +257,11 @@ async function fetchFromEnds(client: ImapFlow, folder: string, items: Planned[])
   for (const group of groups.values()) {
     const first = group[0]!;
     const start = suffixStart(first);
-    const got = await client.fetchAll(uidSet(group.map((p) => p.uid)), { uid: true, source: { start, maxLength: first.size - start } }, { uid: true });
+    const got = await client.fetchAll(
+      uidSet(group.map((p) => p.uid)),
+      { uid: true, source: { start, maxLength: first.size - start } },
+      { uid: true },
+    );
     assertSelected(client, folder);
     const byUid = new Map(got.map((m) => [m.uid, m.source]));
     for (const p of group) {

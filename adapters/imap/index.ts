@@ -35,7 +35,8 @@ export class ImapAdapter implements Adapter {
   constructor(accounts: readonly unknown[], opts: ImapAdapterOptions = {}) {
     const configs: ImapAccountConfig[] = accounts.map((a, i) => parseImapAccount(a, i));
     const duplicate = duplicateAccount(configs);
-    if (duplicate !== undefined) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.imap[${duplicate.index}].name: ${duplicate.message}`);
+    if (duplicate !== undefined)
+      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.imap[${duplicate.index}].name: ${duplicate.message}`);
     this.runners = configs.map((c) => new AccountRunner(c, opts));
     this.name = configs.length === 1 ? configs[0]!.name : 'imap';
     this.actionWaitMs = opts.actionWaitMs ?? 60_000;

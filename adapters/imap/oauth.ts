@@ -76,7 +76,12 @@ export function createTokenProvider(settings: Omit<OAuth2Settings, 'allow_insecu
     }
     // Providers may rotate refresh tokens (Microsoft does): use the newest from now on.
     if (typeof json.refresh_token === 'string' && json.refresh_token !== '') refreshToken = json.refresh_token;
-    const lifetimeS = typeof json.expires_in === 'number' && json.expires_in > 0 ? json.expires_in : Number(json.expires_in) > 0 ? Number(json.expires_in) : DEFAULT_LIFETIME_S;
+    const lifetimeS =
+      typeof json.expires_in === 'number' && json.expires_in > 0
+        ? json.expires_in
+        : Number(json.expires_in) > 0
+          ? Number(json.expires_in)
+          : DEFAULT_LIFETIME_S;
     const lifetimeMs = lifetimeS * 1000;
     // A token shorter-lived than twice the skew is used for half its life instead.
     const renewIn = lifetimeMs > 2 * skewMs ? lifetimeMs - skewMs : lifetimeMs / 2;

@@ -40,13 +40,11 @@ export function classify(err: unknown, serverText = ''): Failure {
     // A token endpoint that answers 4xx refuses the grant; unreachable or 5xx is transient.
     const refused = err.code === 'MAILGATE_ERR_IMAP_OAUTH_TOKEN' && err.status !== undefined && err.status >= 400 && err.status < 500;
     const kind: FailureKind =
-      err.code === 'MAILGATE_ERR_IMAP_AUTH' || refused
-        ? 'auth'
-        : err.code === 'MAILGATE_ERR_IMAP_THROTTLED'
-          ? 'throttle'
-          : 'transient';
+      err.code === 'MAILGATE_ERR_IMAP_AUTH' || refused ? 'auth' : err.code === 'MAILGATE_ERR_IMAP_THROTTLED' ? 'throttle' : 'transient';
     const hint = err.details?.['hintMs'];
-    return typeof hint === 'number' ? { kind, code: err.code, message: err.message, hintMs: hint } : { kind, code: err.code, message: err.message };
+    return typeof hint === 'number'
+      ? { kind, code: err.code, message: err.message, hintMs: hint }
+      : { kind, code: err.code, message: err.message };
   }
   const e = (typeof err === 'object' && err !== null ? err : {}) as ImapLikeError;
   const message = text(e.message) || String(err);

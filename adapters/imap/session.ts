@@ -120,7 +120,11 @@ export class Session {
     const cause = this.ctx.socketError(this.client);
     const why = this.client.byeReason ?? cause?.message ?? 'closed by the server';
     const failure = classify(cause ?? new Error(why), why);
-    throw new GatewayError(failure.kind === 'throttle' ? failure.code : 'MAILGATE_ERR_IMAP_CONNECTION', `connection to ${this.ctx.config.host} closed: ${why}`, { cause });
+    throw new GatewayError(
+      failure.kind === 'throttle' ? failure.code : 'MAILGATE_ERR_IMAP_CONNECTION',
+      `connection to ${this.ctx.config.host} closed: ${why}`,
+      { cause },
+    );
   }
 
   /** Waits `ms`, or less when woken; not at all when something is due already. */
@@ -187,15 +191,23 @@ export class Session {
   private async syncOne(folder: string): Promise<void> {
     const { config, sink, signal, tracker, exclusive, log } = this.ctx;
     const onReset = (previous: number, now: number): void =>
-      log.warn({ folder, previousUidValidity: previous, uidValidity: now }, `UIDVALIDITY of "${folder}" changed (${previous} -> ${now}): reading the folder again; comment ids and the ledger keep it from billing twice`);
+      log.warn(
+        { folder, previousUidValidity: previous, uidValidity: now },
+        `UIDVALIDITY of "${folder}" changed (${previous} -> ${now}): reading the folder again; comment ids and the ledger keep it from billing twice`,
+      );
     try {
-      const res = await syncFolder(this.client, { config, sink, signal, exclusive, onReset, onChunk: (_f, n, s) => tracker.counted(n, s) }, folder);
+      const res = await syncFolder(
+        this.client,
+        { config, sink, signal, exclusive, onReset, onChunk: (_f, n, s) => tracker.counted(n, s) },
+        folder,
+      );
       this.missing.delete(folder);
       tracker.folderSynced(folder, res.uidValidity, res.lastUid);
     } catch (err) {
       const failure = classify(err);
       if (failure.code !== 'MAILGATE_ERR_IMAP_FOLDER_NOT_FOUND') throw err;
-      if (!this.missing.has(folder)) log.warn({ folder, code: failure.code }, `folder "${folder}" does not exist; tried again at the next resync`);
+      if (!this.missing.has(folder))
+        log.warn({ folder, code: failure.code }, `folder "${folder}" does not exist; tried again at the next resync`);
       this.missing.add(folder);
       tracker.folderFailed(folder, failure);
     }

@@ -36,7 +36,12 @@ export interface SyncContext {
 
 function notFound(err: unknown, folder: string): GatewayError | undefined {
   const e = err as { serverResponseCode?: unknown; responseText?: unknown; code?: unknown; mailboxMissing?: unknown };
-  if (e?.mailboxMissing === true || e?.serverResponseCode === 'NONEXISTENT' || e?.code === 'NotFound' || /doesn.t exist|not exist|unknown mailbox/i.test(String(e?.responseText ?? ''))) {
+  if (
+    e?.mailboxMissing === true ||
+    e?.serverResponseCode === 'NONEXISTENT' ||
+    e?.code === 'NotFound' ||
+    /doesn.t exist|not exist|unknown mailbox/i.test(String(e?.responseText ?? ''))
+  ) {
     return new GatewayError('MAILGATE_ERR_IMAP_FOLDER_NOT_FOUND', `folder "${folder}" does not exist`, { cause: err });
   }
   return undefined;
@@ -48,7 +53,9 @@ async function accept(sink: IntakeSink, batch: Inbound[], checkpoint: Parameters
     await sink.accept(batch, checkpoint);
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    throw new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', `intake did not accept the batch: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    throw new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', `intake did not accept the batch: ${(err as Error)?.message ?? String(err)}`, {
+      cause: err,
+    });
   }
 }
 
@@ -90,7 +97,9 @@ function unchanged(pass: Omit<PassStart, 'uids'>): boolean {
 }
 
 async function search(client: ImapFlow, config: ImapAccountConfig, folder: string, query: Record<string, unknown>): Promise<number[]> {
-  const answer = await withDeadline(client.search(query, { uid: true }), config.command_timeout_ms, `UID SEARCH ${folder}`, () => client.close());
+  const answer = await withDeadline(client.search(query, { uid: true }), config.command_timeout_ms, `UID SEARCH ${folder}`, () =>
+    client.close(),
+  );
   assertSelected(client, folder);
   if (!Array.isArray(answer)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
   return answer;
@@ -100,7 +109,13 @@ async function search(client: ImapFlow, config: ImapAccountConfig, folder: strin
  * UIDs above `lastUid`, ascending. Up to `sinceUntil` (a `since` backfill: the first read, or
  * its resumption after a crash) only mail received since that date; above it, mail of any date.
  */
-async function searchNew(client: ImapFlow, config: ImapAccountConfig, folder: string, lastUid: number, sinceUntil: number | undefined): Promise<number[]> {
+async function searchNew(
+  client: ImapFlow,
+  config: ImapAccountConfig,
+  folder: string,
+  lastUid: number,
+  sinceUntil: number | undefined,
+): Promise<number[]> {
   // "N:*" always matches the highest UID, even below N: each answer keeps only its own range.
   const newer = async (floor: number) => (await search(client, config, folder, { uid: `${floor + 1}:*` })).filter((u) => u > floor);
   if (config.since === undefined || sinceUntil === undefined || sinceUntil <= lastUid) return (await newer(lastUid)).sort((a, b) => a - b);
@@ -151,7 +166,10 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
   const pass = await exclusive(() => startPass(client, ctx, folder));
   const { uidValidity, uidNextAtStart, modseq, reset, uids } = pass;
   let lastUid = pass.lastUid;
-  const value = (last: number) => ({ key, value: checkpointValue({ uidValidity, lastUid: last, highestModseq: modseq, sinceUntil: pass.sinceUntil }) });
+  const value = (last: number) => ({
+    key,
+    value: checkpointValue({ uidValidity, lastUid: last, highestModseq: modseq, sinceUntil: pass.sinceUntil }),
+  });
   let delivered = 0;
   // Slices handed to the sink and not yet durable: the next chunk is fetched while intake
   // parses and stores the previous ones (intake stores them in call order, each with its
@@ -172,7 +190,8 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
         let pending: Promise<unknown> | undefined;
         try {
           const now = client.mailbox === false ? 0 : Number(client.mailbox.uidValidity);
-          if (now !== uidValidity) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UIDVALIDITY of "${folder}" changed during the pass`);
+          if (now !== uidValidity)
+            throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UIDVALIDITY of "${folder}" changed during the pass`);
           const slices = fetchChunk(client, folder, chunk, config.batch_bytes);
           const fetchNext = () => withDeadline(slices.next(), config.command_timeout_ms, `UID FETCH ${folder}`, () => client.close());
           // The next slice is read from the server while the sink stores this one (at most two

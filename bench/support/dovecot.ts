@@ -65,15 +65,27 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
   mkdirSync(join(dir, 'home'), { mode: 0o755 });
   const port = await freePort();
   const conf = [
-    `base_dir = ${dir}/run`, `state_dir = ${dir}/state`, `instance_name = mailgate-bench-${randomBytes(4).toString('hex')}`,
-    'listen = 127.0.0.1', 'protocols = imap', 'ssl = no', 'disable_plaintext_auth = no', 'auth_mechanisms = plain login',
-    `log_path = ${dir}/dovecot.log`, 'mail_location = maildir:~/Maildir', 'mail_fsync = never',
-    `first_valid_uid = ${uid}`, `first_valid_gid = ${gid}`,
-    `default_internal_user = ${root ? 'dovecot' : me.username}`, `default_internal_group = ${root ? 'dovecot' : me.username}`,
+    `base_dir = ${dir}/run`,
+    `state_dir = ${dir}/state`,
+    `instance_name = mailgate-bench-${randomBytes(4).toString('hex')}`,
+    'listen = 127.0.0.1',
+    'protocols = imap',
+    'ssl = no',
+    'disable_plaintext_auth = no',
+    'auth_mechanisms = plain login',
+    `log_path = ${dir}/dovecot.log`,
+    'mail_location = maildir:~/Maildir',
+    'mail_fsync = never',
+    `first_valid_uid = ${uid}`,
+    `first_valid_gid = ${gid}`,
+    `default_internal_user = ${root ? 'dovecot' : me.username}`,
+    `default_internal_group = ${root ? 'dovecot' : me.username}`,
     `default_login_user = ${root ? 'dovenull' : me.username}`,
-    `passdb {\n  driver = passwd-file\n  args = scheme=PLAIN ${dir}/passwd\n}`, `userdb {\n  driver = passwd-file\n  args = ${dir}/passwd\n}`,
+    `passdb {\n  driver = passwd-file\n  args = scheme=PLAIN ${dir}/passwd\n}`,
+    `userdb {\n  driver = passwd-file\n  args = ${dir}/passwd\n}`,
     `service imap-login {\n  chroot =\n  inet_listener imap {\n    address = 127.0.0.1\n    port = ${port}\n  }\n  inet_listener imaps {\n    port = 0\n  }\n}`,
-    'service anvil {\n  chroot =\n}', 'service stats {\n  unix_listener stats-writer {\n    mode = 0666\n  }\n}',
+    'service anvil {\n  chroot =\n}',
+    'service stats {\n  unix_listener stats-writer {\n    mode = 0666\n  }\n}',
   ].join('\n');
   writeFileSync(join(dir, 'dovecot.conf'), `${conf}\n`);
   writeFileSync(join(dir, 'passwd'), '');
@@ -91,7 +103,13 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
     pid: master.pid!,
     addUser(user, pass) {
       const home = join(dir, 'home', user);
-      for (const p of [home, join(home, 'Maildir'), join(home, 'Maildir', 'cur'), join(home, 'Maildir', 'new'), join(home, 'Maildir', 'tmp')]) {
+      for (const p of [
+        home,
+        join(home, 'Maildir'),
+        join(home, 'Maildir', 'cur'),
+        join(home, 'Maildir', 'new'),
+        join(home, 'Maildir', 'tmp'),
+      ]) {
         mkdirSync(p, { mode: 0o700 });
         own(p);
       }

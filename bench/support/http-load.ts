@@ -24,7 +24,14 @@ export interface LoadResult {
 function send(agent: Agent, base: URL, req: LoadRequest): Promise<number> {
   return new Promise((resolve, reject) => {
     const r = request(
-      { agent, host: base.hostname, port: base.port, method: 'POST', path: req.path, headers: { ...req.headers, 'content-length': String(req.body.length) } },
+      {
+        agent,
+        host: base.hostname,
+        port: base.port,
+        method: 'POST',
+        path: req.path,
+        headers: { ...req.headers, 'content-length': String(req.body.length) },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));

@@ -5,9 +5,7 @@
  */
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../limits.js';
 import { GatewayError } from '../errors.js';
-import type {
-  PredictRawEmailsRequest, PredictRawEmailsResponse, SyncRawEmailsRequest, SyncRawEmailsResponse,
-} from '../model/index.js';
+import type { PredictRawEmailsRequest, PredictRawEmailsResponse, SyncRawEmailsRequest, SyncRawEmailsResponse } from '../model/index.js';
 import { isEncodedRequest, type EncodedRequest } from './encoded.js';
 import { ApiError, readEnvelope } from './errors.js';
 import { datasetPath, predictPath, sourcePath, type Endpoint, type ModelVersion } from './paths.js';
@@ -52,7 +50,12 @@ export interface SourceInfo {
 export interface ApiClient {
   /** `req` as an object, or already serialized (EncodedRequest: sent as is). */
   syncRawEmails(source: string, req: SyncRawEmailsRequest | EncodedRequest, opts?: RequestOptions): Promise<SyncRawEmailsResponse>;
-  predictRawEmails(dataset: string, version: ModelVersion, req: PredictRawEmailsRequest | EncodedRequest, opts?: RequestOptions): Promise<PredictRawEmailsResponse>;
+  predictRawEmails(
+    dataset: string,
+    version: ModelVersion,
+    req: PredictRawEmailsRequest | EncodedRequest,
+    opts?: RequestOptions,
+  ): Promise<PredictRawEmailsResponse>;
   getSource(source: string, opts?: RequestOptions): Promise<SourceInfo>;
   createSource(source: string, body?: Record<string, unknown>, opts?: RequestOptions): Promise<SourceInfo>;
   /** getSource; createSource when it answers 404; getSource again when a concurrent create won (409). */
@@ -107,22 +110,33 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     onAttempt: options.onAttempt,
   };
   const request = <T>(endpoint: Endpoint, method: string, path: string, body: unknown, opts: RequestOptions, check: Check<T>) =>
-    send(call, {
-      endpoint, method, url: `${base}${path}`, body: body === undefined ? undefined : serialize(body), signal: opts.signal, onAttempt: opts.onAttempt,
-      // Creating a source that exists is answered 409: that is the answer, not a transient conflict.
-      ...(endpoint === 'create-source' || endpoint === 'create-dataset' ? { final: (err: ApiError) => err.status === 409 } : {}),
-    }, check);
+    send(
+      call,
+      {
+        endpoint,
+        method,
+        url: `${base}${path}`,
+        body: body === undefined ? undefined : serialize(body),
+        signal: opts.signal,
+        onAttempt: opts.onAttempt,
+        // Creating a source that exists is answered 409: that is the answer, not a transient conflict.
+        ...(endpoint === 'create-source' || endpoint === 'create-dataset' ? { final: (err: ApiError) => err.status === 409 } : {}),
+      },
+      check,
+    );
   const count = (req: { documents: unknown[] } | EncodedRequest): number => (isEncodedRequest(req) ? req.documents : req.documents.length);
 
   const client: ApiClient = {
     async syncRawEmails(source, req, opts = {}) {
       const query = opts.noCharge === true ? '?no_charge=true' : '';
-      return request('sync-raw-emails', 'POST', `${sourcePath(source)}/sync-raw-emails${query}`, req, opts,
-        (status, body) => checkSyncResponse(status, body, count(req)));
+      return request('sync-raw-emails', 'POST', `${sourcePath(source)}/sync-raw-emails${query}`, req, opts, (status, body) =>
+        checkSyncResponse(status, body, count(req)),
+      );
     },
     async predictRawEmails(dataset, version, req, opts = {}) {
-      return request('predict-raw-emails', 'POST', predictPath(dataset, version), req, opts,
-        (status, body) => checkPredictResponse(status, body, count(req)));
+      return request('predict-raw-emails', 'POST', predictPath(dataset, version), req, opts, (status, body) =>
+        checkPredictResponse(status, body, count(req)),
+      );
     },
     async getSource(source, opts = {}) {
       return request('get-source', 'GET', sourcePath(source), undefined, opts, (_, body) => sourceOf(body));

@@ -10,6 +10,10 @@ export interface EncodedRequest {
 }
 
 export function isEncodedRequest(value: unknown): value is EncodedRequest {
-  return typeof value === 'object' && value !== null && typeof (value as EncodedRequest).json === 'string'
-    && typeof (value as EncodedRequest).documents === 'number';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as EncodedRequest).json === 'string' &&
+    typeof (value as EncodedRequest).documents === 'number'
+  );
 }

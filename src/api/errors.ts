@@ -47,15 +47,24 @@ export function isApiError(err: unknown): err is ApiError {
 /** The stable code of an HTTP error status. */
 export function codeForStatus(status: number): ErrorCode {
   switch (status) {
-    case 400: return 'MAILGATE_ERR_API_BAD_REQUEST';
-    case 401: return 'MAILGATE_ERR_API_UNAUTHORIZED';
-    case 403: return 'MAILGATE_ERR_API_FORBIDDEN';
-    case 404: return 'MAILGATE_ERR_API_NOT_FOUND';
-    case 408: return 'MAILGATE_ERR_API_TIMEOUT';
-    case 409: return 'MAILGATE_ERR_API_CONFLICT';
-    case 422: return 'MAILGATE_ERR_API_UNPROCESSABLE';
-    case 429: return 'MAILGATE_ERR_API_RATE_LIMITED';
-    default: return status >= 500 && status <= 599 ? 'MAILGATE_ERR_API_SERVER' : 'MAILGATE_ERR_API_HTTP';
+    case 400:
+      return 'MAILGATE_ERR_API_BAD_REQUEST';
+    case 401:
+      return 'MAILGATE_ERR_API_UNAUTHORIZED';
+    case 403:
+      return 'MAILGATE_ERR_API_FORBIDDEN';
+    case 404:
+      return 'MAILGATE_ERR_API_NOT_FOUND';
+    case 408:
+      return 'MAILGATE_ERR_API_TIMEOUT';
+    case 409:
+      return 'MAILGATE_ERR_API_CONFLICT';
+    case 422:
+      return 'MAILGATE_ERR_API_UNPROCESSABLE';
+    case 429:
+      return 'MAILGATE_ERR_API_RATE_LIMITED';
+    default:
+      return status >= 500 && status <= 599 ? 'MAILGATE_ERR_API_SERVER' : 'MAILGATE_ERR_API_HTTP';
   }
 }
 
@@ -88,13 +97,21 @@ export function readEnvelope(status: number, text: string, retryAfter: string | 
   const retryAfterMs = parseRetryAfter(retryAfter, now);
   if (status >= 200 && status <= 299) {
     if (obj?.status === 'ok') return { ok: true, body: obj };
-    const what = obj === undefined ? (text.trim() === '' ? 'an empty body' : 'a body that is not JSON') : `status ${JSON.stringify(obj.status)}`;
+    const what =
+      obj === undefined ? (text.trim() === '' ? 'an empty body' : 'a body that is not JSON') : `status ${JSON.stringify(obj.status)}`;
     const detail = apiMessage ?? (obj === undefined && text.trim() !== '' ? snippet(text) : undefined);
     return {
       ok: false,
-      error: new ApiError('MAILGATE_ERR_API_BAD_RESPONSE', `API answered ${status} with ${what}${detail === undefined ? '' : `: ${detail}`}`, {
-        status, apiMessage, retryAfterMs, bodySnippet: obj === undefined ? snippet(text) : undefined,
-      }),
+      error: new ApiError(
+        'MAILGATE_ERR_API_BAD_RESPONSE',
+        `API answered ${status} with ${what}${detail === undefined ? '' : `: ${detail}`}`,
+        {
+          status,
+          apiMessage,
+          retryAfterMs,
+          bodySnippet: obj === undefined ? snippet(text) : undefined,
+        },
+      ),
     };
   }
   const bodySnippet = apiMessage === undefined ? snippet(text) : undefined;

@@ -34,7 +34,10 @@ export function sourcePath(source: string): string {
 export function checkModelVersion(version: ModelVersion): string {
   if (version === 'live' || version === 'staging') return version;
   if (Number.isInteger(version) && version >= 0) return String(version);
-  throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `model version must be a non-negative integer, "live" or "staging" (got ${JSON.stringify(version)})`);
+  throw new GatewayError(
+    'MAILGATE_ERR_CONFIG_INVALID',
+    `model version must be a non-negative integer, "live" or "staging" (got ${JSON.stringify(version)})`,
+  );
 }
 
 export function predictPath(dataset: string, version: ModelVersion): string {

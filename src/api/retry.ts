@@ -80,8 +80,20 @@ const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 
 /** Node/undici error codes of failures before any response. */
 const NETWORK_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
-  'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
 ]);
 
 export function isRetryableStatus(status: number): boolean {
@@ -130,14 +142,16 @@ function retryAfterOf(err: unknown): number | undefined {
  */
 export function delayFor(attempt: number, err: unknown, policy: RetryPolicy, random: () => number = Math.random): number {
   const backoff = {
-    baseMs: policy.baseDelayMs, capMs: policy.maxDelayMs, factor: policy.factor, maxExponent: Infinity, jitter: { spread: policy.jitter },
+    baseMs: policy.baseDelayMs,
+    capMs: policy.maxDelayMs,
+    factor: policy.factor,
+    maxExponent: Infinity,
+    jitter: { spread: policy.jitter },
   };
   return atLeast(Math.floor(backoffDelay(attempt - 1, backoff, random)), retryAfterOf(err), policy.maxRetryAfterMs);
 }
 
-export type RetryDecision =
-  | { retry: true; delayMs: number }
-  | { retry: false; reason: 'not-retryable' | 'attempts' | 'budget' };
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; reason: 'not-retryable' | 'attempts' | 'budget' };
 
 /**
  * Whether to retry after attempt `attempt` failed with `err`, `elapsedMs` after the first

@@ -90,7 +90,13 @@ async function attempt<T>(call: HttpCall, req: HttpRequest, check: Check<T>, dea
 function exhausted(last: ApiError, attempts: number, reason: 'attempts' | 'budget'): ApiError {
   const why = reason === 'attempts' ? `after ${attempts} attempts` : `after ${attempts} attempts, the retry time budget spent`;
   return new ApiError(last.code, `${last.message} (gave up ${why})`, {
-    status: last.status, apiMessage: last.apiMessage, retryAfterMs: last.retryAfterMs, bodySnippet: last.bodySnippet, cause: last, attempts, exhausted: reason,
+    status: last.status,
+    apiMessage: last.apiMessage,
+    retryAfterMs: last.retryAfterMs,
+    bodySnippet: last.bodySnippet,
+    cause: last,
+    attempts,
+    exhausted: reason,
   });
 }
 
@@ -113,9 +119,10 @@ export async function send<T>(call: HttpCall, req: HttpRequest, check: Check<T>)
       return value;
     } catch (thrown) {
       const err = thrown instanceof ApiError ? thrown : networkError(thrown);
-      const decision = req.final?.(err) === true
-        ? { retry: false as const, reason: 'not-retryable' as const }
-        : decideRetry(n, err, Date.now() - started, call.policy, call.random);
+      const decision =
+        req.final?.(err) === true
+          ? { retry: false as const, reason: 'not-retryable' as const }
+          : decideRetry(n, err, Date.now() - started, call.policy, call.random);
       const info: AttemptInfo = { endpoint: req.endpoint, attempt: n, durationMs: Date.now() - t0, error: err, bytes };
       if (err.status !== undefined) info.status = err.status;
       if (decision.retry) info.retryInMs = decision.delayMs;

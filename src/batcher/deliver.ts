@@ -6,7 +6,6 @@
 import { ApiError } from '../api/errors.js';
 import type { ApiClient, AttemptInfo } from '../api/client.js';
 import { GatewayError } from '../errors.js';
-import type { PredictRawEmailsRequest, SyncRawEmailsRequest } from '../model/index.js';
 import type { Ledger } from './ledger.js';
 import { pack, resolveBatchLimits } from './pack.js';
 import { prepare, type Prepared, type PrepareOptions } from './prepare.js';
@@ -43,7 +42,7 @@ export function failureSignature(error: unknown): string {
 /** The error a request-level refusal leaves every document of the delivery with. */
 export function requestRejected(error: unknown): ApiError {
   const status = error instanceof GatewayError ? error.status : undefined;
-  const said = error instanceof ApiError ? error.apiMessage ?? error.bodySnippet ?? error.message : String(error);
+  const said = error instanceof ApiError ? (error.apiMessage ?? error.bodySnippet ?? error.message) : String(error);
   return new ApiError(
     'MAILGATE_ERR_API_REQUEST_REJECTED',
     `the API refuses this target's requests whatever documents they hold${status === undefined ? '' : ` (${status})`}: ${said}`,
@@ -56,8 +55,10 @@ const SPLIT: Omit<SplitOptions, 'maxSplitRequests'> = { isSplittable, signature:
 function checkOptions(options: DeliverOptions): { concurrency: number; maxSplitRequests: number } {
   const concurrency = options.concurrency ?? 1;
   const maxSplitRequests = options.maxSplitRequests ?? DEFAULT_MAX_SPLIT_REQUESTS;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `concurrency must be an integer >= 1 (got ${String(concurrency)})`);
-  if (!Number.isInteger(maxSplitRequests) || maxSplitRequests < 0) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `maxSplitRequests must be an integer >= 0 (got ${String(maxSplitRequests)})`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `concurrency must be an integer >= 1 (got ${String(concurrency)})`);
+  if (!Number.isInteger(maxSplitRequests) || maxSplitRequests < 0)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `maxSplitRequests must be an integer >= 0 (got ${String(maxSplitRequests)})`);
   return { concurrency, maxSplitRequests };
 }
 
@@ -75,7 +76,11 @@ function mayHaveBeenProcessed(info: AttemptInfo): boolean {
 function sender(target: Target, client: ApiClient, prepared: Prepared[], options: DeliverOptions, report: DeliveryReport) {
   return async (indices: number[], envelopeOnly = false): Promise<SendResult<Answer>> => {
     // The envelope-only probe keeps the batch's override list, with no documents.
-    const req = encodeRequest(target, indices.map((i) => prepared[i]!), envelopeOnly);
+    const req = encodeRequest(
+      target,
+      indices.map((i) => prepared[i]!),
+      envelopeOnly,
+    );
     const documents = req.documents;
     const onAttempt = (info: AttemptInfo): void => {
       // predict bills per document per processed request; sync's lost writes come back `unchanged` and are counted by the ledger rule.
@@ -83,9 +88,10 @@ function sender(target: Target, client: ApiClient, prepared: Prepared[], options
     };
     const opts = { signal: options.signal, noCharge: options.noCharge, onAttempt };
     try {
-      const value = target.kind === 'sync'
-        ? await client.syncRawEmails(target.source, req, opts)
-        : await client.predictRawEmails(target.dataset, target.version, req, opts);
+      const value =
+        target.kind === 'sync'
+          ? await client.syncRawEmails(target.source, req, opts)
+          : await client.predictRawEmails(target.dataset, target.version, req, opts);
       return { ok: true, value };
     } catch (error) {
       return { ok: false, error };
@@ -105,23 +111,36 @@ export async function deliverBatch(
   const limits = resolveBatchLimits(target.kind, target);
   const outcomes: Array<ItemOutcome | undefined> = new Array(items.length);
   const prepared = await prepare(items, target, ledger, outcomes, options);
-  const packing = pack(prepared.map((p) => p.bytes), { ...limits, envelopeBytes: envelopeBytes(target, prepared) });
+  const packing = pack(
+    prepared.map((p) => p.bytes),
+    { ...limits, envelopeBytes: envelopeBytes(target, prepared) },
+  );
   const report: DeliveryReport = {
-    outcomes: [], counts: emptyCounts(), aiUnits: 0, unconfirmedAiUnits: 0, estimatedAiUnits: 0, requests: 0, splitRequests: 0, dryRun: options.dryRun === true,
+    outcomes: [],
+    counts: emptyCounts(),
+    aiUnits: 0,
+    unconfirmedAiUnits: 0,
+    estimatedAiUnits: 0,
+    requests: 0,
+    splitRequests: 0,
+    dryRun: options.dryRun === true,
   };
   for (const i of packing.tooLarge) {
     const p = prepared[i]!;
     outcomes[p.item] = {
-      key: items[p.item]!.key, status: 'rejected', code: 'MAILGATE_ERR_BATCH_DOCUMENT_TOO_LARGE',
+      key: items[p.item]!.key,
+      status: 'rejected',
+      code: 'MAILGATE_ERR_BATCH_DOCUMENT_TOO_LARGE',
       message: `document of ${p.bytes} bytes exceeds the request limit of ${limits.maxRequestBytes} bytes`,
     };
   }
   if (options.dryRun === true) {
-    for (const batch of packing.batches) for (const i of batch) {
-      const p = prepared[i]!;
-      report.estimatedAiUnits += p.units;
-      outcomes[p.item] = { key: items[p.item]!.key, status: 'delivered', estimatedAiUnits: p.units, ...warningsOf(p) };
-    }
+    for (const batch of packing.batches)
+      for (const i of batch) {
+        const p = prepared[i]!;
+        report.estimatedAiUnits += p.units;
+        outcomes[p.item] = { key: items[p.item]!.key, status: 'delivered', estimatedAiUnits: p.units, ...warningsOf(p) };
+      }
     report.requests = packing.batches.length;
     report.outcomes = outcomes.map((o, i) => o ?? { key: items[i]!.key, status: 'delivered' });
     return report;
@@ -140,7 +159,8 @@ export async function deliverBatch(
   await Promise.all(Array.from({ length: Math.min(concurrency, Math.max(1, queue.length)) }, worker));
   report.requests = state.requests;
   report.splitRequests = state.splitRequests;
-  report.outcomes = outcomes.map((o, i) => o ?? { key: items[i]!.key, status: 'retry', code: 'MAILGATE_ERR_API_ABORTED', message: 'not attempted' });
+  report.outcomes = outcomes.map(
+    (o, i) => o ?? { key: items[i]!.key, status: 'retry', code: 'MAILGATE_ERR_API_ABORTED', message: 'not attempted' },
+  );
   return report;
 }
-

@@ -62,7 +62,10 @@ export function resolveBatchLimits(
   const maxDocuments = options.maxDocuments ?? (kind === 'sync' ? DEFAULT_SYNC_DOCUMENTS : MAX_PREDICT_DOCUMENTS);
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   if (!Number.isInteger(maxDocuments) || maxDocuments < 1 || maxDocuments > bound) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${kind} maxDocuments must be an integer 1..${bound} (got ${String(maxDocuments)})`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `${kind} maxDocuments must be an integer 1..${bound} (got ${String(maxDocuments)})`,
+    );
   }
   if (!Number.isInteger(maxRequestBytes) || maxRequestBytes < 1024) {
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `maxRequestBytes must be an integer >= 1024 (got ${String(maxRequestBytes)})`);

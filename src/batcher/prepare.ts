@@ -39,7 +39,10 @@ export interface PrepareOptions {
 function schemaProblem(doc: RawEmailDocument): string | undefined {
   const parsed = RawEmailDocument.safeParse(doc);
   if (parsed.success) return undefined;
-  return parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(document)'}: ${i.message}`).join('; ');
+  return parsed.error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join('.') || '(document)'}: ${i.message}`)
+    .join('; ');
 }
 
 /**
@@ -52,15 +55,28 @@ const GENERATED_KEY = new RegExp(`"(?:string|number):(?:${Object.keys(GENERATED_
 /** The item settled from its stored text and hashes, or undefined when it needs the full path. */
 function fastPath(item: DeliveryItem, index: number, target: Target, options: PrepareOptions): Prepared | undefined {
   if (item.json === undefined || item.hashes === undefined || options.validate !== false || GENERATED_KEY.test(item.json)) return undefined;
-  const commentId = target.kind === 'sync' ? item.commentId ?? item.document.comment_id : undefined;
+  const commentId = target.kind === 'sync' ? (item.commentId ?? item.document.comment_id) : undefined;
   return {
-    item: index, json: item.json, overrides: [], warnings: [], bytes: Buffer.byteLength(item.json),
-    hashes: commentId === undefined ? undefined : item.hashes, commentId, verdict: undefined, units: 1,
+    item: index,
+    json: item.json,
+    overrides: [],
+    warnings: [],
+    bytes: Buffer.byteLength(item.json),
+    hashes: commentId === undefined ? undefined : item.hashes,
+    commentId,
+    verdict: undefined,
+    units: 1,
   };
 }
 
 /** The item checked, settled by the property rules, serialized and hashed; or its refusal. */
-function fullPath(item: DeliveryItem, index: number, target: Target, options: PrepareOptions, outcomes: Array<ItemOutcome | undefined>): Prepared | undefined {
+function fullPath(
+  item: DeliveryItem,
+  index: number,
+  target: Target,
+  options: PrepareOptions,
+  outcomes: Array<ItemOutcome | undefined>,
+): Prepared | undefined {
   const problem = options.validate === false ? undefined : schemaProblem(item.document);
   if (problem !== undefined) {
     outcomes[index] = { key: item.key, status: 'rejected', code: 'MAILGATE_ERR_DOCUMENT_INVALID', message: problem };
@@ -68,7 +84,13 @@ function fullPath(item: DeliveryItem, index: number, target: Target, options: Pr
   }
   const settled = applyPropertyRules(item.document, target);
   if (!settled.ok) {
-    outcomes[index] = { key: item.key, status: 'rejected', code: settled.error.code, message: settled.error.message, warnings: settled.warnings };
+    outcomes[index] = {
+      key: item.key,
+      status: 'rejected',
+      code: settled.error.code,
+      message: settled.error.message,
+      warnings: settled.warnings,
+    };
     return undefined;
   }
   const { document } = settled;
@@ -77,8 +99,15 @@ function fullPath(item: DeliveryItem, index: number, target: Target, options: Pr
   const commentId = target.kind === 'sync' ? document.comment_id : undefined;
   const hashes = commentId === undefined ? undefined : unchanged && item.hashes !== undefined ? item.hashes : documentHashes(document);
   return {
-    item: index, json, overrides: settled.overrides, warnings: settled.warnings, bytes: Buffer.byteLength(json),
-    hashes, commentId, verdict: undefined, units: 1,
+    item: index,
+    json,
+    overrides: settled.overrides,
+    warnings: settled.warnings,
+    bytes: Buffer.byteLength(json),
+    hashes,
+    commentId,
+    verdict: undefined,
+    units: 1,
   };
 }
 

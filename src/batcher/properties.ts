@@ -40,10 +40,14 @@ export function routePropertyProblems(route: RouteProperties): string[] {
   for (const key of collidingKeys(route.userProperties)) {
     const name = propertyName(key)!;
     if (route.kind === 'sync' && !listed.has(name)) {
-      problems.push(`user property "${key}" collides with the generated "${name}"; list "${name}" in override_user_properties or rename it`);
+      problems.push(
+        `user property "${key}" collides with the generated "${name}"; list "${name}" in override_user_properties or rename it`,
+      );
     }
     if (route.kind === 'predict' && route.onPropertyConflict !== 'drop') {
-      problems.push(`user property "${key}" collides with the generated "${name}" and predict-raw-emails cannot override it; rename it or set on_property_conflict: drop`);
+      problems.push(
+        `user property "${key}" collides with the generated "${name}" and predict-raw-emails cannot override it; rename it or set on_property_conflict: drop`,
+      );
     }
   }
   return problems;
@@ -70,7 +74,7 @@ export type PropertyResult =
 export function applyPropertyRules(doc: RawEmailDocument, route: RouteProperties): PropertyResult {
   const keys = collidingKeys(doc.user_properties);
   if (keys.length === 0) return { ok: true, document: doc, overrides: [], warnings: [] };
-  const listed = new Set(route.kind === 'sync' ? route.overrideUserProperties ?? [] : []);
+  const listed = new Set(route.kind === 'sync' ? (route.overrideUserProperties ?? []) : []);
   const mode = route.onPropertyConflict ?? 'reject';
   const overrides: string[] = [];
   const warnings: Warning[] = [];
@@ -86,7 +90,10 @@ export function applyPropertyRules(doc: RawEmailDocument, route: RouteProperties
       warnings.push(warning('MAILGATE_WARN_PROPERTY_OVERRIDDEN', `user property "${key}" overrides the generated "${name}"`));
     } else {
       const why = route.kind === 'predict' && mode === 'override' ? ' (predict-raw-emails cannot override)' : '';
-      const error = new GatewayError('MAILGATE_ERR_PROPERTY_CONFLICT', `user property "${key}" collides with the generated "${name}"${why}`);
+      const error = new GatewayError(
+        'MAILGATE_ERR_PROPERTY_CONFLICT',
+        `user property "${key}" collides with the generated "${name}"${why}`,
+      );
       return { ok: false, error, warnings };
     }
   }

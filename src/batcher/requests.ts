@@ -2,7 +2,13 @@
  * Request bodies for a target, and the envelope size used by packing.
  */
 import { GatewayError } from '../errors.js';
-import { LabelThreshold, Threshold, type PredictRawEmailsRequest, type RawEmailDocument, type SyncRawEmailsRequest } from '../model/index.js';
+import {
+  LabelThreshold,
+  Threshold,
+  type PredictRawEmailsRequest,
+  type RawEmailDocument,
+  type SyncRawEmailsRequest,
+} from '../model/index.js';
 import { MAX_OVERRIDE_PROPERTIES, MAX_PREDICT_LABELS } from '../limits.js';
 import type { EncodedRequest } from '../api/encoded.js';
 import { checkRouteProperties } from './properties.js';
@@ -17,11 +23,17 @@ export function checkTarget(target: Target): void {
   checkRouteProperties(target);
   if (target.kind === 'predict') {
     if (target.threshold !== undefined && !Threshold.safeParse(target.threshold).success) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `threshold must be a number 0..1 or "auto" (got ${JSON.stringify(target.threshold)})`);
+      throw new GatewayError(
+        'MAILGATE_ERR_CONFIG_INVALID',
+        `threshold must be a number 0..1 or "auto" (got ${JSON.stringify(target.threshold)})`,
+      );
     }
     const labels = target.labels ?? [];
     if (labels.length > MAX_PREDICT_LABELS || !labels.every((l) => LabelThreshold.safeParse(l).success)) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `labels must be at most ${MAX_PREDICT_LABELS} {name: [1..64 parts of 1..64 chars], threshold?: 0..1}`);
+      throw new GatewayError(
+        'MAILGATE_ERR_CONFIG_INVALID',
+        `labels must be at most ${MAX_PREDICT_LABELS} {name: [1..64 parts of 1..64 chars], threshold?: 0..1}`,
+      );
     }
   }
 }
@@ -32,7 +44,10 @@ function overridesFor(target: Target, parts: readonly Prepared[]): string[] {
   const names = new Set(target.overrideUserProperties ?? []);
   for (const p of parts) for (const name of p.overrides) names.add(name);
   if (names.size > MAX_OVERRIDE_PROPERTIES) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `override_user_properties would hold ${names.size} names; at most ${MAX_OVERRIDE_PROPERTIES}`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `override_user_properties would hold ${names.size} names; at most ${MAX_OVERRIDE_PROPERTIES}`,
+    );
   }
   return [...names];
 }

@@ -28,7 +28,8 @@ interface Described {
 export function describe(error: unknown): Described {
   if (error instanceof ApiError) {
     const said = error.apiMessage ?? error.message;
-    const message = error.exhausted !== undefined && error.apiMessage !== undefined ? `${said} (gave up after ${error.attempts ?? 1} attempts)` : said;
+    const message =
+      error.exhausted !== undefined && error.apiMessage !== undefined ? `${said} (gave up after ${error.attempts ?? 1} attempts)` : said;
     const d: Described = { code: error.code, message };
     if (error.status !== undefined) d.status = error.status;
     if (error.retryAfterMs !== undefined) d.retryAfterMs = error.retryAfterMs;
@@ -78,11 +79,20 @@ export class Settler {
       } else if (part.kind === 'unsplit') {
         // Never shown to be bad: a later delivery isolates it with a fresh split budget.
         this.outcomes[p.item] = {
-          key, status: 'retry', code: 'MAILGATE_ERR_BATCH_NOT_ISOLATED',
+          key,
+          status: 'retry',
+          code: 'MAILGATE_ERR_BATCH_NOT_ISOLATED',
           message: `not isolated within the split budget; a batch holding it was answered: ${d.message}`,
         };
       } else {
-        this.outcomes[p.item] = { key, status: 'rejected', code: 'MAILGATE_ERR_BATCH_REJECTED', message: d.message, ...optional('httpStatus', d.status), ...warningsOf(p) };
+        this.outcomes[p.item] = {
+          key,
+          status: 'rejected',
+          code: 'MAILGATE_ERR_BATCH_REJECTED',
+          message: d.message,
+          ...optional('httpStatus', d.status),
+          ...warningsOf(p),
+        };
       }
     }
     if (part.kind === 'rejected') await this.record(docs, 'rejected');
@@ -93,12 +103,21 @@ export class Settler {
       this.report.aiUnits += docs.length;
       for (const p of docs) this.report.estimatedAiUnits += p.units;
       docs.forEach((p, j) => {
-        this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', predictions: answer.predictions[j] ?? [], model: answer.model ?? null, ...warningsOf(p) };
+        this.outcomes[p.item] = {
+          key: this.items[p.item]!.key,
+          status: 'delivered',
+          predictions: answer.predictions[j] ?? [],
+          model: answer.model ?? null,
+          ...warningsOf(p),
+        };
       });
     } else {
       const counts: SyncCounts = {
-        new: answer.new, updated: answer.updated, updated_properties_only: answer.updated_properties_only,
-        updated_text_changed: answer.updated_text_changed, unchanged: answer.unchanged,
+        new: answer.new,
+        updated: answer.updated,
+        updated_properties_only: answer.updated_properties_only,
+        updated_text_changed: answer.updated_text_changed,
+        unchanged: answer.unchanged,
       };
       addCounts(this.report.counts, counts);
       // Confirmed: what the answer says was billed. Estimated: also the units of documents the
@@ -108,7 +127,12 @@ export class Settler {
       this.report.aiUnits += confirmed;
       this.report.estimatedAiUnits += Math.max(confirmed, this.expectedUnits(docs));
       for (const p of docs) {
-        this.outcomes[p.item] = { key: this.items[p.item]!.key, status: 'delivered', ...(docs.length === 1 ? { counts } : {}), ...warningsOf(p) };
+        this.outcomes[p.item] = {
+          key: this.items[p.item]!.key,
+          status: 'delivered',
+          ...(docs.length === 1 ? { counts } : {}),
+          ...warningsOf(p),
+        };
       }
     }
     await this.record(docs, 'delivered');
@@ -130,12 +154,16 @@ export class Settler {
     if (this.target.kind !== 'sync' || this.ledger === undefined) return;
     const updatedAt = new Date().toISOString();
     const entries = docs.flatMap((p) =>
-      p.commentId === undefined || p.hashes === undefined || (outcome === 'rejected' && p.verdict !== undefined && p.verdict !== 'new') ? [] : [{ commentId: p.commentId, ...p.hashes, outcome, updatedAt }]);
+      p.commentId === undefined || p.hashes === undefined || (outcome === 'rejected' && p.verdict !== undefined && p.verdict !== 'new')
+        ? []
+        : [{ commentId: p.commentId, ...p.hashes, outcome, updatedAt }],
+    );
     if (entries.length === 0) return;
     try {
       await this.ledger.record(this.target.source, entries);
     } catch (cause) {
-      this.report.ledgerError ??= cause instanceof GatewayError ? cause : new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', 'ledger record failed', { cause });
+      this.report.ledgerError ??=
+        cause instanceof GatewayError ? cause : new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', 'ledger record failed', { cause });
     }
   }
 }

@@ -86,7 +86,10 @@ export async function sendSplitting<T>(
     return send(part, envelopeOnly);
   };
   const sameAs = (result: SendResult<T> | undefined, error: unknown): boolean =>
-    result !== undefined && !result.ok && options.isSplittable(result.error) && options.signature(result.error) === options.signature(error);
+    result !== undefined &&
+    !result.ok &&
+    options.isSplittable(result.error) &&
+    options.signature(result.error) === options.signature(error);
   const halt = (part: number[], error: unknown): void => {
     const rejected = options.requestRejected(error);
     state.halted = { error: rejected };
@@ -147,7 +150,14 @@ export async function sendSplitting<T>(
     }
     const rightResult = await splitSend(right);
     if (rightResult === undefined) return void parts.push({ indices: batch, kind: 'unsplit', error });
-    if (sameAs(rightResult, error) && (await requestLevel(batch, error, [[left, leftResult], [right, rightResult]]))) return halt(batch, error);
+    if (
+      sameAs(rightResult, error) &&
+      (await requestLevel(batch, error, [
+        [left, leftResult],
+        [right, rightResult],
+      ]))
+    )
+      return halt(batch, error);
     const probed = new Set(parts.flatMap((p) => p.indices));
     await settleRest(left, leftResult, probed);
     if (state.halted !== undefined) return visit(right.filter((i) => !probed.has(i)));

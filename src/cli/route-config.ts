@@ -56,8 +56,12 @@ function standaloneRoute(flags: RouteFlags): Record<string, Json> {
 }
 
 const ROUTE_FLAGS: Array<[keyof RouteFlags, string]> = [
-  ['source', '--source'], ['dataset', '--dataset'], ['mode', '--mode'], ['transformTag', '--transform-tag'],
-  ['modelVersion', '--model-version'], ['threshold', '--threshold'],
+  ['source', '--source'],
+  ['dataset', '--dataset'],
+  ['mode', '--mode'],
+  ['transformTag', '--transform-tag'],
+  ['modelVersion', '--model-version'],
+  ['threshold', '--threshold'],
 ];
 
 /** The validated configuration reduced to the one route the command works on. */
@@ -69,17 +73,23 @@ export function routeConfig(flags: RouteFlags, env: Record<string, string | unde
   if (flags.token !== undefined) api.token = flags.token;
   if (Object.keys(api).length > 0) overrides.api = api;
   if (flags.config === undefined) {
-    if (flags.mode !== 'predict' && flags.source === undefined) throw invalid('give --config FILE --route NAME, or --source project/source (sync) or --mode predict --dataset project/dataset');
+    if (flags.mode !== 'predict' && flags.source === undefined)
+      throw invalid('give --config FILE --route NAME, or --source project/source (sync) or --mode predict --dataset project/dataset');
     overrides.routes = [standaloneRoute(flags)];
   } else {
     const given = ROUTE_FLAGS.filter(([k]) => flags[k] !== undefined).map(([, f]) => f);
-    if (given.length > 0) throw invalid(`${given.join(', ')} cannot be combined with --config: the route comes from the file (--route NAME)`);
+    if (given.length > 0)
+      throw invalid(`${given.join(', ')} cannot be combined with --config: the route comes from the file (--route NAME)`);
   }
   const loaded = loadConfig({ ...(flags.config === undefined ? {} : { file: flags.config }), env, overrides });
   const name = flags.route ?? (loaded.routes.length === 1 ? loaded.routes[0]!.name : undefined);
-  if (name === undefined) throw invalid(`${flags.config}: name the route with --route (one of: ${loaded.routes.map((r) => r.name).join(', ') || 'none defined'})`);
+  if (name === undefined)
+    throw invalid(
+      `${flags.config}: name the route with --route (one of: ${loaded.routes.map((r) => r.name).join(', ') || 'none defined'})`,
+    );
   const route = loaded.routes.find((r) => r.name === name);
-  if (route === undefined) throw invalid(`route "${name}" is not defined (known: ${loaded.routes.map((r) => r.name).join(', ') || 'none'})`);
+  if (route === undefined)
+    throw invalid(`route "${name}" is not defined (known: ${loaded.routes.map((r) => r.name).join(', ') || 'none'})`);
   // The command reads its own inputs: the file's adapters are not started.
   const config: Config = { ...loaded, routes: [route], adapters: AdaptersSchema.parse({}) };
   return { config, route };

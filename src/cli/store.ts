@@ -17,7 +17,11 @@ export async function storeFrom(flags: StoreFlags, env: Record<string, string | 
   return openStore(config.store);
 }
 
-export async function withStore<T>(flags: StoreFlags, env: Record<string, string | undefined>, fn: (store: Store) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  flags: StoreFlags,
+  env: Record<string, string | undefined>,
+  fn: (store: Store) => Promise<T>,
+): Promise<T> {
   const store = await storeFrom(flags, env);
   try {
     return await fn(store);

@@ -24,7 +24,8 @@ function typeOf(s: JsonSchema): string {
   if (s.const !== undefined) return JSON.stringify(s.const);
   const alts = s.anyOf ?? s.oneOf;
   // Alternative shapes of one object (IMAP auth) are told apart by their keys.
-  if (alts) return alts.map((a) => (a.type === 'object' && a.properties ? `{ ${Object.keys(a.properties).join(', ')} }` : typeOf(a))).join(' \\| ');
+  if (alts)
+    return alts.map((a) => (a.type === 'object' && a.properties ? `{ ${Object.keys(a.properties).join(', ')} }` : typeOf(a))).join(' \\| ');
   if (s.type === 'array') return `list of ${s.items ? typeOf(s.items) : 'any'}`;
   if (Array.isArray(s.type)) return s.type.join(' \\| ');
   return s.type ?? 'any';

@@ -41,7 +41,10 @@ export function interpolate(value: Json, env: Env, path: Array<string | number> 
       const v = env[name!];
       if (v !== undefined && v !== '') return v;
       if (fallback !== undefined) return fallback;
-      throw new GatewayError('MAILGATE_ERR_CONFIG_ENV_MISSING', `${formatPath(path)}: environment variable ${name} is not set; export it or write \${${name}:-default}`);
+      throw new GatewayError(
+        'MAILGATE_ERR_CONFIG_ENV_MISSING',
+        `${formatPath(path)}: environment variable ${name} is not set; export it or write \${${name}:-default}`,
+      );
     });
   }
   if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, [...path, i]));
@@ -52,7 +55,12 @@ export function interpolate(value: Json, env: Env, path: Array<string | number> 
 }
 
 function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.length === 0 ? '(root)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  return path.length === 0
+    ? '(root)'
+    : path
+        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+        .join('')
+        .replace(/^\./, '');
 }
 
 function setPath(target: Record<string, Json>, path: string[], value: Json): void {
@@ -69,7 +77,10 @@ function deepMerge(base: Record<string, Json>, over: Record<string, Json>): Reco
   const out: Record<string, Json> = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    out[k] = v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b) ? deepMerge(b as Record<string, Json>, v as Record<string, Json>) : v;
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
+        ? deepMerge(b as Record<string, Json>, v as Record<string, Json>)
+        : v;
   }
   return out;
 }
@@ -116,7 +127,9 @@ export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
     try {
       text = readFileSync(options.file, 'utf8');
     } catch (cause) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `cannot read configuration file ${options.file}: ${(cause as Error).message}`, { cause });
+      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `cannot read configuration file ${options.file}: ${(cause as Error).message}`, {
+        cause,
+      });
     }
     // Placeholders are swapped for plain tokens before YAML sees them, so that the unquoted
     // form `{ token: ${MAILGATE_API_TOKEN} }` parses like the quoted one.

@@ -44,7 +44,9 @@ export const ApiSchema = z
   .object({
     url: z.string().url().describe('Base URL of the Text Analytics API (without /api/v1). Omit to use the built-in emulator.').optional(),
     token: z.string().min(1).describe('Bearer token. Use ${MAILGATE_API_TOKEN} rather than a literal.').optional(),
-    timeout_ms: int(1).default(DEFAULT_REQUEST_TIMEOUT_MS).describe('Deadline of one request, connect to last byte, in ms. Default 240000.'),
+    timeout_ms: int(1)
+      .default(DEFAULT_REQUEST_TIMEOUT_MS)
+      .describe('Deadline of one request, connect to last byte, in ms. Default 240000.'),
     retry: RetrySchema.prefault({}).describe('Retry policy for network errors, timeouts, 408, 409, 429 and 5xx.'),
     allow_insecure_http: z
       .boolean()
@@ -90,14 +92,16 @@ export const ServerSchema = z
     public_preview: z
       .boolean()
       .default(false)
-      .describe('Answer POST /api/preview and POST /api/preview/threads without an admin API key (they parse only: nothing is stored, sent or billed), and show the /preview page without a key field. Stored items (/api/preview/<id>), the dead letters and /api/status keep needing a key. Default false.'),
+      .describe(
+        'Answer POST /api/preview and POST /api/preview/threads without an admin API key (they parse only: nothing is stored, sent or billed), and show the /preview page without a key field. Stored items (/api/preview/<id>), the dead letters and /api/status keep needing a key. Default false.',
+      ),
     preview: PreviewServerSchema.prefault({}).describe('Limits of the preview endpoints (POST /api/preview, POST /api/preview/threads).'),
     allowed_hosts: z
       .array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port'))
       .default([])
       .describe(
         'Host header values accepted besides localhost, 127.0.0.1 and [::1] (with the port) while listening on a loopback address, ' +
-          'e.g. a reverse proxy\'s name; `host` matches any port, `host:port` that port only. ' +
+          "e.g. a reverse proxy's name; `host` matches any port, `host:port` that port only. " +
           'Others get 421 (a guard against DNS rebinding). Default [].',
       ),
     request_timeout_ms: int(1)
@@ -122,24 +126,52 @@ export const ServerSchema = z
 
 export const ParsingSchema = z
   .object({
-    max_message_bytes: int(1).default(DEFAULT_MAX_MESSAGE_BYTES).describe('Size budget of one raw message in bytes; larger messages are dead-lettered. Default 52428800 (50 MiB).'),
+    max_message_bytes: int(1)
+      .default(DEFAULT_MAX_MESSAGE_BYTES)
+      .describe('Size budget of one raw message in bytes; larger messages are dead-lettered. Default 52428800 (50 MiB).'),
     timeout_ms: int(1).default(DEFAULT_PARSE_TIMEOUT_MS).describe('Time budget to parse one message in ms. Default 5000.'),
-    workers: int(1, 64).optional().describe('Parse worker threads. Default: one fewer than the CPU cores (at least 1); the main thread keeps a core busy.'),
-    body: z.enum(['auto', 'plain', 'html']).default('auto').describe('Body sent: auto (text/plain, else HTML), plain (HTML converted when needed), html. Default auto.'),
-    headers: z.enum(['raw', 'parsed']).default('raw').describe('Header form sent: raw (default) or parsed (only when no key repeats and all keys are ASCII).'),
+    workers: int(1, 64)
+      .optional()
+      .describe('Parse worker threads. Default: one fewer than the CPU cores (at least 1); the main thread keeps a core busy.'),
+    body: z
+      .enum(['auto', 'plain', 'html'])
+      .default('auto')
+      .describe('Body sent: auto (text/plain, else HTML), plain (HTML converted when needed), html. Default auto.'),
+    headers: z
+      .enum(['raw', 'parsed'])
+      .default('raw')
+      .describe('Header form sent: raw (default) or parsed (only when no key repeats and all keys are ASCII).'),
   })
   .strict();
 
 export const DeliverySchema = z
   .object({
-    max_documents: int(1, MAX_SYNC_DOCUMENTS).default(DEFAULT_SYNC_DOCUMENTS).describe('Documents per request (sync at most 16384, predict at most 4096). Default 4096.'),
-    max_request_bytes: int(1024).default(DEFAULT_MAX_REQUEST_BYTES).describe('Serialized request size bound in bytes. Default 25165824 (24 MiB).'),
-    flush_ms: int(0).default(200).describe('After a partial batch, how long delivery waits before claiming the next, so that documents arriving meanwhile share one request, in ms (0: at once). Default 200.'),
+    max_documents: int(1, MAX_SYNC_DOCUMENTS)
+      .default(DEFAULT_SYNC_DOCUMENTS)
+      .describe('Documents per request (sync at most 16384, predict at most 4096). Default 4096.'),
+    max_request_bytes: int(1024)
+      .default(DEFAULT_MAX_REQUEST_BYTES)
+      .describe('Serialized request size bound in bytes. Default 25165824 (24 MiB).'),
+    flush_ms: int(0)
+      .default(200)
+      .describe(
+        'After a partial batch, how long delivery waits before claiming the next, so that documents arriving meanwhile share one request, in ms (0: at once). Default 200.',
+      ),
     concurrency: int(1, 64).default(2).describe('Requests in flight per route. Default 2.'),
     max_outbox: int(1).default(50_000).describe('Outbox depth at which intake pauses (backpressure). Default 50000.'),
-    max_item_attempts: int(1).default(50).describe('Delivery attempts of one item (each a full retried request) before it is dead-lettered. Default 50.'),
-    drain_ms: int(0, 3_600_000).default(30_000).describe('On shutdown of `mailgate serve`, how long delivery may keep sending what is queued, in ms (0: stop at once); what is left stays queued for the next start. `--drain-ms` overrides it. Default 30000.'),
-    heartbeat_ms: int(100, 600_000).default(5_000).describe('How often a process that claims outbox items renews its heartbeat in the store, in ms; one that missed 3 is taken for dead and its claims are released (on its own host at once when its pid is gone). Default 5000.'),
+    max_item_attempts: int(1)
+      .default(50)
+      .describe('Delivery attempts of one item (each a full retried request) before it is dead-lettered. Default 50.'),
+    drain_ms: int(0, 3_600_000)
+      .default(30_000)
+      .describe(
+        'On shutdown of `mailgate serve`, how long delivery may keep sending what is queued, in ms (0: stop at once); what is left stays queued for the next start. `--drain-ms` overrides it. Default 30000.',
+      ),
+    heartbeat_ms: int(100, 600_000)
+      .default(5_000)
+      .describe(
+        'How often a process that claims outbox items renews its heartbeat in the store, in ms; one that missed 3 is taken for dead and its claims are released (on its own host at once when its pid is gone). Default 5000.',
+      ),
   })
   .strict();
 
@@ -147,11 +179,20 @@ const PropertyConflict = z.enum(['reject', 'override', 'drop']);
 
 export const RouteSchema = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'route names use letters, digits, - and _').describe('Route name, referenced by adapters.'),
-    mode: z.enum(['sync', 'predict']).default('sync').describe('sync: sync-raw-emails into `source`. predict: predict-raw-emails against `dataset`.'),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'route names use letters, digits, - and _')
+      .describe('Route name, referenced by adapters.'),
+    mode: z
+      .enum(['sync', 'predict'])
+      .default('sync')
+      .describe('sync: sync-raw-emails into `source`. predict: predict-raw-emails against `dataset`.'),
     source: projectAndName.optional().describe('Target source for sync routes, "<project>/<source>".'),
     dataset: projectAndName.optional().describe('Dataset for predict routes, "<project>/<dataset>".'),
-    model_version: z.union([int(0), z.enum(['live', 'staging'])]).default('live').describe('Model version for predict routes: an integer, live or staging. Default live.'),
+    model_version: z
+      .union([int(0), z.enum(['live', 'staging'])])
+      .default('live')
+      .describe('Model version for predict routes: an integer, live or staging. Default live.'),
     threshold: Threshold.optional().describe('Prediction threshold 0..1 or "auto". Default: the service default 0.25.'),
     labels: z.array(LabelThreshold).optional().describe('Labels to return, each with an optional threshold.'),
     sink: z
@@ -179,26 +220,42 @@ export const RouteSchema = z
       })
       .optional()
       .describe('Where predictions go besides the store: a JSONL file and/or a webhook signed with HMAC-SHA256.'),
-    transform_tag: z.string().min(1).default(DEFAULT_TRANSFORM_TAG).describe('Transform tag received during integration setup. Default generic.0.CONVKER5.'),
+    transform_tag: z
+      .string()
+      .min(1)
+      .default(DEFAULT_TRANSFORM_TAG)
+      .describe('Transform tag received during integration setup. Default generic.0.CONVKER5.'),
     user_properties: z
       .record(z.string(), z.union([z.string(), z.number()]))
       .default({})
       .describe(
-        'Client properties added to every document; string values may use {adapter}, {account}, {folder}, {path}, {eventId}, '
-        + 'and for pushed mail {envelope.from}, {envelope.to} (comma-joined), {envelope.provider}, {envelope.spf}, {envelope.dkim}, '
-        + '{envelope.dmarc}, {envelope.spamVerdict}, {envelope.remoteAddress}, {envelope.helo}, {envelope.tls}, {envelope.extra.<key>} '
-        + '(SMTP: {envelope.extra.plus}); a value left empty is omitted.',
+        'Client properties added to every document; string values may use {adapter}, {account}, {folder}, {path}, {eventId}, ' +
+          'and for pushed mail {envelope.from}, {envelope.to} (comma-joined), {envelope.provider}, {envelope.spf}, {envelope.dkim}, ' +
+          '{envelope.dmarc}, {envelope.spamVerdict}, {envelope.remoteAddress}, {envelope.helo}, {envelope.tls}, {envelope.extra.<key>} ' +
+          '(SMTP: {envelope.extra.plus}); a value left empty is omitted.',
       ),
-    override_user_properties: z.array(z.string()).max(MAX_OVERRIDE_PROPERTIES).default([]).describe('Generated property names (without type prefix) that client values override (sync only).'),
-    on_property_conflict: PropertyConflict.default('reject').describe('What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop.'),
+    override_user_properties: z
+      .array(z.string())
+      .max(MAX_OVERRIDE_PROPERTIES)
+      .default([])
+      .describe('Generated property names (without type prefix) that client values override (sync only).'),
+    on_property_conflict: PropertyConflict.default('reject').describe(
+      'What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop.',
+    ),
     max_documents: int(1, MAX_SYNC_DOCUMENTS).optional().describe('Per-route override of delivery.max_documents.'),
   })
   .strict()
   .superRefine((r, ctx) => {
-    if (r.mode === 'sync' && !r.source) ctx.addIssue({ code: 'custom', path: ['source'], message: 'a sync route needs `source: <project>/<source>`' });
-    if (r.mode === 'predict' && !r.dataset) ctx.addIssue({ code: 'custom', path: ['dataset'], message: 'a predict route needs `dataset: <project>/<dataset>`' });
+    if (r.mode === 'sync' && !r.source)
+      ctx.addIssue({ code: 'custom', path: ['source'], message: 'a sync route needs `source: <project>/<source>`' });
+    if (r.mode === 'predict' && !r.dataset)
+      ctx.addIssue({ code: 'custom', path: ['dataset'], message: 'a predict route needs `dataset: <project>/<dataset>`' });
     if (r.mode === 'predict' && r.max_documents !== undefined && r.max_documents > MAX_PREDICT_DOCUMENTS)
-      ctx.addIssue({ code: 'custom', path: ['max_documents'], message: `predict requests hold at most ${MAX_PREDICT_DOCUMENTS} documents` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_documents'],
+        message: `predict requests hold at most ${MAX_PREDICT_DOCUMENTS} documents`,
+      });
   });
 export type RouteConfig = z.infer<typeof RouteSchema>;
 
@@ -214,10 +271,12 @@ type AdapterLists = { [K in keyof AdapterConfigs]: z.ZodDefault<z.ZodArray<Adapt
 
 /** `adapters.<kind>`: a list of the kind's entries, for every kind of the registry (adapters/config.ts). */
 function adapterLists(): AdapterLists {
-  const lists = Object.fromEntries(ADAPTER_KINDS.map((kind) => {
-    const def = ADAPTER_CONFIGS[kind];
-    return [kind, z.array(def.schema).default([]).describe(def.description)];
-  }));
+  const lists = Object.fromEntries(
+    ADAPTER_KINDS.map((kind) => {
+      const def = ADAPTER_CONFIGS[kind];
+      return [kind, z.array(def.schema).default([]).describe(def.description)];
+    }),
+  );
   return lists as AdapterLists;
 }
 
@@ -226,14 +285,20 @@ export const AdaptersSchema = z.strictObject(adapterLists(), { error: unknownKin
 
 export const ConfigSchema = z
   .object({
-    store: z.string().default('sqlite:./data/mailgate.db').describe('sqlite:PATH (default sqlite:./data/mailgate.db) or postgres://user:pass@host/db.'),
+    store: z
+      .string()
+      .default('sqlite:./data/mailgate.db')
+      .describe('sqlite:PATH (default sqlite:./data/mailgate.db) or postgres://user:pass@host/db.'),
     api: ApiSchema.prefault({}).describe('The Text Analytics API to deliver to.'),
     server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
     parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),
     delivery: DeliverySchema.prefault({}).describe('Batching, concurrency and backpressure of delivery.'),
     routes: z.array(RouteSchema).default([]).describe('Where messages go: one route per target source (sync) or dataset (predict).'),
     adapters: AdaptersSchema.describe('Where messages come from, per adapter kind; each entry names its route.'),
-    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level. Default info.'),
+    log_level: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info')
+      .describe('pino log level. Default info.'),
   })
   .strict()
   // Cross-field checks run even when fields are invalid, so that one round reports every mistake.
@@ -266,7 +331,11 @@ function crossChecks(input: unknown, ctx: Ctx): void {
     listOf(adapters[kind]).forEach((a, i) => {
       for (const { path, route } of [{ path: ['route'], route: a['route'] }, ...(def.routes?.(a) ?? [])]) {
         if (typeof route === 'string' && !names.has(route))
-          ctx.addIssue({ code: 'custom', path: ['adapters', kind, i, ...path], message: `adapter route must name one of the routes: ${[...names].join(', ') || '(none defined)'}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['adapters', kind, i, ...path],
+            message: `adapter route must name one of the routes: ${[...names].join(', ') || '(none defined)'}`,
+          });
       }
     });
   }

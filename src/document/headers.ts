@@ -12,7 +12,13 @@ import type { RawEmailHeaders } from '../model/index.js';
  * Removed because the body sent is no longer the MIME body they describe (`Content-Length`,
  * written by mbox tools, gives the byte length of that body; `Content-MD5` its checksum).
  */
-export const MIME_STRUCTURE_HEADERS = new Set(['content-type', 'content-transfer-encoding', 'mime-version', 'content-length', 'content-md5']);
+export const MIME_STRUCTURE_HEADERS = new Set([
+  'content-type',
+  'content-transfer-encoding',
+  'mime-version',
+  'content-length',
+  'content-md5',
+]);
 
 /**
  * Headers that describe the top-level MIME entity itself (RFC 2045, 2183, 2557). Removed too
@@ -24,16 +30,37 @@ export const ENTITY_HEADERS = new Set(['content-disposition', 'content-descripti
 
 /** Fields kept first when the raw block must be cut: those the service reads to build the comment. */
 export const PRIORITY_HEADERS = new Set([
-  'from', 'sender', 'reply-to', 'to', 'cc', 'bcc', 'subject', 'date', 'message-id',
-  'in-reply-to', 'references', 'thread-index', 'thread-topic',
+  'from',
+  'sender',
+  'reply-to',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'date',
+  'message-id',
+  'in-reply-to',
+  'references',
+  'thread-index',
+  'thread-topic',
 ]);
 
 const PARSED_KEY_RE = /^[\x21-\x39\x3b-\x7e]+$/;
 
 /** Fields holding address lists: in `parsed`, their encoded-word names are decoded and quoted where needed. */
 const ADDRESS_HEADERS = new Set([
-  'from', 'sender', 'reply-to', 'to', 'cc', 'bcc',
-  'resent-from', 'resent-sender', 'resent-to', 'resent-cc', 'resent-bcc', 'disposition-notification-to',
+  'from',
+  'sender',
+  'reply-to',
+  'to',
+  'cc',
+  'bcc',
+  'resent-from',
+  'resent-sender',
+  'resent-to',
+  'resent-cc',
+  'resent-bcc',
+  'disposition-notification-to',
 ]);
 
 /** Characters that make a display name need quotes (RFC 5322 specials, `"` and `\\` escaped inside). */
@@ -102,7 +129,12 @@ function parsedHeaders(fields: readonly HeaderField[], warnings: Warning[]): Rec
  * AND every name is ASCII AND the raw form would not need cutting; otherwise `raw`. Parsed
  * values have their encoded-words decoded (see parsedValue).
  */
-export function buildHeaders(fields: readonly HeaderField[], mode: 'raw' | 'parsed', warnings: Warning[], rootIsBody = true): RawEmailHeaders {
+export function buildHeaders(
+  fields: readonly HeaderField[],
+  mode: 'raw' | 'parsed',
+  warnings: Warning[],
+  rootIsBody = true,
+): RawEmailHeaders {
   const visible = fields.filter((f) => !MIME_STRUCTURE_HEADERS.has(f.key) && (rootIsBody || !ENTITY_HEADERS.has(f.key)));
   const { kept, dropped } = fitFields(visible, MAX_RAW_HEADER_CHARS);
   if (mode === 'parsed' && dropped === 0) {
@@ -110,7 +142,9 @@ export function buildHeaders(fields: readonly HeaderField[], mode: 'raw' | 'pars
     if (parsed !== undefined) return { parsed };
   }
   if (dropped > 0) {
-    warnings.push(warning('MAILGATE_WARN_HEADERS_TRUNCATED', `header block over ${MAX_RAW_HEADER_CHARS} characters; ${dropped} field(s) dropped`));
+    warnings.push(
+      warning('MAILGATE_WARN_HEADERS_TRUNCATED', `header block over ${MAX_RAW_HEADER_CHARS} characters; ${dropped} field(s) dropped`),
+    );
   }
   return { raw: kept.map((f) => f.raw).join('\n') };
 }

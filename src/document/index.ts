@@ -38,13 +38,18 @@ export function buildDocument(parsed: ParsedMessage, options: DocumentOptions = 
   const list = attachments(parsed.attachments, warnings);
   let commentId = options.commentId;
   if (commentId !== undefined && !HexId.safeParse(commentId).success) {
-    throw new GatewayError('MAILGATE_ERR_DOCUMENT_INVALID', `explicit comment id "${commentId.slice(0, 64)}" is not 1-1024 lowercase hex characters`);
+    throw new GatewayError(
+      'MAILGATE_ERR_DOCUMENT_INVALID',
+      `explicit comment id "${commentId.slice(0, 64)}" is not 1-1024 lowercase hex characters`,
+    );
   }
   if (commentId === undefined) {
     const resolved = resolveCommentId(parsed);
     commentId = resolved.id;
     if (resolved.source === 'hash-missing') {
-      warnings.push(warning('MAILGATE_WARN_MESSAGE_ID_MISSING', 'no Message-ID; the comment id is the SHA-256 of the header block and body'));
+      warnings.push(
+        warning('MAILGATE_WARN_MESSAGE_ID_MISSING', 'no Message-ID; the comment id is the SHA-256 of the header block and body'),
+      );
     }
   }
   const document: RawEmailDocument = { raw_email: { headers, body, attachments: list }, comment_id: commentId };

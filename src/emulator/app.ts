@@ -115,7 +115,10 @@ export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions,
     const path = req.url.split('?', 1)[0]!;
     const allowed = [...new Set(known.filter((k) => k.path.test(path)).map((k) => k.method))];
     if (allowed.length === 0) return reply.code(404).send(errorBody(statusMessage(404)));
-    return reply.code(405).header('allow', allowed.join(', ')).send(errorBody(statusMessage(405)));
+    return reply
+      .code(405)
+      .header('allow', allowed.join(', '))
+      .send(errorBody(statusMessage(405)));
   });
 
   const register: RegisterApi = (method, url, endpoint, handler) => {

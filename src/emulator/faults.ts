@@ -7,7 +7,14 @@ import type { EndpointName, FaultRule } from './types.js';
 import { prng } from '../prng.js';
 
 const ENDPOINTS: ReadonlySet<string> = new Set<EndpointName | '*'>([
-  '*', 'sync-raw-emails', 'predict-raw-emails', 'sources', 'comments', 'threads', 'datasets', 'other',
+  '*',
+  'sync-raw-emails',
+  'predict-raw-emails',
+  'sources',
+  'comments',
+  'threads',
+  'datasets',
+  'other',
 ]);
 
 function invalid(message: string): GatewayError {
@@ -21,16 +28,32 @@ function isNonNegInt(v: unknown): v is number {
 /** Throws MAILGATE_ERR_EMULATOR_FAULT_INVALID unless the rule is meaningful and consistent. */
 export function validateFaultRule(rule: FaultRule): FaultRule {
   const r = rule as Record<string, unknown>;
-  const known = ['endpoint', 'status', 'retry_after', 'delay_ms', 'drop', 'drop_after_apply', 'truncate', 'stall_ms', 'apply', 'html', 'times', 'rate', 'seed'];
+  const known = [
+    'endpoint',
+    'status',
+    'retry_after',
+    'delay_ms',
+    'drop',
+    'drop_after_apply',
+    'truncate',
+    'stall_ms',
+    'apply',
+    'html',
+    'times',
+    'rate',
+    'seed',
+  ];
   for (const key of Object.keys(r)) if (!known.includes(key)) throw invalid(`unknown fault rule field "${key}"`);
   if (rule.endpoint !== undefined && !ENDPOINTS.has(rule.endpoint)) throw invalid(`unknown endpoint "${String(rule.endpoint)}"`);
   if (rule.status !== undefined && !(Number.isInteger(rule.status) && rule.status >= 400 && rule.status <= 599)) {
     throw invalid('status must be an integer 400-599');
   }
   if (rule.delay_ms !== undefined && !isNonNegInt(rule.delay_ms)) throw invalid('delay_ms must be a non-negative integer');
-  if (rule.retry_after !== undefined && !isNonNegInt(rule.retry_after)) throw invalid('retry_after must be a non-negative integer (seconds)');
+  if (rule.retry_after !== undefined && !isNonNegInt(rule.retry_after))
+    throw invalid('retry_after must be a non-negative integer (seconds)');
   if (rule.times !== undefined && !isNonNegInt(rule.times)) throw invalid('times must be a non-negative integer');
-  if (rule.rate !== undefined && !(typeof rule.rate === 'number' && rule.rate >= 0 && rule.rate <= 1)) throw invalid('rate must be a number 0..1');
+  if (rule.rate !== undefined && !(typeof rule.rate === 'number' && rule.rate >= 0 && rule.rate <= 1))
+    throw invalid('rate must be a number 0..1');
   if (rule.seed !== undefined && !Number.isInteger(rule.seed)) throw invalid('seed must be an integer');
   if (rule.times !== undefined && rule.rate !== undefined) throw invalid('a rule takes times or rate, not both');
   if (rule.stall_ms !== undefined && !isNonNegInt(rule.stall_ms)) throw invalid('stall_ms must be a non-negative integer');
@@ -38,13 +61,13 @@ export function validateFaultRule(rule: FaultRule): FaultRule {
   if (drops > 1) throw invalid('drop, drop_after_apply and truncate exclude each other');
   if (drops === 1 && rule.status !== undefined) throw invalid('a dropped or truncated answer has no status of its own');
   if (rule.stall_ms !== undefined && rule.truncate !== true) throw invalid('stall_ms needs truncate');
-  if (rule.status === undefined && drops === 0 && rule.delay_ms === undefined) throw invalid('a rule needs status, drop, drop_after_apply, truncate or delay_ms');
+  if (rule.status === undefined && drops === 0 && rule.delay_ms === undefined)
+    throw invalid('a rule needs status, drop, drop_after_apply, truncate or delay_ms');
   if (rule.status === undefined && (rule.html === true || rule.retry_after !== undefined || rule.apply === true)) {
     throw invalid('html, retry_after and apply need a status');
   }
   return rule;
 }
-
 
 interface ActiveRule {
   rule: FaultRule;

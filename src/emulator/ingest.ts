@@ -68,7 +68,12 @@ export function buildComments(documents: RawEmailDocument[], override: string[],
 }
 
 function nonText(c: Comment): string {
-  return canonicalJson({ timestamp: c.timestamp, user_properties: c.user_properties, thread_id: c.thread_id ?? null, attachments: c.attachments ?? [] });
+  return canonicalJson({
+    timestamp: c.timestamp,
+    user_properties: c.user_properties,
+    thread_id: c.thread_id ?? null,
+    attachments: c.attachments ?? [],
+  });
 }
 
 export interface UpsertSource {

@@ -64,7 +64,10 @@ export function labelsFor(f: Features, version: number, plan: ThresholdPlan, wit
     if (s.probability < (t === 'auto' ? levels.balanced : t)) continue;
     const label: EmulatedLabel = { name: s.name, probability: s.probability };
     if (sentiment !== undefined) label.sentiment = sentiment;
-    if (t === 'auto') label.auto_thresholds = Object.entries(levels).filter(([, v]) => s.probability >= v).map(([k]) => k);
+    if (t === 'auto')
+      label.auto_thresholds = Object.entries(levels)
+        .filter(([, v]) => s.probability >= v)
+        .map(([k]) => k);
     out.push(label);
   }
   return out.sort((a, b) => b.probability - a.probability || a.name.join('>').localeCompare(b.name.join('>')));

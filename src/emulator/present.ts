@@ -14,7 +14,11 @@ export function answered(c: StoredComment): AnsweredComment {
 }
 
 /** The thread's comments ordered by timestamp (then id), and their properties keyed by comment id. */
-export function threadOf(ctx: AppContext, sourceId: string, threadId: string): { comments: StoredComment[]; properties: Map<string, ThreadProperties> } {
+export function threadOf(
+  ctx: AppContext,
+  sourceId: string,
+  threadId: string,
+): { comments: StoredComment[]; properties: Map<string, ThreadProperties> } {
   const comments = ctx.state
     .threadComments(sourceId, threadId)
     .sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

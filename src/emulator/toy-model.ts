@@ -31,8 +31,33 @@ export const TAXONOMY: readonly ToyLabel[] = [
   { name: ['Sales', 'Quote'], keywords: ['quote', 'quotation', 'pricing', 'price list'], auto: 0.5, since: 2 },
 ];
 
-export const POSITIVE_WORDS = ['thank', 'thanks', 'great', 'excellent', 'love', 'appreciate', 'happy', 'pleased', 'perfect', 'wonderful', 'good'];
-export const NEGATIVE_WORDS = ['bad', 'terrible', 'worst', 'disappointed', 'angry', 'unacceptable', 'broken', 'problem', 'awful', 'poor', 'frustrated', 'complaint'];
+export const POSITIVE_WORDS = [
+  'thank',
+  'thanks',
+  'great',
+  'excellent',
+  'love',
+  'appreciate',
+  'happy',
+  'pleased',
+  'perfect',
+  'wonderful',
+  'good',
+];
+export const NEGATIVE_WORDS = [
+  'bad',
+  'terrible',
+  'worst',
+  'disappointed',
+  'angry',
+  'unacceptable',
+  'broken',
+  'problem',
+  'awful',
+  'poor',
+  'frustrated',
+  'complaint',
+];
 
 /** A scored label: probability before any threshold, and its auto threshold. */
 export interface Score {

@@ -3,14 +3,7 @@
  */
 
 /** Names the emulator counts requests under (`GET /_emulator/stats`) and faults can target. */
-export type EndpointName =
-  | 'sync-raw-emails'
-  | 'predict-raw-emails'
-  | 'sources'
-  | 'comments'
-  | 'threads'
-  | 'datasets'
-  | 'other';
+export type EndpointName = 'sync-raw-emails' | 'predict-raw-emails' | 'sources' | 'comments' | 'threads' | 'datasets' | 'other';
 
 /**
  * One fault-injection rule. Rules are tried in order for every API request (never for the

@@ -5,14 +5,7 @@
  */
 import { z } from 'zod';
 import { MAX_OVERRIDE_PROPERTIES, MAX_PREDICT_LABELS } from '../limits.js';
-import {
-  GENERATED_PROPERTIES,
-  LabelThreshold,
-  RawEmailDocument,
-  Threshold,
-  isValidPropertyName,
-  propertyName,
-} from '../model/index.js';
+import { GENERATED_PROPERTIES, LabelThreshold, RawEmailDocument, Threshold, isValidPropertyName, propertyName } from '../model/index.js';
 import { badRequest, unprocessable } from './http.js';
 import { isAllowedTransformTag, type ResolvedOptions } from './options.js';
 
@@ -27,7 +20,10 @@ function describe(error: z.ZodError, prefix: string): string {
 
 function baseSchema(maxDocuments: number, allowEmpty: boolean) {
   return z.object({
-    documents: z.array(z.unknown()).min(allowEmpty ? 0 : 1, 'at least one document is required').max(maxDocuments, `at most ${maxDocuments} documents per request`),
+    documents: z
+      .array(z.unknown())
+      .min(allowEmpty ? 0 : 1, 'at least one document is required')
+      .max(maxDocuments, `at most ${maxDocuments} documents per request`),
     transform_tag: z.string().optional(),
     include_comments: z.boolean().optional(),
   });
@@ -52,13 +48,13 @@ function checkOneOf(doc: unknown, at: string, bodies: ResolvedOptions['bodies'])
       const { parsed: _ignored, ...rest } = h;
       return checkOneOf({ ...doc, raw_email: { ...email, headers: rest } }, at, bodies);
     }
-    if (('raw' in h) === ('parsed' in h)) throw badRequest(`${at}.raw_email.headers: exactly one of raw and parsed is required`);
+    if ('raw' in h === 'parsed' in h) throw badRequest(`${at}.raw_email.headers: exactly one of raw and parsed is required`);
   }
   if (isObject(email.body) && 'plain' in email.body && 'html' in email.body && bodies === 'at-least-one') {
     const { html: _unused, ...plain } = email.body;
     return { ...doc, raw_email: { ...email, body: plain } };
   }
-  if (isObject(email.body) && ('plain' in email.body) === ('html' in email.body)) {
+  if (isObject(email.body) && 'plain' in email.body === 'html' in email.body) {
     const rule = bodies === 'at-least-one' ? 'at least one' : 'exactly one';
     throw badRequest(`${at}.raw_email.body: ${rule} of plain and html is required`);
   }

@@ -89,7 +89,10 @@ function readItem(tokens: Token[], warnings: Warning[] | undefined): Address[] {
     const name = phrase.length > 0 ? phrase.join(' ') : comment?.text;
     return [make(name, address.trim(), warnings)];
   }
-  const words = tokens.filter((t) => t.kind === 'text' || t.kind === 'quoted').map((t) => t.text).join(' ');
+  const words = tokens
+    .filter((t) => t.kind === 'text' || t.kind === 'quoted')
+    .map((t) => t.text)
+    .join(' ');
   const comment = tokens.find((t) => t.kind === 'comment')?.text;
   if (words !== '' && tokens.every((t) => t.kind === 'quoted' || t.kind === 'comment')) return [make(words, undefined, warnings)];
   const parts = words.split(/\s+/).filter((w) => w !== '');
@@ -112,7 +115,8 @@ export function parseAddressList(value: string, warnings?: Warning[]): Address[]
   };
   for (const t of tokenize(value)) {
     if (t.kind !== 'sep') item.push(t);
-    else if (t.text === ':') item = []; // group name (or junk before a colon): dropped
+    else if (t.text === ':')
+      item = []; // group name (or junk before a colon): dropped
     else flush();
   }
   flush();

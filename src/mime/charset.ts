@@ -25,7 +25,20 @@ const utf8Decoder = new TextDecoder('utf-8');
 const decoderCache = new Map<string, Decoder | null>();
 
 /** Labels that mean "7-bit or whatever the sender's machine had": decoded by the fallback rule, silently. */
-const ASCII_LABELS = new Set(['us-ascii', 'ascii', 'ansi_x3.4-1968', 'iso646-us', 'us', 'iso-ir-6', '646', 'cp367', 'ibm367', 'csascii', '7bit', '8bit']);
+const ASCII_LABELS = new Set([
+  'us-ascii',
+  'ascii',
+  'ansi_x3.4-1968',
+  'iso646-us',
+  'us',
+  'iso-ir-6',
+  '646',
+  'cp367',
+  'ibm367',
+  'csascii',
+  '7bit',
+  '8bit',
+]);
 const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8', 'x-unicode20utf8', 'unicode-2-0-utf-8']);
 const UTF7_LABELS = new Set(['utf-7', 'utf7', 'unicode-1-1-utf-7', 'csunicode11utf7', 'x-unicode-2-0-utf-7', 'unicode-2-0-utf-7']);
 const UTF16_LABELS = new Set(['utf-16', 'utf16', 'unicode', 'ucs-2', 'iso-10646-ucs-2', 'csunicode']);
@@ -54,7 +67,8 @@ function fallbackDecode(bytes: Uint8Array): string {
 }
 
 /** Windows-1252 meanings of bytes 0x80-0x9f (WHATWG index); the rest of the table is latin1. */
-const CP1252_C1 = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+const CP1252_C1 =
+  '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
 const C1_RE = /[\x80-\x9f]/g;
 const C1_TEST_RE = /[\x80-\x9f]/;
 
@@ -73,9 +87,13 @@ function decodeUtf16(bytes: Uint8Array, label: string): string {
   let le = label.endsWith('le');
   let start = 0;
   if (bytes.length >= 2) {
-    if (bytes[0] === 0xff && bytes[1] === 0xfe) { le = true; start = 2; }
-    else if (bytes[0] === 0xfe && bytes[1] === 0xff) { le = false; start = 2; }
-    else if (!label.endsWith('le') && !label.endsWith('be')) le = looksLittleEndian(bytes);
+    if (bytes[0] === 0xff && bytes[1] === 0xfe) {
+      le = true;
+      start = 2;
+    } else if (bytes[0] === 0xfe && bytes[1] === 0xff) {
+      le = false;
+      start = 2;
+    } else if (!label.endsWith('le') && !label.endsWith('be')) le = looksLittleEndian(bytes);
   }
   const body = bytes.subarray(start);
   return new TextDecoder(le ? 'utf-16le' : 'utf-16be').decode(body);
@@ -86,7 +104,11 @@ function looksLittleEndian(bytes: Uint8Array): boolean {
   let even = 0;
   let odd = 0;
   const n = Math.min(bytes.length, 256);
-  for (let i = 0; i < n; i++) if (bytes[i] === 0) (i % 2 === 0 ? even++ : odd++);
+  for (let i = 0; i < n; i++) {
+    if (bytes[i] !== 0) continue;
+    if (i % 2 === 0) even++;
+    else odd++;
+  }
   return odd >= even;
 }
 
@@ -147,7 +169,10 @@ export function decodeBytes(bytes: Uint8Array, charset: string | undefined): Dec
   }
   return {
     text: fallbackDecode(bytes),
-    warning: warning('MAILGATE_WARN_CHARSET_FALLBACK', `unknown charset "${label.slice(0, 64)}"; decoded as utf-8 when valid, else windows-1252`),
+    warning: warning(
+      'MAILGATE_WARN_CHARSET_FALLBACK',
+      `unknown charset "${label.slice(0, 64)}"; decoded as utf-8 when valid, else windows-1252`,
+    ),
   };
 }
 

@@ -5,17 +5,65 @@
  */
 
 const MONTHS: Record<string, number> = {
-  jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11,
+  jan: 0,
+  feb: 1,
+  mar: 2,
+  apr: 3,
+  may: 4,
+  jun: 5,
+  jul: 6,
+  aug: 7,
+  sep: 8,
+  oct: 9,
+  nov: 10,
+  dec: 11,
 };
 
 /** Offsets in minutes east of UTC. RFC 5322 obsolete zones, then names seen in real mail. */
 const ZONES: Record<string, number> = {
-  ut: 0, utc: 0, gmt: 0, z: 0,
-  est: -300, edt: -240, cst: -360, cdt: -300, mst: -420, mdt: -360, pst: -480, pdt: -420,
-  akst: -540, akdt: -480, hst: -600, ast: -240, adt: -180, nst: -210, ndt: -150,
-  wet: 0, west: 60, bst: 60, ist: 60, cet: 60, met: 60, mez: 60, cest: 120, mest: 120, mesz: 120,
-  eet: 120, eest: 180, msk: 180, msd: 240, jst: 540, kst: 540, hkt: 480, sgt: 480, awst: 480,
-  acst: 570, aest: 600, aedt: 660, nzst: 720, nzdt: 780,
+  ut: 0,
+  utc: 0,
+  gmt: 0,
+  z: 0,
+  est: -300,
+  edt: -240,
+  cst: -360,
+  cdt: -300,
+  mst: -420,
+  mdt: -360,
+  pst: -480,
+  pdt: -420,
+  akst: -540,
+  akdt: -480,
+  hst: -600,
+  ast: -240,
+  adt: -180,
+  nst: -210,
+  ndt: -150,
+  wet: 0,
+  west: 60,
+  bst: 60,
+  ist: 60,
+  cet: 60,
+  met: 60,
+  mez: 60,
+  cest: 120,
+  mest: 120,
+  mesz: 120,
+  eet: 120,
+  eest: 180,
+  msk: 180,
+  msd: 240,
+  jst: 540,
+  kst: 540,
+  hkt: 480,
+  sgt: 480,
+  awst: 480,
+  acst: 570,
+  aest: 600,
+  aedt: 660,
+  nzst: 720,
+  nzdt: 780,
 };
 
 const RFC_RE =
@@ -42,7 +90,15 @@ function fullYear(y: string): number {
   return n;
 }
 
-interface Parts { year: number; month: number; day: number; hour: number; minute: number; second: number; offset: number | undefined }
+interface Parts {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  offset: number | undefined;
+}
 
 function build(p: Parts): Date | undefined {
   if (p.offset === undefined || p.month < 0) return undefined;
@@ -63,15 +119,25 @@ export function parseDate(value: string | undefined): Date | undefined {
   let m = RFC_RE.exec(v);
   if (m !== null) {
     return build({
-      year: fullYear(m[3]!), month: month(m[2]!), day: Number(m[1]), hour: Number(m[4]),
-      minute: Number(m[5]), second: m[6] === undefined ? 0 : Number(m[6]), offset: zoneOffset(m[7]),
+      year: fullYear(m[3]!),
+      month: month(m[2]!),
+      day: Number(m[1]),
+      hour: Number(m[4]),
+      minute: Number(m[5]),
+      second: m[6] === undefined ? 0 : Number(m[6]),
+      offset: zoneOffset(m[7]),
     });
   }
   m = ASCTIME_RE.exec(v);
   if (m !== null) {
     return build({
-      year: Number(m[7]), month: month(m[1]!), day: Number(m[2]), hour: Number(m[3]),
-      minute: Number(m[4]), second: m[5] === undefined ? 0 : Number(m[5]), offset: zoneOffset(m[6]),
+      year: Number(m[7]),
+      month: month(m[1]!),
+      day: Number(m[2]),
+      hour: Number(m[3]),
+      minute: Number(m[4]),
+      second: m[5] === undefined ? 0 : Number(m[5]),
+      offset: zoneOffset(m[6]),
     });
   }
   if (/^\d{4}-\d{2}-\d{2}/.test(v)) {

@@ -36,6 +36,7 @@ export function fieldName(line: string): string | undefined {
   return fieldNameAt(line, 0, line.length);
 }
 
+// eslint-disable-next-line no-control-regex -- the ASCII range starts at NUL: any byte above 0x7f is non-ASCII.
 const NON_ASCII_RE = /[^\x00-\x7f]/;
 
 /** True when a field name holds a character outside ASCII. */

@@ -14,8 +14,32 @@ const TAG_RE = /<!--[\s\S]*?(?:-->|$)|<[!?][^>]*>?|<(\/?)([a-zA-Z][a-zA-Z0-9:-]*
 
 const PARAGRAPH = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'dl', 'table', 'pre', 'blockquote', 'figure']);
 const LINE = new Set([
-  'div', 'tr', 'li', 'dt', 'dd', 'section', 'article', 'header', 'footer', 'nav', 'aside', 'main', 'form',
-  'address', 'center', 'fieldset', 'legend', 'caption', 'thead', 'tbody', 'tfoot', 'figcaption', 'details', 'summary', 'body', 'html',
+  'div',
+  'tr',
+  'li',
+  'dt',
+  'dd',
+  'section',
+  'article',
+  'header',
+  'footer',
+  'nav',
+  'aside',
+  'main',
+  'form',
+  'address',
+  'center',
+  'fieldset',
+  'legend',
+  'caption',
+  'thead',
+  'tbody',
+  'tfoot',
+  'figcaption',
+  'details',
+  'summary',
+  'body',
+  'html',
 ]);
 const SKIP = new Set(['script', 'style', 'head', 'title', 'template', 'noscript', 'xml', 'svg', 'object']);
 
@@ -74,7 +98,10 @@ function render(lines: Line[]): string {
     const prefix = l.quote > 0 ? '> '.repeat(Math.min(MAX_QUOTE_PREFIX, l.quote)) : '';
     out.push(l.text === '' ? prefix.trimEnd() : prefix + l.text);
   }
-  return out.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 const WS_RE = /\s+/g;

@@ -90,7 +90,10 @@ export class MboxFinisher {
   private groupBytes = 0;
   private groupTarget = { bodyStart: 0, length: 0 };
 
-  constructor(private readonly quoting: MboxQuoting, private readonly maxBytes: number) {}
+  constructor(
+    private readonly quoting: MboxQuoting,
+    private readonly maxBytes: number,
+  ) {}
 
   push(seg: Segment): MboxMessage[] {
     if (this.group.length === 0) return this.first(seg);
@@ -101,11 +104,22 @@ export class MboxFinisher {
     const { bodyStart, length } = this.groupTarget;
     if (merged - bodyStart < length) return [];
     if (merged - bodyStart <= length + 2) {
-      const bytes = Buffer.concat(this.group.flatMap((s, i) => (i === 0 ? [s.bytes!] : [s.fromLine, s.bytes!])), merged);
+      const bytes = Buffer.concat(
+        this.group.flatMap((s, i) => (i === 0 ? [s.bytes!] : [s.fromLine, s.bytes!])),
+        merged,
+      );
       if (fitsLength(bytes, bodyStart, length)) {
         const first = this.group[0]!;
         this.group = [];
-        return [{ start: first.start, end: seg.end, fromLine: first.fromLine, raw: bytes.subarray(0, bodyStart + length), size: bodyStart + length }];
+        return [
+          {
+            start: first.start,
+            end: seg.end,
+            fromLine: first.fromLine,
+            raw: bytes.subarray(0, bodyStart + length),
+            size: bodyStart + length,
+          },
+        ];
       }
     }
     return this.flushGroup();
@@ -123,7 +137,8 @@ export class MboxFinisher {
     const hEnd = headerEnd(bytes);
     const n = hEnd === -1 ? undefined : contentLength(bytes, hEnd);
     if (n === undefined || hEnd + n > this.maxBytes) return [this.plain(seg)];
-    if (fitsLength(bytes, hEnd, n)) return [{ start: seg.start, end: seg.end, fromLine: seg.fromLine, raw: bytes.subarray(0, hEnd + n), size: hEnd + n }];
+    if (fitsLength(bytes, hEnd, n))
+      return [{ start: seg.start, end: seg.end, fromLine: seg.fromLine, raw: bytes.subarray(0, hEnd + n), size: hEnd + n }];
     if (bytes.length - hEnd < n) {
       this.group = [seg];
       this.groupBytes = bytes.length;

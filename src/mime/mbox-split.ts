@@ -52,7 +52,10 @@ export class MboxSplitter {
   private prev: Buffer = Buffer.alloc(0);
   private current: { start: number; fromLine: Buffer; parts: Buffer[]; size: number } | undefined;
 
-  constructor(private readonly maxBytes: number, startOffset = 0) {
+  constructor(
+    private readonly maxBytes: number,
+    startOffset = 0,
+  ) {
     this.pos = startOffset;
     this.origin = startOffset;
   }

@@ -22,7 +22,10 @@ export function parseMessageIds(value: string | undefined): string[] {
     for (const m of value.matchAll(BRACKETED_RE)) add(m[1]!);
     if (out.length > 0) return out;
   }
-  const tokens = value.replace(/[<>]/g, ' ').split(/[\s,]+/).filter((t) => t !== '');
+  const tokens = value
+    .replace(/[<>]/g, ' ')
+    .split(/[\s,]+/)
+    .filter((t) => t !== '');
   if (tokens.length === 1) add(tokens[0]!);
   else for (const t of tokens) if (t.includes('@')) add(t);
   return out;

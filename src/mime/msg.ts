@@ -53,7 +53,10 @@ function smtpOf(f: FieldsData): string | undefined {
 
 /** Transport headers less MIME structure fields, unfolded lines kept as they are. */
 function transportHeaders(headers: string): string[] {
-  const lines = headers.replace(/\r?\n$/, '').replace(/(\r?\n){2,}[\s\S]*$/, '').split(/\r?\n/);
+  const lines = headers
+    .replace(/\r?\n$/, '')
+    .replace(/(\r?\n){2,}[\s\S]*$/, '')
+    .split(/\r?\n/);
   const out: string[] = [];
   let skipping = false;
   for (const line of lines) {
@@ -70,10 +73,16 @@ function transportHeaders(headers: string): string[] {
 
 function propertyHeaders(f: FieldsData): string[] {
   const out: string[] = [];
-  const from = mailbox(f.senderName, f.senderSmtpAddress ?? (f.senderAddressType?.toUpperCase() === 'SMTP' ? f.senderEmail : undefined) ?? f.sentRepresentingSmtpAddress);
+  const from = mailbox(
+    f.senderName,
+    f.senderSmtpAddress ?? (f.senderAddressType?.toUpperCase() === 'SMTP' ? f.senderEmail : undefined) ?? f.sentRepresentingSmtpAddress,
+  );
   if (from) out.push(`From: ${from}`);
   for (const kind of ['to', 'cc', 'bcc'] as const) {
-    const list = (f.recipients ?? []).filter((r) => (r.recipType ?? 'to') === kind).map((r) => mailbox(r.name, smtpOf(r))).filter((v): v is string => !!v);
+    const list = (f.recipients ?? [])
+      .filter((r) => (r.recipType ?? 'to') === kind)
+      .map((r) => mailbox(r.name, smtpOf(r)))
+      .filter((v): v is string => !!v);
     if (list.length > 0) out.push(`${kind === 'to' ? 'To' : kind === 'cc' ? 'Cc' : 'Bcc'}: ${list.join(',\r\n ')}`);
   }
   if (f.subject !== undefined) out.push(`Subject: ${encodeWord(f.subject)}`);
@@ -102,8 +111,8 @@ function textPart(type: 'plain' | 'html', text: string): string {
 function attachmentPart(reader: MsgReader, att: FieldsData, n: number): string {
   const data = reader.getAttachment(att);
   const embedded = att.innerMsgContent === true;
-  const name = (embedded ? data.fileName : att.fileName ?? att.fileNameShort ?? att.name) || `attachment-${n}.bin`;
-  const type = embedded ? 'application/vnd.ms-outlook' : (att.attachMimeTag?.trim() || 'application/octet-stream');
+  const name = (embedded ? data.fileName : (att.fileName ?? att.fileNameShort ?? att.name)) || `attachment-${n}.bin`;
+  const type = embedded ? 'application/vnd.ms-outlook' : att.attachMimeTag?.trim() || 'application/octet-stream';
   const encName = encodeWord(name).replace(/"/g, '');
   const disposition = att.pidContentId ? 'inline' : 'attachment';
   const cid = att.pidContentId ? `Content-ID: <${att.pidContentId.replace(/^<|>$/g, '')}>\r\n` : '';
@@ -135,10 +144,15 @@ export function msgToRfc822(file: Buffer, name = 'input'): Buffer {
     reader = new MsgReader(new DataView(file.buffer, file.byteOffset, file.byteLength));
     fields = reader.getFileData();
   } catch (err) {
-    throw new GatewayError('MAILGATE_ERR_INPUT_MSG_INVALID', `${name} is not a readable Outlook .msg file: ${(err as Error).message}`, { cause: err });
+    throw new GatewayError('MAILGATE_ERR_INPUT_MSG_INVALID', `${name} is not a readable Outlook .msg file: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   if (fields.error || fields.dataType !== 'msg') {
-    throw new GatewayError('MAILGATE_ERR_INPUT_MSG_INVALID', `${name} is not a readable Outlook .msg file: ${fields.error ?? 'no message'}`);
+    throw new GatewayError(
+      'MAILGATE_ERR_INPUT_MSG_INVALID',
+      `${name} is not a readable Outlook .msg file: ${fields.error ?? 'no message'}`,
+    );
   }
   try {
     const seed = createHash('sha256').update(file).digest('hex').slice(0, 24);
@@ -147,6 +161,8 @@ export function msgToRfc822(file: Buffer, name = 'input'): Buffer {
     return Buffer.from(`${[...headers, 'MIME-Version: 1.0'].join('\r\n')}\r\n${entity}`, 'utf8');
   } catch (err) {
     if (err instanceof GatewayError) throw err;
-    throw new GatewayError('MAILGATE_ERR_INPUT_MSG_INVALID', `${name}: cannot rebuild the message: ${(err as Error).message}`, { cause: err });
+    throw new GatewayError('MAILGATE_ERR_INPUT_MSG_INVALID', `${name}: cannot rebuild the message: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }

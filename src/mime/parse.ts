@@ -87,7 +87,13 @@ function escapeHtml(text: string): string {
  * undefined when textBody holds no text/plain part. `html` joins htmlBody likewise, text/plain
  * parts escaped into a pre-wrap block; undefined when htmlBody holds no text/html part.
  */
-function joinParts(buf: Buffer, parts: MimePart[], want: 'text/plain' | 'text/html', cache: Map<MimePart, string>, warnings: Warning[]): string | undefined {
+function joinParts(
+  buf: Buffer,
+  parts: MimePart[],
+  want: 'text/plain' | 'text/html',
+  cache: Map<MimePart, string>,
+  warnings: Warning[],
+): string | undefined {
   if (!parts.some((p) => p.type === want)) return undefined;
   let out = '';
   for (const p of parts) {
@@ -113,13 +119,28 @@ function attachmentMeta(buf: Buffer, part: MimePart, inline: boolean, index: num
 /** Warnings about the message's own header block. */
 function headerWarnings(head: HeaderSplit, warnings: Warning[]): void {
   if (head.missingSeparator) {
-    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', 'no blank line after the header block; the body starts at the first line that is not a header field'));
+    warnings.push(
+      warning(
+        'MAILGATE_WARN_MIME_MALFORMED',
+        'no blank line after the header block; the body starts at the first line that is not a header field',
+      ),
+    );
   }
   if (head.folded > 0) {
-    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', `${head.folded} line(s) in the header block are not header fields; kept as continuation lines of the field above`));
+    warnings.push(
+      warning(
+        'MAILGATE_WARN_MIME_MALFORMED',
+        `${head.folded} line(s) in the header block are not header fields; kept as continuation lines of the field above`,
+      ),
+    );
   }
   if (head.nonAsciiNames > 0) {
-    warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', `${head.nonAsciiNames} header field name(s) hold non-ASCII characters; such headers are sent raw only`));
+    warnings.push(
+      warning(
+        'MAILGATE_WARN_MIME_MALFORMED',
+        `${head.nonAsciiNames} header field name(s) hold non-ASCII characters; such headers are sent raw only`,
+      ),
+    );
   }
 }
 
@@ -143,7 +164,10 @@ function parseUnchecked(input: Buffer): ParsedMessage {
     headerBlock: head.block,
     headers: head.fields,
     attachments: body.attachments.map((a, i) => attachmentMeta(buf, a.part, a.inline, i + 1)),
-    rootIsBody: root.children === undefined && (body.textBody.includes(root) || body.htmlBody.includes(root)) && (root.type === 'text/plain' || root.type === 'text/html'),
+    rootIsBody:
+      root.children === undefined &&
+      (body.textBody.includes(root) || body.htmlBody.includes(root)) &&
+      (root.type === 'text/plain' || root.type === 'text/html'),
     size: buf.length,
     warnings,
   };
@@ -166,6 +190,10 @@ export function parseMessage(raw: Uint8Array, options?: ParseOptions): ParsedMes
     return parseUnchecked(asBuffer(raw));
   } catch (err) {
     if (isGatewayError(err)) throw err;
-    throw new GatewayError('MAILGATE_ERR_MIME_INTERNAL', `the parser failed on this message: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new GatewayError(
+      'MAILGATE_ERR_MIME_INTERNAL',
+      `the parser failed on this message: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 }

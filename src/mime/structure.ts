@@ -49,12 +49,20 @@ function malformed(ctx: ParseContext, message: string): void {
 
 const TYPE_RE = /^\s*([a-z0-9!#$&^_.+-]+)\s*\/\s*([a-z0-9!#$&^_.+-]+)/i;
 
-function contentType(value: string | undefined, defaultType: string, warnings: Warning[] | undefined): { type: string; params: Record<string, string> } {
+function contentType(
+  value: string | undefined,
+  defaultType: string,
+  warnings: Warning[] | undefined,
+): { type: string; params: Record<string, string> } {
   if (value === undefined || value.trim() === '') return { type: defaultType, params: Object.create(null) as Record<string, string> };
   const m = TYPE_RE.exec(value);
   if (m === null) {
     const s = parseStructured(value, warnings);
-    const type = s.value.startsWith('multipart') ? 'multipart/mixed' : s.value.startsWith('text') || s.value === '' ? 'text/plain' : 'application/octet-stream';
+    const type = s.value.startsWith('multipart')
+      ? 'multipart/mixed'
+      : s.value.startsWith('text') || s.value === ''
+        ? 'text/plain'
+        : 'application/octet-stream';
     return { type, params: s.params };
   }
   // `text/plain charset=us-ascii` (a missing `;`): what follows the type is read as parameters too.
@@ -164,12 +172,22 @@ export function expand(ctx: ParseContext, part: MimePart, depth: number): void {
   let boundary = part.params.boundary;
   if (boundary === undefined || boundary === '') {
     boundary = guessBoundary(ctx.buf, part.start, part.end);
-    malformed(ctx, boundary === undefined ? `${part.type} without a boundary parameter; read as text` : `${part.type} without a boundary parameter; used the first "--" line`);
+    malformed(
+      ctx,
+      boundary === undefined
+        ? `${part.type} without a boundary parameter; read as text`
+        : `${part.type} without a boundary parameter; used the first "--" line`,
+    );
   }
   let ranges = boundary === undefined ? undefined : splitMultipart(ctx, part.start, part.end, boundary);
   if (ranges === undefined && boundary !== undefined && part.params.boundary !== undefined) {
     const guess = guessBoundary(ctx.buf, part.start, part.end);
-    malformed(ctx, guess === undefined ? `${part.type} boundary never occurs; body read as text` : `${part.type} boundary never occurs; used the first "--" line`);
+    malformed(
+      ctx,
+      guess === undefined
+        ? `${part.type} boundary never occurs; body read as text`
+        : `${part.type} boundary never occurs; used the first "--" line`,
+    );
     if (guess !== undefined) ranges = splitMultipart(ctx, part.start, part.end, guess);
   }
   if (ranges === undefined) {
@@ -184,7 +202,8 @@ export function expand(ctx: ParseContext, part: MimePart, depth: number): void {
       break;
     }
     const h = splitHeader(ctx.buf, s, e);
-    if (h.folded > 0) malformed(ctx, `${h.folded} line(s) in a part's header block are not header fields; kept as continuation lines of the field above`);
+    if (h.folded > 0)
+      malformed(ctx, `${h.folded} line(s) in a part's header block are not header fields; kept as continuation lines of the field above`);
     const child = makePart(h.fields, h.bodyStart, e, childDefault, ctx.warnings);
     if (!child.type.startsWith('multipart/') && !child.type.startsWith('message/')) {
       const omitted = omittedSize(h.fields, ctx.buf, h.bodyStart, e);

@@ -16,7 +16,11 @@ import {
 } from '../limits.js';
 
 /** spec Comment.id and thread_id: lowercase hex, 1 to 1024 characters. */
-export const HexId = z.string().regex(/^[0-9a-f]+$/, 'must be lowercase hexadecimal').min(1).max(MAX_COMMENT_ID_CHARS);
+export const HexId = z
+  .string()
+  .regex(/^[0-9a-f]+$/, 'must be lowercase hexadecimal')
+  .min(1)
+  .max(MAX_COMMENT_ID_CHARS);
 
 /**
  * A user-property key: `string:<name>` or `number:<name>`. The name holds letters, digits,
@@ -30,21 +34,19 @@ export function isValidPropertyName(name: string): boolean {
   return name.length <= MAX_PROPERTY_NAME_CHARS && PROPERTY_NAME_RE.test(name);
 }
 
-export const UserProperties = z
-  .record(z.string(), z.union([z.string(), z.number()]))
-  .superRefine((props, ctx) => {
-    for (const [key, value] of Object.entries(props)) {
-      const m = PROPERTY_KEY_RE.exec(key);
-      if (!m || !isValidPropertyName(m[2]!)) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `invalid user property key "${key}"` });
-        continue;
-      }
-      const want = m[1] === 'string' ? 'string' : 'number';
-      if (typeof value !== want || (want === 'number' && !Number.isFinite(value))) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `value of "${key}" must be a ${want}` });
-      }
+export const UserProperties = z.record(z.string(), z.union([z.string(), z.number()])).superRefine((props, ctx) => {
+  for (const [key, value] of Object.entries(props)) {
+    const m = PROPERTY_KEY_RE.exec(key);
+    if (!m || !isValidPropertyName(m[2]!)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `invalid user property key "${key}"` });
+      continue;
     }
-  });
+    const want = m[1] === 'string' ? 'string' : 'number';
+    if (typeof value !== want || (want === 'number' && !Number.isFinite(value))) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `value of "${key}" must be a ${want}` });
+    }
+  }
+});
 export type UserProperties = Record<string, string | number>;
 
 export const Attachment = z.object({

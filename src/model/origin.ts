@@ -62,4 +62,3 @@ export interface Checkpoint {
   /** Opaque to the store; adapters define the shape (UIDVALIDITY/last UID/HIGHESTMODSEQ, byte offset…). */
   value: Record<string, unknown>;
 }
-

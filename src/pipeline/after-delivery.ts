@@ -77,7 +77,8 @@ export function createAfterDeliveryQueue(
     const held = new Set(res.deferred ?? []);
     await store.finishActions(due.filter((d) => !held.has(d.origin)).map((d) => d.id));
     applied += res.applied.length;
-    if (res.skipped.length) logger.warn({ skipped: res.skipped.length }, 'after-delivery action skipped (message no longer at its UID, or its account is gone)');
+    if (res.skipped.length)
+      logger.warn({ skipped: res.skipped.length }, 'after-delivery action skipped (message no longer at its UID, or its account is gone)');
     return held.size;
   }
 

@@ -15,7 +15,9 @@ export function targetOf(route: RouteConfig, config: Pick<Config, 'delivery'>): 
   const common = {
     transformTag: route.transform_tag,
     onPropertyConflict: route.on_property_conflict,
-    maxDocuments: route.max_documents ?? (route.mode === 'predict' ? Math.min(config.delivery.max_documents, MAX_PREDICT_DOCUMENTS) : config.delivery.max_documents),
+    maxDocuments:
+      route.max_documents ??
+      (route.mode === 'predict' ? Math.min(config.delivery.max_documents, MAX_PREDICT_DOCUMENTS) : config.delivery.max_documents),
     maxRequestBytes: config.delivery.max_request_bytes,
   };
   if (route.mode === 'sync') {

@@ -63,7 +63,12 @@ export interface DeliveryOptions {
    */
   flushMs?: number;
   /** After the API accepted items (after-delivery actions, prediction sinks). Errors are reported, not thrown. */
-  onDelivered?: (route: RouteConfig, items: OutboxItem[], outcomes: Map<number, ItemOutcome>, model?: BatchResult['model']) => Promise<void>;
+  onDelivered?: (
+    route: RouteConfig,
+    items: OutboxItem[],
+    outcomes: Map<number, ItemOutcome>,
+    model?: BatchResult['model'],
+  ) => Promise<void>;
   onError?: (err: unknown, route: RouteConfig) => void;
   onBatch?: (route: RouteConfig, counters: DeliveryCounters) => void;
   /**
@@ -132,7 +137,12 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
    * Saved before the items are marked delivered: a crash between the two can only cause a
    * re-prediction (a newer row for the same comment), never a lost prediction.
    */
-  async function savePredictions(route: RouteConfig, items: OutboxItem[], outcomes: Map<number, ItemOutcome>, model: BatchResult['model']): Promise<void> {
+  async function savePredictions(
+    route: RouteConfig,
+    items: OutboxItem[],
+    outcomes: Map<number, ItemOutcome>,
+    model: BatchResult['model'],
+  ): Promise<void> {
     if (route.mode !== 'predict') return;
     const accepted = predictionsOf(items, outcomes, model);
     if (accepted.length === 0) return;
@@ -162,7 +172,10 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     for (const item of items) {
       const o = outcomes.get(item.id);
       if (!o) {
-        await store.scheduleRetry(item.id, retryDelay(item.attempts), { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no outcome returned for this item' });
+        await store.scheduleRetry(item.id, retryDelay(item.attempts), {
+          code: 'MAILGATE_ERR_BATCH_REJECTED',
+          message: 'no outcome returned for this item',
+        });
         counters.retried++;
         continue;
       }
@@ -215,9 +228,12 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
    */
   function holdClaims(route: RouteConfig, items: OutboxItem[]): () => void {
     const ids = items.map((i) => i.id);
-    const timer = setInterval(() => {
-      store.renewClaims(ids, options.owner, options.leaseMs).catch((err: unknown) => options.onError?.(err, route));
-    }, Math.max(1, Math.floor(options.leaseMs / 3)));
+    const timer = setInterval(
+      () => {
+        store.renewClaims(ids, options.owner, options.leaseMs).catch((err: unknown) => options.onError?.(err, route));
+      },
+      Math.max(1, Math.floor(options.leaseMs / 3)),
+    );
     timer.unref();
     return () => clearInterval(timer);
   }

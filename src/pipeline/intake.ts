@@ -97,7 +97,6 @@ export interface Intake extends IntakeSink {
   prepare(batch: Inbound[]): Promise<OutboxInput[]>;
 }
 
-
 export function createIntake(options: IntakeOptions): Intake {
   const { store, routes, parse, parsing } = options;
   const pollMs = options.backpressurePollMs ?? 100;
@@ -137,7 +136,13 @@ export function createIntake(options: IntakeOptions): Intake {
   }
 
   async function toOutbox({ msg, route, key }: Keyed, c: IntakeCounters = counters): Promise<Parsed> {
-    const base = { route: route.name, key, origin: msg.origin, raw: msg.raw, ...(msg.afterDelivery === true ? { afterDelivery: true } : {}) };
+    const base = {
+      route: route.name,
+      key,
+      origin: msg.origin,
+      raw: msg.raw,
+      ...(msg.afterDelivery === true ? { afterDelivery: true } : {}),
+    };
     if (msg.failure !== undefined) {
       c.failed++;
       return { input: failed(base, msg, msg.failure) };
@@ -146,7 +151,10 @@ export function createIntake(options: IntakeOptions): Intake {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
       const result = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
       c.parsed++;
-      return { input: new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result), ...(result.thread ? { thread: result.thread } : {}) };
+      return {
+        input: new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result),
+        ...(result.thread ? { thread: result.thread } : {}),
+      };
     } catch (err) {
       if (!isGatewayError(err)) throw err;
       c.failed++;
@@ -156,7 +164,10 @@ export function createIntake(options: IntakeOptions): Intake {
 
   async function storeBatch(batch: Inbound[], items: Parsed[], checkpoint: Checkpoint | undefined): Promise<void> {
     // The thread index entries are written in the enqueue transaction.
-    const result = await store.enqueue(items.map((i) => withThread(i, routes)), checkpoint);
+    const result = await store.enqueue(
+      items.map((i) => withThread(i, routes)),
+      checkpoint,
+    );
     counters.queued += result.queued;
     counters.duplicates += result.duplicates;
     options.onBatch?.(batch[0]!.route, counters);

@@ -77,7 +77,12 @@ const PLACEHOLDERS: Record<string, (o: Origin) => string | undefined> = {
 /** `{envelope.extra.<key>}`: what an adapter states beyond the common fields (SMTP: `plus`, the +detail of the recipient). */
 const EXTRA = 'envelope\\.extra\\.[A-Za-z0-9_-]+';
 
-const PLACEHOLDER = new RegExp(`\\{(${Object.keys(PLACEHOLDERS).map((k) => k.replace('.', '\\.')).join('|')}|${EXTRA})\\}`, 'g');
+const PLACEHOLDER = new RegExp(
+  `\\{(${Object.keys(PLACEHOLDERS)
+    .map((k) => k.replace('.', '\\.'))
+    .join('|')}|${EXTRA})\\}`,
+  'g',
+);
 
 function placeholder(name: string, origin: Origin): string | undefined {
   if (name.startsWith('envelope.extra.')) return origin.envelope?.extra?.[name.slice('envelope.extra.'.length)];

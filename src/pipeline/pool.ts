@@ -241,7 +241,10 @@ export class ParsePool {
   private spawn(): Slot {
     const shared = new SharedArrayBuffer(4);
     const workerData: WorkerData = { testHooks: this.options.testHooks === true, current: shared };
-    const worker = new Worker(this.workerUrl, { workerData, resourceLimits: { maxOldGenerationSizeMb: this.options.workerMemoryMb ?? 512, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+    const worker = new Worker(this.workerUrl, {
+      workerData,
+      resourceLimits: { maxOldGenerationSizeMb: this.options.workerMemoryMb ?? 512, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
     const slot: Slot = { worker, ready: false, inFlight: [], batches: 0, current: new Int32Array(shared), seenId: 0, seenAt: 0 };
     worker.on('message', (res: WorkerResponse[] | typeof WORKER_READY) => {
       if (res !== WORKER_READY) return this.onResults(slot, res);
@@ -338,7 +341,12 @@ export class ParsePool {
     const back: Job[] = [];
     for (const job of jobs) {
       if (job.id === culprit) job.resolve(outcome);
-      else if (++job.requeued > MAX_REQUEUES) job.resolve(outcome.ok ? outcome : fail('MAILGATE_ERR_MIME_WORKER_CRASHED', `its parse worker died ${job.requeued} times: ${outcome.error.message}`));
+      else if (++job.requeued > MAX_REQUEUES)
+        job.resolve(
+          outcome.ok
+            ? outcome
+            : fail('MAILGATE_ERR_MIME_WORKER_CRASHED', `its parse worker died ${job.requeued} times: ${outcome.error.message}`),
+        );
       else back.push(job);
     }
     this.queue.unshift(...back);

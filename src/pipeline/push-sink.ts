@@ -111,7 +111,10 @@ export function createPushSink(options: PushSinkOptions): PushSink {
       if (depth < maxOutbox) continue;
       const route = routes.get(name)!;
       const keys = batch.filter((m) => m.route === name).map((m) => [outboxKey(route, m.origin, m.raw), eventKey(route, m.origin)]);
-      const found = await store.findKeys(name, keys.flat().filter((k): k is string => k !== undefined));
+      const found = await store.findKeys(
+        name,
+        keys.flat().filter((k): k is string => k !== undefined),
+      );
       if (!keys.every((ks) => ks.some((k) => k !== undefined && found.has(k)))) throw full(name, depth);
     }
   }

@@ -11,16 +11,28 @@ import { resolveUserProperties, routeTarget } from './origin.js';
 import type { ParsePool } from './pool.js';
 
 /** The replacement of a dead letter that kept its raw bytes; a parse failure keeps it dead with the new reason. */
-export async function replacementFor(pool: ParsePool, parsing: Config['parsing'], route: RouteConfig, dl: DeadLetterDetail & { raw: Buffer }): Promise<OutboxInput> {
+export async function replacementFor(
+  pool: ParsePool,
+  parsing: Config['parsing'],
+  route: RouteConfig,
+  dl: DeadLetterDetail & { raw: Buffer },
+): Promise<OutboxInput> {
   const base = { route: dl.route, key: dl.key, origin: dl.origin, raw: dl.raw };
   try {
     const result = await pool.parseEncoded(dl.raw, {
-      body: parsing.body, headers: parsing.headers, maxMessageBytes: parsing.max_message_bytes,
-      userProperties: resolveUserProperties(route.user_properties, dl.origin), receivedAt: new Date(dl.enqueuedAt),
+      body: parsing.body,
+      headers: parsing.headers,
+      maxMessageBytes: parsing.max_message_bytes,
+      userProperties: resolveUserProperties(route.user_properties, dl.origin),
+      receivedAt: new Date(dl.enqueuedAt),
     });
     const input: OutboxInput = {
-      ...base, commentId: result.commentId, document: JSON.parse(result.document) as RawEmailDocument,
-      json: { document: result.document }, hashes: result.hashes, warnings: result.warnings,
+      ...base,
+      commentId: result.commentId,
+      document: JSON.parse(result.document) as RawEmailDocument,
+      json: { document: result.document },
+      hashes: result.hashes,
+      warnings: result.warnings,
     };
     if (result.thread) input.thread = { source: routeTarget(route), entry: { commentId: result.commentId, ...result.thread } };
     return input;

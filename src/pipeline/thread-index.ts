@@ -18,8 +18,13 @@ function entryComment(e: ThreadEntry): Comment {
  * The comment's thread properties over the indexed members of its thread in `source` (the
  * comment itself counted once, as given), and the comment with its `Position in Thread`.
  */
-export async function threadInIndex(store: Store, source: string, comment: Comment): Promise<{ comment: Comment; thread: ThreadProperties | null }> {
-  const members = comment.thread_id === undefined ? [] : ((await store.threadMembers(source, [comment.thread_id])).get(comment.thread_id) ?? []);
+export async function threadInIndex(
+  store: Store,
+  source: string,
+  comment: Comment,
+): Promise<{ comment: Comment; thread: ThreadProperties | null }> {
+  const members =
+    comment.thread_id === undefined ? [] : ((await store.threadMembers(source, [comment.thread_id])).get(comment.thread_id) ?? []);
   const all = [...members.filter((e) => e.commentId !== comment.id).map(entryComment), comment];
   const thread = computeThreadProperties(all).get(comment.id) ?? null;
   return { comment: thread === null ? comment : withThreadPosition(comment, thread.thread_position), thread };

@@ -193,7 +193,6 @@ export interface PathItem {
   error?: { code: string; message: string };
 }
 
-
 export interface PathReadOptions {
   maxMessageBytes?: number;
   mboxQuoting?: MboxQuoting;

@@ -6,7 +6,16 @@
 import { commentIdFrom, messageIdOf } from '../document/comment-id.js';
 import { warning, type Warning } from '../errors.js';
 import { MAX_ADDRESS_CHARS, MAX_RECIPIENTS, MAX_TEXT_CHARS } from '../limits.js';
-import { decodeWords, formatAddress, getHeader, getHeaders, parseAddressList, parseHeaderBlock, parseMessageIds, type Address } from '../mime/headers.js';
+import {
+  decodeWords,
+  formatAddress,
+  getHeader,
+  getHeaders,
+  parseAddressList,
+  parseHeaderBlock,
+  parseMessageIds,
+  type Address,
+} from '../mime/headers.js';
 import { htmlToText } from '../mime/html.js';
 import type { HeaderField } from '../mime/types.js';
 import type { Comment, Message, RawEmailDocument } from '../model/index.js';
@@ -120,7 +129,12 @@ export function buildComment(document: RawEmailDocument, options: BuildCommentOp
   });
   const merged = mergeUserPropertiesReport(generated, document.user_properties ?? {}, { override: options.override ?? [] });
   for (const k of merged.dropped) {
-    warnings.push(warning('MAILGATE_WARN_PROPERTY_DROPPED', `user property "${k}" conflicts with a generated property and is not in override_user_properties`));
+    warnings.push(
+      warning(
+        'MAILGATE_WARN_PROPERTY_DROPPED',
+        `user property "${k}" conflicts with a generated property and is not in override_user_properties`,
+      ),
+    );
   }
   for (const k of merged.overridden) {
     warnings.push(warning('MAILGATE_WARN_PROPERTY_OVERRIDDEN', `user property "${k}" overrides the generated value`));

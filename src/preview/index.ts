@@ -8,7 +8,15 @@ import { buildComment } from './comment.js';
 import type { PreviewOptions, PreviewResult } from './types.js';
 
 export { buildComment, commentIdOf, documentHeaders, documentText, withThreadPosition, type BuildCommentResult } from './comment.js';
-export { generatedProperties, mergeUserProperties, mergeUserPropertiesReport, isGeneratedName, type MergeOptions, type MergeReport, type PropertyInput } from './properties.js';
+export {
+  generatedProperties,
+  mergeUserProperties,
+  mergeUserPropertiesReport,
+  isGeneratedName,
+  type MergeOptions,
+  type MergeReport,
+  type PropertyInput,
+} from './properties.js';
 export { splitReply, stripQuotes, MAX_QUOTE_SCAN_LINES, type ReplySplit } from './quotes.js';
 export { splitSignature, type SignatureSplit } from './signature.js';
 export { threadIdFor, threadRoot, computeThreadProperties, addressKey } from './threads.js';

@@ -27,10 +27,7 @@ export const ON_WROTE_RE = new RegExp(
 );
 
 /** The end of "<someone with an address> wrote:" and "John <j@x> schrieb am <date>:" (no lead word). */
-const ADDRESS_WROTE_TAIL_RE = new RegExp(
-  String.raw`\s${VERB}(?:\s?:|\s(?:am|on|le|el|op|em|il)\s[^\n]{1,120}:)\s*$`,
-  'u',
-);
+const ADDRESS_WROTE_TAIL_RE = new RegExp(String.raw`\s${VERB}(?:\s?:|\s(?:am|on|le|el|op|em|il)\s[^\n]{1,120}:)\s*$`, 'u');
 
 /** "<someone with an address> wrote:": an address before a final "wrote:" within the first 400 characters. */
 export function isAddressWrote(text: string): boolean {
@@ -93,14 +90,58 @@ export const RULE_LINE_RE = /^\s*(?:_{8,}|-{3,}|—+)\s*$/u;
 /** Header names that can open a quoted header block: sender and date/sent fields. */
 const FROM_NAMES = ['from', 'von', 'de', 'van', 'da', 'fra', 'från', 'od', 'lähettäjä', 'från'];
 const DATE_NAMES = [
-  'date', 'sent', 'datum', 'gesendet', 'envoyé', 'envoye', 'enviado', 'enviada em', 'enviado em', 'enviado el', 'fecha',
-  'verzonden', 'verstuurd', 'data', 'inviato', 'sendt', 'skickat', 'wysłano', 'wysłane', 'lähetetty',
+  'date',
+  'sent',
+  'datum',
+  'gesendet',
+  'envoyé',
+  'envoye',
+  'enviado',
+  'enviada em',
+  'enviado em',
+  'enviado el',
+  'fecha',
+  'verzonden',
+  'verstuurd',
+  'data',
+  'inviato',
+  'sendt',
+  'skickat',
+  'wysłano',
+  'wysłane',
+  'lähetetty',
 ];
 /** Other fields of such a block. */
 const OTHER_NAMES = [
-  'to', 'cc', 'bcc', 'subject', 'reply-to', 'an', 'kopie', 'betreff', 'à', 'a', 'objet', 'para', 'asunto', 'aan',
-  'onderwerp', 'assunto', 'oggetto', 'til', 'till', 'emne', 'ämne', 'do', 'temat', 'dw', 'cci', 'cco', 'importance',
-  'priorität', 'wichtigkeit',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'reply-to',
+  'an',
+  'kopie',
+  'betreff',
+  'à',
+  'a',
+  'objet',
+  'para',
+  'asunto',
+  'aan',
+  'onderwerp',
+  'assunto',
+  'oggetto',
+  'til',
+  'till',
+  'emne',
+  'ämne',
+  'do',
+  'temat',
+  'dw',
+  'cci',
+  'cco',
+  'importance',
+  'priorität',
+  'wichtigkeit',
 ];
 
 export type HeaderKind = 'from' | 'date' | 'other';

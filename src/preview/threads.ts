@@ -47,7 +47,9 @@ export function threadIdFor(headers: readonly HeaderField[], commentId?: string)
   const root = threadRoot(headers);
   if (root !== undefined) return hexId(root);
   if (commentId !== undefined && HEX_ID_RE.test(commentId)) return commentId;
-  return createHash('sha256').update(headers.map((h) => h.raw).join('\n')).digest('hex');
+  return createHash('sha256')
+    .update(headers.map((h) => h.raw).join('\n'))
+    .digest('hex');
 }
 
 // --- thread properties ------------------------------------------------------------------

@@ -31,7 +31,9 @@ function clamp(d: Date, what: string, warnings: Warning[]): string {
   if (t >= MIN_TIMESTAMP_MS && t <= MAX_TIMESTAMP_MS) return d.toISOString();
   const to = t < MIN_TIMESTAMP_MS ? MIN_TIMESTAMP_MS : MAX_TIMESTAMP_MS;
   const shown = Number.isFinite(t) ? d.toISOString() : 'an invalid date';
-  warnings.push(warning('MAILGATE_WARN_DATE_OUT_OF_RANGE', `${what} ${shown} lies outside 1950-2049; clamped to ${new Date(to).toISOString()}`));
+  warnings.push(
+    warning('MAILGATE_WARN_DATE_OUT_OF_RANGE', `${what} ${shown} lies outside 1950-2049; clamped to ${new Date(to).toISOString()}`),
+  );
   return new Date(to).toISOString();
 }
 
@@ -43,7 +45,8 @@ export function resolveDates(headers: readonly HeaderField[], receivedAt: Date |
   }
   const received = newestReceived(headers);
   const fallback = received ?? receivedAt ?? new Date();
-  const from = received !== undefined ? 'the newest Received date' : receivedAt !== undefined ? 'the time it was received' : 'the current time';
+  const from =
+    received !== undefined ? 'the newest Received date' : receivedAt !== undefined ? 'the time it was received' : 'the current time';
   warnings.push(warning('MAILGATE_WARN_DATE_MISSING', `no usable Date header; the timestamp is ${from}`));
   return { timestamp: clamp(fallback, from, warnings) };
 }

@@ -13,10 +13,12 @@ export function actionTarget(adapters: readonly Adapter[]): ActionTarget | undef
   if (targets.length === 0) return undefined;
   return {
     async afterDelivery(origins) {
-      const results = await Promise.all(targets.map((t) => {
-        const mine = origins.filter((o) => o.adapter === t.kind);
-        return mine.length === 0 ? undefined : t.afterDelivery(mine);
-      }));
+      const results = await Promise.all(
+        targets.map((t) => {
+          const mine = origins.filter((o) => o.adapter === t.kind);
+          return mine.length === 0 ? undefined : t.afterDelivery(mine);
+        }),
+      );
       const applied = new Set<Origin>();
       const deferred = new Set<Origin>();
       for (const r of results.filter((x): x is AfterDeliveryResult => x !== undefined)) {

@@ -26,7 +26,11 @@ export function emulatorDataDir(storeUrl: string): string {
   return resolve('data', 'emulator');
 }
 
-async function startBuiltInEmulator(config: Readonly<Config>, logger: Logger, onAttempt?: (info: AttemptInfo) => void): Promise<ApiEndpoint> {
+async function startBuiltInEmulator(
+  config: Readonly<Config>,
+  logger: Logger,
+  onAttempt?: (info: AttemptInfo) => void,
+): Promise<ApiEndpoint> {
   const { createEmulator } = await import('../emulator/index.js');
   const token = randomBytes(16).toString('hex');
   const dataDir = emulatorDataDir(config.store);
@@ -58,12 +62,28 @@ function retryOf(config: Readonly<Config>) {
   return { maxAttempts: r.max_attempts, baseDelayMs: r.base_delay_ms, maxDelayMs: r.max_delay_ms, budgetMs: r.budget_ms };
 }
 
-export async function apiEndpoint(config: Readonly<Config>, logger: Logger, dryRun: boolean, onAttempt?: (info: AttemptInfo) => void): Promise<ApiEndpoint> {
+export async function apiEndpoint(
+  config: Readonly<Config>,
+  logger: Logger,
+  dryRun: boolean,
+  onAttempt?: (info: AttemptInfo) => void,
+): Promise<ApiEndpoint> {
   if (config.api.url !== undefined) {
     if (config.api.token === undefined) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'api.token is not set: pass --token, set MAILGATE_API_TOKEN or write api.token: ${MAILGATE_API_TOKEN}');
+      throw new GatewayError(
+        'MAILGATE_ERR_CONFIG_INVALID',
+        'api.token is not set: pass --token, set MAILGATE_API_TOKEN or write api.token: ${MAILGATE_API_TOKEN}',
+      );
     }
-    return { client: createApiClient({ baseUrl: config.api.url, token: config.api.token, timeoutMs: config.api.timeout_ms, retry: retryOf(config), onAttempt }) };
+    return {
+      client: createApiClient({
+        baseUrl: config.api.url,
+        token: config.api.token,
+        timeoutMs: config.api.timeout_ms,
+        retry: retryOf(config),
+        onAttempt,
+      }),
+    };
   }
   // A dry run sends nothing: no emulator, and a client that is never called.
   if (dryRun) return { client: createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 'dry-run' }) };

@@ -121,7 +121,8 @@ interface Core {
 function buildIntake(options: RuntimeOptions, c: Core, wake: () => void): Intake {
   const p = options.config.parsing;
   return createIntake({
-    store: c.store, routes: c.routes,
+    store: c.store,
+    routes: c.routes,
     parse: (raw, opts) => c.pool.parseEncoded(raw, opts),
     parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
     maxOutbox: options.config.delivery.max_outbox,
@@ -152,10 +153,14 @@ function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDel
     flushMs: config.delivery.flush_ms,
     onError: (err, route) => c.logger.error({ err, route: route.name }, 'delivery failed'),
     ...(options.onDeliveryBatch ? { onBatch: options.onDeliveryBatch } : {}),
-    onPause: options.onPause ?? ((route, reason, ms) => {
-      c.logger.error({ route: route.name, target: routeTarget(route), code: reason.code, pauseMs: ms },
-        `route ${route.name} (${routeTarget(route)}) paused for ${Math.round(ms / 1000)} s: ${reason.message}`);
-    }),
+    onPause:
+      options.onPause ??
+      ((route, reason, ms) => {
+        c.logger.error(
+          { route: route.name, target: routeTarget(route), code: reason.code, pauseMs: ms },
+          `route ${route.name} (${routeTarget(route)}) paused for ${Math.round(ms / 1000)} s: ${reason.message}`,
+        );
+      }),
     async onDelivered() {
       actions()?.wake();
     },
@@ -168,7 +173,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   checkRoutes(routes.values());
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-  if (!Number.isInteger(leaseMs) || leaseMs < 1) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `leaseMs must be a positive integer, got ${leaseMs}`);
+  if (!Number.isInteger(leaseMs) || leaseMs < 1)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `leaseMs must be a positive integer, got ${leaseMs}`);
   const adapters = options.adapters ? options.adapters.map(entryOf) : await buildAdapters(config, logger);
   const store = await openStore(config.store);
   let api: ApiEndpoint | undefined;
@@ -176,7 +182,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   try {
     api = await apiEndpoint(config, logger, options.dryRun === true, options.onApiAttempt);
     const p = config.parsing;
-    pool = new ParsePool({ ...(p.workers === undefined ? {} : { size: p.workers }), timeoutMs: p.timeout_ms, maxMessageBytes: p.max_message_bytes });
+    pool = new ParsePool({
+      ...(p.workers === undefined ? {} : { size: p.workers }),
+      timeoutMs: p.timeout_ms,
+      maxMessageBytes: p.max_message_bytes,
+    });
     const core: Core = { store, routes, api, pool, logger, owner: options.owner ?? defaultOwner(), leaseMs };
     let actions: AfterDeliveryQueue | undefined;
     const delivery = buildDelivery(options, core, () => actions);
@@ -230,9 +240,18 @@ function assemble(parts: Parts): Runtime {
   const sinks = closingOnce(parts.sinks);
   let closed = false;
   const runtime: Runtime = {
-    config: parts.config, logger: core.logger, store: core.store, client: core.api.client, pool: core.pool,
-    intake: parts.intake, delivery: parts.delivery, owner: core.owner, routes: core.routes,
-    adapters: parts.adapters, sinks, pushSink: parts.pushSink,
+    config: parts.config,
+    logger: core.logger,
+    store: core.store,
+    client: core.api.client,
+    pool: core.pool,
+    intake: parts.intake,
+    delivery: parts.delivery,
+    owner: core.owner,
+    routes: core.routes,
+    adapters: parts.adapters,
+    sinks,
+    pushSink: parts.pushSink,
     ...(actions ? { actions } : {}),
     endpoints: () => parts.adapters.flatMap((e) => e.adapter.endpoints?.() ?? []),
     runAdapters: (signal, sink = parts.intake) => {

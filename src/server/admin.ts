@@ -33,8 +33,10 @@ const purgeQuery = z
   .strict()
   .superRefine((q, ctx) => {
     const filters = [q.ids, q.route, q.older_than].filter((v) => v !== undefined).length;
-    if (filters === 0 && q.all === undefined) ctx.addIssue({ code: 'custom', message: 'give ids, route or older_than, or all=true to purge every dead letter' });
-    if (filters > 0 && q.all !== undefined) ctx.addIssue({ code: 'custom', path: ['all'], message: 'all=true cannot be combined with other filters' });
+    if (filters === 0 && q.all === undefined)
+      ctx.addIssue({ code: 'custom', message: 'give ids, route or older_than, or all=true to purge every dead letter' });
+    if (filters > 0 && q.all !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['all'], message: 'all=true cannot be combined with other filters' });
   });
 
 function purgeFilter(q: z.output<typeof purgeQuery>): DeadLetterPurge {
@@ -60,7 +62,11 @@ export function adminRoutes(deps: ServerDeps, startedAt: Date) {
     app.get('/api/dlq', async (request) => {
       const q = parse(listQuery, request.query, 'query parameter');
       const limit = q.limit ?? DEFAULT_DLQ_LIMIT;
-      const items = await deps.deadLetters.list({ limit, ...(q.route === undefined ? {} : { route: q.route }), ...(q.after === undefined ? {} : { after: q.after }) });
+      const items = await deps.deadLetters.list({
+        limit,
+        ...(q.route === undefined ? {} : { route: q.route }),
+        ...(q.after === undefined ? {} : { after: q.after }),
+      });
       const last = items.at(-1);
       return { items, next_after: items.length === limit && last ? last.id : null };
     });
@@ -69,7 +75,11 @@ export function adminRoutes(deps: ServerDeps, startedAt: Date) {
       if (!deps.predictions) throw httpError('MAILGATE_ERR_SERVER_NOT_FOUND', 'This server keeps no predictions.');
       const q = parse(listQuery, request.query, 'query parameter');
       const limit = q.limit ?? DEFAULT_DLQ_LIMIT;
-      const items = await deps.predictions.list({ limit, ...(q.route === undefined ? {} : { route: q.route }), ...(q.after === undefined ? {} : { after: q.after }) });
+      const items = await deps.predictions.list({
+        limit,
+        ...(q.route === undefined ? {} : { route: q.route }),
+        ...(q.after === undefined ? {} : { after: q.after }),
+      });
       const last = items.at(-1);
       return { items, next_after: items.length === limit && last ? last.id : null };
     });

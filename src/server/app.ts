@@ -36,7 +36,13 @@ function observe(deps: ServerDeps) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const path = request.routeOptions.url ?? 'unmatched';
     deps.metrics.httpRequests.inc({ method: request.method, path, status: String(reply.statusCode) });
-    const fields = { method: request.method, path, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    const fields = {
+      method: request.method,
+      path,
+      url: request.url.split('?')[0],
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+    };
     if (path.startsWith('/api/') && request.method !== 'GET') request.log.info(fields, 'admin request');
     else request.log.debug(fields, 'request');
   };

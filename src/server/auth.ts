@@ -43,7 +43,10 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 export function requireKey(checker: KeyChecker) {
   return async (request: FastifyRequest): Promise<void> => {
     if (!checker.enabled) {
-      throw httpError('MAILGATE_ERR_SERVER_ADMIN_DISABLED', 'The admin API is disabled: no keys are configured. Set server.api_keys in mailgate.yaml (at least 16 characters each) to enable it.');
+      throw httpError(
+        'MAILGATE_ERR_SERVER_ADMIN_DISABLED',
+        'The admin API is disabled: no keys are configured. Set server.api_keys in mailgate.yaml (at least 16 characters each) to enable it.',
+      );
     }
     const token = bearerToken(request);
     if (token === undefined) {

@@ -4,7 +4,8 @@ import { GatewayError } from '../errors.js';
 export function parseListen(listen: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(listen);
   const port = m ? Number(m[2]) : NaN;
-  if (!m || port > 65535) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `server.listen must be host:port (port 0-65535), got "${listen}"`);
+  if (!m || port > 65535)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `server.listen must be host:port (port 0-65535), got "${listen}"`);
   const host = m[1]!.startsWith('[') ? m[1]!.slice(1, -1) : m[1]!;
   return { host, port };
 }
@@ -28,10 +29,14 @@ export function listenError(
   const code = (err as { code?: unknown } | null)?.code;
   if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') return err;
   const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const why = code === 'EADDRINUSE' ? 'is already in use by another process' : code === 'EACCES' ? 'is not allowed for this user' : 'is not an address of this machine';
-  return new GatewayError(
-    'MAILGATE_ERR_SERVICE_LISTEN',
-    `cannot listen on ${address}: the address ${why} (${code}). ${fix}`,
-    { cause: err, details: { host, port, code } },
-  );
+  const why =
+    code === 'EADDRINUSE'
+      ? 'is already in use by another process'
+      : code === 'EACCES'
+        ? 'is not allowed for this user'
+        : 'is not an address of this machine';
+  return new GatewayError('MAILGATE_ERR_SERVICE_LISTEN', `cannot listen on ${address}: the address ${why} (${code}). ${fix}`, {
+    cause: err,
+    details: { host, port, code },
+  });
 }

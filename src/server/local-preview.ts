@@ -15,10 +15,12 @@ export interface LocalPreviewOptions {
 }
 
 export function localPreview(options: LocalPreviewOptions = {}): Pick<ServerDeps, 'preview' | 'threads'> {
-  const optionsFor = options.optionsFor ?? ((route: string | undefined): PreviewOptions => {
-    if (route !== undefined) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Unknown route "${route}".`);
-    return {};
-  });
+  const optionsFor =
+    options.optionsFor ??
+    ((route: string | undefined): PreviewOptions => {
+      if (route !== undefined) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Unknown route "${route}".`);
+      return {};
+    });
   return {
     async preview(raw, request): Promise<PreviewResponse> {
       const r = await preview(raw, optionsFor(request.route));
@@ -28,13 +30,19 @@ export function localPreview(options: LocalPreviewOptions = {}): Pick<ServerDeps
     async threads(comments) {
       const parsed = comments.map((c, i) => {
         const r = Comment.safeParse(c);
-        if (!r.success) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `comments[${i}] is not a comment: ${r.error.issues[0]?.message ?? 'invalid'}.`);
+        if (!r.success)
+          throw httpError(
+            'MAILGATE_ERR_SERVER_BAD_REQUEST',
+            `comments[${i}] is not a comment: ${r.error.issues[0]?.message ?? 'invalid'}.`,
+          );
         return r.data;
       });
       const props = computeThreadProperties(parsed);
       return parsed.map((c) => {
         const p = props.get(c.id);
-        return p === undefined ? { comment: c, thread_properties: null } : { comment: withThreadPosition(c, p.thread_position), thread_properties: p };
+        return p === undefined
+          ? { comment: c, thread_properties: null }
+          : { comment: withThreadPosition(c, p.thread_position), thread_properties: p };
       });
     },
   };

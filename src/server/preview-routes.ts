@@ -44,11 +44,19 @@ export function previewParseRoutes(deps: ServerDeps, limits: PreviewLimits) {
       const q = parse(previewQuery, request.query, 'query parameter');
       const raw = request.body;
       if (!Buffer.isBuffer(raw)) {
-        throw httpError('MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE', `Send the raw message as the body with Content-Type ${RAW_MESSAGE_TYPES.join(' or ')}.`);
+        throw httpError(
+          'MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE',
+          `Send the raw message as the body with Content-Type ${RAW_MESSAGE_TYPES.join(' or ')}.`,
+        );
       }
       const result = await deps.preview(raw, q.route === undefined ? {} : { route: q.route });
       request.log.debug({ bytes: raw.byteLength, warnings: result.warnings.length }, 'previewed a message');
-      return { document: result.document, comment: result.comment, thread_properties: result.thread_properties ?? null, warnings: result.warnings };
+      return {
+        document: result.document,
+        comment: result.comment,
+        thread_properties: result.thread_properties ?? null,
+        warnings: result.warnings,
+      };
     });
 
     app.post('/api/preview/threads', { bodyLimit }, async (request) => {

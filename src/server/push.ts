@@ -44,13 +44,17 @@ export function pushRoutes(push: PushRoutes) {
         // proxy under the public name, and every push request is authenticated by itself.
         config: { anyHost: true },
         handler: async (request, reply) => {
-          const res = await endpoint.handle({
-            method: request.method,
-            url: request.url,
-            headers: request.headers,
-            body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-            remoteAddress: request.ip,
-          }, push.sink, request.params as Record<string, string>);
+          const res = await endpoint.handle(
+            {
+              method: request.method,
+              url: request.url,
+              headers: request.headers,
+              body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+              remoteAddress: request.ip,
+            },
+            push.sink,
+            request.params as Record<string, string>,
+          );
           return send(reply, res);
         },
       });

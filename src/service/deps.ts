@@ -35,12 +35,15 @@ export interface ServiceDepsOptions {
   stopping: () => boolean;
 }
 
-function previewOptions(config: Readonly<Config>, route: RouteConfig | undefined, origin: Parameters<typeof resolveUserProperties>[1]): PreviewOptions {
+function previewOptions(
+  config: Readonly<Config>,
+  route: RouteConfig | undefined,
+  origin: Parameters<typeof resolveUserProperties>[1],
+): PreviewOptions {
   const p = config.parsing;
   const base: PreviewOptions = { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes };
   return route ? { ...base, userProperties: resolveUserProperties(route.user_properties, origin) } : base;
 }
-
 
 export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
   const { store, pool, routes, adapters, config } = o;
@@ -84,7 +87,14 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     const routeList = [...routes.values()].map((r) => {
       const outbox: Record<string, number> = { queued: 0, delivered: 0, dead: 0 };
       for (const c of counts) if (c.route === r.name) outbox[c.status] = c.count;
-      const { route: _ignored, ...totals } = counters.find((c) => c.route === r.name) ?? { route: r.name, enqueued: 0, delivered: 0, unchanged: 0, deadLettered: 0, aiUnits: 0 };
+      const { route: _ignored, ...totals } = counters.find((c) => c.route === r.name) ?? {
+        route: r.name,
+        enqueued: 0,
+        delivered: 0,
+        unchanged: 0,
+        deadLettered: 0,
+        aiUnits: 0,
+      };
       return { route: r.name, mode: r.mode, target: r.mode === 'sync' ? r.source : r.dataset, outbox, ...totals };
     });
     const list: Array<Record<string, unknown>> = [];
@@ -109,7 +119,11 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     const dead = await store.getDeadLetter(id);
     if (!dead) return undefined;
     const route = routes.get(dead.route);
-    if (!route) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Dead letter ${id} belongs to route "${dead.route}", which is no longer configured.`);
+    if (!route)
+      throw httpError(
+        'MAILGATE_ERR_SERVER_BAD_REQUEST',
+        `Dead letter ${id} belongs to route "${dead.route}", which is no longer configured.`,
+      );
     if (!dead.raw) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Dead letter ${id} has no raw bytes kept; it cannot be re-parsed.`);
     const result = await store.replayDeadLetter(id, await replacementFor(pool, config.parsing, route, { ...dead, raw: dead.raw }));
     o.logger.info({ id, status: result.status }, 'dead letter replayed');
@@ -141,12 +155,21 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       const built = d.preview ?? (parsed ? buildComment(d.document).comment : undefined);
       // Its thread across everything ingested for the route's target (the store's thread index).
       const route = routes.get(d.route);
-      const placed = built === undefined ? undefined
-        : route === undefined ? { comment: built, thread: computeThreadProperties([built]).get(built.id) ?? null }
-          : await threadInIndex(store, routeTarget(route), built);
+      const placed =
+        built === undefined
+          ? undefined
+          : route === undefined
+            ? { comment: built, thread: computeThreadProperties([built]).get(built.id) ?? null }
+            : await threadInIndex(store, routeTarget(route), built);
       return {
-        id: d.id, route: d.route, key: d.key, status: d.status, ...(d.outcome ? { outcome: d.outcome } : {}),
-        document: d.document, comment: placed?.comment ?? null, thread_properties: placed?.thread ?? null,
+        id: d.id,
+        route: d.route,
+        key: d.key,
+        status: d.status,
+        ...(d.outcome ? { outcome: d.outcome } : {}),
+        document: d.document,
+        comment: placed?.comment ?? null,
+        thread_properties: placed?.thread ?? null,
         ...(d.status === 'dead' && d.lastError ? { error: d.lastError } : {}),
       };
     },

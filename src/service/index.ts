@@ -58,7 +58,10 @@ export interface Service {
 function newPreviewPool(config: Readonly<Config>): ParsePool {
   const { parsing, server } = config;
   return new ParsePool({
-    size: 1, batchSize: 1, queueSize: server.preview.max_concurrent, timeoutMs: parsing.timeout_ms,
+    size: 1,
+    batchSize: 1,
+    queueSize: server.preview.max_concurrent,
+    timeoutMs: parsing.timeout_ms,
     maxMessageBytes: Math.min(parsing.max_message_bytes, server.preview.max_body_bytes),
   });
 }
@@ -66,19 +69,24 @@ function newPreviewPool(config: Readonly<Config>): ParsePool {
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger;
   const drainMs = options.drainMs ?? config.delivery.drain_ms ?? DEFAULT_DRAIN_MS;
-  if (!Number.isInteger(drainMs) || drainMs < 0) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `the drain bound must be an integer >= 0 ms, got ${drainMs}`);
+  if (!Number.isInteger(drainMs) || drainMs < 0)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `the drain bound must be an integer >= 0 ms, got ${drainMs}`);
   const { host, port } = parseListen(config.server.listen);
   const metrics = options.metrics ?? createMetrics();
   const intakeStop = new AbortController();
   const deliveryStop = new AbortController();
   const observer = observeDelivery(logger.child({ component: 'delivery' }));
   const runtime = await createRuntime({
-    config, logger, signal: intakeStop.signal, deliverySignal: deliveryStop.signal,
+    config,
+    logger,
+    signal: intakeStop.signal,
+    deliverySignal: deliveryStop.signal,
     onApiAttempt: observeApi(metrics),
     wrapDeliver: (deliver) => countingDeliver(deliver, metrics, config.delivery.max_item_attempts),
     onDeliveryBatch: observer.onBatch,
     onPushCommit: countingPush(metrics),
-    onPause: (route, reason, ms) => logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`),
+    onPause: (route, reason, ms) =>
+      logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`),
     ...(options.owner ? { owner: options.owner } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
@@ -89,7 +97,13 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const { pool, adapters } = runtime;
   let previewPool: ParsePool | undefined;
   const deps = createServiceDeps({
-    config, store, pool, routes, adapters, metrics, logger,
+    config,
+    store,
+    pool,
+    routes,
+    adapters,
+    metrics,
+    logger,
     stopping: () => stopping,
     previewPool: () => (previewPool ??= newPreviewPool(config)),
   });
@@ -122,8 +136,14 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       }
       await sleep(100, deadline);
     }
-    if (!drained) logger.warn({ code: 'MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT', queued: await store.outboxDepth().catch(() => -1) }, 'stopped waiting for delivery; queued items stay for the next start');
-    await actions?.close(deadline.aborted ? AbortSignal.abort() : AbortSignal.any([AbortSignal.timeout(10_000), ...(force ? [force] : [])]));
+    if (!drained)
+      logger.warn(
+        { code: 'MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT', queued: await store.outboxDepth().catch(() => -1) },
+        'stopped waiting for delivery; queued items stay for the next start',
+      );
+    await actions?.close(
+      deadline.aborted ? AbortSignal.abort() : AbortSignal.any([AbortSignal.timeout(10_000), ...(force ? [force] : [])]),
+    );
     deliveryStop.abort();
     await deliveryDone;
     // After the drain: what delivery saved goes out to the sinks within what is left of the bound.

@@ -112,10 +112,19 @@ export function observeDelivery(logger: Logger): { onBatch: NonNullable<Delivery
   let last: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0, aiUnitsEstimated: 0 };
   return {
     onBatch(route, c) {
-      const d = { delivered: c.delivered - last.delivered, unchanged: c.unchanged - last.unchanged, rejected: c.rejected - last.rejected, retried: c.retried - last.retried, aiUnits: c.aiUnits - last.aiUnits };
+      const d = {
+        delivered: c.delivered - last.delivered,
+        unchanged: c.unchanged - last.unchanged,
+        rejected: c.rejected - last.rejected,
+        retried: c.retried - last.retried,
+        aiUnits: c.aiUnits - last.aiUnits,
+      };
       last = { ...c };
       const target = route.mode === 'sync' ? route.source : route.dataset;
-      logger.info({ route: route.name, target, ...d, total: { delivered: c.delivered, unchanged: c.unchanged, rejected: c.rejected } }, `delivered ${d.delivered} comment(s) to ${target ?? route.name}`);
+      logger.info(
+        { route: route.name, target, ...d, total: { delivered: c.delivered, unchanged: c.unchanged, rejected: c.rejected } },
+        `delivered ${d.delivered} comment(s) to ${target ?? route.name}`,
+      );
     },
   };
 }

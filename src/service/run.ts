@@ -27,7 +27,10 @@ function configOf(options: RunServiceOptions): { config: Readonly<Config>; admin
   if (options.configFile !== undefined) return { config: loadConfig({ file: options.configFile, env: options.env }) };
   // Embedded defaults: a fresh admin key per run so that the admin API and preview page work locally.
   const adminKey = randomBytes(18).toString('base64url');
-  const config = loadConfig({ env: options.env, overrides: { ...(embeddedConfig() as Record<string, never>), server: { api_keys: [adminKey] } } as never });
+  const config = loadConfig({
+    env: options.env,
+    overrides: { ...(embeddedConfig() as Record<string, never>), server: { api_keys: [adminKey] } } as never,
+  });
   return { config, adminKey };
 }
 
@@ -54,15 +57,22 @@ export async function runService(options: RunServiceOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    service = await startService(config, { logger, ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }), ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }) });
-    if (service.emulatorUrl) options.print(`mailgate: API = BUILT-IN EMULATOR at ${service.emulatorUrl} (no api.url configured; nothing reaches the real API)`);
+    service = await startService(config, {
+      logger,
+      ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+    });
+    if (service.emulatorUrl)
+      options.print(`mailgate: API = BUILT-IN EMULATOR at ${service.emulatorUrl} (no api.url configured; nothing reaches the real API)`);
     options.print(`mailgate: serving on ${service.url}  (/livez /readyz /metrics, admin API under /api, preview page /preview)`);
     if (adminKey) {
       options.print(`mailgate: embedded defaults: samples/ → source mailgate/samples, store ${config.store}`);
-      options.print(`mailgate: admin key for this run: ${adminKey}  (e.g. curl -H 'Authorization: Bearer ${adminKey}' ${service.url}/api/status)`);
+      options.print(
+        `mailgate: admin key for this run: ${adminKey}  (e.g. curl -H 'Authorization: Bearer ${adminKey}' ${service.url}/api/status)`,
+      );
     }
     await stopRequested;
-    const { drained } = await service.stop(force.signal);
+    await service.stop(force.signal);
     return 0;
   } finally {
     process.off('SIGTERM', onSignal);

@@ -35,16 +35,26 @@ export function sinkOutputs(route: RouteConfig, options: Pick<PredictionSinksOpt
   const outputs: SinkOutput[] = [];
   if (sink.jsonl !== undefined) outputs.push(jsonlOutput(sink.jsonl));
   if (sink.webhook !== undefined) {
-    outputs.push(webhookOutput({
-      url: sink.webhook,
-      route: route.name,
-      timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
-      ...(sink.webhook_secret === undefined ? {} : { secret: sink.webhook_secret }),
-      onSkip: (status, batch) => options.logger?.error(
-        { code: 'MAILGATE_ERR_SINK_WEBHOOK_REJECTED', route: route.name, status, firstId: batch[0]?.id, lastId: batch.at(-1)?.id, count: batch.length },
-        `prediction webhook answered ${status}: batch skipped (the predictions stay in the store)`,
-      ),
-    }));
+    outputs.push(
+      webhookOutput({
+        url: sink.webhook,
+        route: route.name,
+        timeoutMs: options.webhookTimeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+        ...(sink.webhook_secret === undefined ? {} : { secret: sink.webhook_secret }),
+        onSkip: (status, batch) =>
+          options.logger?.error(
+            {
+              code: 'MAILGATE_ERR_SINK_WEBHOOK_REJECTED',
+              route: route.name,
+              status,
+              firstId: batch[0]?.id,
+              lastId: batch.at(-1)?.id,
+              count: batch.length,
+            },
+            `prediction webhook answered ${status}: batch skipped (the predictions stay in the store)`,
+          ),
+      }),
+    );
   }
   return outputs;
 }
@@ -54,7 +64,9 @@ export function createPredictionSinks(options: PredictionSinksOptions): Predicti
   for (const route of options.routes) {
     for (const output of sinkOutputs(route, options)) {
       const sink = createPredictionSink({
-        store: options.store, route: route.name, output,
+        store: options.store,
+        route: route.name,
+        output,
         ...(options.logger ? { logger: options.logger } : {}),
         ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
         ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),

@@ -27,7 +27,15 @@ export interface PredictionRecord {
 }
 
 export function predictionRecord(p: StoredPrediction): PredictionRecord {
-  return { id: p.id, route: p.route, comment_id: p.commentId, key: p.key, predictions: p.predictions, model: p.model, created_at: p.createdAt };
+  return {
+    id: p.id,
+    route: p.route,
+    comment_id: p.commentId,
+    key: p.key,
+    predictions: p.predictions,
+    model: p.model,
+    created_at: p.createdAt,
+  };
 }
 
 export type SendResult = 'sent' | 'skipped';
@@ -141,7 +149,8 @@ export function webhookOutput(options: WebhookOptions): SinkOutput {
       const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), Date.now());
       const redirect = res.status >= 300 && res.status <= 399 ? ' (a redirect, not followed: set the sink URL to the final address)' : '';
       throw new GatewayError('MAILGATE_ERR_SINK_WEBHOOK_FAILED', `POST ${shown} answered ${res.status}${redirect}`, {
-        status: res.status, ...(retryAfterMs === undefined ? {} : { details: { retryAfterMs } }),
+        status: res.status,
+        ...(retryAfterMs === undefined ? {} : { details: { retryAfterMs } }),
       });
     },
     async close() {},

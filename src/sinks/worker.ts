@@ -159,7 +159,13 @@ export function createPredictionSink(options: PredictionSinkOptions): Prediction
     flush(signal) {
       if (!running || ended || stop.aborted) return Promise.resolve(false);
       return new Promise<boolean>((resolve) => {
-        const entry = { mark: readSeq, resolve: (ok: boolean) => { signal?.removeEventListener('abort', onAbort); resolve(ok); } };
+        const entry = {
+          mark: readSeq,
+          resolve: (ok: boolean) => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve(ok);
+          },
+        };
         const onAbort = () => {
           flushes.delete(entry);
           entry.resolve(false);

@@ -68,7 +68,11 @@ export function parseItemError(text: string | null | undefined): ItemError | und
 }
 
 /** An outbox item whose document is parsed from its JSON text only when read. */
-export function withDocument(item: Omit<OutboxItem, 'document' | 'documentJson' | 'hashes'>, json: string, hashes: DocumentHashes | undefined): OutboxItem {
+export function withDocument(
+  item: Omit<OutboxItem, 'document' | 'documentJson' | 'hashes'>,
+  json: string,
+  hashes: DocumentHashes | undefined,
+): OutboxItem {
   let document: RawEmailDocument | undefined;
   const out = item as OutboxItem;
   Object.defineProperty(out, 'document', {
@@ -138,7 +142,8 @@ export const MAX_HEARTBEAT_MS = 3_600_000;
 
 export function checkOwner(owner: { id: string; host: string; pid: number; heartbeatMs: number }): void {
   if (typeof owner.id !== 'string' || owner.id === '') throw invalid('an owner needs a non-empty id');
-  if (!Number.isInteger(owner.pid) || owner.pid < 0) throw invalid(`an owner's pid must be a non-negative integer, got ${String(owner.pid)}`);
+  if (!Number.isInteger(owner.pid) || owner.pid < 0)
+    throw invalid(`an owner's pid must be a non-negative integer, got ${String(owner.pid)}`);
   if (!Number.isInteger(owner.heartbeatMs) || owner.heartbeatMs < 1 || owner.heartbeatMs > MAX_HEARTBEAT_MS) {
     throw invalid(`heartbeatMs must be an integer from 1 to ${MAX_HEARTBEAT_MS}, got ${String(owner.heartbeatMs)}`);
   }

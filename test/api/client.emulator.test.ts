@@ -27,7 +27,13 @@ const docs = (run: string) => [makeDoc(1, { run }), makeDoc(2, { run }), makeDoc
 
 async function clientWithSource(options: { timeoutMs?: number; retry?: Record<string, number> } = {}) {
   const attempts: AttemptInfo[] = [];
-  const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { ...fast, ...options.retry }, timeoutMs: options.timeoutMs ?? 20_000, onAttempt: (a) => attempts.push(a) });
+  const client = createApiClient({
+    baseUrl: emu.url,
+    token: emu.token,
+    retry: { ...fast, ...options.retry },
+    timeoutMs: options.timeoutMs ?? 20_000,
+    onAttempt: (a) => attempts.push(a),
+  });
   await client.ensureSource('acme/inbox');
   attempts.length = 0;
   return { client, attempts };
@@ -45,7 +51,11 @@ describe('sync-raw-emails under faults', () => {
     ['504 after the write', { endpoint: 'sync-raw-emails', status: 504, apply: true, times: 1 }, 'MAILGATE_ERR_API_SERVER'],
     ['slow beyond the deadline', { endpoint: 'sync-raw-emails', delay_ms: 2500, times: 1 }, 'MAILGATE_ERR_API_TIMEOUT'],
     ['answer cut mid-body after the write', { endpoint: 'sync-raw-emails', truncate: true, times: 2 }, 'MAILGATE_ERR_API_NETWORK'],
-    ['answer stalled mid-body after the write', { endpoint: 'sync-raw-emails', truncate: true, stall_ms: 30_000, times: 1 }, 'MAILGATE_ERR_API_TIMEOUT'],
+    [
+      'answer stalled mid-body after the write',
+      { endpoint: 'sync-raw-emails', truncate: true, stall_ms: 30_000, times: 1 },
+      'MAILGATE_ERR_API_TIMEOUT',
+    ],
   ];
 
   it.each(cases)('%s: retried to success, billed once', async (_name, rule, code) => {
@@ -70,7 +80,7 @@ describe('sync-raw-emails under faults', () => {
     expect((err as { bodySnippet?: string }).bodySnippet).toMatch(/</);
   });
 
-  it('Retry-After is honoured: the wait before the retry is the server\'s, not the jitter', async () => {
+  it("Retry-After is honoured: the wait before the retry is the server's, not the jitter", async () => {
     const { client, attempts } = await clientWithSource({ retry: { maxRetryAfterMs: 5_000 } });
     await control.faults([{ endpoint: 'sync-raw-emails', status: 429, retry_after: 1, times: 1 }]);
     await client.syncRawEmails('acme/inbox', { documents: docs('c'), transform_tag: TAG });
@@ -81,14 +91,22 @@ describe('sync-raw-emails under faults', () => {
     ['503', { endpoint: 'sync-raw-emails', status: 503 }, 'MAILGATE_ERR_API_SERVER'],
     ['429', { endpoint: 'sync-raw-emails', status: 429, retry_after: 1 }, 'MAILGATE_ERR_API_RATE_LIMITED'],
     ['dropped connections', { endpoint: 'sync-raw-emails', drop: true }, 'MAILGATE_ERR_API_NETWORK'],
-  ] as Array<[string, FaultRule, string]>)('a fault that outlasts the retries (%s) keeps its own code, nothing stored or billed', async (_name, rule, code) => {
-    const { client, attempts } = await clientWithSource({ retry: { maxAttempts: 3 } });
-    await control.faults([rule]);
-    const err = await client.syncRawEmails('acme/inbox', { documents: docs('d'), transform_tag: TAG }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code, attempts: 3, exhausted: 'attempts', message: expect.stringContaining('gave up after 3 attempts') as string });
-    expect(attempts).toHaveLength(3);
-    expect(await control.stats()).toMatchObject({ ai_units: 0, comments: 0 });
-  });
+  ] as Array<[string, FaultRule, string]>)(
+    'a fault that outlasts the retries (%s) keeps its own code, nothing stored or billed',
+    async (_name, rule, code) => {
+      const { client, attempts } = await clientWithSource({ retry: { maxAttempts: 3 } });
+      await control.faults([rule]);
+      const err = await client.syncRawEmails('acme/inbox', { documents: docs('d'), transform_tag: TAG }).catch((e: unknown) => e);
+      expect(err).toMatchObject({
+        code,
+        attempts: 3,
+        exhausted: 'attempts',
+        message: expect.stringContaining('gave up after 3 attempts') as string,
+      });
+      expect(attempts).toHaveLength(3);
+      expect(await control.stats()).toMatchObject({ ai_units: 0, comments: 0 });
+    },
+  );
 
   it.each([
     ['422 (transform tag)', { documents: docs('e'), transform_tag: 'nope.0.X' }, 'MAILGATE_ERR_API_UNPROCESSABLE', 422],
@@ -115,7 +133,9 @@ describe('sync-raw-emails under faults', () => {
     const bad = createApiClient({ baseUrl: emu.url, token: 'wrong', retry: fast });
     await expect(bad.getSource('acme/inbox')).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_UNAUTHORIZED', status: 401 });
     const { client } = await clientWithSource();
-    await expect(client.syncRawEmails('acme/missing', { documents: docs('f'), transform_tag: TAG })).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_NOT_FOUND' });
+    await expect(client.syncRawEmails('acme/missing', { documents: docs('f'), transform_tag: TAG })).rejects.toMatchObject({
+      code: 'MAILGATE_ERR_API_NOT_FOUND',
+    });
     expect(requestsTo(await control.stats(), 'sync-raw-emails')).toBe(1);
   });
 });

@@ -19,10 +19,12 @@ let script: Handler[] = [];
 let seen: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> = [];
 
 const ok = { status: 'ok', new: 1, updated: 0, updated_properties_only: 0, updated_text_changed: 0, unchanged: 0 };
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (_req, _b, res) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Handler =>
+  (_req, _b, res) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
 const doc = { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'y' } }, comment_id: 'ab' };
 const syncReq = { documents: [doc], transform_tag: 'generic.0.CONVKER5' };
 const fast = { baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 50 };
@@ -51,16 +53,22 @@ beforeEach(() => {
 
 describe('requests', () => {
   it('sends bearer auth, JSON, gzip acceptance and the user agent; decodes a gzip answer', async () => {
-    script = [(_req, _b, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
-      res.end(gzipSync(JSON.stringify(ok)));
-    }];
+    script = [
+      (_req, _b, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(gzipSync(JSON.stringify(ok)));
+      },
+    ];
     const client = createApiClient({ baseUrl: `${baseUrl}/reinfer_/`, token: TOKEN, userAgent: 'mailgate-test' });
     const res = await client.syncRawEmails('my-project/inbox_1', syncReq);
     expect(res).toMatchObject({ new: 1, updated_text_changed: 0 });
     const [r] = seen;
     expect(r).toMatchObject({ method: 'POST', url: '/reinfer_/api/v1/sources/my-project/inbox_1/sync-raw-emails' });
-    expect(r!.headers).toMatchObject({ authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'user-agent': 'mailgate-test' });
+    expect(r!.headers).toMatchObject({
+      authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'user-agent': 'mailgate-test',
+    });
     expect(r!.headers['accept-encoding']).toMatch(/gzip/);
     expect(JSON.parse(r!.body)).toEqual(syncReq);
   });
@@ -82,17 +90,27 @@ describe('requests', () => {
   });
 
   it('ensureSource creates on 404 only', async () => {
-    script = [json(404, { status: 'error', message: '404 Not Found' }), json(200, { status: 'ok', source: { name: 's', owner: 'p', id: '0123456789abcdef' } })];
+    script = [
+      json(404, { status: 'error', message: '404 Not Found' }),
+      json(200, { status: 'ok', source: { name: 's', owner: 'p', id: '0123456789abcdef' } }),
+    ];
     const client = createApiClient({ baseUrl, token: TOKEN });
     expect(await client.ensureSource('p/s')).toMatchObject({ id: '0123456789abcdef' });
-    expect(seen.map((s) => `${s.method} ${s.url} ${s.body}`)).toEqual(['GET /api/v1/sources/p/s ', 'PUT /api/v1/sources/p/s {"source":{}}']);
+    expect(seen.map((s) => `${s.method} ${s.url} ${s.body}`)).toEqual([
+      'GET /api/v1/sources/p/s ',
+      'PUT /api/v1/sources/p/s {"source":{}}',
+    ]);
     script = [json(403, { status: 'error', message: 'no' })];
     await expect(client.ensureSource('p/s')).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_FORBIDDEN' });
   });
 
   it('ensureSource: a create answered 409 (another caller created it first) is not retried; the source is read again', async () => {
     const source = { name: 's', owner: 'p', id: '0123456789abcdef' };
-    script = [json(404, { status: 'error', message: '404 Not Found' }), json(409, { status: 'error', message: "Source 'p/s' already exists." }), json(200, { status: 'ok', source })];
+    script = [
+      json(404, { status: 'error', message: '404 Not Found' }),
+      json(409, { status: 'error', message: "Source 'p/s' already exists." }),
+      json(200, { status: 'ok', source }),
+    ];
     const client = createApiClient({ baseUrl, token: TOKEN, retry: fast });
     expect(await client.ensureSource('p/s')).toEqual(source);
     expect(seen.map((s) => s.method)).toEqual(['GET', 'PUT', 'GET']);
@@ -105,8 +123,11 @@ describe('requests', () => {
   });
 
   it.each([
-    [{ baseUrl: 'not a url', token: 't' }], [{ baseUrl: 'ftp://x', token: 't' }], [{ baseUrl: 'http://x', token: '' }],
-    [{ baseUrl: 'http://x', token: 'a\nb' }], [{ baseUrl: 'http://x', token: 't', timeoutMs: 0 }],
+    [{ baseUrl: 'not a url', token: 't' }],
+    [{ baseUrl: 'ftp://x', token: 't' }],
+    [{ baseUrl: 'http://x', token: '' }],
+    [{ baseUrl: 'http://x', token: 'a\nb' }],
+    [{ baseUrl: 'http://x', token: 't', timeoutMs: 0 }],
   ])('refuses options %j', (options) => {
     expect(() => createApiClient(options)).toThrowError(expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID' }) as Error);
   });
@@ -118,7 +139,9 @@ describe('failures', () => {
     const attempts: AttemptInfo[] = [];
     const client = createApiClient({ baseUrl, token: TOKEN, retry: fast, onAttempt: (a) => attempts.push(a) });
     await expect(client.syncRawEmails('p/s', syncReq)).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_BAD_RESPONSE', status: 200 });
-    expect(attempts.map((a) => [a.attempt, a.status, a.error?.code, a.retryInMs])).toEqual([[1, 200, 'MAILGATE_ERR_API_BAD_RESPONSE', undefined]]);
+    expect(attempts.map((a) => [a.attempt, a.status, a.error?.code, a.retryInMs])).toEqual([
+      [1, 200, 'MAILGATE_ERR_API_BAD_RESPONSE', undefined],
+    ]);
     expect(seen).toHaveLength(1);
   });
 
@@ -136,16 +159,21 @@ describe('failures', () => {
   });
 
   it('predict: a label name given as a string becomes a path; a missing or null model is null', async () => {
-    const labels = [{ name: 'Billing > Refund', probability: 0.9, sentiment: -0.5 }, { name: ['Praise'], probability: 0.3 }];
-    script = [
-      json(200, { status: 'ok', predictions: [labels] }),
-      json(200, { status: 'ok', predictions: [labels], model: null }),
+    const labels = [
+      { name: 'Billing > Refund', probability: 0.9, sentiment: -0.5 },
+      { name: ['Praise'], probability: 0.3 },
     ];
+    script = [json(200, { status: 'ok', predictions: [labels] }), json(200, { status: 'ok', predictions: [labels], model: null })];
     const client = createApiClient({ baseUrl, token: TOKEN, retry: fast });
     for (let i = 0; i < 2; i++) {
       expect(await client.predictRawEmails('p/d', 'live', syncReq)).toMatchObject({
         model: null,
-        predictions: [[{ name: ['Billing', 'Refund'], probability: 0.9, sentiment: -0.5 }, { name: ['Praise'], probability: 0.3 }]],
+        predictions: [
+          [
+            { name: ['Billing', 'Refund'], probability: 0.9, sentiment: -0.5 },
+            { name: ['Praise'], probability: 0.3 },
+          ],
+        ],
       });
     }
   });
@@ -167,13 +195,21 @@ describe('failures', () => {
   });
 
   it('a body that stalls past the deadline is a timeout, and the deadline covers the body', async () => {
-    script = [(_req, _b, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"status":"ok",'); // never finished
-    }];
+    script = [
+      (_req, _b, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"status":"ok",'); // never finished
+      },
+    ];
     const client = createApiClient({ baseUrl, token: TOKEN, timeoutMs: 1000, retry: { ...fast, maxAttempts: 1 } });
     const err = await client.syncRawEmails('p/s', syncReq).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'MAILGATE_ERR_API_TIMEOUT', status: 200, attempts: 1, exhausted: 'attempts', cause: { code: 'MAILGATE_ERR_API_TIMEOUT' } });
+    expect(err).toMatchObject({
+      code: 'MAILGATE_ERR_API_TIMEOUT',
+      status: 200,
+      attempts: 1,
+      exhausted: 'attempts',
+      cause: { code: 'MAILGATE_ERR_API_TIMEOUT' },
+    });
     expect((err as ApiError).message).toMatch(/reading the 200 response body.*gave up after 1 attempts/);
   });
 
@@ -187,7 +223,10 @@ describe('failures', () => {
     ];
     const attempts: AttemptInfo[] = [];
     const client = createApiClient({
-      baseUrl, token: TOKEN, timeoutMs: 240_000, onAttempt: (a) => attempts.push(a),
+      baseUrl,
+      token: TOKEN,
+      timeoutMs: 240_000,
+      onAttempt: (a) => attempts.push(a),
       retry: { ...fast, baseDelayMs: 10, maxDelayMs: 10, jitter: 0, budgetMs: 1500 },
     });
     const err = await client.syncRawEmails('p/s', syncReq).catch((e: unknown) => e);
@@ -198,8 +237,13 @@ describe('failures', () => {
 
   it('not retried: 400/401/403/404/422 come back at once with the API message', async () => {
     const client = createApiClient({ baseUrl, token: TOKEN, retry: fast });
-    for (const [status, code] of [[400, 'MAILGATE_ERR_API_BAD_REQUEST'], [401, 'MAILGATE_ERR_API_UNAUTHORIZED'], [403, 'MAILGATE_ERR_API_FORBIDDEN'],
-      [404, 'MAILGATE_ERR_API_NOT_FOUND'], [422, 'MAILGATE_ERR_API_UNPROCESSABLE']] as const) {
+    for (const [status, code] of [
+      [400, 'MAILGATE_ERR_API_BAD_REQUEST'],
+      [401, 'MAILGATE_ERR_API_UNAUTHORIZED'],
+      [403, 'MAILGATE_ERR_API_FORBIDDEN'],
+      [404, 'MAILGATE_ERR_API_NOT_FOUND'],
+      [422, 'MAILGATE_ERR_API_UNPROCESSABLE'],
+    ] as const) {
       seen = [];
       script = [json(status, { status: 'error', message: `m${status}` })];
       await expect(client.syncRawEmails('p/s', syncReq)).rejects.toMatchObject({ code, status, apiMessage: `m${status}` });
@@ -219,8 +263,16 @@ describe('failures', () => {
   it('a caller abort during backoff ends the call as aborted, not retried', async () => {
     script = [json(503, { status: 'error', message: 'busy' }, { 'retry-after': '30' })];
     const controller = new AbortController();
-    const client = createApiClient({ baseUrl, token: TOKEN, retry: { maxRetryAfterMs: 30_000 }, onAttempt: () => setTimeout(() => controller.abort(), 10) });
-    await expect(client.syncRawEmails('p/s', syncReq, { signal: controller.signal })).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_ABORTED', attempts: 1 });
+    const client = createApiClient({
+      baseUrl,
+      token: TOKEN,
+      retry: { maxRetryAfterMs: 30_000 },
+      onAttempt: () => setTimeout(() => controller.abort(), 10),
+    });
+    await expect(client.syncRawEmails('p/s', syncReq, { signal: controller.signal })).rejects.toMatchObject({
+      code: 'MAILGATE_ERR_API_ABORTED',
+      attempts: 1,
+    });
     expect(seen).toHaveLength(1);
   });
 
@@ -230,8 +282,18 @@ describe('failures', () => {
     const port = (probe.address() as AddressInfo).port;
     await new Promise((resolve) => probe.close(resolve));
     const attempts: AttemptInfo[] = [];
-    const client = createApiClient({ baseUrl: `http://127.0.0.1:${port}`, token: TOKEN, retry: { ...fast, maxAttempts: 3 }, onAttempt: (a) => attempts.push(a) });
-    await expect(client.getSource('p/s')).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_NETWORK', attempts: 3, exhausted: 'attempts', message: expect.stringMatching(/ECONNREFUSED.*gave up after 3 attempts/) as string });
+    const client = createApiClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      token: TOKEN,
+      retry: { ...fast, maxAttempts: 3 },
+      onAttempt: (a) => attempts.push(a),
+    });
+    await expect(client.getSource('p/s')).rejects.toMatchObject({
+      code: 'MAILGATE_ERR_API_NETWORK',
+      attempts: 3,
+      exhausted: 'attempts',
+      message: expect.stringMatching(/ECONNREFUSED.*gave up after 3 attempts/) as string,
+    });
     expect(attempts.map((a) => a.error?.code)).toEqual(Array(3).fill('MAILGATE_ERR_API_NETWORK'));
     expect(attempts[0]!.error?.message).toMatch(/ECONNREFUSED/);
   });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, codeForStatus } from '../../src/api/errors.js';
 import {
-  DEFAULT_RETRY_POLICY, decideRetry, delayFor, isRetryable, parseRetryAfter, resolveRetryPolicy, type RetryPolicy,
+  DEFAULT_RETRY_POLICY,
+  decideRetry,
+  delayFor,
+  isRetryable,
+  parseRetryAfter,
+  resolveRetryPolicy,
+  type RetryPolicy,
 } from '../../src/api/retry.js';
 import { GatewayError } from '../../src/errors.js';
 
@@ -29,7 +35,11 @@ describe('isRetryable', () => {
     ['413', httpError(413), false],
     ['422', httpError(422), false],
     ['418 (unexpected)', httpError(418), false],
-    ['429 after the retries ran out (the code stays; the error is transient)', new ApiError('MAILGATE_ERR_API_RATE_LIMITED', 'x (gave up after 4 attempts)', { status: 429, exhausted: 'attempts' }), true],
+    [
+      '429 after the retries ran out (the code stays; the error is transient)',
+      new ApiError('MAILGATE_ERR_API_RATE_LIMITED', 'x (gave up after 4 attempts)', { status: 429, exhausted: 'attempts' }),
+      true,
+    ],
     ['aborted by the caller', new ApiError('MAILGATE_ERR_API_ABORTED', 'stop'), false],
     ['other gateway error', new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'x'), false],
     ['raw ECONNRESET', sysError('ECONNRESET'), true],
@@ -69,7 +79,14 @@ describe('parseRetryAfter', () => {
 });
 
 describe('delayFor (jitter around the official schedule, Retry-After as a floor)', () => {
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 1000, factor: 2, maxDelayMs: 5000, jitter: 0.5, maxRetryAfterMs: 30_000 };
+  const policy: RetryPolicy = {
+    ...DEFAULT_RETRY_POLICY,
+    baseDelayMs: 1000,
+    factor: 2,
+    maxDelayMs: 5000,
+    jitter: 0.5,
+    maxRetryAfterMs: 30_000,
+  };
   const table: Array<[string, number, unknown, number, number]> = [
     // name, attempt, error, random, expected
     ['1st retry, random 0: the floor, half the schedule', 1, httpError(503), 0, 500],
@@ -139,14 +156,29 @@ describe('decideRetry', () => {
 describe('resolveRetryPolicy', () => {
   it('defaults follow the official client (4 attempts, 5 s base, factor 2), with ±50 % jitter and no Retry-After clamp', () => {
     expect(resolveRetryPolicy()).toEqual(DEFAULT_RETRY_POLICY);
-    expect(DEFAULT_RETRY_POLICY).toMatchObject({ maxAttempts: 4, baseDelayMs: 5000, factor: 2, jitter: 0.5, maxRetryAfterMs: Number.POSITIVE_INFINITY, budgetMs: 600_000 });
+    expect(DEFAULT_RETRY_POLICY).toMatchObject({
+      maxAttempts: 4,
+      baseDelayMs: 5000,
+      factor: 2,
+      jitter: 0.5,
+      maxRetryAfterMs: Number.POSITIVE_INFINITY,
+      budgetMs: 600_000,
+    });
   });
   it('takes tiny values for tests, and 0 means 0', () => {
     expect(resolveRetryPolicy({ baseDelayMs: 0, maxDelayMs: 1 })).toMatchObject({ baseDelayMs: 0, maxDelayMs: 1 });
   });
   it.each([
-    [{ maxAttempts: 0 }], [{ maxAttempts: 1.5 }], [{ baseDelayMs: -1 }], [{ factor: 0.5 }], [{ budgetMs: Number.NaN }], [{ maxDelayMs: Infinity }],
-    [{ budgetMs: -1 }], [{ jitter: -0.1 }], [{ jitter: 1.5 }], [{ maxRetryAfterMs: Number.NaN }],
+    [{ maxAttempts: 0 }],
+    [{ maxAttempts: 1.5 }],
+    [{ baseDelayMs: -1 }],
+    [{ factor: 0.5 }],
+    [{ budgetMs: Number.NaN }],
+    [{ maxDelayMs: Infinity }],
+    [{ budgetMs: -1 }],
+    [{ jitter: -0.1 }],
+    [{ jitter: 1.5 }],
+    [{ maxRetryAfterMs: Number.NaN }],
   ])('refuses %j with a config code', (bad) => {
     expect(() => resolveRetryPolicy(bad)).toThrowError(expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID' }) as Error);
   });

@@ -22,7 +22,10 @@ const statuses = (outcomes: ItemOutcome[]): Record<string, number> =>
 
 /** A deadline long enough for a loaded machine; the slow-response case sets its own. */
 const clientOptions = (timeoutMs = 20_000) => ({
-  baseUrl: emu.url, token: emu.token, timeoutMs, retry: { baseDelayMs: 2, maxDelayMs: 10, maxRetryAfterMs: 20, maxAttempts: 3 },
+  baseUrl: emu.url,
+  token: emu.token,
+  timeoutMs,
+  retry: { baseDelayMs: 2, maxDelayMs: 10, maxRetryAfterMs: 20, maxAttempts: 3 },
 });
 
 beforeAll(async () => {
@@ -75,10 +78,17 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
 
   it.each(faults)('%s', async (_name, rule) => {
     let failedAttempts = 0;
-    client = createApiClient({ ...clientOptions(rule.delay_ms === undefined ? undefined : 1000), onAttempt: (a) => void (a.error !== undefined && failedAttempts++) });
+    client = createApiClient({
+      ...clientOptions(rule.delay_ms === undefined ? undefined : 1000),
+      onAttempt: (a) => void (a.error !== undefined && failedAttempts++),
+    });
     await control.faults([rule]);
     const docs = Array.from({ length: 200 }, (_, i) => makeDoc(i, { run: 'faults' }));
-    const { outcomes, pending, aiUnits, estimatedAiUnits } = await deliverUntilSettled(items(docs), target({ maxDocuments: 10 }), new MemoryLedger());
+    const { outcomes, pending, aiUnits, estimatedAiUnits } = await deliverUntilSettled(
+      items(docs),
+      target({ maxDocuments: 10 }),
+      new MemoryLedger(),
+    );
     expect(pending).toEqual([]);
     expect(statuses(outcomes)).toEqual({ delivered: 200 });
     await control.clearFaults();
@@ -96,7 +106,10 @@ describe('every fault: everything ends delivered, nothing twice, nothing lost', 
     const docs = items(Array.from({ length: 30 }, (_, i) => makeDoc(i, { run: 'down' })));
     const first = await deliverBatch(docs, target({ maxDocuments: 10 }), client);
     expect(statuses(first.outcomes)).toEqual({ retry: 30 });
-    expect(first.outcomes[0]).toMatchObject({ code: 'MAILGATE_ERR_API_SERVER', message: expect.stringContaining('gave up after 3 attempts') as string });
+    expect(first.outcomes[0]).toMatchObject({
+      code: 'MAILGATE_ERR_API_SERVER',
+      message: expect.stringContaining('gave up after 3 attempts') as string,
+    });
     expect(first.requests).toBe(1); // the other batches were not sent into a dead service
     const second = await deliverBatch(docs, target({ maxDocuments: 10 }), client);
     expect(statuses(second.outcomes)).toEqual({ delivered: 30 });
@@ -111,7 +124,11 @@ describe('AI units reported: confirmed by the API, and the ledger estimate', () 
       { endpoint: 'sync-raw-emails', status: 503, apply: true, rate: 0.2, seed: 22 },
     ]);
     const docs = Array.from({ length: 2000 }, (_, i) => makeDoc(i, { run: 'units' }));
-    const { outcomes, pending, aiUnits, estimatedAiUnits } = await deliverUntilSettled(items(docs), target({ maxDocuments: 50 }), new MemoryLedger());
+    const { outcomes, pending, aiUnits, estimatedAiUnits } = await deliverUntilSettled(
+      items(docs),
+      target({ maxDocuments: 50 }),
+      new MemoryLedger(),
+    );
     expect(pending).toEqual([]);
     expect(statuses(outcomes)).toEqual({ delivered: 2000 });
     await control.clearFaults();
@@ -136,7 +153,12 @@ describe('AI units reported: confirmed by the API, and the ledger estimate', () 
 
   it('sync: a comment id twice in one delivery is expected to cost once', async () => {
     const doc = makeDoc(1, { run: 'twice' });
-    const report = await deliverBatch(items([doc, makeDoc(2, { run: 'twice' }), doc]), target({ maxDocuments: 2 }), client, new MemoryLedger());
+    const report = await deliverBatch(
+      items([doc, makeDoc(2, { run: 'twice' }), doc]),
+      target({ maxDocuments: 2 }),
+      client,
+      new MemoryLedger(),
+    );
     expect(report.requests).toBe(2);
     expect(report.aiUnits).toBe((await control.stats()).ai_units);
     expect(report.aiUnits).toBe(2);
@@ -165,7 +187,10 @@ describe('poison documents', () => {
     const report = await deliverBatch(items(docs), target({ transformTag: 'bad.0.XXXXXXXX', maxDocuments: 2048 }), client);
     expect(statuses(report.outcomes)).toEqual({ retry: 4096 });
     for (const o of report.outcomes) {
-      expect(o).toMatchObject({ code: 'MAILGATE_ERR_API_REQUEST_REJECTED', message: expect.stringContaining("'bad.0.XXXXXXXX' is not a valid transform tag") as string });
+      expect(o).toMatchObject({
+        code: 'MAILGATE_ERR_API_REQUEST_REJECTED',
+        message: expect.stringContaining("'bad.0.XXXXXXXX' is not a valid transform tag") as string,
+      });
     }
     expect(report.requests).toBeLessThanOrEqual(6); // the first batch only: itself, its halves, the probe(s)
     const stats = await control.stats();
@@ -179,7 +204,9 @@ describe('poison documents', () => {
     const unsplit = report.outcomes.filter((o) => o.status === 'retry');
     expect(unsplit.length).toBeGreaterThan(0);
     expect(unsplit.every((o) => 'code' in o && o.code === 'MAILGATE_ERR_BATCH_NOT_ISOLATED')).toBe(true);
-    expect(report.outcomes.filter((o) => o.status === 'rejected').every((o) => 'code' in o && o.code === 'MAILGATE_ERR_BATCH_REJECTED')).toBe(true);
+    expect(
+      report.outcomes.filter((o) => o.status === 'rejected').every((o) => 'code' in o && o.code === 'MAILGATE_ERR_BATCH_REJECTED'),
+    ).toBe(true);
   });
 
   it('with validation on, a schema-invalid document is refused locally and costs no request', async () => {
@@ -232,7 +259,9 @@ describe('ledger and billing', () => {
   });
 
   it('a dry run without a ledger estimates one unit per document and sends nothing', async () => {
-    const report = await deliverBatch(items([makeDoc(1), makeDoc(2), makeDoc(3)]), target({ maxDocuments: 2 }), client, undefined, { dryRun: true });
+    const report = await deliverBatch(items([makeDoc(1), makeDoc(2), makeDoc(3)]), target({ maxDocuments: 2 }), client, undefined, {
+      dryRun: true,
+    });
     expect(report).toMatchObject({ requests: 2, estimatedAiUnits: 3, aiUnits: 0 });
     expect(requestsTo(await control.stats(), 'sync-raw-emails')).toBe(0);
   });
@@ -245,7 +274,10 @@ describe('property conflicts never fail a request', () => {
     makeDoc(3, { run: 'pc' }),
   ];
   const stored = async (doc: { comment_id?: string }) =>
-    (await api(emu.url, emu.token, 'GET', `/api/v1/sources/acme/inbox/comments/${doc.comment_id}`)).body.comment?.user_properties as Record<string, unknown>;
+    (await api(emu.url, emu.token, 'GET', `/api/v1/sources/acme/inbox/comments/${doc.comment_id}`)).body.comment?.user_properties as Record<
+      string,
+      unknown
+    >;
 
   it('sync reject: the conflicting document is refused locally, the others delivered', async () => {
     const d = docs();
@@ -300,17 +332,32 @@ describe('predict', () => {
   });
 
   it('maps predictions back to each document in order, with threshold and per-label thresholds', async () => {
-    const bodies = ['I want a refund, I was charged twice', 'My password reset is not working', 'Thank you, great service', 'nothing relevant here'];
+    const bodies = [
+      'I want a refund, I was charged twice',
+      'My password reset is not working',
+      'Thank you, great service',
+      'nothing relevant here',
+    ];
     const docs = bodies.map((body, i) => makeDoc(i, { body, run: 'pr' }));
     const t: PredictTarget = {
-      kind: 'predict', dataset: 'acme/triage', version: 1, transformTag: TAG, threshold: 0.3, maxDocuments: 2,
+      kind: 'predict',
+      dataset: 'acme/triage',
+      version: 1,
+      transformTag: TAG,
+      threshold: 0.3,
+      maxDocuments: 2,
       labels: [{ name: ['Billing', 'Refund'], threshold: 0.1 }, { name: ['Praise'] }, { name: ['Support', 'Password Reset'] }],
     };
     const report = await deliverBatch(items(docs), t, client);
     expect(report.requests).toBe(2);
     expect(report.aiUnits).toBe(4);
     for (const [i, outcome] of report.outcomes.entries()) {
-      const alone = await client.predictRawEmails('acme/triage', 1, { documents: [docs[i]!], transform_tag: TAG, threshold: 0.3, labels: t.labels });
+      const alone = await client.predictRawEmails('acme/triage', 1, {
+        documents: [docs[i]!],
+        transform_tag: TAG,
+        threshold: 0.3,
+        labels: t.labels,
+      });
       expect(outcome).toMatchObject({ status: 'delivered', predictions: alone.predictions[0] });
     }
     const names = report.outcomes.map((o) => (o.status === 'delivered' ? o.predictions!.map((p) => p.name.join(' > ')) : []));
@@ -321,7 +368,13 @@ describe('predict', () => {
   });
 
   describe('under faults: every document delivered once, its own predictions in order, billing bounded', () => {
-    const bodies = ['I want a refund, I was charged twice', 'My password reset is not working', 'Thank you, great service', 'nothing relevant here', 'my parcel is late, still waiting'];
+    const bodies = [
+      'I want a refund, I was charged twice',
+      'My password reset is not working',
+      'Thank you, great service',
+      'nothing relevant here',
+      'my parcel is late, still waiting',
+    ];
     const faults: Array<[string, FaultRule, boolean]> = [
       // name, rule, whether a failed attempt may have been processed (and billed)
       ['429 with Retry-After', { endpoint: 'predict-raw-emails', status: 429, retry_after: 1, rate: 0.4, seed: 31 }, false],
@@ -352,7 +405,11 @@ describe('predict', () => {
   });
 
   it('an unknown model version is a 404: every item is left for retry, none rejected', async () => {
-    const report = await deliverBatch(items([makeDoc(1)]), { kind: 'predict', dataset: 'acme/triage', version: 99, transformTag: TAG }, client);
+    const report = await deliverBatch(
+      items([makeDoc(1)]),
+      { kind: 'predict', dataset: 'acme/triage', version: 99, transformTag: TAG },
+      client,
+    );
     expect(report.outcomes).toEqual([expect.objectContaining({ status: 'retry', code: 'MAILGATE_ERR_API_NOT_FOUND' })]);
   });
 });

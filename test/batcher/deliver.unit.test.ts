@@ -33,7 +33,14 @@ function fakeClient(options: { failWith?: () => ApiError } = {}) {
         if (!stored.has(d.comment_id!)) created++;
         stored.set(d.comment_id!, (stored.get(d.comment_id!) ?? 0) + 1);
       }
-      return { status: 'ok', new: created, updated: 0, updated_properties_only: 0, updated_text_changed: 0, unchanged: req.documents.length - created };
+      return {
+        status: 'ok',
+        new: created,
+        updated: 0,
+        updated_properties_only: 0,
+        updated_text_changed: 0,
+        unchanged: req.documents.length - created,
+      };
     },
     predictRawEmails: () => Promise.reject(new Error('not used')),
     getSource: () => Promise.resolve({}),
@@ -57,13 +64,16 @@ describe('deliverBatch (property-based, fake client)', () => {
       fc.asyncProperty(arb, async ({ kinds, maxDocuments, concurrency }) => {
         const docs = kinds.map((k, i) => makeDoc(i, { body: k === 'bad' ? BAD : k === 'big' ? 'z'.repeat(6000) : undefined }));
         const fake = fakeClient();
-        const report = await deliverBatch(items(docs), target({ maxDocuments, maxRequestBytes: 5000 }), fake.client, undefined, { concurrency });
+        const report = await deliverBatch(items(docs), target({ maxDocuments, maxRequestBytes: 5000 }), fake.client, undefined, {
+          concurrency,
+        });
         expect(report.outcomes.map((o) => o.key)).toEqual(docs.map((_, i) => `k${i}`));
         report.outcomes.forEach((o, i) => {
           const expected = { good: 'delivered', bad: 'rejected', big: 'rejected' }[kinds[i]!];
           expect(o.status).toBe(expected);
           if (kinds[i] === 'big') expect(o).toMatchObject({ code: 'MAILGATE_ERR_BATCH_DOCUMENT_TOO_LARGE' });
-          if (kinds[i] === 'bad') expect(o).toMatchObject({ code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'documents[0]: bad body', httpStatus: 400 });
+          if (kinds[i] === 'bad')
+            expect(o).toMatchObject({ code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'documents[0]: bad body', httpStatus: 400 });
         });
         const good = kinds.filter((k) => k === 'good').length;
         expect(fake.stored.size).toBe(good);
@@ -84,13 +94,21 @@ describe('deliverBatch edge paths', () => {
     controller.abort();
     const report = await deliverBatch(items([makeDoc(1), makeDoc(2)]), target(), fake.client, undefined, { signal: controller.signal });
     expect(report.outcomes.map((o) => [o.status, 'code' in o ? o.code : undefined])).toEqual([
-      ['retry', 'MAILGATE_ERR_API_ABORTED'], ['retry', 'MAILGATE_ERR_API_ABORTED'],
+      ['retry', 'MAILGATE_ERR_API_ABORTED'],
+      ['retry', 'MAILGATE_ERR_API_ABORTED'],
     ]);
     expect(fake.requests).toHaveLength(0);
   });
 
-  it('retry outcomes carry the server\'s Retry-After', async () => {
-    const fake = fakeClient({ failWith: () => new ApiError('MAILGATE_ERR_API_RATE_LIMITED', 'slow down (gave up after 4 attempts)', { status: 429, retryAfterMs: 30_000, exhausted: 'attempts' }) });
+  it("retry outcomes carry the server's Retry-After", async () => {
+    const fake = fakeClient({
+      failWith: () =>
+        new ApiError('MAILGATE_ERR_API_RATE_LIMITED', 'slow down (gave up after 4 attempts)', {
+          status: 429,
+          retryAfterMs: 30_000,
+          exhausted: 'attempts',
+        }),
+    });
     const report = await deliverBatch(items([makeDoc(1)]), target(), fake.client);
     expect(report.outcomes[0]).toMatchObject({ status: 'retry', code: 'MAILGATE_ERR_API_RATE_LIMITED', retryAfterMs: 30_000 });
   });
@@ -128,10 +146,15 @@ describe('deliverBatch edge paths', () => {
   it('invalid targets and options are configuration errors', async () => {
     const { client } = fakeClient();
     for (const t of [target({ transformTag: '' }), target({ maxDocuments: 0 }), target({ overrideUserProperties: ['string:Sender'] })]) {
-      await expect(deliverBatch([], t, client)).rejects.toMatchObject({ code: expect.stringMatching(/CONFIG_INVALID|PROPERTY_CONFLICT/) as string });
+      await expect(deliverBatch([], t, client)).rejects.toMatchObject({
+        code: expect.stringMatching(/CONFIG_INVALID|PROPERTY_CONFLICT/) as string,
+      });
     }
-    await expect(deliverBatch([], target(), client, undefined, { concurrency: 0 })).rejects.toMatchObject({ code: 'MAILGATE_ERR_CONFIG_INVALID' });
-    await expect(deliverBatch([], { kind: 'predict', dataset: 'p/d', version: 1, transformTag: TAG, threshold: 2 }, client))
-      .rejects.toMatchObject({ code: 'MAILGATE_ERR_CONFIG_INVALID' });
+    await expect(deliverBatch([], target(), client, undefined, { concurrency: 0 })).rejects.toMatchObject({
+      code: 'MAILGATE_ERR_CONFIG_INVALID',
+    });
+    await expect(
+      deliverBatch([], { kind: 'predict', dataset: 'p/d', version: 1, transformTag: TAG, threshold: 2 }, client),
+    ).rejects.toMatchObject({ code: 'MAILGATE_ERR_CONFIG_INVALID' });
   });
 });

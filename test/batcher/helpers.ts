@@ -61,7 +61,13 @@ export function requestsTo(stats: Stats, endpoint: string): number {
   return Object.values(stats.requests[endpoint] ?? {}).reduce((a, b) => a + b, 0);
 }
 
-export async function api(url: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+export async function api(
+  url: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -1,12 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import {
-  LEGACY_HASH_PREFIX, MemoryLedger, canonicalJson, docHashOf, documentHashes, estimatedUnits, ledgerVerdict, textHashOf, type LedgerEntry,
+  LEGACY_HASH_PREFIX,
+  MemoryLedger,
+  canonicalJson,
+  docHashOf,
+  documentHashes,
+  estimatedUnits,
+  ledgerVerdict,
+  textHashOf,
+  type LedgerEntry,
 } from '../../src/batcher/ledger.js';
 import { buildComment } from '../../src/preview/comment.js';
 import type { RawEmailDocument } from '../../src/model/index.js';
 
 const doc: RawEmailDocument = {
-  raw_email: { headers: { raw: 'Subject: a' }, body: { plain: 'text' }, attachments: [{ name: 'a.pdf', size: 3, content_type: 'application/pdf' }] },
+  raw_email: {
+    headers: { raw: 'Subject: a' },
+    body: { plain: 'text' },
+    attachments: [{ name: 'a.pdf', size: 3, content_type: 'application/pdf' }],
+  },
   comment_id: 'abc',
   user_properties: { 'string:B': 'b', 'string:A': 'a' },
 };

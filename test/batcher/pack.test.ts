@@ -20,7 +20,12 @@ describe('pack (property-based)', () => {
         for (const batch of batches) {
           expect(batch.length).toBeGreaterThan(0);
           expect(batch.length).toBeLessThanOrEqual(limits.maxDocuments);
-          expect(requestBytes(limits.envelopeBytes, batch.map((i) => sizes[i]!))).toBeLessThanOrEqual(limits.maxRequestBytes);
+          expect(
+            requestBytes(
+              limits.envelopeBytes,
+              batch.map((i) => sizes[i]!),
+            ),
+          ).toBeLessThanOrEqual(limits.maxRequestBytes);
         }
         for (const i of tooLarge) expect(limits.envelopeBytes + sizes[i]!).toBeGreaterThan(limits.maxRequestBytes);
       }),
@@ -37,7 +42,10 @@ describe('pack (property-based)', () => {
         for (let b = 0; b + 1 < batches.length; b++) {
           const batch = batches[b]!;
           const next = batches[b + 1]![0]!;
-          const grown = requestBytes(limits.envelopeBytes, [...batch, next].map((i) => sizes[i]!));
+          const grown = requestBytes(
+            limits.envelopeBytes,
+            [...batch, next].map((i) => sizes[i]!),
+          );
           expect(batch.length >= limits.maxDocuments || grown > limits.maxRequestBytes).toBe(true);
         }
       }),
@@ -65,8 +73,12 @@ describe('resolveBatchLimits', () => {
     expect(resolveBatchLimits('sync', { maxDocuments: MAX_SYNC_DOCUMENTS }).maxDocuments).toBe(16_384);
   });
   it.each([
-    ['sync', { maxDocuments: 0 }], ['sync', { maxDocuments: 16_385 }], ['predict', { maxDocuments: 4097 }],
-    ['sync', { maxDocuments: 2.5 }], ['sync', { maxRequestBytes: 0 }], ['predict', { maxRequestBytes: -1 }],
+    ['sync', { maxDocuments: 0 }],
+    ['sync', { maxDocuments: 16_385 }],
+    ['predict', { maxDocuments: 4097 }],
+    ['sync', { maxDocuments: 2.5 }],
+    ['sync', { maxRequestBytes: 0 }],
+    ['predict', { maxRequestBytes: -1 }],
   ] as const)('refuses %s %j', (kind, options) => {
     expect(() => resolveBatchLimits(kind, options)).toThrowError(expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID' }) as Error);
   });

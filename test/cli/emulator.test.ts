@@ -37,7 +37,11 @@ describe('mailgate emulator', () => {
   it('listens on a free port, answers with the token, and closes on SIGTERM', async () => {
     const { child, url } = await start(['--token', 'secret-token']);
     try {
-      const unauthorized = await fetch(`${url}/api/v1/sources/acme/support/sync-raw-emails`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      const unauthorized = await fetch(`${url}/api/v1/sources/acme/support/sync-raw-emails`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(unauthorized.status).toBe(401);
       expect(await stop(child)).toBe(0);
     } finally {
@@ -47,22 +51,56 @@ describe('mailgate emulator', () => {
 
   it('takes every emulator option as a flag', async () => {
     const { child, url } = await start([
-      '--token', 'one', '--token', 'two',
-      '--transform-tag', 'acme.0.AAAAAAAA', '--transform-tag', 'acme.1.BBBBBBBB',
-      '--max-sync-documents', '2', '--max-predict-documents', '1',
-      '--auto-create-sources', '--allow-no-charge', '--no-require-transform-tag', '--no-empty-documents',
-      '--model-versions', '3', '--live-version', '3', '--staging-version', '2',
-      '--bodies', 'at-least-one', '--comments-shape', 'with-thread-properties', '--label-names', 'string', '--body-limit', '65536',
+      '--token',
+      'one',
+      '--token',
+      'two',
+      '--transform-tag',
+      'acme.0.AAAAAAAA',
+      '--transform-tag',
+      'acme.1.BBBBBBBB',
+      '--max-sync-documents',
+      '2',
+      '--max-predict-documents',
+      '1',
+      '--auto-create-sources',
+      '--allow-no-charge',
+      '--no-require-transform-tag',
+      '--no-empty-documents',
+      '--model-versions',
+      '3',
+      '--live-version',
+      '3',
+      '--staging-version',
+      '2',
+      '--bodies',
+      'at-least-one',
+      '--comments-shape',
+      'with-thread-properties',
+      '--label-names',
+      'string',
+      '--body-limit',
+      '65536',
     ]);
-    const call = (path: string, body: unknown, token = 'two') => fetch(url + path, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
+    const call = (path: string, body: unknown, token = 'two') =>
+      fetch(url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
     const sync = '/api/v1/sources/acme/auto/sync-raw-emails';
     try {
       // --auto-create-sources, second --transform-tag, --allow-no-charge, --bodies at-least-one, --comments-shape
-      const first = await call(`${sync}?no_charge=true`, { documents: [doc(1, { plain: 'p', html: '<p>h</p>' })], transform_tag: 'acme.1.BBBBBBBB', include_comments: true }, 'one');
+      const first = await call(
+        `${sync}?no_charge=true`,
+        { documents: [doc(1, { plain: 'p', html: '<p>h</p>' })], transform_tag: 'acme.1.BBBBBBBB', include_comments: true },
+        'one',
+      );
       expect(first.status).toBe(200);
-      expect(first.json).toMatchObject({ new: 1, comments: [{ comment: { id: expect.any(String) }, thread_properties: { num_messages: 1 } }] });
+      expect(first.json).toMatchObject({
+        new: 1,
+        comments: [{ comment: { id: expect.any(String) }, thread_properties: { num_messages: 1 } }],
+      });
       // the default tag is no longer accepted; --no-require-transform-tag uses the first listed one
       expect((await call(sync, { documents: [doc(2)], transform_tag: 'generic.0.CONVKER5' })).status).toBe(422);
       expect((await call(sync, { documents: [doc(2)] })).status).toBe(200);
@@ -71,9 +109,22 @@ describe('mailgate emulator', () => {
       expect((await call(sync, { documents: [] })).status).toBe(400);
       expect((await call(sync, { documents: [doc(6, { plain: 'x'.repeat(70_000) })] })).status).toBe(413);
       // --model-versions / --live-version / --max-predict-documents / --label-names
-      expect((await fetch(`${url}/api/v1/datasets/acme/triage`, { method: 'PUT', headers: { authorization: 'Bearer one', 'content-type': 'application/json' }, body: '{"dataset":{}}' })).status).toBe(200);
-      const predicted = await call('/api/v1/datasets/acme/triage/labellers/live/predict-raw-emails', { documents: [doc(7, { plain: 'I want a refund' })] });
-      expect(predicted.json).toMatchObject({ model: { version: 3 }, predictions: [expect.arrayContaining([expect.objectContaining({ name: 'Billing > Refund' })])] });
+      expect(
+        (
+          await fetch(`${url}/api/v1/datasets/acme/triage`, {
+            method: 'PUT',
+            headers: { authorization: 'Bearer one', 'content-type': 'application/json' },
+            body: '{"dataset":{}}',
+          })
+        ).status,
+      ).toBe(200);
+      const predicted = await call('/api/v1/datasets/acme/triage/labellers/live/predict-raw-emails', {
+        documents: [doc(7, { plain: 'I want a refund' })],
+      });
+      expect(predicted.json).toMatchObject({
+        model: { version: 3 },
+        predictions: [expect.arrayContaining([expect.objectContaining({ name: 'Billing > Refund' })])],
+      });
       expect((await call('/api/v1/datasets/acme/triage/labellers/3/predict-raw-emails', { documents: [doc(8), doc(9)] })).status).toBe(400);
       expect((await call('/api/v1/datasets/acme/triage/labellers/4/predict-raw-emails', { documents: [doc(8)] })).status).toBe(404);
       expect(((await (await fetch(`${url}/_emulator/stats`)).json()) as { ai_units: number }).ai_units).toBe(2); // no_charge billed nothing
@@ -89,7 +140,9 @@ describe('mailgate emulator', () => {
       const port = new URL(url).port;
       const run = await runMailgate(['emulator', '--port', port, '--token', 't']);
       expect(run.code).toBe(1);
-      expect(run.stderr.trim()).toBe(`mailgate: MAILGATE_ERR_SERVICE_LISTEN: cannot listen on 127.0.0.1:${port}: the address is already in use by another process (EADDRINUSE). Pass another --port, or --port 0 for a free one`);
+      expect(run.stderr.trim()).toBe(
+        `mailgate: MAILGATE_ERR_SERVICE_LISTEN: cannot listen on 127.0.0.1:${port}: the address is already in use by another process (EADDRINUSE). Pass another --port, or --port 0 for a free one`,
+      );
     } finally {
       await stop(child);
     }

@@ -40,7 +40,10 @@ describe('mailgate --help', () => {
 
   it('the hook sees imapflow once the registry builds an IMAP adapter', async () => {
     const script = join(dir, 'imap.mjs');
-    await writeFile(script, `const m = await import(${JSON.stringify(new URL('dist/adapters/index.js', ROOT).href)});\nawait m.adapterDefinition('imap');\n`);
+    await writeFile(
+      script,
+      `const m = await import(${JSON.stringify(new URL('dist/adapters/index.js', ROOT).href)});\nawait m.adapterDefinition('imap');\n`,
+    );
     expect(runAll(script, [])).toMatch(/LOADED imapflow/);
   });
 });

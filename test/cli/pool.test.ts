@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { importPool } from './support/dist.js';
 
 const message = (n: number, extra = '') =>
-  Buffer.from(`${extra}From: Sender ${n} <s${n}@example.com>\r\nTo: r@example.com\r\nSubject: message ${n}\r\nDate: Mon, 04 Mar 2024 09:00:00 +0000\r\nMessage-ID: <m${n}@example.com>\r\n\r\nBody ${n}\r\n`);
+  Buffer.from(
+    `${extra}From: Sender ${n} <s${n}@example.com>\r\nTo: r@example.com\r\nSubject: message ${n}\r\nDate: Mon, 04 Mar 2024 09:00:00 +0000\r\nMessage-ID: <m${n}@example.com>\r\n\r\nBody ${n}\r\n`,
+  );
 
 describe('parse pool', () => {
   it('parses in workers and yields results in submission order', async () => {
@@ -40,7 +42,9 @@ describe('parse pool', () => {
     const pool = new ParsePool({ size: 1 });
     try {
       const kept = Buffer.concat([message(1), Buffer.alloc(8192)]);
-      await (await pool.submit(kept)).done;
+      await (
+        await pool.submit(kept)
+      ).done;
       expect(kept.byteLength).toBeGreaterThan(0);
       const moved = new Uint8Array(message(2));
       const ticket = await pool.submit(moved, { transfer: true });
@@ -135,7 +139,18 @@ describe('parse pool', () => {
       for (let n = 0; n < 12; n++) tickets.push(await pool.submit(message(n, n === 5 ? 'X-Mailgate-Internal-Test-Hook: hang\r\n' : '')));
       const outcomes = await Promise.all(tickets.map((t) => t.done));
       expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual([
-        'ok', 'ok', 'ok', 'ok', 'ok', 'MAILGATE_ERR_MIME_TIMEOUT', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+        'MAILGATE_ERR_MIME_TIMEOUT',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
       ]);
       outcomes.forEach((o, n) => {
         if (o.ok) expect(o.result.comment.messages[0]?.subject?.text).toBe(`message ${n}`);
@@ -153,7 +168,16 @@ describe('parse pool', () => {
       for (let n = 0; n < 10; n++) tickets.push(await pool.submit(message(n, n === 3 ? 'X-Mailgate-Internal-Test-Hook: crash\r\n' : '')));
       const outcomes = await Promise.all(tickets.map((t) => t.done));
       expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual([
-        'ok', 'ok', 'ok', 'MAILGATE_ERR_MIME_WORKER_CRASHED', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok',
+        'ok',
+        'ok',
+        'ok',
+        'MAILGATE_ERR_MIME_WORKER_CRASHED',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
+        'ok',
       ]);
     } finally {
       await pool.close();

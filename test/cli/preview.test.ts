@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { splitAtPosition } from '../../src/cli/preview/spool.js';
 import { Comment, RawEmailDocument, ThreadProperties } from '../../src/model/index.js';
 import type { Comment as CommentType } from '../../src/model/index.js';
-import { runMailgate, SAMPLES } from './support/dist.js';
+import { runMailgate } from './support/dist.js';
 
 interface Line {
   origin: { path: string; index: number };
@@ -16,12 +16,25 @@ interface Line {
   error?: { code: string; message: string };
 }
 
-const parseLines = (stdout: string): Line[] => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line);
+const parseLines = (stdout: string): Line[] =>
+  stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Line);
 const bySubject = (lines: Line[], subject: string) => lines.filter((l) => l.comment?.messages[0]?.subject?.text === subject);
 
 describe('mailgate preview (jsonl)', () => {
   it('prints one valid object per message, keys in order, and exits 0 when all parsed', async () => {
-    const run = await runMailgate(['preview', 'samples/files/mbox', 'samples/files/eml', 'samples/files/maildir', 'samples/files/msg', '--workers', '2']);
+    const run = await runMailgate([
+      'preview',
+      'samples/files/mbox',
+      'samples/files/eml',
+      'samples/files/maildir',
+      'samples/files/msg',
+      '--workers',
+      '2',
+    ]);
     expect(run.code).toBe(0);
     const lines = parseLines(run.stdout);
     expect(lines).toHaveLength(17);
@@ -37,7 +50,12 @@ describe('mailgate preview (jsonl)', () => {
   });
 
   it('computes thread properties across all files of the run', async () => {
-    const run = await runMailgate(['preview', 'samples/files/eml', 'samples/files/mbox/mboxrd.mbox', 'samples/files/msg/transport-headers.msg']);
+    const run = await runMailgate([
+      'preview',
+      'samples/files/eml',
+      'samples/files/mbox/mboxrd.mbox',
+      'samples/files/msg/transport-headers.msg',
+    ]);
     const lines = parseLines(run.stdout);
     const report = bySubject(lines, 'Quarterly report')[0]!;
     const replies = bySubject(lines, 'Re: Quarterly report');
@@ -59,7 +77,10 @@ describe('mailgate preview (jsonl)', () => {
   it('dates a message with neither Date nor Received by its container, never by the clock (timestamp-is-now regression)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mailgate-cli-'));
     const undated = (id: string) => `From: a@example.com\nSubject: ${id}\nMessage-ID: <${id}@x>\n\nhello\n`;
-    await writeFile(join(dir, 'a.mbox'), `From sender@example.com Tue Mar  5 10:15:00 2024\n${undated('mbox')}\nFrom sender@example.com Wed Mar  6 11:00:00 2024\n${undated('mbox2')}`);
+    await writeFile(
+      join(dir, 'a.mbox'),
+      `From sender@example.com Tue Mar  5 10:15:00 2024\n${undated('mbox')}\nFrom sender@example.com Wed Mar  6 11:00:00 2024\n${undated('mbox2')}`,
+    );
     await mkdir(join(dir, 'md', 'cur'), { recursive: true });
     await mkdir(join(dir, 'md', 'new'));
     await writeFile(join(dir, 'md', 'cur', '1714550400.M1P1.host:2,S'), undated('maildir'));
@@ -79,7 +100,12 @@ describe('mailgate preview (jsonl)', () => {
     const run = await runMailgate(['preview', 'samples/files/bad', 'samples/files/eml/01-hello.eml', 'samples/files/missing.eml']);
     expect(run.code).toBe(1);
     const lines = parseLines(run.stdout);
-    expect(lines.map((l) => l.error?.code ?? 'ok')).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID', 'MAILGATE_ERR_INPUT_MSG_INVALID', 'ok', 'MAILGATE_ERR_INPUT_NOT_FOUND']);
+    expect(lines.map((l) => l.error?.code ?? 'ok')).toEqual([
+      'MAILGATE_ERR_INPUT_MSG_INVALID',
+      'MAILGATE_ERR_INPUT_MSG_INVALID',
+      'ok',
+      'MAILGATE_ERR_INPUT_NOT_FOUND',
+    ]);
     expect(Object.keys(lines[0]!)).toEqual(['origin', 'error']);
     expect(lines[3]!.origin).toEqual({ path: 'samples/files/missing.eml', index: 0 });
   });
@@ -92,7 +118,11 @@ describe('mailgate preview (jsonl)', () => {
     expect(parseLines(run.stdout).map((l) => l.error?.code ?? 'ok')).toEqual(['MAILGATE_ERR_MIME_EMPTY', 'ok']);
     expect(run.code).toBe(1);
     const small = await runMailgate(['preview', 'samples/files/mbox/mboxrd.mbox', '--max-message-bytes', '250']);
-    expect(parseLines(small.stdout).map((l) => l.error?.code ?? 'ok')).toEqual(['MAILGATE_ERR_MIME_TOO_LARGE', 'MAILGATE_ERR_MIME_TOO_LARGE', 'ok']);
+    expect(parseLines(small.stdout).map((l) => l.error?.code ?? 'ok')).toEqual([
+      'MAILGATE_ERR_MIME_TOO_LARGE',
+      'MAILGATE_ERR_MIME_TOO_LARGE',
+      'ok',
+    ]);
   });
 
   it('passes --body and --headers to the document', async () => {
@@ -114,7 +144,14 @@ describe('mailgate preview (json and table)', () => {
   });
 
   it('table shows one row per message with thread position, within the width', async () => {
-    const run = await runMailgate(['preview', 'samples/files/mbox/mboxrd.mbox', 'samples/files/eml', 'samples/files/bad/corrupt.msg', '--format', 'table']);
+    const run = await runMailgate([
+      'preview',
+      'samples/files/mbox/mboxrd.mbox',
+      'samples/files/eml',
+      'samples/files/bad/corrupt.msg',
+      '--format',
+      'table',
+    ]);
     const rows = run.stdout.trimEnd().split('\n');
     expect(rows[0]).toMatch(/^#\s+FROM\s+SUBJECT\s+THREAD\s+BODY\s+WARNINGS$/);
     expect(rows).toHaveLength(1 + 7);
@@ -125,7 +162,12 @@ describe('mailgate preview (json and table)', () => {
 });
 
 describe('spooled comment JSON', () => {
-  const base: CommentType = { id: 'ab', timestamp: '2024-01-01T00:00:00.000Z', messages: [{ body: { text: 'a\t"b"' } }], user_properties: {} };
+  const base: CommentType = {
+    id: 'ab',
+    timestamp: '2024-01-01T00:00:00.000Z',
+    messages: [{ body: { text: 'a\t"b"' } }],
+    user_properties: {},
+  };
 
   it('splits exactly around the position value, whatever the texts hold', () => {
     const c: CommentType = {

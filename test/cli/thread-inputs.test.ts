@@ -44,6 +44,13 @@ describe('compact thread inputs', () => {
     const inputs = new ThreadInputs();
     inputs.add(toComment({ id: 'a1', t: '2024-01-01T00:00:00.000Z', to: [], cc: [] }));
     inputs.compute();
-    expect(Object.keys(inputs.get('a1')!)).toEqual(['thread_position', 'num_messages', 'num_participants', 'first_sender', 'duration', 'response_time']);
+    expect(Object.keys(inputs.get('a1')!)).toEqual([
+      'thread_position',
+      'num_messages',
+      'num_participants',
+      'first_sender',
+      'duration',
+      'response_time',
+    ]);
   });
 });

@@ -15,7 +15,14 @@ describe('docs/config.md', () => {
 
   it('documents every top-level section and nested route field', () => {
     const text = renderConfigDocs();
-    for (const field of ['`store`', '`api.url`', '`api.retry.max_attempts`', '`routes[].on_property_conflict`', '`delivery.max_request_bytes`', '`parsing.timeout_ms`']) {
+    for (const field of [
+      '`store`',
+      '`api.url`',
+      '`api.retry.max_attempts`',
+      '`routes[].on_property_conflict`',
+      '`delivery.max_request_bytes`',
+      '`parsing.timeout_ms`',
+    ]) {
       expect(text).toContain(field);
     }
   });

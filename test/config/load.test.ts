@@ -42,7 +42,12 @@ describe('loadConfig', () => {
     expect(c.store).toBe('sqlite:/from/env.db');
     expect(c.api.url).toBe('https://file.example');
     expect(c.api.token).toBe('t3');
-    expect(c.routes[0]).toMatchObject({ name: 'support', mode: 'sync', transform_tag: 'generic.0.CONVKER5', on_property_conflict: 'reject' });
+    expect(c.routes[0]).toMatchObject({
+      name: 'support',
+      mode: 'sync',
+      transform_tag: 'generic.0.CONVKER5',
+      on_property_conflict: 'reject',
+    });
   });
 
   it('interpolates ${VAR}, ${VAR:-default} and $$', () => {
@@ -54,7 +59,9 @@ describe('loadConfig', () => {
   });
 
   it('accepts unquoted placeholders inside flow mappings, as in `api: { token: ${MAILGATE_API_TOKEN} }`', () => {
-    const path = file(`api: { url: https://api.example, token: \${MAILGATE_API_TOKEN} }\nserver: { listen: 127.0.0.1:8080, api_keys: [\${KEY}] }\n`);
+    const path = file(
+      `api: { url: https://api.example, token: \${MAILGATE_API_TOKEN} }\nserver: { listen: 127.0.0.1:8080, api_keys: [\${KEY}] }\n`,
+    );
     const c = loadConfig({ file: path, env: { MAILGATE_API_TOKEN: 'tok,{}: "x"', KEY: 'k7'.repeat(10) } });
     expect(c.api.token).toBe('tok,{}: "x"');
     expect(c.server.api_keys).toEqual(['k7'.repeat(10)]);
@@ -76,8 +83,12 @@ describe('loadConfig', () => {
 
   it('explains route mistakes: missing source, predict size, unknown adapter route, duplicates', () => {
     expect(failure(() => loadConfig({ file: file('routes:\n  - name: a\n') })).message).toMatch(/routes\[0\]\.source: a sync route needs/);
-    expect(failure(() => loadConfig({ file: file('routes:\n  - { name: p, mode: predict, dataset: acme/d, max_documents: 5000 }\n') })).message).toMatch(/at most 4096/);
-    expect(failure(() => loadConfig({ file: file(`${route}adapters:\n  files:\n    - { name: f, route: nope, paths: [x] }\n`) })).message).toMatch(/adapters\.files\[0\]\.route/);
+    expect(
+      failure(() => loadConfig({ file: file('routes:\n  - { name: p, mode: predict, dataset: acme/d, max_documents: 5000 }\n') })).message,
+    ).toMatch(/at most 4096/);
+    expect(
+      failure(() => loadConfig({ file: file(`${route}adapters:\n  files:\n    - { name: f, route: nope, paths: [x] }\n`) })).message,
+    ).toMatch(/adapters\.files\[0\]\.route/);
     expect(failure(() => loadConfig({ file: file(`${route}  - name: support\n    source: acme/x\n`) })).message).toMatch(/defined twice/);
   });
 

@@ -51,7 +51,10 @@ export function input(route: string, n: number, extra: Partial<OutboxInput> = {}
 }
 
 export async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(isGatewayError(err) ? err.code : err).toBe(code);
 }
 
@@ -124,7 +127,9 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
       it('claims ready items in enqueue order with a lease, and returns them without raw bytes', async () => {
         const s = ctx.store();
         const preview = {
-          id: 'c0de0001', timestamp: '2024-01-02T03:04:05Z', user_properties: { 'string:Mailbox': 'x' },
+          id: 'c0de0001',
+          timestamp: '2024-01-02T03:04:05Z',
+          user_properties: { 'string:Mailbox': 'x' },
           messages: [{ body: { text: 'hello' }, from: 'a@example.com' }],
         };
         const warnings = [{ code: 'MAILGATE_WARN_NO_BODY' as const, message: 'no body' }];
@@ -132,7 +137,14 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         const first = await s.claim('r', 2, 'worker-a', 60_000);
         expect(first.map((i) => i.key)).toEqual(['files:/tmp/archive.mbox:1', 'files:/tmp/archive.mbox:2']);
         const one = first[0];
-        expect(one).toMatchObject({ route: 'r', commentId: 'c0de0001', attempts: 0, preview, warnings, origin: { adapter: 'files', index: 1 } });
+        expect(one).toMatchObject({
+          route: 'r',
+          commentId: 'c0de0001',
+          attempts: 0,
+          preview,
+          warnings,
+          origin: { adapter: 'files', index: 1 },
+        });
         expect(one?.document.raw_email.headers).toEqual({ raw: 'Subject: message 1\r\nFrom: a@example.com' });
         expect(one?.document.comment_id).toBe('c0de0001');
         expect(one).not.toHaveProperty('raw');
@@ -197,7 +209,12 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
 
       it('tells which keys a route already holds, whatever their status', async () => {
         const s = ctx.store();
-        await s.enqueue([input('r', 1), input('r', 2), input('other', 3), input('r', 4, { error: { code: 'MAILGATE_ERR_MIME_EMPTY', message: 'empty' } })]);
+        await s.enqueue([
+          input('r', 1),
+          input('r', 2),
+          input('other', 3),
+          input('r', 4, { error: { code: 'MAILGATE_ERR_MIME_EMPTY', message: 'empty' } }),
+        ]);
         const [first] = await s.claim('r', 1, 'w', 60_000);
         await s.markDelivered([first!.id], { outcome: 'delivered' });
         const keys = [1, 2, 3, 4, 5].map((n) => `files:/tmp/archive.mbox:${n}`);
@@ -230,7 +247,11 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         const a = ctx.store();
         const b = await ctx.open();
         const keys = Array.from({ length: 1000 }, (_, i) => i);
-        const run = (s: Store, order: number[]) => s.enqueue(order.map((i) => input('r', i)), { key: 'cp', value: { n: order.length } });
+        const run = (s: Store, order: number[]) =>
+          s.enqueue(
+            order.map((i) => input('r', i)),
+            { key: 'cp', value: { n: order.length } },
+          );
         for (let round = 0; round < 3; round += 1) {
           const results = await Promise.all([run(a, keys), run(b, [...keys].reverse()), run(b, keys)]);
           expect(results.reduce((n, r) => n + r.queued, 0)).toBe(round === 0 ? 1000 : 0);
@@ -266,13 +287,26 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         await s.enqueue([input('r', 1), input('r', 2)]);
         const [a, b] = await s.claim('r', 10, 'w', 60_000);
         const at = '2024-01-01T00:00:00.000Z';
-        const entry = (commentId: string, textHash: string) => ({ commentId, textHash, docHash: 'p', outcome: 'delivered' as const, updatedAt: at });
-        const info = { outcome: 'delivered' as const, aiUnits: { route: 'r', units: 3 }, ledger: [{ source: 'p/s', entries: [entry(a?.commentId ?? '', 't1')] }] };
+        const entry = (commentId: string, textHash: string) => ({
+          commentId,
+          textHash,
+          docHash: 'p',
+          outcome: 'delivered' as const,
+          updatedAt: at,
+        });
+        const info = {
+          outcome: 'delivered' as const,
+          aiUnits: { route: 'r', units: 3 },
+          ledger: [{ source: 'p/s', entries: [entry(a?.commentId ?? '', 't1')] }],
+        };
         expect(await s.markDelivered([a?.id ?? 0], info)).toBe(1);
         expect(await s.markDelivered([a?.id ?? 0], { outcome: 'delivered', aiUnits: { route: 'r', units: 2 } })).toBe(0);
         expect(await s.markDelivered([], { outcome: 'delivered', ledger: [{ source: 'p/s', entries: [entry('other', 't2')] }] })).toBe(0);
         // A bad unit count rolls the whole call back.
-        await expectCode(s.markDelivered([b?.id ?? 0], { outcome: 'delivered', aiUnits: { route: 'r', units: -1 } }), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+        await expectCode(
+          s.markDelivered([b?.id ?? 0], { outcome: 'delivered', aiUnits: { route: 'r', units: -1 } }),
+          'MAILGATE_ERR_STORE_INVALID_ARGUMENT',
+        );
         expect(await s.outboxDepth('r')).toBe(1);
         expect(await s.counters('r')).toEqual([{ route: 'r', enqueued: 2, delivered: 1, unchanged: 0, deadLettered: 0, aiUnits: 5 }]);
         const found = await s.lookup('p/s', [a?.commentId ?? '', 'other']);
@@ -282,13 +316,22 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
 
       it('indexes the thread entries given with an enqueue, also for duplicates', async () => {
         const s = ctx.store();
-        const entry = (commentId: string, ts: string) => ({ commentId, threadId: 't1', timestamp: ts, from: 'a@example.com', participants: ['a@example.com'] });
+        const entry = (commentId: string, ts: string) => ({
+          commentId,
+          threadId: 't1',
+          timestamp: ts,
+          from: 'a@example.com',
+          participants: ['a@example.com'],
+        });
         const e1 = entry('c1', '2024-01-01T00:00:00.000Z');
         const e2 = entry('c2', '2024-01-02T00:00:00.000Z');
         await s.enqueue([input('r', 1, { thread: { source: 'p/s', entry: e1 } }), input('r', 2)]);
         expect(await s.threadMembers('p/s', ['t1'])).toEqual(new Map([['t1', [e1]]]));
         const moved = { ...e1, timestamp: '2024-01-03T00:00:00.000Z' };
-        await s.enqueue([input('r', 1, { thread: { source: 'p/s', entry: moved } }), input('r', 3, { thread: { source: 'p/s', entry: e2 } })]);
+        await s.enqueue([
+          input('r', 1, { thread: { source: 'p/s', entry: moved } }),
+          input('r', 3, { thread: { source: 'p/s', entry: e2 } }),
+        ]);
         expect(await s.threadMembers('p/s', ['t1'])).toEqual(new Map([['t1', [e2, moved]]]));
         expect((await s.threadMembers('p/other', ['t1'])).size).toBe(0);
       });
@@ -300,21 +343,39 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         await s.markDelivered([one?.id ?? 0], { outcome: 'delivered' });
         expect(await s.pruneDelivered(new Date(Date.now() - 3_600_000))).toBe(0);
         expect(await s.pruneDelivered(new Date(Date.now() + 60_000))).toBe(1);
-        expect(await s.outboxCounts()).toEqual([{ route: 'r', status: 'dead', count: 1 }, { route: 'r', status: 'queued', count: 1 }]);
+        expect(await s.outboxCounts()).toEqual([
+          { route: 'r', status: 'dead', count: 1 },
+          { route: 'r', status: 'queued', count: 1 },
+        ]);
         expect((await s.counters('r'))[0]?.delivered).toBe(1);
       });
 
       it('answers any item by id, whatever its status, with its document and without raw bytes', async () => {
         const s = ctx.store();
-        await s.enqueue([input('r', 1), input('r', 2), input('r', 3), input('r', 4, { error: { code: 'MAILGATE_ERR_MIME_EMPTY', message: 'empty' } })]);
+        await s.enqueue([
+          input('r', 1),
+          input('r', 2),
+          input('r', 3),
+          input('r', 4, { error: { code: 'MAILGATE_ERR_MIME_EMPTY', message: 'empty' } }),
+        ]);
         const [one, two] = await s.claim('r', 2, 'w', 60_000);
         await s.markDelivered([one?.id ?? 0], { outcome: 'unchanged' });
         await s.deadLetter(two?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
         const delivered = await s.getItem(one?.id ?? 0);
-        expect(delivered).toMatchObject({ id: one?.id, route: 'r', key: 'files:/tmp/archive.mbox:1', status: 'delivered', outcome: 'unchanged', document: one?.document });
+        expect(delivered).toMatchObject({
+          id: one?.id,
+          route: 'r',
+          key: 'files:/tmp/archive.mbox:1',
+          status: 'delivered',
+          outcome: 'unchanged',
+          document: one?.document,
+        });
         expect(delivered?.finishedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
         expect(delivered).not.toHaveProperty('raw');
-        expect(await s.getItem(two?.id ?? 0)).toMatchObject({ status: 'dead', lastError: { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' } });
+        expect(await s.getItem(two?.id ?? 0)).toMatchObject({
+          status: 'dead',
+          lastError: { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' },
+        });
         const queued = (await s.listDeadLetters({ limit: 10 })).find((d) => d.key.endsWith(':4'));
         expect(await s.getItem(queued?.id ?? 0)).toMatchObject({ status: 'dead', lastError: { code: 'MAILGATE_ERR_MIME_EMPTY' } });
         const third = await s.claim('r', 1, 'w', 60_000);
@@ -455,8 +516,16 @@ function deadLetterCases(ctx: ContractContext): void {
       expect(again?.error.message).toBe('still bad');
       expect(again?.raw?.equals(original.raw ?? Buffer.alloc(0))).toBe(true);
       const hashes = { textHash: 't'.repeat(64), docHash: 'd'.repeat(64) };
-      const thread = { source: 'p/s', entry: { commentId: original.commentId, threadId: 'abc', timestamp: '2024-01-01T00:00:00.000Z', participants: ['a@example.com'] } };
-      const fixed = input('r', 1, { raw: undefined, hashes, thread, warnings: [{ code: 'MAILGATE_WARN_MIME_MALFORMED', message: 'best effort' }] });
+      const thread = {
+        source: 'p/s',
+        entry: { commentId: original.commentId, threadId: 'abc', timestamp: '2024-01-01T00:00:00.000Z', participants: ['a@example.com'] },
+      };
+      const fixed = input('r', 1, {
+        raw: undefined,
+        hashes,
+        thread,
+        warnings: [{ code: 'MAILGATE_WARN_MIME_MALFORMED', message: 'best effort' }],
+      });
       expect(await s.replayDeadLetter(id, fixed)).toEqual({ id, status: 'queued' });
       expect(await s.listDeadLetters({ limit: 10 })).toEqual([]);
       const [item] = await s.claim('r', 10, 'w', 60_000);
@@ -471,7 +540,13 @@ function deadLetterCases(ctx: ContractContext): void {
     it('purges by ids, route, age or all, and needs a filter', async () => {
       const s = ctx.store();
       const err = { code: 'MAILGATE_ERR_MIME_NOT_EMAIL', message: 'x' };
-      await s.enqueue([input('r', 1, { error: err }), input('r', 2, { error: err }), input('q', 3, { error: err }), input('q', 4, { error: err }), input('q', 5)]);
+      await s.enqueue([
+        input('r', 1, { error: err }),
+        input('r', 2, { error: err }),
+        input('q', 3, { error: err }),
+        input('q', 4, { error: err }),
+        input('q', 5),
+      ]);
       const ids = (await s.listDeadLetters({ limit: 10 })).map((d) => d.id);
       await expectCode(s.purgeDeadLetters({}), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
       expect(await s.purgeDeadLetters({ ids: [ids[0] ?? 0] })).toBe(1);
@@ -495,7 +570,9 @@ function stateCases(ctx: ContractContext): void {
         { commentId: 'bb', textHash: 't2', docHash: 'p2', outcome: 'rejected', updatedAt: '2024-01-01T00:00:00.000Z' },
         { commentId: 'aa', textHash: 't3', docHash: 'p3', outcome: 'delivered', updatedAt: '2024-01-02T00:00:00.000Z' },
       ]);
-      await s.record('p/other', [{ commentId: 'aa', textHash: 'x', docHash: 'y', outcome: 'delivered', updatedAt: '2024-01-03T00:00:00.000Z' }]);
+      await s.record('p/other', [
+        { commentId: 'aa', textHash: 'x', docHash: 'y', outcome: 'delivered', updatedAt: '2024-01-03T00:00:00.000Z' },
+      ]);
       await s.record('p/s', []);
       const found = await s.lookup('p/s', ['aa', 'bb', 'cc']);
       expect([...found.entries()].sort()).toEqual([
@@ -545,10 +622,18 @@ function stateCases(ctx: ContractContext): void {
         { commentId: 'c2', threadId: 't2', timestamp: '2024-01-02T00:00:00Z', participants: [] },
       ]);
       await s.indexThread('p/other', [{ commentId: 'c9', threadId: 't1', timestamp: '2024-01-01T00:00:00Z', participants: [] }]);
-      await s.indexThread('p/s', [{ commentId: 'c0', threadId: 't1', timestamp: '2023-12-31T23:00:00+00:00', from: 'z@x', participants: ['z@x'] }]);
+      await s.indexThread('p/s', [
+        { commentId: 'c0', threadId: 't1', timestamp: '2023-12-31T23:00:00+00:00', from: 'z@x', participants: ['z@x'] },
+      ]);
       const m = await s.threadMembers('p/s', ['t1', 't2', 't404']);
       expect(m.get('t1')?.map((e) => e.commentId)).toEqual(['c0', 'c1', 'c3']);
-      expect(m.get('t1')?.[0]).toEqual({ commentId: 'c0', threadId: 't1', timestamp: '2023-12-31T23:00:00+00:00', from: 'z@x', participants: ['z@x'] });
+      expect(m.get('t1')?.[0]).toEqual({
+        commentId: 'c0',
+        threadId: 't1',
+        timestamp: '2023-12-31T23:00:00+00:00',
+        from: 'z@x',
+        participants: ['z@x'],
+      });
       expect(m.get('t2')).toEqual([{ commentId: 'c2', threadId: 't2', timestamp: '2024-01-02T00:00:00Z', participants: [] }]);
       expect(m.has('t404')).toBe(false);
       // Re-indexing a comment moves it (a late parent message re-roots the thread).
@@ -566,7 +651,9 @@ function stateCases(ctx: ContractContext): void {
         { commentId: 'bb', key: 'k2', predictions: [], model: null },
       ]);
       await s.savePredictions('q', [{ commentId: 'aa', key: 'k1', predictions: [], model }]);
-      await s.savePredictions('r', [{ commentId: 'aa', key: 'k1', predictions: [{ name: ['Billing', 'Refund'], probability: 0.7, sentiment: -0.2 }], model }]);
+      await s.savePredictions('r', [
+        { commentId: 'aa', key: 'k1', predictions: [{ name: ['Billing', 'Refund'], probability: 0.7, sentiment: -0.2 }], model },
+      ]);
       const all = await s.listPredictions({ route: 'r', limit: 10 });
       expect(all.map((p) => [p.commentId, p.predictions])).toEqual([
         ['bb', []],
@@ -617,11 +704,14 @@ function stateCases(ctx: ContractContext): void {
           await sleep(1);
         }
       })();
-      await Promise.all(Array.from({ length: n }, (_, i) =>
-        writers[i % writers.length]!.savePredictions('race', [
-          { commentId: `c${i}`, key: `k${i}`, predictions: [], model },
-          { commentId: `d${i}`, key: `l${i}`, predictions: [], model },
-        ])));
+      await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          writers[i % writers.length]!.savePredictions('race', [
+            { commentId: `c${i}`, key: `k${i}`, predictions: [], model },
+            { commentId: `d${i}`, key: `l${i}`, predictions: [], model },
+          ]),
+        ),
+      );
       writing = false;
       await reading;
       await read();
@@ -722,9 +812,14 @@ function pushCases(ctx: ContractContext): void {
       const s = ctx.store();
       const [one, two] = await s.enqueueKeyed([pushed('r', 1), pushed('r', 2)]);
       const keys = (n: number): string[] => [pushed('r', n).key, ...pushed('r', n).aliases!];
-      expect(await s.findKeys('r', [...keys(1), ...keys(2), 'sha256:unknown'])).toEqual(new Map([
-        [keys(1)[0], one?.id], [keys(1)[1], one?.id], [keys(2)[0], two?.id], [keys(2)[1], two?.id],
-      ]));
+      expect(await s.findKeys('r', [...keys(1), ...keys(2), 'sha256:unknown'])).toEqual(
+        new Map([
+          [keys(1)[0], one?.id],
+          [keys(1)[1], one?.id],
+          [keys(2)[0], two?.id],
+          [keys(2)[1], two?.id],
+        ]),
+      );
       expect((await s.findKeys('q', keys(1))).size).toBe(0);
       expect((await s.findKeys('r', [])).size).toBe(0);
       const claimed = await s.claim('r', 10, 'w', 60_000);

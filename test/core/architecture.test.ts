@@ -28,7 +28,9 @@ function importsOf(file: string, text: string): string[] {
     ...text.matchAll(/\bimport\s*\(\s*'([^']+)'\s*\)/g),
     ...text.matchAll(/^\s*import\s*'([^']+)'/gm),
   ].map((m) => m[1]!);
-  return [...new Set(specs.filter((s) => s.startsWith('.')).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts')))];
+  return [
+    ...new Set(specs.filter((s) => s.startsWith('.')).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts'))),
+  ];
 }
 
 const SRC = tsFiles('src');
@@ -43,9 +45,11 @@ function violations(src: readonly string[], adapters: readonly string[], read: R
     const from = layerOf(srcPart(file)!);
     if (from < 0) out.push(`${file}: in no layer of src/layers.ts`);
     for (const target of importsOf(file, read(file))) {
-      if (kindOf(target) !== undefined) out.push(`${file} imports ${target}: src/ reaches adapters only through adapters/index.ts or adapters/config.ts`);
+      if (kindOf(target) !== undefined)
+        out.push(`${file} imports ${target}: src/ reaches adapters only through adapters/index.ts or adapters/config.ts`);
       const inner = srcPart(target);
-      if (inner !== undefined && layerOf(inner) > from) out.push(`${file} (${LAYERS[from]![0]}) imports ${target} (${LAYERS[layerOf(inner)]![0]}): a lower layer reaches up`);
+      if (inner !== undefined && layerOf(inner) > from)
+        out.push(`${file} (${LAYERS[from]![0]}) imports ${target} (${LAYERS[layerOf(inner)]![0]}): a lower layer reaches up`);
     }
   }
   const ceiling = LAYERS.findIndex((l) => l.includes(ADAPTER_CEILING));
@@ -54,9 +58,11 @@ function violations(src: readonly string[], adapters: readonly string[], read: R
     for (const target of importsOf(file, read(file))) {
       const other = kindOf(target);
       if (own !== undefined && REGISTRY.has(target)) out.push(`${file} imports the registry ${target}: adapters never import each other`);
-      if (own !== undefined && other !== undefined && other !== own) out.push(`${file} imports ${target}: adapters never import each other`);
+      if (own !== undefined && other !== undefined && other !== own)
+        out.push(`${file} imports ${target}: adapters never import each other`);
       const inner = srcPart(target);
-      if (inner !== undefined && layerOf(inner) > ceiling) out.push(`${file} imports ${target}: adapters import src/ only up to ${ADAPTER_CEILING}`);
+      if (inner !== undefined && layerOf(inner) > ceiling)
+        out.push(`${file} imports ${target}: adapters import src/ only up to ${ADAPTER_CEILING}`);
     }
   }
   out.push(...configSide(adapters, read));
@@ -76,7 +82,8 @@ function configSide(adapters: readonly string[], read: Read): string[] {
   for (const file of adapters.filter(isSchema)) {
     for (const target of importsOf(file, read(file))) {
       const inner = srcPart(target);
-      if (inner !== undefined && layerOf(inner) > ceiling) out.push(`${file} imports ${target}: the configuration side imports src/ only up to config`);
+      if (inner !== undefined && layerOf(inner) > ceiling)
+        out.push(`${file} imports ${target}: the configuration side imports src/ only up to config`);
       if (target.startsWith('adapters/') && !isSchema(target)) out.push(`${file} imports ${target}: schemas only, never an implementation`);
     }
   }
@@ -104,7 +111,8 @@ function cycles(files: readonly string[], read: Read): string[][] {
 
 describe('architecture', () => {
   it('reads the imports of both forms and of dynamic import()', () => {
-    const text = "import { a } from '../x.js';\nexport { b } from './y.js';\nconst m = await import('../../adapters/imap/index.js');\nimport 'zod';";
+    const text =
+      "import { a } from '../x.js';\nexport { b } from './y.js';\nconst m = await import('../../adapters/imap/index.js');\nimport 'zod';";
     expect(importsOf('src/cli/z.ts', text)).toEqual(['src/x.ts', 'src/cli/y.ts', 'adapters/imap/index.ts']);
   });
 
@@ -120,8 +128,10 @@ describe('architecture', () => {
   it('reports a reach-up, an adapter reached past the registry and adapters importing each other', () => {
     const files: Record<string, string> = {
       'src/store/x.ts': "import type { Origin } from '../pipeline/types.js';",
-      'src/service/y.ts': "import { ImapAdapter } from '../../adapters/imap/index.js';\nimport { createAdapter } from '../../adapters/index.js';",
-      'adapters/files/z.ts': "import { x } from '../imap/config.js';\nimport { y } from '../../src/service/index.js';\nimport { z } from '../../src/pipeline/types.js';",
+      'src/service/y.ts':
+        "import { ImapAdapter } from '../../adapters/imap/index.js';\nimport { createAdapter } from '../../adapters/index.js';",
+      'adapters/files/z.ts':
+        "import { x } from '../imap/config.js';\nimport { y } from '../../src/service/index.js';\nimport { z } from '../../src/pipeline/types.js';",
     };
     const found = violations(['src/store/x.ts', 'src/service/y.ts'], ['adapters/files/z.ts'], (f) => files[f]!);
     expect(found).toHaveLength(4);
@@ -150,6 +160,11 @@ describe('architecture', () => {
   });
 
   it('has no import cycle in src/cli', () => {
-    expect(cycles(SRC.filter((f) => f.startsWith('src/cli/')), readRepo).map((c) => c.join(' → '))).toEqual([]);
+    expect(
+      cycles(
+        SRC.filter((f) => f.startsWith('src/cli/')),
+        readRepo,
+      ).map((c) => c.join(' → ')),
+    ).toEqual([]);
   });
 });

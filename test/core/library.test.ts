@@ -5,7 +5,9 @@ const samples = new URL('../../samples/files/eml/', import.meta.url);
 
 describe('the package main export', () => {
   it('resolves through package.json "exports" to the built library and previews without the CLI', async () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { exports: { '.': { default: string } } };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      exports: { '.': { default: string } };
+    };
     const lib = (await import(new URL(`../../${pkg.exports['.'].default}`, import.meta.url).href)) as typeof import('../../src/index.js');
     const raw = readFileSync(new URL('01-hello.eml', samples));
     const { document, comment, warnings } = await lib.preview(raw);
@@ -14,7 +16,18 @@ describe('the package main export', () => {
     expect(comment.messages[0]?.subject?.text).toBe('Hello');
     expect(document.comment_id).toBe(Buffer.from('<hello-1@example.com>').toString('hex'));
     expect(warnings).toEqual([]);
-    for (const name of ['parseMessage', 'buildDocument', 'buildComment', 'computeThreadProperties', 'createApiClient', 'deliverBatch', 'createEmulator', 'openStore', 'loadConfig', 'createRuntime'] as const) {
+    for (const name of [
+      'parseMessage',
+      'buildDocument',
+      'buildComment',
+      'computeThreadProperties',
+      'createApiClient',
+      'deliverBatch',
+      'createEmulator',
+      'openStore',
+      'loadConfig',
+      'createRuntime',
+    ] as const) {
       expect(typeof lib[name]).toBe('function');
     }
   });

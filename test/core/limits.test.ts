@@ -35,7 +35,7 @@ describe('parseLimit (configured limits: integers within bounds, 0 means 0)', ()
     expect(parseLimit('pollMs', 10_000, 1, { max: 10_000 })).toBe(10_000);
   });
 
-  it('refuses a bad fallback too, and carries the caller\'s code when it has its own', () => {
+  it("refuses a bad fallback too, and carries the caller's code when it has its own", () => {
     expect(refusal(() => parseLimit('window', undefined, 0)).code).toBe('MAILGATE_ERR_CONFIG_INVALID');
     const own = { min: 1024, code: 'MAILGATE_ERR_EMULATOR_OPTIONS_INVALID' } as const;
     expect(refusal(() => parseLimit('bodyLimit', 5, 1_000, own)).code).toBe('MAILGATE_ERR_EMULATOR_OPTIONS_INVALID');

@@ -33,8 +33,21 @@ async function crashRun(seed: number, storeUrl: (seed: number) => Promise<string
   try {
     const store = await storeUrl(seed);
     const args = [
-      'import', mbox, '--api-url', emu.url, '--token', emu.token, '--source', `acme/crash-${seed}`,
-      '--store', store, '--lease-ms', '1500', '--batch-size', '100', '--json',
+      'import',
+      mbox,
+      '--api-url',
+      emu.url,
+      '--token',
+      emu.token,
+      '--source',
+      `acme/crash-${seed}`,
+      '--store',
+      store,
+      '--lease-ms',
+      '1500',
+      '--batch-size',
+      '100',
+      '--json',
     ];
     const createdAtKill: number[] = [];
     const rand = prng(seed);
@@ -52,7 +65,10 @@ async function crashRun(seed: number, storeUrl: (seed: number) => Promise<string
     expect(result.code, result.stderr).toBe(0);
     expect(killed).toBe(KILLS);
     // At least one kill landed in the middle of delivery.
-    expect(createdAtKill.some((n) => n > 0 && n < MESSAGES), String(createdAtKill)).toBe(true);
+    expect(
+      createdAtKill.some((n) => n > 0 && n < MESSAGES),
+      String(createdAtKill),
+    ).toBe(true);
     const stats = emu.emulator.stats();
     expect(stats.comments).toBe(MESSAGES);
     expect(stats.ai_units).toBe(MESSAGES);

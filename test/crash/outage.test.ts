@@ -38,10 +38,11 @@ async function deadPort(port: number): Promise<{ attempts(n: number): Promise<vo
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
   return {
     attempts: (n) => (count >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
-    close: () => new Promise((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -53,7 +54,22 @@ describe('import across an API outage', () => {
     const emulator = createEmulator({ token, dataDir: join(dir, 'emulator'), autoCreateSources: true, logger: false });
     const url = await emulator.listen(0, '127.0.0.1');
     const port = Number(new URL(url).port);
-    const run = runCli(['import', mbox, '--api-url', url, '--token', token, '--source', 'acme/outage', '--store', `sqlite:${join(dir, 'db', 'm.db')}`, '--json'], dir);
+    const run = runCli(
+      [
+        'import',
+        mbox,
+        '--api-url',
+        url,
+        '--token',
+        token,
+        '--source',
+        'acme/outage',
+        '--store',
+        `sqlite:${join(dir, 'db', 'm.db')}`,
+        '--json',
+      ],
+      dir,
+    );
     // Wait until some messages reached the API, then take it away for a while.
     while (emulator.stats().comments === 0) await sleep(20);
     await emulator.close();

@@ -63,8 +63,23 @@ async function crashAndResume(tag: string, store: string): Promise<void> {
   // `status` runs and the kill lands while requests are in flight.
   const emu = await startEmulator({ autoCreateSources: true, faults: [{ endpoint: 'sync-raw-emails', delay_ms: 300 }] });
   try {
-    const args = ['import', mbox, '--api-url', emu.url, '--token', emu.token, '--source', `acme/${tag}`,
-      '--store', store, '--lease-ms', String(LEASE_MS), '--batch-size', '50', '--json'];
+    const args = [
+      'import',
+      mbox,
+      '--api-url',
+      emu.url,
+      '--token',
+      emu.token,
+      '--source',
+      `acme/${tag}`,
+      '--store',
+      store,
+      '--lease-ms',
+      String(LEASE_MS),
+      '--batch-size',
+      '50',
+      '--json',
+    ];
     const created = () => emu.emulator.stats().comments;
     const first = runCli(args, dir);
     expect(await until(() => created() >= 100, first.exited), 'the first run ended before it was killed').toBe(true);
@@ -119,11 +134,19 @@ async function crashAndResume(tag: string, store: string): Promise<void> {
 }
 
 describe('import killed mid-delivery resumes at once (lease 10 minutes)', () => {
-  it('SQLite', async () => {
-    await crashAndResume('resume-sqlite', `sqlite:${join(dir, 'sqlite', 'mailgate.db')}`);
-  }, TIMEOUT_MS);
+  it(
+    'SQLite',
+    async () => {
+      await crashAndResume('resume-sqlite', `sqlite:${join(dir, 'sqlite', 'mailgate.db')}`);
+    },
+    TIMEOUT_MS,
+  );
 
-  it('PostgreSQL', async () => {
-    await crashAndResume('resume-pg', await createTestDatabase('mailgate_resume'));
-  }, TIMEOUT_MS);
+  it(
+    'PostgreSQL',
+    async () => {
+      await crashAndResume('resume-pg', await createTestDatabase('mailgate_resume'));
+    },
+    TIMEOUT_MS,
+  );
 });

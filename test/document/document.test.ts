@@ -21,7 +21,9 @@ function parsedWith(fields: string, extra: Partial<ParsedMessage> = {}): ParsedM
 
 describe('headers', () => {
   it('sends raw headers without the MIME structure fields, folded lines kept', () => {
-    const p = parse('From: a@b\nMIME-Version: 1.0\nContent-Type: multipart/mixed;\n boundary=x\nContent-Transfer-Encoding: 7bit\nTo: c@d,\n e@f\nMessage-ID: <1@x>\n\n--x--');
+    const p = parse(
+      'From: a@b\nMIME-Version: 1.0\nContent-Type: multipart/mixed;\n boundary=x\nContent-Transfer-Encoding: 7bit\nTo: c@d,\n e@f\nMessage-ID: <1@x>\n\n--x--',
+    );
     expect(buildDocument(p).document.raw_email.headers).toEqual({ raw: 'From: a@b\nTo: c@d,\n e@f\nMessage-ID: <1@x>' });
   });
 
@@ -43,7 +45,9 @@ describe('headers', () => {
   });
 
   it('decodes encoded-words in parsed values, quoting decoded names in address fields (parsed-encoded-words regression)', () => {
-    const p = parse('From: =?utf-8?q?Doe=2C_John?= <j@x.com>\nTo: =?utf-8?q?a=22b?= <a@x>, (c) c@x\nSubject: =?utf-8?q?caf=C3=A9?=\nX-Note: =?x-bogus?q?f=FCr?=\nMessage-ID: <m@x>\n\nx');
+    const p = parse(
+      'From: =?utf-8?q?Doe=2C_John?= <j@x.com>\nTo: =?utf-8?q?a=22b?= <a@x>, (c) c@x\nSubject: =?utf-8?q?caf=C3=A9?=\nX-Note: =?x-bogus?q?f=FCr?=\nMessage-ID: <m@x>\n\nx',
+    );
     const r = buildDocument(p, { headers: 'parsed' });
     expect(r.document.raw_email.headers).toEqual({
       parsed: { From: '"Doe, John" <j@x.com>', To: '"a\\"b" <a@x>, c <c@x>', Subject: 'café', 'X-Note': 'für', 'Message-ID': '<m@x>' },
@@ -57,16 +61,21 @@ describe('headers', () => {
   });
 
   it('drops the top-level entity headers when that entity is not the body sent (attachment-only-disposition regression)', () => {
-    const entity = 'Content-Disposition: attachment; filename="scan.pdf"\nContent-Description: Scan\nContent-ID: <s@x>\nContent-Location: scan.pdf\nContent-MD5: AAAA';
+    const entity =
+      'Content-Disposition: attachment; filename="scan.pdf"\nContent-Description: Scan\nContent-ID: <s@x>\nContent-Location: scan.pdf\nContent-MD5: AAAA';
     const single = parse(`Subject: s\n${entity}\nContent-Type: application/pdf\nContent-Transfer-Encoding: base64\n\nAAAA\n`);
     expect(single.rootIsBody).toBe(false);
     expect(buildDocument(single).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
     const multi = parse(`Subject: s\nContent-ID: <m@x>\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nhi\n--b--\n`);
     expect(buildDocument(multi).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
     // A single text part is the body: what describes it stays (Content-MD5 aside, the body sent is decoded).
-    const text = parse('Subject: s\nContent-Disposition: inline\nContent-Description: note\nContent-MD5: AAAA\nContent-Type: text/plain\n\nhi\n');
+    const text = parse(
+      'Subject: s\nContent-Disposition: inline\nContent-Description: note\nContent-MD5: AAAA\nContent-Type: text/plain\n\nhi\n',
+    );
     expect(text.rootIsBody).toBe(true);
-    expect(buildDocument(text).document.raw_email.headers).toEqual({ raw: 'Subject: s\nContent-Disposition: inline\nContent-Description: note' });
+    expect(buildDocument(text).document.raw_email.headers).toEqual({
+      raw: 'Subject: s\nContent-Disposition: inline\nContent-Description: note',
+    });
     const textAttachment = parse('Subject: s\nContent-Disposition: attachment; filename=a.txt\nContent-Type: text/plain\n\nhi\n');
     expect(buildDocument(textAttachment).document.raw_email.headers).toEqual({ raw: 'Subject: s' });
   });
@@ -79,7 +88,11 @@ describe('headers', () => {
     expect(raw.length).toBeLessThanOrEqual(MAX_RAW_HEADER_CHARS);
     expect(raw).toContain('From: a@b\nSubject: kept\nMessage-ID: <m@x>');
     expect(raw).not.toContain('X-Last');
-    expect(raw.split('\n').every((l) => l.startsWith('Received: from host') || l === 'From: a@b' || l === 'Subject: kept' || l === 'Message-ID: <m@x>')).toBe(true);
+    expect(
+      raw
+        .split('\n')
+        .every((l) => l.startsWith('Received: from host') || l === 'From: a@b' || l === 'Subject: kept' || l === 'Message-ID: <m@x>'),
+    ).toBe(true);
     expect(codes(r)).toEqual(['MAILGATE_WARN_HEADERS_TRUNCATED']);
   });
 
@@ -147,7 +160,12 @@ describe('body', () => {
 
 describe('attachments', () => {
   it('lists at most 128 with a warning, names and types cut to 256 characters keeping the extension', () => {
-    const attachments = Array.from({ length: 130 }, (_, i) => ({ name: `${'n'.repeat(i === 0 ? 300 : 3)}.pdf`, size: i, content_type: i === 1 ? `application/${'x'.repeat(300)}` : 'application/pdf', inline: false }));
+    const attachments = Array.from({ length: 130 }, (_, i) => ({
+      name: `${'n'.repeat(i === 0 ? 300 : 3)}.pdf`,
+      size: i,
+      content_type: i === 1 ? `application/${'x'.repeat(300)}` : 'application/pdf',
+      inline: false,
+    }));
     const r = buildDocument(parsedWith('Message-ID: <x>', { text: 't', attachments }));
     const list = r.document.raw_email.attachments!;
     expect(list).toHaveLength(128);
@@ -199,20 +217,33 @@ describe('comment id', () => {
 describe('user properties', () => {
   it('passes valid properties and drops invalid or empty ones with warnings', () => {
     const r = buildDocument(parsedWith('Message-ID: <x>', { text: 't' }), {
-      userProperties: { 'string:Mailbox': 'inbox', 'number:Score': 1.5, 'string:Blank': ' \t', 'number:Inf': Infinity, nope: 'x', 'string:has-dash': 'x', 'string: lead': 'x', [`string:${'n'.repeat(33)}`]: 'x' },
+      userProperties: {
+        'string:Mailbox': 'inbox',
+        'number:Score': 1.5,
+        'string:Blank': ' \t',
+        'number:Inf': Infinity,
+        nope: 'x',
+        'string:has-dash': 'x',
+        'string: lead': 'x',
+        [`string:${'n'.repeat(33)}`]: 'x',
+      },
     });
     expect(r.document.user_properties).toEqual({ 'string:Mailbox': 'inbox', 'number:Score': 1.5 });
     expect(codes(r)).toEqual(Array(6).fill('MAILGATE_WARN_PROPERTY_DROPPED'));
   });
 
   it('omits user_properties when none remain', () => {
-    expect(buildDocument(parsedWith('Message-ID: <x>', { text: 't' }), { userProperties: { 'string:A': '' } }).document).not.toHaveProperty('user_properties');
+    expect(buildDocument(parsedWith('Message-ID: <x>', { text: 't' }), { userProperties: { 'string:A': '' } }).document).not.toHaveProperty(
+      'user_properties',
+    );
   });
 });
 
 describe('schema', () => {
   it('every built document satisfies RawEmailDocument', () => {
-    const p = parse('From: a@b\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nhi\n--b\nContent-Type: image/png; name=a.png\n\nxx\n--b--');
+    const p = parse(
+      'From: a@b\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nhi\n--b\nContent-Type: image/png; name=a.png\n\nxx\n--b--',
+    );
     const { document } = buildDocument(p, { userProperties: { 'string:X': 'y' } });
     expect(RawEmailDocument.parse(document)).toEqual(document);
   });

@@ -11,7 +11,10 @@ import { parseMessage } from '../../src/mime/parse.js';
 import { RawEmailDocument } from '../../src/model/index.js';
 
 const dir = fileURLToPath(new URL('../../samples/mime/', import.meta.url));
-const names = readdirSync(dir).filter((f) => f.endsWith('.eml')).map((f) => f.slice(0, -4)).sort();
+const names = readdirSync(dir)
+  .filter((f) => f.endsWith('.eml'))
+  .map((f) => f.slice(0, -4))
+  .sort();
 
 describe('samples/mime', () => {
   it('holds at least 25 cases, each with its expected document', () => {

@@ -102,7 +102,10 @@ describe('rates', () => {
   });
 
   it('rate 0 never fires, rate 1 always does', async () => {
-    emu.emulator.setFaults([{ status: 500, rate: 0 }, { status: 429, rate: 1 }]);
+    emu.emulator.setFaults([
+      { status: 500, rate: 0 },
+      { status: 429, rate: 1 },
+    ]);
     expect((await api.get('/api/v1/sources')).status).toBe(429);
   });
 });
@@ -123,7 +126,9 @@ describe('slow responses', () => {
 
   it('a client deadline shorter than the delay sees a timeout', async () => {
     emu.emulator.setFaults([{ endpoint: 'sources', delay_ms: 2_000, times: 1 }]);
-    const err = await dropped(fetch(`${emu.url}/api/v1/sources`, { headers: { authorization: `Bearer ${emu.token}` }, signal: AbortSignal.timeout(100) }));
+    const err = await dropped(
+      fetch(`${emu.url}/api/v1/sources`, { headers: { authorization: `Bearer ${emu.token}` }, signal: AbortSignal.timeout(100) }),
+    );
     expect(err.name).toBe('TimeoutError');
   });
 });
@@ -149,12 +154,13 @@ describe('dropped connections', () => {
 });
 
 describe('answers cut mid-body', () => {
-  const post = (doc: ReturnType<typeof mail>, signal?: AbortSignal) => fetch(emu.url + SYNC, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ documents: [doc], transform_tag: TAG }),
-    ...(signal === undefined ? {} : { signal }),
-  });
+  const post = (doc: ReturnType<typeof mail>, signal?: AbortSignal) =>
+    fetch(emu.url + SYNC, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ documents: [doc], transform_tag: TAG }),
+      ...(signal === undefined ? {} : { signal }),
+    });
 
   it('truncate: the write happened; status and headers arrive, the body is cut and the socket closed', async () => {
     emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', truncate: true, times: 1 }]);
@@ -233,7 +239,11 @@ describe('parseFaultSpec', () => {
   });
 
   it('parses drops, delays, html and apply', () => {
-    expect(parseFaultSpec('sync-raw-emails:drop_after_applyx1, predict-raw-emails:dropx2 ,*:delay1500,*:502:html:times=4,sync-raw-emails:504:apply')).toEqual([
+    expect(
+      parseFaultSpec(
+        'sync-raw-emails:drop_after_applyx1, predict-raw-emails:dropx2 ,*:delay1500,*:502:html:times=4,sync-raw-emails:504:apply',
+      ),
+    ).toEqual([
       { endpoint: 'sync-raw-emails', drop_after_apply: true, times: 1 },
       { endpoint: 'predict-raw-emails', drop: true, times: 2 },
       { delay_ms: 1500 },
@@ -253,7 +263,20 @@ describe('parseFaultSpec', () => {
     expect(parseFaultSpec('  ')).toEqual([]);
   });
 
-  for (const bad of ['sync-raw-emails', 'nowhere:500', '*:200', '*:500x2@0.5', '*:teapot', '*:500:retry_after=soon', '*:drop:html', '*:500@1.5', '*:500:colour=red', '*:500:stall_ms=5', '*:truncate:apply', '*:drop:stall_ms=1']) {
+  for (const bad of [
+    'sync-raw-emails',
+    'nowhere:500',
+    '*:200',
+    '*:500x2@0.5',
+    '*:teapot',
+    '*:500:retry_after=soon',
+    '*:drop:html',
+    '*:500@1.5',
+    '*:500:colour=red',
+    '*:500:stall_ms=5',
+    '*:truncate:apply',
+    '*:drop:stall_ms=1',
+  ]) {
     it(`refuses "${bad}" with a coded error`, () => {
       let caught: unknown;
       try {

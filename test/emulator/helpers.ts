@@ -82,14 +82,17 @@ export function client(url: string, token: string | undefined): Client {
 
 export const TAG = 'generic.0.CONVKER5';
 export const SYNC = '/api/v1/sources/acme/inbox/sync-raw-emails';
-export const PREDICT = (version: string | number = 'live'): string => `/api/v1/datasets/acme/triage/labellers/${version}/predict-raw-emails`;
+export const PREDICT = (version: string | number = 'live'): string =>
+  `/api/v1/datasets/acme/triage/labellers/${version}/predict-raw-emails`;
 
 /** Creates source acme/inbox (and dataset acme/triage when asked). */
 export async function setup(c: Client, options: { dataset?: boolean; hasSentiment?: boolean } = {}): Promise<void> {
   const s = await c.put('/api/v1/sources/acme/inbox', { source: { title: 'Inbox' } });
   if (s.status !== 200) throw new Error(`source create failed: ${s.text}`);
   if (options.dataset === true) {
-    const d = await c.put('/api/v1/datasets/acme/triage', { dataset: { source_ids: [s.json.source.id], has_sentiment: options.hasSentiment ?? true } });
+    const d = await c.put('/api/v1/datasets/acme/triage', {
+      dataset: { source_ids: [s.json.source.id], has_sentiment: options.hasSentiment ?? true },
+    });
     if (d.status !== 200) throw new Error(`dataset create failed: ${d.text}`);
   }
 }

@@ -31,7 +31,11 @@ describe('toy model', () => {
   });
 
   it('is deterministic and answers in document order', async () => {
-    const docs = [refund(), mail({ subject: 'Password', body: 'I am locked out, please reset my password.' }), mail({ body: 'Nothing to see.' })];
+    const docs = [
+      refund(),
+      mail({ subject: 'Password', body: 'I am locked out, please reset my password.' }),
+      mail({ body: 'Nothing to see.' }),
+    ];
     const a = await predict(docs);
     const b = await predict([...docs].reverse());
     expect(a.json.predictions).toEqual([...b.json.predictions].reverse());
@@ -63,7 +67,14 @@ describe('toy model', () => {
       ['date', '2024-03-07'],
       ['email_address', 'bob@example.com'],
     ]);
-    expect(entities[0].span).toMatchObject({ content_part: 'body', message_index: 0, char_start: 11, char_end: 21, utf16_byte_start: 22, utf16_byte_end: 42 });
+    expect(entities[0].span).toMatchObject({
+      content_part: 'body',
+      message_index: 0,
+      char_start: 11,
+      char_end: 21,
+      utf16_byte_start: 22,
+      utf16_byte_end: 42,
+    });
   });
 });
 
@@ -79,7 +90,12 @@ describe('thresholds', () => {
     const v1 = await predict([refund()], { threshold: 0 }, 1);
     const v2 = await predict([refund()], { threshold: 0 }, 2);
     const leaves = (v: number) => TAXONOMY.filter((l) => l.since <= v);
-    const parents = (v: number) => new Set(leaves(v).filter((l) => l.name.length > 1).map((l) => l.name[0])).size;
+    const parents = (v: number) =>
+      new Set(
+        leaves(v)
+          .filter((l) => l.name.length > 1)
+          .map((l) => l.name[0]),
+      ).size;
     expect(v1.json.predictions[0]).toHaveLength(leaves(1).length + parents(1));
     expect(v2.json.predictions[0]).toHaveLength(leaves(2).length + parents(2));
     expect(v2.json.predictions[0].map((l: any) => l.name.join(' > '))).toContain('Sales > Quote');
@@ -162,7 +178,12 @@ describe('predict-raw-emails validation', () => {
     if (message) expect(r.json.message).toMatch(message);
     expect(emu.emulator.stats().ai_units).toBe(before);
   };
-  it('at most 4096 documents', () => rejected(400, { documents: Array.from({ length: 4097 }, () => ({ raw_email: { headers: { raw: 'A: b' }, body: { plain: 'x' } } })) }, /4096/));
+  it('at most 4096 documents', () =>
+    rejected(
+      400,
+      { documents: Array.from({ length: 4097 }, () => ({ raw_email: { headers: { raw: 'A: b' }, body: { plain: 'x' } } })) },
+      /4096/,
+    ));
   it('an empty list is answered with no predictions and bills nothing', async () => {
     const before = emu.emulator.stats().ai_units;
     const r = await api.post(PREDICT(), { documents: [], transform_tag: TAG });
@@ -175,7 +196,8 @@ describe('predict-raw-emails validation', () => {
   it('labels need a non-empty name path', () => rejected(400, { labels: [{ name: [] }] }));
   it('label thresholds are 0..1', () => rejected(400, { labels: [{ name: ['Billing'], threshold: 2 }] }));
   it('there is no override list on predict', () => rejected(400, { override_user_properties: ['Sender'] }));
-  it('a client property colliding with a generated one is 422', () => rejected(422, { documents: [mail({ props: { 'string:Thread': 'x' } })] }, /conflicts with a generated property/));
+  it('a client property colliding with a generated one is 422', () =>
+    rejected(422, { documents: [mail({ props: { 'string:Thread': 'x' } })] }, /conflicts with a generated property/));
   it('an unknown transform tag is 422', () => rejected(422, { transform_tag: 'bogus.0.AAAAAAAA' }, /is not a valid transform tag/));
   it('a missing transform tag is 422', () => rejected(422, { transform_tag: undefined }));
 });

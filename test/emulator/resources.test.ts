@@ -103,7 +103,12 @@ describe('comments', () => {
 
 describe('threads', () => {
   it('lists the uids of a thread in timestamp order with thread properties', async () => {
-    const root = mail({ messageId: '<root@example.com>', from: 'alice@example.com', to: 'bob@example.com', date: 'Mon, 04 Mar 2024 10:00:00 +0000' });
+    const root = mail({
+      messageId: '<root@example.com>',
+      from: 'alice@example.com',
+      to: 'bob@example.com',
+      date: 'Mon, 04 Mar 2024 10:00:00 +0000',
+    });
     const reply = mail({
       messageId: '<reply@example.com>',
       from: 'bob@example.com',
@@ -141,7 +146,14 @@ describe('datasets', () => {
     const src = (await api.get('/api/v1/sources/acme/inbox')).json.source;
     const r = await api.put('/api/v1/datasets/acme/ds1', { dataset: { title: 'DS', source_ids: [src.id] } });
     expect(r.status).toBe(200);
-    expect(r.json.dataset).toMatchObject({ owner: 'acme', name: 'ds1', title: 'DS', source_ids: [src.id], has_sentiment: true, model_family: 'english' });
+    expect(r.json.dataset).toMatchObject({
+      owner: 'acme',
+      name: 'ds1',
+      title: 'DS',
+      source_ids: [src.id],
+      has_sentiment: true,
+      model_family: 'english',
+    });
     expect((await api.get('/api/v1/datasets/acme/ds1')).json.dataset).toEqual(r.json.dataset);
     expect((await api.get('/api/v1/datasets/acme')).json.datasets.map((d: any) => d.name)).toContain('ds1');
     expect((await api.get('/api/v1/datasets')).json.datasets.length).toBeGreaterThan(0);

@@ -59,7 +59,10 @@ describe('upsert counts and AI units', () => {
     expect(emu.emulator.stats().ai_units).toBe(2);
     const stored = await api.get('/api/v1/sources/acme/inbox/comments/e1');
     expect(stored.json.comment.messages[0].body.text).toContain('v2');
-    expect(r.json.comments.map((c: any) => c.messages[0].body.text)).toEqual([expect.stringContaining('v1'), expect.stringContaining('v2')]);
+    expect(r.json.comments.map((c: any) => c.messages[0].body.text)).toEqual([
+      expect.stringContaining('v1'),
+      expect.stringContaining('v2'),
+    ]);
   });
 
   it('the comment id comes from the Message-ID when no comment_id is given', async () => {
@@ -94,7 +97,10 @@ describe('include_comments', () => {
   });
 
   it('returns the stored comments in document order, built by the preview code', async () => {
-    const docs = [mail({ commentId: 'bb', subject: 'Second' }), mail({ commentId: 'aa', subject: 'First', props: { 'string:Mailbox': 'x' } })];
+    const docs = [
+      mail({ commentId: 'bb', subject: 'Second' }),
+      mail({ commentId: 'aa', subject: 'First', props: { 'string:Mailbox': 'x' } }),
+    ];
     const r = await sync(docs, { include_comments: true });
     const source = (await api.get('/api/v1/sources/acme/inbox')).json.source;
     expect(r.json.comments.map((c: any) => c.id)).toEqual(['bb', 'aa']);
@@ -163,9 +169,19 @@ describe('returned comments carry updated_at (spec) beside last_modified (notes)
       const c = client(other.url, other.token);
       await setup(c);
       const root = mail({ commentId: 'c1', messageId: '<root@example.com>', date: 'Tue, 05 Mar 2024 10:00:00 +0000' });
-      const reply = mail({ commentId: 'c2', from: 'Bob <bob@example.com>', inReplyTo: '<root@example.com>', date: 'Tue, 05 Mar 2024 11:00:00 +0000' });
+      const reply = mail({
+        commentId: 'c2',
+        from: 'Bob <bob@example.com>',
+        inReplyTo: '<root@example.com>',
+        date: 'Tue, 05 Mar 2024 11:00:00 +0000',
+      });
       const r = await c.post(SYNC, { documents: [root, reply], transform_tag: TAG, include_comments: true });
-      expect(r.json.comments.map((x: any) => [x.comment.id, x.thread_properties.thread_position, x.thread_properties.num_messages])).toEqual([['c1', 0, 2], ['c2', 1, 2]]);
+      expect(
+        r.json.comments.map((x: any) => [x.comment.id, x.thread_properties.thread_position, x.thread_properties.num_messages]),
+      ).toEqual([
+        ['c1', 0, 2],
+        ['c2', 1, 2],
+      ]);
       expect(r.json.comments[1].comment).toMatchObject({ updated_at: new Date(clock).toISOString() });
     } finally {
       await other.stop();

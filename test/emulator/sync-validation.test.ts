@@ -39,9 +39,15 @@ describe('sync-raw-emails request shape (400)', () => {
   });
   it('an empty documents list still has its envelope checked', () =>
     expectRejected(422, api.post(SYNC, { documents: [], transform_tag: 'nope.0.AAAAAAAA' }), /is not a valid transform tag/));
-  it('unknown top-level fields are refused', () => expectRejected(400, api.post(SYNC, { documents: [mail()], transform_tag: TAG, extra: 1 })));
-  it('include_comments must be a boolean', () => expectRejected(400, syncOne(() => {}, { include_comments: 'yes' })));
-  it('a document must be an object with raw_email', () => expectRejected(400, api.post(SYNC, { documents: [{}], transform_tag: TAG }), /documents\[0\]/));
+  it('unknown top-level fields are refused', () =>
+    expectRejected(400, api.post(SYNC, { documents: [mail()], transform_tag: TAG, extra: 1 })));
+  it('include_comments must be a boolean', () =>
+    expectRejected(
+      400,
+      syncOne(() => {}, { include_comments: 'yes' }),
+    ));
+  it('a document must be an object with raw_email', () =>
+    expectRejected(400, api.post(SYNC, { documents: [{}], transform_tag: TAG }), /documents\[0\]/));
   it('names the offending document', () =>
     expectRejected(400, api.post(SYNC, { documents: [mail(), mail(), { raw_email: {} }], transform_tag: TAG }), /^documents\[2\]/));
 });
@@ -53,7 +59,9 @@ describe('sync-raw-emails document count', () => {
   });
 
   it('more than 4096 documents are accepted by default (the spec allows 16384)', async () => {
-    const docs = Array.from({ length: 4097 }, (_, i) => ({ raw_email: { headers: { raw: `Message-ID: <big${i}@y>` }, body: { plain: 'x' } } }));
+    const docs = Array.from({ length: 4097 }, (_, i) => ({
+      raw_email: { headers: { raw: `Message-ID: <big${i}@y>` }, body: { plain: 'x' } },
+    }));
     const r = await api.post(SYNC, { documents: docs, transform_tag: TAG });
     expect(r.status).toBe(200);
     expect(r.json.new).toBe(4097);
@@ -76,9 +84,22 @@ describe('sync-raw-emails document count', () => {
 });
 
 describe('raw_email.headers (400)', () => {
-  it('needs raw or parsed', () => expectRejected(400, syncOne((d) => { d.raw_email.headers = {} as never; }), /exactly one of raw and parsed/));
+  it('needs raw or parsed', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.headers = {} as never;
+      }),
+      /exactly one of raw and parsed/,
+    ));
   it('refuses raw and a non-empty parsed together', () =>
-    expectRejected(400, syncOne((d) => { (d.raw_email.headers as any).parsed = { Subject: 'x' }; }), /exactly one of raw and parsed/));
+    expectRejected(
+      400,
+      syncOne((d) => {
+        (d.raw_email.headers as any).parsed = { Subject: 'x' };
+      }),
+      /exactly one of raw and parsed/,
+    ));
   it('accepts raw with an empty parsed (as the generated client sends it)', async () => {
     const doc = mail({ commentId: 'aa01' });
     (doc.raw_email.headers as any).parsed = {};
@@ -87,59 +108,198 @@ describe('raw_email.headers (400)', () => {
     await api.del('/api/v1/sources/acme/inbox/comments?id=aa01');
   });
   it('raw is at most 65536 characters', () =>
-    expectRejected(400, syncOne((d) => { d.raw_email.headers = { raw: `Message-ID: <a@b>\r\nX-Pad: ${'x'.repeat(65_536)}` }; })));
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.headers = { raw: `Message-ID: <a@b>\r\nX-Pad: ${'x'.repeat(65_536)}` };
+      }),
+    ));
   it('parsed keys must be ASCII header names', () =>
-    expectRejected(400, syncOne((d) => { d.raw_email.headers = { parsed: { 'Message-ID': '<a@b>', 'Sübject': 'x' } }; })));
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.headers = { parsed: { 'Message-ID': '<a@b>', Sübject: 'x' } };
+      }),
+    ));
   it('parsed values are strings or string lists', () =>
-    expectRejected(400, syncOne((d) => { d.raw_email.headers = { parsed: { 'Message-ID': '<a@b>', Subject: 5 } } as never; })));
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.headers = { parsed: { 'Message-ID': '<a@b>', Subject: 5 } } as never;
+      }),
+    ));
 });
 
 describe('raw_email.body (400)', () => {
-  it('needs plain or html', () => expectRejected(400, syncOne((d) => { d.raw_email.body = {} as never; }), /exactly one of plain and html/));
+  it('needs plain or html', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.body = {} as never;
+      }),
+      /exactly one of plain and html/,
+    ));
   it('refuses plain and html together', () =>
-    expectRejected(400, syncOne((d) => { d.raw_email.body = { plain: 'a', html: '<p>a</p>' } as never; }), /exactly one of plain and html/));
-  it('plain is at most 65536 characters', () => expectRejected(400, syncOne((d) => { d.raw_email.body = { plain: 'x'.repeat(65_537) }; })));
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.body = { plain: 'a', html: '<p>a</p>' } as never;
+      }),
+      /exactly one of plain and html/,
+    ));
+  it('plain is at most 65536 characters', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.body = { plain: 'x'.repeat(65_537) };
+      }),
+    ));
   it('plain of exactly 65536 characters is accepted', async () => {
     const doc = mail({ commentId: 'aa02', body: 'y'.repeat(65_536) });
     expect((await api.post(SYNC, { documents: [doc], transform_tag: TAG })).status).toBe(200);
     await api.del('/api/v1/sources/acme/inbox/comments?id=aa02');
   });
-  it('html is at most 32 MiB of characters', () => expectRejected(400, syncOne((d) => { d.raw_email.body = { html: 'x'.repeat(33_554_433) }; })));
+  it('html is at most 32 MiB of characters', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.body = { html: 'x'.repeat(33_554_433) };
+      }),
+    ));
 });
 
 describe('raw_email.attachments (400)', () => {
   const att = { name: 'a.pdf', size: 10, content_type: 'application/pdf' };
-  it('at most 128 attachments', () => expectRejected(400, syncOne((d) => { d.raw_email.attachments = Array.from({ length: 129 }, () => att); })));
-  it('each needs name, size and content_type', () => expectRejected(400, syncOne((d) => { d.raw_email.attachments = [{ name: 'a', content_type: 'x' } as never]; })));
-  it('size is a non-negative integer', () => expectRejected(400, syncOne((d) => { d.raw_email.attachments = [{ ...att, size: -1 }]; })));
-  it('name is at most 256 characters', () => expectRejected(400, syncOne((d) => { d.raw_email.attachments = [{ ...att, name: 'n'.repeat(257) }]; })));
+  it('at most 128 attachments', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.attachments = Array.from({ length: 129 }, () => att);
+      }),
+    ));
+  it('each needs name, size and content_type', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.attachments = [{ name: 'a', content_type: 'x' } as never];
+      }),
+    ));
+  it('size is a non-negative integer', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.attachments = [{ ...att, size: -1 }];
+      }),
+    ));
+  it('name is at most 256 characters', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.attachments = [{ ...att, name: 'n'.repeat(257) }];
+      }),
+    ));
   it('content_type is at most 256 characters', () =>
-    expectRejected(400, syncOne((d) => { d.raw_email.attachments = [{ ...att, content_type: 't'.repeat(257) }]; })));
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.raw_email.attachments = [{ ...att, content_type: 't'.repeat(257) }];
+      }),
+    ));
 });
 
 describe('comment_id (400)', () => {
-  it('must be hexadecimal', () => expectRejected(400, syncOne((d) => { d.comment_id = 'not-hex'; })));
-  it('must be lowercase', () => expectRejected(400, syncOne((d) => { d.comment_id = 'ABCDEF'; })));
-  it('must not be empty', () => expectRejected(400, syncOne((d) => { d.comment_id = ''; })));
-  it('is at most 1024 characters', () => expectRejected(400, syncOne((d) => { d.comment_id = 'a'.repeat(1025); })));
+  it('must be hexadecimal', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.comment_id = 'not-hex';
+      }),
+    ));
+  it('must be lowercase', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.comment_id = 'ABCDEF';
+      }),
+    ));
+  it('must not be empty', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.comment_id = '';
+      }),
+    ));
+  it('is at most 1024 characters', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.comment_id = 'a'.repeat(1025);
+      }),
+    ));
 });
 
 describe('user_properties (400)', () => {
-  it('keys need a string: or number: prefix', () => expectRejected(400, syncOne((d) => { d.user_properties = { Mailbox: 'x' }; })));
-  it('names are at most 32 characters', () => expectRejected(400, syncOne((d) => { d.user_properties = { [`string:${'n'.repeat(33)}`]: 'x' }; })));
-  it('names start and end with a letter, digit or underscore', () => expectRejected(400, syncOne((d) => { d.user_properties = { 'string: Mailbox': 'x' }; })));
-  it('names hold no punctuation', () => expectRejected(400, syncOne((d) => { d.user_properties = { 'string:Mail-box': 'x' }; })));
-  it('string: values are strings', () => expectRejected(400, syncOne((d) => { d.user_properties = { 'string:Mailbox': 5 }; })));
-  it('number: values are numbers', () => expectRejected(400, syncOne((d) => { d.user_properties = { 'number:Score': '5' }; })));
+  it('keys need a string: or number: prefix', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.user_properties = { Mailbox: 'x' };
+      }),
+    ));
+  it('names are at most 32 characters', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.user_properties = { [`string:${'n'.repeat(33)}`]: 'x' };
+      }),
+    ));
+  it('names start and end with a letter, digit or underscore', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.user_properties = { 'string: Mailbox': 'x' };
+      }),
+    ));
+  it('names hold no punctuation', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.user_properties = { 'string:Mail-box': 'x' };
+      }),
+    ));
+  it('string: values are strings', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.user_properties = { 'string:Mailbox': 5 };
+      }),
+    ));
+  it('number: values are numbers', () =>
+    expectRejected(
+      400,
+      syncOne((d) => {
+        d.user_properties = { 'number:Score': '5' };
+      }),
+    ));
   it('override_user_properties holds at most 128 names', () =>
-    expectRejected(400, syncOne(() => {}, { override_user_properties: Array.from({ length: 129 }, (_, i) => `P${i}`) })));
+    expectRejected(
+      400,
+      syncOne(() => {}, { override_user_properties: Array.from({ length: 129 }, (_, i) => `P${i}`) }),
+    ));
   it('override_user_properties entries are property names without prefix', () =>
-    expectRejected(400, syncOne(() => {}, { override_user_properties: ['string:Sender'] })));
+    expectRejected(
+      400,
+      syncOne(() => {}, { override_user_properties: ['string:Sender'] }),
+    ));
 });
 
 describe('transform_tag (422)', () => {
   it('an unknown tag is 422 with the service message', () =>
-    expectRejected(422, api.post(SYNC, { documents: [mail()], transform_tag: 'not-a-valid-transform-tag.0.ABCDEFGH' }), /^The value 'not-a-valid-transform-tag\.0\.ABCDEFGH' is not a valid transform tag\.$/));
+    expectRejected(
+      422,
+      api.post(SYNC, { documents: [mail()], transform_tag: 'not-a-valid-transform-tag.0.ABCDEFGH' }),
+      /^The value 'not-a-valid-transform-tag\.0\.ABCDEFGH' is not a valid transform tag\.$/,
+    ));
   it('a missing tag is 422', () => expectRejected(422, api.post(SYNC, { documents: [mail()] }), /transform tag is required/));
   it('a tag that is not a string is 400', () => expectRejected(400, api.post(SYNC, { documents: [mail()], transform_tag: 7 })));
 
@@ -170,8 +330,18 @@ describe('transform_tag (422)', () => {
 
 describe('comment id derivation (422)', () => {
   it('no comment_id and no Message-ID is 422 for the whole request', () =>
-    expectRejected(422, api.post(SYNC, { documents: [mail(), mail({ messageId: null })], transform_tag: TAG }), /^documents\[1\]: no comment_id and no Message-ID/));
-  it('a blank Message-ID counts as none', () => expectRejected(422, syncOne((d) => { d.raw_email.headers = { raw: 'Subject: x\r\nMessage-ID:   ' }; })));
+    expectRejected(
+      422,
+      api.post(SYNC, { documents: [mail(), mail({ messageId: null })], transform_tag: TAG }),
+      /^documents\[1\]: no comment_id and no Message-ID/,
+    ));
+  it('a blank Message-ID counts as none', () =>
+    expectRejected(
+      422,
+      syncOne((d) => {
+        d.raw_email.headers = { raw: 'Subject: x\r\nMessage-ID:   ' };
+      }),
+    ));
 });
 
 describe('no_charge', () => {
@@ -180,8 +350,10 @@ describe('no_charge', () => {
     expect(r.status).toBe(200);
     await api.del('/api/v1/sources/acme/inbox/comments?id=aa03');
   });
-  it('no_charge=true is 403 for an ordinary caller', () => expectRejected(403, api.post(`${SYNC}?no_charge=true`, { documents: [mail()], transform_tag: TAG })));
-  it('no_charge must be true or false', () => expectRejected(400, api.post(`${SYNC}?no_charge=maybe`, { documents: [mail()], transform_tag: TAG })));
+  it('no_charge=true is 403 for an ordinary caller', () =>
+    expectRejected(403, api.post(`${SYNC}?no_charge=true`, { documents: [mail()], transform_tag: TAG })));
+  it('no_charge must be true or false', () =>
+    expectRejected(400, api.post(`${SYNC}?no_charge=maybe`, { documents: [mail()], transform_tag: TAG })));
   it('allowNoCharge: stores without billing', async () => {
     const free = await startEmulator({ allowNoCharge: true });
     try {

@@ -49,7 +49,11 @@ describe('files adapter', () => {
     expect(files.mode).toBe('pull');
     expect(files.schema.safeParse({ name: 'in', route: 'r', paths: ['/x'] }).success).toBe(true);
     expect(files.schema.safeParse({ name: 'in', route: 'r', paths: [] }).success).toBe(false);
-    const adapter = await createAdapter('files', { name: 'in', paths: ['/x'], route: 'r' }, { logger: createLogger(false), maxMessageBytes: 1024 });
+    const adapter = await createAdapter(
+      'files',
+      { name: 'in', paths: ['/x'], route: 'r' },
+      { logger: createLogger(false), maxMessageBytes: 1024 },
+    );
     expect([adapter.kind, adapter.name, adapter.mode]).toEqual(['files', 'in', 'pull']);
   });
 
@@ -57,12 +61,20 @@ describe('files adapter', () => {
     const dir = await copySamples();
     const errors: FileFailure[] = [];
     const sink = new MemorySink();
-    const adapter = createFilesAdapter({ paths: [join(dir, 'mbox'), join(dir, 'bad')], route: 'support', batchSize: 2, onError: (e) => errors.push(e) });
+    const adapter = createFilesAdapter({
+      paths: [join(dir, 'mbox'), join(dir, 'bad')],
+      route: 'support',
+      batchSize: 2,
+      onError: (e) => errors.push(e),
+    });
     await adapter.start(sink, new AbortController().signal);
     // Nine messages, and the two corrupt Outlook files as failures (intake dead-letters them).
     expect(sink.stored).toHaveLength(11);
     expect(sink.stored.every((m) => m.route === 'support' && m.origin.adapter === 'files' && m.origin.path!.startsWith(dir))).toBe(true);
-    expect(sink.stored.filter((m) => m.failure !== undefined).map((m) => m.failure!.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID', 'MAILGATE_ERR_INPUT_MSG_INVALID']);
+    expect(sink.stored.filter((m) => m.failure !== undefined).map((m) => m.failure!.code)).toEqual([
+      'MAILGATE_ERR_INPUT_MSG_INVALID',
+      'MAILGATE_ERR_INPUT_MSG_INVALID',
+    ]);
     expect(errors.map((e) => e.error.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID', 'MAILGATE_ERR_INPUT_MSG_INVALID']);
     const cp = sink.checkpoints.get(checkpointKey('support', join(dir, 'mbox')));
     expect(cp).toMatchObject({ path: join(dir, 'mbox', 'mboxrd.mbox'), index: 3 });

@@ -141,7 +141,9 @@ describe('resume across inputs', () => {
     const point = { path: all[at]!.origin.path, ...all[at]!.next };
     const resumed = await collect(inputs, { resumeFrom: point });
     const key = (i: FileItem) => `${relative(dir, i.origin.path)}#${i.origin.index}`;
-    const expected = all.filter((i) => !i.origin.path.startsWith(join(dir, 'eml')) && !(i.origin.path === point.path && i.origin.index <= 1));
+    const expected = all.filter(
+      (i) => !i.origin.path.startsWith(join(dir, 'eml')) && !(i.origin.path === point.path && i.origin.index <= 1),
+    );
     expect(resumed.map(key)).toEqual(expected.map(key));
     expect(resumed.some((i) => i.origin.path === point.path && i.origin.index === 2)).toBe(true);
   });

@@ -75,18 +75,25 @@ describe('CRLF mbox', () => {
     expect(items).toHaveLength(2);
     expect(text(items[0]).endsWith('First CRLF message.\r\nFrom a quoted line.\r\n')).toBe(true);
     expect(text(items[1]).endsWith('Second CRLF message.\r\n')).toBe(true);
-    for (const chunkBytes of [1, 4, 9]) expect((await collect(sample('mbox/crlf.mbox'), { chunkBytes })).map(text)).toEqual(items.map(text));
+    for (const chunkBytes of [1, 4, 9])
+      expect((await collect(sample('mbox/crlf.mbox'), { chunkBytes })).map(text)).toEqual(items.map(text));
   });
 });
 
 describe('Content-Length (mboxcl2)', () => {
   it('trusts a consistent Content-Length over a From_ line inside the body, and ignores a wrong one', async () => {
     const items = await collect(sample('mbox/content-length.mbox'));
-    expect(items.map((i) => /Subject: (.*)/.exec(text(i))?.[1])).toEqual(['Content-Length body', 'After Content-Length', 'Wrong Content-Length', 'Last one']);
+    expect(items.map((i) => /Subject: (.*)/.exec(text(i))?.[1])).toEqual([
+      'Content-Length body',
+      'After Content-Length',
+      'Wrong Content-Length',
+      'Last one',
+    ]);
     expect(text(items[0])).toContain('\nFrom alice@example.com Thu May  2 10:00:00 2024\nThis line looks like a separator');
     expect(text(items[0]).endsWith('says it is body.\n')).toBe(true);
     expect(text(items[2]).endsWith('The length header lies.\n')).toBe(true);
-    for (const chunkBytes of [1, 3, 17]) expect((await collect(sample('mbox/content-length.mbox'), { chunkBytes })).map(text)).toEqual(items.map(text));
+    for (const chunkBytes of [1, 3, 17])
+      expect((await collect(sample('mbox/content-length.mbox'), { chunkBytes })).map(text)).toEqual(items.map(text));
   });
 
   it('takes a Content-Length body verbatim (no unquoting)', async () => {
@@ -99,7 +106,14 @@ describe('Content-Length (mboxcl2)', () => {
 
 describe('byte order mark', () => {
   it('reads the first message of an mbox that starts with a UTF-8 BOM', async () => {
-    const file = await tempFile(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('From a@example.com Mon Mar  4 09:00:00 2024\nSubject: one\n\n1\n\nFrom b@example.com Mon Mar  4 09:00:00 2024\nSubject: two\n\n2\n')]));
+    const file = await tempFile(
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(
+          'From a@example.com Mon Mar  4 09:00:00 2024\nSubject: one\n\n1\n\nFrom b@example.com Mon Mar  4 09:00:00 2024\nSubject: two\n\n2\n',
+        ),
+      ]),
+    );
     expect((await collect(file)).map(text)).toEqual(['Subject: one\n\n1\n', 'Subject: two\n\n2\n']);
   });
 });

@@ -30,7 +30,11 @@ async function flagsOf(user: string, folder: string): Promise<Map<number, Set<st
 
 async function synced(action: string, count = 4): Promise<{ user: string; sink: MemorySink; r: ReturnType<typeof run> }> {
   const { user, pass } = await newUser(server);
-  await server.append(user, 'INBOX', Array.from({ length: count }, (_, i) => textMessage(i + 1)));
+  await server.append(
+    user,
+    'INBOX',
+    Array.from({ length: count }, (_, i) => textMessage(i + 1)),
+  );
   const sink = new MemorySink();
   const r = run([account(server, user, pass, { after_delivery: action })], sink);
   await eventually(() => sink.accepted.length === count && r.adapter.accountHealth()[0]!.state === 'idle');
@@ -73,13 +77,19 @@ describe('after-delivery actions', () => {
 
   it('runs between the chunks of a long backfill instead of waiting for its end', async () => {
     const { user, pass } = await newUser(server);
-    server.fillMaildir(user, 'INBOX', Array.from({ length: 1000 }, (_, i) => textMessage(i)));
+    server.fillMaildir(
+      user,
+      'INBOX',
+      Array.from({ length: 1000 }, (_, i) => textMessage(i)),
+    );
     const sink = new MemorySink();
     let action: Promise<unknown> | undefined;
     let acceptedWhenDone = -1;
     sink.onAccept = () => {
       if (action === undefined && sink.accepted.length > 0) {
-        action = r.adapter.afterDelivery(sink.accepted.slice(0, 10).map((m) => m.origin)).then(() => (acceptedWhenDone = sink.accepted.length));
+        action = r.adapter
+          .afterDelivery(sink.accepted.slice(0, 10).map((m) => m.origin))
+          .then(() => (acceptedWhenDone = sink.accepted.length));
       }
     };
     const r = run([account(server, user, pass, { after_delivery: 'seen', batch_size: 50 })], sink);
@@ -115,26 +125,45 @@ describe('after-delivery actions', () => {
 });
 
 describe('after-delivery actions with one account down', () => {
-  it('applies and finishes the actions of the reachable account; the unreachable one\'s stay due', async () => {
+  it("applies and finishes the actions of the reachable account; the unreachable one's stay due", async () => {
     const { user, pass } = await newUser(server);
     await server.append(user, 'INBOX', [textMessage(1), textMessage(2), textMessage(3)]);
-    const down = { name: 'down', route: 'support', host: '127.0.0.1', port: await closedPort(), secure: false, auth: { user: 'x', pass: 'y' }, after_delivery: 'seen' };
+    const down = {
+      name: 'down',
+      route: 'support',
+      host: '127.0.0.1',
+      port: await closedPort(),
+      secure: false,
+      auth: { user: 'x', pass: 'y' },
+      after_delivery: 'seen',
+    };
     const sink = new MemorySink();
     // The unreachable account is listed first: it must not block the reachable one.
-    const r = run([down, account(server, user, pass, { after_delivery: 'seen' })], sink, { actionWaitMs: 600_000, backoff: { transient: { baseMs: 60_000, capMs: 60_000 } } });
-    await eventually(() => sink.accepted.length === 3 && r.adapter.accountHealth()[1]!.state === 'idle' && r.adapter.accountHealth()[0]!.state === 'backoff');
+    const r = run([down, account(server, user, pass, { after_delivery: 'seen' })], sink, {
+      actionWaitMs: 600_000,
+      backoff: { transient: { baseMs: 60_000, capMs: 60_000 } },
+    });
+    await eventually(
+      () =>
+        sink.accepted.length === 3 && r.adapter.accountHealth()[1]!.state === 'idle' && r.adapter.accountHealth()[0]!.state === 'backoff',
+    );
     const dir = mkdtempSync(join(tmpdir(), 'mailgate-actions-'));
     const store = await openStore(`sqlite:${join(dir, 'm.db')}`);
     try {
       const lost: Origin = { adapter: 'imap', account: 'down', folder: 'INBOX', uidValidity: 7, uid: 1 };
       const origins = [lost, ...sink.accepted.map((m) => m.origin)];
       const doc = { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'x' } } };
-      await store.enqueue(origins.map((origin, i) => ({ route: 'support', key: `k${i}`, commentId: `c${i}`, document: doc, origin, afterDelivery: true })));
+      await store.enqueue(
+        origins.map((origin, i) => ({ route: 'support', key: `k${i}`, commentId: `c${i}`, document: doc, origin, afterDelivery: true })),
+      );
       const items = await store.claim('support', 10, 'w', 60_000);
-      await store.markDelivered(items.map((i) => i.id), { outcome: 'delivered' });
+      await store.markDelivered(
+        items.map((i) => i.id),
+        { outcome: 'delivered' },
+      );
 
       const queue = createAfterDeliveryQueue(r.adapter, store, createLogger(false), { baseDelayMs: 100, maxDelayMs: 200 });
-      await eventually(async () => (await store.pendingActions(10)).length === 1, 20_000, 'the reachable account\'s actions finished');
+      await eventually(async () => (await store.pendingActions(10)).length === 1, 20_000, "the reachable account's actions finished");
       const force = new AbortController();
       const closed = queue.close(force.signal);
       force.abort();

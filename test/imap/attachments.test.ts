@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OMITTED_SIZE_HEADER } from '../../adapters/imap/index.js';
 import { assemble } from '../../adapters/imap/assemble.js';
 import { piecesFromEnds, SUFFIX_BYTES } from '../../adapters/imap/ends.js';
-import { FIRST_FETCH_SOURCE_BYTES, HEAD_BYTES, headsFromPrefix, planMessage, sectionsFor, stubParts } from '../../adapters/imap/structure.js';
+import {
+  FIRST_FETCH_SOURCE_BYTES,
+  HEAD_BYTES,
+  headsFromPrefix,
+  planMessage,
+  sectionsFor,
+  stubParts,
+} from '../../adapters/imap/structure.js';
 import { buildDocument } from '../../src/document/index.js';
 import { parseMessage } from '../../src/mime/parse.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
@@ -42,9 +49,18 @@ const forwarded = [
 /** Messages whose attachments exercise every stub rule: padding 0/1/2, line widths, small parts, inline images. */
 const corpus = [
   attachmentMessage(1, [{ bytes: 3_000_000, name: 'big.pdf', type: 'application/pdf' }]),
-  attachmentMessage(2, [{ bytes: 100_001, name: 'pad2.bin' }, { bytes: 100_002, name: 'pad1.bin', width: 64 }]),
-  attachmentMessage(3, [{ bytes: 50_000, name: 'photo.png', type: 'image/png', inline: true }, { bytes: 2_000, name: 'small.txt', type: 'text/plain' }]),
-  attachmentMessage(4, [{ bytes: 30_000, name: 'notes.txt', type: 'text/plain' }, { bytes: 20_000, name: 'invite.ics', type: 'text/calendar' }]),
+  attachmentMessage(2, [
+    { bytes: 100_001, name: 'pad2.bin' },
+    { bytes: 100_002, name: 'pad1.bin', width: 64 },
+  ]),
+  attachmentMessage(3, [
+    { bytes: 50_000, name: 'photo.png', type: 'image/png', inline: true },
+    { bytes: 2_000, name: 'small.txt', type: 'text/plain' },
+  ]),
+  attachmentMessage(4, [
+    { bytes: 30_000, name: 'notes.txt', type: 'text/plain' },
+    { bytes: 20_000, name: 'invite.ics', type: 'text/calendar' },
+  ]),
   forwarded,
   textMessage(5),
   // Same shape and sizes: their pieces come in one shared UID FETCH.
@@ -95,17 +111,44 @@ describe('attachments never cross the wire', () => {
   it('assembles a stubbed message from the two ends of its source exactly as from the parts the server cuts', async () => {
     const { user } = await newUser(server);
     const alternative = [
-      'From: a@example.com', 'To: b@example.com', 'Subject: alternative and attachment', 'Message-ID: <alt-1@mailgate.test>',
-      'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="outer"', '', 'preamble', '--outer',
-      'Content-Type: multipart/alternative; boundary="inner"', '', '--inner', 'Content-Type: text/plain; charset=utf-8', '', 'Plain text.',
-      '--inner', 'Content-Type: text/html; charset=utf-8', '', '<p>HTML text.</p>', '--inner--', '', '--outer',
-      'Content-Type: application/octet-stream; name="x.bin"', 'Content-Transfer-Encoding: base64', '',
-      Buffer.alloc(30_000, 7).toString('base64').replace(/.{76}/g, '$&\r\n'), '--outer--', 'epilogue', '',
+      'From: a@example.com',
+      'To: b@example.com',
+      'Subject: alternative and attachment',
+      'Message-ID: <alt-1@mailgate.test>',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="outer"',
+      '',
+      'preamble',
+      '--outer',
+      'Content-Type: multipart/alternative; boundary="inner"',
+      '',
+      '--inner',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Plain text.',
+      '--inner',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      '<p>HTML text.</p>',
+      '--inner--',
+      '',
+      '--outer',
+      'Content-Type: application/octet-stream; name="x.bin"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.alloc(30_000, 7).toString('base64').replace(/.{76}/g, '$&\r\n'),
+      '--outer--',
+      'epilogue',
+      '',
     ].join('\r\n');
     await server.append(user, 'INBOX', [...corpus, alternative]);
     const counts = await server.withClient(user, async (c) => {
       await c.mailboxOpen('INBOX', { readOnly: true });
-      const metas = await c.fetchAll('1:*', { uid: true, size: true, bodyStructure: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } }, { uid: true });
+      const metas = await c.fetchAll(
+        '1:*',
+        { uid: true, size: true, bodyStructure: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } },
+        { uid: true },
+      );
       let fromEnds = 0;
       let elsewhere = 0;
       for (const m of metas) {
@@ -120,7 +163,11 @@ describe('attachments never cross the wire', () => {
         }
         // The same message from the server's own cuts of it.
         const parts = stubParts(plan.root);
-        const heads = await c.fetchOne(String(m.uid), { uid: true, bodyParts: parts.map((key) => ({ key, start: 0, maxLength: HEAD_BYTES })) }, { uid: true });
+        const heads = await c.fetchOne(
+          String(m.uid),
+          { uid: true, bodyParts: parts.map((key) => ({ key, start: 0, maxLength: HEAD_BYTES })) },
+          { uid: true },
+        );
         const pieces = await c.fetchOne(String(m.uid), { uid: true, headers: true, bodyParts: sectionsFor(plan.root) }, { uid: true });
         if (!heads || !pieces) throw new Error(`UID ${m.uid} not answered`);
         const serverHeads = new Map([...heads.bodyParts!].map(([k, v]) => [k.toLowerCase(), v]));
@@ -137,18 +184,29 @@ describe('attachments never cross the wire', () => {
 
   it('finds the heads of stubbed parts in the source prefix exactly as the server answers BODY[part]<0.256>', async () => {
     const { user } = await newUser(server);
-    const nested = attachmentMessage(8, [{ bytes: 40_000, name: 'a.bin' }, { bytes: 40_000, name: 'b.bin', width: 64 }]);
+    const nested = attachmentMessage(8, [
+      { bytes: 40_000, name: 'a.bin' },
+      { bytes: 40_000, name: 'b.bin', width: 64 },
+    ]);
     await server.append(user, 'INBOX', [...corpus, nested]);
     const compared = await server.withClient(user, async (c) => {
       await c.mailboxOpen('INBOX', { readOnly: true });
-      const metas = await c.fetchAll('1:*', { uid: true, bodyStructure: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } }, { uid: true });
+      const metas = await c.fetchAll(
+        '1:*',
+        { uid: true, bodyStructure: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } },
+        { uid: true },
+      );
       let found = 0;
       for (const m of metas) {
         const plan = planMessage(m.bodyStructure);
         if (plan.mode !== 'pieces') continue;
         const heads = headsFromPrefix(plan.root, m.source!);
         const parts = stubParts(plan.root);
-        const answer = await c.fetchOne(String(m.uid), { uid: true, bodyParts: parts.map((key) => ({ key, start: 0, maxLength: HEAD_BYTES })) }, { uid: true });
+        const answer = await c.fetchOne(
+          String(m.uid),
+          { uid: true, bodyParts: parts.map((key) => ({ key, start: 0, maxLength: HEAD_BYTES })) },
+          { uid: true },
+        );
         if (answer === false || answer === undefined) throw new Error(`UID ${m.uid} not answered`);
         for (const part of parts) {
           if (!heads.has(part)) continue;

@@ -29,7 +29,10 @@ describe('CONDSTORE', () => {
     const proxy = await startProxy(server.port);
     const sink = new MemorySink();
     // Polling every second: each poll is a pass over INBOX.
-    const r = run([{ ...account(server, user, pass, { idle: false, poll_interval_ms: 1000, after_delivery: 'seen' }), port: proxy.port }], sink);
+    const r = run(
+      [{ ...account(server, user, pass, { idle: false, poll_interval_ms: 1000, after_delivery: 'seen' }), port: proxy.port }],
+      sink,
+    );
     try {
       await eventually(() => sink.accepted.length === 3 && r.adapter.accountHealth()[0]!.state === 'idle');
       const key = checkpointKey(user, 'INBOX');
@@ -42,7 +45,11 @@ describe('CONDSTORE', () => {
 
       // Flags changed (HIGHESTMODSEQ rises): one pass searches and records the new value; then quiet again.
       await r.adapter.afterDelivery(sink.accepted.map((m) => m.origin));
-      await eventually(() => sink.checkpoints.get(key)!['highestModseq'] !== first['highestModseq'], 15_000, 'the new HIGHESTMODSEQ recorded');
+      await eventually(
+        () => sink.checkpoints.get(key)!['highestModseq'] !== first['highestModseq'],
+        15_000,
+        'the new HIGHESTMODSEQ recorded',
+      );
       expect(sink.checkpoints.get(key)).toMatchObject({ uidValidity: first['uidValidity'], lastUid: 3 });
       from = proxy.commands.length;
       await eventually(() => since(proxy, from).filter((c) => c === 'EXAMINE').length >= 2, 15_000, 'two more polling passes');

@@ -10,7 +10,11 @@ describe('the Dovecot test harness', () => {
     try {
       await d.addUser('alice', 'secret');
       expect(await d.append('alice', 'INBOX', [textMessage(1)])).toEqual([1]);
-      d.fillMaildir('alice', 'Bulk', Array.from({ length: 50 }, (_, i) => textMessage(i)));
+      d.fillMaildir(
+        'alice',
+        'Bulk',
+        Array.from({ length: 50 }, (_, i) => textMessage(i)),
+      );
       const st = await d.withClient('alice', (c) => c.status('Bulk', { messages: true, uidValidity: true }));
       expect(st && st.messages).toBe(50);
 

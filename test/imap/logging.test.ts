@@ -61,8 +61,16 @@ describe('IMAP adapter logs', () => {
   it('a refused connection: a warning with the cause and the backoff, again at each attempt', async () => {
     const log = capture();
     const port = await closedPort();
-    const r = run([{ name: 'nobody-home', route: 'support', host: '127.0.0.1', port, secure: false, auth: { user: 'u', pass: 'secret-pass-1234' } }], new MemorySink(), { ...fast, logger: log.logger });
-    await eventually(() => log.lines.filter((l) => l.code === 'MAILGATE_ERR_IMAP_CONNECTION').length >= 2, 20_000, 'two connection failure lines');
+    const r = run(
+      [{ name: 'nobody-home', route: 'support', host: '127.0.0.1', port, secure: false, auth: { user: 'u', pass: 'secret-pass-1234' } }],
+      new MemorySink(),
+      { ...fast, logger: log.logger },
+    );
+    await eventually(
+      () => log.lines.filter((l) => l.code === 'MAILGATE_ERR_IMAP_CONNECTION').length >= 2,
+      20_000,
+      'two connection failure lines',
+    );
     await r.stop();
     const line = log.lines.find((l) => l.code === 'MAILGATE_ERR_IMAP_CONNECTION')!;
     expect(line).toMatchObject({ level: 'warn', adapter: 'imap', account: 'nobody-home' });
@@ -88,7 +96,9 @@ describe('IMAP adapter logs', () => {
     const msgs = log.lines.map((l) => l.msg);
     expect(log.lines.every((l) => l.adapter === 'imap' && l.account === user)).toBe(true);
     expect(msgs.filter((m) => m === 'folder "Nowhere" does not exist; tried again at the next resync').length).toBeGreaterThanOrEqual(1);
-    expect(log.lines.find((l) => l.msg.startsWith('disconnected:') && l.level === 'warn')).toMatchObject({ code: 'MAILGATE_ERR_IMAP_CONNECTION' });
+    expect(log.lines.find((l) => l.msg.startsWith('disconnected:') && l.level === 'warn')).toMatchObject({
+      code: 'MAILGATE_ERR_IMAP_CONNECTION',
+    });
     expect(msgs.some((m) => /^reconnecting in \d+ ms$/.test(m))).toBe(true);
     expect(msgs[msgs.length - 1]).toBe('disconnected: the service is stopping (logged out)');
     expect(log.text()).not.toContain(pass);

@@ -17,13 +17,18 @@ afterAll(async () => {
   await oauth?.close();
 });
 
-const fast = { backoff: { transient: { baseMs: 100, capMs: 500 }, throttle: { baseMs: 100, capMs: 500 }, auth: { baseMs: 100, capMs: 500 } } };
+const fast = {
+  backoff: { transient: { baseMs: 100, capMs: 500 }, throttle: { baseMs: 100, capMs: 500 }, auth: { baseMs: 100, capMs: 500 } },
+};
 
 describe('OAuth2 token provider', () => {
   it('caches a token until shortly before it expires, then refreshes', async () => {
     oauth.refreshTokens.set('rt-cache', 'cache@example.com');
     let now = 1_000_000;
-    const p = createTokenProvider({ tokenUrl: oauth.tokenUrl, clientId: 'mailgate', refreshToken: 'rt-cache', grant: 'refresh_token' }, { now: () => now, skewMs: 60_000 });
+    const p = createTokenProvider(
+      { tokenUrl: oauth.tokenUrl, clientId: 'mailgate', refreshToken: 'rt-cache', grant: 'refresh_token' },
+      { now: () => now, skewMs: 60_000 },
+    );
     const before = oauth.issued;
     const [a, b] = await Promise.all([p.getToken(), p.getToken()]);
     expect(a).toBe(b);
@@ -86,7 +91,16 @@ describe('XOAUTH2 / OAUTHBEARER against Dovecot with an oauth2 passdb', () => {
     oauth.clients.set(`app-${user}`, { secret: 's3cret', user });
     await server.append(user, 'INBOX', [textMessage(1, 'app access')]);
     const sink = new MemorySink();
-    const auth = { user, oauth2: { tokenUrl: oauth.tokenUrl, clientId: `app-${user}`, clientSecret: 's3cret', scope: 'https://outlook.office365.com/.default', grant: 'client_credentials' } };
+    const auth = {
+      user,
+      oauth2: {
+        tokenUrl: oauth.tokenUrl,
+        clientId: `app-${user}`,
+        clientSecret: 's3cret',
+        scope: 'https://outlook.office365.com/.default',
+        grant: 'client_credentials',
+      },
+    };
     const r = run([{ ...account(server, user, 'unused'), auth }], sink, fast);
     await eventually(() => sink.accepted.length === 1);
     await r.stop();

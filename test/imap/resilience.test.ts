@@ -14,7 +14,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const fast = { backoff: { transient: { baseMs: 100, capMs: 500 }, throttle: { baseMs: 200, capMs: 1000 }, auth: { baseMs: 200, capMs: 1000 } } };
+const fast = {
+  backoff: { transient: { baseMs: 100, capMs: 500 }, throttle: { baseMs: 200, capMs: 1000 }, auth: { baseMs: 200, capMs: 1000 } },
+};
 const padded = (i: number): string => textMessage(i).replace('\r\n\r\n', `\r\n\r\n${'lorem ipsum '.repeat(400)}\r\n`);
 
 describe('IMAP adapter resilience', () => {
@@ -23,7 +25,11 @@ describe('IMAP adapter resilience', () => {
   it('survives a Dovecot restart mid-sync and completes, each message once', async () => {
     const { user, pass } = await newUser(server);
     const n = 1200;
-    server.fillMaildir(user, 'INBOX', Array.from({ length: n }, (_, i) => textMessage(i)));
+    server.fillMaildir(
+      user,
+      'INBOX',
+      Array.from({ length: n }, (_, i) => textMessage(i)),
+    );
     const sink = new MemorySink();
     let batches = 0;
     sink.onAccept = async () => {
@@ -40,7 +46,11 @@ describe('IMAP adapter resilience', () => {
   it('survives the connection cut in the middle of a FETCH response', async () => {
     const { user, pass } = await newUser(server);
     const n = 300;
-    server.fillMaildir(user, 'INBOX', Array.from({ length: n }, (_, i) => padded(i)));
+    server.fillMaildir(
+      user,
+      'INBOX',
+      Array.from({ length: n }, (_, i) => padded(i)),
+    );
     const proxy = await startProxy(server.port);
     const sink = new MemorySink();
     let batches = 0;
@@ -61,7 +71,11 @@ describe('IMAP adapter resilience', () => {
   it('a server that stalls in the middle of a FETCH answer: the command deadline fires, the connection is replaced, the sync completes', async () => {
     const { user, pass } = await newUser(server);
     const n = 300;
-    server.fillMaildir(user, 'INBOX', Array.from({ length: n }, (_, i) => padded(i)));
+    server.fillMaildir(
+      user,
+      'INBOX',
+      Array.from({ length: n }, (_, i) => padded(i)),
+    );
     const proxy = await startProxy(server.port);
     // 100 kB into the server's answers: inside the first chunk's FETCH (100 messages, ~500 kB).
     proxy.stallAfter(100_000);
@@ -80,7 +94,11 @@ describe('IMAP adapter resilience', () => {
   it('survives its IMAP process being killed on the server (doveadm kick) mid-sync', async () => {
     const { user, pass } = await newUser(server);
     const n = 600;
-    server.fillMaildir(user, 'INBOX', Array.from({ length: n }, (_, i) => textMessage(i)));
+    server.fillMaildir(
+      user,
+      'INBOX',
+      Array.from({ length: n }, (_, i) => textMessage(i)),
+    );
     const sink = new MemorySink();
     let batches = 0;
     sink.onAccept = async () => {

@@ -28,7 +28,11 @@ export function account(server: DovecotServer, user: string, pass: string, extra
 }
 
 /** Starts the adapter on the sink; `stop()` aborts it and waits for it to finish. */
-export function run(accounts: unknown[], sink: MemorySink, opts: ImapAdapterOptions = {}): { adapter: ImapAdapter; stop: () => Promise<void>; done: Promise<void> } {
+export function run(
+  accounts: unknown[],
+  sink: MemorySink,
+  opts: ImapAdapterOptions = {},
+): { adapter: ImapAdapter; stop: () => Promise<void>; done: Promise<void> } {
   const adapter = new ImapAdapter(accounts, { random: () => 0, ...opts });
   const ctl = new AbortController();
   const done = adapter.start(sink, ctl.signal);

@@ -20,7 +20,9 @@ afterAll(async () => {
 /** Resolves with `work`, or rejects once `ms` passed (a deadline on the wait for the stop). */
 function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms)),
+  );
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
@@ -62,7 +64,11 @@ describe('stopping an IMAP account', () => {
     const sink = new MemorySink();
     const r = run([account(server, user, pass)], sink);
     await eventually(() => sink.accepted.length === 1 && r.adapter.accountHealth()[0]!.state === 'idle');
-    const loggedOut = (): number => server.log().split('\n').filter((l) => l.includes(`imap(${user})`) && l.includes('Disconnected: Logged out')).length;
+    const loggedOut = (): number =>
+      server
+        .log()
+        .split('\n')
+        .filter((l) => l.includes(`imap(${user})`) && l.includes('Disconnected: Logged out')).length;
     const before = loggedOut();
     await r.stop();
     await eventually(() => loggedOut() === before + 1, 15_000, "Dovecot's log line of the LOGOUT");

@@ -17,7 +17,11 @@ describe('IMAP sync against Dovecot', () => {
   it('reads a few thousand messages: nothing missing, nothing twice, checkpoint at the last UID', async () => {
     const { user, pass } = await newUser(server);
     const n = 3000;
-    server.fillMaildir(user, 'INBOX', Array.from({ length: n }, (_, i) => textMessage(i)));
+    server.fillMaildir(
+      user,
+      'INBOX',
+      Array.from({ length: n }, (_, i) => textMessage(i)),
+    );
     const sink = new MemorySink();
     const r = run([account(server, user, pass, { batch_size: 250 })], sink);
     await eventually(() => sink.accepted.length >= n && r.adapter.accountHealth()[0]!.state === 'idle');
@@ -51,7 +55,10 @@ describe('IMAP sync against Dovecot', () => {
     const { user, pass } = await newUser(server);
     const sink = new MemorySink();
     // Polling and watchdog far beyond the test timeout: only IDLE can bring the message in.
-    const r = run([account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })], sink);
+    const r = run(
+      [account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })],
+      sink,
+    );
     await eventually(() => r.adapter.accountHealth()[0]!.state === 'idle');
     // Let IDLE start and the settling NOOP pass: from here only an IDLE notification helps.
     // A fixed wait on purpose: neither the adapter nor Dovecot tells when IDLE has really begun.
@@ -65,7 +72,10 @@ describe('IMAP sync against Dovecot', () => {
   it('finds mail that arrived between the last search and the start of IDLE', async () => {
     const { user, pass } = await newUser(server);
     const sink = new MemorySink();
-    const r = run([account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })], sink);
+    const r = run(
+      [account(server, user, pass, { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 })],
+      sink,
+    );
     await eventually(() => r.adapter.accountHealth()[0]!.state === 'idle');
     await server.append(user, 'INBOX', [textMessage(9, 'right after the sync pass')]);
     await eventually(() => sink.accepted.length === 1);
@@ -75,7 +85,11 @@ describe('IMAP sync against Dovecot', () => {
 
   it('mail that reaches the idle folder while another folder is being synced is read right after that sync, not at the watchdog tick', async () => {
     const { user, pass } = await newUser(server);
-    server.fillMaildir(user, 'Big', Array.from({ length: 600 }, (_, i) => textMessage(i)));
+    server.fillMaildir(
+      user,
+      'Big',
+      Array.from({ length: 600 }, (_, i) => textMessage(i)),
+    );
     await server.createFolder(user, 'Big');
     const sink = new MemorySink();
     let appended = false;
@@ -136,7 +150,8 @@ describe('IMAP sync against Dovecot', () => {
     const { user, pass } = await newUser(server);
     const dates = ['2026-03-01', '2020-01-01', '2026-03-02', '2020-01-02', '2026-03-03'];
     await server.withClient(user, async (c) => {
-      for (const [i, d] of dates.entries()) await c.append('INBOX', textMessage(i + 1, `${d.startsWith('2020') ? 'old' : 'recent'} ${i + 1}`), [], new Date(`${d}T00:00:00Z`));
+      for (const [i, d] of dates.entries())
+        await c.append('INBOX', textMessage(i + 1, `${d.startsWith('2020') ? 'old' : 'recent'} ${i + 1}`), [], new Date(`${d}T00:00:00Z`));
     });
     const sink = new MemorySink();
     const cfg = account(server, user, pass, { since: '2025-01-01', batch_size: 1, idle: false, poll_interval_ms: 1000 });

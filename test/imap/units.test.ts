@@ -48,13 +48,19 @@ describe('fetch plan from BODYSTRUCTURE', () => {
   it('takes the whole source when nothing would be omitted, or the structure is not trusted', () => {
     expect(planMessage(undefined)).toMatchObject({ mode: 'source', reason: 'no BODYSTRUCTURE' });
     expect(planMessage({ ...att, part: '1' })).toMatchObject({ mode: 'source', reason: 'single part' });
-    expect(planMessage({ type: 'multipart/mixed', parameters: { boundary: 'b' }, childNodes: [text, { ...att, size: 100 }] })).toMatchObject({ mode: 'source' });
+    expect(
+      planMessage({ type: 'multipart/mixed', parameters: { boundary: 'b' }, childNodes: [text, { ...att, size: 100 }] }),
+    ).toMatchObject({ mode: 'source' });
     expect(planMessage({ type: 'multipart/mixed', childNodes: [text, att] })).toMatchObject({ mode: 'source' });
     const rfc822 = { part: '3', type: 'message/rfc822', encoding: '7bit', size: 100 };
-    expect(planMessage({ type: 'multipart/mixed', parameters: { boundary: 'b' }, childNodes: [text, att, rfc822] })).toMatchObject({ mode: 'source' });
+    expect(planMessage({ type: 'multipart/mixed', parameters: { boundary: 'b' }, childNodes: [text, att, rfc822] })).toMatchObject({
+      mode: 'source',
+    });
     // A text/html body part is never stubbed, whatever its encoding and size.
     const html = { part: '2', type: 'text/html', encoding: 'base64', size: 50_000 };
-    expect(planMessage({ type: 'multipart/alternative', parameters: { boundary: 'b' }, childNodes: [text, html] })).toMatchObject({ mode: 'source' });
+    expect(planMessage({ type: 'multipart/alternative', parameters: { boundary: 'b' }, childNodes: [text, html] })).toMatchObject({
+      mode: 'source',
+    });
   });
 });
 
@@ -84,7 +90,18 @@ describe('retry table', () => {
 
 describe('folders and configuration', () => {
   const box = (path: string, specialUse?: string, flags: string[] = []) =>
-    ({ path, specialUse, flags: new Set(flags), name: path, pathAsListed: path, delimiter: '/', parent: [], parentPath: '', listed: true, subscribed: true }) as never;
+    ({
+      path,
+      specialUse,
+      flags: new Set(flags),
+      name: path,
+      pathAsListed: path,
+      delimiter: '/',
+      parent: [],
+      parentPath: '',
+      listed: true,
+      subscribed: true,
+    }) as never;
   const list = [box('INBOX', '\\Inbox'), box('Sent', '\\Sent'), box('Archive'), box('Done'), box('Parent', undefined, ['\\Noselect'])];
 
   it('expands names, special-use flags and *', () => {

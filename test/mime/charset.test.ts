@@ -75,13 +75,16 @@ describe('decodeBytes', () => {
     expect(decodeBytes(Buffer.from([0x63, 0x61, 0x66, 0xe9]), 'us-ascii')).toEqual({ text: 'café' });
   });
 
-  it.each(['x-bogus', 'default', 'unknown-8bit', 'x-user-defined', 'iso-2022-kr', '', '=?'])('falls back on the label "%s" with a warning', (label) => {
-    const utf8 = decodeBytes(Buffer.from('Ærø ✓', 'utf8'), label);
-    const cp = decodeBytes(Buffer.from([0x93, 0x68, 0xe9, 0x94]), label);
-    expect(utf8.text).toBe('Ærø ✓');
-    expect(cp.text).toBe('“hé”');
-    if (label !== '') expect(utf8.warning?.code).toBe('MAILGATE_WARN_CHARSET_FALLBACK');
-  });
+  it.each(['x-bogus', 'default', 'unknown-8bit', 'x-user-defined', 'iso-2022-kr', '', '=?'])(
+    'falls back on the label "%s" with a warning',
+    (label) => {
+      const utf8 = decodeBytes(Buffer.from('Ærø ✓', 'utf8'), label);
+      const cp = decodeBytes(Buffer.from([0x93, 0x68, 0xe9, 0x94]), label);
+      expect(utf8.text).toBe('Ærø ✓');
+      expect(cp.text).toBe('“hé”');
+      if (label !== '') expect(utf8.warning?.code).toBe('MAILGATE_WARN_CHARSET_FALLBACK');
+    },
+  );
 
   it('returns empty text for empty input', () => {
     expect(decodeBytes(new Uint8Array(0), 'utf-8')).toEqual({ text: '' });
@@ -89,6 +92,6 @@ describe('decodeBytes', () => {
 
   it('normalizes labels', () => {
     expect(normalizeCharset(' "ISO-8859-1" ')).toBe('iso-8859-1');
-    expect(normalizeCharset("utf-8*de")).toBe('utf-8');
+    expect(normalizeCharset('utf-8*de')).toBe('utf-8');
   });
 });

@@ -1,6 +1,13 @@
 import { describe, it, expect } from 'vitest';
 import {
-  decodeWords, formatAddress, getHeader, getHeaders, parseAddressList, parseDate, parseHeaderBlock, parseMessageIds,
+  decodeWords,
+  formatAddress,
+  getHeader,
+  getHeaders,
+  parseAddressList,
+  parseDate,
+  parseHeaderBlock,
+  parseMessageIds,
 } from '../../src/mime/headers.js';
 import { parseStructured } from '../../src/mime/params.js';
 import type { Warning } from '../../src/errors.js';
@@ -17,7 +24,10 @@ describe('parseHeaderBlock', () => {
 
   it('accepts obsolete space before the colon and skips junk lines', () => {
     const fields = parseHeaderBlock('Subject : spaced\njunk line\nX-A:b');
-    expect(fields.map((f) => [f.key, f.value])).toEqual([['subject', 'spaced'], ['x-a', 'b']]);
+    expect(fields.map((f) => [f.key, f.value])).toEqual([
+      ['subject', 'spaced'],
+      ['x-a', 'b'],
+    ]);
   });
 });
 
@@ -120,9 +130,12 @@ describe('parseDate', () => {
     expect(parseDate(value)?.toISOString()).toBe(iso);
   });
 
-  it.each([undefined, '', 'yesterday', '32 Jan 2020 10:00:00', '1 Foo 2020 10:00:00', '1 Jan 2020 25:00:00 +0000'])('returns undefined for %s', (value) => {
-    expect(parseDate(value)).toBeUndefined();
-  });
+  it.each([undefined, '', 'yesterday', '32 Jan 2020 10:00:00', '1 Foo 2020 10:00:00', '1 Jan 2020 25:00:00 +0000'])(
+    'returns undefined for %s',
+    (value) => {
+      expect(parseDate(value)).toBeUndefined();
+    },
+  );
 });
 
 describe('parseMessageIds', () => {
@@ -145,7 +158,7 @@ describe('parseStructured', () => {
   });
 
   it('joins RFC 2231 continuations, decoding charset and percent escapes across segments', () => {
-    const v = parseStructured("attachment; filename*0*=utf-8'en'%E6%97%A5%E6; filename*1*=%9C%AC; filename*2=\".txt\"");
+    const v = parseStructured('attachment; filename*0*=utf-8\'en\'%E6%97%A5%E6; filename*1*=%9C%AC; filename*2=".txt"');
     expect(v.params.filename).toBe('日本.txt');
     expect(parseStructured("inline; filename*=iso-8859-1''r%E9sum%E9.pdf").params.filename).toBe('résumé.pdf');
   });

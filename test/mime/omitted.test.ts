@@ -29,7 +29,11 @@ function message(partHeader: string[], content: string, topHeader: string[] = []
   );
 }
 
-const PDF_HEADER = ['Content-Type: application/pdf; name="r.pdf"', 'Content-Disposition: attachment; filename="r.pdf"', 'Content-Transfer-Encoding: base64'];
+const PDF_HEADER = [
+  'Content-Type: application/pdf; name="r.pdf"',
+  'Content-Disposition: attachment; filename="r.pdf"',
+  'Content-Transfer-Encoding: base64',
+];
 const sizeOf = (raw: Buffer): number | undefined => parseMessage(raw).attachments[0]?.size;
 
 describe('stub parts (X-Mailgate-Omitted-Size)', () => {
@@ -45,7 +49,9 @@ describe('stub parts (X-Mailgate-Omitted-Size)', () => {
   });
 
   it('ignores the field in the top-level header of the message', () => {
-    const raw = Buffer.from('From: a@example.com\r\nX-Mailgate-Omitted-Size: 999\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment\r\n\r\n');
+    const raw = Buffer.from(
+      'From: a@example.com\r\nX-Mailgate-Omitted-Size: 999\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment\r\n\r\n',
+    );
     expect(sizeOf(raw)).toBe(0);
   });
 

@@ -17,7 +17,9 @@ const codeOf = (fn: () => unknown): string | undefined => {
 
 describe('parseMessage: budgets and refusals', () => {
   it('refuses input over the size budget before parsing', () => {
-    expect(codeOf(() => parseMessage(msg('Subject: x\n\n' + 'a'.repeat(100)), { maxMessageBytes: 50 }))).toBe('MAILGATE_ERR_MIME_TOO_LARGE');
+    expect(codeOf(() => parseMessage(msg('Subject: x\n\n' + 'a'.repeat(100)), { maxMessageBytes: 50 }))).toBe(
+      'MAILGATE_ERR_MIME_TOO_LARGE',
+    );
     expect(codeOf(() => parseMessage(msg('Subject: x\n\nb'), { maxMessageBytes: 0 }))).toBe('MAILGATE_ERR_MIME_TOO_LARGE');
     expect(codeOf(() => parseMessage(msg('Subject: x\n\nb'), { maxMessageBytes: -1 }))).toBe('MAILGATE_ERR_CONFIG_INVALID');
   });
@@ -56,7 +58,13 @@ describe('parseMessage: headers and simple bodies', () => {
   });
 
   it('decodes 8-bit header bytes per field: UTF-8 when valid, else windows-1252', () => {
-    const raw = Buffer.concat([Buffer.from('Subject: '), Buffer.from('Grüße', 'utf8'), Buffer.from('\nFrom: Fran'), Buffer.from([0xe7, 0x6f, 0x69, 0x73]), Buffer.from('\n\nb')]);
+    const raw = Buffer.concat([
+      Buffer.from('Subject: '),
+      Buffer.from('Grüße', 'utf8'),
+      Buffer.from('\nFrom: Fran'),
+      Buffer.from([0xe7, 0x6f, 0x69, 0x73]),
+      Buffer.from('\n\nb'),
+    ]);
     const p = parseMessage(raw);
     expect(p.headers.map((h) => h.value)).toEqual(['Grüße', 'François']);
   });
@@ -69,9 +77,16 @@ describe('parseMessage: headers and simple bodies', () => {
   });
 
   it('keeps Message-ID and Date after an unindented wrapped Subject when a blank line follows (stray-header-line regression)', () => {
-    const p = parseMessage(msg('From: a@example.com\nSubject: long subject that\nwrapped without indent\nMessage-ID: <junk@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nreal body\n'));
+    const p = parseMessage(
+      msg(
+        'From: a@example.com\nSubject: long subject that\nwrapped without indent\nMessage-ID: <junk@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nreal body\n',
+      ),
+    );
     expect(p.headers.map((h) => h.key)).toEqual(['from', 'subject', 'message-id', 'date']);
-    expect(p.headers[1]).toMatchObject({ value: 'long subject that wrapped without indent', raw: 'Subject: long subject that\n wrapped without indent' });
+    expect(p.headers[1]).toMatchObject({
+      value: 'long subject that wrapped without indent',
+      raw: 'Subject: long subject that\n wrapped without indent',
+    });
     expect(p.headerBlock).toContain('\n wrapped without indent\nMessage-ID: <junk@x>');
     expect(p.text).toBe('real body\n');
     expect(p.warnings.map((w) => w.code)).toEqual(['MAILGATE_WARN_MIME_MALFORMED']);
@@ -79,7 +94,11 @@ describe('parseMessage: headers and simple bodies', () => {
   });
 
   it('reads a field whose name holds 8-bit characters as a field, with a warning (8bit-header-name regression)', () => {
-    const raw = Buffer.concat([msg('From: a@example.com\nSubject: k\n'), Buffer.from('X-Ünïcode: v\n', 'utf8'), msg('Message-ID: <k@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody\n')]);
+    const raw = Buffer.concat([
+      msg('From: a@example.com\nSubject: k\n'),
+      Buffer.from('X-Ünïcode: v\n', 'utf8'),
+      msg('Message-ID: <k@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody\n'),
+    ]);
     const p = parseMessage(raw);
     expect(p.headers.map((h) => h.name)).toEqual(['From', 'Subject', 'X-Ünïcode', 'Message-ID', 'Date']);
     expect(p.text).toBe('body\n');
@@ -114,9 +133,15 @@ describe('parseMessage: headers and simple bodies', () => {
   });
 
   it('reads quoted-printable and base64 text in their charsets', () => {
-    const qp = parseMessage(msg('Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\ncaf=E9 soft=\nbreak'));
+    const qp = parseMessage(
+      msg('Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\ncaf=E9 soft=\nbreak'),
+    );
     expect(qp.text).toBe('café softbreak');
-    const b64 = parseMessage(msg(`Content-Type: text/plain; charset=koi8-r\nContent-Transfer-Encoding: base64\n\n${Buffer.from([0xf0, 0xd2, 0xc9]).toString('base64')}\n`));
+    const b64 = parseMessage(
+      msg(
+        `Content-Type: text/plain; charset=koi8-r\nContent-Transfer-Encoding: base64\n\n${Buffer.from([0xf0, 0xd2, 0xc9]).toString('base64')}\n`,
+      ),
+    );
     expect(b64.text).toBe('При');
   });
 
@@ -128,7 +153,8 @@ describe('parseMessage: headers and simple bodies', () => {
 });
 
 describe('parseMessage: multipart structure (RFC 8621 body selection)', () => {
-  const alt = 'Content-Type: multipart/alternative; boundary=A\n\n--A\nContent-Type: text/plain\n\nplain\n--A\nContent-Type: text/html\n\n<p>html</p>\n--A--\n';
+  const alt =
+    'Content-Type: multipart/alternative; boundary=A\n\n--A\nContent-Type: text/plain\n\nplain\n--A\nContent-Type: text/html\n\n<p>html</p>\n--A--\n';
 
   it('takes text and html from an alternative', () => {
     const p = parseMessage(msg(alt));
@@ -139,9 +165,28 @@ describe('parseMessage: multipart structure (RFC 8621 body selection)', () => {
 
   it('lists named text parts after the first as attachments, and inline images of related parts as inline attachments', () => {
     const raw = [
-      'Content-Type: multipart/mixed; boundary=M', '', '--M', 'Content-Type: multipart/related; boundary=R', '',
-      '--R', 'Content-Type: text/html', '', '<img src="cid:i">', '--R', 'Content-Type: image/png', 'Content-ID: <i>',
-      'Content-Transfer-Encoding: base64', '', 'iVBORw0KGgo=', '--R--', '--M', 'Content-Type: text/plain; name=log.txt', '', 'log', '--M--', '',
+      'Content-Type: multipart/mixed; boundary=M',
+      '',
+      '--M',
+      'Content-Type: multipart/related; boundary=R',
+      '',
+      '--R',
+      'Content-Type: text/html',
+      '',
+      '<img src="cid:i">',
+      '--R',
+      'Content-Type: image/png',
+      'Content-ID: <i>',
+      'Content-Transfer-Encoding: base64',
+      '',
+      'iVBORw0KGgo=',
+      '--R--',
+      '--M',
+      'Content-Type: text/plain; name=log.txt',
+      '',
+      'log',
+      '--M--',
+      '',
     ].join('\n');
     const p = parseMessage(msg(raw));
     expect(p.html).toBe('<img src="cid:i">');
@@ -153,14 +198,16 @@ describe('parseMessage: multipart structure (RFC 8621 body selection)', () => {
   });
 
   it('keeps nested message/rfc822 as an .eml attachment without reading into it', () => {
-    const raw = 'Content-Type: multipart/mixed; boundary=M\n\n--M\n\nfirst\n--M\nContent-Type: message/rfc822\n\nSubject: inner\n\ninner body\n--M--';
+    const raw =
+      'Content-Type: multipart/mixed; boundary=M\n\n--M\n\nfirst\n--M\nContent-Type: message/rfc822\n\nSubject: inner\n\ninner body\n--M--';
     const p = parseMessage(msg(raw));
     expect(p.text).toBe('first');
     expect(p.attachments).toEqual([{ name: 'attachment-1.eml', size: 26, content_type: 'message/rfc822', inline: false }]);
   });
 
   it('uses the first "--" line when the declared boundary never occurs (spam-1/00467)', () => {
-    const raw = 'Content-Type: multipart/alternative; boundary="=Multi 09"\n\n--= Multi 09\nContent-Type: text/plain\n\nthe text\n--= Multi 09--\n';
+    const raw =
+      'Content-Type: multipart/alternative; boundary="=Multi 09"\n\n--= Multi 09\nContent-Type: text/plain\n\nthe text\n--= Multi 09--\n';
     const p = parseMessage(msg(raw));
     expect(p.text).toBe('the text');
     expect(p.warnings.map((w) => w.code)).toEqual(['MAILGATE_WARN_MIME_MALFORMED']);
@@ -213,7 +260,14 @@ describe('quoted-printable', () => {
 
 describe('decoded sizes without decoding', () => {
   const cases: Array<[string, Buffer]> = [
-    ['base64', Buffer.from(Buffer.alloc(1001, 7).toString('base64').replace(/(.{76})/g, '$1\r\n'))],
+    [
+      'base64',
+      Buffer.from(
+        Buffer.alloc(1001, 7)
+          .toString('base64')
+          .replace(/(.{76})/g, '$1\r\n'),
+      ),
+    ],
     ['base64', Buffer.from('QUJD\nREU=\n\n')],
     ['base64', Buffer.from('QUJDRA==  \r\n')],
     ['quoted-printable', Buffer.from('caf=C3=A9 =\r\nnext=20line\r\nend=\nx = y =3')],

@@ -23,11 +23,7 @@ const samples = readdirSync(samplesDir)
   .filter((b) => b.length < 20_000);
 
 const receivedAt = new Date('2024-01-01T00:00:00Z');
-const optionSets: PreviewOptions[] = [
-  { receivedAt },
-  { receivedAt, headers: 'parsed', body: 'plain' },
-  { receivedAt, body: 'html' },
-];
+const optionSets: PreviewOptions[] = [{ receivedAt }, { receivedAt, headers: 'parsed', body: 'plain' }, { receivedAt, body: 'html' }];
 const options = fc.constantFrom(...optionSets);
 
 function check(raw: Uint8Array, opts: PreviewOptions = optionSets[0]!): void {
@@ -37,7 +33,7 @@ function check(raw: Uint8Array, opts: PreviewOptions = optionSets[0]!): void {
     if (!d.success) throw new Error(`invalid document: ${d.error.message}`);
     const c = Comment.safeParse(comment);
     if (!c.success) throw new Error(`invalid comment: ${c.error.message}`);
-    if (comment.id !== document.comment_id) throw new Error('comment id differs from the document\'s');
+    if (comment.id !== document.comment_id) throw new Error("comment id differs from the document's");
   } catch (err) {
     // MAILGATE_ERR_MIME_INTERNAL would be a parser bug escaping as a coded error.
     if (!isGatewayError(err) || err.code === 'MAILGATE_ERR_MIME_INTERNAL') throw err;
@@ -58,37 +54,111 @@ function mutate(raw: Buffer, ms: Array<{ at: number; len: number; bytes: Uint8Ar
 
 /** Lines the quote and signature rules look for. */
 const REPLY_LINES = [
-  'On Mon, Jan 1, 2024 at 9:00 AM Bob <bob@example.com> wrote:', 'Am 01.01.2024 um 09:00 schrieb Bob:', '> quoted', '>> deeper', 'EL> cite',
-  '-----Original Message-----', '________________________________', '---', '-- ', '--', 'From: Bob <bob@example.com>', 'Sent: Monday, January 1, 2024 9:00 AM',
-  'To: Anna', 'Subject: x', '*From:* bob@example.com', 'De : Bob', 'Envoyé : lundi 1 janvier 2024 09:00', '---------- Forwarded message ---------',
-  'Begin forwarded message:', 'Thanks,', 'Kind regards,', 'Mit freundlichen Grüßen', 'Anna', '- Anna', 'Sent from my iPhone', 'Get Outlook for iOS',
-  '', 'Hello, the report is attached.', 'On Monday we ship 3 pallets.', 'From: the warehouse', 'Date: tomorrow',
+  'On Mon, Jan 1, 2024 at 9:00 AM Bob <bob@example.com> wrote:',
+  'Am 01.01.2024 um 09:00 schrieb Bob:',
+  '> quoted',
+  '>> deeper',
+  'EL> cite',
+  '-----Original Message-----',
+  '________________________________',
+  '---',
+  '-- ',
+  '--',
+  'From: Bob <bob@example.com>',
+  'Sent: Monday, January 1, 2024 9:00 AM',
+  'To: Anna',
+  'Subject: x',
+  '*From:* bob@example.com',
+  'De : Bob',
+  'Envoyé : lundi 1 janvier 2024 09:00',
+  '---------- Forwarded message ---------',
+  'Begin forwarded message:',
+  'Thanks,',
+  'Kind regards,',
+  'Mit freundlichen Grüßen',
+  'Anna',
+  '- Anna',
+  'Sent from my iPhone',
+  'Get Outlook for iOS',
+  '',
+  'Hello, the report is attached.',
+  'On Monday we ship 3 pallets.',
+  'From: the warehouse',
+  'Date: tomorrow',
 ];
 
 const mimeTokens = fc.constantFrom(
-  '\n', '\r\n', '\r', ' ', '\t', ':', ';', '=', '"', '--', '--b', '--b--', 'boundary=b', 'Content-Type: multipart/mixed; boundary=b',
-  'Content-Type: text/plain', 'Content-Type: text/html', 'Content-Transfer-Encoding: base64', 'Content-Transfer-Encoding: quoted-printable',
-  'Content-Disposition: attachment; filename*0*=utf-8\'\'%E6; filename*1=x', '=?utf-8?B?5pel?=', '=?x?Q?=E9?=', '=', '=3D', '=\n',
-  'Subject: s', 'From: "a, b" <c@d>', '<p>', '</blockquote>', '<!--', '&#x1F600;', 'charset=utf-16', 'charset=utf-7', '+AGEA-', 'QUJD',
-  'Message-ID: <m@x>', 'In-Reply-To: <r@x>', 'Date: Mon, 1 Jan 2024 09:00:00 +0000', 'Thread-Index: AQHZ', 'Received: x; Tue, 2 Jan 2024 10:00:00 +0000',
+  '\n',
+  '\r\n',
+  '\r',
+  ' ',
+  '\t',
+  ':',
+  ';',
+  '=',
+  '"',
+  '--',
+  '--b',
+  '--b--',
+  'boundary=b',
+  'Content-Type: multipart/mixed; boundary=b',
+  'Content-Type: text/plain',
+  'Content-Type: text/html',
+  'Content-Transfer-Encoding: base64',
+  'Content-Transfer-Encoding: quoted-printable',
+  "Content-Disposition: attachment; filename*0*=utf-8''%E6; filename*1=x",
+  '=?utf-8?B?5pel?=',
+  '=?x?Q?=E9?=',
+  '=',
+  '=3D',
+  '=\n',
+  'Subject: s',
+  'From: "a, b" <c@d>',
+  '<p>',
+  '</blockquote>',
+  '<!--',
+  '&#x1F600;',
+  'charset=utf-16',
+  'charset=utf-7',
+  '+AGEA-',
+  'QUJD',
+  'Message-ID: <m@x>',
+  'In-Reply-To: <r@x>',
+  'Date: Mon, 1 Jan 2024 09:00:00 +0000',
+  'Thread-Index: AQHZ',
+  'Received: x; Tue, 2 Jan 2024 10:00:00 +0000',
   ...REPLY_LINES,
 );
 
 describe('preview (parse, document, comment) never throws anything but GatewayError', () => {
   it('on mutated samples', () => {
-    fc.assert(fc.property(sample, fc.array(mutation, { minLength: 1, maxLength: 8 }), options, (raw, ms, o) => check(mutate(raw, ms), o)), { numRuns: 400 });
+    fc.assert(
+      fc.property(sample, fc.array(mutation, { minLength: 1, maxLength: 8 }), options, (raw, ms, o) => check(mutate(raw, ms), o)),
+      { numRuns: 400 },
+    );
   });
 
   it('on truncated samples', () => {
-    fc.assert(fc.property(sample, fc.double({ min: 0, max: 1, noNaN: true }), options, (raw, f, o) => check(raw.subarray(0, Math.floor(raw.length * f)), o)), { numRuns: 300 });
+    fc.assert(
+      fc.property(sample, fc.double({ min: 0, max: 1, noNaN: true }), options, (raw, f, o) =>
+        check(raw.subarray(0, Math.floor(raw.length * f)), o),
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('on random bytes', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 2048 }), (raw) => check(raw)), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 2048 }), (raw) => check(raw)),
+      { numRuns: 300 },
+    );
   });
 
   it('on random sequences of MIME tokens', () => {
-    fc.assert(fc.property(fc.array(mimeTokens, { maxLength: 200 }), options, (tokens, o) => check(Buffer.from(tokens.join(''), 'utf8'), o)), { numRuns: 400 });
+    fc.assert(
+      fc.property(fc.array(mimeTokens, { maxLength: 200 }), options, (tokens, o) => check(Buffer.from(tokens.join(''), 'utf8'), o)),
+      { numRuns: 400 },
+    );
   });
 
   it('on replies made of quote, splitter and signature lines, as text or HTML', () => {
@@ -102,11 +172,14 @@ describe('preview (parse, document, comment) never throws anything but GatewayEr
     );
   });
 
-  it('preview() resolves to what the stages build, or rejects with the parser\'s coded error, on mutated samples', async () => {
+  it("preview() resolves to what the stages build, or rejects with the parser's coded error, on mutated samples", async () => {
     await fc.assert(
       fc.asyncProperty(sample, fc.array(mutation, { minLength: 1, maxLength: 4 }), options, async (raw, ms, o) => {
         const input = mutate(raw, ms);
-        const got = await preview(input, o).then((result) => ({ result }), (error: unknown) => ({ error }));
+        const got = await preview(input, o).then(
+          (result) => ({ result }),
+          (error: unknown) => ({ error }),
+        );
         let parsed: ReturnType<typeof parseMessage>;
         try {
           parsed = parseMessage(input);

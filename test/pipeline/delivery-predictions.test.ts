@@ -17,7 +17,10 @@ import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 
 const config = ConfigSchema.parse({ routes: [{ name: 'p', mode: 'predict', dataset: 'acme/triage' }] });
 const route = config.routes[0]!;
-const msg = (i: number) => Buffer.from(`From: A <a@x.com>\r\nTo: b@y.com\r\nSubject: refund ${i}\r\nMessage-ID: <q${i}@x.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nPlease refund invoice ${i}.\r\n`);
+const msg = (i: number) =>
+  Buffer.from(
+    `From: A <a@x.com>\r\nTo: b@y.com\r\nSubject: refund ${i}\r\nMessage-ID: <q${i}@x.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nPlease refund invoice ${i}.\r\n`,
+  );
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -28,21 +31,45 @@ afterEach(async () => {
 async function setup(n: number): Promise<{ store: Store; emu: StartedEmulator }> {
   const emu = await startEmulator();
   const store = await openStore('sqlite::memory:');
-  cleanup.push(() => emu.stop(), () => store.close());
+  cleanup.push(
+    () => emu.stop(),
+    () => store.close(),
+  );
   const res = await fetch(`${emu.url}/api/v1/datasets/acme/triage`, {
-    method: 'PUT', headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' }, body: '{"dataset":{}}',
+    method: 'PUT',
+    headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' },
+    body: '{"dataset":{}}',
   });
   expect(res.status).toBe(200);
-  const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000 });
-  await intake.accept(Array.from({ length: n }, (_, i) => ({ raw: msg(i), origin: { adapter: 'files', path: '/p.mbox', index: i }, route: 'p', receivedAt: new Date() })));
+  const intake = createIntake({
+    store,
+    routes: new Map([[route.name, route]]),
+    parse: async (raw, o) => encodePreview(await preview(raw, o)),
+    parsing: {},
+    maxOutbox: 10_000,
+  });
+  await intake.accept(
+    Array.from({ length: n }, (_, i) => ({
+      raw: msg(i),
+      origin: { adapter: 'files', path: '/p.mbox', index: i },
+      route: 'p',
+      receivedAt: new Date(),
+    })),
+  );
   return { store, emu };
 }
 
 function delivery(store: Store, emu: StartedEmulator, leaseMs = 10_000) {
   const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
   return createDelivery({
-    store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs,
-    claimLimit: 100, concurrency: 1, maxItemAttempts: 3,
+    store,
+    routes: [route],
+    deliver: createDeliverFn({ client, ledger: store, config }),
+    owner: 'test',
+    leaseMs,
+    claimLimit: 100,
+    concurrency: 1,
+    maxItemAttempts: 3,
   });
 }
 
@@ -73,7 +100,11 @@ describe('delivery of a predict route', () => {
   it('saves before marking delivered: a failed save leaves the items queued, to be predicted again', async () => {
     const { store, emu } = await setup(3);
     const failing: Store = Object.create(store, {
-      savePredictions: { value: async () => { throw new Error('disk full'); } },
+      savePredictions: {
+        value: async () => {
+          throw new Error('disk full');
+        },
+      },
     }) as Store;
     await expect(delivery(failing, emu, 50).runOnce(route)).rejects.toThrow('disk full');
     expect(await store.outboxDepth('p')).toBe(3);

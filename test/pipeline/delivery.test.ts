@@ -13,7 +13,10 @@ import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 
 const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/pipe' }] });
 const route = config.routes[0]!;
-const msg = (i: number) => Buffer.from(`From: A <a@x.com>\r\nTo: b@y.com\r\nSubject: s${i}\r\nMessage-ID: <p${i}@x.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nbody ${i}\r\n`);
+const msg = (i: number) =>
+  Buffer.from(
+    `From: A <a@x.com>\r\nTo: b@y.com\r\nSubject: s${i}\r\nMessage-ID: <p${i}@x.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nbody ${i}\r\n`,
+  );
 
 let cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -27,18 +30,43 @@ const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 async function setup(options?: OpenStoreOptions): Promise<{ store: Store; emu: StartedEmulator }> {
   const emu = await startEmulator({ autoCreateSources: true });
   const store = await openStore('sqlite::memory:', options);
-  cleanup.push(() => emu.stop(), () => store.close());
+  cleanup.push(
+    () => emu.stop(),
+    () => store.close(),
+  );
   const routes = new Map([[route.name, route]]);
-  const intake = createIntake({ store, routes, parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000 });
-  await intake.accept(Array.from({ length: 10 }, (_, i) => ({ raw: msg(i), origin: { adapter: 'files', path: '/x.mbox', index: i }, route: 'r', receivedAt: new Date() })), { key: 'files:/x.mbox', value: { index: 10 } });
+  const intake = createIntake({
+    store,
+    routes,
+    parse: async (raw, o) => encodePreview(await preview(raw, o)),
+    parsing: {},
+    maxOutbox: 10_000,
+  });
+  await intake.accept(
+    Array.from({ length: 10 }, (_, i) => ({
+      raw: msg(i),
+      origin: { adapter: 'files', path: '/x.mbox', index: i },
+      route: 'r',
+      receivedAt: new Date(),
+    })),
+    { key: 'files:/x.mbox', value: { index: 10 } },
+  );
   return { store, emu };
 }
 
 function loop(store: Store, emu: StartedEmulator, token: string, hooks: { onPause?: () => void; onBatch?: () => void } = {}) {
   const client = createApiClient({ baseUrl: emu.url, token, retry: { maxAttempts: 1 } });
   return createDelivery({
-    store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs: 10_000,
-    claimLimit: 100, concurrency: 1, maxItemAttempts: 3, pauseMs: 60_000, ...hooks,
+    store,
+    routes: [route],
+    deliver: createDeliverFn({ client, ledger: store, config }),
+    owner: 'test',
+    leaseMs: 10_000,
+    claimLimit: 100,
+    concurrency: 1,
+    maxItemAttempts: 3,
+    pauseMs: 60_000,
+    ...hooks,
   });
 }
 
@@ -80,11 +108,21 @@ describe('delivery', () => {
   it('claims new items as soon as it is woken, not at the end of its idle wait', async () => {
     const emu = await startEmulator({ autoCreateSources: true });
     const store = await openStore('sqlite::memory:');
-    cleanup.push(() => emu.stop(), () => store.close());
+    cleanup.push(
+      () => emu.stop(),
+      () => store.close(),
+    );
     const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
     const d = createDelivery({
-      store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs: 10_000,
-      claimLimit: 100, concurrency: 2, maxItemAttempts: 3, idleMs: 600_000,
+      store,
+      routes: [route],
+      deliver: createDeliverFn({ client, ledger: store, config }),
+      owner: 'test',
+      leaseMs: 10_000,
+      claimLimit: 100,
+      concurrency: 2,
+      maxItemAttempts: 3,
+      idleMs: 600_000,
     });
     const controller = new AbortController();
     let emptyRounds = 0;
@@ -99,7 +137,14 @@ describe('delivery', () => {
     await turn();
     // Both route workers found nothing and sleep for ten minutes now.
     expect(emptyRounds).toBe(2);
-    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000, onBatch: () => d.wake() });
+    const intake = createIntake({
+      store,
+      routes: new Map([[route.name, route]]),
+      parse: async (raw, o) => encodePreview(await preview(raw, o)),
+      parsing: {},
+      maxOutbox: 10_000,
+      onBatch: () => d.wake(),
+    });
     await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/w.mbox', index: 1 }, route: 'r', receivedAt: new Date() }]);
     while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
     controller.abort();
@@ -115,13 +160,28 @@ describe('delivery', () => {
       let firstDone!: () => void;
       const first = new Promise<void>((r) => (firstDone = r));
       const d = createDelivery({
-        store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'test', leaseMs: 10_000,
-        claimLimit: 100, concurrency: 1, maxItemAttempts: 3, flushMs, onBatch: () => (batches += 1) === 1 && firstDone(),
+        store,
+        routes: [route],
+        deliver: createDeliverFn({ client, ledger: store, config }),
+        owner: 'test',
+        leaseMs: 10_000,
+        claimLimit: 100,
+        concurrency: 1,
+        maxItemAttempts: 3,
+        flushMs,
+        onBatch: () => (batches += 1) === 1 && firstDone(),
       });
       const running = d.run(new AbortController().signal, async () => emu.emulator.stats().comments === 15);
       await first;
       // Five messages arrive one by one, each waking delivery as intake does.
-      const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10_000, onBatch: () => d.wake() });
+      const intake = createIntake({
+        store,
+        routes: new Map([[route.name, route]]),
+        parse: async (raw, o) => encodePreview(await preview(raw, o)),
+        parsing: {},
+        maxOutbox: 10_000,
+        onBatch: () => d.wake(),
+      });
       for (let i = 10; i < 15; i++) {
         await intake.accept([{ raw: msg(i), origin: { adapter: 'files', path: '/y.mbox', index: i }, route: 'r', receivedAt: new Date() }]);
         await turn();
@@ -149,12 +209,22 @@ describe('delivery', () => {
     };
     await emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', delay_ms: 2_000, times: 1 }]);
     const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
-    const gateway = (owner: string) => createDelivery({
-      store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner, leaseMs: 300,
-      claimLimit: 100, concurrency: 1, maxItemAttempts: 3, idleMs: 20,
-    });
+    const gateway = (owner: string) =>
+      createDelivery({
+        store,
+        routes: [route],
+        deliver: createDeliverFn({ client, ledger: store, config }),
+        owner,
+        leaseMs: 300,
+        claimLimit: 100,
+        concurrency: 1,
+        maxItemAttempts: 3,
+        idleMs: 20,
+      });
     let inFlight = true;
-    const slow = gateway('first').runOnce(route).finally(() => void (inFlight = false));
+    const slow = gateway('first')
+      .runOnce(route)
+      .finally(() => void (inFlight = false));
     /** Two renewals, so the second one surely started after the clock moved; fails if the request ends first. */
     const twoRenewals = async (): Promise<void> => {
       for (let i = 0; i < 2; i++) {
@@ -183,7 +253,13 @@ describe('delivery', () => {
   it('accepts an empty batch that only moves the checkpoint', async () => {
     const store = await openStore('sqlite::memory:');
     cleanup.push(() => store.close());
-    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 10 });
+    const intake = createIntake({
+      store,
+      routes: new Map([[route.name, route]]),
+      parse: async (raw, o) => encodePreview(await preview(raw, o)),
+      parsing: {},
+      maxOutbox: 10,
+    });
     await intake.accept([], { key: 'files:/empty', value: { index: 3 } });
     expect(await intake.checkpoint('files:/empty')).toEqual({ index: 3 });
   });
@@ -191,8 +267,17 @@ describe('delivery', () => {
 
 describe('route mapping', () => {
   it('maps a predict route to a camelCase target and rejects colliding properties', () => {
-    const c = ConfigSchema.parse({ routes: [{ name: 'p', mode: 'predict', dataset: 'acme/ds', model_version: 3, threshold: 0.5, transform_tag: 'generic.0.CONVKER5' }] });
-    expect(targetOf(c.routes[0]!, c)).toMatchObject({ kind: 'predict', dataset: 'acme/ds', version: 3, threshold: 0.5, transformTag: 'generic.0.CONVKER5', maxDocuments: 4096 });
+    const c = ConfigSchema.parse({
+      routes: [{ name: 'p', mode: 'predict', dataset: 'acme/ds', model_version: 3, threshold: 0.5, transform_tag: 'generic.0.CONVKER5' }],
+    });
+    expect(targetOf(c.routes[0]!, c)).toMatchObject({
+      kind: 'predict',
+      dataset: 'acme/ds',
+      version: 3,
+      threshold: 0.5,
+      transformTag: 'generic.0.CONVKER5',
+      maxDocuments: 4096,
+    });
     const bad = { ...route, user_properties: { 'string:Sender': 'x' } } as RouteConfig;
     expect(() => checkRoutes([bad])).toThrow(/MAILGATE_ERR_CONFIG_INVALID|collides/);
   });
@@ -216,13 +301,26 @@ describe('retry delay of an item whose request failed', () => {
     let now = Date.now();
     const store = await openStore('sqlite::memory:', { now: () => now });
     cleanup.push(() => store.close());
-    const intake = createIntake({ store, routes: new Map([[route.name, route]]), parse: async (raw, o) => encodePreview(await preview(raw, o)), parsing: {}, maxOutbox: 100 });
+    const intake = createIntake({
+      store,
+      routes: new Map([[route.name, route]]),
+      parse: async (raw, o) => encodePreview(await preview(raw, o)),
+      parsing: {},
+      maxOutbox: 100,
+    });
     await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/f.mbox', index: 0 }, route: 'r', receivedAt: new Date() }]);
     const client = createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 't', retry: { maxAttempts: 1 } });
     const errors: unknown[] = [];
     const d = createDelivery({
-      store, routes: [route], deliver: createDeliverFn({ client, ledger: store, config }), owner: 'a', leaseMs: 60_000,
-      claimLimit: 10, concurrency: 1, maxItemAttempts: 5, onError: (e) => errors.push(e),
+      store,
+      routes: [route],
+      deliver: createDeliverFn({ client, ledger: store, config }),
+      owner: 'a',
+      leaseMs: 60_000,
+      claimLimit: 10,
+      concurrency: 1,
+      maxItemAttempts: 5,
+      onError: (e) => errors.push(e),
     });
     expect(await d.runOnce(route)).toBe(1);
     expect(errors).toEqual([]);

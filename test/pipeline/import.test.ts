@@ -42,7 +42,15 @@ describe('mailgate import', () => {
     const first = await mailgate('import', mbox, ...api('twice.db', 'acme/twice'), '--json');
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout) as Record<string, number>;
-    expect(summary).toMatchObject({ read: 120, parsed: 120, queued: 120, delivered: 120, deadLettered: 0, aiUnits: 120, aiUnitsEstimated: 120 });
+    expect(summary).toMatchObject({
+      read: 120,
+      parsed: 120,
+      queued: 120,
+      delivered: 120,
+      deadLettered: 0,
+      aiUnits: 120,
+      aiUnitsEstimated: 120,
+    });
     expect(emu.emulator.stats().ai_units - before).toBe(120);
     const requests = syncRequests();
     const second = await mailgate('import', mbox, ...api('twice.db', 'acme/twice'), '--json');
@@ -57,9 +65,15 @@ describe('mailgate import', () => {
     writeMbox(mbox, 25, 'tty');
     const run = await mailgateOnTerminal('import', mbox, ...api('tty.db', 'acme/tty'));
     expect(run.code, run.stderr).toBe(0);
-    const drawn = run.stderr.split('\r\x1b[2K').slice(1).map((l) => l.split('\n')[0]!);
+    const drawn = run.stderr
+      .split('\r\x1b[2K')
+      .slice(1)
+      .map((l) => l.split('\n')[0]!);
     expect(drawn.length).toBeGreaterThan(0);
-    for (const l of drawn) expect(l).toMatch(/^read \d+ {2}parsed \d+ {2}queued \d+ {2}delivered \d+ {2}unchanged \d+ {2}rejected \d+ {2}dead letters \d+ {2}AI units \d+$/);
+    for (const l of drawn)
+      expect(l).toMatch(
+        /^read \d+ {2}parsed \d+ {2}queued \d+ {2}delivered \d+ {2}unchanged \d+ {2}rejected \d+ {2}dead letters \d+ {2}AI units \d+$/,
+      );
     expect(drawn.at(-1)).toBe('read 25  parsed 25  queued 25  delivered 25  unchanged 0  rejected 0  dead letters 0  AI units 25');
   });
 
@@ -69,7 +83,15 @@ describe('mailgate import', () => {
     const requests = syncRequests();
     const dry = await mailgate('import', mbox, ...api('dry.db', 'acme/dry'), '--dry-run', '--json');
     expect(dry.code, dry.stderr).toBe(0);
-    expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, read: 40, parsed: 40, delivered: 0, queued: 40, unchanged: 0, aiUnits: 40 });
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      dryRun: true,
+      read: 40,
+      parsed: 40,
+      delivered: 0,
+      queued: 40,
+      unchanged: 0,
+      aiUnits: 40,
+    });
     expect(syncRequests()).toBe(requests);
     const status = await mailgate('status', '--store', `sqlite:${join(dir, 'dry.db')}`, '--json');
     expect(JSON.parse(status.stdout)).toMatchObject({ outboxDepth: 0, routes: [], checkpoints: [] });
@@ -118,7 +140,9 @@ describe('mailgate import', () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ read: 30, queued: 30, delivered: 30, aiUnits: 30 });
     expect(emu.emulator.stats().comments - before.comments).toBe(30);
     const id = await commentIdOf(mbox);
-    expect((await fetch(`${emu.url}/api/v1/sources/acme/second/comments/${id}`, { headers: { authorization: `Bearer ${emu.token}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${emu.url}/api/v1/sources/acme/second/comments/${id}`, { headers: { authorization: `Bearer ${emu.token}` } })).status,
+    ).toBe(200);
     const again = await mailgate('import', mbox, ...api('two.db', 'acme/first'), '--json');
     expect(JSON.parse(again.stdout)).toMatchObject({ queued: 0, delivered: 0, aiUnits: 0 });
   });
@@ -126,7 +150,8 @@ describe('mailgate import', () => {
   it('reads mail added to an imported directory, also when it sorts before what was read', async () => {
     const inbox = join(dir, 'inbox');
     mkdirSync(inbox);
-    const mail = (n: string) => `From: a@example.com\nTo: b@example.com\nSubject: ${n}\nMessage-ID: <added-${n}@example.com>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody ${n}\n`;
+    const mail = (n: string) =>
+      `From: a@example.com\nTo: b@example.com\nSubject: ${n}\nMessage-ID: <added-${n}@example.com>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody ${n}\n`;
     writeFileSync(join(inbox, 'm.eml'), mail('m'));
     const first = await mailgate('import', inbox, ...api('added.db', 'acme/added'), '--json');
     expect(JSON.parse(first.stdout)).toMatchObject({ delivered: 1 });
@@ -146,7 +171,21 @@ describe('mailgate import', () => {
     writeMbox(mbox, 12, 'refused');
     const store = `sqlite:${join(dir, 'refused.db')}`;
     const started = Date.now();
-    const run = await mailgate('import', mbox, '--api-url', emu.url, '--token', 'not-the-token', '--source', 'acme/refused', '--store', store, '--workers', '1', '--json');
+    const run = await mailgate(
+      'import',
+      mbox,
+      '--api-url',
+      emu.url,
+      '--token',
+      'not-the-token',
+      '--source',
+      'acme/refused',
+      '--store',
+      store,
+      '--workers',
+      '1',
+      '--json',
+    );
     expect(run.code).toBe(1);
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(run.stderr).toMatch(/MAILGATE_ERR_API_UNAUTHORIZED: the API refused route import \(acme\/refused\)/);
@@ -181,7 +220,10 @@ describe('mailgate import', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/broken\.msg: MAILGATE_ERR_INPUT_MSG_INVALID: .*\(kept as a dead letter\)/);
     expect(JSON.parse(run.stdout)).toMatchObject({ read: 1, unreadable: 1, deadLettered: 1 });
-    const dead = JSON.parse((await mailgate('dlq', 'list', '--store', store, '--json')).stdout) as Array<{ id: number; error: { code: string } }>;
+    const dead = JSON.parse((await mailgate('dlq', 'list', '--store', store, '--json')).stdout) as Array<{
+      id: number;
+      error: { code: string };
+    }>;
     expect(dead.map((d) => d.error.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID']);
     const show = await mailgate('dlq', 'show', String(dead[0]!.id), '--store', store, '--json');
     expect(JSON.parse(show.stdout)).toMatchObject({ hasRaw: true });
@@ -203,16 +245,27 @@ describe('mailgate import', () => {
     const config = ConfigSchema.parse({ routes: [{ name: 'import', source: 'acme/replay' }] });
     try {
       const intake = createIntake({
-        store, routes: new Map([['import', config.routes[0]!]]), parse: (raw, o) => pool.parseEncoded(raw, o), parsing: { maxMessageBytes: 100 }, maxOutbox: 100,
+        store,
+        routes: new Map([['import', config.routes[0]!]]),
+        parse: (raw, o) => pool.parseEncoded(raw, o),
+        parsing: { maxMessageBytes: 100 },
+        maxOutbox: 100,
       });
-      const raw = Buffer.from('From: a@example.com\r\nTo: b@example.com\r\nSubject: over budget\r\nMessage-ID: <replay-1@example.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nThis body is over the budget.\r\n');
-      await intake.accept([{ raw, origin: { adapter: 'files', path: '/in/replay.eml', index: 0 }, route: 'import', receivedAt: new Date() }]);
+      const raw = Buffer.from(
+        'From: a@example.com\r\nTo: b@example.com\r\nSubject: over budget\r\nMessage-ID: <replay-1@example.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nThis body is over the budget.\r\n',
+      );
+      await intake.accept([
+        { raw, origin: { adapter: 'files', path: '/in/replay.eml', index: 0 }, route: 'import', receivedAt: new Date() },
+      ]);
     } finally {
       await pool.close();
       await store.close();
     }
     const dbStore = `sqlite:${join(dir, 'replay.db')}`;
-    const dead = JSON.parse((await mailgate('dlq', 'list', '--store', dbStore, '--json')).stdout) as Array<{ id: number; error: { code: string } }>;
+    const dead = JSON.parse((await mailgate('dlq', 'list', '--store', dbStore, '--json')).stdout) as Array<{
+      id: number;
+      error: { code: string };
+    }>;
     expect(dead.map((d) => d.error.code)).toEqual(['MAILGATE_ERR_MIME_TOO_LARGE']);
     const before = emu.emulator.stats().ai_units;
     // The same route with today's (default) budget: the message parses and goes out.

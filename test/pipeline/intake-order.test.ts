@@ -16,7 +16,12 @@ const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/order' }
 const routes = new Map([['r', config.routes[0]!]]);
 const raw = (i: number) => Buffer.from(`From: a@x.com\r\nSubject: s${i}\r\nMessage-ID: <o${i}@x.com>\r\n\r\nbody ${i}\r\n`);
 const batch = (from: number, n: number): Inbound[] =>
-  Array.from({ length: n }, (_, k) => ({ raw: raw(from + k), origin: { adapter: 'files', path: '/o.mbox', index: from + k }, route: 'r', receivedAt: new Date() }));
+  Array.from({ length: n }, (_, k) => ({
+    raw: raw(from + k),
+    origin: { adapter: 'files', path: '/o.mbox', index: from + k },
+    route: 'r',
+    receivedAt: new Date(),
+  }));
 const checkpoint = (index: number): Checkpoint => ({ key: 'files:/o.mbox', value: { index } });
 
 let store: Store;
@@ -48,7 +53,11 @@ describe('intake with batches in flight', () => {
     const rec = await recordingStore();
     store = rec.store;
     const intake = createIntake({ store, routes, parse: slowFirst, parsing: {}, maxOutbox: 10_000 });
-    await Promise.all([intake.accept(batch(0, 10), checkpoint(10)), intake.accept(batch(10, 10), checkpoint(20)), intake.accept(batch(20, 5), checkpoint(25))]);
+    await Promise.all([
+      intake.accept(batch(0, 10), checkpoint(10)),
+      intake.accept(batch(10, 10), checkpoint(20)),
+      intake.accept(batch(20, 5), checkpoint(25)),
+    ]);
     expect(rec.order).toEqual([10, 20, 25]);
     expect(await store.getCheckpoint('files:/o.mbox')).toEqual({ index: 25 });
     const items = await store.claim('r', 100, 'w', 60_000);
@@ -72,7 +81,12 @@ describe('intake with batches in flight', () => {
 });
 
 describe('intake backpressure', () => {
-  const two = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/order' }, { name: 'other', source: 'acme/other' }] });
+  const two = ConfigSchema.parse({
+    routes: [
+      { name: 'r', source: 'acme/order' },
+      { name: 'other', source: 'acme/other' },
+    ],
+  });
   const both = new Map(two.routes.map((r) => [r.name, r]));
   const parse: ParseFn = async (bytes, o) => encodePreview(await preview(bytes, o));
 
@@ -102,7 +116,10 @@ describe('intake backpressure', () => {
     expect(await store.outboxDepth('r')).toBe(5);
     expect(intake.counters.received).toBe(8);
     const claimed = await store.claim('r', 10, 'w', 60_000);
-    await store.markDelivered(claimed.map((c) => c.id), { outcome: 'delivered' });
+    await store.markDelivered(
+      claimed.map((c) => c.id),
+      { outcome: 'delivered' },
+    );
     await next;
     expect(admitted).toBe(true);
     expect(await store.outboxDepth('r')).toBe(2);

@@ -25,13 +25,19 @@ const model = { version: 2, time: '2026-01-01T00:00:00.000Z' };
 
 function inputs(from: number, n: number, label = 'Billing'): PredictionInput[] {
   return Array.from({ length: n }, (_, i) => ({
-    commentId: `c${from + i}`, key: `files:/in.mbox:${from + i}`, predictions: [{ name: [label], probability: 0.5 }], model,
+    commentId: `c${from + i}`,
+    key: `files:/in.mbox:${from + i}`,
+    predictions: [{ name: [label], probability: 0.5 }],
+    model,
   }));
 }
 
 function lines(file: string): PredictionRecord[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as PredictionRecord);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as PredictionRecord);
 }
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
@@ -60,9 +66,19 @@ describe.each(stores)('the JSONL sink on %s', (_name, url) => {
   it('writes every prediction once, woken by notify, and a clean restart resends nothing', async () => {
     const file = join(dir, 'out', 'predictions.jsonl');
     // A poll far longer than the test: only the wake-up can make it write.
-    const sink = createPredictionSink({ store, route: 'p', output: jsonlOutput(file), pollMs: 3_600_000, batchSize: 40, retry: FAST_RETRY });
+    const sink = createPredictionSink({
+      store,
+      route: 'p',
+      output: jsonlOutput(file),
+      pollMs: 3_600_000,
+      batchSize: 40,
+      retry: FAST_RETRY,
+    });
     sink.start();
-    await until(async () => (await store.getCheckpoint(sink.key)) !== undefined || (await store.listPredictions({ route: 'p', limit: 1 })).length === 0);
+    await until(
+      async () =>
+        (await store.getCheckpoint(sink.key)) !== undefined || (await store.listPredictions({ route: 'p', limit: 1 })).length === 0,
+    );
     await store.savePredictions('p', inputs(0, 50));
     await store.savePredictions('other', inputs(0, 5));
     sink.notify();
@@ -80,7 +96,12 @@ describe.each(stores)('the JSONL sink on %s', (_name, url) => {
     expect(new Set(written.map((l) => l.id)).size).toBe(310);
     expect(new Set(written.map((l) => l.comment_id)).size).toBe(300);
     expect(written.every((l) => l.route === 'p')).toBe(true);
-    expect(written.at(-1)).toMatchObject({ comment_id: 'c19', key: 'files:/in.mbox:19', predictions: [{ name: ['Refund'], probability: 0.5 }], model });
+    expect(written.at(-1)).toMatchObject({
+      comment_id: 'c19',
+      key: 'files:/in.mbox:19',
+      predictions: [{ name: ['Refund'], probability: 0.5 }],
+      model,
+    });
     expect(sink.sent).toBe(310);
     expect(await store.getCheckpoint(sinkCheckpointKey('p', 'jsonl'))).toEqual({ cursor: written.at(-1)!.id });
 
@@ -94,27 +115,40 @@ describe.each(stores)('the JSONL sink on %s', (_name, url) => {
   it('a worker that dies after writing a batch but before storing its cursor resends only that batch', async () => {
     const file = join(dir, 'p.jsonl');
     await store.savePredictions('p', inputs(0, 95));
-    let sink: PredictionSink | undefined;
     let cursorWrites = 0;
     // The "crash": the third cursor write never happens, and the worker is gone.
     const dying: Store = Object.create(store, {
       setCheckpoint: {
         value: async (key: string, value: Record<string, unknown>) => {
           if (++cursorWrites === 3) {
-            void sink!.close();
+            void sink.close();
             throw new Error('killed');
           }
           return store.setCheckpoint(key, value);
         },
       },
     }) as Store;
-    sink = createPredictionSink({ store: dying, route: 'p', output: jsonlOutput(file), pollMs: 3_600_000, batchSize: 20, retry: FAST_RETRY });
+    const sink: PredictionSink = createPredictionSink({
+      store: dying,
+      route: 'p',
+      output: jsonlOutput(file),
+      pollMs: 3_600_000,
+      batchSize: 20,
+      retry: FAST_RETRY,
+    });
     sink.start();
     await until(() => cursorWrites >= 3);
     await sink.close();
     expect(lines(file)).toHaveLength(60);
 
-    const restarted = createPredictionSink({ store, route: 'p', output: jsonlOutput(file), pollMs: 3_600_000, batchSize: 20, retry: FAST_RETRY });
+    const restarted = createPredictionSink({
+      store,
+      route: 'p',
+      output: jsonlOutput(file),
+      pollMs: 3_600_000,
+      batchSize: 20,
+      retry: FAST_RETRY,
+    });
     restarted.start();
     expect(await restarted.flush()).toBe(true);
     await restarted.close();
@@ -164,11 +198,18 @@ describe('the webhook sink', () => {
     const logged: Array<Record<string, unknown>> = [];
     const logger = createLogger({
       level: 'info',
-      destination: new Writable({ write(c: Buffer, _e, done) { logged.push(JSON.parse(c.toString()) as Record<string, unknown>); done(); } }),
+      destination: new Writable({
+        write(c: Buffer, _e, done) {
+          logged.push(JSON.parse(c.toString()) as Record<string, unknown>);
+          done();
+        },
+      }),
     });
     try {
       await store.savePredictions('p', inputs(0, 30));
-      const config = ConfigSchema.parse({ routes: [{ name: 'p', mode: 'predict', dataset: 'acme/triage', sink: { webhook: receiver.url } }] });
+      const config = ConfigSchema.parse({
+        routes: [{ name: 'p', mode: 'predict', dataset: 'acme/triage', sink: { webhook: receiver.url } }],
+      });
       const sinks = createPredictionSinks({ store, routes: config.routes, logger, pollMs: 3_600_000, batchSize: 20, retry: FAST_RETRY });
       sinks.start();
       expect(await sinks.flush()).toBe(true);
@@ -183,11 +224,26 @@ describe('the webhook sink', () => {
   });
 
   it('classifies answers and signs the timestamp with the exact body', () => {
-    expect([200, 204, 408, 429, 500, 503, 400, 401, 404, 409, 410, 302, 307, 308].map(webhookVerdict))
-      .toEqual(['sent', 'sent', 'retry', 'retry', 'retry', 'retry', 'skip', 'skip', 'skip', 'skip', 'skip', 'retry', 'retry', 'retry']);
+    expect([200, 204, 408, 429, 500, 503, 400, 401, 404, 409, 410, 302, 307, 308].map(webhookVerdict)).toEqual([
+      'sent',
+      'sent',
+      'retry',
+      'retry',
+      'retry',
+      'retry',
+      'skip',
+      'skip',
+      'skip',
+      'skip',
+      'skip',
+      'retry',
+      'retry',
+      'retry',
+    ]);
     // HMAC-SHA256("Jefe", "1700000000.what do ya want for nothing?").
-    expect(signature('Jefe', 1_700_000_000, 'what do ya want for nothing?'))
-      .toBe(`t=1700000000,v1=${createHmac('sha256', 'Jefe').update('1700000000.what do ya want for nothing?').digest('hex')}`);
+    expect(signature('Jefe', 1_700_000_000, 'what do ya want for nothing?')).toBe(
+      `t=1700000000,v1=${createHmac('sha256', 'Jefe').update('1700000000.what do ya want for nothing?').digest('hex')}`,
+    );
   });
 
   it('replay attack: a captured batch re-sent later fails verification (the timestamp is signed)', async () => {
@@ -216,8 +272,10 @@ describe('the webhook sink', () => {
     try {
       const output = webhookOutput({ url: receiver.url, secret: 'redirect-secret-0123456789abcdef01', route: 'p', timeoutMs: 10_000 });
       const batch = [{ id: 1, route: 'p', commentId: 'c1', key: 'k', predictions: [], model: null, createdAt: new Date().toISOString() }];
-      await expect(output.send(batch, new AbortController().signal))
-        .rejects.toMatchObject({ code: 'MAILGATE_ERR_SINK_WEBHOOK_FAILED', status: 307 });
+      await expect(output.send(batch, new AbortController().signal)).rejects.toMatchObject({
+        code: 'MAILGATE_ERR_SINK_WEBHOOK_FAILED',
+        status: 307,
+      });
       expect(receiver.posts).toHaveLength(1);
       expect(elsewhere.posts).toHaveLength(0);
     } finally {

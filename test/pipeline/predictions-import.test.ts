@@ -23,7 +23,9 @@ let emu: StartedEmulator;
 
 async function createDataset(e: StartedEmulator): Promise<void> {
   const res = await fetch(`${e.url}/api/v1/datasets/${DATASET}`, {
-    method: 'PUT', headers: { authorization: `Bearer ${e.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ dataset: {} }),
+    method: 'PUT',
+    headers: { authorization: `Bearer ${e.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ dataset: {} }),
   });
   expect(res.status).toBe(200);
 }
@@ -41,7 +43,10 @@ afterAll(async () => {
 
 function jsonl(file: string): PredictionRecord[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as PredictionRecord);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as PredictionRecord);
 }
 
 async function listed(store: string, ...args: string[]): Promise<PredictionRecord[]> {
@@ -53,10 +58,15 @@ async function listed(store: string, ...args: string[]): Promise<PredictionRecor
 /** A configuration file with one predict route and its sink. */
 function configFile(name: string, e: StartedEmulator, store: string, sink: Record<string, string>, maxDocuments = 100): string {
   const file = join(dir, `${name}.yaml`);
-  writeFileSync(file, JSON.stringify({
-    store, api: { url: e.url, token: e.token }, delivery: { max_documents: maxDocuments },
-    routes: [{ name, mode: 'predict', dataset: DATASET, sink }],
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      store,
+      api: { url: e.url, token: e.token },
+      delivery: { max_documents: maxDocuments },
+      routes: [{ name, mode: 'predict', dataset: DATASET, sink }],
+    }),
+  );
   return file;
 }
 
@@ -68,8 +78,23 @@ describe.each([
     const store = await storeUrl();
     const mbox = join(dir, `listed-${_name}.mbox`);
     writeMbox(mbox, 60, `refund-${_name}`);
-    const run = await mailgate('import', mbox, '--api-url', emu.url, '--token', emu.token, '--mode', 'predict', '--dataset', DATASET,
-      '--store', store, '--workers', '1', '--json');
+    const run = await mailgate(
+      'import',
+      mbox,
+      '--api-url',
+      emu.url,
+      '--token',
+      emu.token,
+      '--mode',
+      'predict',
+      '--dataset',
+      DATASET,
+      '--store',
+      store,
+      '--workers',
+      '1',
+      '--json',
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ route: 'import', delivered: 60, deadLettered: 0, aiUnits: 60 });
     expect(JSON.parse(run.stdout).sinkSent).toBeUndefined();

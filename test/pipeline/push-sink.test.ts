@@ -21,34 +21,47 @@ import { ROOT, importPool, requireBuild } from '../cli/support/dist.js';
 import { createTestDatabase, stopTestServer } from '../support/postgres.js';
 
 const config = ConfigSchema.parse({
-  routes: [{
-    name: 'hooks',
-    source: 'acme/support',
-    user_properties: {
-      'string:Recipient': '{envelope.to}', 'string:Provider': '{envelope.provider}', 'string:SPF': '{envelope.spf}',
-      'string:Event': '{eventId}', 'string:Relay': '{envelope.remoteAddress}', 'string:DMARC': '{envelope.dmarc}',
+  routes: [
+    {
+      name: 'hooks',
+      source: 'acme/support',
+      user_properties: {
+        'string:Recipient': '{envelope.to}',
+        'string:Provider': '{envelope.provider}',
+        'string:SPF': '{envelope.spf}',
+        'string:Event': '{eventId}',
+        'string:Relay': '{envelope.remoteAddress}',
+        'string:DMARC': '{envelope.dmarc}',
+      },
     },
-  }],
+  ],
 });
 const route = config.routes[0]!;
 const routes = new Map<string, RouteConfig>([[route.name, route]]);
 
-const mail = (n: number, body = `body ${n}`): Buffer => Buffer.from(
-  `From: Sender <s${n}@example.com>\r\nTo: support@acme.example\r\nSubject: push ${n}\r\nMessage-ID: <push-${n}@example.com>\r\n`
-  + `Date: Mon, 04 Mar 2024 09:00:00 +0000\r\n\r\n${body}\r\n`,
-);
+const mail = (n: number, body = `body ${n}`): Buffer =>
+  Buffer.from(
+    `From: Sender <s${n}@example.com>\r\nTo: support@acme.example\r\nSubject: push ${n}\r\nMessage-ID: <push-${n}@example.com>\r\n` +
+      `Date: Mon, 04 Mar 2024 09:00:00 +0000\r\n\r\n${body}\r\n`,
+  );
 
 function pushed(raw: Buffer, eventId?: string): Inbound {
   const envelope = {
-    from: 's@example.com', to: ['support@acme.example', 'team@acme.example'],
-    provider: 'mailgun', spf: 'pass', remoteAddress: '203.0.113.9',
+    from: 's@example.com',
+    to: ['support@acme.example', 'team@acme.example'],
+    provider: 'mailgun',
+    spf: 'pass',
+    remoteAddress: '203.0.113.9',
   };
   const origin = { adapter: 'webhook:mailgun', account: 'in', pushed: true, ...(eventId ? { eventId } : {}), envelope };
   return { raw, route: 'hooks', receivedAt: new Date('2024-03-04T09:00:01Z'), origin };
 }
 
 async function codeOf(p: Promise<unknown>): Promise<unknown> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   return isGatewayError(err) ? err.code : err;
 }
 
@@ -215,7 +228,14 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     const batch = [pushed(mail(1), 'ev-1'), pushed(mail(2), 'ev-2')];
     expect(await codeOf(sinkFor(failing).submit(batch))).toBe('MAILGATE_ERR_INTAKE_UNAVAILABLE');
     expect(await store.outboxDepth()).toBe(0);
-    expect((await store.findKeys('hooks', batch.map((m) => outboxKey(route, m.origin, m.raw)))).size).toBe(0);
+    expect(
+      (
+        await store.findKeys(
+          'hooks',
+          batch.map((m) => outboxKey(route, m.origin, m.raw)),
+        )
+      ).size,
+    ).toBe(0);
     // The same submit later succeeds as new messages.
     expect((await sinkFor(store).submit(batch)).map((r) => r.duplicate)).toEqual([false, false]);
     const closed = await open();
@@ -254,7 +274,10 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     expect(await sink.submit([pushed(mail(1, 'other bytes'), 'ev-1')])).toEqual([{ id: one!.id, duplicate: true, conflict: true }]);
     // Delivery makes room again.
     const claimed = await store.claim('hooks', 1, 'w', 60_000);
-    await store.markDelivered(claimed.map((c) => c.id), { outcome: 'delivered' });
+    await store.markDelivered(
+      claimed.map((c) => c.id),
+      { outcome: 'delivered' },
+    );
     expect((await sink.submit([pushed(mail(4))]))[0]?.duplicate).toBe(false);
   });
 
@@ -279,8 +302,11 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     const item = await store.getItem(Number(r!.id));
     expect(item?.origin.envelope).toEqual(pushed(mail(1)).origin.envelope);
     expect(item?.document.user_properties).toEqual({
-      'string:Recipient': 'support@acme.example,team@acme.example', 'string:Provider': 'mailgun', 'string:SPF': 'pass',
-      'string:Event': 'ev-42', 'string:Relay': '203.0.113.9',
+      'string:Recipient': 'support@acme.example,team@acme.example',
+      'string:Provider': 'mailgun',
+      'string:SPF': 'pass',
+      'string:Event': 'ev-42',
+      'string:Relay': '203.0.113.9',
     });
   });
 

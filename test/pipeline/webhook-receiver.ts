@@ -28,7 +28,12 @@ export async function startReceiver(answer: (n: number) => number = () => 200, h
     req.on('end', () => {
       const status = answer(posts.length);
       const sig = req.headers['x-mailgate-signature'];
-      posts.push({ status, body: Buffer.concat(chunks), signature: typeof sig === 'string' ? sig : undefined, contentType: req.headers['content-type'] });
+      posts.push({
+        status,
+        body: Buffer.concat(chunks),
+        signature: typeof sig === 'string' ? sig : undefined,
+        contentType: req.headers['content-type'],
+      });
       res.writeHead(status, { 'content-type': 'application/json', ...(status === 200 ? {} : headers) });
       res.end('{}');
     });
@@ -39,10 +44,11 @@ export async function startReceiver(answer: (n: number) => number = () => 200, h
     url: `http://127.0.0.1:${port}/hook`,
     posts,
     accepted: () => posts.filter((p) => p.status >= 200 && p.status < 300).map((p) => JSON.parse(p.body.toString('utf8')) as never),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

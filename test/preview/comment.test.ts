@@ -15,7 +15,8 @@ const RAW = [
   'References: <root@example.com>',
 ].join('\n');
 
-const BODY = 'Passt, danke.\n\nViele Grüße\nJürgen\n\nAm Di., 5. März 2024 um 09:00 Uhr schrieb Ann <ann@example.com>:\n> Passt Donnerstag?\n';
+const BODY =
+  'Passt, danke.\n\nViele Grüße\nJürgen\n\nAm Di., 5. März 2024 um 09:00 Uhr schrieb Ann <ann@example.com>:\n> Passt Donnerstag?\n';
 
 function doc(overrides: Partial<RawEmailDocument['raw_email']> = {}, rest: Partial<RawEmailDocument> = {}): RawEmailDocument {
   return { raw_email: { headers: { raw: RAW }, body: { plain: BODY }, ...overrides }, comment_id: hex('<reply-1@example.de>'), ...rest };
@@ -55,7 +56,10 @@ describe('buildComment', () => {
   });
 
   it('leaves absent fields unset (no null, no empty)', () => {
-    const { comment } = buildComment({ raw_email: { headers: { raw: 'X-Nothing: here' }, body: { plain: '' } } }, { receivedAt: new Date('2024-01-01T00:00:00Z') });
+    const { comment } = buildComment(
+      { raw_email: { headers: { raw: 'X-Nothing: here' }, body: { plain: '' } } },
+      { receivedAt: new Date('2024-01-01T00:00:00Z') },
+    );
     expect(CommentSchema.safeParse(comment).success).toBe(true);
     expect(comment.messages[0]).toEqual({ body: { text: '' } });
     expect(comment.attachments).toBeUndefined();
@@ -65,8 +69,17 @@ describe('buildComment', () => {
   it('reads parsed headers (list values joined with a comma) and converts an HTML body to text', () => {
     const { comment } = buildComment({
       raw_email: {
-        headers: { parsed: { From: 'a@example.com', To: ['b@example.com', 'c@example.com'], 'Message-ID': 'abcdef@company.com', Date: 'Tue, 05 Mar 2024 10:15:00 +0000' } },
-        body: { html: '<p>Hello <b>there</b></p><div class="gmail_quote">On Tue, Mar 5, 2024 at 9:00 AM B &lt;b@example.com&gt; wrote:<blockquote>old</blockquote></div>' },
+        headers: {
+          parsed: {
+            From: 'a@example.com',
+            To: ['b@example.com', 'c@example.com'],
+            'Message-ID': 'abcdef@company.com',
+            Date: 'Tue, 05 Mar 2024 10:15:00 +0000',
+          },
+        },
+        body: {
+          html: '<p>Hello <b>there</b></p><div class="gmail_quote">On Tue, Mar 5, 2024 at 9:00 AM B &lt;b@example.com&gt; wrote:<blockquote>old</blockquote></div>',
+        },
       },
     });
     expect(comment.messages[0]?.to).toEqual(['b@example.com', 'c@example.com']);
@@ -84,12 +97,16 @@ describe('buildComment', () => {
   });
 
   it('falls back to the newest Received date, then receivedAt, with a warning', () => {
-    const received = 'Received: from a by b; Tue, 5 Mar 2024 10:00:00 +0000\nReceived: from c by d; Tue, 5 Mar 2024 11:00:00 +0000\nSubject: x';
+    const received =
+      'Received: from a by b; Tue, 5 Mar 2024 10:00:00 +0000\nReceived: from c by d; Tue, 5 Mar 2024 11:00:00 +0000\nSubject: x';
     const r1 = buildComment({ raw_email: { headers: { raw: received }, body: { plain: 'b' } } });
     expect(r1.comment.timestamp).toBe('2024-03-05T11:00:00.000Z');
     expect(r1.comment.messages[0]?.sent_at).toBeUndefined();
     expect(r1.warnings.map((w) => w.code)).toEqual(['MAILGATE_WARN_DATE_MISSING']);
-    const r2 = buildComment({ raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'b' } } }, { receivedAt: new Date('2024-02-01T00:00:00Z') });
+    const r2 = buildComment(
+      { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'b' } } },
+      { receivedAt: new Date('2024-02-01T00:00:00Z') },
+    );
     expect(r2.comment.timestamp).toBe('2024-02-01T00:00:00.000Z');
   });
 

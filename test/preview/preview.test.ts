@@ -47,18 +47,31 @@ describe('preview', () => {
   });
 
   it('is exported from the library entry with the lower-level pieces', () => {
-    for (const name of ['preview', 'previewSync', 'parseMessage', 'buildDocument', 'buildComment', 'computeThreadProperties', 'threadIdFor', 'splitReply'] as const) {
+    for (const name of [
+      'preview',
+      'previewSync',
+      'parseMessage',
+      'buildDocument',
+      'buildComment',
+      'computeThreadProperties',
+      'threadIdFor',
+      'splitReply',
+    ] as const) {
       expect(typeof lib[name]).toBe('function');
     }
     expect(lib.Comment).toBe(CommentSchema);
   });
 
   it('warns once per message about bogus charsets in encoded-words, wherever they are (bogus-encoded-word-charset regression)', () => {
-    const subjectOnly = previewSync(Buffer.from('From: =?x-bogus?Q?J=FCrgen?= <j@x.de>\nSubject: =?x-bogus?B?w6Rww6Q=?=\nMessage-ID: <bw@x>\n\nok\n'));
+    const subjectOnly = previewSync(
+      Buffer.from('From: =?x-bogus?Q?J=FCrgen?= <j@x.de>\nSubject: =?x-bogus?B?w6Rww6Q=?=\nMessage-ID: <bw@x>\n\nok\n'),
+    );
     expect(subjectOnly.comment.messages[0]!.subject).toEqual({ text: 'äpä' });
     expect(subjectOnly.comment.messages[0]!.from).toBe('Jürgen <j@x.de>');
     expect(subjectOnly.warnings.filter((w) => w.code === 'MAILGATE_WARN_CHARSET_FALLBACK')).toHaveLength(1);
-    const clean = previewSync(Buffer.from('From: =?utf-8?Q?J=C3=BCrgen?= <j@x.de>\nSubject: =?iso-8859-1?Q?caf=E9?=\nMessage-ID: <c@x>\n\nok\n'));
+    const clean = previewSync(
+      Buffer.from('From: =?utf-8?Q?J=C3=BCrgen?= <j@x.de>\nSubject: =?iso-8859-1?Q?caf=E9?=\nMessage-ID: <c@x>\n\nok\n'),
+    );
     expect(clean.warnings.map((w) => w.code)).not.toContain('MAILGATE_WARN_CHARSET_FALLBACK');
   });
 });

@@ -29,7 +29,9 @@ describe('generatedProperties', () => {
 
   it('uses exactly the names the service generates, with their types', () => {
     const keys = Object.keys(generatedProperties(base)).sort();
-    const want = Object.entries(GENERATED_PROPERTIES).map(([name, type]) => `${type}:${name}`).sort();
+    const want = Object.entries(GENERATED_PROPERTIES)
+      .map(([name, type]) => `${type}:${name}`)
+      .sort();
     expect(keys).toEqual(want);
     expect(UserPropertiesSchema.safeParse(generatedProperties(base)).success).toBe(true);
   });

@@ -59,7 +59,8 @@ describe('stripQuotes', () => {
   });
 
   it('cuts an "On … wrote:" wrapped over three lines', () => {
-    const text = 'Fine by me.\n\nOn Wed, 6 Mar 2024 at 09:12, A Very Long Display Name From Some\nCompany <\nsomeone@example.com> wrote:\n\nOld text';
+    const text =
+      'Fine by me.\n\nOn Wed, 6 Mar 2024 at 09:12, A Very Long Display Name From Some\nCompany <\nsomeone@example.com> wrote:\n\nOld text';
     expect(stripQuotes(text)).toBe('Fine by me.');
   });
 
@@ -91,7 +92,8 @@ describe('stripQuotes', () => {
   });
 
   it('accepts bold (Outlook HTML converted) header names', () => {
-    const text = 'Hi\n\n*From:* bob@example.com [mailto:\nbob@example.com]\n*Sent:* Wednesday, June 27, 2012 3:05 PM\n*To:* travis@example.com\n*Subject:* Hello';
+    const text =
+      'Hi\n\n*From:* bob@example.com [mailto:\nbob@example.com]\n*Sent:* Wednesday, June 27, 2012 3:05 PM\n*To:* travis@example.com\n*Subject:* Hello';
     expect(stripQuotes(text)).toBe('Hi');
   });
 
@@ -120,8 +122,12 @@ describe('stripQuotes', () => {
   });
 
   it('keeps "From:" / "Date:" lines of running text that are no quoted header block (false-header-block regression)', () => {
-    expect(stripQuotes('Please note:\nFrom: the warehouse\nDate: tomorrow\nwe ship.')).toBe('Please note:\nFrom: the warehouse\nDate: tomorrow\nwe ship.');
-    expect(stripQuotes('Plan:\n\nFrom: The warehouse\nDate: next week\nwe ship.')).toBe('Plan:\n\nFrom: The warehouse\nDate: next week\nwe ship.');
+    expect(stripQuotes('Please note:\nFrom: the warehouse\nDate: tomorrow\nwe ship.')).toBe(
+      'Please note:\nFrom: the warehouse\nDate: tomorrow\nwe ship.',
+    );
+    expect(stripQuotes('Plan:\n\nFrom: The warehouse\nDate: next week\nwe ship.')).toBe(
+      'Plan:\n\nFrom: The warehouse\nDate: next week\nwe ship.',
+    );
     // Real blocks still cut: a sender with a date, a sender with an address, a date with an address.
     expect(stripQuotes('Yes.\n\nFrom: Bob\nSent: Monday, January 8, 2024 9:00 AM\nold')).toBe('Yes.');
     expect(stripQuotes('Yes.\n\nFrom: bob@example.com\nTo: Anna\nold')).toBe('Yes.');
@@ -129,7 +135,9 @@ describe('stripQuotes', () => {
   });
 
   it('takes a rule line ("---" from an HTML <hr>) above a header block into the splitter (outlook-html-rule regression)', () => {
-    const r = splitReply('Sounds good.\n\nKind regards,\nAnna\n\n---\n\nFrom: Bob <bob@x.com>\nSent: Monday, January 1, 2024 9:00 AM\nTo: Anna\nSubject: x\nOriginal question');
+    const r = splitReply(
+      'Sounds good.\n\nKind regards,\nAnna\n\n---\n\nFrom: Bob <bob@x.com>\nSent: Monday, January 1, 2024 9:00 AM\nTo: Anna\nSubject: x\nOriginal question',
+    );
     expect(r).toEqual({ body: 'Sounds good.', signature: 'Kind regards,\nAnna' });
     // A rule with ordinary text below it is no splitter.
     expect(stripQuotes('Agenda\n\n---\n\nFrom: the warehouse\nDate: soon')).toContain('---');
@@ -165,7 +173,17 @@ describe('splitReply stays cheap on hostile input', () => {
   it('never throws, and only ever returns lines of its input', () => {
     const line = fc.oneof(
       fc.string({ maxLength: 40 }),
-      fc.constantFrom('> quoted', 'On Tue, Mar 5, 2024 at 10:15 AM Ann <ann@example.com> wrote:', 'From: a@example.com', 'Sent: Monday', '-- ', 'Thanks,', 'Sent from my iPhone', '', '-----Original Message-----'),
+      fc.constantFrom(
+        '> quoted',
+        'On Tue, Mar 5, 2024 at 10:15 AM Ann <ann@example.com> wrote:',
+        'From: a@example.com',
+        'Sent: Monday',
+        '-- ',
+        'Thanks,',
+        'Sent from my iPhone',
+        '',
+        '-----Original Message-----',
+      ),
     );
     fc.assert(
       fc.property(fc.array(line, { maxLength: 30 }), (lines) => {

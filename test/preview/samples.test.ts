@@ -14,7 +14,9 @@ const root = join(import.meta.dirname, '..', '..');
 const mimeDir = join(root, 'samples', 'mime');
 const expectedDir = join(import.meta.dirname, 'expected');
 const update = process.env.MAILGATE_UPDATE_EXPECTED === '1';
-const files = readdirSync(mimeDir).filter((f) => f.endsWith('.eml')).sort();
+const files = readdirSync(mimeDir)
+  .filter((f) => f.endsWith('.eml'))
+  .sort();
 /** Fallback time for samples without a usable Date or Received header, so the expected files are stable. */
 const receivedAt = new Date('2024-01-01T00:00:00Z');
 

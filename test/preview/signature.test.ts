@@ -37,7 +37,10 @@ describe('splitSignature', () => {
   });
 
   it('puts a sign-off above a mobile footer into the signature', () => {
-    expect(splitSignature('On my way.\n\nThanks,\nAnna\n\nSent from my iPhone')).toEqual({ body: 'On my way.', signature: 'Thanks,\nAnna\n\nSent from my iPhone' });
+    expect(splitSignature('On my way.\n\nThanks,\nAnna\n\nSent from my iPhone')).toEqual({
+      body: 'On my way.',
+      signature: 'Thanks,\nAnna\n\nSent from my iPhone',
+    });
   });
 
   it('splits a trailing dash-name', () => {

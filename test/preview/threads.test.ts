@@ -49,7 +49,13 @@ describe('threadIdFor', () => {
   });
 });
 
-function comment(id: string, timestamp: string, from: string | undefined, extra: Partial<Comment['messages'][0]> = {}, thread = 'aa'): Comment {
+function comment(
+  id: string,
+  timestamp: string,
+  from: string | undefined,
+  extra: Partial<Comment['messages'][0]> = {},
+  thread = 'aa',
+): Comment {
   const message: Comment['messages'][0] = { body: { text: 'x' }, ...extra };
   if (from !== undefined) message.from = from;
   return { id, timestamp, messages: [message], user_properties: {}, thread_id: thread };
@@ -72,10 +78,7 @@ describe('computeThreadProperties', () => {
   });
 
   it('breaks timestamp ties by comment id', () => {
-    const props = computeThreadProperties([
-      comment('bb', '2024-03-05T10:00:00Z', 'a@x'),
-      comment('aa', '2024-03-05T10:00:00Z', 'b@x'),
-    ]);
+    const props = computeThreadProperties([comment('bb', '2024-03-05T10:00:00Z', 'a@x'), comment('aa', '2024-03-05T10:00:00Z', 'b@x')]);
     expect(props.get('aa')?.thread_position).toBe(0);
     expect(props.get('bb')?.thread_position).toBe(1);
     expect(props.get('aa')?.first_sender).toBe('b@x');
@@ -85,14 +88,18 @@ describe('computeThreadProperties', () => {
 
   it('gives a one-message thread null duration and null response_time', () => {
     const props = computeThreadProperties([comment('01', '2024-03-05T10:00:00Z', 'a@x', { to: ['b@x', 'B@X'] })]);
-    expect(props.get('01')).toEqual({ thread_position: 0, num_messages: 1, num_participants: 2, first_sender: 'a@x', duration: null, response_time: null });
+    expect(props.get('01')).toEqual({
+      thread_position: 0,
+      num_messages: 1,
+      num_participants: 2,
+      first_sender: 'a@x',
+      duration: null,
+      response_time: null,
+    });
   });
 
   it('gives null response_time when only the first sender wrote', () => {
-    const props = computeThreadProperties([
-      comment('01', '2024-03-05T10:00:00Z', 'a@x'),
-      comment('02', '2024-03-05T10:30:00Z', 'A <A@X>'),
-    ]);
+    const props = computeThreadProperties([comment('01', '2024-03-05T10:00:00Z', 'a@x'), comment('02', '2024-03-05T10:30:00Z', 'A <A@X>')]);
     expect(props.get('02')).toMatchObject({ num_messages: 2, duration: 1800, response_time: null });
   });
 
@@ -116,7 +123,14 @@ describe('computeThreadProperties', () => {
     ]);
     expect(props.get('01')?.num_messages).toBe(1);
     expect(props.get('02')?.num_messages).toBe(1);
-    expect(props.get('ff')).toEqual({ thread_position: 0, num_messages: 1, num_participants: 0, first_sender: null, duration: null, response_time: null });
+    expect(props.get('ff')).toEqual({
+      thread_position: 0,
+      num_messages: 1,
+      num_participants: 0,
+      first_sender: null,
+      duration: null,
+      response_time: null,
+    });
   });
 
   it('gives first_sender null when the first comment has no sender, and then any sender responds', () => {
@@ -125,7 +139,7 @@ describe('computeThreadProperties', () => {
   });
 });
 
-describe('messageAddresses (a thread index entry\'s participants)', () => {
+describe("messageAddresses (a thread index entry's participants)", () => {
   it('lists the lowercased addresses of sender and recipients once each, in order', () => {
     const m = {
       body: { text: '' },

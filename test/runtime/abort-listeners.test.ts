@@ -26,7 +26,9 @@ const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
 /** An adapter that listens on its signal until it aborts, as push and IMAP adapters do. */
 function waitingAdapter(name: string): Adapter {
   return {
-    kind: 'test', name, mode: 'push',
+    kind: 'test',
+    name,
+    mode: 'push',
     start: (_sink: AdapterSink, signal: AbortSignal) =>
       new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
   } as Adapter;
@@ -55,7 +57,13 @@ describe('abort listeners on the shared signal', () => {
   it('an IMAP adapter with 20 accounts (waiting to reconnect) adds no listener per account to the signal', async () => {
     const port = await closedPort();
     const accounts = Array.from({ length: 20 }, (_, i) => ({
-      name: `acct${i}`, route: 'support', host: '127.0.0.1', port, secure: false, auth: { user: 'u', pass: 'p' }, folders: ['INBOX'],
+      name: `acct${i}`,
+      route: 'support',
+      host: '127.0.0.1',
+      port,
+      secure: false,
+      auth: { user: 'u', pass: 'p' },
+      folders: ['INBOX'],
     }));
     const adapter = new ImapAdapter(accounts, { random: () => 0 });
     const ctl = new AbortController();

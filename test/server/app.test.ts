@@ -41,11 +41,16 @@ describe('probes and metrics', () => {
       ok: false,
       checks: {
         store: {
-          ok: false, state: 'unreachable', code: 'MAILGATE_ERR_STORE_UNAVAILABLE',
+          ok: false,
+          state: 'unreachable',
+          code: 'MAILGATE_ERR_STORE_UNAVAILABLE',
           detail: 'password authentication failed for user "mailgate_prod" at db.internal.acme:5432',
         },
         'imap:support': {
-          ok: false, state: 'backoff', code: 'MAILGATE_ERR_IMAP_AUTH', detail: 'IMAP login refused for ceo@acme.example (tenant 4f1c…)',
+          ok: false,
+          state: 'backoff',
+          code: 'MAILGATE_ERR_IMAP_AUTH',
+          detail: 'IMAP login refused for ceo@acme.example (tenant 4f1c…)',
         },
       },
     };
@@ -136,7 +141,12 @@ describe('admin API', () => {
     const { app: a } = app();
     const res = await a.inject({ url: '/api/status', headers: auth() });
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.json()).toMatchObject({ store: { kind: 'memory' }, routes: [{ route: 'support' }], adapters: [{ state: 'idle' }], server: { uptime_seconds: expect.any(Number) } });
+    expect(res.json()).toMatchObject({
+      store: { kind: 'memory' },
+      routes: [{ route: 'support' }],
+      adapters: [{ state: 'idle' }],
+      server: { uptime_seconds: expect.any(Number) },
+    });
   });
 
   it('lists dead letters with a cursor and filters', async () => {
@@ -152,7 +162,15 @@ describe('admin API', () => {
 
   it('rejects bad parameters with 400 naming the parameter', async () => {
     const { app: a } = app();
-    for (const url of ['/api/dlq?limit=0', '/api/dlq?limit=10001', '/api/dlq?limit=abc', '/api/dlq?rout=support', '/api/dlq/abc', '/api/dlq/0', '/api/preview/x']) {
+    for (const url of [
+      '/api/dlq?limit=0',
+      '/api/dlq?limit=10001',
+      '/api/dlq?limit=abc',
+      '/api/dlq?rout=support',
+      '/api/dlq/abc',
+      '/api/dlq/0',
+      '/api/preview/x',
+    ]) {
       const res = await a.inject({ url, headers: auth() });
       expect(res.statusCode, url).toBe(400);
       expect(errorOf(res.body).code).toBe('MAILGATE_ERR_SERVER_BAD_REQUEST');
@@ -163,7 +181,12 @@ describe('admin API', () => {
   it('shows one dead letter without its bytes, and serves the bytes as .eml', async () => {
     const { app: a } = app();
     const res = await a.inject({ url: '/api/dlq/3', headers: auth() });
-    expect(res.json()).toMatchObject({ id: 3, route: 'support', error: { code: 'MAILGATE_ERR_BATCH_REJECTED' }, raw_bytes: expect.any(Number) });
+    expect(res.json()).toMatchObject({
+      id: 3,
+      route: 'support',
+      error: { code: 'MAILGATE_ERR_BATCH_REJECTED' },
+      raw_bytes: expect.any(Number),
+    });
     expect(res.json()).not.toHaveProperty('raw');
     const raw = await a.inject({ url: '/api/dlq/3/raw', headers: auth() });
     expect(raw.headers['content-type']).toBe('message/rfc822');
@@ -186,7 +209,13 @@ describe('admin API', () => {
 
   it('purges only with an explicit filter', async () => {
     const { app: a, f } = app();
-    for (const url of ['/api/dlq', '/api/dlq?all=1', '/api/dlq?all=true&route=sales', '/api/dlq?ids=1,x', '/api/dlq?older_than=yesterday']) {
+    for (const url of [
+      '/api/dlq',
+      '/api/dlq?all=1',
+      '/api/dlq?all=true&route=sales',
+      '/api/dlq?ids=1,x',
+      '/api/dlq?older_than=yesterday',
+    ]) {
       const res = await a.inject({ method: 'DELETE', url, headers: auth() });
       expect(res.statusCode, url).toBe(400);
       expect(errorOf(res.body).code).toBe('MAILGATE_ERR_SERVER_BAD_REQUEST');
@@ -233,18 +262,36 @@ describe('errors', () => {
 describe('logging', () => {
   it('logs wrong keys, admin changes and failures as JSON without any key', async () => {
     const chunks: string[] = [];
-    const destination = new Writable({ write(c: Buffer, _e, cb) { chunks.push(c.toString()); cb(); } });
+    const destination = new Writable({
+      write(c: Buffer, _e, cb) {
+        chunks.push(c.toString());
+        cb();
+      },
+    });
     const f = fixture();
     f.deps.logger = createLogger({ level: 'debug', destination });
-    f.deps.status = async () => { throw new Error(`connect failed: postgres://mailgate:pw-${KEY}@db/x`); };
+    f.deps.status = async () => {
+      throw new Error(`connect failed: postgres://mailgate:pw-${KEY}@db/x`);
+    };
     const { app: a } = app({}, f);
     await a.inject({ url: '/api/status', headers: auth('not-the-key-but-long-' + KEY) });
     await a.inject({ url: '/api/status', headers: auth() });
     await a.inject({ method: 'DELETE', url: '/api/dlq?route=sales', headers: auth() });
-    const lines = chunks.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = chunks
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(chunks.join('')).not.toContain(KEY);
-    expect(lines.find((l) => l['msg'] === 'admin API request with a wrong key')).toMatchObject({ level: 'warn', component: 'server', url: '/api/status' });
-    expect(lines.find((l) => l['msg'] === 'unexpected failure while answering')).toMatchObject({ level: 'error', reqId: expect.any(String) });
+    expect(lines.find((l) => l['msg'] === 'admin API request with a wrong key')).toMatchObject({
+      level: 'warn',
+      component: 'server',
+      url: '/api/status',
+    });
+    expect(lines.find((l) => l['msg'] === 'unexpected failure while answering')).toMatchObject({
+      level: 'error',
+      reqId: expect.any(String),
+    });
     expect(lines.find((l) => l['msg'] === 'dead letters purged')).toMatchObject({ level: 'info', purged: 2, filter: { route: 'sales' } });
     expect(lines.find((l) => l['msg'] === 'admin request')).toMatchObject({ method: 'DELETE', path: '/api/dlq', status: 200 });
   });

@@ -13,9 +13,15 @@ describe('a real listening server', () => {
       expect(await metrics.text()).toContain('# TYPE mailgate_outbox_depth gauge');
       expect((await fetch(`${address}/api/status`)).status).toBe(401);
       expect((await fetch(`${address}/api/status`, { headers: auth() })).status).toBe(200);
-      const res = await fetch(`${address}/api/preview`, { method: 'POST', headers: { 'content-type': 'message/rfc822', ...auth() }, body: SAMPLE });
+      const res = await fetch(`${address}/api/preview`, {
+        method: 'POST',
+        headers: { 'content-type': 'message/rfc822', ...auth() },
+        body: SAMPLE,
+      });
       expect(res.status).toBe(200);
-      expect(((await res.json()) as { comment: { messages: Array<{ subject: { text: string } }> } }).comment.messages[0]!.subject.text).toBe('Invoice 1234 is wrong');
+      expect(
+        ((await res.json()) as { comment: { messages: Array<{ subject: { text: string } }> } }).comment.messages[0]!.subject.text,
+      ).toBe('Invoice 1234 is wrong');
       const page = await fetch(`${address}/preview`);
       expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'; style-src 'nonce-[A-Za-z0-9+/=]+'/);
       const script = await fetch(`${address}/preview/app.js`);

@@ -56,7 +56,9 @@ describe('mailgate metrics on prom-client', () => {
     m.setImapConnectionState('support-inbox', 'idle');
     m.setImapConnectionState('support-inbox', 'weird-new-state');
     const lines = (await m.registry.metrics()).split('\n').filter((l) => l.startsWith('mailgate_imap_connection_state{'));
-    expect(lines.filter((l) => l.endsWith(' 1'))).toEqual(['mailgate_imap_connection_state{account="support-inbox",state="weird-new-state"} 1']);
+    expect(lines.filter((l) => l.endsWith(' 1'))).toEqual([
+      'mailgate_imap_connection_state{account="support-inbox",state="weird-new-state"} 1',
+    ]);
     expect(lines.filter((l) => l.endsWith(' 0')).length).toBe(6); // the six states of the adapter (IMAP_CONNECTION_STATES)
   });
 

@@ -9,7 +9,16 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { app, HOSTILE, KEY, REPLY, SAMPLE } from './support.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 export const SCREENSHOT = '/tmp/mailgate-preview-page.png';
 export const THREAD_SCREENSHOT = '/tmp/mailgate-preview-thread.png';
 
@@ -53,7 +62,10 @@ describe('preview page', () => {
     expect(await comment.textContent()).toContain('ann@example.com');
     expect(await comment.textContent()).toContain('2026-03-03T10:15:00.000Z');
     expect(await comment.locator('table').first().textContent()).toContain('string:Sender');
-    const json = JSON.parse((await card.locator('pre.json').textContent()) ?? '') as { comment_id: string; raw_email: { body: { plain: string } } };
+    const json = JSON.parse((await card.locator('pre.json').textContent()) ?? '') as {
+      comment_id: string;
+      raw_email: { body: { plain: string } };
+    };
     expect(json.comment_id).toBe(Buffer.from('<invoice-1234@example.com>').toString('hex'));
     expect(json.raw_email.body.plain).toContain('Please find attached');
     expect(await page.locator('#status').textContent()).toBe('Previewed 1 of 1 message.');

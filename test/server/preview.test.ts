@@ -15,8 +15,12 @@ afterEach(async () => {
   current = undefined;
 });
 
-const post = (a: FastifyInstance, body: string | Buffer, headers: Record<string, string> = { 'content-type': 'message/rfc822', ...auth() }, url = '/api/preview') =>
-  a.inject({ method: 'POST', url, payload: body, headers });
+const post = (
+  a: FastifyInstance,
+  body: string | Buffer,
+  headers: Record<string, string> = { 'content-type': 'message/rfc822', ...auth() },
+  url = '/api/preview',
+) => a.inject({ method: 'POST', url, payload: body, headers });
 
 describe('POST /api/preview', () => {
   it('returns the document, the comment, thread properties and warnings without storing anything', async () => {
@@ -29,7 +33,11 @@ describe('POST /api/preview', () => {
     expect(body.document.raw_email.body.plain).toContain('the amount on invoice 1234');
     expect(body.document.raw_email.headers.raw).toContain('Subject: Invoice 1234 is wrong');
     const msg = body.comment.messages[0];
-    expect(msg).toMatchObject({ from: expect.stringContaining('ann@example.com'), subject: { text: 'Invoice 1234 is wrong' }, sent_at: '2026-03-03T10:15:00.000Z' });
+    expect(msg).toMatchObject({
+      from: expect.stringContaining('ann@example.com'),
+      subject: { text: 'Invoice 1234 is wrong' },
+      sent_at: '2026-03-03T10:15:00.000Z',
+    });
     expect(msg.body.text).toContain('twice what we agreed');
     expect(msg.body.text).not.toContain('Please find attached');
     expect(body.comment.user_properties['string:Sender']).toContain('ann@example.com');
@@ -84,13 +92,23 @@ describe('POST /api/preview/threads', () => {
     const first = (await post(a, SAMPLE)).json().comment;
     const reply = (await post(a, REPLY)).json().comment;
     expect(reply.thread_id).toBe(first.thread_id);
-    const res = await post(a, JSON.stringify({ comments: [reply, first] }), { 'content-type': 'application/json', ...auth() }, '/api/preview/threads');
+    const res = await post(
+      a,
+      JSON.stringify({ comments: [reply, first] }),
+      { 'content-type': 'application/json', ...auth() },
+      '/api/preview/threads',
+    );
     expect(res.statusCode).toBe(200);
     const [rt, ft] = res.json().threads;
     expect(rt.comment.user_properties['number:Position in Thread']).toBe(1);
     expect(ft.comment.user_properties['number:Position in Thread']).toBe(0);
     const [r, f] = [rt.thread_properties, ft.thread_properties];
-    expect(f).toMatchObject({ thread_position: 0, num_messages: 2, num_participants: 2, first_sender: expect.stringContaining('ann@example.com') });
+    expect(f).toMatchObject({
+      thread_position: 0,
+      num_messages: 2,
+      num_participants: 2,
+      first_sender: expect.stringContaining('ann@example.com'),
+    });
     expect(r).toMatchObject({ thread_position: 1, num_messages: 2, response_time: 5400 });
   });
 
@@ -106,7 +124,11 @@ describe('POST /api/preview/threads', () => {
 
 describe('GET /preview', () => {
   it('is one page with its own script only, served without a key, under a strict CSP, telling the page the auth mode', async () => {
-    const modes: Array<[Parameters<typeof makeApp>[0], string]> = [[{}, 'key'], [{ api_keys: [] }, 'disabled'], [{ public_preview: true }, 'open']];
+    const modes: Array<[Parameters<typeof makeApp>[0], string]> = [
+      [{}, 'key'],
+      [{ api_keys: [] }, 'disabled'],
+      [{ public_preview: true }, 'open'],
+    ];
     for (const [options, mode] of modes) {
       const { app: a } = app(options);
       const res = await a.inject('/preview');

@@ -25,7 +25,9 @@ function pushAdapter(seen: PushRequest[]): Adapter {
     bodyLimit: LIMIT,
     async handle(req, sink) {
       seen.push(req);
-      const [result] = await sink.submit([{ raw: req.body, origin: { adapter: 'test', eventId: String(req.headers['x-event-id']) }, route: 'in', receivedAt: new Date() }]);
+      const [result] = await sink.submit([
+        { raw: req.body, origin: { adapter: 'test', eventId: String(req.headers['x-event-id']) }, route: 'in', receivedAt: new Date() },
+      ]);
       return { status: 202, headers: { 'x-item': result!.id }, body: { accepted: result!.id } };
     },
   };
@@ -42,7 +44,10 @@ describe('push endpoints', () => {
 
   async function setup(seen: PushRequest[]) {
     dir = await mkdtemp(join(tmpdir(), 'mailgate-push-'));
-    const config = loadConfig({ env: {}, overrides: { store: `sqlite:${join(dir, 'db.sqlite')}`, routes: [{ name: 'in', mode: 'sync', source: 'acme/in' }] } as never });
+    const config = loadConfig({
+      env: {},
+      overrides: { store: `sqlite:${join(dir, 'db.sqlite')}`, routes: [{ name: 'in', mode: 'sync', source: 'acme/in' }] } as never,
+    });
     rt = await createRuntime({ config, dryRun: true, adapters: [pushAdapter(seen)], logger: createLogger(false) });
     const f = fixture();
     f.deps.push = { endpoints: rt.endpoints(), sink: rt.pushSink };
@@ -54,7 +59,12 @@ describe('push endpoints', () => {
     const app = await setup(seen);
     // CRLF line ends and a byte that is not UTF-8 (Latin-1 é): nothing may be decoded or normalised on the way.
     const body = Buffer.concat([Buffer.from(SAMPLE.replace(/\n/g, '\r\n')), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0d, 0x0a])]);
-    const res = await app.inject({ method: 'POST', url: '/webhooks/test-in?x=1', payload: body, headers: { 'content-type': 'message/rfc822', 'X-Event-Id': 'ev-1' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/webhooks/test-in?x=1',
+      payload: body,
+      headers: { 'content-type': 'message/rfc822', 'X-Event-Id': 'ev-1' },
+    });
     expect(res.statusCode).toBe(202);
     expect(seen).toHaveLength(1);
     expect(Buffer.compare(seen[0]!.body, body)).toBe(0);
@@ -63,7 +73,12 @@ describe('push endpoints', () => {
     expect(res.headers['x-item']).toBe(res.json().accepted);
     expect(await rt!.store.outboxDepth('in')).toBe(1);
 
-    const json = await app.inject({ method: 'POST', url: '/webhooks/test-in', payload: '{"not":"parsed"}', headers: { 'content-type': 'application/json', 'x-event-id': 'ev-2' } });
+    const json = await app.inject({
+      method: 'POST',
+      url: '/webhooks/test-in',
+      payload: '{"not":"parsed"}',
+      headers: { 'content-type': 'application/json', 'x-event-id': 'ev-2' },
+    });
     expect(json.statusCode).toBe(202);
     expect(seen[1]!.body.toString('utf8')).toBe('{"not":"parsed"}');
     await app.close();
@@ -72,7 +87,12 @@ describe('push endpoints', () => {
   it('refuses a body over the endpoint limit with 413 and a coded error, without calling it', async () => {
     const seen: PushRequest[] = [];
     const app = await setup(seen);
-    const res = await app.inject({ method: 'POST', url: '/webhooks/test-in', payload: Buffer.alloc(LIMIT + 1, 0x61), headers: { 'content-type': 'text/plain' } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/webhooks/test-in',
+      payload: Buffer.alloc(LIMIT + 1, 0x61),
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ error: { code: 'MAILGATE_ERR_SERVER_BODY_TOO_LARGE' } });
     expect(seen).toHaveLength(0);

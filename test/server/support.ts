@@ -1,7 +1,15 @@
 /** ServerDeps for the server tests: the real preview, an in-memory dead-letter list, real metrics. */
 import { GatewayError } from '../../src/errors.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import { buildApp, localPreview, type DeadLetterDetailView, type DeadLetterPurge, type ReadyReport, type ServerDeps, type ServerOptions } from '../../src/server/index.js';
+import {
+  buildApp,
+  localPreview,
+  type DeadLetterDetailView,
+  type DeadLetterPurge,
+  type ReadyReport,
+  type ServerDeps,
+  type ServerOptions,
+} from '../../src/server/index.js';
 
 export const KEY = 'test-admin-key-0123456789';
 export const OTHER_KEY = 'another-admin-key-abcdefgh';
@@ -87,7 +95,11 @@ export function fixture(): Fixture {
       return readiness.report;
     },
     async status() {
-      return { store: { kind: 'memory' }, routes: [{ route: 'support', queued: 2 }], adapters: [{ kind: 'imap', name: 'support-inbox', state: 'idle' }] };
+      return {
+        store: { kind: 'memory' },
+        routes: [{ route: 'support', queued: 2 }],
+        adapters: [{ kind: 'imap', name: 'support-inbox', state: 'idle' }],
+      };
     },
     deadLetters: {
       async list(q) {
@@ -108,7 +120,7 @@ export function fixture(): Fixture {
         purged.push(filter);
         let n = 0;
         for (const d of [...dead.values()]) {
-          if (filter.all || (filter.ids?.includes(d.id) ?? true) && (filter.route === undefined || d.route === filter.route)) {
+          if (filter.all || ((filter.ids?.includes(d.id) ?? true) && (filter.route === undefined || d.route === filter.route))) {
             dead.delete(d.id);
             n++;
           }

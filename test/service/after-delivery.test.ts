@@ -41,7 +41,10 @@ async function deliver(n: number, deliverUids: number[], without: number[] = [])
     })),
   );
   const items = await store.claim('r', 1000, 'w', 60_000);
-  await store.markDelivered(items.filter((i) => deliverUids.includes(i.origin.uid!)).map((i) => i.id), { outcome: 'delivered' });
+  await store.markDelivered(
+    items.filter((i) => deliverUids.includes(i.origin.uid!)).map((i) => i.id),
+    { outcome: 'delivered' },
+  );
 }
 
 function recorder(failures = 0): ActionTarget & { seen: number[][] } {
@@ -63,7 +66,10 @@ describe('after-delivery queue', () => {
     const target = recorder(2);
     const queue = createAfterDeliveryQueue(target, store, createLogger(false), { baseDelayMs: 1, maxDelayMs: 2, chunk: 2 });
     await queue.close();
-    expect(target.seen).toEqual([[1, 2], [3, 5]]);
+    expect(target.seen).toEqual([
+      [1, 2],
+      [3, 5],
+    ]);
     expect(queue.applied).toBe(4);
     expect(queue.pending).toBe(0);
     expect(await store.pendingActions(10)).toEqual([]);
@@ -96,13 +102,19 @@ describe('after-delivery queue', () => {
     const owner = (uid: number): string => (uid === 1 || uid === 4 ? 'down' : 'a');
     await store.enqueue(
       [1, 2, 3, 4, 5].map((uid) => ({
-        route: 'r', key: `k${uid}`, commentId: `c${uid}`, afterDelivery: true,
+        route: 'r',
+        key: `k${uid}`,
+        commentId: `c${uid}`,
+        afterDelivery: true,
         document: { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'x' } } },
         origin: { ...origin(uid), account: owner(uid) },
       })),
     );
     const items = await store.claim('r', 10, 'w', 60_000);
-    await store.markDelivered(items.map((i) => i.id), { outcome: 'delivered' });
+    await store.markDelivered(
+      items.map((i) => i.id),
+      { outcome: 'delivered' },
+    );
     const seen: number[] = [];
     const target: ActionTarget = {
       async afterDelivery(origins) {

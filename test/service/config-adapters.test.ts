@@ -37,24 +37,46 @@ const good = '{ name: a, route: support, host: imap.example.com, auth: { user: u
 describe('configuration of adapters', () => {
   it('refuses an unknown adapter kind, naming it and the kinds there are', () => {
     const text = message(() => loadConfig({ file: file(`adapters:\n  imapp:\n    - ${good}\n`) }));
-    expect(text).toContain(`adapters: unknown adapter kind "imapp"; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.imapp)`);
+    expect(text).toContain(
+      `adapters: unknown adapter kind "imapp"; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.imapp)`,
+    );
     expect(ADAPTER_KINDS).toEqual(expect.arrayContaining(['files', 'imap', 'webhooks', 'upload', 'smtp']));
   });
 
   it('names the index of the IMAP account in each error, with the fix', () => {
-    const auth = message(() => loadConfig({ file: file(`adapters:\n  imap:\n    - ${good}\n    - { name: b, route: support, host: h, auth: { user: u, password: p } }\n`) }));
+    const auth = message(() =>
+      loadConfig({
+        file: file(`adapters:\n  imap:\n    - ${good}\n    - { name: b, route: support, host: h, auth: { user: u, password: p } }\n`),
+      }),
+    );
     expect(auth).toMatch(/^\s*adapters\.imap\[1\]\.auth: use one of \{ user, pass \}, \{ user, accessToken \} or \{ user, oauth2: /m);
-    const port = message(() => loadConfig({ file: file(`adapters:\n  imap:\n    - { name: a, route: support, host: h, port: 0, auth: { user: u, pass: p } }\n`) }));
+    const port = message(() =>
+      loadConfig({ file: file(`adapters:\n  imap:\n    - { name: a, route: support, host: h, port: 0, auth: { user: u, pass: p } }\n`) }),
+    );
     expect(port).toMatch(/adapters\.imap\[0\]\.port: /);
-    const field = message(() => loadConfig({ file: file(`adapters:\n  imap:\n    - { name: a, route: support, host: h, auth: { user: u, pass: p }, idel: true }\n`) }));
+    const field = message(() =>
+      loadConfig({
+        file: file(`adapters:\n  imap:\n    - { name: a, route: support, host: h, auth: { user: u, pass: p }, idel: true }\n`),
+      }),
+    );
     expect(field).toContain('adapters.imap[0]: unknown field "idel" in an IMAP account; the fields are listed in docs/imap.md');
-    const grant = message(() => loadConfig({ file: file(`adapters:\n  imap:\n    - { name: a, route: support, host: h, auth: { user: u, oauth2: { tokenUrl: "https://t.example/token", clientId: c, grant: refresh_token } } }\n`) }));
+    const grant = message(() =>
+      loadConfig({
+        file: file(
+          `adapters:\n  imap:\n    - { name: a, route: support, host: h, auth: { user: u, oauth2: { tokenUrl: "https://t.example/token", clientId: c, grant: refresh_token } } }\n`,
+        ),
+      }),
+    );
     expect(grant).toContain('adapters.imap[0].auth.oauth2.refreshToken: the refresh_token grant needs refreshToken');
   });
 
   it('reports account, route and name mistakes together, in one round', () => {
     const text = message(() =>
-      loadConfig({ file: file(`delivery: { flush_ms: -1 }\nadapters:\n  imap:\n    - ${good}\n    - { name: a, route: nope, host: h, auth: { user: u, pass: p } }\n    - { name: c, route: support, host: h, auth: { user: u } }\n`) }),
+      loadConfig({
+        file: file(
+          `delivery: { flush_ms: -1 }\nadapters:\n  imap:\n    - ${good}\n    - { name: a, route: nope, host: h, auth: { user: u, pass: p } }\n    - { name: c, route: support, host: h, auth: { user: u } }\n`,
+        ),
+      }),
     );
     expect(text).toMatch(/delivery\.flush_ms: /);
     expect(text).toMatch(/adapters\.imap\[1\]\.route: adapter route must name one of the routes: support/);
@@ -64,11 +86,20 @@ describe('configuration of adapters', () => {
 
   it('fills the defaults of an account in the loaded configuration', () => {
     const c = loadConfig({ file: file(`adapters:\n  imap:\n    - ${good}\n`) });
-    expect(c.adapters.imap[0]).toMatchObject({ name: 'a', port: 993, secure: true, folders: ['INBOX'], after_delivery: 'none', batch_size: 100 });
+    expect(c.adapters.imap[0]).toMatchObject({
+      name: 'a',
+      port: 993,
+      secure: true,
+      folders: ['INBOX'],
+      after_delivery: 'none',
+      batch_size: 100,
+    });
   });
 
   it('parseImapAccount names the index it was given', () => {
-    expect(message(() => parseImapAccount({ name: 'a', route: 'r', host: 'h', auth: {} }, 3))).toMatch(/adapters\.imap\[3\]\.auth: use one of/);
+    expect(message(() => parseImapAccount({ name: 'a', route: 'r', host: 'h', auth: {} }, 3))).toMatch(
+      /adapters\.imap\[3\]\.auth: use one of/,
+    );
   });
 
   it('`mailgate serve` with an unknown adapter kind exits at once with the coded error', async () => {

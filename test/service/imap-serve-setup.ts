@@ -14,7 +14,12 @@ export const ADMIN_KEY = 'admin-key-0123456789abcdef';
 let userSeq = 0;
 
 /** A user with `count` messages in INBOX (written straight into the maildir) and a `Done` folder. */
-export async function mailbox(dovecot: DovecotServer, count: number, extra: Array<string | Buffer> = [], body: (i: number, user: string) => string = (i, user) => textMessage(i, `serve ${user} ${i}`)): Promise<{ user: string; pass: string }> {
+export async function mailbox(
+  dovecot: DovecotServer,
+  count: number,
+  extra: Array<string | Buffer> = [],
+  body: (i: number, user: string) => string = (i, user) => textMessage(i, `serve ${user} ${i}`),
+): Promise<{ user: string; pass: string }> {
   const user = `serve${process.pid}x${userSeq++}`;
   const pass = `pw-${user}`;
   await dovecot.addUser(user, pass);
@@ -35,7 +40,14 @@ export interface ServeConfigExtra {
   delivery?: string;
 }
 
-export function writeConfig(dir: string, name: string, dovecot: DovecotServer, emu: StartedEmulator, user: string, extra: ServeConfigExtra = {}): string {
+export function writeConfig(
+  dir: string,
+  name: string,
+  dovecot: DovecotServer,
+  emu: StartedEmulator,
+  user: string,
+  extra: ServeConfigExtra = {},
+): string {
   const file = join(dir, `${name}.yaml`);
   const more = extra.account ? `, ${extra.account}` : '';
   writeFileSync(
@@ -87,7 +99,11 @@ export async function metrics(url: string): Promise<string> {
 }
 
 /** The IMAP accounts of /api/status. */
-export async function imapStatus(url: string): Promise<Array<{ name: string; state: string; failures: number; messages: number; lastError: { code: string } | null }>> {
-  const status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { adapters: Array<{ kind: string }> };
+export async function imapStatus(
+  url: string,
+): Promise<Array<{ name: string; state: string; failures: number; messages: number; lastError: { code: string } | null }>> {
+  const status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as {
+    adapters: Array<{ kind: string }>;
+  };
   return status.adapters.filter((a) => a.kind === 'imap') as never;
 }

@@ -26,7 +26,10 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 function jsonl(file: string): PredictionRecord[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as PredictionRecord);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as PredictionRecord);
 }
 
 describe('mailgate serve: predictions', () => {
@@ -40,7 +43,9 @@ describe('mailgate serve: predictions', () => {
     const receiver = await startReceiver();
     try {
       const res = await fetch(`${emu.url}/api/v1/datasets/acme/triage`, {
-        method: 'PUT', headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' }, body: '{"dataset":{}}',
+        method: 'PUT',
+        headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' },
+        body: '{"dataset":{}}',
       });
       expect(res.status).toBe(200);
       const file = join(dir, 'predictions.jsonl');
@@ -50,7 +55,14 @@ describe('mailgate serve: predictions', () => {
           api: { url: emu.url, token: emu.token },
           server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY] },
           delivery: { max_documents: 5, flush_ms: 0 },
-          routes: [{ name: 'triage', mode: 'predict', dataset: 'acme/triage', sink: { jsonl: file, webhook: receiver.url, webhook_secret: SECRET } }],
+          routes: [
+            {
+              name: 'triage',
+              mode: 'predict',
+              dataset: 'acme/triage',
+              sink: { jsonl: file, webhook: receiver.url, webhook_secret: SECRET },
+            },
+          ],
           adapters: { files: [{ name: 'inbox', route: 'triage', paths: [join(dir, 'mail')] }] },
         } as never,
       });
@@ -59,14 +71,26 @@ describe('mailgate serve: predictions', () => {
       const store = service.runtime.store;
       await eventually(async () => (await store.listPredictions({ route: 'triage', limit: 1000 })).length === n, 'every message predicted');
 
-      const get = (query: string, key?: string) => fetch(`${service.url}/api/predictions${query}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+      const get = (query: string, key?: string) =>
+        fetch(`${service.url}/api/predictions${query}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
       expect((await get('?route=triage')).status).toBe(401);
       expect((await get('?limit=0', ADMIN_KEY)).status).toBe(400);
-      const page = (await (await get('?route=triage&limit=3', ADMIN_KEY)).json()) as { items: PredictionRecord[]; next_after: number | null };
+      const page = (await (await get('?route=triage&limit=3', ADMIN_KEY)).json()) as {
+        items: PredictionRecord[];
+        next_after: number | null;
+      };
       expect(page.items).toHaveLength(3);
       expect(page.next_after).toBe(page.items[2]!.id);
-      expect(page.items[0]).toMatchObject({ route: 'triage', comment_id: expect.any(String), predictions: expect.any(Array), model: { version: expect.any(Number) } });
-      const rest = (await (await get(`?route=triage&limit=1000&after=${page.next_after}`, ADMIN_KEY)).json()) as { items: PredictionRecord[]; next_after: number | null };
+      expect(page.items[0]).toMatchObject({
+        route: 'triage',
+        comment_id: expect.any(String),
+        predictions: expect.any(Array),
+        model: { version: expect.any(Number) },
+      });
+      const rest = (await (await get(`?route=triage&limit=1000&after=${page.next_after}`, ADMIN_KEY)).json()) as {
+        items: PredictionRecord[];
+        next_after: number | null;
+      };
       expect(rest.items).toHaveLength(n - 3);
       expect(rest.next_after).toBeNull();
 

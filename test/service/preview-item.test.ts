@@ -58,7 +58,8 @@ describe('mailgate serve: GET /api/preview/:id', () => {
         const store = service.runtime.store;
         await eventually(async () => (await store.counters('support'))[0]?.delivered === 1, 'the message delivered');
         const [dead] = await store.listDeadLetters({ limit: 10 });
-        const get = (id: number, key?: string) => fetch(`${service.url}/api/preview/${id}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+        const get = (id: number, key?: string) =>
+          fetch(`${service.url}/api/preview/${id}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
         const ids = [1, 2, 3].filter((id) => id !== dead?.id);
         let delivered: PreviewBody | undefined;
         for (const id of ids) {
@@ -66,7 +67,9 @@ describe('mailgate serve: GET /api/preview/:id', () => {
           if (res.status === 200) delivered = (await res.json()) as PreviewBody;
         }
         expect(delivered).toMatchObject({ status: 'delivered', outcome: 'delivered' });
-        const res = await fetch(`${emu.url}/api/v1/sources/acme/preview-item/comments/${delivered!.comment!.id}`, { headers: { authorization: `Bearer ${emu.token}` } });
+        const res = await fetch(`${emu.url}/api/v1/sources/acme/preview-item/comments/${delivered!.comment!.id}`, {
+          headers: { authorization: `Bearer ${emu.token}` },
+        });
         const stored = ((await res.json()) as { comment: Record<string, unknown> }).comment;
         const { id, timestamp, messages, user_properties, thread_id } = stored;
         expect(delivered!.comment).toMatchObject({ id, timestamp, messages, user_properties, thread_id });
@@ -88,11 +91,18 @@ describe('mailgate serve: GET /api/preview/:id', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailgate-preview-thread-'));
     dirs.push(dir);
     mkdirSync(join(dir, 'mail'));
-    const reply = (n: number, from: string, minute: number) => [
-      `From: ${from}`, 'To: support@example.com', `Subject: Re: order ${n === 0 ? '' : 'status'}`,
-      `Message-ID: <thread-${n}@example.com>`, ...(n === 0 ? [] : ['In-Reply-To: <thread-0@example.com>', 'References: <thread-0@example.com>']),
-      `Date: Mon, 02 Mar 2026 10:${String(minute).padStart(2, '0')}:00 +0000`, '', `Message ${n} of the thread.`, '',
-    ].join('\r\n');
+    const reply = (n: number, from: string, minute: number) =>
+      [
+        `From: ${from}`,
+        'To: support@example.com',
+        `Subject: Re: order ${n === 0 ? '' : 'status'}`,
+        `Message-ID: <thread-${n}@example.com>`,
+        ...(n === 0 ? [] : ['In-Reply-To: <thread-0@example.com>', 'References: <thread-0@example.com>']),
+        `Date: Mon, 02 Mar 2026 10:${String(minute).padStart(2, '0')}:00 +0000`,
+        '',
+        `Message ${n} of the thread.`,
+        '',
+      ].join('\r\n');
     // Three files, read in three service runs: no single run sees the whole thread.
     const emu = await startEmulator({ autoCreateSources: true });
     try {
@@ -111,8 +121,17 @@ describe('mailgate serve: GET /api/preview/:id', () => {
           await service.stop();
         }
       }
-      expect(last.thread_properties).toMatchObject({ thread_position: 2, num_messages: 3, num_participants: 2, first_sender: 'ann@example.com', duration: 600, response_time: 300 });
-      expect((last.comment as unknown as { user_properties: Record<string, unknown> }).user_properties['number:Position in Thread']).toBe(2);
+      expect(last.thread_properties).toMatchObject({
+        thread_position: 2,
+        num_messages: 3,
+        num_participants: 2,
+        first_sender: 'ann@example.com',
+        duration: 600,
+        response_time: 300,
+      });
+      expect((last.comment as unknown as { user_properties: Record<string, unknown> }).user_properties['number:Position in Thread']).toBe(
+        2,
+      );
     } finally {
       await emu.stop();
     }

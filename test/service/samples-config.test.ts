@@ -23,7 +23,12 @@ describe('sample configurations', () => {
     expect(c.api).toMatchObject({ url: 'https://acme.reinfer.io', token: 'api-token-1' });
     expect(c.server.api_keys).toEqual(['admin-key-0123456789']);
     const account = parseImapAccount(c.adapters.imap[0]);
-    expect(account).toMatchObject({ name: 'support-inbox', route: 'support', auth: { user: 'support@example.com', pass: 'imap-pass-1' }, after_delivery: 'none' });
+    expect(account).toMatchObject({
+      name: 'support-inbox',
+      route: 'support',
+      auth: { user: 'support@example.com', pass: 'imap-pass-1' },
+      after_delivery: 'none',
+    });
     expect(() => loadConfig({ file: join(ROOT, 'samples/mailgate.example.yaml'), env: {} })).toThrow(/MAILGATE_API_TOKEN/);
   });
 

@@ -95,7 +95,11 @@ describe('mailgate serve: API request metrics', () => {
         expect(sample(text, 'mailgate_ai_units_total{route="support"}')).toBe(12);
 
         // server.public_preview: the parsing endpoints answer without a key, the rest of /api does not.
-        const preview = await fetch(`${service.url}/api/preview`, { method: 'POST', headers: { 'content-type': 'message/rfc822' }, body: textMessage(99) });
+        const preview = await fetch(`${service.url}/api/preview`, {
+          method: 'POST',
+          headers: { 'content-type': 'message/rfc822' },
+          body: textMessage(99),
+        });
         expect(preview.status).toBe(200);
         expect(((await preview.json()) as { comment: { id: string } }).comment.id).toMatch(/^[0-9a-f]+$/);
         expect((await fetch(`${service.url}/api/status`)).status).toBe(401);
@@ -107,10 +111,17 @@ describe('mailgate serve: API request metrics', () => {
 });
 
 describe('mailgate serve: configured drain bound', () => {
-  async function queuedService(emu: StartedEmulator, drainMs: number, flag?: number): Promise<{ service: Service; lines: Array<Record<string, unknown>> }> {
+  async function queuedService(
+    emu: StartedEmulator,
+    drainMs: number,
+    flag?: number,
+  ): Promise<{ service: Service; lines: Array<Record<string, unknown>> }> {
     const lines: Array<Record<string, unknown>> = [];
     const dir = mailDir(6);
-    const service = await startService(config(dir, emu, { delivery: { drain_ms: drainMs } }), { logger: capture(lines), ...(flag === undefined ? {} : { drainMs: flag }) });
+    const service = await startService(config(dir, emu, { delivery: { drain_ms: drainMs } }), {
+      logger: capture(lines),
+      ...(flag === undefined ? {} : { drainMs: flag }),
+    });
     await eventually(async () => (await service.runtime.store.outboxDepth()) === 6, '6 queued items');
     return { service, lines };
   }
@@ -120,7 +131,11 @@ describe('mailgate serve: configured drain bound', () => {
     await withEmulator([{ endpoint: 'sync-raw-emails', status: 503 }], async (emu) => {
       const { service, lines } = await queuedService(emu, 0);
       // public_preview defaults to false: the preview API needs a key.
-      const preview = await fetch(`${service.url}/api/preview`, { method: 'POST', headers: { 'content-type': 'message/rfc822' }, body: textMessage(1) });
+      const preview = await fetch(`${service.url}/api/preview`, {
+        method: 'POST',
+        headers: { 'content-type': 'message/rfc822' },
+        body: textMessage(1),
+      });
       expect(preview.status).toBe(401);
       expect(await service.stop()).toEqual({ drained: false });
       expect(stopping(lines)?.['drainMs']).toBe(0);

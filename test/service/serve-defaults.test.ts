@@ -32,7 +32,10 @@ describe('mailgate serve on embedded defaults', () => {
     expect(status!.owners.map((o) => o.pid)).toEqual([serve.child.pid]);
     expect(serve.stdout()).toMatch(/"msg":"delivered \d+ comment\(s\) to mailgate\/samples"/);
     // The deliberately broken samples: one warning line each, with the reason and no stack trace.
-    const skipped = serve.stdout().split('\n').filter((l) => l.includes('"msg":"file item skipped: '));
+    const skipped = serve
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes('"msg":"file item skipped: '));
     expect(skipped.filter((l) => /samples\/files\/bad\/(corrupt|truncated)\.msg/.test(l))).toHaveLength(2);
     expect(skipped.every((l) => l.includes('"code":"MAILGATE_ERR_INPUT_MSG_INVALID"'))).toBe(true);
     expect(serve.stdout()).not.toContain('"stack"');

@@ -34,7 +34,8 @@ const RECEIVED = 'mailgate_messages_received_total{route="support",adapter="imap
 const UNCHANGED = 'mailgate_messages_unchanged_total{route="support",adapter="imap"}';
 
 /** A message of ~5 kB (the padding makes a FETCH answer long enough to cut in the middle). */
-const padded = (i: number, user: string): string => textMessage(i, `proof ${user} ${i}`).replace('\r\n\r\n', `\r\n\r\n${'lorem ipsum '.repeat(400)}\r\n`);
+const padded = (i: number, user: string): string =>
+  textMessage(i, `proof ${user} ${i}`).replace('\r\n\r\n', `\r\n\r\n${'lorem ipsum '.repeat(400)}\r\n`);
 
 describe('mailgate serve: IMAP proof cases, billed through the emulator', () => {
   it('the connection cut in the middle of a FETCH answer: each message created once, none lost, each moved once', async () => {
@@ -71,15 +72,25 @@ describe('mailgate serve: IMAP proof cases, billed through the emulator', () => 
     const first = Array.from({ length: 20 }, (_, i) => textMessage(i + 1, `work ${user} ${i + 1}`));
     await dovecot.append(user, 'Work', first);
     try {
-      const config = writeConfig(dir, 'recreate', dovecot, emu, user, { folders: ['Work'], after_delivery: 'seen', account: 'idle_watchdog_ms: 1000' });
+      const config = writeConfig(dir, 'recreate', dovecot, emu, user, {
+        folders: ['Work'],
+        after_delivery: 'seen',
+        account: 'idle_watchdog_ms: 1000',
+      });
       const serve = spawnServe(['--config', config], { cwd: dir, env: serveEnv(emu, pass) });
       const url = await serve.url;
-      await eventually(async () => (await unseen(dovecot, user, 'Work')).length === 0 && emu.emulator.stats().comments === 20, 'the first 20 delivered and \\Seen');
+      await eventually(
+        async () => (await unseen(dovecot, user, 'Work')).length === 0 && emu.emulator.stats().comments === 20,
+        'the first 20 delivered and \\Seen',
+      );
 
       await dovecot.recreateFolder(user, 'Work');
       const fresh = [textMessage(101, `work ${user} new 1`), textMessage(102, `work ${user} new 2`)];
       await dovecot.append(user, 'Work', [...first, ...fresh]);
-      await eventually(async () => sample(await metrics(url), RECEIVED) >= 42 && emu.emulator.stats().comments === 22, 'the folder read again and the 2 new comments');
+      await eventually(
+        async () => sample(await metrics(url), RECEIVED) >= 42 && emu.emulator.stats().comments === 22,
+        'the folder read again and the 2 new comments',
+      );
       await eventually(async () => (await unseen(dovecot, user, 'Work')).length === 0, 'the recreated folder marked \\Seen');
       const text = await metrics(url);
       expect(sample(text, RECEIVED)).toBe(42);
@@ -104,7 +115,10 @@ describe('mailgate serve: IMAP proof cases, billed through the emulator', () => 
       const url = await serve.url;
       let exited = false;
       void serve.exit.then(() => (exited = true));
-      await eventually(async () => emu.emulator.stats().comments === 3 && (await imapStatus(url))[0]!.state === 'idle', 'the first 3 comments and IDLE');
+      await eventually(
+        async () => emu.emulator.stats().comments === 3 && (await imapStatus(url))[0]!.state === 'idle',
+        'the first 3 comments and IDLE',
+      );
       proxy.resetAll();
       await eventually(() => serve.stdout().includes('ECONNRESET'), 'the socket error in the log', 20_000);
       await eventually(async () => (await imapStatus(url))[0]!.state === 'idle' && proxy.connections >= 2, 'a new connection');
@@ -130,7 +144,10 @@ describe('mailgate serve: IMAP proof cases, billed through the emulator', () => 
       const config = writeConfig(dir, 'idle', dovecot, emu, user, { account: slow });
       const serve = spawnServe(['--config', config], { cwd: dir, env: serveEnv(emu, pass) });
       const url = await serve.url;
-      await eventually(async () => emu.emulator.stats().comments === 5 && (await imapStatus(url))[0]!.state === 'idle', 'the first 5 comments and IDLE');
+      await eventually(
+        async () => emu.emulator.stats().comments === 5 && (await imapStatus(url))[0]!.state === 'idle',
+        'the first 5 comments and IDLE',
+      );
       // IDLE starts a second after the pass and a settling NOOP follows: from then on only
       // an IDLE notification announces new mail. A fixed wait on purpose: the serve process
       // and Dovecot tell nobody when IDLE has really begun.

@@ -91,7 +91,9 @@ describe('mailgate serve with IMAP', () => {
       expect(emu.emulator.stats().comments).toBe(2000);
       expect(emu.emulator.stats().ai_units).toBe(2000);
       // The restart really cut the account's connection mid-sync, and it came back.
-      const status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { adapters: Array<{ kind: string; failures?: number; messages?: number }> };
+      const status = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as {
+        adapters: Array<{ kind: string; failures?: number; messages?: number }>;
+      };
       const imap = status.adapters.find((a) => a.kind === 'imap')!;
       expect(imap.failures).toBeGreaterThanOrEqual(1);
       expect(imap.messages).toBeLessThanOrEqual(2000 + 100);
@@ -108,7 +110,11 @@ describe('mailgate serve with IMAP', () => {
       const total = 400;
       const { user, pass } = await mailbox(dovecot, total);
       // Intake pauses while 50 items are queued: reading stays well behind the mailbox.
-      const config = writeConfig(dir, 'kill', dovecot, emu, user, { after_delivery: 'seen', batch_size: 50, delivery: '{ max_documents: 40, flush_ms: 0, max_outbox: 50 }' });
+      const config = writeConfig(dir, 'kill', dovecot, emu, user, {
+        after_delivery: 'seen',
+        batch_size: 50,
+        delivery: '{ max_documents: 40, flush_ms: 0, max_outbox: 50 }',
+      });
       const env = serveEnv(emu, pass);
       const first = spawnServe(['--config', config, '--lease-ms', '1000'], { cwd: dir, env });
       await first.url;
@@ -187,7 +193,10 @@ describe('mailgate serve with IMAP', () => {
       const env = serveEnv(emu, pass);
       const serve = spawnServe(['--config', config, '--drain-ms', '600000'], { cwd: dir, env });
       const url = await serve.url;
-      await eventually(async () => (await (await fetch(`${url}/metrics`)).text()).includes('mailgate_outbox_depth{route="support"} 20'), '20 queued items');
+      await eventually(
+        async () => (await (await fetch(`${url}/metrics`)).text()).includes('mailgate_outbox_depth{route="support"} 20'),
+        '20 queued items',
+      );
       serve.child.kill('SIGTERM');
       await eventually(() => serve.stdout().includes('stopping: intake first'), 'the graceful stop to begin');
       serve.child.kill('SIGTERM');

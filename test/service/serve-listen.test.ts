@@ -71,7 +71,10 @@ describe('server.listen in use', () => {
     void serve.exit.then((e) => (exit = e));
     await eventually(() => exit !== undefined, 'the process to exit', 30_000);
     expect(exit!.code).toBe(1);
-    const lines = serve.stderr().split('\n').filter((l) => l.includes('MAILGATE_ERR_SERVICE_LISTEN'));
+    const lines = serve
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('MAILGATE_ERR_SERVICE_LISTEN'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^mailgate: MAILGATE_ERR_SERVICE_LISTEN: cannot listen on 127\.0\.0\.1:\d+/);
     expect(serve.stderr()).not.toMatch(/^\s+at /m);

@@ -68,7 +68,10 @@ describe('mailgate serve /metrics', () => {
           '',
         ].join('\n'),
       );
-      const serve = spawnServe(['--config', config], { cwd: dir, env: { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass } });
+      const serve = spawnServe(['--config', config], {
+        cwd: dir,
+        env: { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY, TEST_IMAP_PASS: pass },
+      });
       const url = await serve.url;
       const metrics = async () => (await fetch(`${url}/metrics`)).text();
       const auth = { authorization: `Bearer ${ADMIN_KEY}` };
@@ -86,7 +89,10 @@ describe('mailgate serve /metrics', () => {
       emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', status: 422, times: 1 }]);
       await dovecot.append(user, 'INBOX', [textMessage(31, 'metrics 31')]);
       await eventually(async () => sample(await metrics(), `mailgate_messages_rejected_total${route}`) === 1, 'one rejected document');
-      await eventually(async () => sample(await metrics(), `mailgate_imap_connection_state{account="${user}",state="idle"}`) === 1, 'the account idling');
+      await eventually(
+        async () => sample(await metrics(), `mailgate_imap_connection_state{account="${user}",state="idle"}`) === 1,
+        'the account idling',
+      );
 
       const text = await metrics();
       expect(sample(text, `mailgate_messages_received_total${route}`)).toBe(33);
@@ -113,7 +119,11 @@ describe('mailgate serve /metrics', () => {
         const le = series === 'bucket' ? 'le="+Inf",' : '';
         return sample(text, `mailgate_api_request_duration_seconds_${series}{${le}endpoint="sync-raw-emails",status="${status}"}`);
       };
-      for (const [status, n] of [['200', seen['200']!], ['503', 3], ['422', 1]] as const) {
+      for (const [status, n] of [
+        ['200', seen['200']!],
+        ['503', 3],
+        ['422', 1],
+      ] as const) {
         expect(latency('count', status)).toBe(n);
         expect(latency('bucket', status)).toBe(n);
       }

@@ -48,7 +48,9 @@ export function spawnServe(args: string[], options: { cwd: string; env?: Record<
     const k = /admin key for this run: (\S+)/.exec(err);
     if (k) resolveKey(k[1]!);
   });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
   void exit.then(() => rejectUrl(new Error(`serve exited before listening:\n${err}\n${out.slice(-4000)}`)));
   return { child, url, adminKey, exit, stdout: () => out, stderr: () => err };
 }

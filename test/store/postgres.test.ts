@@ -39,14 +39,23 @@ describe('PostgreSQL store specifics', () => {
     await store.markDelivered([a?.id ?? 0], { outcome: 'delivered' });
     await store.deadLetter(b?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
     await store.close();
-    const { rows } = await sql(url, 'SELECT status, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox ORDER BY id');
-    expect(rows).toEqual([{ status: 'delivered', has_raw: false }, { status: 'dead', has_raw: true }]);
+    const { rows } = await sql(
+      url,
+      'SELECT status, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox ORDER BY id',
+    );
+    expect(rows).toEqual([
+      { status: 'delivered', has_raw: false },
+      { status: 'dead', has_raw: true },
+    ]);
   });
 
   it('upgrades a version 2 database in place, keeping queued, dead and delivered items', async () => {
     const url = await createTestDatabase('mailgate_store');
     const pool = new pg.Pool({ connectionString: url, max: 1 });
-    await migratePostgres(pool, PG_MIGRATIONS.filter((m) => m.version <= 2));
+    await migratePostgres(
+      pool,
+      PG_MIGRATIONS.filter((m) => m.version <= 2),
+    );
     await pool.end();
     const doc = (n: number) => ({ raw_email: { headers: { raw: `Subject: ${n}` }, body: { plain: `body ${n}` } }, comment_id: `c${n}` });
     const preview = { id: 'c1', timestamp: '2024-01-02T03:04:05Z', messages: [{ body: { text: 'hello' } }] };
@@ -54,7 +63,19 @@ describe('PostgreSQL store specifics', () => {
     const origin = (n: number) => ({ adapter: 'imap', account: 'a', folder: 'INBOX', uid: n });
     const rows: unknown[][] = [
       ['k1', 'c1', 'queued', null, null, origin(1), warnings, doc(1), preview, Buffer.from('raw 1'), true],
-      ['k2', 'c2', 'dead', null, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'bad' }, origin(2), null, doc(2), null, Buffer.from('raw 2'), false],
+      [
+        'k2',
+        'c2',
+        'dead',
+        null,
+        { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'bad' },
+        origin(2),
+        null,
+        doc(2),
+        null,
+        Buffer.from('raw 2'),
+        false,
+      ],
       ['k3', 'c3', 'delivered', 'delivered', null, origin(3), null, doc(3), null, null, true],
       ['k4', 'c4', 'dead', null, { code: 'MAILGATE_ERR_MIME_TOO_LARGE', message: 'big' }, origin(4), null, doc(4), null, null, false],
     ];
@@ -63,19 +84,34 @@ describe('PostgreSQL store specifics', () => {
         url,
         `INSERT INTO outbox (route, key, comment_id, status, finished_at, outcome, last_error, origin, warnings, document, preview, raw, action_due)
          VALUES ('r', $1, $2, $3, CASE WHEN $3 = 'queued' THEN NULL ELSE clock_timestamp() END, $4, $5::json, $6::json, $7::json, $8::json, $9::json, $10, $11)`,
-        [key, commentId, status, outcome, JSON.stringify(error), JSON.stringify(o), JSON.stringify(w), JSON.stringify(d), JSON.stringify(p), raw, due],
+        [
+          key,
+          commentId,
+          status,
+          outcome,
+          JSON.stringify(error),
+          JSON.stringify(o),
+          JSON.stringify(w),
+          JSON.stringify(d),
+          JSON.stringify(p),
+          raw,
+          due,
+        ],
       );
     }
 
     const store = await openStore(url);
     expect(await store.migrate()).toBe(Math.max(...PG_MIGRATIONS.map((m) => m.version)));
     expect(await store.outboxCounts()).toEqual([
-      { route: 'r', status: 'dead', count: 2 }, { route: 'r', status: 'delivered', count: 1 }, { route: 'r', status: 'queued', count: 1 },
+      { route: 'r', status: 'dead', count: 2 },
+      { route: 'r', status: 'delivered', count: 1 },
+      { route: 'r', status: 'queued', count: 1 },
     ]);
     expect(await store.pendingActions(10)).toEqual([{ id: 3, route: 'r', origin: origin(3) }]);
     const dead = await store.listDeadLetters({ limit: 10 });
     expect(dead.map((d) => [d.id, d.key, d.hasRaw, d.error.code])).toEqual([
-      [2, 'k2', true, 'MAILGATE_ERR_BATCH_REJECTED'], [4, 'k4', false, 'MAILGATE_ERR_MIME_TOO_LARGE'],
+      [2, 'k2', true, 'MAILGATE_ERR_BATCH_REJECTED'],
+      [4, 'k4', false, 'MAILGATE_ERR_MIME_TOO_LARGE'],
     ]);
     const detail = await store.getDeadLetter(2);
     expect(detail?.raw?.toString()).toBe('raw 2');
@@ -103,7 +139,10 @@ describe('PostgreSQL store specifics', () => {
 
   it('reports an unreachable server as unavailable', async () => {
     const port = await freePort();
-    await expectCode(openStore(`postgres://postgres@127.0.0.1:${port}/none`, { postgres: { connectTimeoutMs: 2000 } }), 'MAILGATE_ERR_STORE_UNAVAILABLE');
+    await expectCode(
+      openStore(`postgres://postgres@127.0.0.1:${port}/none`, { postgres: { connectTimeoutMs: 2000 } }),
+      'MAILGATE_ERR_STORE_UNAVAILABLE',
+    );
   });
 
   it('rejects invalid pool options with a config error', async () => {

@@ -56,18 +56,25 @@ describe('SQLite store specifics', () => {
     await store.deadLetter(b?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
     await store.close();
     const db = new Database(path, { readonly: true });
-    const rows = db.prepare(
-      'SELECT status, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox ORDER BY id',
-    ).all();
+    const rows = db
+      .prepare('SELECT status, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox ORDER BY id')
+      .all();
     db.close();
-    expect(rows).toEqual([{ status: 'delivered', has_raw: 0 }, { status: 'dead', has_raw: 1 }]);
+    expect(rows).toEqual([
+      { status: 'delivered', has_raw: 0 },
+      { status: 'dead', has_raw: 1 },
+    ]);
   });
 
   it('refuses a schema newer than it knows', async () => {
     const path = freshPath();
     await (await openStore(`sqlite:${path}`)).close();
     const db = new Database(path);
-    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(SQLITE_SCHEMA_VERSION + 1, 'future', Date.now());
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+      SQLITE_SCHEMA_VERSION + 1,
+      'future',
+      Date.now(),
+    );
     db.close();
     await expectCode(openStore(`sqlite:${path}`), 'MAILGATE_ERR_STORE_MIGRATION');
   });
@@ -96,8 +103,12 @@ describe('SQLite store specifics', () => {
     const path = freshPath();
     mkdirSync(join(path, '..'), { recursive: true });
     const db = new Database(path);
-    migrateSqlite(db, SQLITE_MIGRATIONS.filter((m) => m.version <= 2));
-    const doc = (n: number): string => JSON.stringify({ raw_email: { headers: { raw: `Subject: ${n}` }, body: { plain: `body ${n}` } }, comment_id: `c${n}` });
+    migrateSqlite(
+      db,
+      SQLITE_MIGRATIONS.filter((m) => m.version <= 2),
+    );
+    const doc = (n: number): string =>
+      JSON.stringify({ raw_email: { headers: { raw: `Subject: ${n}` }, body: { plain: `body ${n}` } }, comment_id: `c${n}` });
     const preview = { id: 'c1', timestamp: '2024-01-02T03:04:05Z', messages: [{ body: { text: 'hello' } }] };
     const warnings = [{ code: 'MAILGATE_WARN_NO_BODY', message: 'no body' }];
     const insert = db.prepare(
@@ -105,28 +116,81 @@ describe('SQLite store specifics', () => {
          origin, warnings, document, preview, raw, action_due) VALUES (?, ?, ?, ?, 0, 1000, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const origin = (n: number): string => JSON.stringify({ adapter: 'imap', account: 'a', folder: 'INBOX', uid: n });
-    insert.run('r', 'k1', 'c1', 'queued', null, null, null, origin(1), JSON.stringify(warnings), doc(1), JSON.stringify(preview), Buffer.from('raw 1'), 1);
-    insert.run('r', 'k2', 'c2', 'dead', 2000, null, '{"code":"MAILGATE_ERR_BATCH_REJECTED","message":"bad"}', origin(2), null, doc(2), null, Buffer.from('raw 2'), 0);
+    insert.run(
+      'r',
+      'k1',
+      'c1',
+      'queued',
+      null,
+      null,
+      null,
+      origin(1),
+      JSON.stringify(warnings),
+      doc(1),
+      JSON.stringify(preview),
+      Buffer.from('raw 1'),
+      1,
+    );
+    insert.run(
+      'r',
+      'k2',
+      'c2',
+      'dead',
+      2000,
+      null,
+      '{"code":"MAILGATE_ERR_BATCH_REJECTED","message":"bad"}',
+      origin(2),
+      null,
+      doc(2),
+      null,
+      Buffer.from('raw 2'),
+      0,
+    );
     insert.run('r', 'k3', 'c3', 'delivered', 3000, 'delivered', null, origin(3), null, doc(3), null, null, 1);
-    insert.run('r', 'k4', 'c4', 'dead', 4000, null, '{"code":"MAILGATE_ERR_MIME_TOO_LARGE","message":"big"}', origin(4), null, doc(4), null, null, 0);
+    insert.run(
+      'r',
+      'k4',
+      'c4',
+      'dead',
+      4000,
+      null,
+      '{"code":"MAILGATE_ERR_MIME_TOO_LARGE","message":"big"}',
+      origin(4),
+      null,
+      doc(4),
+      null,
+      null,
+      0,
+    );
     db.close();
 
     const store = await openStore(`sqlite:${path}`);
     expect(await store.migrate()).toBe(SQLITE_SCHEMA_VERSION);
     expect(await store.outboxCounts()).toEqual([
-      { route: 'r', status: 'dead', count: 2 }, { route: 'r', status: 'delivered', count: 1 }, { route: 'r', status: 'queued', count: 1 },
+      { route: 'r', status: 'dead', count: 2 },
+      { route: 'r', status: 'delivered', count: 1 },
+      { route: 'r', status: 'queued', count: 1 },
     ]);
     expect(await store.pendingActions(10)).toEqual([{ id: 3, route: 'r', origin: JSON.parse(origin(3)) }]);
     const dead = await store.listDeadLetters({ limit: 10 });
     expect(dead.map((d) => [d.id, d.key, d.hasRaw, d.error.code])).toEqual([
-      [2, 'k2', true, 'MAILGATE_ERR_BATCH_REJECTED'], [4, 'k4', false, 'MAILGATE_ERR_MIME_TOO_LARGE'],
+      [2, 'k2', true, 'MAILGATE_ERR_BATCH_REJECTED'],
+      [4, 'k4', false, 'MAILGATE_ERR_MIME_TOO_LARGE'],
     ]);
     const detail = await store.getDeadLetter(2);
     expect(detail?.raw?.toString()).toBe('raw 2');
     expect(detail?.document).toEqual(JSON.parse(doc(2)));
     expect((await store.getDeadLetter(4))?.raw).toBeUndefined();
     const [item] = await store.claim('r', 10, 'w', 60_000);
-    expect(item).toMatchObject({ id: 1, key: 'k1', commentId: 'c1', document: JSON.parse(doc(1)), preview, warnings, origin: JSON.parse(origin(1)) });
+    expect(item).toMatchObject({
+      id: 1,
+      key: 'k1',
+      commentId: 'c1',
+      document: JSON.parse(doc(1)),
+      preview,
+      warnings,
+      origin: JSON.parse(origin(1)),
+    });
     expect(await store.markDelivered([1], { outcome: 'delivered' })).toBe(1);
     expect((await store.pendingActions(10)).map((a) => a.id)).toEqual([1, 3]);
     expect(await store.replayDeadLetter(2, input('r', 2, { key: 'k2' }))).toEqual({ id: 2, status: 'queued' });

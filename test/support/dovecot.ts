@@ -125,15 +125,17 @@ function config(dir: string, port: number, id: Identity, opts: DovecotOptions): 
 }
 
 function oauthConfig(url: string): string {
-  return [
-    `introspection_url = ${url}`,
-    'introspection_mode = post',
-    'force_introspection = yes',
-    'username_attribute = username',
-    'active_attribute = active',
-    'active_value = true',
-    'timeout_msecs = 5000',
-  ].join('\n') + '\n';
+  return (
+    [
+      `introspection_url = ${url}`,
+      'introspection_mode = post',
+      'force_introspection = yes',
+      'username_attribute = username',
+      'active_attribute = active',
+      'active_value = true',
+      'timeout_msecs = 5000',
+    ].join('\n') + '\n'
+  );
 }
 
 /** Resolves once something on host:port answers with an IMAP greeting. */
@@ -221,10 +223,14 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     let exited = false;
     child.once('exit', () => (exited = true));
     master = child;
-    await waitFor(async () => {
-      if (exited) throw new Error(`Dovecot exited at start: ${stderr}\n${readLog()}`);
-      return greeting(port);
-    }, 20_000, `port ${port}`);
+    await waitFor(
+      async () => {
+        if (exited) throw new Error(`Dovecot exited at start: ${stderr}\n${readLog()}`);
+        return greeting(port);
+      },
+      20_000,
+      `port ${port}`,
+    );
   }
 
   async function halt(): Promise<void> {

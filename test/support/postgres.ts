@@ -84,7 +84,10 @@ export async function startPostgres(options: StartOptions = {}): Promise<Postgre
   const port = await freePort();
   const durable = options.durable ?? false;
   const settings = [
-    `-p ${port}`, `-k ${dir}`, `-c listen_addresses=127.0.0.1`, `-c max_connections=200`,
+    `-p ${port}`,
+    `-k ${dir}`,
+    `-c listen_addresses=127.0.0.1`,
+    `-c max_connections=200`,
     ...(durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off', '-c deadlock_timeout=100ms']),
   ].join(' ');
   try {

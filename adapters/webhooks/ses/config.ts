@@ -33,9 +33,7 @@ export const sesFields = {
     .int()
     .min(1)
     .default(SES_DEFAULT_BODY_LIMIT)
-    .describe(
-      `Largest request body, in bytes (413 over it). Default ${SES_DEFAULT_BODY_LIMIT} (1 MiB; SNS messages are at most 256 KiB).`,
-    ),
+    .describe(`Largest request body, in bytes (413 over it). Default ${SES_DEFAULT_BODY_LIMIT} (1 MiB; SNS messages are at most 256 KiB).`),
   topic_arns: z
     .array(z.string().regex(TOPIC_ARN_RE, 'not an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)'))
     .min(1)
@@ -91,11 +89,8 @@ export const sesFields = {
     })
     .strict()
     .optional()
-    .describe(
-      'For `mailgate webhook simulate` and tests only: how to sign simulated SNS notifications. Default: none (simulate refuses).',
-    ),
+    .describe('For `mailgate webhook simulate` and tests only: how to sign simulated SNS notifications. Default: none (simulate refuses).'),
 };
-
 
 /** One SES endpoint of `adapters.webhooks[]`, validated (the schema is sesEntrySchema in ../config.ts). */
 export type SesConfig = SesEntry;

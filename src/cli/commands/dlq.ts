@@ -11,10 +11,26 @@ import { integerOption, routeOptions } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 
-interface ListFlags extends StoreFlags { route?: string; limit: number; after?: number; json?: boolean }
-interface ShowFlags extends StoreFlags { json?: boolean; raw?: boolean }
-interface ReplayFlags extends RouteFlags { all?: boolean; json?: boolean }
-interface PurgeFlags extends StoreFlags { route?: string; olderThan?: Date; all?: boolean; json?: boolean }
+interface ListFlags extends StoreFlags {
+  route?: string;
+  limit: number;
+  after?: number;
+  json?: boolean;
+}
+interface ShowFlags extends StoreFlags {
+  json?: boolean;
+  raw?: boolean;
+}
+interface ReplayFlags extends RouteFlags {
+  all?: boolean;
+  json?: boolean;
+}
+interface PurgeFlags extends StoreFlags {
+  route?: string;
+  olderThan?: Date;
+  all?: boolean;
+  json?: boolean;
+}
 
 const idArg = (v: string): number => integerOption(1)(v);
 const dateOption = (v: string): Date => {
@@ -28,9 +44,13 @@ function line(d: DeadLetter): string {
 }
 
 async function list(flags: ListFlags, ctx: CliContext): Promise<void> {
-  const items = await withStore(flags, process.env, (s) => s.listDeadLetters({
-    limit: flags.limit, ...(flags.route ? { route: flags.route } : {}), ...(flags.after === undefined ? {} : { after: flags.after }),
-  }));
+  const items = await withStore(flags, process.env, (s) =>
+    s.listDeadLetters({
+      limit: flags.limit,
+      ...(flags.route ? { route: flags.route } : {}),
+      ...(flags.after === undefined ? {} : { after: flags.after }),
+    }),
+  );
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify(items)}\n`);
   if (items.length === 0) return write('no dead letters\n');
@@ -51,7 +71,8 @@ async function show(id: number, flags: ShowFlags, ctx: CliContext): Promise<void
 }
 
 async function replayCmd(ids: number[], flags: ReplayFlags, ctx: CliContext): Promise<void> {
-  if (ids.length === 0 && flags.all !== true) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name dead letter ids, or --all for every dead letter of the route');
+  if (ids.length === 0 && flags.all !== true)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name dead letter ids, or --all for every dead letter of the route');
   const { config, route } = routeConfig(flags, process.env);
   const { createRuntime } = await import('../../runtime/index.js');
   const { replay } = await import('../dlq/replay.js');
@@ -60,7 +81,7 @@ async function replayCmd(ids: number[], flags: ReplayFlags, ctx: CliContext): Pr
     let chosen = ids;
     if (flags.all === true) {
       chosen = [];
-      for (let after = 0; ;) {
+      for (let after = 0; ; ) {
         const page = await rt.store.listDeadLetters({ route: route.name, limit: 1000, after });
         chosen.push(...page.map((d) => d.id));
         if (page.length < 1000) break;
@@ -69,9 +90,18 @@ async function replayCmd(ids: number[], flags: ReplayFlags, ctx: CliContext): Pr
     }
     const counts = await replay(rt, chosen, (l) => void ctx.stderr.write(`mailgate: ${l}\n`));
     const dead = rt.delivery.counters.rejected + counts.stillDead;
-    const out = { ...counts, delivered: rt.delivery.counters.delivered, unchanged: rt.delivery.counters.unchanged, deadAgain: dead, aiUnits: rt.delivery.counters.aiUnits };
-    await writerFor(ctx.stdout)(flags.json === true ? `${JSON.stringify(out)}\n`
-      : `replayed ${counts.requeued} (delivered ${out.delivered}, unchanged ${out.unchanged}), dead again ${dead}, skipped ${counts.skipped}, AI units ${out.aiUnits}\n`);
+    const out = {
+      ...counts,
+      delivered: rt.delivery.counters.delivered,
+      unchanged: rt.delivery.counters.unchanged,
+      deadAgain: dead,
+      aiUnits: rt.delivery.counters.aiUnits,
+    };
+    await writerFor(ctx.stdout)(
+      flags.json === true
+        ? `${JSON.stringify(out)}\n`
+        : `replayed ${counts.requeued} (delivered ${out.delivered}, unchanged ${out.unchanged}), dead again ${dead}, skipped ${counts.skipped}, AI units ${out.aiUnits}\n`,
+    );
     if (dead > 0 || counts.skipped > 0) ctx.exitCode = EXIT_FAILED;
   } finally {
     await rt.close();
@@ -84,14 +114,16 @@ async function purge(ids: number[], flags: PurgeFlags, ctx: CliContext): Promise
   if (flags.route !== undefined) filter.route = flags.route;
   if (flags.olderThan !== undefined) filter.olderThan = flags.olderThan;
   if (flags.all === true) filter.all = true;
-  if (Object.keys(filter).length === 0) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name ids, --route, --older-than, or --all to purge every dead letter');
+  if (Object.keys(filter).length === 0)
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name ids, --route, --older-than, or --all to purge every dead letter');
   const n = await withStore(flags, process.env, (s) => s.purgeDeadLetters(filter));
   await writerFor(ctx.stdout)(flags.json === true ? `${JSON.stringify({ purged: n })}\n` : `purged ${n} dead letter(s)\n`);
 }
 
-const storeOpts = (cmd: Command) => cmd
-  .option('--config <file>', 'mailgate.yaml (for its store)')
-  .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)');
+const storeOpts = (cmd: Command) =>
+  cmd
+    .option('--config <file>', 'mailgate.yaml (for its store)')
+    .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)');
 
 export const dlqCommand: CliCommand = {
   name: 'dlq',
@@ -103,16 +135,27 @@ export const dlqCommand: CliCommand = {
       .option('--after <id>', 'only ids greater than this', integerOption(0))
       .option('--json', 'a JSON array on stdout')
       .action((flags: ListFlags) => list(flags, ctx));
-    storeOpts(dlq.command('show').description('one dead letter with its error, document and origin').argument('<id>', 'dead letter id', idArg))
+    storeOpts(
+      dlq.command('show').description('one dead letter with its error, document and origin').argument('<id>', 'dead letter id', idArg),
+    )
       .option('--raw', 'write the kept raw message bytes to stdout instead')
       .option('--json', 'compact JSON')
       .action((id: number, flags: ShowFlags) => show(id, flags, ctx));
-    routeOptions(dlq.command('replay').description('re-parse dead letters from their raw bytes with the current code and configuration, and deliver them'))
+    routeOptions(
+      dlq
+        .command('replay')
+        .description('re-parse dead letters from their raw bytes with the current code and configuration, and deliver them'),
+    )
       .argument('[id...]', 'dead letter ids', (v: string, prev: number[] = []) => [...prev, idArg(v)])
       .option('--all', 'every dead letter of the route')
       .option('--json', 'one JSON summary line on stdout')
       .action((ids: number[] | undefined, flags: ReplayFlags) => replayCmd(ids ?? [], flags, ctx));
-    storeOpts(dlq.command('purge').description('delete dead letters (filters combine with AND)').argument('[id...]', 'dead letter ids', (v: string, prev: number[] = []) => [...prev, idArg(v)]))
+    storeOpts(
+      dlq
+        .command('purge')
+        .description('delete dead letters (filters combine with AND)')
+        .argument('[id...]', 'dead letter ids', (v: string, prev: number[] = []) => [...prev, idArg(v)]),
+    )
       .option('--route <name>', 'only this route')
       .option('--older-than <date>', 'dead-lettered before this instant', dateOption)
       .option('--all', 'every dead letter (alone: purge everything)')

@@ -6,8 +6,18 @@ import { choiceOption, integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
 /** Flags named and typed as the emulator option they set. */
-type SameAsOption = 'maxSyncDocuments' | 'maxPredictDocuments' | 'modelVersions' | 'liveVersion' | 'stagingVersion' | 'bodyLimit'
-  | 'bodies' | 'commentsShape' | 'labelNames' | 'allowNoCharge' | 'autoCreateSources';
+type SameAsOption =
+  | 'maxSyncDocuments'
+  | 'maxPredictDocuments'
+  | 'modelVersions'
+  | 'liveVersion'
+  | 'stagingVersion'
+  | 'bodyLimit'
+  | 'bodies'
+  | 'commentsShape'
+  | 'labelNames'
+  | 'allowNoCharge'
+  | 'autoCreateSources';
 
 interface EmulatorFlags extends Pick<EmulatorOptions, SameAsOption> {
   port: number;
@@ -62,9 +72,21 @@ export const emulatorCommand: CliCommand = {
       .option('--host <host>', 'interface to bind', '127.0.0.1')
       .option('--data <dir>', 'persist state in this directory and reload it on start')
       .option('--faults <spec>', 'fault injection spec (docs/emulator.md)')
-      .option('--transform-tag <tag>', 'an accepted transform_tag (repeat for several; "*" admits any well-shaped tag; default generic.0.CONVKER5)', collect)
-      .option('--max-sync-documents <n>', `documents per sync-raw-emails request (default ${MAX_SYNC_DOCUMENTS}; 4096 as the notes' clients document)`, integerOption(1, MAX_SYNC_DOCUMENTS))
-      .option('--max-predict-documents <n>', `documents per predict-raw-emails request (default ${MAX_PREDICT_DOCUMENTS})`, integerOption(1, MAX_PREDICT_DOCUMENTS))
+      .option(
+        '--transform-tag <tag>',
+        'an accepted transform_tag (repeat for several; "*" admits any well-shaped tag; default generic.0.CONVKER5)',
+        collect,
+      )
+      .option(
+        '--max-sync-documents <n>',
+        `documents per sync-raw-emails request (default ${MAX_SYNC_DOCUMENTS}; 4096 as the notes' clients document)`,
+        integerOption(1, MAX_SYNC_DOCUMENTS),
+      )
+      .option(
+        '--max-predict-documents <n>',
+        `documents per predict-raw-emails request (default ${MAX_PREDICT_DOCUMENTS})`,
+        integerOption(1, MAX_PREDICT_DOCUMENTS),
+      )
       .option('--no-require-transform-tag', 'a request without transform_tag uses the first accepted tag instead of 422')
       .option('--allow-no-charge', 'accept ?no_charge=true and bill nothing (default: 403)')
       .option('--auto-create-sources', 'sync-raw-emails to an unknown source creates it (default: 404)')
@@ -73,9 +95,21 @@ export const emulatorCommand: CliCommand = {
       .option('--staging-version <n>', 'version "staging" resolves to (default 2)', integerOption(1, 1_000_000))
       .option('--body-limit <bytes>', 'request body limit in bytes (default 512 MiB)', integerOption(1024, 2 ** 31 - 1))
       .option('--no-empty-documents', 'answer an empty documents list with 400 (default: accepted, zero counts)')
-      .option('--bodies <rule>', 'raw email body: exactly-one (default) or at-least-one of plain/html', choiceOption(['exactly-one', 'at-least-one'] as const))
-      .option('--comments-shape <shape>', 'sync include_comments elements: comment (default) or with-thread-properties', choiceOption(['comment', 'with-thread-properties'] as const))
-      .option('--label-names <form>', 'predicted label names: parts (default, ["A","B"]) or string ("A > B")', choiceOption(['parts', 'string'] as const))
+      .option(
+        '--bodies <rule>',
+        'raw email body: exactly-one (default) or at-least-one of plain/html',
+        choiceOption(['exactly-one', 'at-least-one'] as const),
+      )
+      .option(
+        '--comments-shape <shape>',
+        'sync include_comments elements: comment (default) or with-thread-properties',
+        choiceOption(['comment', 'with-thread-properties'] as const),
+      )
+      .option(
+        '--label-names <form>',
+        'predicted label names: parts (default, ["A","B"]) or string ("A > B")',
+        choiceOption(['parts', 'string'] as const),
+      )
       .option('--log', 'log requests (the Authorization header is redacted)')
       .action((flags: EmulatorFlags) => run(flags, ctx));
   },

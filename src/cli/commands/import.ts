@@ -15,7 +15,11 @@ export const importCommand: CliCommand = {
       .option('--json', 'print one machine-readable summary line on stdout at the end')
       .option('--workers <n>', 'parse worker threads (default: one fewer than the cores, at least 1)', integerOption(1, 64))
       .option('--mbox <quoting>', 'mboxrd | mboxo | none (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
-      .option('--batch-size <n>', `documents per API request (default: delivery.max_documents, 4096; at most ${MAX_SYNC_DOCUMENTS})`, integerOption(1, MAX_SYNC_DOCUMENTS))
+      .option(
+        '--batch-size <n>',
+        `documents per API request (default: delivery.max_documents, 4096; at most ${MAX_SYNC_DOCUMENTS})`,
+        integerOption(1, MAX_SYNC_DOCUMENTS),
+      )
       .option('--lease-ms <n>', 'outbox claim lease in ms (default 60000): after a crash, claimed items wait this long', integerOption(1))
       .action(async (paths: string[], flags: ImportFlags) => {
         const { runImport } = await import('../import/run.js');

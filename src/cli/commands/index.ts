@@ -10,5 +10,14 @@ import { predictionsCommand } from './predictions.js';
 import { uploadCommand } from './upload.js';
 import { webhookCommand } from './webhook.js';
 
-export const COMMANDS: readonly CliCommand[] = [previewCommand, importCommand, dlqCommand, predictionsCommand, statusCommand, emulatorCommand, serveCommand,
-  webhookCommand, uploadCommand];
+export const COMMANDS: readonly CliCommand[] = [
+  previewCommand,
+  importCommand,
+  dlqCommand,
+  predictionsCommand,
+  statusCommand,
+  emulatorCommand,
+  serveCommand,
+  webhookCommand,
+  uploadCommand,
+];

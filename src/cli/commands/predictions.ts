@@ -6,7 +6,12 @@ import { integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 
-interface ListFlags extends StoreFlags { route?: string; limit: number; after?: number; json?: boolean }
+interface ListFlags extends StoreFlags {
+  route?: string;
+  limit: number;
+  after?: number;
+  json?: boolean;
+}
 
 /** `Parent > Child`; the client stores paths, but a name may be a string (notes §3.2), e.g. in rows stored before it normalised them. */
 export function labelName(name: unknown): string {
@@ -23,9 +28,13 @@ function line(p: PredictionRecord): string {
 }
 
 async function list(flags: ListFlags, ctx: CliContext): Promise<void> {
-  const items = await withStore(flags, process.env, (s) => s.listPredictions({
-    limit: flags.limit, ...(flags.route ? { route: flags.route } : {}), ...(flags.after === undefined ? {} : { after: flags.after }),
-  }));
+  const items = await withStore(flags, process.env, (s) =>
+    s.listPredictions({
+      limit: flags.limit,
+      ...(flags.route ? { route: flags.route } : {}),
+      ...(flags.after === undefined ? {} : { after: flags.after }),
+    }),
+  );
   const records = items.map(predictionRecord);
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify(records)}\n`);
@@ -37,7 +46,9 @@ export const predictionsCommand: CliCommand = {
   name: 'predictions',
   register(program: Command, ctx: CliContext): void {
     const cmd = program.command('predictions').description('the predictions stored by predict routes');
-    cmd.command('list').description('list stored predictions by id (a re-predicted comment shows once, with its latest labels)')
+    cmd
+      .command('list')
+      .description('list stored predictions by id (a re-predicted comment shows once, with its latest labels)')
       .option('--config <file>', 'mailgate.yaml (for its store)')
       .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)')
       .option('--route <name>', 'only this route')

@@ -26,10 +26,20 @@ export const serveCommand: CliCommand = {
   register(program: Command, ctx: CliContext): void {
     program
       .command('serve')
-      .description('run adapters, delivery and the HTTP server until SIGTERM/SIGINT (no --config: embedded defaults with the built-in emulator and samples/)')
+      .description(
+        'run adapters, delivery and the HTTP server until SIGTERM/SIGINT (no --config: embedded defaults with the built-in emulator and samples/)',
+      )
       .option('--config <file>', 'mailgate.yaml')
-      .option('--drain-ms <ms>', 'on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default 30000)', integerOption(0, 3_600_000))
-      .option('--lease-ms <ms>', 'outbox claim lease: claims of a killed process free up after this long (default 60000)', integerOption(1000, 3_600_000))
+      .option(
+        '--drain-ms <ms>',
+        'on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default 30000)',
+        integerOption(0, 3_600_000),
+      )
+      .option(
+        '--lease-ms <ms>',
+        'outbox claim lease: claims of a killed process free up after this long (default 60000)',
+        integerOption(1000, 3_600_000),
+      )
       .action((flags: ServeFlags) => run(flags, ctx));
   },
 };

@@ -24,7 +24,9 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   if (status.routes.length === 0) lines.push('  (none yet)');
   for (const r of status.routes) {
     const queued = status.outbox.find((o) => o.route === r.route && o.status === 'queued')?.count ?? 0;
-    lines.push(`  ${r.route}: enqueued ${r.enqueued}, queued ${queued}, delivered ${r.delivered}, unchanged ${r.unchanged}, dead-lettered ${r.deadLettered}, AI units ${r.aiUnits}`);
+    lines.push(
+      `  ${r.route}: enqueued ${r.enqueued}, queued ${queued}, delivered ${r.delivered}, unchanged ${r.unchanged}, dead-lettered ${r.deadLettered}, AI units ${r.aiUnits}`,
+    );
   }
   lines.push('', 'checkpoints:');
   if (status.checkpoints.length === 0) lines.push('  (none)');

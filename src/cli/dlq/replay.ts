@@ -29,7 +29,10 @@ export async function replay(rt: Runtime, ids: number[], report: (line: string) 
       report(`dead letter ${id}: the raw bytes were not kept; cannot replay`);
       continue;
     }
-    const result = await rt.store.replayDeadLetter(id, await replacementFor(rt.pool, rt.config.parsing, rt.routes.get(dl.route)!, { ...dl, raw: dl.raw }));
+    const result = await rt.store.replayDeadLetter(
+      id,
+      await replacementFor(rt.pool, rt.config.parsing, rt.routes.get(dl.route)!, { ...dl, raw: dl.raw }),
+    );
     if (result.status === 'queued') counts.requeued++;
     else counts.stillDead++;
   }

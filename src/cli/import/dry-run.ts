@@ -16,13 +16,31 @@ import type { ImportSummary } from './progress.js';
 
 const CHUNK = 1_000;
 
-export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoting | undefined, onUpdate: (s: ImportSummary) => void): Promise<ImportSummary> {
+export async function dryRunImport(
+  rt: Runtime,
+  paths: string[],
+  mbox: MboxQuoting | undefined,
+  onUpdate: (s: ImportSummary) => void,
+): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const target = targetOf(route, rt.config);
   const startedAt = Date.now();
   const s: ImportSummary = {
-    route: route.name, dryRun: true, read: 0, parsed: 0, unreadable: 0, queued: 0, duplicates: 0,
-    delivered: 0, unchanged: 0, rejected: 0, deadLettered: 0, aiUnits: 0, aiUnitsEstimated: 0, seconds: 0, messagesPerSecond: 0,
+    route: route.name,
+    dryRun: true,
+    read: 0,
+    parsed: 0,
+    unreadable: 0,
+    queued: 0,
+    duplicates: 0,
+    delivered: 0,
+    unchanged: 0,
+    rejected: 0,
+    deadLettered: 0,
+    aiUnits: 0,
+    aiUnitsEstimated: 0,
+    seconds: 0,
+    messagesPerSecond: 0,
   };
   let chunk: DeliveryItem[] = [];
   const flush = async () => {
@@ -41,7 +59,9 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
   const p = rt.config.parsing;
   const items = (await pathInputs()).read(paths, { maxMessageBytes: p.max_message_bytes, ...(mbox ? { mboxQuoting: mbox } : {}) });
   const optionsOf = (item: PathItem): PreviewOptions => ({
-    body: p.body, headers: p.headers, userProperties: resolveUserProperties(route.user_properties, item.origin),
+    body: p.body,
+    headers: p.headers,
+    userProperties: resolveUserProperties(route.user_properties, item.origin),
     ...(item.receivedAt === undefined ? {} : { receivedAt: item.receivedAt }),
   });
   for await (const { item, outcome } of parseOrdered(rt.pool, items, (i) => i.raw, { transfer: true, optionsOf })) {
@@ -60,4 +80,3 @@ export async function dryRunImport(rt: Runtime, paths: string[], mbox: MboxQuoti
   s.messagesPerSecond = s.seconds > 0 ? Math.round(s.read / s.seconds) : 0;
   return s;
 }
-

@@ -32,7 +32,13 @@ export interface ImportSummary {
   error?: { code: string; message: string };
 }
 
-export function summarize(route: string, intake: IntakeCounters, delivery: DeliveryCounters, unreadable: number, startedAt: number): ImportSummary {
+export function summarize(
+  route: string,
+  intake: IntakeCounters,
+  delivery: DeliveryCounters,
+  unreadable: number,
+  startedAt: number,
+): ImportSummary {
   const seconds = (Date.now() - startedAt) / 1000;
   // Unreadable inputs are handed to intake too (as failures): received counts them.
   const read = intake.received;

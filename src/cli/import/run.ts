@@ -30,7 +30,12 @@ export interface ImportFlags extends RouteFlags {
   batchSize?: number;
 }
 
-export async function runImport(paths: string[], flags: ImportFlags, ctx: CliContext, env: Record<string, string | undefined>): Promise<number> {
+export async function runImport(
+  paths: string[],
+  flags: ImportFlags,
+  ctx: CliContext,
+  env: Record<string, string | undefined>,
+): Promise<number> {
   const { config } = routeConfig(flags, env);
   const parsing = flags.workers === undefined ? config.parsing : { ...config.parsing, workers: flags.workers };
   const delivery = flags.batchSize === undefined ? config.delivery : { ...config.delivery, max_documents: flags.batchSize };
@@ -44,7 +49,10 @@ export async function runImport(paths: string[], flags: ImportFlags, ctx: CliCon
   // what it queued stays in the store for the next run.
   let refused: { code: string; message: string } | undefined;
   const rt = await createRuntime({
-    config: { ...config, parsing, delivery }, logger, dryRun: flags.dryRun === true, signal: controller.signal,
+    config: { ...config, parsing, delivery },
+    logger,
+    dryRun: flags.dryRun === true,
+    signal: controller.signal,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
     onPause: (_route, reason) => {
       refused ??= { code: reason.code, message: reason.message };
@@ -52,7 +60,9 @@ export async function runImport(paths: string[], flags: ImportFlags, ctx: CliCon
     },
   });
   if (rt.emulatorUrl !== undefined) {
-    ctx.stderr.write(`mailgate: *** NO API URL: delivering to the BUILT-IN EMULATOR at ${rt.emulatorUrl}, not to the Text Analytics API ***\n`);
+    ctx.stderr.write(
+      `mailgate: *** NO API URL: delivering to the BUILT-IN EMULATOR at ${rt.emulatorUrl}, not to the Text Analytics API ***\n`,
+    );
   }
   try {
     const summary = flags.dryRun === true ? await dryRun(rt, paths, flags, ctx) : await realRun(rt, paths, flags, ctx, controller);
@@ -62,8 +72,10 @@ export async function runImport(paths: string[], flags: ImportFlags, ctx: CliCon
     if (flags.json === true) await writerFor(ctx.stdout)(`${JSON.stringify(summary)}\n`);
     if (refused !== undefined) {
       const route = rt.config.routes[0]!;
-      ctx.stderr.write(`mailgate: ${refused.code}: the API refused route ${route.name} (${routeTarget(route)}): ${refused.message}\n`
-        + 'mailgate: stopped; what was read stays queued in the store: fix the token, URL or target and run the same command again\n');
+      ctx.stderr.write(
+        `mailgate: ${refused.code}: the API refused route ${route.name} (${routeTarget(route)}): ${refused.message}\n` +
+          'mailgate: stopped; what was read stays queued in the store: fix the token, URL or target and run the same command again\n',
+      );
       return EXIT_FAILED;
     }
     if (controller.signal.aborted) {
@@ -71,7 +83,9 @@ export async function runImport(paths: string[], flags: ImportFlags, ctx: CliCon
       return EXIT_FAILED;
     }
     if (summary.sinkFlushed === false) {
-      ctx.stderr.write('mailgate: MAILGATE_ERR_SINK_FLUSH_TIMEOUT: stopped waiting for the prediction sink; unsent predictions stay in the store and go out with the next import or serve of this route\n');
+      ctx.stderr.write(
+        'mailgate: MAILGATE_ERR_SINK_FLUSH_TIMEOUT: stopped waiting for the prediction sink; unsent predictions stay in the store and go out with the next import or serve of this route\n',
+      );
       return EXIT_FAILED;
     }
     return summary.deadLettered > 0 ? EXIT_FAILED : EXIT_OK;
@@ -104,12 +118,22 @@ async function dryRun(rt: Runtime, paths: string[], flags: ImportFlags, ctx: Cli
   }
 }
 
-async function realRun(rt: Runtime, paths: string[], flags: ImportFlags, ctx: CliContext, controller: AbortController): Promise<ImportSummary> {
+async function realRun(
+  rt: Runtime,
+  paths: string[],
+  flags: ImportFlags,
+  ctx: CliContext,
+  controller: AbortController,
+): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const startedAt = Date.now();
   let unreadable = 0;
   const adapter = (await pathInputs()).adapter({
-    paths, route: route.name, scope: `${route.name}@${routeTarget(route)}`, maxMessageBytes: rt.config.parsing.max_message_bytes, batchSize: IMPORT_BATCH_SIZE,
+    paths,
+    route: route.name,
+    scope: `${route.name}@${routeTarget(route)}`,
+    maxMessageBytes: rt.config.parsing.max_message_bytes,
+    batchSize: IMPORT_BATCH_SIZE,
     ...(flags.mbox ? { mboxQuoting: flags.mbox } : {}),
     onError: (origin, error) => {
       unreadable++;

@@ -27,7 +27,12 @@ const outputOrigin = (item: PathItem): OutputOrigin => ({ path: item.origin.path
 
 /** First pass: every item parsed and spooled; returns how many failed. */
 async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, threads: ThreadInputs, ctx: CliContext): Promise<number> {
-  const pool = new ParsePool({ size: flags.workers, timeoutMs: flags.timeoutMs, maxMessageBytes: flags.maxMessageBytes, preview: { body: flags.body, headers: flags.headers } });
+  const pool = new ParsePool({
+    size: flags.workers,
+    timeoutMs: flags.timeoutMs,
+    maxMessageBytes: flags.maxMessageBytes,
+    preview: { body: flags.body, headers: flags.headers },
+  });
   let failed = 0;
   try {
     const items = (await pathInputs()).read(paths, {
@@ -35,11 +40,17 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
       mboxQuoting: flags.mbox,
       onSkip: (path, reason) => void ctx.stderr.write(`mailgate: skipped ${path} (${reason})\n`),
     });
-    for await (const { item, outcome } of parseOrdered(pool, items, (i) => i.raw, { transfer: true, optionsOf: (i) => (i.receivedAt === undefined ? undefined : { receivedAt: i.receivedAt }) })) {
+    for await (const { item, outcome } of parseOrdered(pool, items, (i) => i.raw, {
+      transfer: true,
+      optionsOf: (i) => (i.receivedAt === undefined ? undefined : { receivedAt: i.receivedAt }),
+    })) {
       const error = item.error ?? (outcome && !outcome.ok ? outcome.error : undefined);
       if (error || !outcome?.ok) {
         failed++;
-        await spool.error({ origin: outputOrigin(item), error: { code: error?.code ?? 'MAILGATE_ERR_MIME_INTERNAL', message: error?.message ?? 'no outcome' } });
+        await spool.error({
+          origin: outputOrigin(item),
+          error: { code: error?.code ?? 'MAILGATE_ERR_MIME_INTERNAL', message: error?.message ?? 'no outcome' },
+        });
         continue;
       }
       threads.add(outcome.result.comment);

@@ -39,7 +39,16 @@ export function cell(text: string | undefined, width: number): string {
 
 function row(w: Widths, cols: [string, string, string, string, string, string]): string {
   const [n, from, subject, thread, body, warnings] = cols;
-  return [cell(n, w.num), cell(from, w.from), cell(subject, w.subject), cell(thread, w.thread), cell(body, w.body), cell(warnings, w.warnings)].join(GAP).trimEnd();
+  return [
+    cell(n, w.num),
+    cell(from, w.from),
+    cell(subject, w.subject),
+    cell(thread, w.thread),
+    cell(body, w.body),
+    cell(warnings, w.warnings),
+  ]
+    .join(GAP)
+    .trimEnd();
 }
 
 export function headerLine(w: Widths): string {
@@ -71,5 +80,12 @@ export function tableLine(w: Widths, n: number, line: SpooledLine): string {
   const thread = tp ? `${tp.thread_position + 1}/${tp.num_messages}` : '';
   const codes = m.warnings.map((x) => x.code.replace(/^MAILGATE_WARN_/, ''));
   const warnings = codes.length === 0 ? '' : `${codes.length} ${codes.join(',')}`;
-  return row(w, [String(n), msg?.from, msg?.subject?.text, thread, msg?.body.text.slice(0, 400), warnings] as [string, string, string, string, string, string]);
+  return row(w, [String(n), msg?.from, msg?.subject?.text, thread, msg?.body.text.slice(0, 400), warnings] as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ]);
 }

@@ -46,7 +46,10 @@ export function registerPredictRoutes(register: RegisterApi, ctx: AppContext): v
     const features = comments.map(featuresOf);
     const predictions = features.map((f) => labelsFor(f, version, plan, dataset.has_sentiment));
     return {
-      predictions: ctx.options.labelNames === 'parts' ? predictions : predictions.map((labels) => labels.map((l) => ({ ...l, name: l.name.join(' > ') }))),
+      predictions:
+        ctx.options.labelNames === 'parts'
+          ? predictions
+          : predictions.map((labels) => labels.map((l) => ({ ...l, name: l.name.join(' > ') }))),
       entities: comments.map((c) => entitiesFor(c)),
       label_properties: features.map((f) => labelPropertiesFor(f, dataset.has_sentiment)),
       model: { version, time: dataset.created_at },

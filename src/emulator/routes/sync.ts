@@ -46,9 +46,10 @@ export function registerSyncRoutes(register: RegisterApi, ctx: AppContext): void
       ctx.state.commit({ op: 'comments', source_id: source.id, comments: result.changed, units });
     }
     if (!request.include_comments) return { ...result.counts };
-    const comments = ctx.options.commentsShape === 'comment'
-      ? result.perDocument.map(answered)
-      : result.perDocument.map((c) => ({ comment: answered(c), thread_properties: threadPropertiesOf(ctx, source.id, c) ?? null }));
+    const comments =
+      ctx.options.commentsShape === 'comment'
+        ? result.perDocument.map(answered)
+        : result.perDocument.map((c) => ({ comment: answered(c), thread_properties: threadPropertiesOf(ctx, source.id, c) ?? null }));
     return { ...result.counts, comments };
   });
 }

@@ -10,7 +10,11 @@ import { PG_ITEM_COLUMNS, pgToDeadLetter, pgToDeadLetterDetail, type PgOutboxRow
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 export class PgDeadLetters {
-  constructor(private readonly pool: pg.Pool, private readonly state: PgState, private readonly clock: PgClock) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly state: PgState,
+    private readonly clock: PgClock,
+  ) {}
 
   async list(query: DeadLetterQuery): Promise<DeadLetter[]> {
     const params: unknown[] = [query.after ?? 0, checkLimit(query.limit)];
@@ -26,7 +30,9 @@ export class PgDeadLetters {
 
   async get(id: number): Promise<DeadLetterDetail | undefined> {
     const { rows } = await this.pool.query<PgOutboxRow>(
-      `SELECT ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, d.document, d.preview, r.raw, r.id IS NOT NULL AS has_raw
+      `SELECT ${PG_ITEM_COLUMNS.split(', ')
+        .map((c) => `o.${c}`)
+        .join(', ')}, d.document, d.preview, r.raw, r.id IS NOT NULL AS has_raw
        FROM outbox o LEFT JOIN outbox_docs d ON d.id = o.id LEFT JOIN outbox_raw r ON r.id = o.id
        WHERE o.status = 'dead' AND o.id = $1`,
       [id],
@@ -64,15 +70,20 @@ export class PgDeadLetters {
         `INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES ($1, $2::json, $3::json, $4, $5)
          ON CONFLICT (id) DO UPDATE SET document = excluded.document, preview = excluded.preview,
            text_hash = excluded.text_hash, doc_hash = excluded.doc_hash`,
-        [id, replacement.json?.document ?? JSON.stringify(replacement.document), json(replacement.preview),
-          replacement.hashes?.textHash ?? null, replacement.hashes?.docHash ?? null],
+        [
+          id,
+          replacement.json?.document ?? JSON.stringify(replacement.document),
+          json(replacement.preview),
+          replacement.hashes?.textHash ?? null,
+          replacement.hashes?.docHash ?? null,
+        ],
       );
       // Raw bytes: the replacement's when given, else the dead letter's own stay.
       if (replacement.raw !== undefined) {
-        await client.query(
-          `INSERT INTO outbox_raw (id, raw) VALUES ($1, $2::bytea) ON CONFLICT (id) DO UPDATE SET raw = excluded.raw`,
-          [id, replacement.raw],
-        );
+        await client.query(`INSERT INTO outbox_raw (id, raw) VALUES ($1, $2::bytea) ON CONFLICT (id) DO UPDATE SET raw = excluded.raw`, [
+          id,
+          replacement.raw,
+        ]);
       }
       if (replacement.thread !== undefined) await this.state.indexThread(replacement.thread.source, [replacement.thread.entry], client);
       await bumpCounters(client, dead ? 'dead_lettered' : 'enqueued', new Map([[row.route, 1]]));

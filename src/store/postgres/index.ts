@@ -38,7 +38,10 @@ function poolFor(url: string, options: PostgresOptions): pg.Pool {
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `PostgreSQL pool size must be a positive integer, got ${String(max)}`);
   }
   if (!Number.isInteger(timeout) || timeout < 0) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `PostgreSQL connect timeout must be a non-negative integer, got ${String(timeout)}`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `PostgreSQL connect timeout must be a non-negative integer, got ${String(timeout)}`,
+    );
   }
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: timeout });
   // An idle connection dropped by the server: the pool discards it and the next query reconnects
@@ -67,7 +70,10 @@ export class PostgresStore implements T.Store {
   private readonly owners: PgOwners;
   private closed = false;
 
-  private constructor(private readonly pool: pg.Pool, clock: PgClock) {
+  private constructor(
+    private readonly pool: pg.Pool,
+    clock: PgClock,
+  ) {
     this.state = new PgState(pool, clock);
     this.outbox = new PgOutbox(pool, this.state, clock);
     this.dead = new PgDeadLetters(pool, this.state, clock);
@@ -95,66 +101,138 @@ export class PostgresStore implements T.Store {
     }
   }
 
-  enqueue(items: T.OutboxInput[], checkpoint?: Checkpoint) { return this.guard('enqueue', () => this.outbox.enqueue(items, checkpoint)); }
+  enqueue(items: T.OutboxInput[], checkpoint?: Checkpoint) {
+    return this.guard('enqueue', () => this.outbox.enqueue(items, checkpoint));
+  }
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number) {
     return this.guard('claim', () => this.outbox.claim(route, limit, owner, leaseMs));
   }
-  markDelivered(ids: number[], info: T.DeliveryInfo) { return this.guard('markDelivered', () => this.outbox.markDelivered(ids, info)); }
-  knownKeys(route: string, keys: string[]) { return this.guard('knownKeys', () => this.outbox.knownKeys(route, keys)); }
+  markDelivered(ids: number[], info: T.DeliveryInfo) {
+    return this.guard('markDelivered', () => this.outbox.markDelivered(ids, info));
+  }
+  knownKeys(route: string, keys: string[]) {
+    return this.guard('knownKeys', () => this.outbox.knownKeys(route, keys));
+  }
   renewClaims(ids: number[], owner: string, leaseMs: number) {
     return this.guard('renewClaims', () => this.outbox.renewClaims(ids, owner, leaseMs));
   }
   scheduleRetry(ids: number | number[], delayMs: number, reason: T.ItemError) {
     return this.guard('scheduleRetry', () => this.outbox.scheduleRetry(ids, delayMs, reason));
   }
-  deadLetter(id: number, error: T.ItemError) { return this.guard('deadLetter', () => this.outbox.deadLetter(id, error)); }
-  pruneDelivered(olderThan: Date) { return this.guard('pruneDelivered', () => this.outbox.pruneDelivered(olderThan)); }
-  outboxDepth(route?: string) { return this.guard('outboxDepth', () => this.outbox.depth(route)); }
-  outboxCounts() { return this.guard('outboxCounts', () => this.outbox.counts()); }
-  getItem(id: number) { return this.guard('getItem', () => this.outbox.getItem(id)); }
-  enqueueKeyed(items: T.OutboxInput[]) { return this.guard('enqueueKeyed', () => this.keyed.enqueue(items)); }
-  findKeys(route: string, keys: string[]) { return this.guard('findKeys', () => this.keyed.findKeys(route, keys)); }
-  itemState(id: number) { return this.guard('itemState', () => this.keyed.itemState(id)); }
-  pendingActions(limit: number, afterId?: number) { return this.guard('pendingActions', () => this.outbox.pendingActions(limit, afterId)); }
-  finishActions(ids: number[]) { return this.guard('finishActions', () => this.outbox.finishActions(ids)); }
+  deadLetter(id: number, error: T.ItemError) {
+    return this.guard('deadLetter', () => this.outbox.deadLetter(id, error));
+  }
+  pruneDelivered(olderThan: Date) {
+    return this.guard('pruneDelivered', () => this.outbox.pruneDelivered(olderThan));
+  }
+  outboxDepth(route?: string) {
+    return this.guard('outboxDepth', () => this.outbox.depth(route));
+  }
+  outboxCounts() {
+    return this.guard('outboxCounts', () => this.outbox.counts());
+  }
+  getItem(id: number) {
+    return this.guard('getItem', () => this.outbox.getItem(id));
+  }
+  enqueueKeyed(items: T.OutboxInput[]) {
+    return this.guard('enqueueKeyed', () => this.keyed.enqueue(items));
+  }
+  findKeys(route: string, keys: string[]) {
+    return this.guard('findKeys', () => this.keyed.findKeys(route, keys));
+  }
+  itemState(id: number) {
+    return this.guard('itemState', () => this.keyed.itemState(id));
+  }
+  pendingActions(limit: number, afterId?: number) {
+    return this.guard('pendingActions', () => this.outbox.pendingActions(limit, afterId));
+  }
+  finishActions(ids: number[]) {
+    return this.guard('finishActions', () => this.outbox.finishActions(ids));
+  }
 
-  getCheckpoint(key: string) { return this.guard('getCheckpoint', () => this.state.getCheckpoint(key)); }
-  setCheckpoint(key: string, value: Checkpoint['value']) { return this.guard('setCheckpoint', () => putCheckpoint(this.pool, key, value)); }
-  listCheckpoints() { return this.guard('listCheckpoints', () => this.state.listCheckpoints()); }
+  getCheckpoint(key: string) {
+    return this.guard('getCheckpoint', () => this.state.getCheckpoint(key));
+  }
+  setCheckpoint(key: string, value: Checkpoint['value']) {
+    return this.guard('setCheckpoint', () => putCheckpoint(this.pool, key, value));
+  }
+  listCheckpoints() {
+    return this.guard('listCheckpoints', () => this.state.listCheckpoints());
+  }
 
-  acquireLease(name: string, owner: string, ttlMs: number) { return this.guard('acquireLease', () => this.state.acquireLease(name, owner, ttlMs)); }
-  renewLease(name: string, owner: string, ttlMs: number) { return this.guard('renewLease', () => this.state.renewLease(name, owner, ttlMs)); }
-  releaseLease(name: string, owner: string) { return this.guard('releaseLease', () => this.state.releaseLease(name, owner)); }
-  getLease(name: string) { return this.guard('getLease', () => this.state.getLease(name)); }
+  acquireLease(name: string, owner: string, ttlMs: number) {
+    return this.guard('acquireLease', () => this.state.acquireLease(name, owner, ttlMs));
+  }
+  renewLease(name: string, owner: string, ttlMs: number) {
+    return this.guard('renewLease', () => this.state.renewLease(name, owner, ttlMs));
+  }
+  releaseLease(name: string, owner: string) {
+    return this.guard('releaseLease', () => this.state.releaseLease(name, owner));
+  }
+  getLease(name: string) {
+    return this.guard('getLease', () => this.state.getLease(name));
+  }
 
-  registerOwner(owner: T.OwnerRegistration) { return this.guard('registerOwner', () => this.owners.register(owner)); }
-  heartbeatOwner(id: string) { return this.guard('heartbeatOwner', () => this.owners.heartbeat(id)); }
-  deregisterOwner(id: string) { return this.guard('deregisterOwner', () => this.owners.deregister(id)); }
-  listOwners() { return this.guard('listOwners', () => this.owners.list()); }
-  reapOwners(dead: string[], missedBeats: number) { return this.guard('reapOwners', () => this.owners.reap(dead, missedBeats)); }
+  registerOwner(owner: T.OwnerRegistration) {
+    return this.guard('registerOwner', () => this.owners.register(owner));
+  }
+  heartbeatOwner(id: string) {
+    return this.guard('heartbeatOwner', () => this.owners.heartbeat(id));
+  }
+  deregisterOwner(id: string) {
+    return this.guard('deregisterOwner', () => this.owners.deregister(id));
+  }
+  listOwners() {
+    return this.guard('listOwners', () => this.owners.list());
+  }
+  reapOwners(dead: string[], missedBeats: number) {
+    return this.guard('reapOwners', () => this.owners.reap(dead, missedBeats));
+  }
 
-  lookup(source: string, commentIds: string[]) { return this.guard('ledger lookup', () => this.state.lookup(source, commentIds)); }
+  lookup(source: string, commentIds: string[]) {
+    return this.guard('ledger lookup', () => this.state.lookup(source, commentIds));
+  }
   record(source: string, entries: Array<T.LedgerEntry & { commentId: string }>) {
     return this.guard('ledger record', () => this.state.record(source, entries));
   }
 
-  indexThread(source: string, entries: T.ThreadEntry[]) { return this.guard('indexThread', () => this.state.indexThread(source, entries)); }
-  threadMembers(source: string, threadIds: string[]) { return this.guard('threadMembers', () => this.state.threadMembers(source, threadIds)); }
+  indexThread(source: string, entries: T.ThreadEntry[]) {
+    return this.guard('indexThread', () => this.state.indexThread(source, entries));
+  }
+  threadMembers(source: string, threadIds: string[]) {
+    return this.guard('threadMembers', () => this.state.threadMembers(source, threadIds));
+  }
 
-  listDeadLetters(query: T.DeadLetterQuery) { return this.guard('listDeadLetters', () => this.dead.list(query)); }
-  getDeadLetter(id: number) { return this.guard('getDeadLetter', () => this.dead.get(id)); }
-  replayDeadLetter(id: number, replacement: T.OutboxInput) { return this.guard('replayDeadLetter', () => this.dead.replay(id, replacement)); }
-  purgeDeadLetters(filter: T.PurgeFilter) { return this.guard('purgeDeadLetters', () => this.dead.purge(filter)); }
+  listDeadLetters(query: T.DeadLetterQuery) {
+    return this.guard('listDeadLetters', () => this.dead.list(query));
+  }
+  getDeadLetter(id: number) {
+    return this.guard('getDeadLetter', () => this.dead.get(id));
+  }
+  replayDeadLetter(id: number, replacement: T.OutboxInput) {
+    return this.guard('replayDeadLetter', () => this.dead.replay(id, replacement));
+  }
+  purgeDeadLetters(filter: T.PurgeFilter) {
+    return this.guard('purgeDeadLetters', () => this.dead.purge(filter));
+  }
 
-  savePredictions(route: string, items: T.PredictionInput[]) { return this.guard('savePredictions', () => this.state.savePredictions(route, items)); }
-  listPredictions(query: T.PredictionQuery) { return this.guard('listPredictions', () => this.state.listPredictions(query)); }
+  savePredictions(route: string, items: T.PredictionInput[]) {
+    return this.guard('savePredictions', () => this.state.savePredictions(route, items));
+  }
+  listPredictions(query: T.PredictionQuery) {
+    return this.guard('listPredictions', () => this.state.listPredictions(query));
+  }
 
   addAiUnits(route: string, n: number) {
     return this.guard('addAiUnits', () => bumpCounters(this.pool, 'ai_units', new Map([[route, checkAiUnits(n)]])));
   }
-  counters(route?: string) { return this.guard('counters', () => this.state.counters(route)); }
+  counters(route?: string) {
+    return this.guard('counters', () => this.state.counters(route));
+  }
 
-  migrate() { return this.guard('migrate', () => migratePostgres(this.pool)); }
+  migrate() {
+    return this.guard('migrate', () => migratePostgres(this.pool));
+  }
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

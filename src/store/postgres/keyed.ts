@@ -77,15 +77,21 @@ interface StateRow {
 }
 
 export class PgKeyed {
-  constructor(private readonly pool: pg.Pool, private readonly state: PgState, private readonly clock: PgClock) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly state: PgState,
+    private readonly clock: PgClock,
+  ) {}
 
   enqueue(items: OutboxInput[]): Promise<KeyedOutcome[]> {
     if (items.length === 0) return Promise.resolve([]);
-    const order = items.map((_, i) => i).sort((a, b) => {
-      const x = items[a]!;
-      const y = items[b]!;
-      return x.route < y.route ? -1 : x.route > y.route ? 1 : x.key < y.key ? -1 : x.key > y.key ? 1 : a - b;
-    });
+    const order = items
+      .map((_, i) => i)
+      .sort((a, b) => {
+        const x = items[a]!;
+        const y = items[b]!;
+        return x.route < y.route ? -1 : x.route > y.route ? 1 : x.key < y.key ? -1 : x.key > y.key ? 1 : a - b;
+      });
     const now = nowParam(this.clock);
     return withTransaction(this.pool, async (client) => {
       const out: KeyedOutcome[] = new Array<KeyedOutcome>(items.length);
@@ -160,7 +166,12 @@ export class PgKeyed {
     const r = rows[0];
     if (r === undefined) return undefined;
     const state: ItemState = {
-      id: toId(r.id), route: r.route, key: r.key, commentId: r.comment_id, status: r.status, attempts: r.attempts,
+      id: toId(r.id),
+      route: r.route,
+      key: r.key,
+      commentId: r.comment_id,
+      status: r.status,
+      attempts: r.attempts,
       enqueuedAt: iso(r.enqueued_at),
     };
     if (r.status === 'queued') state.nextAttemptAt = iso(r.next_attempt_at);

@@ -7,7 +7,16 @@ import type pg from 'pg';
 import type { Checkpoint, Origin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
 import type {
-  DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, StoredItem, ThreadEntry,
+  DeliveryInfo,
+  EnqueueResult,
+  ItemError,
+  OutboxCount,
+  OutboxInput,
+  OutboxItem,
+  OutboxStatus,
+  PendingAction,
+  StoredItem,
+  ThreadEntry,
 } from '../types.js';
 import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
@@ -79,7 +88,11 @@ function threadsBySource(items: OutboxInput[]): Map<string, ThreadEntry[]> {
 }
 
 export class PgOutbox {
-  constructor(private readonly pool: pg.Pool, private readonly state: PgState, private readonly clock: PgClock) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly state: PgState,
+    private readonly clock: PgClock,
+  ) {}
 
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult> {
     const statements: Array<{ text: string; values: unknown[] }> = [];
@@ -102,7 +115,9 @@ export class PgOutbox {
 
   async getItem(id: number): Promise<StoredItem | undefined> {
     const { rows } = await this.pool.query<PgOutboxRow & { status: OutboxStatus; outcome: string | null }>(
-      `SELECT ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')}, o.status, o.outcome, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash
+      `SELECT ${PG_ITEM_COLUMNS.split(', ')
+        .map((c) => `o.${c}`)
+        .join(', ')}, o.status, o.outcome, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash
        FROM outbox o JOIN outbox_docs d ON d.id = o.id WHERE o.id = $1`,
       [id],
     );
@@ -123,7 +138,9 @@ export class PgOutbox {
          ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED),
        u AS (
          UPDATE outbox o SET lease_owner = $2, lease_expires_at = ${pgNow(4)} + $3 * interval '1 millisecond'
-         FROM c WHERE o.id = c.id RETURNING ${PG_ITEM_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')})
+         FROM c WHERE o.id = c.id RETURNING ${PG_ITEM_COLUMNS.split(', ')
+           .map((c) => `o.${c}`)
+           .join(', ')})
        SELECT u.*, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash FROM u LEFT JOIN outbox_docs d ON d.id = u.id`,
       params,
     );
@@ -152,7 +169,10 @@ export class PgOutbox {
 
   async knownKeys(route: string, keys: string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
-    const { rows } = await this.pool.query<{ key: string }>('SELECT key FROM outbox WHERE route = $1 AND key = ANY($2::text[])', [route, keys]);
+    const { rows } = await this.pool.query<{ key: string }>('SELECT key FROM outbox WHERE route = $1 AND key = ANY($2::text[])', [
+      route,
+      keys,
+    ]);
     return new Set(rows.map((r) => r.key));
   }
 
@@ -209,9 +229,10 @@ export class PgOutbox {
   }
 
   async depth(route?: string): Promise<number> {
-    const { rows } = route === undefined
-      ? await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`)
-      : await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued' AND route = $1`, [route]);
+    const { rows } =
+      route === undefined
+        ? await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`)
+        : await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued' AND route = $1`, [route]);
     return toId(rows[0]?.n ?? 0);
   }
 

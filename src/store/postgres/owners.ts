@@ -31,7 +31,10 @@ async function release(db: Queryable, owners: string[]): Promise<number> {
 }
 
 export class PgOwners {
-  constructor(private readonly pool: pg.Pool, private readonly clock: PgClock) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: PgClock,
+  ) {}
 
   async register(owner: OwnerRegistration): Promise<void> {
     checkOwner(owner);
@@ -64,9 +67,14 @@ export class PgOwners {
       [nowParam(this.clock)],
     );
     return rows.map((r) => ({
-      id: r.id, host: r.host, pid: Number(r.pid), ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
+      id: r.id,
+      host: r.host,
+      pid: Number(r.pid),
+      ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
       heartbeatMs: Number(r.heartbeat_ms),
-      startedAt: iso(r.started_at), heartbeatAt: iso(r.heartbeat_at), heartbeatAgeMs: Number(r.age_ms),
+      startedAt: iso(r.started_at),
+      heartbeatAt: iso(r.heartbeat_at),
+      heartbeatAgeMs: Number(r.age_ms),
     }));
   }
 

@@ -29,8 +29,7 @@ export interface PgOutboxRow {
 }
 
 /** The narrow outbox columns a claim or listing returns (document and preview live in `outbox_docs`). */
-export const PG_ITEM_COLUMNS =
-  'id, route, key, comment_id, attempts, enqueued_at, finished_at, last_error, origin, warnings';
+export const PG_ITEM_COLUMNS = 'id, route, key, comment_id, attempts, enqueued_at, finished_at, last_error, origin, warnings';
 
 function documentOf(r: PgOutboxRow): RawEmailDocument {
   if (r.document === undefined) throw new Error(`outbox item ${r.id} has no document row`);
@@ -112,8 +111,10 @@ export function insertStatement(items: OutboxInput[], now: Date | null): { text:
       it.hashes?.docHash ?? null,
     );
     const p = (i: number): string => `$${b + i}`;
-    rows.push(`(${rows.length}, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::json, `
-      + `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea, ${p(11)}::boolean, ${p(12)}::text, ${p(13)}::text)`);
+    rows.push(
+      `(${rows.length}, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::json, ` +
+        `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea, ${p(11)}::boolean, ${p(12)}::text, ${p(13)}::text)`,
+    );
   }
   const text = `WITH v (ord, route, key, comment_id, status, last_error, origin, warnings, document, preview, raw, action_due, text_hash, doc_hash) AS (
       VALUES ${rows.join(',\n')}),

@@ -2,13 +2,14 @@
 import type pg from 'pg';
 import type { Checkpoint } from '../../model/origin.js';
 import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
-import type {
-  Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry,
-} from '../types.js';
+import type { Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry } from '../types.js';
 import { iso, nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 
 export class PgState {
-  constructor(private readonly pool: pg.Pool, private readonly clock: PgClock) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clock: PgClock,
+  ) {}
 
   async getCheckpoint(key: string): Promise<Checkpoint['value'] | undefined> {
     const { rows } = await this.pool.query<{ value: Checkpoint['value'] }>('SELECT value FROM checkpoints WHERE key = $1', [key]);
@@ -60,12 +61,17 @@ export class PgState {
       `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger WHERE source = $1 AND comment_id = ANY($2::text[])`,
       [source, commentIds],
     );
-    return new Map(rows.map((r) => [r.comment_id as string, {
-      textHash: r.text_hash as string,
-      docHash: r.doc_hash as string,
-      outcome: r.outcome as LedgerEntry['outcome'],
-      updatedAt: r.updated_at as string,
-    }]));
+    return new Map(
+      rows.map((r) => [
+        r.comment_id as string,
+        {
+          textHash: r.text_hash as string,
+          docHash: r.doc_hash as string,
+          outcome: r.outcome as LedgerEntry['outcome'],
+          updatedAt: r.updated_at as string,
+        },
+      ]),
+    );
   }
 
   async record(source: string, entries: Array<LedgerEntry & { commentId: string }>, db: Queryable = this.pool): Promise<void> {
@@ -78,8 +84,14 @@ export class PgState {
        SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
        ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
          doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
-      [source, list.map((e) => e.commentId), list.map((e) => e.textHash), list.map((e) => e.docHash),
-        list.map((e) => e.outcome), list.map((e) => e.updatedAt)],
+      [
+        source,
+        list.map((e) => e.commentId),
+        list.map((e) => e.textHash),
+        list.map((e) => e.docHash),
+        list.map((e) => e.outcome),
+        list.map((e) => e.updatedAt),
+      ],
     );
   }
 
@@ -92,13 +104,25 @@ export class PgState {
        SELECT $1, c, t, ts::timestamptz, ts, f, p FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::json[]) AS u(c, t, ts, f, p)
        ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts = excluded.ts,
          timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`,
-      [source, list.map((e) => e.commentId), list.map((e) => e.threadId), list.map((e) => e.timestamp),
-        list.map((e) => (e.from === undefined ? null : pgText(e.from))), list.map((e) => JSON.stringify(e.participants))],
+      [
+        source,
+        list.map((e) => e.commentId),
+        list.map((e) => e.threadId),
+        list.map((e) => e.timestamp),
+        list.map((e) => (e.from === undefined ? null : pgText(e.from))),
+        list.map((e) => JSON.stringify(e.participants)),
+      ],
     );
   }
 
   async threadMembers(source: string, threadIds: string[]): Promise<Map<string, ThreadEntry[]>> {
-    const { rows } = await this.pool.query<{ comment_id: string; thread_id: string; timestamp: string; from_addr: string | null; participants: string[] }>(
+    const { rows } = await this.pool.query<{
+      comment_id: string;
+      thread_id: string;
+      timestamp: string;
+      from_addr: string | null;
+      participants: string[];
+    }>(
       `SELECT comment_id, thread_id, timestamp, from_addr, participants FROM threads
        WHERE source = $1 AND thread_id = ANY($2::text[]) ORDER BY thread_id, ts, comment_id COLLATE "C"`,
       [source, threadIds],
@@ -128,8 +152,13 @@ export class PgState {
       await client.query(
         `INSERT INTO predictions (route, comment_id, key, predictions, model)
          SELECT $1, c, k, p, m FROM unnest($2::text[], $3::text[], $4::json[], $5::json[]) WITH ORDINALITY AS u(c, k, p, m, ord) ORDER BY ord`,
-        [route, list.map((p) => p.commentId), list.map((p) => p.key), list.map((p) => JSON.stringify(p.predictions)),
-          list.map((p) => JSON.stringify(p.model))],
+        [
+          route,
+          list.map((p) => p.commentId),
+          list.map((p) => p.key),
+          list.map((p) => JSON.stringify(p.predictions)),
+          list.map((p) => JSON.stringify(p.model)),
+        ],
       );
     });
   }
@@ -140,16 +169,26 @@ export class PgState {
     if (query.route !== undefined) where.push(`route = $${params.push(query.route)}`);
     if (query.commentIds !== undefined) where.push(`comment_id = ANY($${params.push(query.commentIds)}::text[])`);
     const { rows } = await this.pool.query<{
-      id: string; route: string; comment_id: string; key: string; predictions: StoredPrediction['predictions'];
-      model: StoredPrediction['model']; created_at: Date;
+      id: string;
+      route: string;
+      comment_id: string;
+      key: string;
+      predictions: StoredPrediction['predictions'];
+      model: StoredPrediction['model'];
+      created_at: Date;
     }>(
       `SELECT id, route, comment_id, key, predictions, model, created_at FROM predictions
        WHERE ${where.join(' AND ')} ORDER BY id LIMIT $2`,
       params,
     );
     return rows.map((r) => ({
-      id: toId(r.id), route: r.route, commentId: r.comment_id, key: r.key,
-      predictions: r.predictions, model: r.model, createdAt: iso(r.created_at),
+      id: toId(r.id),
+      route: r.route,
+      commentId: r.comment_id,
+      key: r.key,
+      predictions: r.predictions,
+      model: r.model,
+      createdAt: iso(r.created_at),
     }));
   }
 

@@ -6,62 +6,74 @@ import { ITEM_COLUMNS, toDeadLetter, toDeadLetterDetail, type DocRow, type Outbo
 import type { SqliteOutbox } from './outbox.js';
 
 export class SqliteDeadLetters {
-  constructor(private readonly db: Database.Database, private readonly outbox: SqliteOutbox, private readonly now: () => number) {}
+  constructor(
+    private readonly db: Database.Database,
+    private readonly outbox: SqliteOutbox,
+    private readonly now: () => number,
+  ) {}
 
   list(query: DeadLetterQuery): DeadLetter[] {
     const limit = checkLimit(query.limit);
-    const rows = this.db.prepare(
-      `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox
+    const rows = this.db
+      .prepare(
+        `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox
        WHERE status = 'dead' AND id > @after ${query.route === undefined ? '' : 'AND route = @route'}
        ORDER BY id LIMIT @limit`,
-    ).all({ after: query.after ?? 0, limit, ...(query.route === undefined ? {} : { route: query.route }) }) as OutboxRow[];
+      )
+      .all({ after: query.after ?? 0, limit, ...(query.route === undefined ? {} : { route: query.route }) }) as OutboxRow[];
     return rows.map(toDeadLetter);
   }
 
   get(id: number): DeadLetterDetail | undefined {
     return this.db.transaction((): DeadLetterDetail | undefined => {
-      const row = this.db.prepare(
-        `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox WHERE status = 'dead' AND id = ?`,
-      ).get(id) as OutboxRow | undefined;
+      const row = this.db
+        .prepare(
+          `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox WHERE status = 'dead' AND id = ?`,
+        )
+        .get(id) as OutboxRow | undefined;
       if (row === undefined) return undefined;
-      const doc = this.db.prepare(
-        `SELECT d.document, d.preview, r.raw FROM outbox_docs d LEFT JOIN outbox_raw r ON r.id = d.id WHERE d.id = ?`,
-      ).get(id) as DocRow | undefined;
+      const doc = this.db
+        .prepare(`SELECT d.document, d.preview, r.raw FROM outbox_docs d LEFT JOIN outbox_raw r ON r.id = d.id WHERE d.id = ?`)
+        .get(id) as DocRow | undefined;
       if (doc === undefined) throw new Error(`dead letter ${id} has no document row`);
       return toDeadLetterDetail(row, doc);
     })();
   }
 
   replay(id: number, replacement: OutboxInput): ReplayResult {
-    return this.db.transaction((): ReplayResult => {
-      const row = this.db.prepare(`SELECT route, key FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
-        | { route: string; key: string }
-        | undefined;
-      if (row === undefined) throw notFound(`dead letter ${id}`);
-      checkReplay(row, replacement);
-      const now = this.now();
-      const dead = replacement.error !== undefined;
-      this.db.prepare(
-        `UPDATE outbox SET status = @status, attempts = 0, next_attempt_at = @now, finished_at = @finished,
+    return this.db
+      .transaction((): ReplayResult => {
+        const row = this.db.prepare(`SELECT route, key FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
+          | { route: string; key: string }
+          | undefined;
+        if (row === undefined) throw notFound(`dead letter ${id}`);
+        checkReplay(row, replacement);
+        const now = this.now();
+        const dead = replacement.error !== undefined;
+        this.db
+          .prepare(
+            `UPDATE outbox SET status = @status, attempts = 0, next_attempt_at = @now, finished_at = @finished,
            lease_owner = NULL, lease_expires_at = NULL, outcome = NULL, last_error = @error,
            comment_id = @commentId, origin = @origin, warnings = @warnings
          WHERE id = @id`,
-      ).run({
-        id,
-        now,
-        status: dead ? 'dead' : 'queued',
-        finished: dead ? now : null,
-        error: jsonOrNull(replacement.error),
-        commentId: replacement.commentId,
-        origin: JSON.stringify(replacement.origin),
-        warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
-      });
-      // Raw bytes: the replacement's when given, else the dead letter's own stay.
-      this.outbox.putBody(id, replacement);
-      this.outbox.indexThreads([replacement]);
-      this.outbox.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);
-      return { id, status: dead ? 'dead' : 'queued' };
-    }).immediate();
+          )
+          .run({
+            id,
+            now,
+            status: dead ? 'dead' : 'queued',
+            finished: dead ? now : null,
+            error: jsonOrNull(replacement.error),
+            commentId: replacement.commentId,
+            origin: JSON.stringify(replacement.origin),
+            warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
+          });
+        // Raw bytes: the replacement's when given, else the dead letter's own stay.
+        this.outbox.putBody(id, replacement);
+        this.outbox.indexThreads([replacement]);
+        this.outbox.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);
+        return { id, status: dead ? 'dead' : 'queued' };
+      })
+      .immediate();
   }
 
   purge(filter: PurgeFilter): number {
@@ -80,9 +92,11 @@ export class SqliteDeadLetters {
       where.push('finished_at < @before');
       params.before = filter.olderThan.getTime();
     }
-    return this.db.transaction(() => {
-      this.outbox.deleteBodies(where.join(' AND '), params);
-      return this.db.prepare(`DELETE FROM outbox WHERE ${where.join(' AND ')}`).run(params).changes;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        this.outbox.deleteBodies(where.join(' AND '), params);
+        return this.db.prepare(`DELETE FROM outbox WHERE ${where.join(' AND ')}`).run(params).changes;
+      })
+      .immediate();
   }
 }

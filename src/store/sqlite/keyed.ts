@@ -37,9 +37,15 @@ export class SqliteKeyed {
   private readonly state: Database.Statement;
   private readonly tx: (items: OutboxInput[]) => KeyedOutcome[];
 
-  constructor(db: Database.Database, private readonly outbox: SqliteOutbox, private readonly now: () => number) {
+  constructor(
+    db: Database.Database,
+    private readonly outbox: SqliteOutbox,
+    private readonly now: () => number,
+  ) {
     this.insert = db.prepare(
-      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',').map(() => '?').join(', ')}) RETURNING id`,
+      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
+        .map(() => '?')
+        .join(', ')}) RETURNING id`,
     );
     this.byKey = db.prepare('SELECT id, key, status FROM outbox WHERE route = ? AND key = ?');
     this.byAlias = db.prepare(
@@ -108,7 +114,13 @@ export class SqliteKeyed {
     const r = this.state.get(id) as StateRow | undefined;
     if (r === undefined) return undefined;
     const state: ItemState = {
-      id: r.id, route: r.route, key: r.key, commentId: r.comment_id, status: r.status, attempts: r.attempts, enqueuedAt: iso(r.enqueued_at),
+      id: r.id,
+      route: r.route,
+      key: r.key,
+      commentId: r.comment_id,
+      status: r.status,
+      attempts: r.attempts,
+      enqueuedAt: iso(r.enqueued_at),
     };
     if (r.status === 'queued') state.nextAttemptAt = iso(r.next_attempt_at);
     if (r.finished_at !== null) state.finishedAt = iso(r.finished_at);

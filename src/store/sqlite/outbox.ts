@@ -7,7 +7,16 @@ import type Database from 'better-sqlite3';
 import type { Checkpoint, Origin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute, jsonOrNull } from '../common.js';
 import type {
-  DeliveryInfo, EnqueueResult, ItemError, OutboxCount, OutboxInput, OutboxItem, OutboxStatus, PendingAction, StoredItem, ThreadEntry,
+  DeliveryInfo,
+  EnqueueResult,
+  ItemError,
+  OutboxCount,
+  OutboxInput,
+  OutboxItem,
+  OutboxStatus,
+  PendingAction,
+  StoredItem,
+  ThreadEntry,
 } from '../types.js';
 import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteState } from './state.js';
@@ -35,12 +44,16 @@ export class SqliteOutbox {
     private readonly now: () => number,
   ) {
     this.insert = db.prepare(
-      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',').map(() => '?').join(', ')})
+      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
+        .map(() => '?')
+        .join(', ')})
        ON CONFLICT (route, key) DO NOTHING`,
     );
     this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES (?, ?, ?, ?, ?)');
     this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
-    this.selectDocs = db.prepare('SELECT id, document, preview, text_hash, doc_hash FROM outbox_docs WHERE id IN (SELECT value FROM json_each(?))');
+    this.selectDocs = db.prepare(
+      'SELECT id, document, preview, text_hash, doc_hash FROM outbox_docs WHERE id IN (SELECT value FROM json_each(?))',
+    );
     this.deleteRaw = db.prepare('DELETE FROM outbox_raw WHERE id IN (SELECT value FROM json_each(?))');
     this.selectKnownKeys = db.prepare('SELECT key FROM outbox WHERE route = ? AND key IN (SELECT value FROM json_each(?))');
     this.renewLeases = db.prepare(
@@ -51,17 +64,21 @@ export class SqliteOutbox {
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
     );
     for (const name of ['enqueued', 'delivered', 'unchanged', 'dead_lettered', 'ai_units'] as const) {
-      this.bumpStmts.set(name, db.prepare(
-        `INSERT INTO route_counters (route, ${name}) VALUES (?, ?)
+      this.bumpStmts.set(
+        name,
+        db.prepare(
+          `INSERT INTO route_counters (route, ${name}) VALUES (?, ?)
          ON CONFLICT (route) DO UPDATE SET ${name} = ${name} + excluded.${name}`,
-      ));
+        ),
+      );
     }
     const ready = `status = 'queued' AND next_attempt_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)`;
-    const claim = (filter: string): Database.Statement => db.prepare(
-      `UPDATE outbox SET lease_owner = @owner, lease_expires_at = @until
+    const claim = (filter: string): Database.Statement =>
+      db.prepare(
+        `UPDATE outbox SET lease_owner = @owner, lease_expires_at = @until
        WHERE id IN (SELECT id FROM outbox WHERE ${filter} ${ready} ORDER BY id LIMIT @limit)
        RETURNING ${ITEM_COLUMNS}`,
-    );
+      );
     this.claimRoute = claim('route = @route AND');
     this.claimAny = claim('');
     const tx = db.transaction((items: OutboxInput[], checkpoint: Checkpoint | undefined) => this.enqueueNow(items, checkpoint));
@@ -73,7 +90,13 @@ export class SqliteOutbox {
   /** Writes the wide values of an item to the side tables (document always; raw bytes when given). */
   putBody(id: number, item: OutboxInput): void {
     const preview = item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null);
-    this.insertDoc.run(id, item.json?.document ?? JSON.stringify(item.document), preview, item.hashes?.textHash ?? null, item.hashes?.docHash ?? null);
+    this.insertDoc.run(
+      id,
+      item.json?.document ?? JSON.stringify(item.document),
+      preview,
+      item.hashes?.textHash ?? null,
+      item.hashes?.docHash ?? null,
+    );
     if (item.raw !== undefined) this.insertRaw.run(id, item.raw);
   }
 
@@ -133,8 +156,13 @@ export class SqliteOutbox {
   }
 
   getItem(id: number): StoredItem | undefined {
-    const r = this.db.prepare(`SELECT ${ITEM_COLUMNS}, outcome FROM outbox WHERE id = ?`).get(id) as (OutboxRow & { outcome: string | null }) | undefined;
-    const d = r === undefined ? undefined : (this.db.prepare('SELECT document, preview, text_hash, doc_hash FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
+    const r = this.db.prepare(`SELECT ${ITEM_COLUMNS}, outcome FROM outbox WHERE id = ?`).get(id) as
+      | (OutboxRow & { outcome: string | null })
+      | undefined;
+    const d =
+      r === undefined
+        ? undefined
+        : (this.db.prepare('SELECT document, preview, text_hash, doc_hash FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
     if (r === undefined || d === undefined) return undefined;
     const item: StoredItem = { ...toItem(r, d), status: r.status as OutboxStatus };
     if (r.outcome === 'delivered' || r.outcome === 'unchanged') item.outcome = r.outcome;
@@ -153,27 +181,36 @@ export class SqliteOutbox {
     if (rows.length === 0) return [];
     const docs = new Map<number, DocRow>();
     for (const d of this.selectDocs.all(JSON.stringify(rows.map((r) => r.id))) as Array<DocRow & { id: number }>) docs.set(d.id, d);
-    return rows.sort((a, b) => a.id - b.id).map((r) => {
-      const d = docs.get(r.id);
-      if (d === undefined) throw new Error(`outbox item ${r.id} has no document row`);
-      return toItem(r, d);
-    });
+    return rows
+      .sort((a, b) => a.id - b.id)
+      .map((r) => {
+        const d = docs.get(r.id);
+        if (d === undefined) throw new Error(`outbox item ${r.id} has no document row`);
+        return toItem(r, d);
+      });
   }
 
   markDelivered(ids: number[], info: DeliveryInfo): number {
     if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
-    return this.db.transaction(() => {
-      const now = this.now();
-      const rows = ids.length === 0 ? [] : this.db.prepare(
-        `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
+    return this.db
+      .transaction(() => {
+        const now = this.now();
+        const rows =
+          ids.length === 0
+            ? []
+            : (this.db
+                .prepare(
+                  `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
          WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
-      ).all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>;
-      if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
-      for (const [route, n] of countByRoute(rows.map((r) => r.route))) this.bump(route, info.outcome, n);
-      if (info.aiUnits !== undefined) this.bump(info.aiUnits.route, 'ai_units', checkAiUnits(info.aiUnits.units));
-      for (const l of info.ledger ?? []) this.state.record(l.source, l.entries);
-      return rows.length;
-    }).immediate();
+                )
+                .all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>);
+        if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
+        for (const [route, n] of countByRoute(rows.map((r) => r.route))) this.bump(route, info.outcome, n);
+        if (info.aiUnits !== undefined) this.bump(info.aiUnits.route, 'ai_units', checkAiUnits(info.aiUnits.units));
+        for (const l of info.ledger ?? []) this.state.record(l.source, l.entries);
+        return rows.length;
+      })
+      .immediate();
   }
 
   knownKeys(route: string, keys: string[]): Set<string> {
@@ -191,58 +228,68 @@ export class SqliteOutbox {
   scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): number {
     const list = Array.isArray(ids) ? ids : [ids];
     const due = this.now() + checkDelay('delayMs', delayMs, 0);
-    return this.db.prepare(
-      `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?,
+    return this.db
+      .prepare(
+        `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?,
          lease_owner = NULL, lease_expires_at = NULL
        WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?))`,
-    ).run(due, JSON.stringify(reason), JSON.stringify(list)).changes;
+      )
+      .run(due, JSON.stringify(reason), JSON.stringify(list)).changes;
   }
 
   deadLetter(id: number, error: ItemError): boolean {
-    return this.db.transaction(() => {
-      const row = this.db.prepare(
-        `UPDATE outbox SET status = 'dead', finished_at = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare(
+            `UPDATE outbox SET status = 'dead', finished_at = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL
          WHERE status = 'queued' AND id = ? RETURNING route`,
-      ).get(this.now(), JSON.stringify(error), id) as { route: string } | undefined;
-      if (row !== undefined) this.bump(row.route, 'dead_lettered', 1);
-      return row !== undefined;
-    }).immediate();
+          )
+          .get(this.now(), JSON.stringify(error), id) as { route: string } | undefined;
+        if (row !== undefined) this.bump(row.route, 'dead_lettered', 1);
+        return row !== undefined;
+      })
+      .immediate();
   }
 
   pruneDelivered(olderThan: Date): number {
-    return this.db.transaction(() => {
-      const where = `status = 'delivered' AND action_due = 0 AND finished_at < @before`;
-      const params = { before: olderThan.getTime() };
-      this.deleteBodies(where, params);
-      return this.db.prepare(`DELETE FROM outbox WHERE ${where}`).run(params).changes;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const where = `status = 'delivered' AND action_due = 0 AND finished_at < @before`;
+        const params = { before: olderThan.getTime() };
+        this.deleteBodies(where, params);
+        return this.db.prepare(`DELETE FROM outbox WHERE ${where}`).run(params).changes;
+      })
+      .immediate();
   }
 
   pendingActions(limit: number, afterId = 0): PendingAction[] {
-    const rows = this.db.prepare(
-      `SELECT id, route, origin FROM outbox WHERE status = 'delivered' AND action_due = 1 AND id > ? ORDER BY id LIMIT ?`,
-    ).all(afterId, checkLimit(limit)) as Array<{ id: number; route: string; origin: string }>;
+    const rows = this.db
+      .prepare(`SELECT id, route, origin FROM outbox WHERE status = 'delivered' AND action_due = 1 AND id > ? ORDER BY id LIMIT ?`)
+      .all(afterId, checkLimit(limit)) as Array<{ id: number; route: string; origin: string }>;
     return rows.map((r) => ({ id: r.id, route: r.route, origin: JSON.parse(r.origin) as Origin }));
   }
 
   finishActions(ids: number[]): number {
     if (ids.length === 0) return 0;
-    return this.db.prepare(
-      `UPDATE outbox SET action_due = 0 WHERE action_due = 1 AND id IN (SELECT value FROM json_each(?))`,
-    ).run(JSON.stringify(ids)).changes;
+    return this.db
+      .prepare(`UPDATE outbox SET action_due = 0 WHERE action_due = 1 AND id IN (SELECT value FROM json_each(?))`)
+      .run(JSON.stringify(ids)).changes;
   }
 
   depth(route?: string): number {
-    const row = (route === undefined
-      ? this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`).get()
-      : this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued' AND route = ?`).get(route)) as { n: number };
+    const row = (
+      route === undefined
+        ? this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`).get()
+        : this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued' AND route = ?`).get(route)
+    ) as { n: number };
     return row.n;
   }
 
   counts(): OutboxCount[] {
-    const rows = this.db.prepare(
-      'SELECT route, status, COUNT(*) AS n FROM outbox GROUP BY route, status ORDER BY route, status',
-    ).all() as Array<{ route: string; status: OutboxStatus; n: number }>;
+    const rows = this.db
+      .prepare('SELECT route, status, COUNT(*) AS n FROM outbox GROUP BY route, status ORDER BY route, status')
+      .all() as Array<{ route: string; status: OutboxStatus; n: number }>;
     return rows.map((r) => ({ route: r.route, status: r.status, count: r.n }));
   }
 }

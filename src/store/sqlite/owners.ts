@@ -17,16 +17,21 @@ interface OwnerRow {
 }
 
 export class SqliteOwners {
-  constructor(private readonly db: Database.Database, private readonly now: () => number) {}
+  constructor(
+    private readonly db: Database.Database,
+    private readonly now: () => number,
+  ) {}
 
   register(owner: OwnerRegistration): void {
     checkOwner(owner);
     const now = this.now();
-    this.db.prepare(
-      `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    this.db
+      .prepare(
+        `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, proc_start = excluded.proc_start,
          heartbeat_ms = excluded.heartbeat_ms, heartbeat_at = excluded.heartbeat_at`,
-    ).run(owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, now, now);
+      )
+      .run(owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, now, now);
   }
 
   heartbeat(id: string): boolean {
@@ -34,31 +39,40 @@ export class SqliteOwners {
   }
 
   deregister(id: string): number {
-    return this.db.transaction(() => {
-      this.db.prepare('DELETE FROM owners WHERE id = ?').run(id);
-      return this.release([id]);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        this.db.prepare('DELETE FROM owners WHERE id = ?').run(id);
+        return this.release([id]);
+      })
+      .immediate();
   }
 
   list(): OwnerInfo[] {
     const now = this.now();
     const rows = this.db.prepare('SELECT * FROM owners ORDER BY started_at, id').all() as OwnerRow[];
     return rows.map((r) => ({
-      id: r.id, host: r.host, pid: r.pid, ...(r.proc_start === null ? {} : { procStart: r.proc_start }), heartbeatMs: r.heartbeat_ms,
-      startedAt: new Date(r.started_at).toISOString(), heartbeatAt: new Date(r.heartbeat_at).toISOString(),
+      id: r.id,
+      host: r.host,
+      pid: r.pid,
+      ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
+      heartbeatMs: r.heartbeat_ms,
+      startedAt: new Date(r.started_at).toISOString(),
+      heartbeatAt: new Date(r.heartbeat_at).toISOString(),
       heartbeatAgeMs: Math.max(0, now - r.heartbeat_at),
     }));
   }
 
   reap(dead: string[], missedBeats: number): ReapResult {
     checkMissedBeats(missedBeats);
-    return this.db.transaction(() => {
-      const rows = this.db.prepare(
-        `DELETE FROM owners WHERE id IN (SELECT value FROM json_each(?)) OR heartbeat_at + heartbeat_ms * ? <= ? RETURNING id`,
-      ).all(JSON.stringify(dead), missedBeats, this.now()) as Array<{ id: string }>;
-      const owners = rows.map((r) => r.id).sort();
-      return { owners, claims: this.release(owners) };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const rows = this.db
+          .prepare(`DELETE FROM owners WHERE id IN (SELECT value FROM json_each(?)) OR heartbeat_at + heartbeat_ms * ? <= ? RETURNING id`)
+          .all(JSON.stringify(dead), missedBeats, this.now()) as Array<{ id: string }>;
+        const owners = rows.map((r) => r.id).sort();
+        return { owners, claims: this.release(owners) };
+      })
+      .immediate();
   }
 
   /** Frees the claims and mailbox leases of these owners (inside the caller's transaction). */
@@ -66,9 +80,11 @@ export class SqliteOwners {
     if (owners.length === 0) return 0;
     const list = JSON.stringify(owners);
     this.db.prepare('DELETE FROM leases WHERE owner IN (SELECT value FROM json_each(?))').run(list);
-    return this.db.prepare(
-      `UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL
+    return this.db
+      .prepare(
+        `UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL
        WHERE status = 'queued' AND lease_owner IN (SELECT value FROM json_each(?))`,
-    ).run(list).changes;
+      )
+      .run(list).changes;
   }
 }

@@ -32,16 +32,20 @@ export interface DocRow {
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function toItem(r: OutboxRow, d: DocRow): OutboxItem {
-  const item = withDocument({
-    id: r.id,
-    route: r.route,
-    key: r.key,
-    commentId: r.comment_id,
-    origin: JSON.parse(r.origin) as Origin,
-    warnings: parseJson<Warning[]>(r.warnings) ?? [],
-    attempts: r.attempts,
-    enqueuedAt: iso(r.enqueued_at),
-  }, d.document, hashesOf(d.text_hash, d.doc_hash));
+  const item = withDocument(
+    {
+      id: r.id,
+      route: r.route,
+      key: r.key,
+      commentId: r.comment_id,
+      origin: JSON.parse(r.origin) as Origin,
+      warnings: parseJson<Warning[]>(r.warnings) ?? [],
+      attempts: r.attempts,
+      enqueuedAt: iso(r.enqueued_at),
+    },
+    d.document,
+    hashesOf(d.text_hash, d.doc_hash),
+  );
   const preview = parseJson<Comment>(d.preview);
   if (preview !== undefined) item.preview = preview;
   const lastError = parseItemError(r.last_error);
@@ -95,5 +99,4 @@ export const INSERT_COLUMNS =
   'route, key, comment_id, status, next_attempt_at, enqueued_at, finished_at, last_error, origin, warnings, action_due';
 
 /** The narrow outbox columns a claim or listing returns (document and preview come from `outbox_docs`). */
-export const ITEM_COLUMNS =
-  'id, route, key, comment_id, status, attempts, enqueued_at, finished_at, last_error, origin, warnings';
+export const ITEM_COLUMNS = 'id, route, key, comment_id, status, attempts, enqueued_at, finished_at, last_error, origin, warnings';

@@ -2,14 +2,15 @@
 import type Database from 'better-sqlite3';
 import type { Checkpoint } from '../../model/origin.js';
 import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
-import type {
-  Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry,
-} from '../types.js';
+import type { Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry } from '../types.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export class SqliteState {
-  constructor(private readonly db: Database.Database, private readonly now: () => number) {}
+  constructor(
+    private readonly db: Database.Database,
+    private readonly now: () => number,
+  ) {}
 
   getCheckpoint(key: string): Checkpoint['value'] | undefined {
     const row = this.db.prepare('SELECT value FROM checkpoints WHERE key = ?').get(key) as { value: string } | undefined;
@@ -18,18 +19,24 @@ export class SqliteState {
 
   listCheckpoints(): Array<Checkpoint & { updatedAt: string }> {
     const rows = this.db.prepare('SELECT key, value, updated_at FROM checkpoints ORDER BY key').all() as Array<{
-      key: string; value: string; updated_at: number;
+      key: string;
+      value: string;
+      updated_at: number;
     }>;
     return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as Checkpoint['value'], updatedAt: iso(r.updated_at) }));
   }
 
   acquireLease(name: string, owner: string, ttlMs: number): boolean {
     const now = this.now();
-    return this.db.prepare(
-      `INSERT INTO leases (name, owner, expires_at) VALUES (@name, @owner, @until)
+    return (
+      this.db
+        .prepare(
+          `INSERT INTO leases (name, owner, expires_at) VALUES (@name, @owner, @until)
        ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
        WHERE leases.owner = excluded.owner OR leases.expires_at <= @now`,
-    ).run({ name, owner, now, until: now + checkDelay('ttlMs', ttlMs, 1) }).changes === 1;
+        )
+        .run({ name, owner, now, until: now + checkDelay('ttlMs', ttlMs, 1) }).changes === 1
+    );
   }
 
   renewLease(name: string, owner: string, ttlMs: number): void {
@@ -50,10 +57,12 @@ export class SqliteState {
   }
 
   lookup(source: string, commentIds: string[]): Map<string, LedgerEntry> {
-    const rows = this.db.prepare(
-      `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger
+    const rows = this.db
+      .prepare(
+        `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger
        WHERE source = ? AND comment_id IN (SELECT value FROM json_each(?))`,
-    ).all(source, JSON.stringify(commentIds)) as Array<Record<string, string>>;
+      )
+      .all(source, JSON.stringify(commentIds)) as Array<Record<string, string>>;
     const found = new Map<string, LedgerEntry>();
     for (const r of rows) {
       found.set(r.comment_id as string, {
@@ -72,9 +81,11 @@ export class SqliteState {
        ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
          doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
     );
-    this.db.transaction(() => {
-      for (const e of entries) put.run(source, e.commentId, e.textHash, e.docHash, e.outcome, e.updatedAt);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const e of entries) put.run(source, e.commentId, e.textHash, e.docHash, e.outcome, e.updatedAt);
+      })
+      .immediate();
   }
 
   indexThread(source: string, entries: ThreadEntry[]): void {
@@ -83,24 +94,35 @@ export class SqliteState {
        ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts_ms = excluded.ts_ms,
          timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`,
     );
-    this.db.transaction(() => {
-      for (const e of entries) {
-        put.run(source, e.commentId, e.threadId, Date.parse(e.timestamp), e.timestamp, e.from ?? null, JSON.stringify(e.participants));
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const e of entries) {
+          put.run(source, e.commentId, e.threadId, Date.parse(e.timestamp), e.timestamp, e.from ?? null, JSON.stringify(e.participants));
+        }
+      })
+      .immediate();
   }
 
   threadMembers(source: string, threadIds: string[]): Map<string, ThreadEntry[]> {
-    const rows = this.db.prepare(
-      `SELECT comment_id, thread_id, timestamp, from_addr, participants FROM threads
+    const rows = this.db
+      .prepare(
+        `SELECT comment_id, thread_id, timestamp, from_addr, participants FROM threads
        WHERE source = ? AND thread_id IN (SELECT value FROM json_each(?)) ORDER BY thread_id, ts_ms, comment_id`,
-    ).all(source, JSON.stringify(threadIds)) as Array<{
-      comment_id: string; thread_id: string; timestamp: string; from_addr: string | null; participants: string;
+      )
+      .all(source, JSON.stringify(threadIds)) as Array<{
+      comment_id: string;
+      thread_id: string;
+      timestamp: string;
+      from_addr: string | null;
+      participants: string;
     }>;
     const members = new Map<string, ThreadEntry[]>();
     for (const r of rows) {
       const entry: ThreadEntry = {
-        commentId: r.comment_id, threadId: r.thread_id, timestamp: r.timestamp, participants: JSON.parse(r.participants) as string[],
+        commentId: r.comment_id,
+        threadId: r.thread_id,
+        timestamp: r.timestamp,
+        participants: JSON.parse(r.participants) as string[],
       };
       if (r.from_addr !== null) entry.from = r.from_addr;
       const list = members.get(r.thread_id) ?? [];
@@ -115,10 +137,12 @@ export class SqliteState {
     const put = this.db.prepare(
       `INSERT OR REPLACE INTO predictions (route, comment_id, key, predictions, model, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
     );
-    this.db.transaction(() => {
-      const now = this.now();
-      for (const p of items) put.run(route, p.commentId, p.key, JSON.stringify(p.predictions), JSON.stringify(p.model), now);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        const now = this.now();
+        for (const p of items) put.run(route, p.commentId, p.key, JSON.stringify(p.predictions), JSON.stringify(p.model), now);
+      })
+      .immediate();
   }
 
   listPredictions(query: PredictionQuery): StoredPrediction[] {
@@ -132,10 +156,20 @@ export class SqliteState {
       where.push('comment_id IN (SELECT value FROM json_each(@ids))');
       params.ids = JSON.stringify(query.commentIds);
     }
-    const rows = this.db.prepare(
-      `SELECT id, route, comment_id, key, predictions, model, created_at FROM predictions
+    const rows = this.db
+      .prepare(
+        `SELECT id, route, comment_id, key, predictions, model, created_at FROM predictions
        WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`,
-    ).all(params) as Array<{ id: number; route: string; comment_id: string; key: string; predictions: string; model: string; created_at: number }>;
+      )
+      .all(params) as Array<{
+      id: number;
+      route: string;
+      comment_id: string;
+      key: string;
+      predictions: string;
+      model: string;
+      created_at: number;
+    }>;
     return rows.map((r) => ({
       id: r.id,
       route: r.route,
@@ -148,10 +182,12 @@ export class SqliteState {
   }
 
   counters(route?: string): RouteCounters[] {
-    const rows = this.db.prepare(
-      `SELECT ${ROUTE_COUNTER_COLUMNS} FROM route_counters
+    const rows = this.db
+      .prepare(
+        `SELECT ${ROUTE_COUNTER_COLUMNS} FROM route_counters
        ${route === undefined ? '' : 'WHERE route = @route'} ORDER BY route`,
-    ).all(route === undefined ? {} : { route }) as Array<Record<string, number | string>>;
+      )
+      .all(route === undefined ? {} : { route }) as Array<Record<string, number | string>>;
     return rows.map(routeCountersFromRow);
   }
 }

@@ -99,7 +99,11 @@ function recipientNode(r: MsgRecipient, i: number): Node {
 }
 
 function attachmentNode(a: MsgAttachment, i: number): Node {
-  const children: Node[] = [binaryStream(0x3701, a.content), stringStream(0x3707, a.fileName), stringStream(0x3704, a.fileName.slice(0, 12))];
+  const children: Node[] = [
+    binaryStream(0x3701, a.content),
+    stringStream(0x3707, a.fileName),
+    stringStream(0x3704, a.fileName.slice(0, 12)),
+  ];
   if (a.mimeType) children.push(stringStream(0x370e, a.mimeType));
   if (a.contentId) children.push(stringStream(0x3712, a.contentId));
   children.push(propertiesStream([{ id: 0x3705, type: PT_LONG, value: long(1) }], Buffer.alloc(8)));
@@ -110,7 +114,8 @@ function rootChildren(spec: MsgSpec): Node[] {
   const out: Node[] = [stringStream(0x001a, 'IPM.Note')];
   if (spec.subject !== undefined) out.push(stringStream(0x0037, spec.subject));
   if (spec.senderName) out.push(stringStream(0x0c1a, spec.senderName));
-  if (spec.senderEmail) out.push(stringStream(0x0c1f, spec.senderEmail), stringStream(0x0c1e, 'SMTP'), stringStream(0x5d01, spec.senderEmail));
+  if (spec.senderEmail)
+    out.push(stringStream(0x0c1f, spec.senderEmail), stringStream(0x0c1e, 'SMTP'), stringStream(0x5d01, spec.senderEmail));
   if (spec.body !== undefined) out.push(stringStream(0x1000, spec.body));
   if (spec.bodyHtml !== undefined) out.push(binaryStream(0x1013, new Uint8Array(Buffer.from(spec.bodyHtml, 'utf8'))));
   if (spec.transportHeaders) out.push(stringStream(0x007d, spec.transportHeaders));
