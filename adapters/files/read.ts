@@ -4,7 +4,7 @@ import { basename, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
-import { convertMsg } from './msg-convert.js';
+import { convertMsg } from '../../src/mime/msg-convert.js';
 import { sniffFile, type FileKind } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
 import { walkDir } from './walk.js';

@@ -5,7 +5,7 @@
  */
 import { GatewayError, isGatewayError } from '../../src/errors.js';
 import { splitMbox } from '../../src/mime/mbox.js';
-import { msgToRfc822 } from '../../src/mime/msg.js';
+import { convertMsg } from '../../src/mime/msg-convert.js';
 import type { UploadedFile } from './files.js';
 
 export interface UploadedMessage {
@@ -32,10 +32,11 @@ function fromMbox(f: UploadedFile, maxBytes: number): UploadedMessage[] {
   });
 }
 
-function fromMsg(f: UploadedFile): UploadedMessage {
+/** Converted in a worker under the parse budgets, as the files adapter does: a hostile file cannot stall the server. */
+async function fromMsg(f: UploadedFile): Promise<UploadedMessage> {
   const at = f.name !== undefined ? { file: f.name } : {};
   try {
-    return { ...at, raw: msgToRfc822(f.bytes, label(f)) };
+    return { ...at, raw: await convertMsg(f.bytes, label(f)) };
   } catch (err) {
     if (!isGatewayError(err)) throw err;
     return { ...at, raw: f.bytes, failure: { code: err.code, message: err.message } };
@@ -51,11 +52,11 @@ function fromEml(f: UploadedFile): UploadedMessage {
 }
 
 /** Every message of the upload, in file order; 413 once there are more than `maxMessages`. */
-export function messagesOf(files: UploadedFile[], maxBytes: number, maxMessages: number): UploadedMessage[] {
+export async function messagesOf(files: UploadedFile[], maxBytes: number, maxMessages: number): Promise<UploadedMessage[]> {
   const out: UploadedMessage[] = [];
   for (const f of files) {
     if (f.kind === 'mbox') out.push(...fromMbox(f, maxBytes));
-    else out.push(f.kind === 'msg' ? fromMsg(f) : fromEml(f));
+    else out.push(f.kind === 'msg' ? await fromMsg(f) : fromEml(f));
     if (out.length > maxMessages) {
       throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the upload holds more than ${maxMessages} messages`, { status: 413 });
     }

@@ -9,11 +9,11 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { requireBuild, ROOT, SAMPLES } from '../cli/support/dist.js';
 
-async function convertMsg(): Promise<typeof import('../../adapters/files/msg-convert.js').convertMsg> {
+async function convertMsg(): Promise<typeof import('../../src/mime/msg-convert.js').convertMsg> {
   requireBuild();
   const mod = (await import(
-    pathToFileURL(join(ROOT, 'dist/adapters/files/msg-convert.js')).href
-  )) as typeof import('../../adapters/files/msg-convert.js');
+    pathToFileURL(join(ROOT, 'dist/src/mime/msg-convert.js')).href
+  )) as typeof import('../../src/mime/msg-convert.js');
   return mod.convertMsg;
 }
 

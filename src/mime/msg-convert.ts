@@ -7,9 +7,9 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { GatewayError } from '../../src/errors.js';
-import { DEFAULT_PARSE_TIMEOUT_MS } from '../../src/limits.js';
-import { msgToRfc822 } from '../../src/mime/msg.js';
+import { GatewayError } from '../errors.js';
+import { DEFAULT_PARSE_TIMEOUT_MS } from '../limits.js';
+import { msgToRfc822 } from './msg.js';
 
 export interface MsgBudget {
   /** Wall time of one conversion in ms (default DEFAULT_PARSE_TIMEOUT_MS). */

@@ -1,6 +1,6 @@
 /** Worker entry of convertMsg: .msg conversions one at a time, under the caller's time and heap budget. */
 import { parentPort } from 'node:worker_threads';
-import { msgToRfc822 } from '../../src/mime/msg.js';
+import { msgToRfc822 } from './msg.js';
 
 parentPort!.on('message', ({ id, bytes, name }: { id: number; bytes: Uint8Array; name: string }) => {
   try {
