@@ -68,6 +68,9 @@ interface Known {
   conflict: boolean;
 }
 
+/** Longest a commit waits for submits still being parsed to join it, in ms. */
+const GATHER_MS = 2;
+
 /** Depths read longer ago than this are read again before a commit admits messages by them. */
 const DEPTH_TTL_MS = 1_000;
 
@@ -91,6 +94,9 @@ export function createPushSink(options: PushSinkOptions): PushSink {
   const depths = new Map<string, { n: number; at: number }>();
   const waiting: Submission[] = [];
   let committing = false;
+  /** Submits being parsed: a commit about to start waits a moment for them (see gather). */
+  let parsing = 0;
+  let parsed: (() => void) | undefined;
 
   /** The route's depth, read again unless the known one is recent and leaves room for `need` more. */
   async function depthOf(route: string, need: number): Promise<number> {
@@ -154,12 +160,31 @@ export function createPushSink(options: PushSinkOptions): PushSink {
         while (waiting.length > 0) {
           // Let parse results already delivered join this commit rather than the next.
           await new Promise<void>((r) => setImmediate(r));
+          await gather();
           await commit(take());
         }
       } finally {
         committing = false;
       }
     })();
+  }
+
+  /**
+   * While other submits are still being parsed, waits until they are (at most GATHER_MS): each
+   * commit is a synchronous fsync on this thread, so one that carries them costs less than the
+   * next one would.
+   */
+  async function gather(): Promise<void> {
+    if (parsing === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, GATHER_MS);
+      function finish(): void {
+        clearTimeout(timer);
+        parsed = undefined;
+        resolve();
+      }
+      parsed = finish;
+    });
   }
 
   /** Stores one group of submissions; settles each. Never rejects. */
@@ -257,7 +282,12 @@ export function createPushSink(options: PushSinkOptions): PushSink {
       let inputs: OutboxInput[];
       try {
         await refuseWhenFull(batch);
-        inputs = await prepare(batch);
+        parsing += 1;
+        try {
+          inputs = await prepare(batch);
+        } finally {
+          if ((parsing -= 1) === 0) parsed?.();
+        }
       } catch (err) {
         throw unavailable(err);
       }
