@@ -16,14 +16,8 @@ import { ParsePool } from '../src/pipeline/pool.js';
 import { createPushSink } from '../src/pipeline/push-sink.js';
 import type { Inbound } from '../src/pipeline/types.js';
 import { openStore } from '../src/store/index.js';
+import { argInt } from './support/args.js';
 
-const argInt = (i: number, fallback: number): number => {
-  const v = process.argv[i];
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`argument ${i - 1} must be a positive integer, got ${v}`);
-  return n;
-};
 const MESSAGES = argInt(2, 5_000);
 const CONCURRENCY = argInt(3, 64);
 

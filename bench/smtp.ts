@@ -26,14 +26,8 @@ import { createIntake } from '../src/pipeline/intake.js';
 import { ParsePool } from '../src/pipeline/pool.js';
 import { createPushSink } from '../src/pipeline/push-sink.js';
 import { openStore } from '../src/store/index.js';
+import { argInt } from './support/args.js';
 
-const argInt = (i: number, fallback: number): number => {
-  const v = process.argv[i];
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`argument ${i - 1} must be a positive integer, got ${v}`);
-  return n;
-};
 const MESSAGES = argInt(2, 5_000);
 const CONNECTIONS = argInt(3, 8);
 

@@ -12,14 +12,8 @@ import { join } from 'node:path';
 import { openStore } from '../src/store/index.js';
 import type { OutboxInput, Store } from '../src/store/types.js';
 import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
+import { argInt } from './support/args.js';
 
-const argInt = (i: number, fallback: number): number => {
-  const v = process.argv[i];
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`argument ${i - 1} must be a positive integer, got ${v}`);
-  return n;
-};
 const ITEMS = argInt(2, 20_000);
 const BATCH = argInt(3, 100);
 const RUNS = argInt(4, 3);
