@@ -61,6 +61,9 @@ export type SesEntry = z.infer<typeof sesEntrySchema>;
 export type MandrillEntry = z.infer<typeof mandrillEntrySchema>;
 export type SparkPostEntry = z.infer<typeof sparkpostEntrySchema>;
 export type RawEntry = z.infer<typeof rawEntrySchema>;
+/** The names the raw and SES provider modules use for their validated entries. */
+export type RawConfig = RawEntry;
+export type SesConfig = SesEntry;
 
 /** One entry of `adapters.webhooks[]`. */
 export const webhookEntrySchema = z

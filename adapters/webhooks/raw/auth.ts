@@ -5,7 +5,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { PushRequest } from '../../../src/pipeline/types.js';
 import { WebhookRefusal, type VerifyContext } from '../provider.js';
-import type { RawConfig } from './config.js';
+import type { RawConfig } from '../config.js';
 
 export const SIGNATURE_HEADER = 'x-mailgate-signature';
 /** At most this many `v1=` entries are tried (key rotation needs two or three). */

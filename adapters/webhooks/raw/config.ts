@@ -3,7 +3,6 @@
  * Cloudflare Email Worker, a script). Authenticated by an HMAC signature or bearer keys.
  */
 import { z } from 'zod';
-import type { RawEntry } from '../config.js';
 
 /** Cloudflare Email Routing's 25 MiB cap plus room for a larger relay. */
 export const RAW_DEFAULT_BODY_LIMIT = 26 * 1024 * 1024;
@@ -38,6 +37,3 @@ export const rawFields = {
     .optional()
     .describe('Accepted keys for Authorization: Bearer <key> (several for rotation). Exclusive with hmac_secret.'),
 };
-
-/** One raw endpoint of `adapters.webhooks[]`, validated (the schema is rawEntrySchema in ../config.ts). */
-export type RawConfig = RawEntry;

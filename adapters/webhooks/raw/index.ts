@@ -6,9 +6,9 @@ import { MAX_ADDRESS_CHARS, MAX_RECIPIENTS } from '../../../src/limits.js';
 import type { Envelope, PushRequest } from '../../../src/pipeline/types.js';
 import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type RefusalKind } from '../provider.js';
 import { header, SIGNATURE_HEADER, signRaw, verifyRaw } from './auth.js';
-import type { RawConfig } from './config.js';
+import type { RawConfig } from '../config.js';
 
-export { type RawConfig } from './config.js';
+export type { RawConfig } from '../config.js';
 /** The schema of a raw endpoint entry, common fields included. */
 export { rawEntrySchema as rawConfigSchema } from '../config.js';
 

@@ -3,7 +3,6 @@
  * topics, which POST to this endpoint through an HTTP/S subscription.
  */
 import { z } from 'zod';
-import type { SesEntry } from '../config.js';
 
 /** An SNS message is at most 256 KiB; room for the JSON envelope around it. */
 export const SES_DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -91,6 +90,3 @@ export const sesFields = {
     .optional()
     .describe('For `mailgate webhook simulate` and tests only: how to sign simulated SNS notifications. Default: none (simulate refuses).'),
 };
-
-/** One SES endpoint of `adapters.webhooks[]`, validated (the schema is sesEntrySchema in ../config.ts). */
-export type SesConfig = SesEntry;

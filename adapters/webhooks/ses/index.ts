@@ -8,11 +8,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../../../src/errors.js';
 import type { PushRequest } from '../../../src/pipeline/types.js';
 import { WebhookRefusal, type ProviderModule, type RefusalKind, type SimulatedRequest, type VerifyContext } from '../provider.js';
-import type { SesConfig } from './config.js';
+import type { SesConfig } from '../config.js';
 import { sesMessages } from './notification.js';
 import { parseSns, signSnsMessage, snsUrl, verifySns, type SnsMessage } from './sns.js';
 
-export { type SesConfig } from './config.js';
+export type { SesConfig } from '../config.js';
 /** The schema of an SES endpoint entry, common fields included. */
 export { sesEntrySchema as sesConfigSchema } from '../config.js';
 export { clearCertificateCache, signSnsMessage, stringToSign } from './sns.js';

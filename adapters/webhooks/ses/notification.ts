@@ -4,7 +4,7 @@
  */
 import type { Envelope } from '../../../src/pipeline/types.js';
 import { WebhookRefusal, type NormalizedMessage, type VerifyContext } from '../provider.js';
-import type { SesConfig } from './config.js';
+import type { SesConfig } from '../config.js';
 import type { SnsMessage } from './sns.js';
 
 type Json = Record<string, unknown>;

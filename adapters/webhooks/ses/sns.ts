@@ -7,7 +7,7 @@ import { createSign, verify, X509Certificate, type KeyObject } from 'node:crypto
 import type { ErrorCode } from '../../../src/errors.js';
 import type { PushRequest } from '../../../src/pipeline/types.js';
 import { WebhookRefusal, type RefusalKind, type VerifyContext } from '../provider.js';
-import type { SesConfig } from './config.js';
+import type { SesConfig } from '../config.js';
 
 export type SnsType = 'Notification' | 'SubscriptionConfirmation' | 'UnsubscribeConfirmation';
 const TYPES: readonly string[] = ['Notification', 'SubscriptionConfirmation', 'UnsubscribeConfirmation'];
