@@ -4,7 +4,7 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 import type { DocumentHashes } from '../batcher/ledger.js';
 import type { RawEmailDocument } from '../model/index.js';
-import type { ItemError, OutboxInput, OutboxItem, PurgeFilter, RouteCounters } from './types.js';
+import type { ItemError, ItemState, OutboxInput, OutboxItem, OutboxStatus, PurgeFilter, RouteCounters } from './types.js';
 
 /** Upper bound for `limit` in claims and listings: bounds memory per call. */
 export const MAX_STORE_LIMIT = 10_000;
@@ -65,6 +65,40 @@ export function parseItemError(text: string | null | undefined): ItemError | und
   if (text === null || text === undefined) return undefined;
   const v = JSON.parse(text) as Partial<ItemError>;
   return { code: String(v.code ?? 'UNKNOWN'), message: String(v.message ?? '') };
+}
+
+/** An outbox row as both stores read it for itemState(), times as Date or Unix ms. */
+export interface ItemStateRow {
+  id: number;
+  route: string;
+  key: string;
+  comment_id: string;
+  status: OutboxStatus;
+  attempts: number;
+  next_attempt_at: Date | number;
+  enqueued_at: Date | number;
+  finished_at: Date | number | null;
+  outcome: string | null;
+  error: ItemError | undefined;
+}
+
+/** The narrow state of an item (upload status): the same rules in both stores. */
+export function itemStateOf(r: ItemStateRow): ItemState {
+  const iso = (t: Date | number): string => new Date(t).toISOString();
+  const state: ItemState = {
+    id: r.id,
+    route: r.route,
+    key: r.key,
+    commentId: r.comment_id,
+    status: r.status,
+    attempts: r.attempts,
+    enqueuedAt: iso(r.enqueued_at),
+  };
+  if (r.status === 'queued') state.nextAttemptAt = iso(r.next_attempt_at);
+  if (r.finished_at !== null) state.finishedAt = iso(r.finished_at);
+  if (r.outcome === 'delivered' || r.outcome === 'unchanged') state.outcome = r.outcome;
+  if (r.error !== undefined) state.error = r.error;
+  return state;
 }
 
 /** An outbox item whose document is parsed from its JSON text only when read. */

@@ -10,9 +10,9 @@
  * the key or alias. Inputs go in key order so that two writers take their locks alike.
  */
 import type pg from 'pg';
-import { countByRoute } from '../common.js';
+import { countByRoute, itemStateOf } from '../common.js';
 import type { ItemError, ItemState, KeyedOutcome, OutboxInput, OutboxStatus, ThreadEntry } from '../types.js';
-import { iso, nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
+import { nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { bumpCounters, deleteItems } from './outbox.js';
 import type { PgState } from './state.js';
 
@@ -165,19 +165,6 @@ export class PgKeyed {
     );
     const r = rows[0];
     if (r === undefined) return undefined;
-    const state: ItemState = {
-      id: toId(r.id),
-      route: r.route,
-      key: r.key,
-      commentId: r.comment_id,
-      status: r.status,
-      attempts: r.attempts,
-      enqueuedAt: iso(r.enqueued_at),
-    };
-    if (r.status === 'queued') state.nextAttemptAt = iso(r.next_attempt_at);
-    if (r.finished_at !== null) state.finishedAt = iso(r.finished_at);
-    if (r.outcome === 'delivered' || r.outcome === 'unchanged') state.outcome = r.outcome;
-    if (r.last_error !== null) state.error = r.last_error;
-    return state;
+    return itemStateOf({ ...r, id: toId(r.id), error: r.last_error ?? undefined });
   }
 }

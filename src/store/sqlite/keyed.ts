@@ -5,7 +5,7 @@
  * so a duplicate is found before anything is written for it.
  */
 import type Database from 'better-sqlite3';
-import { countByRoute, parseItemError } from '../common.js';
+import { countByRoute, itemStateOf, parseItemError } from '../common.js';
 import type { ItemState, KeyedOutcome, OutboxInput, OutboxStatus } from '../types.js';
 import type { SqliteOutbox } from './outbox.js';
 import { INSERT_COLUMNS, inputValues } from './rows.js';
@@ -25,8 +25,6 @@ interface StateRow {
   outcome: string | null;
   last_error: string | null;
 }
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 export class SqliteKeyed {
   private readonly insert: Database.Statement;
@@ -113,20 +111,6 @@ export class SqliteKeyed {
     if (!Number.isSafeInteger(id)) return undefined;
     const r = this.state.get(id) as StateRow | undefined;
     if (r === undefined) return undefined;
-    const state: ItemState = {
-      id: r.id,
-      route: r.route,
-      key: r.key,
-      commentId: r.comment_id,
-      status: r.status,
-      attempts: r.attempts,
-      enqueuedAt: iso(r.enqueued_at),
-    };
-    if (r.status === 'queued') state.nextAttemptAt = iso(r.next_attempt_at);
-    if (r.finished_at !== null) state.finishedAt = iso(r.finished_at);
-    if (r.outcome === 'delivered' || r.outcome === 'unchanged') state.outcome = r.outcome;
-    const error = parseItemError(r.last_error);
-    if (error !== undefined) state.error = error;
-    return state;
+    return itemStateOf({ ...r, error: parseItemError(r.last_error) });
   }
 }
