@@ -51,6 +51,7 @@ export const ERROR_CODES = {
   MAILGATE_ERR_STORE_UNAVAILABLE: 'The store cannot be reached or opened.',
   MAILGATE_ERR_STORE_MIGRATION: 'A store migration failed or the store schema is newer than this mailgate.',
   MAILGATE_ERR_STORE_LEASE_LOST: 'A lease held by this process expired or was taken over.',
+  MAILGATE_ERR_STORE_FENCED: 'A write made under a mailbox lease this process no longer holds was refused; nothing was written.',
   MAILGATE_ERR_STORE_NOT_FOUND: 'The requested item does not exist in the store.',
   MAILGATE_ERR_STORE_WRITE_FAILED: 'A store write failed and was rolled back as a whole; nothing of it was kept.',
   MAILGATE_ERR_STORE_INVALID_ARGUMENT: 'A store call got an invalid argument (limit, lease or delay out of range, empty purge filter).',

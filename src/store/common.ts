@@ -4,7 +4,7 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 import type { DocumentHashes } from '../batcher/ledger.js';
 import type { RawEmailDocument } from '../model/index.js';
-import type { ItemError, ItemState, OutboxInput, OutboxItem, OutboxStatus, PurgeFilter, RouteCounters } from './types.js';
+import type { Fence, ItemError, ItemState, OutboxInput, OutboxItem, OutboxStatus, PurgeFilter, RouteCounters } from './types.js';
 
 /** Upper bound for `limit` in claims and listings: bounds memory per call. */
 export const MAX_STORE_LIMIT = 10_000;
@@ -58,6 +58,14 @@ export function notFound(what: string): GatewayError {
 export function leaseLost(name: string, owner: string, holder: string | undefined): GatewayError {
   const by = holder === undefined ? 'nobody holds it' : `held by ${holder}`;
   return new GatewayError('MAILGATE_ERR_STORE_LEASE_LOST', `lease ${name} is no longer held by ${owner} (${by})`);
+}
+
+/** A write that carried a stale fencing token: it wrote nothing. */
+export function fenced(fence: Fence): GatewayError {
+  return new GatewayError(
+    'MAILGATE_ERR_STORE_FENCED',
+    `lease ${fence.lease} is no longer held by ${fence.owner} with token ${fence.token}: the write was refused`,
+  );
 }
 
 /** A stored error column back to an ItemError (tolerates what an older schema wrote). */

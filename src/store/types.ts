@@ -239,6 +239,24 @@ export interface Lease {
   name: string;
   owner: string;
   expiresAt: string;
+  /**
+   * Fencing token: grows each time the lease is granted to an owner that did not hold it live.
+   * Writes made under the lease carry it (`Fence`), and the store refuses an older one.
+   */
+  token: number;
+}
+
+/**
+ * What a write made under a mailbox lease carries: the store checks, in the write's own
+ * transaction, that `owner` still holds `lease` live with this `token`, and otherwise refuses
+ * the whole write with MAILGATE_ERR_STORE_FENCED. A process that lost its lease without knowing
+ * it (paused past its expiry, cut off from the database) can therefore never write over the
+ * replica that holds it now.
+ */
+export interface Fence {
+  lease: string;
+  owner: string;
+  token: number;
 }
 
 /** A process that claims work, as it registers itself (`registerOwner`). */
@@ -255,6 +273,11 @@ export interface OwnerRegistration {
   procStart?: string;
   /** How often it renews its heartbeat, in ms: it counts as dead after missing a few. */
   heartbeatMs: number;
+  /**
+   * Set by processes that take mailbox leases (`mailgate serve`): a digest of the lease names
+   * they can serve. Mailboxes are spread over the live owners of the same group.
+   */
+  group?: string;
 }
 
 /** A registered owner (`listOwners`). */
@@ -295,8 +318,11 @@ export interface Store extends Ledger {
   readonly kind: string;
 
   // --- outbox ---------------------------------------------------------------------
-  /** Stores the items (idempotent on route+key) and the checkpoint in one transaction. */
-  enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult>;
+  /**
+   * Stores the items (idempotent on route+key) and the checkpoint in one transaction; with a
+   * `fence`, only while its lease is held with that token (else MAILGATE_ERR_STORE_FENCED, nothing written).
+   */
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult>;
   /** Which of these keys the route already holds (any status, until pruned): intake skips parsing them. */
   knownKeys(route: string, keys: string[]): Promise<Set<string>>;
   /** Ready items (queued, due, not leased or lease expired), oldest first, leased to `owner` for `leaseMs`. */
@@ -348,18 +374,26 @@ export interface Store extends Ledger {
 
   // --- checkpoints ------------------------------------------------------------------
   getCheckpoint(key: string): Promise<Checkpoint['value'] | undefined>;
-  /** For adapters that advance without messages; otherwise pass the checkpoint to enqueue. */
-  setCheckpoint(key: string, value: Checkpoint['value']): Promise<void>;
+  /** For adapters that advance without messages; otherwise pass the checkpoint to enqueue. Fenced as `enqueue`. */
+  setCheckpoint(key: string, value: Checkpoint['value'], fence?: Fence): Promise<void>;
   listCheckpoints(): Promise<Array<Checkpoint & { updatedAt: string }>>;
 
   // --- leases (mailbox ownership) --------------------------------------------------
-  /** Takes the lease when free, expired, or already held by `owner` (then extends it). */
-  acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
-  /** Extends a lease `owner` still holds; throws MAILGATE_ERR_STORE_LEASE_LOST when another owner took it. */
+  /**
+   * Takes the lease when free, expired, or already held by `owner` (then extends it, same token);
+   * answers the lease granted, or undefined when another owner holds it.
+   */
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends a lease `owner` still holds live; throws MAILGATE_ERR_STORE_LEASE_LOST when it expired or another owner took it. */
   renewLease(name: string, owner: string, ttlMs: number): Promise<void>;
-  /** Gives the lease up if `owner` holds it. */
+  /** Extends every lease `owner` holds live, in one statement, and answers them (a lease missing from the answer is lost). */
+  renewLeases(owner: string, ttlMs: number): Promise<Lease[]>;
+  /** Gives the lease up if `owner` holds it (its token is kept: the next grant gets a greater one). */
   releaseLease(name: string, owner: string): Promise<boolean>;
+  /** The lease while someone holds it live. */
   getLease(name: string): Promise<Lease | undefined>;
+  /** Every lease held live, by name. */
+  listLeases(): Promise<Lease[]>;
 
   // --- owners (processes that claim work) ----------------------------------------------
   /** Registers (or registers again) a process; its heartbeat counts from now. */

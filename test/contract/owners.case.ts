@@ -88,5 +88,24 @@ export function ownerCases(ctx: ContractContext): void {
       expect((await s.claim('r', 10, 'next', HOUR)).map((i) => i.id)).toEqual([claimed[1]!.id]);
       expect(await s.listOwners()).toEqual([]);
     });
+
+    it('keeps the lease group of an owner; reaping ends its leases and fences its writes', async () => {
+      const clock = fakeClock();
+      const s = await ctx.open({ now: clock.now });
+      await s.registerOwner({ ...owner('gone'), group: 'g1' });
+      await s.registerOwner(owner('cli'));
+      expect((await s.listOwners()).map((o) => [o.id, o.group])).toEqual([
+        ['cli', undefined],
+        ['gone', 'g1'],
+      ]);
+      const lease = (await s.acquireLease('imap:acct', 'gone', HOUR))!;
+      await s.reapOwners(['gone'], 3);
+      expect(await s.listLeases()).toEqual([]);
+      await expectCode(
+        s.setCheckpoint('imap:acct:INBOX', { lastUid: 1 }, { lease: 'imap:acct', owner: 'gone', token: lease.token }),
+        'MAILGATE_ERR_STORE_FENCED',
+      );
+      expect((await s.acquireLease('imap:acct', 'next', HOUR))?.token).toBeGreaterThan(lease.token);
+    });
   });
 }

@@ -586,32 +586,90 @@ function stateCases(ctx: ContractContext): void {
       const clock = fakeClock();
       const s = await ctx.open({ now: clock.now });
       const other = await ctx.open({ now: clock.now });
-      expect(await s.acquireLease('imap:acct', 'gw-1', 60_000)).toBe(true);
-      expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBe(false);
+      const first = await s.acquireLease('imap:acct', 'gw-1', 60_000);
+      expect(first).toMatchObject({ name: 'imap:acct', owner: 'gw-1', expiresAt: new Date(clock.now() + 60_000).toISOString() });
+      expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBeUndefined();
       clock.advance(30_000);
-      expect(await s.acquireLease('imap:acct', 'gw-1', 60_000)).toBe(true);
+      // Held live by the same owner: extended with the same token.
+      expect((await s.acquireLease('imap:acct', 'gw-1', 60_000))?.token).toBe(first!.token);
       await s.renewLease('imap:acct', 'gw-1', 40_000);
       expect((await other.getLease('imap:acct'))?.expiresAt).toBe(new Date(clock.now() + 40_000).toISOString());
       clock.advance(39_999);
-      expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBe(false);
+      expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBeUndefined();
       expect((await other.getLease('imap:acct'))?.owner).toBe('gw-1');
       clock.advance(1);
-      expect(await other.acquireLease('imap:acct', 'gw-2', 60_000)).toBe(true);
+      expect(await other.getLease('imap:acct')).toBeUndefined();
+      const stolen = await other.acquireLease('imap:acct', 'gw-2', 60_000);
+      expect(stolen?.token).toBeGreaterThan(first!.token);
       await expectCode(s.renewLease('imap:acct', 'gw-1', 60_000), 'MAILGATE_ERR_STORE_LEASE_LOST');
       expect(await s.releaseLease('imap:acct', 'gw-1')).toBe(false);
       const lease = await s.getLease('imap:acct');
-      expect(lease?.owner).toBe('gw-2');
-      expect(lease?.expiresAt).toBe(new Date(clock.now() + 60_000).toISOString());
+      expect(lease).toEqual({
+        name: 'imap:acct',
+        owner: 'gw-2',
+        expiresAt: new Date(clock.now() + 60_000).toISOString(),
+        token: stolen!.token,
+      });
       expect(await other.releaseLease('imap:acct', 'gw-2')).toBe(true);
       expect(await s.getLease('imap:acct')).toBeUndefined();
       await expectCode(s.renewLease('imap:acct', 'gw-1', 60_000), 'MAILGATE_ERR_STORE_LEASE_LOST');
-      expect(await s.acquireLease('imap:acct', 'gw-1', 60_000)).toBe(true);
+      // A release keeps the token: the next grant, even to the last holder, gets a greater one.
+      expect((await other.acquireLease('imap:acct', 'gw-2', 60_000))?.token).toBeGreaterThan(stolen!.token);
     });
 
     it('gives one of many racing acquirers the lease', async () => {
       const stores = [ctx.store(), await ctx.open(), ctx.store(), await ctx.open()];
       const won = await Promise.all(stores.map((s, i) => s.acquireLease('imap:shared', `gw-${i}`, 60_000)));
-      expect(won.filter(Boolean)).toHaveLength(1);
+      expect(won.filter((l) => l !== undefined)).toHaveLength(1);
+    });
+
+    it('renews all leases of an owner at once and lists the live ones', async () => {
+      const clock = fakeClock();
+      const s = await ctx.open({ now: clock.now });
+      await s.acquireLease('imap:a', 'gw-1', 10_000);
+      await s.acquireLease('imap:b', 'gw-1', 30_000);
+      await s.acquireLease('imap:c', 'gw-2', 30_000);
+      clock.advance(10_000);
+      // imap:a ran out: it is lost, not renewed.
+      const renewed = await s.renewLeases('gw-1', 30_000);
+      expect(renewed.map((l) => [l.name, l.expiresAt])).toEqual([['imap:b', new Date(clock.now() + 30_000).toISOString()]]);
+      expect((await s.listLeases()).map((l) => [l.name, l.owner])).toEqual([
+        ['imap:b', 'gw-1'],
+        ['imap:c', 'gw-2'],
+      ]);
+      expect(await s.renewLeases('gw-404', 30_000)).toEqual([]);
+    });
+
+    it('refuses writes under a stale fencing token and writes nothing of them', async () => {
+      const clock = fakeClock();
+      const s = await ctx.open({ now: clock.now });
+      const other = await ctx.open({ now: clock.now });
+      const lease = (await s.acquireLease('imap:acct', 'gw-1', 30_000))!;
+      const fence = { lease: 'imap:acct', owner: 'gw-1', token: lease.token };
+      const cp = (n: number) => ({ key: 'imap:acct:INBOX', value: { lastUid: n } });
+      await s.enqueue([input('r', 1)], cp(1), fence);
+      await s.setCheckpoint('imap:acct:INBOX', { lastUid: 2 }, fence);
+      // Paused past the lease: another replica takes it over.
+      clock.advance(30_000);
+      const taken = (await other.acquireLease('imap:acct', 'gw-2', 30_000))!;
+      await expectCode(s.enqueue([input('r', 2)], cp(3), fence), 'MAILGATE_ERR_STORE_FENCED');
+      await expectCode(s.setCheckpoint('imap:acct:INBOX', { lastUid: 4 }, fence), 'MAILGATE_ERR_STORE_FENCED');
+      expect(await s.getCheckpoint('imap:acct:INBOX')).toEqual({ lastUid: 2 });
+      expect([...(await s.knownKeys('r', [input('r', 1).key, input('r', 2).key]))]).toEqual([input('r', 1).key]);
+      // The new holder writes with its own token; the old token stays refused even for the old owner string.
+      await other.enqueue([input('r', 3)], cp(5), { lease: 'imap:acct', owner: 'gw-2', token: taken.token });
+      await expectCode(
+        s.enqueue([input('r', 4)], undefined, { lease: 'imap:acct', owner: 'gw-2', token: lease.token }),
+        'MAILGATE_ERR_STORE_FENCED',
+      );
+      // Expired and not taken over is lost too: the write waits for a fresh grant.
+      clock.advance(30_000);
+      await expectCode(
+        other.setCheckpoint('imap:acct:INBOX', { lastUid: 6 }, { lease: 'imap:acct', owner: 'gw-2', token: taken.token }),
+        'MAILGATE_ERR_STORE_FENCED',
+      );
+      expect(await s.getCheckpoint('imap:acct:INBOX')).toEqual({ lastUid: 5 });
+      await expectCode(s.enqueue([], undefined, { lease: 'imap:none', owner: 'gw-1', token: 1 }), 'MAILGATE_ERR_STORE_FENCED');
     });
 
     it('indexes threads per source and returns members oldest first', async () => {

@@ -12,7 +12,8 @@ import { isPgUnavailable, type PgClock } from './db.js';
 import { PgDeadLetters } from './dead-letters.js';
 import { PgKeyed } from './keyed.js';
 import { migratePostgres } from './migrations.js';
-import { bumpCounters, PgOutbox, putCheckpoint } from './outbox.js';
+import { bumpCounters, PgOutbox, putCheckpoint, putFencedCheckpoint } from './outbox.js';
+import { PgLeases } from './leases.js';
 import { PgOwners } from './owners.js';
 import { PgState } from './state.js';
 
@@ -68,6 +69,7 @@ export class PostgresStore implements T.Store {
   private readonly state: PgState;
   private readonly keyed: PgKeyed;
   private readonly owners: PgOwners;
+  private readonly leases: PgLeases;
   private closed = false;
 
   private constructor(
@@ -75,7 +77,8 @@ export class PostgresStore implements T.Store {
     clock: PgClock,
   ) {
     this.state = new PgState(pool, clock);
-    this.outbox = new PgOutbox(pool, this.state, clock);
+    this.leases = new PgLeases(pool, clock);
+    this.outbox = new PgOutbox(pool, this.state, clock, this.leases);
     this.dead = new PgDeadLetters(pool, this.state, clock);
     this.keyed = new PgKeyed(pool, this.state, clock);
     this.owners = new PgOwners(pool, clock);
@@ -101,8 +104,8 @@ export class PostgresStore implements T.Store {
     }
   }
 
-  enqueue(items: T.OutboxInput[], checkpoint?: Checkpoint) {
-    return this.guard('enqueue', () => this.outbox.enqueue(items, checkpoint));
+  enqueue(items: T.OutboxInput[], checkpoint?: Checkpoint, fence?: T.Fence) {
+    return this.guard('enqueue', () => this.outbox.enqueue(items, checkpoint, fence));
   }
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number) {
     return this.guard('claim', () => this.outbox.claim(route, limit, owner, leaseMs));
@@ -153,24 +156,32 @@ export class PostgresStore implements T.Store {
   getCheckpoint(key: string) {
     return this.guard('getCheckpoint', () => this.state.getCheckpoint(key));
   }
-  setCheckpoint(key: string, value: Checkpoint['value']) {
-    return this.guard('setCheckpoint', () => putCheckpoint(this.pool, key, value));
+  setCheckpoint(key: string, value: Checkpoint['value'], fence?: T.Fence) {
+    return this.guard('setCheckpoint', () =>
+      fence === undefined ? putCheckpoint(this.pool, key, value) : putFencedCheckpoint(this.pool, this.leases, key, value, fence),
+    );
   }
   listCheckpoints() {
     return this.guard('listCheckpoints', () => this.state.listCheckpoints());
   }
 
   acquireLease(name: string, owner: string, ttlMs: number) {
-    return this.guard('acquireLease', () => this.state.acquireLease(name, owner, ttlMs));
+    return this.guard('acquireLease', () => this.leases.acquire(name, owner, ttlMs));
   }
   renewLease(name: string, owner: string, ttlMs: number) {
-    return this.guard('renewLease', () => this.state.renewLease(name, owner, ttlMs));
+    return this.guard('renewLease', () => this.leases.renew(name, owner, ttlMs));
+  }
+  renewLeases(owner: string, ttlMs: number) {
+    return this.guard('renewLeases', () => this.leases.renewAll(owner, ttlMs));
   }
   releaseLease(name: string, owner: string) {
-    return this.guard('releaseLease', () => this.state.releaseLease(name, owner));
+    return this.guard('releaseLease', () => this.leases.release(name, owner));
   }
   getLease(name: string) {
-    return this.guard('getLease', () => this.state.getLease(name));
+    return this.guard('getLease', () => this.leases.get(name));
+  }
+  listLeases() {
+    return this.guard('listLeases', () => this.leases.list());
   }
 
   registerOwner(owner: T.OwnerRegistration) {

@@ -192,6 +192,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX outbox_claimed ON outbox (lease_owner) WHERE status = 'queued' AND lease_owner IS NOT NULL;
     `,
   },
+  {
+    version: 7,
+    name: 'lease fencing tokens',
+    // A lease row now outlives its release (expires_at 'epoch') so that its token only grows.
+    sql: `
+      ALTER TABLE leases ADD COLUMN token BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE owners ADD COLUMN lease_group TEXT;
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {

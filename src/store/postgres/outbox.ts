@@ -7,6 +7,7 @@ import type pg from 'pg';
 import type { Checkpoint, Origin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
 import type {
+  Fence,
   DeliveryInfo,
   EnqueueResult,
   ItemError,
@@ -20,6 +21,7 @@ import type {
 } from '../types.js';
 import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
+import type { PgLeases } from './leases.js';
 import type { PgState } from './state.js';
 
 /** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
@@ -36,6 +38,14 @@ export async function bumpCounters(db: Queryable, name: PgCounter, counts: Map<s
      ON CONFLICT (route) DO UPDATE SET ${name} = route_counters.${name} + excluded.${name}`,
     [routes, routes.map((r) => counts.get(r) ?? 0)],
   );
+}
+
+/** putCheckpoint under a lease: checked and written in one transaction. */
+export function putFencedCheckpoint(pool: pg.Pool, leases: PgLeases, key: string, value: Checkpoint['value'], fence: Fence): Promise<void> {
+  return withTransaction(pool, async (client) => {
+    await leases.check(client, fence);
+    await putCheckpoint(client, key, value);
+  });
 }
 
 export async function putCheckpoint(db: Queryable, key: string, value: Checkpoint['value']): Promise<void> {
@@ -92,15 +102,17 @@ export class PgOutbox {
     private readonly pool: pg.Pool,
     private readonly state: PgState,
     private readonly clock: PgClock,
+    private readonly leases: PgLeases,
   ) {}
 
-  enqueue(items: OutboxInput[], checkpoint?: Checkpoint): Promise<EnqueueResult> {
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult> {
     const statements: Array<{ text: string; values: unknown[] }> = [];
     const unique = firstPerKey(items);
     const now = nowParam(this.clock);
     for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) statements.push(insertStatement(unique.slice(i, i + ROWS_PER_INSERT), now));
     const threads = [...threadsBySource(items)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return withTransaction(this.pool, async (client) => {
+      await this.leases.check(client, fence);
       const rows: Array<{ route: string; status: string }> = [];
       for (const st of statements) rows.push(...(await client.query<{ route: string; status: string }>(st.text, st.values)).rows);
       const queued = rows.filter((r) => r.status === 'queued').map((r) => r.route);

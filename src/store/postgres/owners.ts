@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { checkMissedBeats, checkOwner } from '../common.js';
 import type { OwnerInfo, OwnerRegistration, ReapResult } from '../types.js';
+import { releaseOwnerLeases } from './leases.js';
 import { iso, nowParam, pgNow, withTransaction, type PgClock, type Queryable } from './db.js';
 
 interface PgOwnerRow {
@@ -14,6 +15,7 @@ interface PgOwnerRow {
   pid: number;
   proc_start: string | null;
   heartbeat_ms: number;
+  lease_group: string | null;
   started_at: Date;
   heartbeat_at: Date;
   age_ms: string | number;
@@ -22,7 +24,7 @@ interface PgOwnerRow {
 /** Frees the claims and mailbox leases of these owners; returns how many claims. */
 async function release(db: Queryable, owners: string[]): Promise<number> {
   if (owners.length === 0) return 0;
-  await db.query('DELETE FROM leases WHERE owner = ANY($1::text[])', [owners]);
+  await releaseOwnerLeases(db, owners);
   const res = await db.query(
     `UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL WHERE status = 'queued' AND lease_owner = ANY($1::text[])`,
     [owners],
@@ -39,11 +41,11 @@ export class PgOwners {
   async register(owner: OwnerRegistration): Promise<void> {
     checkOwner(owner);
     await this.pool.query(
-      `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at)
-       VALUES ($1, $2, $3, $4, $5, ${pgNow(6)}, ${pgNow(6)})
+      `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, lease_group, started_at, heartbeat_at)
+       VALUES ($1, $2, $3, $4, $5, $6, ${pgNow(7)}, ${pgNow(7)})
        ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, proc_start = excluded.proc_start,
-         heartbeat_ms = excluded.heartbeat_ms, heartbeat_at = excluded.heartbeat_at`,
-      [owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, nowParam(this.clock)],
+         heartbeat_ms = excluded.heartbeat_ms, lease_group = excluded.lease_group, heartbeat_at = excluded.heartbeat_at`,
+      [owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, owner.group ?? null, nowParam(this.clock)],
     );
   }
 
@@ -61,7 +63,7 @@ export class PgOwners {
 
   async list(): Promise<OwnerInfo[]> {
     const { rows } = await this.pool.query<PgOwnerRow>(
-      `SELECT id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at,
+      `SELECT id, host, pid, proc_start, heartbeat_ms, lease_group, started_at, heartbeat_at,
          GREATEST(0, FLOOR(EXTRACT(EPOCH FROM (${pgNow(1)} - heartbeat_at)) * 1000)) AS age_ms
        FROM owners ORDER BY started_at, id`,
       [nowParam(this.clock)],
@@ -72,6 +74,7 @@ export class PgOwners {
       pid: Number(r.pid),
       ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
       heartbeatMs: Number(r.heartbeat_ms),
+      ...(r.lease_group === null ? {} : { group: r.lease_group }),
       startedAt: iso(r.started_at),
       heartbeatAt: iso(r.heartbeat_at),
       heartbeatAgeMs: Number(r.age_ms),

@@ -1,8 +1,8 @@
 /** PostgreSQL checkpoints, leases, ledger, thread index, predictions and counters. */
 import type pg from 'pg';
 import type { Checkpoint } from '../../model/origin.js';
-import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
-import type { Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry } from '../types.js';
+import { checkDelay, checkLimit, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
+import type { LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry } from '../types.js';
 import { iso, nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 
 export class PgState {
@@ -24,38 +24,6 @@ export class PgState {
   }
 
   /** Insert, or steal through a conditional update: only when expired or already ours. */
-  async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    const res = await this.pool.query(
-      `INSERT INTO leases (name, owner, expires_at) VALUES ($1, $2, ${pgNow(4)} + $3 * interval '1 millisecond')
-       ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE leases.owner = excluded.owner OR leases.expires_at <= ${pgNow(4)}`,
-      [name, owner, checkDelay('ttlMs', ttlMs, 1), nowParam(this.clock)],
-    );
-    return res.rowCount === 1;
-  }
-
-  async renewLease(name: string, owner: string, ttlMs: number): Promise<void> {
-    const res = await this.pool.query(
-      `UPDATE leases SET expires_at = ${pgNow(4)} + $3 * interval '1 millisecond' WHERE name = $1 AND owner = $2`,
-      [name, owner, checkDelay('ttlMs', ttlMs, 1), nowParam(this.clock)],
-    );
-    if (res.rowCount !== 1) throw leaseLost(name, owner, (await this.getLease(name))?.owner);
-  }
-
-  async releaseLease(name: string, owner: string): Promise<boolean> {
-    const res = await this.pool.query('DELETE FROM leases WHERE name = $1 AND owner = $2', [name, owner]);
-    return res.rowCount === 1;
-  }
-
-  async getLease(name: string): Promise<Lease | undefined> {
-    const { rows } = await this.pool.query<{ name: string; owner: string; expires_at: Date }>(
-      'SELECT name, owner, expires_at FROM leases WHERE name = $1',
-      [name],
-    );
-    const r = rows[0];
-    return r === undefined ? undefined : { name: r.name, owner: r.owner, expiresAt: iso(r.expires_at) };
-  }
-
   async lookup(source: string, commentIds: string[]): Promise<Map<string, LedgerEntry>> {
     const { rows } = await this.pool.query<Record<string, string>>(
       `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger WHERE source = $1 AND comment_id = ANY($2::text[])`,

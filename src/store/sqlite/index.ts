@@ -17,6 +17,7 @@ import { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteKeyed } from './keyed.js';
 import { migrateSqlite } from './migrations.js';
 import { SqliteOutbox } from './outbox.js';
+import { SqliteLeases } from './leases.js';
 import { SqliteOwners } from './owners.js';
 import { SqliteState } from './state.js';
 
@@ -74,16 +75,18 @@ export class SqliteStore implements T.Store {
   private readonly state: SqliteState;
   private readonly keyed: SqliteKeyed;
   private readonly owners: SqliteOwners;
+  private readonly leases: SqliteLeases;
 
   private constructor(
     private readonly db: Database.Database,
     now: () => number,
   ) {
     this.state = new SqliteState(db, now);
-    this.outbox = new SqliteOutbox(db, this.state, now);
+    this.leases = new SqliteLeases(db, now);
+    this.outbox = new SqliteOutbox(db, this.state, now, this.leases);
     this.dead = new SqliteDeadLetters(db, this.outbox, now);
     this.keyed = new SqliteKeyed(db, this.outbox, now);
-    this.owners = new SqliteOwners(db, now);
+    this.owners = new SqliteOwners(db, now, this.leases);
   }
 
   /** Opens (creating parent directories) and migrates. */
@@ -106,8 +109,8 @@ export class SqliteStore implements T.Store {
     }
   }
 
-  enqueue(items: T.OutboxInput[], checkpoint?: Checkpoint) {
-    return this.guard('enqueue', () => this.outbox.enqueue(items, checkpoint));
+  enqueue(items: T.OutboxInput[], checkpoint?: Checkpoint, fence?: T.Fence) {
+    return this.guard('enqueue', () => this.outbox.enqueue(items, checkpoint, fence));
   }
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number) {
     return this.guard('claim', () => this.outbox.claim(route, limit, owner, leaseMs));
@@ -158,24 +161,32 @@ export class SqliteStore implements T.Store {
   getCheckpoint(key: string) {
     return this.guard('getCheckpoint', () => this.state.getCheckpoint(key));
   }
-  setCheckpoint(key: string, value: Checkpoint['value']) {
-    return this.guard('setCheckpoint', () => this.outbox.setCheckpoint(key, value));
+  setCheckpoint(key: string, value: Checkpoint['value'], fence?: T.Fence) {
+    return this.guard('setCheckpoint', () =>
+      fence === undefined ? this.outbox.setCheckpoint(key, value) : this.outbox.setFencedCheckpoint(key, value, fence),
+    );
   }
   listCheckpoints() {
     return this.guard('listCheckpoints', () => this.state.listCheckpoints());
   }
 
   acquireLease(name: string, owner: string, ttlMs: number) {
-    return this.guard('acquireLease', () => this.state.acquireLease(name, owner, ttlMs));
+    return this.guard('acquireLease', () => this.leases.acquire(name, owner, ttlMs));
   }
   renewLease(name: string, owner: string, ttlMs: number) {
-    return this.guard('renewLease', () => this.state.renewLease(name, owner, ttlMs));
+    return this.guard('renewLease', () => this.leases.renew(name, owner, ttlMs));
+  }
+  renewLeases(owner: string, ttlMs: number) {
+    return this.guard('renewLeases', () => this.leases.renewAll(owner, ttlMs));
   }
   releaseLease(name: string, owner: string) {
-    return this.guard('releaseLease', () => this.state.releaseLease(name, owner));
+    return this.guard('releaseLease', () => this.leases.release(name, owner));
   }
   getLease(name: string) {
-    return this.guard('getLease', () => this.state.getLease(name));
+    return this.guard('getLease', () => this.leases.get(name));
+  }
+  listLeases() {
+    return this.guard('listLeases', () => this.leases.list());
   }
 
   registerOwner(owner: T.OwnerRegistration) {

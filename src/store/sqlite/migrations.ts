@@ -178,6 +178,15 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_claimed ON outbox (lease_owner) WHERE status = 'queued' AND lease_owner IS NOT NULL;
     `,
   },
+  {
+    version: 7,
+    name: 'lease fencing tokens',
+    // A lease row now outlives its release (expires_at 0) so that its token only grows.
+    sql: `
+      ALTER TABLE leases ADD COLUMN token INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE owners ADD COLUMN lease_group TEXT;
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

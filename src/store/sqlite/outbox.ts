@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import type { Checkpoint, Origin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute, jsonOrNull } from '../common.js';
 import type {
+  Fence,
   DeliveryInfo,
   EnqueueResult,
   ItemError,
@@ -19,6 +20,7 @@ import type {
   ThreadEntry,
 } from '../types.js';
 import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
+import type { SqliteLeases } from './leases.js';
 import type { SqliteState } from './state.js';
 
 export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
@@ -35,13 +37,14 @@ export class SqliteOutbox {
   private readonly bumpStmts = new Map<CounterName, Database.Statement>();
   private readonly claimRoute: Database.Statement;
   private readonly claimAny: Database.Statement;
-  private readonly enqueueTx: (items: OutboxInput[], checkpoint: Checkpoint | undefined) => EnqueueResult;
+  private readonly enqueueTx: (items: OutboxInput[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => EnqueueResult;
   private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
 
   constructor(
     private readonly db: Database.Database,
     private readonly state: SqliteState,
     private readonly now: () => number,
+    private readonly leases: SqliteLeases,
   ) {
     this.insert = db.prepare(
       `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
@@ -81,8 +84,11 @@ export class SqliteOutbox {
       );
     this.claimRoute = claim('route = @route AND');
     this.claimAny = claim('');
-    const tx = db.transaction((items: OutboxInput[], checkpoint: Checkpoint | undefined) => this.enqueueNow(items, checkpoint));
-    this.enqueueTx = (items, checkpoint) => tx.immediate(items, checkpoint);
+    const tx = db.transaction((items: OutboxInput[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => {
+      this.leases.check(fence);
+      return this.enqueueNow(items, checkpoint);
+    });
+    this.enqueueTx = (items, checkpoint, fence) => tx.immediate(items, checkpoint, fence);
     const claimTx = db.transaction((route: string | undefined, params: Record<string, unknown>) => this.claimNow(route, params));
     this.claimTx = (route, params) => claimTx.immediate(route, params);
   }
@@ -128,8 +134,18 @@ export class SqliteOutbox {
     this.putCheckpoint.run(key, JSON.stringify(value), this.now());
   }
 
-  enqueue(items: OutboxInput[], checkpoint?: Checkpoint): EnqueueResult {
-    return this.enqueueTx(items, checkpoint);
+  /** setCheckpoint under a lease: checked and written in one transaction. */
+  setFencedCheckpoint(key: string, value: Checkpoint['value'], fence: Fence): void {
+    this.db
+      .transaction(() => {
+        this.leases.check(fence);
+        this.setCheckpoint(key, value);
+      })
+      .immediate();
+  }
+
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): EnqueueResult {
+    return this.enqueueTx(items, checkpoint, fence);
   }
 
   private enqueueNow(items: OutboxInput[], checkpoint: Checkpoint | undefined): EnqueueResult {

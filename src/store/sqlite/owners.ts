@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import { checkOwner, checkMissedBeats } from '../common.js';
 import type { OwnerInfo, OwnerRegistration, ReapResult } from '../types.js';
+import type { SqliteLeases } from './leases.js';
 
 interface OwnerRow {
   id: string;
@@ -12,6 +13,7 @@ interface OwnerRow {
   pid: number;
   proc_start: string | null;
   heartbeat_ms: number;
+  lease_group: string | null;
   started_at: number;
   heartbeat_at: number;
 }
@@ -20,6 +22,7 @@ export class SqliteOwners {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
+    private readonly leases: SqliteLeases,
   ) {}
 
   register(owner: OwnerRegistration): void {
@@ -27,11 +30,11 @@ export class SqliteOwners {
     const now = this.now();
     this.db
       .prepare(
-        `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, lease_group, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, proc_start = excluded.proc_start,
-         heartbeat_ms = excluded.heartbeat_ms, heartbeat_at = excluded.heartbeat_at`,
+         heartbeat_ms = excluded.heartbeat_ms, lease_group = excluded.lease_group, heartbeat_at = excluded.heartbeat_at`,
       )
-      .run(owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, now, now);
+      .run(owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, owner.group ?? null, now, now);
   }
 
   heartbeat(id: string): boolean {
@@ -56,6 +59,7 @@ export class SqliteOwners {
       pid: r.pid,
       ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
       heartbeatMs: r.heartbeat_ms,
+      ...(r.lease_group === null ? {} : { group: r.lease_group }),
       startedAt: new Date(r.started_at).toISOString(),
       heartbeatAt: new Date(r.heartbeat_at).toISOString(),
       heartbeatAgeMs: Math.max(0, now - r.heartbeat_at),
@@ -79,7 +83,7 @@ export class SqliteOwners {
   private release(owners: string[]): number {
     if (owners.length === 0) return 0;
     const list = JSON.stringify(owners);
-    this.db.prepare('DELETE FROM leases WHERE owner IN (SELECT value FROM json_each(?))').run(list);
+    this.leases.releaseOwners(list);
     return this.db
       .prepare(
         `UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL

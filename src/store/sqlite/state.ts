@@ -1,8 +1,8 @@
 /** SQLite checkpoints, leases, ledger, thread index, predictions and counters. */
 import type Database from 'better-sqlite3';
 import type { Checkpoint } from '../../model/origin.js';
-import { checkDelay, checkLimit, leaseLost, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
-import type { Lease, LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry } from '../types.js';
+import { checkDelay, checkLimit, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
+import type { LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry } from '../types.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -24,36 +24,6 @@ export class SqliteState {
       updated_at: number;
     }>;
     return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as Checkpoint['value'], updatedAt: iso(r.updated_at) }));
-  }
-
-  acquireLease(name: string, owner: string, ttlMs: number): boolean {
-    const now = this.now();
-    return (
-      this.db
-        .prepare(
-          `INSERT INTO leases (name, owner, expires_at) VALUES (@name, @owner, @until)
-       ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE leases.owner = excluded.owner OR leases.expires_at <= @now`,
-        )
-        .run({ name, owner, now, until: now + checkDelay('ttlMs', ttlMs, 1) }).changes === 1
-    );
-  }
-
-  renewLease(name: string, owner: string, ttlMs: number): void {
-    const until = this.now() + checkDelay('ttlMs', ttlMs, 1);
-    const changed = this.db.prepare('UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ?').run(until, name, owner).changes;
-    if (changed === 0) throw leaseLost(name, owner, this.getLease(name)?.owner);
-  }
-
-  releaseLease(name: string, owner: string): boolean {
-    return this.db.prepare('DELETE FROM leases WHERE name = ? AND owner = ?').run(name, owner).changes === 1;
-  }
-
-  getLease(name: string): Lease | undefined {
-    const row = this.db.prepare('SELECT name, owner, expires_at FROM leases WHERE name = ?').get(name) as
-      | { name: string; owner: string; expires_at: number }
-      | undefined;
-    return row === undefined ? undefined : { name: row.name, owner: row.owner, expiresAt: iso(row.expires_at) };
   }
 
   lookup(source: string, commentIds: string[]): Map<string, LedgerEntry> {
