@@ -40,6 +40,8 @@ export class AccountRunner {
   private endingClient: ImapFlow | undefined;
   /** run() has returned: the account stays disconnected. */
   private ran = false;
+  /** run() is under way (not before it is called, nor after it returned). */
+  active = false;
   private readonly lastSocketError = new WeakMap<ImapFlow, Error>();
 
   constructor(
@@ -100,13 +102,18 @@ export class AccountRunner {
 
   /** Connects, syncs and idles until `signal` aborts; then logs out (bounded) and resolves. */
   async run(sink: IntakeSink, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      const delay = await this.attempt(sink, signal);
-      if (delay !== undefined) await sleep(delay, signal);
+    this.active = true;
+    try {
+      while (!signal.aborted) {
+        const delay = await this.attempt(sink, signal);
+        if (delay !== undefined) await sleep(delay, signal);
+      }
+      await this.ending;
+    } finally {
+      this.active = false;
+      this.ran = true;
+      this.tracker.set('stopped');
     }
-    await this.ending;
-    this.ran = true;
-    this.tracker.set('stopped');
   }
 
   /** One connection's life; resolves with the backoff before the next one, if it failed. */

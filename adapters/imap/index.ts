@@ -92,6 +92,8 @@ export class ImapAdapter implements Adapter {
     const { groups } = groupOrigins(runner.config.name, origins);
     const mine = groups.flatMap((g) => g.origins);
     if (mine.length === 0 || runner.action.kind === 'none') return { applied: mine, deferred: [] };
+    // Not read by this process (another replica holds its mailbox lease, or it has stopped): that one applies them.
+    if (!runner.active) return { applied: [], deferred: mine };
     try {
       const res = await runner.withSession(this.actionWaitMs, (client) => runAfterDelivery(client, runner.action, groups));
       return { applied: res.applied, deferred: [] };

@@ -177,6 +177,22 @@ export const DeliverySchema = z
 
 const PropertyConflict = z.enum(['reject', 'override', 'drop']);
 
+export const LeasesSchema = z
+  .object({
+    ttl_ms: int(3_000, 300_000)
+      .default(30_000)
+      .describe(
+        'How long a mailbox lease (an IMAP account or files drop owned by one `mailgate serve` replica) lasts without renewal, in ms: the bound for another replica to take over from one cut off from the store. Default 30000.',
+      ),
+    renew_ms: int(100, 60_000)
+      .default(2_000)
+      .describe(
+        'How often a replica renews its mailbox leases and checks which it should hold, in ms; at most a third of ttl_ms. A replica that stops hands its mailboxes over within about this long. Default 2000.',
+      ),
+  })
+  .strict()
+  .refine((l) => l.renew_ms * 3 <= l.ttl_ms, { message: 'renew_ms must be at most a third of ttl_ms', path: ['renew_ms'] });
+
 export const RouteSchema = z
   .object({
     name: z
@@ -293,6 +309,9 @@ export const ConfigSchema = z
     server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
     parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),
     delivery: DeliverySchema.prefault({}).describe('Batching, concurrency and backpressure of delivery.'),
+    leases: LeasesSchema.prefault({}).describe(
+      'Mailbox ownership when several `mailgate serve` replicas share one store: each IMAP account and files drop is read by one live replica at a time.',
+    ),
     routes: z.array(RouteSchema).default([]).describe('Where messages go: one route per target source (sync) or dataset (predict).'),
     adapters: AdaptersSchema.describe('Where messages come from, per adapter kind; each entry names its route.'),
     log_level: z

@@ -8,7 +8,7 @@ import { isGatewayError } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { RawEmailDocument } from '../model/index.js';
 import type { PreviewOptions } from '../preview/types.js';
-import type { OutboxInput, Store } from '../store/types.js';
+import type { Fence, OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
 import { outboxKey, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
@@ -162,11 +162,12 @@ export function createIntake(options: IntakeOptions): Intake {
     }
   }
 
-  async function storeBatch(batch: Inbound[], items: Parsed[], checkpoint: Checkpoint | undefined): Promise<void> {
+  async function storeBatch(batch: Inbound[], items: Parsed[], checkpoint: Checkpoint | undefined, fence: Fence | undefined): Promise<void> {
     // The thread index entries are written in the enqueue transaction.
     const result = await store.enqueue(
       items.map((i) => withThread(i, routes)),
       checkpoint,
+      fence,
     );
     counters.queued += result.queued;
     counters.duplicates += result.duplicates;
@@ -204,11 +205,11 @@ export function createIntake(options: IntakeOptions): Intake {
       });
       return (await Promise.all(keyed.map((k) => toOutbox(k, apart)))).map((p) => withThread(p, routes));
     },
-    accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+    accept(batch: Inbound[], checkpoint?: Checkpoint, fence?: Fence): Promise<void> {
       return inOrder(async (previous) => {
         if (batch.length === 0) {
           await previous;
-          if (checkpoint) await store.setCheckpoint(checkpoint.key, checkpoint.value);
+          if (checkpoint) await store.setCheckpoint(checkpoint.key, checkpoint.value, fence);
           return;
         }
         await waitForRoom(new Set(batch.map((m) => m.route)));
@@ -217,7 +218,7 @@ export function createIntake(options: IntakeOptions): Intake {
         counters.duplicates += batch.length - fresh.length;
         const items = await Promise.all(fresh.map((k) => toOutbox(k)));
         await previous;
-        await storeBatch(batch, items, checkpoint);
+        await storeBatch(batch, items, checkpoint, fence);
       });
     },
   };

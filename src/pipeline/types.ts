@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { MboxQuoting } from '../mime/mbox-finish.js';
 import type { Checkpoint, Origin } from '../model/origin.js';
+import type { Fence } from '../store/types.js';
 
 // The store keeps these shapes too; they live with the model so that the store never imports the pipeline.
 export type { Checkpoint, Envelope, Origin } from '../model/origin.js';
@@ -34,8 +35,10 @@ export interface IntakeSink {
    * Resolves once every message of the batch (and the checkpoint) is durable. An adapter may
    * call it again before the previous call resolved: batches are stored in call order, and a
    * batch queued behind one that failed fails too (its checkpoint is never written).
+   * `fence`: set by the runtime for an adapter that runs under a mailbox lease (adapters never
+   * pass it): the batch and checkpoint are written only while the lease is held with that token.
    */
-  accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void>;
+  accept(batch: Inbound[], checkpoint?: Checkpoint, fence?: Fence): Promise<void>;
   /** Reads a checkpoint written earlier with accept(). */
   checkpoint(key: string): Promise<Checkpoint['value'] | undefined>;
 }

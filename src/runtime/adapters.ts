@@ -9,7 +9,8 @@ import type { Logger } from '../logger.js';
 import { fanOut } from '../pipeline/fan-out.js';
 import type { Adapter, AdapterSink } from '../pipeline/types.js';
 
-export type AdapterState = 'starting' | 'running' | 'finished' | 'failed' | 'stopped';
+/** `standby`: a pull adapter whose mailbox lease another replica holds (it runs there). */
+export type AdapterState = 'starting' | 'running' | 'finished' | 'failed' | 'stopped' | 'standby';
 
 export interface AdapterEntry {
   kind: string;
@@ -47,7 +48,8 @@ export async function runAdapters(entries: AdapterEntry[], sink: AdapterSink, sh
   }
 }
 
-async function runOne(e: AdapterEntry, sink: AdapterSink, signal: AbortSignal, logger: Logger): Promise<void> {
+/** Runs one adapter to its end, keeping its state; never rejects. */
+export async function runOne(e: AdapterEntry, sink: AdapterSink, signal: AbortSignal, logger: Logger): Promise<void> {
   const log = logger.child({ adapter: e.kind, instance: e.name });
   e.state = 'running';
   try {

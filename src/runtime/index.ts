@@ -28,6 +28,7 @@ import { actionTarget } from './actions.js';
 import { buildAdapters, entryOf, runAdapters, type AdapterEntry } from './adapters.js';
 import { apiEndpoint, type ApiEndpoint } from './api.js';
 import { startOwner, type OwnerHandle } from './owner.js';
+import { leaseGroup, leaseName, Ownership } from './ownership.js';
 
 export { emulatorDataDir } from './api.js';
 export type { AdapterEntry, AdapterState } from './adapters.js';
@@ -48,6 +49,12 @@ export interface RuntimeOptions {
   leaseMs?: number;
   /** Heartbeat interval of this process as a registered owner, in ms. Default `delivery.heartbeat_ms`. */
   heartbeatMs?: number;
+  /**
+   * Run pull adapters (IMAP accounts, files drops) under mailbox leases, each on one live replica
+   * of those sharing the store (runtime/ownership.ts; `mailgate serve`). Default false: every
+   * adapter runs here (`mailgate import`, the library).
+   */
+  ownership?: boolean;
   /**
    * The adapters to run. Default: one per entry of the configuration's `adapters:`, built
    * through the registry (adapters/index.ts).
@@ -92,8 +99,14 @@ export interface Runtime {
   pushSink: PushSink;
   /** Every adapter's push endpoints, for the HTTP server to mount. */
   endpoints(): PushEndpoint[];
-  /** Starts every adapter on `sink` (default: intake); resolves when all have returned. */
+  /**
+   * Starts every adapter on `sink` (default: intake); resolves when all have returned. With
+   * `ownership`, pull adapters run while this process holds their lease, and their leases are
+   * released once they have stopped.
+   */
   runAdapters(signal: AbortSignal, sink?: IntakeSink): Promise<void>;
+  /** With `ownership`: the mailbox leases of the pull adapters, and which this process holds. */
+  ownership?: Ownership;
   /** Set when the built-in emulator serves as the API (no `api.url`). */
   emulatorUrl?: string;
   close(): Promise<void>;
@@ -116,6 +129,7 @@ interface Core {
   owner: string;
   leaseMs: number;
   ownerHandle?: OwnerHandle;
+  ownership?: Ownership;
 }
 
 function buildIntake(options: RuntimeOptions, c: Core, wake: () => void): Intake {
@@ -205,7 +219,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // A dry run claims nothing and writes nothing.
     if (options.dryRun !== true) {
       const heartbeatMs = options.heartbeatMs ?? config.delivery.heartbeat_ms;
-      core.ownerHandle = await startOwner({ store, id: core.owner, heartbeatMs, logger: logger.child({ component: 'owner' }) });
+      const leased = options.ownership === true ? adapters.filter((e) => leaseName(e) !== undefined) : [];
+      const group = leased.length > 0 ? leaseGroup(leased.map((e) => leaseName(e)!)) : undefined;
+      const ownerLog = logger.child({ component: 'owner' });
+      core.ownerHandle = await startOwner({ store, id: core.owner, heartbeatMs, logger: ownerLog, ...(group ? { group } : {}) });
+      if (group !== undefined) {
+        const { ttl_ms: ttlMs, renew_ms: renewMs } = config.leases;
+        core.ownership = new Ownership(leased, { store, owner: core.owner, group, ttlMs, renewMs, logger });
+      }
     }
     return assemble({ config, core, intake, delivery, adapters, sinks, pushSink, ...(actions ? { actions } : {}) });
   } catch (err) {
@@ -253,11 +274,19 @@ function assemble(parts: Parts): Runtime {
     sinks,
     pushSink: parts.pushSink,
     ...(actions ? { actions } : {}),
+    ...(core.ownership ? { ownership: core.ownership } : {}),
     endpoints: () => parts.adapters.flatMap((e) => e.adapter.endpoints?.() ?? []),
-    runAdapters: (signal, sink = parts.intake) => {
+    runAdapters: async (signal, sink = parts.intake) => {
       // Adapters listening on their own port (SMTP) hand messages to the same push sink as the HTTP endpoints.
       const adapterSink = { accept: sink.accept.bind(sink), checkpoint: sink.checkpoint.bind(sink), push: parts.pushSink };
-      return runAdapters(parts.adapters, adapterSink, signal, core.logger);
+      const { ownership, ownerHandle } = core;
+      if (ownership === undefined) return runAdapters(parts.adapters, adapterSink, signal, core.logger);
+      const free = parts.adapters.filter((e) => leaseName(e) === undefined);
+      // Stopping: leave the group first, so that the other replicas take the mailboxes as soon as they are released.
+      const leaving = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })).then(() =>
+        ownerHandle?.leaveGroup().catch((err: unknown) => core.logger.warn({ err }, 'leaving the replica group failed')),
+      );
+      await Promise.all([runAdapters(free, adapterSink, signal, core.logger), ownership.run(adapterSink, signal, leaving)]);
     },
     async close() {
       if (closed) return;

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from '../logger.js';
-import type { OwnerInfo, ReapResult, Store } from '../store/types.js';
+import type { OwnerInfo, OwnerRegistration, ReapResult, Store } from '../store/types.js';
 
 /** Heartbeats an owner may miss before another process takes its claims back. */
 export const MISSED_BEATS = 3;
@@ -56,6 +56,8 @@ export function isGoneHere(owner: Pick<OwnerInfo, 'host' | 'pid' | 'procStart'>,
 export interface OwnerHandle {
   /** Takes back the claims of dead owners (run at start and at every heartbeat). */
   reap(): Promise<ReapResult>;
+  /** Stops taking mailbox leases: registered again without a group, so the other replicas take its share. */
+  leaveGroup(): Promise<void>;
   /** Stops the heartbeat and deregisters, releasing what this process still holds. */
   stop(): Promise<void>;
 }
@@ -65,6 +67,8 @@ export interface OwnerOptions {
   id: string;
   heartbeatMs: number;
   logger: Logger;
+  /** Processes that take mailbox leases: their group (runtime/ownership.ts). */
+  group?: string;
 }
 
 /** Registers this process, reaps once, then heartbeats and reaps every `heartbeatMs` until stopped. */
@@ -72,7 +76,14 @@ export async function startOwner(options: OwnerOptions): Promise<OwnerHandle> {
   const { store, id, heartbeatMs, logger } = options;
   const host = hostname();
   const procStart = processStart(process.pid);
-  const registration = { id, host, pid: process.pid, heartbeatMs, ...(procStart === undefined ? {} : { procStart }) };
+  const registration: OwnerRegistration = {
+    id,
+    host,
+    pid: process.pid,
+    heartbeatMs,
+    ...(procStart === undefined ? {} : { procStart }),
+    ...(options.group === undefined ? {} : { group: options.group }),
+  };
   await store.registerOwner(registration);
 
   async function reap(): Promise<ReapResult> {
@@ -101,6 +112,11 @@ export async function startOwner(options: OwnerOptions): Promise<OwnerHandle> {
   timer.unref();
   return {
     reap,
+    async leaveGroup() {
+      if (registration.group === undefined) return;
+      delete registration.group;
+      await store.registerOwner(registration);
+    },
     async stop() {
       clearInterval(timer);
       await running;

@@ -65,6 +65,11 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     }
     // An adapter with health lines (IMAP: one per account) is judged by them, any other by its run state.
     for (const e of adapters) {
+      // Its mailbox lease is held by another replica, which reads it.
+      if (e.state === 'standby') {
+        checks[`${e.kind}:${e.name}`] = { ok: true, state: 'standby' };
+        continue;
+      }
       if (!e.adapter.health) {
         const failed = e.state === 'failed';
         const code = e.error ? { code: e.error.code } : {};
@@ -98,7 +103,13 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       return { route: r.name, mode: r.mode, target: r.mode === 'sync' ? r.source : r.dataset, outbox, ...totals };
     });
     const list: Array<Record<string, unknown>> = [];
+    const leases = new Map((await store.listLeases()).map((l) => [l.name, l]));
     for (const e of adapters) {
+      const lease = leases.get(`${e.kind}:${e.name}`);
+      if (e.state === 'standby') {
+        list.push({ kind: e.kind, name: e.name, state: 'standby', healthy: true, heldBy: lease?.owner ?? null });
+        continue;
+      }
       if (!e.adapter.health) {
         list.push({ kind: e.kind, name: e.name, state: e.state, ...(e.error ? { error: e.error } : {}) });
         continue;
@@ -108,7 +119,7 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
         list.push({ kind: e.kind, name: h.name, ...h.detail, state: h.state, healthy: h.ok, lastError: h.lastError ?? null });
       }
     }
-    const owners = (await store.listOwners()).map(ownerSummary);
+    const owners = (await store.listOwners()).map((o) => ownerSummary(o, [...leases.values()]));
     // The readiness checks in full (error text included): /readyz shows only their state and code.
     const readiness = (await ready()).checks;
     const api = config.api.url ?? 'built-in emulator';

@@ -79,6 +79,8 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const runtime = await createRuntime({
     config,
     logger,
+    // Replicas sharing the store split the mailboxes: each pull adapter runs under a lease.
+    ownership: true,
     signal: intakeStop.signal,
     deliverySignal: deliveryStop.signal,
     onApiAttempt: observeApi(metrics),

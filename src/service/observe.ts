@@ -19,11 +19,11 @@ import type { AdapterEntry } from '../runtime/adapters.js';
 export function countingSink(intake: Intake, metrics: Metrics): IntakeSink {
   return {
     checkpoint: (key) => intake.checkpoint(key),
-    async accept(batch, checkpoint) {
-      if (batch.length === 0) return intake.accept(batch, checkpoint);
+    async accept(batch, checkpoint, fence) {
+      if (batch.length === 0) return intake.accept(batch, checkpoint, fence);
       const labels = { route: batch[0]!.route, adapter: batch[0]!.origin.adapter };
       const before = { parsed: intake.counters.parsed, queued: intake.counters.queued, failed: intake.counters.failed };
-      await intake.accept(batch, checkpoint);
+      await intake.accept(batch, checkpoint, fence);
       metrics.messagesReceived.inc(labels, batch.length);
       metrics.messagesParsed.inc(labels, Math.max(0, intake.counters.parsed - before.parsed));
       metrics.messagesQueued.inc(labels, Math.max(0, intake.counters.queued - before.queued));

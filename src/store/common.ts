@@ -4,7 +4,7 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 import type { DocumentHashes } from '../batcher/ledger.js';
 import type { RawEmailDocument } from '../model/index.js';
-import type { Fence, ItemError, ItemState, OutboxInput, OutboxItem, OutboxStatus, PurgeFilter, RouteCounters } from './types.js';
+import type { Fence, ItemError, Lease, ItemState, OutboxInput, OutboxItem, OutboxStatus, PurgeFilter, RouteCounters } from './types.js';
 
 /** Upper bound for `limit` in claims and listings: bounds memory per call. */
 export const MAX_STORE_LIMIT = 10_000;
@@ -204,8 +204,21 @@ export interface OwnerSummary {
   startedAt: string;
   heartbeatAt: string;
   heartbeatAgeMs: number;
+  /** A `mailgate serve` replica taking mailbox leases: its group (replicas of one configuration share it). */
+  group?: string;
+  /** The mailbox leases it holds, by name. */
+  leases: string[];
 }
 
-export function ownerSummary(o: OwnerSummary): OwnerSummary {
-  return { id: o.id, host: o.host, pid: o.pid, startedAt: o.startedAt, heartbeatAt: o.heartbeatAt, heartbeatAgeMs: o.heartbeatAgeMs };
+export function ownerSummary(o: Omit<OwnerSummary, 'leases'>, leases: readonly Lease[] = []): OwnerSummary {
+  return {
+    id: o.id,
+    host: o.host,
+    pid: o.pid,
+    startedAt: o.startedAt,
+    heartbeatAt: o.heartbeatAt,
+    heartbeatAgeMs: o.heartbeatAgeMs,
+    ...(o.group === undefined ? {} : { group: o.group }),
+    leases: leases.filter((l) => l.owner === o.id).map((l) => l.name),
+  };
 }

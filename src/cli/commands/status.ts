@@ -1,6 +1,7 @@
 /** `mailgate status`: outbox depth, per-route counters, checkpoints, AI units spent and the running processes. */
 import type { Command } from 'commander';
-import { ownerSummary } from '../../store/common.js';
+import { ownerSummary, type OwnerSummary } from '../../store/common.js';
+import type { Lease, Store } from '../../store/types.js';
 import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
@@ -16,7 +17,7 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
     outbox: await store.outboxCounts(),
     routes: await store.counters(),
     checkpoints: await store.listCheckpoints(),
-    owners: (await store.listOwners()).map(ownerSummary),
+    ...(await owners(store)),
   }));
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify(status)}\n`);
@@ -34,9 +35,18 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   lines.push('', 'processes (registered owners of outbox claims):');
   if (status.owners.length === 0) lines.push('  (none running)');
   for (const o of status.owners) {
-    lines.push(`  ${o.id}: host ${o.host}, pid ${o.pid}, heartbeat ${(o.heartbeatAgeMs / 1000).toFixed(1)} s ago`);
+    const replica = o.group === undefined ? '' : `, replica of group ${o.group} holding ${o.leases.length} mailbox leases`;
+    lines.push(`  ${o.id}: host ${o.host}, pid ${o.pid}, heartbeat ${(o.heartbeatAgeMs / 1000).toFixed(1)} s ago${replica}`);
   }
+  const orphans = status.leases.filter((l) => !status.owners.some((o) => o.id === l.owner));
+  for (const l of orphans) lines.push(`  (lease ${l.name} held by ${l.owner}, not registered: expires ${l.expiresAt})`);
   await write(`${lines.join('\n')}\n`);
+}
+
+/** Registered owners with the mailbox leases each holds, and every live lease. */
+async function owners(store: Store): Promise<{ owners: OwnerSummary[]; leases: Lease[] }> {
+  const leases = await store.listLeases();
+  return { owners: (await store.listOwners()).map((o) => ownerSummary(o, leases)), leases };
 }
 
 export const statusCommand: CliCommand = {
