@@ -1,9 +1,9 @@
-/** PostgreSQL checkpoints, leases, ledger, thread index, predictions and counters. */
+/** PostgreSQL checkpoints, ledger, thread index, predictions and counters. */
 import type pg from 'pg';
 import type { Checkpoint } from '../../model/origin.js';
-import { checkDelay, checkLimit, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
+import { checkLimit, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
 import type { LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry } from '../types.js';
-import { iso, nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
+import { iso, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 
 export class PgState {
   constructor(

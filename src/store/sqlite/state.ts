@@ -1,7 +1,7 @@
-/** SQLite checkpoints, leases, ledger, thread index, predictions and counters. */
+/** SQLite checkpoints, ledger, thread index, predictions and counters. */
 import type Database from 'better-sqlite3';
 import type { Checkpoint } from '../../model/origin.js';
-import { checkDelay, checkLimit, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
+import { checkLimit, ROUTE_COUNTER_COLUMNS, routeCountersFromRow } from '../common.js';
 import type { LedgerEntry, PredictionInput, PredictionQuery, RouteCounters, StoredPrediction, ThreadEntry } from '../types.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
