@@ -162,7 +162,12 @@ export function createIntake(options: IntakeOptions): Intake {
     }
   }
 
-  async function storeBatch(batch: Inbound[], items: Parsed[], checkpoint: Checkpoint | undefined, fence: Fence | undefined): Promise<void> {
+  async function storeBatch(
+    batch: Inbound[],
+    items: Parsed[],
+    checkpoint: Checkpoint | undefined,
+    fence: Fence | undefined,
+  ): Promise<void> {
     // The thread index entries are written in the enqueue transaction.
     const result = await store.enqueue(
       items.map((i) => withThread(i, routes)),
