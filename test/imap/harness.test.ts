@@ -21,12 +21,20 @@ describe('the Dovecot test harness', () => {
       const live = new ImapFlow({ host: d.host, port: d.port, secure: false, auth: { user: 'alice', pass: 'secret' }, logger: false });
       live.on('error', () => undefined);
       await live.connect();
+      expect(await d.connections()).toEqual(new Map([['alice', 1]]));
+      // A local delivery reaches an idling session without a connection of its own.
+      await live.mailboxOpen('INBOX');
+      const told = new Promise((resolve) => live.once('exists', resolve));
+      void live.idle().catch(() => undefined);
+      await d.deliver('alice', 'INBOX', textMessage(2));
+      expect(await told).toMatchObject({ count: 2 });
+      expect(await d.connections()).toEqual(new Map([['alice', 1]]));
       await d.kick('alice');
       await eventually(() => !live.usable);
 
       await d.restart();
       const st2 = await d.withClient('alice', (c) => c.status('INBOX', { messages: true }));
-      expect(st2 && st2.messages).toBe(1);
+      expect(st2 && st2.messages).toBe(2);
       expect(await d.recreateFolder('alice', 'Bulk')).not.toBe(Number(st && st.uidValidity));
     } finally {
       await d.stop();

@@ -46,6 +46,13 @@ export interface DovecotServer {
   start(): Promise<void>;
   /** Kills the user's IMAP processes: every open connection of that user drops at once. */
   kick(user: string): Promise<void>;
+  /** Open IMAP connections per user, as `doveadm who` lists them. */
+  connections(): Promise<Map<string, number>>;
+  /**
+   * Delivers a message into a folder through Dovecot's own storage (`doveadm save`, as a local
+   * delivery agent does): idling sessions are told, and no IMAP connection is opened for it.
+   */
+  deliver(user: string, folder: string, message: Buffer | string): Promise<void>;
   /** Dovecot's log so far (for failing-test diagnostics). */
   log(): string;
   stop(): Promise<void>;
@@ -357,6 +364,22 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
           // already gone
         }
       }
+    },
+    async connections() {
+      const { stdout } = await run(binary('doveadm'), ['-c', confPath, 'who', '-1']);
+      const counts = new Map<string, number>();
+      // After the header: `username proto pid ip`, one line per connection.
+      for (const line of stdout.split('\n').slice(1)) {
+        const user = line.trim().split(/\s+/)[0];
+        if (user) counts.set(user, (counts.get(user) ?? 0) + 1);
+      }
+      return counts;
+    },
+    async deliver(user, folder, message) {
+      await new Promise<void>((resolve, reject) => {
+        const child = execFile(binary('doveadm'), ['-c', confPath, 'save', '-u', user, '-m', folder], (err) => (err ? reject(err) : resolve()));
+        child.stdin!.end(typeof message === 'string' ? Buffer.from(message) : message);
+      });
     },
     log: readLog,
     async stop() {
