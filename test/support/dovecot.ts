@@ -377,7 +377,9 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     },
     async deliver(user, folder, message) {
       await new Promise<void>((resolve, reject) => {
-        const child = execFile(binary('doveadm'), ['-c', confPath, 'save', '-u', user, '-m', folder], (err) => (err ? reject(err) : resolve()));
+        const child = execFile(binary('doveadm'), ['-c', confPath, 'save', '-u', user, '-m', folder], (err) =>
+          err ? reject(err) : resolve(),
+        );
         child.stdin!.end(typeof message === 'string' ? Buffer.from(message) : message);
       });
     },

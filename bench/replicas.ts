@@ -1,0 +1,201 @@
+/**
+ * bench:replicas — 1, 2 and 3 `mailgate serve` replicas (the built CLI, each its own process)
+ * on one PostgreSQL, syncing the same 50 pre-filled Dovecot mailboxes into one emulator from
+ * a fresh database: messages/s for each beside the single-replica rate (target on this 2-core
+ * machine: no collapse, three replicas ≥ 0.9× of one), the mailbox leases granted during the
+ * sync beyond the first 50 (startup hand-overs), and those granted in a steady-state window
+ * after it (churn; target 0). Also the PostgreSQL CPU per 1,000 messages, which says where the
+ * shared database would become the limit.
+ *
+ * Usage: npm run bench:replicas -- [messagesPerMailbox=200] [steadySeconds=10]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createEmulator } from '../src/emulator/index.js';
+import { createTestDatabase, startPostgres, type PostgresServer } from '../test/support/postgres.js';
+import { argInt } from './support/args.js';
+import { cpuOf, cpuOfTree } from './support/cpu.js';
+import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
+
+const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const MAILBOXES = 50;
+const perMailbox = argInt(0, 200);
+const steadySeconds = argInt(1, 10);
+
+function message(user: string, i: number): Buffer {
+  const attach = i % 10 < 3;
+  const head = [
+    `From: Customer ${i} <c${i}@example.com>`,
+    `To: ${user}@support.example`,
+    `Subject: order ${i} for ${user}`,
+    `Message-ID: <${user}-${i}@bench.mailgate>`,
+    'Date: Mon, 02 Mar 2026 10:00:00 +0000',
+    'MIME-Version: 1.0',
+  ];
+  const text = `Hello,\r\n\r\nmy order ${i} has not arrived yet. Could you check?\r\n\r\nThanks,\r\nCustomer ${i}\r\n`;
+  if (!attach) return Buffer.from([...head, 'Content-Type: text/plain; charset=utf-8', '', text].join('\r\n'));
+  const b = `b${i}`;
+  const pdf = randomBytes(6_000).toString('base64').replace(/.{76}/g, '$&\r\n');
+  return Buffer.from(
+    [
+      ...head,
+      `Content-Type: multipart/mixed; boundary="${b}"`,
+      '',
+      `--${b}`,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      text,
+      `--${b}`,
+      'Content-Type: application/pdf; name="invoice.pdf"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      pdf,
+      `--${b}--`,
+      '',
+    ].join('\r\n'),
+  );
+}
+
+function config(storeUrl: string, apiUrl: string, token: string, d: BenchDovecot, users: string[]): string {
+  const accounts = users.map(
+    (u) => `    - { name: ${u}, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${u}, pass: pw-${u} } }`,
+  );
+  return [
+    `store: ${storeUrl}`,
+    `api: { url: ${apiUrl}, token: "${token}" }`,
+    'server: { listen: 127.0.0.1:0 }',
+    'log_level: warn',
+    'routes: [{ name: bench, source: bench/inbox }]',
+    'adapters:',
+    '  imap:',
+    ...accounts,
+    '',
+  ].join('\n');
+}
+
+interface Run {
+  replicas: number;
+  rate: number;
+  seconds: number;
+  /** Lease grants beyond one per mailbox while syncing (hand-overs as replicas joined). */
+  handovers: number;
+  /** Lease grants in the steady-state window after the sync. */
+  steadyGrants: number;
+  mailgateCpu: number;
+  postgresCpuPer1000: number;
+}
+
+async function tokenSum(url: string): Promise<number> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ s: string | null }>('SELECT sum(token) AS s FROM leases');
+    return Number(rows[0]?.s ?? 0);
+  } finally {
+    await db.end();
+  }
+}
+
+async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, users: string[], total: number): Promise<Run> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-replicas-'));
+  const storeUrl = await createTestDatabase('mailgate_bench_replicas');
+  const token = randomBytes(8).toString('hex');
+  const emulator = createEmulator({ token, autoCreateSources: true, logger: false });
+  const apiUrl = await emulator.listen(0, '127.0.0.1');
+  writeFileSync(join(dir, 'mailgate.yaml'), config(storeUrl, apiUrl, token, d, users));
+  // The schema is created before the clock starts (every run pays the same).
+  const children: ChildProcess[] = [];
+  const stderr: string[] = [];
+  const pg0 = cpuOfTree(server.pid());
+  const t0 = performance.now();
+  for (let i = 0; i < k; i++) {
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    stderr.push('');
+    child.stderr!.on('data', (b: Buffer) => (stderr[i] += b.toString()));
+    children.push(child);
+  }
+  try {
+    while (emulator.stats().comments < total) {
+      const dead = children.findIndex((c) => c.exitCode !== null);
+      if (dead !== -1) throw new Error(`replica ${dead} exited: ${stderr[dead]}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const pgCpu = cpuOfTree(server.pid()) - pg0;
+    const mailgateCpu = children.reduce((a, c) => a + cpuOf(c.pid!), 0);
+    const atDone = await tokenSum(storeUrl);
+    await new Promise((r) => setTimeout(r, steadySeconds * 1000));
+    const steady = await tokenSum(storeUrl);
+    if (emulator.stats().comments !== total || emulator.stats().ai_units !== total)
+      throw new Error(`expected ${total} comments billed once, got ${JSON.stringify(emulator.stats())}`);
+    return {
+      replicas: k,
+      rate: total / seconds,
+      seconds,
+      handovers: atDone - MAILBOXES,
+      steadyGrants: steady - atDone,
+      mailgateCpu,
+      postgresCpuPer1000: (pgCpu / total) * 1000,
+    };
+  } finally {
+    await Promise.all(
+      children.map((c) => {
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        return exited;
+      }),
+    );
+    await emulator.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const server = await startPostgres({ durable: true });
+  process.env.MAILGATE_TEST_POSTGRES_URL = server.url;
+  const d = await startBenchDovecot();
+  try {
+    const users = Array.from({ length: MAILBOXES }, (_, i) => `box${i}`);
+    for (const u of users) {
+      d.addUser(u, `pw-${u}`);
+      d.fill(
+        u,
+        Array.from({ length: perMailbox }, (_, i) => message(u, i)),
+      );
+    }
+    const total = MAILBOXES * perMailbox;
+    console.log(`bench:replicas — ${MAILBOXES} mailboxes × ${perMailbox} messages (30 % with a 6 KB attachment) = ${total}`);
+    console.log('each run: fresh PostgreSQL database and emulator, replicas started together, until the emulator holds every comment\n');
+    // Warm-up (Dovecot's indexes, page cache), unmeasured.
+    await runReplicas(1, server, d, users, total);
+    const runs: Run[] = [];
+    for (const k of [1, 2, 3]) runs.push(await runReplicas(k, server, d, users, total));
+    const one = runs[0]!.rate;
+    console.log('replicas  msg/s   × one  seconds  hand-overs  steady grants  mailgate CPU s  PostgreSQL CPU s/1000 msgs');
+    for (const r of runs) {
+      console.log(
+        `${String(r.replicas).padStart(8)}  ${r.rate.toFixed(0).padStart(5)}  ${(r.rate / one).toFixed(2).padStart(5)}  ${r.seconds
+          .toFixed(1)
+          .padStart(7)}  ${String(r.handovers).padStart(10)}  ${String(r.steadyGrants).padStart(13)}  ${r.mailgateCpu
+          .toFixed(1)
+          .padStart(14)}  ${r.postgresCpuPer1000.toFixed(3).padStart(10)}`,
+      );
+    }
+    const three = runs[2]!.rate / one;
+    console.log(`\ntarget: three replicas ≥ 0.90× one → ${three.toFixed(2)}× ${three >= 0.9 ? 'met' : 'NOT met'}`);
+    console.log(`target: no lease churn in steady state → ${runs.every((r) => r.steadyGrants === 0) ? 'met' : 'NOT met'}`);
+  } finally {
+    await d.stop();
+    await server.stop();
+  }
+}
+
+await main();
