@@ -24,8 +24,8 @@ import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const MAILBOXES = 50;
-const perMailbox = argInt(0, 200);
-const steadySeconds = argInt(1, 10);
+const perMailbox = argInt(2, 200);
+const steadySeconds = argInt(3, 10);
 
 function message(user: string, i: number): Buffer {
   const attach = i % 10 < 3;
@@ -80,6 +80,8 @@ function config(storeUrl: string, apiUrl: string, token: string, d: BenchDovecot
 
 interface Run {
   replicas: number;
+  /** Seconds from spawning the replicas until all serve. */
+  startup: number;
   rate: number;
   seconds: number;
   /** Lease grants beyond one per mailbox while syncing (hand-overs as replicas joined). */
@@ -111,8 +113,7 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
   // The schema is created before the clock starts (every run pays the same).
   const children: ChildProcess[] = [];
   const stderr: string[] = [];
-  const pg0 = cpuOfTree(server.pid());
-  const t0 = performance.now();
+  const spawnedAt = performance.now();
   for (let i = 0; i < k; i++) {
     const child = spawn(process.execPath, [CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], {
       cwd: dir,
@@ -123,6 +124,17 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
     children.push(child);
   }
   try {
+    // The clock starts once every replica serves (process start-up is not sync throughput);
+    // none takes a lease before then (the first lease check waits a moment after start).
+    while (!stderr.every((e) => e.includes('serving on'))) {
+      const dead = children.findIndex((c) => c.exitCode !== null);
+      if (dead !== -1) throw new Error(`replica ${dead} exited: ${stderr[dead]}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const startup = (performance.now() - spawnedAt) / 1000;
+    const pg0 = cpuOfTree(server.pid());
+    const mg0 = children.reduce((a, c) => a + cpuOf(c.pid!), 0);
+    const t0 = performance.now();
     while (emulator.stats().comments < total) {
       const dead = children.findIndex((c) => c.exitCode !== null);
       if (dead !== -1) throw new Error(`replica ${dead} exited: ${stderr[dead]}`);
@@ -130,7 +142,7 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
     }
     const seconds = (performance.now() - t0) / 1000;
     const pgCpu = cpuOfTree(server.pid()) - pg0;
-    const mailgateCpu = children.reduce((a, c) => a + cpuOf(c.pid!), 0);
+    const mailgateCpu = children.reduce((a, c) => a + cpuOf(c.pid!), 0) - mg0;
     const atDone = await tokenSum(storeUrl);
     await new Promise((r) => setTimeout(r, steadySeconds * 1000));
     const steady = await tokenSum(storeUrl);
@@ -138,6 +150,7 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
       throw new Error(`expected ${total} comments billed once, got ${JSON.stringify(emulator.stats())}`);
     return {
       replicas: k,
+      startup,
       rate: total / seconds,
       seconds,
       handovers: atDone - MAILBOXES,
@@ -173,16 +186,18 @@ async function main(): Promise<void> {
     }
     const total = MAILBOXES * perMailbox;
     console.log(`bench:replicas — ${MAILBOXES} mailboxes × ${perMailbox} messages (30 % with a 6 KB attachment) = ${total}`);
-    console.log('each run: fresh PostgreSQL database and emulator, replicas started together, until the emulator holds every comment\n');
+    console.log(
+      'each run: fresh PostgreSQL database and emulator, replicas started together; timed from when all serve until the emulator holds every comment\n',
+    );
     // Warm-up (Dovecot's indexes, page cache), unmeasured.
     await runReplicas(1, server, d, users, total);
     const runs: Run[] = [];
     for (const k of [1, 2, 3]) runs.push(await runReplicas(k, server, d, users, total));
     const one = runs[0]!.rate;
-    console.log('replicas  msg/s   × one  seconds  hand-overs  steady grants  mailgate CPU s  PostgreSQL CPU s/1000 msgs');
+    console.log('replicas  start s  msg/s   × one  seconds  hand-overs  steady grants  mailgate CPU s  PostgreSQL CPU s/1000 msgs');
     for (const r of runs) {
       console.log(
-        `${String(r.replicas).padStart(8)}  ${r.rate.toFixed(0).padStart(5)}  ${(r.rate / one).toFixed(2).padStart(5)}  ${r.seconds
+        `${String(r.replicas).padStart(8)}  ${r.startup.toFixed(1).padStart(7)}  ${r.rate.toFixed(0).padStart(5)}  ${(r.rate / one).toFixed(2).padStart(5)}  ${r.seconds
           .toFixed(1)
           .padStart(7)}  ${String(r.handovers).padStart(10)}  ${String(r.steadyGrants).padStart(13)}  ${r.mailgateCpu
           .toFixed(1)

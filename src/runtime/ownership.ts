@@ -23,6 +23,8 @@ import { MISSED_BEATS } from './owner.js';
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 export const DEFAULT_LEASE_RENEW_MS = 2_000;
+/** How long a replica waits after registering before it takes its first leases (at most renewMs). */
+const FIRST_CHECK_DELAY_MS = 1_000;
 
 /** The lease a pull adapter runs under; push adapters (every replica serves them) have none. */
 export function leaseName(e: Pick<AdapterEntry, 'kind' | 'name' | 'adapter'>): string | undefined {
@@ -117,6 +119,9 @@ export class Ownership {
    * releases their leases at once (the other replicas take them at their next check).
    */
   async run(sink: AdapterSink, signal: AbortSignal, beforeStop?: Promise<void>): Promise<void> {
+    // Replicas started together register before any takes a lease: each then takes only its
+    // share rather than one taking every mailbox and handing most over a moment later.
+    await sleep(Math.min(this.opts.renewMs, FIRST_CHECK_DELAY_MS), signal);
     while (!signal.aborted) {
       try {
         await this.check(sink);
