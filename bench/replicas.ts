@@ -7,7 +7,10 @@
  * after it (churn; target 0). Also the PostgreSQL CPU per 1,000 messages, which says where the
  * shared database would become the limit.
  *
- * Usage: npm run bench:replicas -- [messagesPerMailbox=200] [steadySeconds=10]
+ * Then the catch-up case: 3 replicas holding `catchUpMailboxes` idle mailboxes (default 1,000),
+ * one killed with SIGKILL: the time until every mailbox idles again on the other two.
+ *
+ * Usage: npm run bench:replicas -- [messagesPerMailbox=200] [steadySeconds=10] [catchUpMailboxes=1000]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +29,8 @@ const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const MAILBOXES = 50;
 const perMailbox = argInt(2, 200);
 const steadySeconds = argInt(3, 10);
+const catchUpMailboxes = argInt(4, 1_000);
+const ADMIN_KEY = 'bench-admin-key-0123456789';
 
 function message(user: string, i: number): Buffer {
   const attach = i % 10 < 3;
@@ -61,14 +66,14 @@ function message(user: string, i: number): Buffer {
   );
 }
 
-function config(storeUrl: string, apiUrl: string, token: string, d: BenchDovecot, users: string[]): string {
+function config(storeUrl: string, apiUrl: string, token: string, d: BenchDovecot, users: string[], admin = false): string {
   const accounts = users.map(
     (u) => `    - { name: ${u}, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${u}, pass: pw-${u} } }`,
   );
   return [
     `store: ${storeUrl}`,
     `api: { url: ${apiUrl}, token: "${token}" }`,
-    'server: { listen: 127.0.0.1:0 }',
+    admin ? `server: { listen: 127.0.0.1:0, api_keys: ["${ADMIN_KEY}"] }` : 'server: { listen: 127.0.0.1:0 }',
     'log_level: warn',
     'routes: [{ name: bench, source: bench/inbox }]',
     'adapters:',
@@ -171,6 +176,75 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
   }
 }
 
+/** IMAP accounts idling on one replica (its /api/status), or 0 when it does not answer. */
+async function idling(url: string): Promise<number> {
+  try {
+    const res = await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` }, signal: AbortSignal.timeout(5_000) });
+    const body = (await res.json()) as { adapters: Array<{ kind: string; state: string }> };
+    return body.adapters.filter((a) => a.kind === 'imap' && a.state === 'idle').length;
+  } catch {
+    return 0;
+  }
+}
+
+/** 3 replicas × `n` idle mailboxes; one killed: seconds until all idle again on the other two. */
+async function catchUp(n: number, d: BenchDovecot): Promise<{ allIdle: number; catchUp: number; reaped: number }> {
+  const users = Array.from({ length: n }, (_, i) => `idle${i}`);
+  for (const u of users) {
+    d.addUser(u, `pw-${u}`);
+    d.fill(u, [message(u, 0)]);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-catchup-'));
+  const storeUrl = await createTestDatabase('mailgate_bench_catchup');
+  const token = randomBytes(8).toString('hex');
+  const emulator = createEmulator({ token, autoCreateSources: true, logger: false });
+  const apiUrl = await emulator.listen(0, '127.0.0.1');
+  writeFileSync(join(dir, 'mailgate.yaml'), config(storeUrl, apiUrl, token, d, users, true));
+  const children: ChildProcess[] = [];
+  const urls: string[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < 3; i++) {
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.push(child);
+    urls.push(
+      await new Promise<string>((resolve, reject) => {
+        let err = '';
+        child.stderr!.on('data', (b: Buffer) => {
+          err += b.toString();
+          const m = /serving on (http:\/\/\S+)/.exec(err);
+          if (m) resolve(m[1]!);
+        });
+        child.once('exit', () => reject(new Error(`replica exited: ${err}`)));
+      }),
+    );
+  }
+  const total = async (live: string[]): Promise<number> => (await Promise.all(live.map(idling))).reduce((a, b) => a + b, 0);
+  try {
+    while ((await total(urls)) < n) await new Promise((r) => setTimeout(r, 250));
+    const allIdle = (performance.now() - t0) / 1000;
+    const victim = children[0]!;
+    const killedAt = performance.now();
+    victim.kill('SIGKILL');
+    await new Promise((r) => victim.once('exit', r));
+    while ((await total(urls.slice(1))) < n) await new Promise((r) => setTimeout(r, 250));
+    return { allIdle, catchUp: (performance.now() - killedAt) / 1000, reaped: n };
+  } finally {
+    await Promise.all(
+      children.map((c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return undefined;
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        return exited;
+      }),
+    );
+    await emulator.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const server = await startPostgres({ durable: true });
   process.env.MAILGATE_TEST_POSTGRES_URL = server.url;
@@ -207,6 +281,9 @@ async function main(): Promise<void> {
     const three = runs[2]!.rate / one;
     console.log(`\ntarget: three replicas ≥ 0.90× one → ${three.toFixed(2)}× ${three >= 0.9 ? 'met' : 'NOT met'}`);
     console.log(`target: no lease churn in steady state → ${runs.every((r) => r.steadyGrants === 0) ? 'met' : 'NOT met'}`);
+    const c = await catchUp(catchUpMailboxes, d);
+    console.log(`\n3 replicas × ${catchUpMailboxes} idle mailboxes: all idling ${c.allIdle.toFixed(1)} s after start`);
+    console.log(`one replica killed (SIGKILL): all ${catchUpMailboxes} idling again on the other two after ${c.catchUp.toFixed(1)} s`);
   } finally {
     await d.stop();
     await server.stop();
