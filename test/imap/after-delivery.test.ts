@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ImapAdapter } from '../../adapters/imap/index.js';
 import { createLogger } from '../../src/logger.js';
 import type { Origin } from '../../src/pipeline/types.js';
 import { createAfterDeliveryQueue } from '../../src/pipeline/after-delivery.js';
@@ -121,6 +122,18 @@ describe('after-delivery actions', () => {
     const res = await r.adapter.afterDelivery([origin]);
     await r.stop();
     expect(res).toEqual({ applied: [], skipped: [], deferred: [origin] });
+  });
+});
+
+describe('after-delivery actions of a mailbox this process does not read', () => {
+  it('are deferred at once, without waiting for a connection, while the account is not run here (another replica holds its lease)', async () => {
+    const { user, pass } = await newUser(server);
+    const [uid] = await server.append(user, 'INBOX', [textMessage(1)]);
+    // Built, never started: what a replica holds for a mailbox another one reads.
+    const standby = new ImapAdapter([account(server, user, pass, { after_delivery: 'seen' })], { actionWaitMs: 600_000 });
+    const origin: Origin = { adapter: 'imap', account: user, folder: 'INBOX', uidValidity: 1, uid: uid! };
+    expect(await standby.afterDelivery([origin])).toEqual({ applied: [], skipped: [], deferred: [origin] });
+    expect([...(await flagsOf(user, 'INBOX')).values()].every((f) => !f.has('\\Seen'))).toBe(true);
   });
 });
 
