@@ -44,10 +44,12 @@ export class StatusLine {
     this.stream.write(text);
   }
 
-  /** Stops redrawing and leaves the line empty. */
+  /** Draws the final figures once, stops redrawing and leaves the line empty (the caller prints its summary). */
   stop(): void {
+    if (this.timer === undefined) return;
     clearInterval(this.timer);
     this.timer = undefined;
+    this.draw();
     this.clear();
   }
 
