@@ -8,7 +8,7 @@ import { pathInputs } from '../../../adapters/index.js';
 import { GatewayError } from '../../errors.js';
 import type { LogFormat } from '../../log-pretty.js';
 import { routeTarget } from '../../pipeline/origin.js';
-import type { AdapterSink, Checkpoint, Inbound, MboxQuoting, PathInputs } from '../../pipeline/types.js';
+import type { AdapterSink, MboxQuoting, PathInputs } from '../../pipeline/types.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
 import { EXIT_FAILED, EXIT_OK } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
@@ -155,10 +155,12 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs }: Run): Promise<
 /** The intake as the adapter sees it, reporting each batch's checkpoint (the position the read reached) on the way. */
 function reportingSink(sink: AdapterSink, at: (path: string, offset: number) => void): AdapterSink {
   return {
-    accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
-      const v = checkpoint?.value;
+    ...(sink.push === undefined ? {} : { push: sink.push }),
+    // Every argument passed on as it came (a fence too, should the runtime ever set one).
+    accept(...args: Parameters<AdapterSink['accept']>): Promise<void> {
+      const v = args[1]?.value;
       if (typeof v?.['path'] === 'string' && typeof v['offset'] === 'number') at(v['path'], v['offset']);
-      return sink.accept(batch, checkpoint);
+      return sink.accept(...args);
     },
     checkpoint: (key) => sink.checkpoint(key),
   };
