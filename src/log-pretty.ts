@@ -82,6 +82,8 @@ function valueText(value: unknown, max: number): string {
     return escapeControls(shorten(plain ? value : JSON.stringify(value), max));
   }
   if (value === undefined) return 'undefined';
+  // Durations and rates for people: three decimals are plenty.
+  if (typeof value === 'number' && !Number.isInteger(value)) return String(Math.round(value * 1000) / 1000);
   return escapeControls(shorten(JSON.stringify(value) ?? String(value), max));
 }
 

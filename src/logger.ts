@@ -139,6 +139,20 @@ export interface LoggerOptions {
   colors?: boolean;
   /** Fields on every line. Default `{ name: 'mailgate', pid, hostname }`. */
   base?: Record<string, unknown>;
+  /**
+   * Serializers of fields of the object a log call passes, applied before redaction (pino's own
+   * `serializers` would see the redacted copy, in which a class instance such as a request is
+   * already reduced to its JSON form). What they return is redacted like any field.
+   */
+  fields?: Record<string, (value: never) => unknown>;
+}
+
+/** The log call's object with `fields` serializers applied (a copy; anything else as it is). */
+function serializeFields(arg: unknown, fields: LoggerOptions['fields']): unknown {
+  if (fields === undefined || typeof arg !== 'object' || arg === null || arg instanceof Error) return arg;
+  const out: Record<string, unknown> = { ...(arg as Record<string, unknown>) };
+  for (const [key, serialize] of Object.entries(fields)) if (out[key] !== undefined) out[key] = serialize(out[key] as never);
+  return out;
 }
 
 /** The root logger. `false` gives a logger that writes nothing (tests). */
@@ -159,7 +173,7 @@ export function createLogger(options: LoggerOptions | false = {}): Logger {
       logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void) {
         method.apply(
           this,
-          args.map((a) => (typeof a === 'string' ? redactString(a) : a)),
+          args.map((a, i) => (typeof a === 'string' ? redactString(a) : i === 0 ? serializeFields(a, options.fields) : a)),
         );
       },
     },

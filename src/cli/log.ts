@@ -1,7 +1,7 @@
 /** The logger of a command: its format chosen by flag, configuration or the stream (pretty on a terminal), colours where allowed. */
 import type { LevelWithSilent } from 'pino';
 import { resolveLogFormat, useColors, type LogFormatChoice } from '../log-pretty.js';
-import { createLogger, type Logger } from '../logger.js';
+import { createLogger, type Logger, type LoggerOptions } from '../logger.js';
 
 export interface CommandLoggerOptions {
   level: LevelWithSilent;
@@ -12,6 +12,8 @@ export interface CommandLoggerOptions {
   env: Record<string, string | undefined>;
   /** Where lines are written, when not straight to `stream` (a Printer that keeps them out of the progress bar). */
   destination?: { write(text: string): void };
+  /** Serializers of log call fields (LoggerOptions.fields). */
+  fields?: LoggerOptions['fields'];
 }
 
 export function commandLogger(o: CommandLoggerOptions): Logger {
@@ -21,5 +23,6 @@ export function commandLogger(o: CommandLoggerOptions): Logger {
     format,
     colors: format === 'pretty' && useColors(o.stream, o.env),
     destination: (o.destination ?? o.stream) as NodeJS.WritableStream,
+    ...(o.fields === undefined ? {} : { fields: o.fields }),
   });
 }

@@ -22,7 +22,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
-const COMMANDS_THAT_LOG = [['serve'], ['import', 'x.eml'], ['dlq', 'replay', '1']];
+const COMMANDS_THAT_LOG = [['serve'], ['import', 'x.eml'], ['dlq', 'replay', '1'], ['emulator', '--port', '0', '--token', 't', '--log']];
 
 describe('--log-format', () => {
   it('takes json or pretty', () => {

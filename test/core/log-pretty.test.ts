@@ -151,6 +151,26 @@ describe('createLogger formats', () => {
     expect(pretty).toContain(`url=postgres://app:${REDACTED}@db/mail`);
   });
 
+  it('field serializers see the live value, and what they return is redacted too', () => {
+    class Request {
+      constructor(private readonly secretUrl: string) {}
+      get url(): string {
+        return this.secretUrl;
+      }
+    }
+    const chunks: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        chunks.push(chunk.toString('utf8'));
+        cb();
+      },
+    });
+    const logger = createLogger({ destination, fields: { req: (r: Request) => ({ url: r.url }) } });
+    logger.child({ component: 'x' }).info({ req: new Request('/cb?code=CODE-SECRET&page=2') }, 'incoming');
+    const record = JSON.parse(chunks.join('')) as { req: { url: string } };
+    expect(record.req).toEqual({ url: `/cb?code=${REDACTED}&page=2` });
+  });
+
   it('pretty shows stacks at debug only', () => {
     const err = new GatewayError('MAILGATE_ERR_API_TIMEOUT', 'slow');
     const atInfo = logged('pretty', (l) => l.error({ err }, 'failed'));
