@@ -45,11 +45,12 @@ describe('formatRecord', () => {
         ok: false,
         note: 'two words',
         list: ['a', 'b'],
+        responseTime: 3.0751759,
       },
       plain,
     );
     expect(line).toBe(
-      `${clockOf(TIME)} WARN  delivery/imap/support route paused route=support pauseMs=30000 ok=false note="two words" list=["a","b"]`,
+      `${clockOf(TIME)} WARN  delivery/imap/support route paused route=support pauseMs=30000 ok=false note="two words" list=["a","b"] responseTime=3.075`,
     );
   });
 
