@@ -184,16 +184,16 @@ async function realRun({ rt, paths, flags, ctx, printer, inputs }: Run, controll
     },
   });
   const current = () => summarize(route.name, rt.intake.counters, rt.delivery.counters, unreadable, startedAt);
+  let intakeDone = false;
+  const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
+  const sinks = startImportSinks(rt, controller.signal);
+  const delivering = rt.delivery.run(controller.signal, until);
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
     messages: () => rt.intake.counters.received,
     counters: () => progressLine(current()),
   });
   printer.via(display);
-  let intakeDone = false;
-  const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
-  const sinks = startImportSinks(rt, controller.signal);
-  const delivering = rt.delivery.run(controller.signal, until);
   let sink: { sent: number; flushed: boolean } | undefined;
   try {
     await adapter.start(reportingSink(rt.intake, display.at), controller.signal);

@@ -29,18 +29,18 @@ const outputOrigin = (item: PathItem): OutputOrigin => ({ path: item.origin.path
 /** First pass: every item parsed and spooled; returns how many failed. A progress bar on stderr when it is a terminal. */
 async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, threads: ThreadInputs, ctx: CliContext): Promise<number> {
   const inputs = await pathInputs();
+  const pool = new ParsePool({
+    size: flags.workers,
+    timeoutMs: flags.timeoutMs,
+    maxMessageBytes: flags.maxMessageBytes,
+    preview: { body: flags.body, headers: flags.headers },
+  });
   let read = 0;
   let failed = 0;
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
     messages: () => read,
     counters: () => `read ${read}  failed ${failed}`,
-  });
-  const pool = new ParsePool({
-    size: flags.workers,
-    timeoutMs: flags.timeoutMs,
-    maxMessageBytes: flags.maxMessageBytes,
-    preview: { body: flags.body, headers: flags.headers },
   });
   try {
     const items = inputs.read(paths, {
