@@ -10,6 +10,8 @@
  * - class instances are redacted as their JSON form; values nested deeper than 12 levels
  *   become "[TOO DEEP]".
  * Components log through `logger.child({ adapter, account })`; tests pass `false`.
+ * Two formats: JSON lines (the default) and, for people on a terminal, one pretty line per
+ * record (src/log-pretty.ts), formatted from the redacted JSON line.
  */
 import { hostname } from 'node:os';
 import {
@@ -22,6 +24,7 @@ import {
   type Logger,
   type LevelWithSilent,
 } from 'pino';
+import { prettyDestination, type LogFormat } from './log-pretty.js';
 
 export type { Logger };
 
@@ -128,10 +131,28 @@ export function redactDeep(value: unknown, depth = 0, seen = new WeakSet<object>
 export interface LoggerOptions {
   /** Default `info`. */
   level?: LevelWithSilent;
-  /** Where the JSON lines go. Default stdout. */
+  /** Where the lines go. Default stdout. */
   destination?: DestinationStream | NodeJS.WritableStream;
+  /** `json` (default) or `pretty` (one line per record for people; see resolveLogFormat). */
+  format?: LogFormat;
+  /** Pretty format: ANSI colours (see useColors). Default false. */
+  colors?: boolean;
   /** Fields on every line. Default `{ name: 'mailgate', pid, hostname }`. */
   base?: Record<string, unknown>;
+  /**
+   * Serializers of fields of the object a log call passes, applied before redaction (pino's own
+   * `serializers` would see the redacted copy, in which a class instance such as a request is
+   * already reduced to its JSON form). What they return is redacted like any field.
+   */
+  fields?: Record<string, (value: never) => unknown>;
+}
+
+/** The log call's object with `fields` serializers applied (a copy; anything else as it is). */
+function serializeFields(arg: unknown, fields: LoggerOptions['fields']): unknown {
+  if (fields === undefined || typeof arg !== 'object' || arg === null || arg instanceof Error) return arg;
+  const out: Record<string, unknown> = { ...(arg as Record<string, unknown>) };
+  for (const [key, serialize] of Object.entries(fields)) if (out[key] !== undefined) out[key] = serialize(out[key] as never);
+  return out;
 }
 
 /** The root logger. `false` gives a logger that writes nothing (tests). */
@@ -152,13 +173,24 @@ export function createLogger(options: LoggerOptions | false = {}): Logger {
       logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void) {
         method.apply(
           this,
-          args.map((a) => (typeof a === 'string' ? redactString(a) : a)),
+          args.map((a, i) => (typeof a === 'string' ? redactString(a) : i === 0 ? serializeFields(a, options.fields) : a)),
         );
       },
     },
   };
-  const logger = options.destination === undefined ? pino(opts) : pino(opts, options.destination as DestinationStream);
+  const destination = destinationOf(options, opts.level);
+  const logger = destination === undefined ? pino(opts) : pino(opts, destination);
   return redactingChildren(logger);
+}
+
+/** Debug and trace show error stacks in the pretty format; the other levels only code and message. */
+const STACK_LEVELS = new Set<string>(['debug', 'trace']);
+
+function destinationOf(options: LoggerOptions, level: LevelWithSilent): DestinationStream | undefined {
+  const out = options.destination as DestinationStream | undefined;
+  if (options.format !== 'pretty') return out;
+  const colors = options.colors === true;
+  return prettyDestination(out ?? (process.stdout as unknown as DestinationStream), { colors, stacks: STACK_LEVELS.has(level) });
 }
 
 /**

@@ -2,11 +2,11 @@
 import type { Adapter, AdapterContext, PathInputs } from '../../src/pipeline/types.js';
 import { createFilesAdapter as build } from './adapter.js';
 import type { FilesEntry } from './config.js';
-import { readInputs as read } from './read.js';
+import { inputFiles, readInputs as read } from './read.js';
 
 export { filesEntrySchema, type FilesEntry } from './config.js';
 export { createFilesAdapter, checkpointKey, DEFAULT_FILES_BATCH_SIZE, type FilesAdapterConfig } from './adapter.js';
-export { readInput, readInputs } from './read.js';
+export { inputFiles, readInput, readInputs, type SizedFile } from './read.js';
 export { readMbox } from './mbox.js';
 export { msgToRfc822 } from '../../src/mime/msg.js';
 export { sniffFile, type FileKind } from './sniff.js';
@@ -32,4 +32,5 @@ export function create(entry: FilesEntry, ctx: AdapterContext): Adapter {
 export const pathInputs: PathInputs = {
   adapter: ({ onError, ...options }) => build({ ...options, ...(onError ? { onError: (item) => onError(item.origin, item.error) } : {}) }),
   read: (paths, options) => read(paths, options),
+  files: (paths) => inputFiles(paths),
 };

@@ -151,3 +151,37 @@ export async function* readInputs(paths: string[], options: ReadOptions = {}): A
     yield* readInput(path, i === at ? options : { ...options, resumeFrom: undefined });
   }
 }
+
+/** A file a read visits, with its size in bytes. */
+export interface SizedFile {
+  path: string;
+  size: number;
+}
+
+/**
+ * Every file a read of `paths` visits, in the same order, with its size: the total a progress
+ * bar measures against. Inputs that cannot be read are left out (the read reports them).
+ */
+export async function* inputFiles(paths: string[], options: Pick<ReadOptions, 'followSymlinks'> = {}): AsyncGenerator<SizedFile> {
+  const sized = async (path: string) =>
+    stat(path).then(
+      (s) => ({ path, size: s.size }),
+      () => undefined,
+    );
+  for (const input of paths) {
+    const info = await stat(input).catch(() => undefined);
+    if (info === undefined) continue;
+    if (!info.isDirectory()) {
+      yield { path: input, size: info.size };
+      continue;
+    }
+    try {
+      for await (const file of walkDir(input, { followSymlinks: options.followSymlinks === true })) {
+        const s = await sized(file.path);
+        if (s !== undefined) yield s;
+      }
+    } catch {
+      // A directory that cannot be listed: the read reports it; the total leaves it out.
+    }
+  }
+}

@@ -1,5 +1,6 @@
-/** Option parsers for commander: explicit validation, 0 means 0, errors name the flag; the route flags shared by commands. */
+/** Option parsers for commander: explicit validation, 0 means 0, errors name the flag; the route and log flags shared by commands. */
 import { InvalidArgumentError, type Command } from 'commander';
+import { LOG_FORMATS } from '../log-pretty.js';
 
 export function integerOption(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   const expected = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
@@ -31,4 +32,13 @@ export function routeOptions(cmd: Command): Command {
     .option('--model-version <v>', 'predict model version: a number, live or staging')
     .option('--threshold <t>', 'predict threshold 0..1 or auto')
     .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)');
+}
+
+/** `--log-format` of the commands that log; it overrides `log_format` and MAILGATE_LOG_FORMAT. */
+export function logFormatOption(cmd: Command): Command {
+  return cmd.option(
+    '--log-format <format>',
+    'json | pretty: log lines as JSON, or one readable line per event (default: pretty when the log stream is a terminal)',
+    choiceOption(LOG_FORMATS),
+  );
 }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  stderr: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 }
 
 /** The IO plus the exit code a command decides (0 unless it sets one). */

@@ -99,7 +99,7 @@ export function renderConfigDocs(): string {
     'Generated from `src/config/schema.ts` by `npm run docs:config`; do not edit by hand.',
     '',
     'Precedence: embedded defaults < `mailgate.yaml` < environment (`MAILGATE_STORE`, `MAILGATE_API_URL`,',
-    '`MAILGATE_API_TOKEN`, `MAILGATE_LISTEN`, `MAILGATE_LOG_LEVEL`) < command-line flags. Any string may use',
+    '`MAILGATE_API_TOKEN`, `MAILGATE_LISTEN`, `MAILGATE_LOG_LEVEL`, `MAILGATE_LOG_FORMAT`) < command-line flags. Any string may use',
     '`${VAR}` or `${VAR:-default}`; `$$` is a literal `$`. Unknown keys are errors that name their path.',
     '',
   ];

@@ -18,6 +18,7 @@ export const ENV_FIELDS: Record<string, string[]> = {
   MAILGATE_API_TOKEN: ['api', 'token'],
   MAILGATE_LISTEN: ['server', 'listen'],
   MAILGATE_LOG_LEVEL: ['log_level'],
+  MAILGATE_LOG_FORMAT: ['log_format'],
 };
 
 const PLACEHOLDER = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;

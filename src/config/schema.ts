@@ -318,6 +318,10 @@ export const ConfigSchema = z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info')
       .describe('pino log level. Default info.'),
+    log_format: z
+      .enum(['auto', 'json', 'pretty'])
+      .default('auto')
+      .describe('Log lines: json, pretty (one readable line per event) or auto (pretty when the log stream is a terminal). Default auto.'),
   })
   .strict()
   // Cross-field checks run even when fields are invalid, so that one round reports every mistake.

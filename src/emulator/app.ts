@@ -8,7 +8,7 @@
  */
 import { listenerOptions } from '../server/guards.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type HTTPMethods } from 'fastify';
 import { FaultPlan } from './faults.js';
 import { ApiError, errorBody, htmlErrorPage, reason, statusMessage } from './http.js';
 import type { ResolvedOptions } from './options.js';
@@ -44,7 +44,9 @@ export const EMULATOR_IDLE_TIMEOUT_MS = 300_000;
 export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions, faults: FaultPlan = new FaultPlan()): FastifyInstance {
   const ctx: AppContext = { state, options, faults };
   const app = Fastify({
-    logger: options.logger ? { level: 'info', redact: ['req.headers.authorization'] } : false,
+    ...(typeof options.logger === 'object'
+      ? { loggerInstance: options.logger as FastifyBaseLogger }
+      : { logger: options.logger ? { level: 'info', redact: ['req.headers.authorization'] } : false }),
     bodyLimit: options.bodyLimit,
     forceCloseConnections: true,
     // The listener bounds of `mailgate serve`, except that a silent connection may last longer

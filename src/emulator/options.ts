@@ -3,6 +3,7 @@
  */
 import { GatewayError } from '../errors.js';
 import { DEFAULT_TRANSFORM_TAG, MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS, parseLimit } from '../limits.js';
+import type { Logger } from '../logger.js';
 import type { EmulatorOptions } from './types.js';
 
 /** Default request body limit: realistic 4096-document batches are tens of MiB. */
@@ -18,7 +19,7 @@ export interface ResolvedOptions {
   tokens: ReadonlySet<string>;
   dataDir: string | undefined;
   transformTags: readonly string[];
-  logger: boolean;
+  logger: boolean | Logger;
   maxSyncDocuments: number;
   maxPredictDocuments: number;
   requireTransformTag: boolean;
@@ -61,7 +62,7 @@ export function resolveOptions(o: EmulatorOptions): ResolvedOptions {
     tokens: new Set(tokens),
     dataDir: o.dataDir,
     transformTags,
-    logger: o.logger === true,
+    logger: typeof o.logger === 'object' ? o.logger : o.logger === true,
     maxSyncDocuments: intIn('maxSyncDocuments', o.maxSyncDocuments, MAX_SYNC_DOCUMENTS, 1, MAX_SYNC_DOCUMENTS),
     maxPredictDocuments: intIn('maxPredictDocuments', o.maxPredictDocuments, MAX_PREDICT_DOCUMENTS, 1, MAX_PREDICT_DOCUMENTS),
     requireTransformTag: o.requireTransformTag ?? true,

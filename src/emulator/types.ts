@@ -1,6 +1,7 @@
 /**
  * Public types of the Text Analytics API emulator (docs/emulator.md).
  */
+import type { Logger } from '../logger.js';
 
 /** Names the emulator counts requests under (`GET /_emulator/stats`) and faults can target. */
 export type EndpointName = 'sync-raw-emails' | 'predict-raw-emails' | 'sources' | 'comments' | 'threads' | 'datasets' | 'other';
@@ -50,8 +51,8 @@ export interface EmulatorOptions {
   transformTags?: string[];
   /** Initial fault plan. */
   faults?: FaultRule[];
-  /** `false` (default) disables request logging; `true` logs with pino at info level. */
-  logger?: boolean;
+  /** `false` (default) disables request logging; `true` logs JSON with pino at info level; a logger logs through it. */
+  logger?: boolean | Logger;
   /** Most documents per sync-raw-emails request (default 16384; 4096 emulates the generated client's documented limit). */
   maxSyncDocuments?: number;
   /** Most documents per predict-raw-emails request (default 4096). */

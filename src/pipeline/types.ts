@@ -194,6 +194,8 @@ export interface PathItem {
   /** Arrival time as the container tells it (mbox `From ` line, maildir name, mtime); undefined when unknown. */
   receivedAt?: Date;
   error?: { code: string; message: string };
+  /** Where the item after this one starts in the same file (`offset` in bytes): how far the read got. */
+  next?: { index: number; offset: number };
 }
 
 export interface PathReadOptions {
@@ -220,4 +222,6 @@ export interface PathAdapterOptions {
 export interface PathInputs {
   adapter(options: PathAdapterOptions): Adapter;
   read(paths: string[], options: PathReadOptions): AsyncIterable<PathItem>;
+  /** Every file a read of `paths` visits, in order, with its size in bytes (what a progress bar measures against). */
+  files(paths: string[]): AsyncIterable<{ path: string; size: number }>;
 }

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { createLogger } from '../logger.js';
+import { resolveLogFormat, useColors, type LogFormat } from '../log-pretty.js';
+import { createLogger, type Logger } from '../logger.js';
 import { embeddedConfig } from './defaults.js';
 import { startService, type Service } from './index.js';
 
@@ -17,6 +18,8 @@ export interface RunServiceOptions {
   drainMs?: number;
   /** Outbox claim lease in ms (default 60000). */
   leaseMs?: number;
+  /** Overrides `log_format` (`--log-format`). */
+  logFormat?: LogFormat;
   /** Human-readable lines (URLs, the generated admin key). */
   print: (line: string) => void;
   /** Exit the process at once (second signal). */
@@ -34,10 +37,16 @@ function configOf(options: RunServiceOptions): { config: Readonly<Config>; admin
   return { config, adminKey };
 }
 
+/** Logs go to stdout; pretty (with colours unless NO_COLOR) when stdout is a terminal, unless the flag or log_format say otherwise. */
+function serviceLogger(config: Readonly<Config>, options: RunServiceOptions): Logger {
+  const format = resolveLogFormat(options.logFormat ?? config.log_format, process.stdout);
+  return createLogger({ level: config.log_level, format, colors: format === 'pretty' && useColors(process.stdout, options.env) });
+}
+
 /** Resolves with the exit code once the service has stopped (after a signal). */
 export async function runService(options: RunServiceOptions): Promise<number> {
   const { config, adminKey } = configOf(options);
-  const logger = createLogger({ level: config.log_level });
+  const logger = serviceLogger(config, options);
   let service: Service | undefined;
   const force = new AbortController();
   let signals = 0;

@@ -18,14 +18,14 @@ export async function mailgate(...args: string[]): Promise<{ code: number; stdou
   return run(args, false);
 }
 
-/** As `mailgate`, with stderr a terminal (progress lines are drawn). */
+/** As `mailgate`, with stderr a terminal wide enough for the whole progress line (bar and counters). */
 export async function mailgateOnTerminal(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return run(args, true);
 }
 
 async function run(args: string[], terminal: boolean): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new Capture();
-  const stderr = Object.assign(new Capture(), terminal ? { isTTY: true, columns: 100 } : {});
+  const stderr = Object.assign(new Capture(), terminal ? { isTTY: true, columns: 250 } : {});
   const { runCli } = (await import(PROGRAM)) as typeof import('../../src/cli/program.js');
   const code = await runCli(['node', 'mailgate', ...args], { stdout, stderr });
   return { code, stdout: stdout.text, stderr: stderr.text };

@@ -60,7 +60,7 @@ describe('mailgate import', () => {
     expect(emu.emulator.stats().ai_units - before).toBe(120);
   });
 
-  it('draws a progress line on a terminal, with every counter, ending with the final figures', async () => {
+  it('draws a progress bar beside every counter on a terminal, ending with the final figures, and clears it', async () => {
     const mbox = join(dir, 'tty.mbox');
     writeMbox(mbox, 25, 'tty');
     const run = await mailgateOnTerminal('import', mbox, ...api('tty.db', 'acme/tty'));
@@ -68,13 +68,23 @@ describe('mailgate import', () => {
     const drawn = run.stderr
       .split('\r\x1b[2K')
       .slice(1)
-      .map((l) => l.split('\n')[0]!);
+      .map((l) => l.split('\n')[0]!)
+      .filter((l) => l !== '' && !l.startsWith('import into route'));
     expect(drawn.length).toBeGreaterThan(0);
-    for (const l of drawn)
-      expect(l).toMatch(
-        /^read \d+ {2}parsed \d+ {2}queued \d+ {2}delivered \d+ {2}unchanged \d+ {2}rejected \d+ {2}dead letters \d+ {2}AI units \d+$/,
-      );
-    expect(drawn.at(-1)).toBe('read 25  parsed 25  queued 25  delivered 25  unchanged 0  rejected 0  dead letters 0  AI units 25');
+    const counters =
+      /read \d+ {2}parsed \d+ {2}queued \d+ {2}delivered \d+ {2}unchanged \d+ {2}rejected \d+ {2}dead letters \d+ {2}AI units \d+$/;
+    const bar = /^(\[[█░]{20}\] +\d{1,3}% {2}.+ msg\/s {2}.+\/s {2}ETA [-:\d]+|measuring input… {2}.+\/s) {2}\| {2}/;
+    for (const l of drawn) {
+      expect(l).toMatch(bar);
+      expect(l).toMatch(counters);
+    }
+    expect(drawn.at(-1)).toMatch(/^\[█{20}\] 100% {2}/);
+    expect(drawn.at(-1)).toMatch(
+      / {2}read 25 {2}parsed 25 {2}queued 25 {2}delivered 25 {2}unchanged 0 {2}rejected 0 {2}dead letters 0 {2}AI units 25$/,
+    );
+    // Cleared before the summary: the summary line starts on an empty line of its own.
+    // eslint-disable-next-line no-control-regex
+    expect(run.stderr).toMatch(/\r\x1b\[2Kimport into route import: read 25 /);
   });
 
   it('a dry run reports the cost, then sends and stores nothing', async () => {

@@ -2,12 +2,13 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { GatewayError } from '../../errors.js';
-import { createLogger } from '../../logger.js';
+import type { LogFormat } from '../../log-pretty.js';
 import type { DeadLetter, PurgeFilter } from '../../store/types.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
 import { withStore, type StoreFlags } from '../store.js';
 import { EXIT_FAILED } from '../exit-codes.js';
-import { integerOption, routeOptions } from '../options.js';
+import { commandLogger } from '../log.js';
+import { integerOption, logFormatOption, routeOptions } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 
@@ -24,6 +25,7 @@ interface ShowFlags extends StoreFlags {
 interface ReplayFlags extends RouteFlags {
   all?: boolean;
   json?: boolean;
+  logFormat?: LogFormat;
 }
 interface PurgeFlags extends StoreFlags {
   route?: string;
@@ -76,7 +78,8 @@ async function replayCmd(ids: number[], flags: ReplayFlags, ctx: CliContext): Pr
   const { config, route } = routeConfig(flags, process.env);
   const { createRuntime } = await import('../../runtime/index.js');
   const { replay } = await import('../dlq/replay.js');
-  const rt = await createRuntime({ config, logger: createLogger({ level: 'warn', destination: ctx.stderr }) });
+  const format = flags.logFormat ?? config.log_format;
+  const rt = await createRuntime({ config, logger: commandLogger({ level: 'warn', format, stream: ctx.stderr, env: process.env }) });
   try {
     let chosen = ids;
     if (flags.all === true) {
@@ -141,10 +144,12 @@ export const dlqCommand: CliCommand = {
       .option('--raw', 'write the kept raw message bytes to stdout instead')
       .option('--json', 'compact JSON')
       .action((id: number, flags: ShowFlags) => show(id, flags, ctx));
-    routeOptions(
-      dlq
-        .command('replay')
-        .description('re-parse dead letters from their raw bytes with the current code and configuration, and deliver them'),
+    logFormatOption(
+      routeOptions(
+        dlq
+          .command('replay')
+          .description('re-parse dead letters from their raw bytes with the current code and configuration, and deliver them'),
+      ),
     )
       .argument('[id...]', 'dead letter ids', (v: string, prev: number[] = []) => [...prev, idArg(v)])
       .option('--all', 'every dead letter of the route')

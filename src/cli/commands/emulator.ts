@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import type { EmulatorOptions } from '../../emulator/types.js';
 import { MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
+import { LOG_FORMATS, resolveLogFormat, type LogFormat } from '../../log-pretty.js';
+import { commandLogger } from '../log.js';
 import { choiceOption, integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
@@ -29,6 +31,28 @@ interface EmulatorFlags extends Pick<EmulatorOptions, SameAsOption> {
   requireTransformTag: boolean;
   emptyDocuments: boolean;
   log?: boolean;
+  logFormat?: LogFormat;
+}
+
+/**
+ * `--log`: the emulator's JSON request lines as they always were, or pretty lines through
+ * mailgate's logger (which redacts the Authorization header like every secret) with
+ * `--log-format pretty` or when stdout is a terminal.
+ */
+function requestLogger(flags: EmulatorFlags): EmulatorOptions['logger'] {
+  if (flags.log !== true) return false;
+  if (resolveLogFormat(flags.logFormat, process.stdout) === 'json') return true;
+  // mailgate's logger redacts a log call's fields before pino's serializers run, so fastify's
+  // request serializer (which it adds to any logger) would see the redacted copy of the request,
+  // a class instance reduced to its own fields. These pick the fields first; fastify's then names
+  // `ip` remoteAddress.
+  const fields = {
+    req: (r: { method?: string; url?: string; host?: string; ip?: string }) => ({ method: r.method, url: r.url, host: r.host, ip: r.ip }),
+    res: (r: { statusCode?: number }) => ({ statusCode: r.statusCode }),
+  };
+  return commandLogger({ level: 'info', format: 'pretty', stream: process.stdout, env: process.env, fields }).child({
+    component: 'emulator',
+  });
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -55,7 +79,7 @@ async function run(flags: EmulatorFlags, ctx: CliContext): Promise<void> {
     bodies: flags.bodies,
     commentsShape: flags.commentsShape,
     labelNames: flags.labelNames,
-    logger: flags.log === true,
+    logger: requestLogger(flags),
     print: (line) => void ctx.stdout.write(`${line}\n`),
     handleSignals: true,
   });
@@ -111,6 +135,7 @@ export const emulatorCommand: CliCommand = {
         choiceOption(['parts', 'string'] as const),
       )
       .option('--log', 'log requests (the Authorization header is redacted)')
+      .option('--log-format <format>', 'with --log: json | pretty (default: pretty when stdout is a terminal)', choiceOption(LOG_FORMATS))
       .action((flags: EmulatorFlags) => run(flags, ctx));
   },
 };

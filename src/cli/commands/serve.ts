@@ -1,12 +1,14 @@
 /** `mailgate serve`: the long-running service (docs/service.md). */
 import type { Command } from 'commander';
-import { integerOption } from '../options.js';
+import type { LogFormat } from '../../log-pretty.js';
+import { integerOption, logFormatOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
 interface ServeFlags {
   config?: string;
   drainMs?: number;
   leaseMs?: number;
+  logFormat?: LogFormat;
 }
 
 async function run(flags: ServeFlags, ctx: CliContext): Promise<void> {
@@ -15,6 +17,7 @@ async function run(flags: ServeFlags, ctx: CliContext): Promise<void> {
     ...(flags.config === undefined ? {} : { configFile: flags.config }),
     ...(flags.drainMs === undefined ? {} : { drainMs: flags.drainMs }),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    ...(flags.logFormat === undefined ? {} : { logFormat: flags.logFormat }),
     env: process.env,
     print: (line) => void ctx.stderr.write(`${line}\n`),
     exit: (code) => process.exit(code),
@@ -24,8 +27,7 @@ async function run(flags: ServeFlags, ctx: CliContext): Promise<void> {
 export const serveCommand: CliCommand = {
   name: 'serve',
   register(program: Command, ctx: CliContext): void {
-    program
-      .command('serve')
+    logFormatOption(program.command('serve'))
       .description(
         'run adapters, delivery and the HTTP server until SIGTERM/SIGINT (no --config: embedded defaults with the built-in emulator and samples/)',
       )

@@ -21,6 +21,8 @@ export async function dryRunImport(
   paths: string[],
   mbox: MboxQuoting | undefined,
   onUpdate: (s: ImportSummary) => void,
+  /** The read handed on everything of `path` before byte `offset` (the progress bar). */
+  onRead: (path: string, offset: number) => void = () => undefined,
 ): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const target = targetOf(route, rt.config);
@@ -66,6 +68,7 @@ export async function dryRunImport(
   });
   for await (const { item, outcome } of parseOrdered(rt.pool, items, (i) => i.raw, { transfer: true, optionsOf })) {
     s.read++;
+    if (item.next !== undefined) onRead(item.origin.path, item.next.offset);
     if (item.error) s.unreadable++;
     else if (!outcome?.ok) s.rejected++;
     else {

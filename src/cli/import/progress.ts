@@ -1,4 +1,4 @@
-/** Progress of an import: a status line redrawn on a terminal, and the final summary. */
+/** Counters of an import: the line beside the progress bar on a terminal (src/cli/terminal/), and the final summary. */
 import type { DeliveryCounters } from '../../pipeline/delivery.js';
 import type { IntakeCounters } from '../../pipeline/intake.js';
 
@@ -70,24 +70,6 @@ function estimated(s: ImportSummary): string {
 
 export function progressLine(s: ImportSummary): string {
   return `read ${s.read}  parsed ${s.parsed}  queued ${s.queued}  delivered ${s.delivered}  unchanged ${s.unchanged}  rejected ${s.rejected}  dead letters ${s.deadLettered}  AI units ${s.aiUnits}${estimated(s)}`;
-}
-
-/** Redraws one line on a terminal every `everyMs`; on anything else prints nothing until the end. */
-export function startProgress(stream: NodeJS.WritableStream & { isTTY?: boolean }, line: () => string, everyMs = 250): () => void {
-  if (stream.isTTY !== true) return () => undefined;
-  const draw = () => void stream.write(`\r\x1b[2K${line()}`);
-  const timer = setInterval(draw, everyMs);
-  timer.unref();
-  return () => {
-    clearInterval(timer);
-    draw();
-    stream.write('\n');
-  };
-}
-
-/** A line for people on stderr; on a terminal it clears the progress line first (redrawn at the next tick). */
-export function note(stream: NodeJS.WritableStream & { isTTY?: boolean }, text: string): void {
-  stream.write(`${stream.isTTY === true ? '\r\x1b[2K' : ''}mailgate: ${text}\n`);
 }
 
 export function summaryText(s: ImportSummary): string {

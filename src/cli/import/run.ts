@@ -6,16 +6,18 @@
 import { stat } from 'node:fs/promises';
 import { pathInputs } from '../../../adapters/index.js';
 import { GatewayError } from '../../errors.js';
-import { createLogger } from '../../logger.js';
+import type { LogFormat } from '../../log-pretty.js';
 import { routeTarget } from '../../pipeline/origin.js';
-import type { MboxQuoting } from '../../pipeline/types.js';
+import type { AdapterSink, MboxQuoting, PathInputs } from '../../pipeline/types.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
 import { EXIT_FAILED, EXIT_OK } from '../exit-codes.js';
+import { commandLogger } from '../log.js';
+import { Printer, startDisplay } from '../terminal/display.js';
 import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
 import { dryRunImport } from './dry-run.js';
-import { note, progressLine, startProgress, summarize, summaryText, type ImportSummary } from './progress.js';
+import { progressLine, summarize, summaryText, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 
 /** Messages per intake transaction: fewer commits (each one fsynced) than the adapter default. */
@@ -28,6 +30,7 @@ export interface ImportFlags extends RouteFlags {
   mbox?: MboxQuoting;
   leaseMs?: number;
   batchSize?: number;
+  logFormat?: LogFormat;
 }
 
 export async function runImport(
@@ -39,7 +42,15 @@ export async function runImport(
   const { config } = routeConfig(flags, env);
   const parsing = flags.workers === undefined ? config.parsing : { ...config.parsing, workers: flags.workers };
   const delivery = flags.batchSize === undefined ? config.delivery : { ...config.delivery, max_documents: flags.batchSize };
-  const logger = createLogger({ level: config.log_level === 'info' ? 'warn' : config.log_level, destination: ctx.stderr });
+  // Log lines go through the printer: on a terminal they are written above the progress bar.
+  const printer = new Printer(ctx.stderr);
+  const logger = commandLogger({
+    level: config.log_level === 'info' ? 'warn' : config.log_level,
+    format: flags.logFormat ?? config.log_format,
+    stream: ctx.stderr,
+    env,
+    destination: printer,
+  });
   await checkInputs(paths);
   const controller = new AbortController();
   const onSignal = () => controller.abort();
@@ -65,7 +76,8 @@ export async function runImport(
     );
   }
   try {
-    const summary = flags.dryRun === true ? await dryRun(rt, paths, flags, ctx) : await realRun(rt, paths, flags, ctx, controller);
+    const run = { rt, paths, flags, ctx, printer, inputs: await pathInputs() };
+    const summary = flags.dryRun === true ? await dryRun(run) : await realRun(run, controller);
     if (rt.emulatorUrl !== undefined) summary.emulatorUrl = rt.emulatorUrl;
     ctx.stderr.write(summaryText(summary));
     if (refused !== undefined) summary.error = refused;
@@ -108,27 +120,57 @@ async function checkInputs(paths: string[]): Promise<void> {
   }
 }
 
-async function dryRun(rt: Runtime, paths: string[], flags: ImportFlags, ctx: CliContext): Promise<ImportSummary> {
+/** What both kinds of run work with. */
+interface Run {
+  rt: Runtime;
+  paths: string[];
+  flags: ImportFlags;
+  ctx: CliContext;
+  printer: Printer;
+  inputs: PathInputs;
+}
+
+async function dryRun({ rt, paths, flags, ctx, printer, inputs }: Run): Promise<ImportSummary> {
   let last: ImportSummary | undefined;
-  const stop = startProgress(ctx.stderr, () => (last ? progressLine(last) : 'reading…'));
+  const display = startDisplay(ctx.stderr, {
+    files: () => inputs.files(paths),
+    messages: () => last?.read ?? 0,
+    counters: () => (last ? progressLine(last) : 'reading…'),
+  });
+  printer.via(display);
   try {
-    return await dryRunImport(rt, paths, flags.mbox, (s) => (last = { ...s }));
+    return await dryRunImport(
+      rt,
+      paths,
+      flags.mbox,
+      (s) => (last = { ...s }),
+      (path, offset) => display.at(path, offset),
+    );
   } finally {
-    stop();
+    display.stop();
+    printer.via(undefined);
   }
 }
 
-async function realRun(
-  rt: Runtime,
-  paths: string[],
-  flags: ImportFlags,
-  ctx: CliContext,
-  controller: AbortController,
-): Promise<ImportSummary> {
+/** The intake as the adapter sees it, reporting each batch's checkpoint (the position the read reached) on the way. */
+function reportingSink(sink: AdapterSink, at: (path: string, offset: number) => void): AdapterSink {
+  return {
+    ...(sink.push === undefined ? {} : { push: sink.push }),
+    // Every argument passed on as it came (a fence too, should the runtime ever set one).
+    accept(...args: Parameters<AdapterSink['accept']>): Promise<void> {
+      const v = args[1]?.value;
+      if (typeof v?.['path'] === 'string' && typeof v['offset'] === 'number') at(v['path'], v['offset']);
+      return sink.accept(...args);
+    },
+    checkpoint: (key) => sink.checkpoint(key),
+  };
+}
+
+async function realRun({ rt, paths, flags, ctx, printer, inputs }: Run, controller: AbortController): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const startedAt = Date.now();
   let unreadable = 0;
-  const adapter = (await pathInputs()).adapter({
+  const adapter = inputs.adapter({
     paths,
     route: route.name,
     scope: `${route.name}@${routeTarget(route)}`,
@@ -138,18 +180,23 @@ async function realRun(
     onError: (origin, error) => {
       unreadable++;
       const where = origin.index > 0 ? `${origin.path} (message ${origin.index})` : origin.path;
-      note(ctx.stderr, `${where}: ${error.code}: ${error.message} (kept as a dead letter)`);
+      printer.write(`mailgate: ${where}: ${error.code}: ${error.message} (kept as a dead letter)\n`);
     },
   });
   const current = () => summarize(route.name, rt.intake.counters, rt.delivery.counters, unreadable, startedAt);
-  const stop = startProgress(ctx.stderr, () => progressLine(current()));
   let intakeDone = false;
   const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
   const sinks = startImportSinks(rt, controller.signal);
   const delivering = rt.delivery.run(controller.signal, until);
+  const display = startDisplay(ctx.stderr, {
+    files: () => inputs.files(paths),
+    messages: () => rt.intake.counters.received,
+    counters: () => progressLine(current()),
+  });
+  printer.via(display);
   let sink: { sent: number; flushed: boolean } | undefined;
   try {
-    await adapter.start(rt.intake, controller.signal);
+    await adapter.start(reportingSink(rt.intake, display.at), controller.signal);
     intakeDone = true;
     await delivering;
     sink = await sinks?.finish(controller.signal);
@@ -158,7 +205,8 @@ async function realRun(
     await delivering.catch(() => undefined);
     throw err;
   } finally {
-    stop();
+    display.stop();
+    printer.via(undefined);
     await sinks?.close();
   }
   const summary = current();

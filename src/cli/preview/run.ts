@@ -5,6 +5,7 @@
 import { pathInputs } from '../../../adapters/index.js';
 import type { MboxQuoting, PathItem } from '../../pipeline/types.js';
 import { parseOrdered, ParsePool } from '../../pipeline/pool.js';
+import { startDisplay } from '../terminal/display.js';
 import type { CliContext } from '../types.js';
 import { writerFor, type Write } from '../write.js';
 import { Spool, type OutputOrigin } from './spool.js';
@@ -25,25 +26,34 @@ export interface PreviewFlags {
 
 const outputOrigin = (item: PathItem): OutputOrigin => ({ path: item.origin.path, index: item.origin.index });
 
-/** First pass: every item parsed and spooled; returns how many failed. */
+/** First pass: every item parsed and spooled; returns how many failed. A progress bar on stderr when it is a terminal. */
 async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, threads: ThreadInputs, ctx: CliContext): Promise<number> {
+  const inputs = await pathInputs();
   const pool = new ParsePool({
     size: flags.workers,
     timeoutMs: flags.timeoutMs,
     maxMessageBytes: flags.maxMessageBytes,
     preview: { body: flags.body, headers: flags.headers },
   });
+  let read = 0;
   let failed = 0;
+  const display = startDisplay(ctx.stderr, {
+    files: () => inputs.files(paths),
+    messages: () => read,
+    counters: () => `read ${read}  failed ${failed}`,
+  });
   try {
-    const items = (await pathInputs()).read(paths, {
+    const items = inputs.read(paths, {
       maxMessageBytes: flags.maxMessageBytes,
       mboxQuoting: flags.mbox,
-      onSkip: (path, reason) => void ctx.stderr.write(`mailgate: skipped ${path} (${reason})\n`),
+      onSkip: (path, reason) => display.print(`mailgate: skipped ${path} (${reason})\n`),
     });
     for await (const { item, outcome } of parseOrdered(pool, items, (i) => i.raw, {
       transfer: true,
       optionsOf: (i) => (i.receivedAt === undefined ? undefined : { receivedAt: i.receivedAt }),
     })) {
+      read++;
+      if (item.next !== undefined) display.at(item.origin.path, item.next.offset);
       const error = item.error ?? (outcome && !outcome.ok ? outcome.error : undefined);
       if (error || !outcome?.ok) {
         failed++;
@@ -57,6 +67,7 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
       await spool.message(outputOrigin(item), outcome.result);
     }
   } finally {
+    display.stop();
     await pool.close();
   }
   return failed;
