@@ -12,6 +12,7 @@ import type { IntakeSink } from '../../src/pipeline/types.js';
 import { parseAfterDelivery, type AfterDeliveryAction, type ImapAccountConfig } from './config.js';
 import { endConnection, openConnection } from './connection.js';
 import { AccountHealthTracker, type ImapHealth } from './health.js';
+import { processPacer, type ConnectionPacer } from './pacer.js';
 import { createTokenProvider, staticTokenProvider, type TokenProvider, type TokenProviderOptions } from './oauth.js';
 import { BACKOFF, backoffDelay, classify, withDeadline, type Failure } from './retry.js';
 import { Session } from './session.js';
@@ -22,6 +23,8 @@ export interface AccountOptions {
   random?: () => number;
   /** Backoff bases and ceilings per failure kind (default BACKOFF in retry.ts). */
   backoff?: Partial<typeof BACKOFF>;
+  /** Paces connection attempts; default: the process-wide pacer (pacer.ts), shared by every account. */
+  pacer?: ConnectionPacer;
   /** Each account logs through `logger.child({ adapter: 'imap', account })`. Default: silent. */
   logger?: Logger;
 }
@@ -125,6 +128,7 @@ export class AccountRunner {
         config: this.config,
         tokens: this.tokens,
         signal,
+        pacer: this.opts.pacer ?? processPacer(),
         onSocketError: (c, err) => this.lastSocketError.set(c, err),
       });
       this.log.info(

@@ -8,6 +8,7 @@ import { GatewayError } from '../../src/errors.js';
 import { isLoopbackHost } from '../../src/net.js';
 import type { ImapAccountConfig } from './config.js';
 import type { TokenProvider } from './oauth.js';
+import type { ConnectionPacer } from './pacer.js';
 import { classify, withDeadline } from './retry.js';
 
 /** imapflow starts IDLE after this much inactivity on a selected folder. */
@@ -19,6 +20,8 @@ export interface OpenOptions {
   config: ImapAccountConfig;
   tokens: TokenProvider | undefined;
   signal: AbortSignal;
+  /** Paces attempts across the accounts of the process; waiting for it does not count against the deadline. */
+  pacer: ConnectionPacer;
   /** Keeps a socket error of this client (an 'error' without a listener would crash the process). */
   onSocketError: (client: ImapFlow, err: Error) => void;
 }
@@ -80,32 +83,44 @@ async function attempt(opts: OpenOptions, client: ImapFlow): Promise<void> {
  * early: a new one is requested once. Rejects with a GatewayError naming the failure.
  */
 export async function openConnection(opts: OpenOptions): Promise<ImapFlow> {
-  const { config, tokens, signal } = opts;
+  const { config, signal } = opts;
   for (let retry = 0; ; retry++) {
     if (signal.aborted) throw abortedError(config);
-    const client = newClient(config, await credentials(config, tokens, signal));
-    if (signal.aborted) throw abortedError(config);
+    const release = await opts.pacer.acquire(signal).catch(() => Promise.reject(abortedError(config)));
     try {
-      await attempt(opts, client);
-      return client;
-    } catch (err) {
-      client.close();
-      if (signal.aborted) throw abortedError(config);
-      const failure = classify(err, client.byeReason);
-      if (failure.kind === 'auth' && tokens !== undefined && retry === 0 && !(err instanceof GatewayError)) {
-        tokens.invalidate();
-        continue;
-      }
-      if (err instanceof GatewayError) throw err;
-      const message =
-        failure.kind === 'auth'
-          ? `IMAP login refused for ${config.auth.user}: ${failure.message}`
-          : `IMAP connect to ${config.host}:${config.port} failed: ${failure.message}${client.byeReason ? ` (${client.byeReason})` : ''}`;
-      throw new GatewayError(failure.code, message, {
-        cause: err,
-        ...(failure.hintMs === undefined ? {} : { details: { hintMs: failure.hintMs } }),
-      });
+      const client = await tryOnce(opts, retry);
+      if (client !== undefined) return client;
+    } finally {
+      release();
     }
+  }
+}
+
+/** One paced attempt: the client, or undefined when a refused OAuth2 token is worth one more try. */
+async function tryOnce(opts: OpenOptions, retry: number): Promise<ImapFlow | undefined> {
+  const { config, tokens, signal } = opts;
+  const client = newClient(config, await credentials(config, tokens, signal));
+  if (signal.aborted) throw abortedError(config);
+  try {
+    await attempt(opts, client);
+    return client;
+  } catch (err) {
+    client.close();
+    if (signal.aborted) throw abortedError(config);
+    const failure = classify(err, client.byeReason);
+    if (failure.kind === 'auth' && tokens !== undefined && retry === 0 && !(err instanceof GatewayError)) {
+      tokens.invalidate();
+      return undefined;
+    }
+    if (err instanceof GatewayError) throw err;
+    const message =
+      failure.kind === 'auth'
+        ? `IMAP login refused for ${config.auth.user}: ${failure.message}`
+        : `IMAP connect to ${config.host}:${config.port} failed: ${failure.message}${client.byeReason ? ` (${client.byeReason})` : ''}`;
+    throw new GatewayError(failure.code, message, {
+      cause: err,
+      ...(failure.hintMs === undefined ? {} : { details: { hintMs: failure.hintMs } }),
+    });
   }
 }
 

@@ -79,16 +79,22 @@ export const BACKOFF: Record<FailureKind, { baseMs: number; capMs: number }> = {
 export const MAX_HINT_MS = 900_000;
 
 /**
- * Delay before attempt `attempt` (0 = first retry): exponential, capped, with "equal jitter"
- * (half fixed, half random) so that many accounts failing together spread out.
+ * How the wait is spread per kind. A transient failure usually hits every account at once (the
+ * server restarted, the network dropped): full jitter, uniform over [0, d), spreads them widest,
+ * and the connection pacer (pacer.ts) bounds whatever still arrives together. Throttling and a
+ * refused login keep a floor of half the wait ("equal jitter"): the server asked for less traffic.
  */
+export const JITTER: Record<FailureKind, 'full' | 'equal'> = { transient: 'full', throttle: 'equal', auth: 'equal' };
+
+/** Delay before attempt `attempt` (0 = first retry): exponential, capped, jittered per kind (JITTER). */
 export function backoffDelay(
   attempt: number,
   failure: Pick<Failure, 'kind' | 'hintMs'>,
   random: () => number = Math.random,
   table: Record<FailureKind, { baseMs: number; capMs: number }> = BACKOFF,
 ): number {
-  return Math.round(atLeast(jittered(attempt, { ...table[failure.kind], jitter: 'equal' }, random), failure.hintMs, MAX_HINT_MS));
+  const backoff = { ...table[failure.kind], jitter: JITTER[failure.kind] };
+  return Math.round(atLeast(jittered(attempt, backoff, random), failure.hintMs, MAX_HINT_MS));
 }
 
 /** Rejects with MAILGATE_ERR_IMAP_TIMEOUT after `ms`, running `onExpire` (e.g. drop the socket). */

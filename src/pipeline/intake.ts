@@ -12,7 +12,6 @@ import type { Fence, OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
 import { outboxKey, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
-import { sleep } from './sleep.js';
 
 /** Parses one message; `encodePreview(await preview(raw, options))` does it in this thread. */
 export type ParseFn = (raw: Buffer, options: PreviewOptions) => Promise<EncodedPreview>;
@@ -102,10 +101,29 @@ export function createIntake(options: IntakeOptions): Intake {
   const pollMs = options.backpressurePollMs ?? 100;
   const counters: IntakeCounters = { received: 0, parsed: 0, failed: 0, queued: 0, duplicates: 0 };
 
+  // Every caller waiting for room (an IMAP service may have a thousand accounts blocked at once)
+  // is woken by one listener on the shared signal rather than adding one each.
+  const pausing = new Set<() => void>();
+  options.signal?.addEventListener('abort', () => [...pausing].forEach((wake) => wake()), { once: true });
+
+  /** Waits `pollMs`, or less when the signal aborts. */
+  function pause(): Promise<void> {
+    if (options.signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        pausing.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, pollMs);
+      pausing.add(done);
+    });
+  }
+
   /** Waits while any of these routes holds maxOutbox queued items (another route's backlog never stalls this one). */
   async function waitForRoom(names: ReadonlySet<string>): Promise<void> {
     for (const name of names) {
-      while (!options.signal?.aborted && (await store.outboxDepth(name)) >= options.maxOutbox) await sleep(pollMs, options.signal);
+      while (!options.signal?.aborted && (await store.outboxDepth(name)) >= options.maxOutbox) await pause();
     }
   }
 

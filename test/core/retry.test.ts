@@ -12,6 +12,14 @@ describe('backoffDelay (exponential, capped, jittered; random injected)', () => 
     expect(backoffDelay(2, equal, () => 1)).toBe(4_000);
   });
 
+  it('full jitter spans [0, d): a herd failing at one instant spreads over the whole wait', () => {
+    const full: Backoff = { ...equal, jitter: 'full' };
+    expect(backoffDelay(0, full, () => 0)).toBe(0);
+    expect(backoffDelay(0, full, () => 0.5)).toBe(500);
+    expect(backoffDelay(2, full, () => 0.25)).toBe(1_000);
+    expect(backoffDelay(5, full, () => 0.5)).toBe(4_000);
+  });
+
   it('spread jitter spans [d·(1−j), d·(1+j)) around the schedule', () => {
     expect(backoffDelay(0, spread, () => 0)).toBe(500);
     expect(backoffDelay(0, spread, () => 0.5)).toBe(1_000);

@@ -79,12 +79,17 @@ describe('retry table', () => {
 
   it('grows exponentially with jitter, is capped, and honours a server hint', () => {
     const t = { kind: 'transient' as const };
-    expect(backoffDelay(0, t, () => 0)).toBe(BACKOFF.transient.baseMs / 2);
+    // Transient failures (all accounts at once after a server restart): full jitter over [0, d).
+    expect(backoffDelay(0, t, () => 0)).toBe(0);
+    expect(backoffDelay(0, t, () => 0.5)).toBe(BACKOFF.transient.baseMs / 2);
     expect(backoffDelay(0, t, () => 1)).toBe(BACKOFF.transient.baseMs);
     expect(backoffDelay(3, t, () => 1)).toBe(BACKOFF.transient.baseMs * 8);
     expect(backoffDelay(50, t, () => 1)).toBe(BACKOFF.transient.capMs);
     expect(backoffDelay(0, { kind: 'throttle', hintMs: 299_961 }, () => 0)).toBe(299_961);
     expect(backoffDelay(0, { kind: 'throttle', hintMs: 10 ** 9 }, () => 0)).toBe(900_000);
+    // Throttling and refused logins keep a floor of half the wait.
+    expect(backoffDelay(0, { kind: 'throttle' }, () => 0)).toBe(BACKOFF.throttle.baseMs / 2);
+    expect(backoffDelay(1, { kind: 'auth' }, () => 0)).toBe(BACKOFF.auth.baseMs);
   });
 });
 

@@ -125,3 +125,30 @@ describe('intake backpressure', () => {
     expect(await store.outboxDepth('r')).toBe(2);
   });
 });
+
+describe('intake backpressure with many callers', () => {
+  it('adds one listener to the shared signal however many callers wait for room, and wakes them all on abort', async () => {
+    const { getEventListeners } = await import('node:events');
+    const real = await openStore('sqlite::memory:');
+    store = Object.create(real) as Store;
+    store.outboxDepth = async () => 5; // always full: every caller waits
+    store.close = () => real.close();
+    const stop = new AbortController();
+    const intake = createIntake({
+      store,
+      routes,
+      parse: slowFirst,
+      parsing: {},
+      maxOutbox: 5,
+      backpressurePollMs: 20,
+      signal: stop.signal,
+    });
+    const before = getEventListeners(stop.signal, 'abort').length;
+    const waiting = Array.from({ length: 30 }, (_, i) => intake.accept(batch(100 + i, 1)).then(() => i));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(getEventListeners(stop.signal, 'abort').length).toBe(before);
+    expect(before).toBeLessThanOrEqual(1);
+    stop.abort();
+    expect((await Promise.all(waiting)).length).toBe(30);
+  });
+});
