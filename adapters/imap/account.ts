@@ -29,6 +29,9 @@ export interface AccountOptions {
   logger?: Logger;
 }
 
+/** One silent logger for every account built without one (a pino instance each would cost memory per account). */
+let silent: Logger | undefined;
+
 export class AccountRunner {
   readonly action: AfterDeliveryAction;
   readonly log: Logger;
@@ -60,7 +63,7 @@ export class AccountRunner {
           ? staticTokenProvider(auth.accessToken)
           : undefined;
     this.tracker = new AccountHealthTracker(config.name);
-    this.log = (opts.logger ?? createLogger(false)).child({ adapter: 'imap', account: config.name });
+    this.log = (opts.logger ?? (silent ??= createLogger(false))).child({ adapter: 'imap', account: config.name });
   }
 
   health(): ImapHealth {

@@ -6,19 +6,42 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+
+export interface BenchDovecotOptions {
+  /** IMAP connections the server must hold at once (process and client limits are raised to fit). Default 1024. */
+  connections?: number;
+}
 
 export interface BenchDovecot {
   host: string;
   port: number;
   addUser(user: string, pass: string): void;
+  /**
+   * Adds many users with one write of the passwd-file; their homes and maildirs are created by
+   * Dovecot at their first login (1,000 users in milliseconds).
+   */
+  addUsers(users: ReadonlyArray<{ user: string; pass: string }>): void;
   /** Writes messages straight into the user's INBOX maildir. */
   fill(user: string, messages: Iterable<Buffer>): void;
   /** Process id of the Dovecot master (benchmarks account its CPU and its imap processes'). */
   readonly pid: number;
+  /** Kills the master and every IMAP process (every connection drops at once), then starts it again on the same port. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -55,7 +78,23 @@ function binary(): string {
   return 'dovecot';
 }
 
-export async function startBenchDovecot(): Promise<BenchDovecot> {
+/** Process ids whose parent is `ppid`, from /proc. */
+function childrenOf(ppid: number): number[] {
+  const pids: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const st = readFileSync(`/proc/${e}/stat`, 'utf8');
+      if (Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]) === ppid) pids.push(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+export async function startBenchDovecot(options: BenchDovecotOptions = {}): Promise<BenchDovecot> {
+  const connections = options.connections ?? 1024;
   const me = userInfo();
   const root = me.uid === 0;
   const uid = root ? 65534 : me.uid;
@@ -63,6 +102,8 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-dovecot-'));
   chmodSync(dir, 0o755);
   mkdirSync(join(dir, 'home'), { mode: 0o755 });
+  // Dovecot creates a user's home at the first login, as the mail user.
+  if (root) chownSync(join(dir, 'home'), uid, gid);
   const port = await freePort();
   const conf = [
     `base_dir = ${dir}/run`,
@@ -81,6 +122,10 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
     `default_internal_user = ${root ? 'dovecot' : me.username}`,
     `default_internal_group = ${root ? 'dovecot' : me.username}`,
     `default_login_user = ${root ? 'dovenull' : me.username}`,
+    // One imap process per connection; each also talks to anvil, stats and the log service.
+    `default_client_limit = ${connections * 2 + 100}`,
+    `service imap {\n  process_limit = ${connections + 100}\n}`,
+    'protocol imap {\n  mail_max_userip_connections = 100\n}',
     `passdb {\n  driver = passwd-file\n  args = scheme=PLAIN ${dir}/passwd\n}`,
     `userdb {\n  driver = passwd-file\n  args = ${dir}/passwd\n}`,
     `service imap-login {\n  chroot =\n  inet_listener imap {\n    address = 127.0.0.1\n    port = ${port}\n  }\n  inet_listener imaps {\n    port = 0\n  }\n}`,
@@ -89,18 +134,38 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
   ].join('\n');
   writeFileSync(join(dir, 'dovecot.conf'), `${conf}\n`);
   writeFileSync(join(dir, 'passwd'), '');
-  const master: ChildProcess = spawn(binary(), ['-F', '-c', join(dir, 'dovecot.conf')], { stdio: 'ignore' });
-  const until = Date.now() + 20_000;
-  while (!(await greets(port))) {
-    if (Date.now() > until || master.exitCode !== null) throw new Error(`Dovecot did not start (log: ${dir}/dovecot.log)`);
-    await new Promise((r) => setTimeout(r, 50));
+  let master!: ChildProcess;
+  async function start(): Promise<void> {
+    master = spawn(binary(), ['-F', '-c', join(dir, 'dovecot.conf')], { stdio: 'ignore' });
+    const until = Date.now() + 20_000;
+    while (!(await greets(port))) {
+      if (Date.now() > until || master.exitCode !== null) throw new Error(`Dovecot did not start (log: ${dir}/dovecot.log)`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
+  async function halt(): Promise<void> {
+    const children = childrenOf(master.pid!);
+    const gone = new Promise((r) => master.once('exit', r));
+    master.kill('SIGKILL');
+    await gone;
+    for (const pid of children) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    while (await greets(port)) await new Promise((r) => setTimeout(r, 50));
+  }
+  await start();
   const own = (p: string) => root && chownSync(p, uid, gid);
   let seq = 0;
   return {
     host: '127.0.0.1',
     port,
-    pid: master.pid!,
+    get pid() {
+      return master.pid!;
+    },
     addUser(user, pass) {
       const home = join(dir, 'home', user);
       for (const p of [
@@ -115,6 +180,12 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
       }
       appendFileSync(join(dir, 'passwd'), `${user}:{PLAIN}${pass}:${uid}:${gid}::${home}::\n`);
     },
+    addUsers(users) {
+      appendFileSync(
+        join(dir, 'passwd'),
+        users.map((u) => `${u.user}:{PLAIN}${u.pass}:${uid}:${gid}::${join(dir, 'home', u.user)}::\n`).join(''),
+      );
+    },
     fill(user, messages) {
       const cur = join(dir, 'home', user, 'Maildir', 'cur');
       for (const m of messages) {
@@ -124,6 +195,10 @@ export async function startBenchDovecot(): Promise<BenchDovecot> {
         writeFileSync(p, m);
         own(p);
       }
+    },
+    async restart() {
+      await halt();
+      await start();
     },
     async stop() {
       const gone = new Promise((r) => master.once('exit', r));

@@ -3,6 +3,7 @@
  * batches reach the store one at a time in call order, and a checkpoint is never written
  * ahead of an earlier batch that is not durable.
  */
+import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
@@ -128,7 +129,6 @@ describe('intake backpressure', () => {
 
 describe('intake backpressure with many callers', () => {
   it('adds one listener to the shared signal however many callers wait for room, and wakes them all on abort', async () => {
-    const { getEventListeners } = await import('node:events');
     const real = await openStore('sqlite::memory:');
     store = Object.create(real) as Store;
     store.outboxDepth = async () => 5; // always full: every caller waits
@@ -143,10 +143,10 @@ describe('intake backpressure with many callers', () => {
       backpressurePollMs: 20,
       signal: stop.signal,
     });
-    const before = getEventListeners(stop.signal, 'abort').length;
+    const before = EventEmitter.getEventListeners(stop.signal, 'abort').length;
     const waiting = Array.from({ length: 30 }, (_, i) => intake.accept(batch(100 + i, 1)).then(() => i));
     await new Promise((r) => setTimeout(r, 100));
-    expect(getEventListeners(stop.signal, 'abort').length).toBe(before);
+    expect(EventEmitter.getEventListeners(stop.signal, 'abort').length).toBe(before);
     expect(before).toBeLessThanOrEqual(1);
     stop.abort();
     expect((await Promise.all(waiting)).length).toBe(30);
