@@ -211,6 +211,7 @@ async function main(): Promise<void> {
     d.addUsers(Array.from({ length: accounts }, (_, i) => ({ user: `mb${i}`, pass: `pw${i}` })));
     await sleep(1100); // Dovecot re-reads the passwd-file at most once a second
 
+    console.log('  … baseline run (no account)');
     const base = await startServe(emu, undefined, 0);
     await sleep(3000);
     const baseRss = procStatus(base.child.pid!, 'VmRSS');
@@ -220,6 +221,7 @@ async function main(): Promise<void> {
     const s = await startServe(emu, d, accounts);
     const startup = performance.now() - t0;
     const allIdle = await untilAllIdle(s, accounts, t0, 600_000);
+    console.log(`  … all ${accounts} idle after ${(allIdle / 1000).toFixed(1)} s; measuring ${idleS} s idle`);
     const pid = s.child.pid!;
     await sleep(2000);
     const cpu0 = cpuOf(pid);
@@ -231,7 +233,9 @@ async function main(): Promise<void> {
     const peak = procStatus(pid, 'VmHWM');
     const perBox = ((steady - baseRss) * 1024) / accounts;
 
+    console.log(`  … appending at ${rate}/s for ${appendS} s`);
     const lat = await arrivals(d, emu, accounts, rate, appendS);
+    console.log(`  … restarting Dovecot`);
 
     // Polled while Dovecot restarts: the lowest idle count proves the accounts saw the drop.
     const r0 = performance.now();

@@ -126,6 +126,9 @@ export async function startBenchDovecot(options: BenchDovecotOptions = {}): Prom
     `default_client_limit = ${connections * 2 + 100}`,
     `service imap {\n  process_limit = ${connections + 100}\n}`,
     'protocol imap {\n  mail_max_userip_connections = 100\n}',
+    // Past the kernel's inotify instances per user (often 128) Dovecot checks an idle mailbox
+    // every mailbox_idle_check_interval instead (30 s by default): 1 s keeps IDLE prompt for all.
+    'mailbox_idle_check_interval = 1 secs',
     `passdb {\n  driver = passwd-file\n  args = scheme=PLAIN ${dir}/passwd\n}`,
     `userdb {\n  driver = passwd-file\n  args = ${dir}/passwd\n}`,
     `service imap-login {\n  chroot =\n  inet_listener imap {\n    address = 127.0.0.1\n    port = ${port}\n  }\n  inet_listener imaps {\n    port = 0\n  }\n}`,
@@ -144,9 +147,11 @@ export async function startBenchDovecot(options: BenchDovecotOptions = {}): Prom
     }
   }
   async function halt(): Promise<void> {
+    // SIGTERM lets the master remove its sockets (a new master refuses to start beside them); its
+    // children, the IMAP process of every connection among them, are killed so every client drops.
     const children = childrenOf(master.pid!);
     const gone = new Promise((r) => master.once('exit', r));
-    master.kill('SIGKILL');
+    master.kill('SIGTERM');
     await gone;
     for (const pid of children) {
       try {
@@ -155,7 +160,7 @@ export async function startBenchDovecot(options: BenchDovecotOptions = {}): Prom
         // already gone
       }
     }
-    while (await greets(port)) await new Promise((r) => setTimeout(r, 50));
+    while (children.some((pid) => existsSync(`/proc/${pid}`)) || (await greets(port))) await new Promise((r) => setTimeout(r, 50));
   }
   await start();
   const own = (p: string) => root && chownSync(p, uid, gid);

@@ -30,6 +30,8 @@ export interface DovecotServer {
   readonly dir: string;
   /** Creates a user with a password (also usable with OAuth2 tokens naming this user). */
   addUser(user: string, pass: string): Promise<void>;
+  /** Creates many users with one write of the passwd-file and one wait for it to be read again. */
+  addUsers(users: ReadonlyArray<{ user: string; pass: string }>): Promise<void>;
   /** Appends messages over IMAP (creating the folder when missing); returns their UIDs. */
   append(user: string, folder: string, messages: Array<Buffer | string>): Promise<number[]>;
   /** Writes messages straight into the maildir (fast bulk fill); Dovecot assigns UIDs on next access. */
@@ -287,6 +289,21 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     if (!list.some((m) => m.path === folder)) await client.mailboxCreate(folder);
   }
 
+  async function addUsers(users: ReadonlyArray<{ user: string; pass: string }>): Promise<void> {
+    if (users.length === 0) return;
+    for (const { user } of users) {
+      mkdirSync(home(user), { recursive: true, mode: 0o755 });
+      own(home(user));
+    }
+    const lines = users.map(({ user, pass }) => `${user}:{PLAIN}${pass}:${id.mailUid}:${id.mailGid}::${home(user)}::\n`);
+    appendFileSync(join(dir, 'passwd'), lines.join(''));
+    for (const { user, pass } of users) passwords.set(user, pass);
+    // Dovecot looks at the passwd-file at most once a second: wait until the last user can log in
+    // (the file is read whole, so the others can too).
+    const last = users[users.length - 1]!.user;
+    await waitFor(async () => withClient(last, async () => true).catch(() => false), 10_000, `user ${last}`);
+  }
+
   await start();
 
   return {
@@ -294,13 +311,9 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     port,
     dir,
     async addUser(user, pass) {
-      mkdirSync(home(user), { recursive: true, mode: 0o755 });
-      own(home(user));
-      appendFileSync(join(dir, 'passwd'), `${user}:{PLAIN}${pass}:${id.mailUid}:${id.mailGid}::${home(user)}::\n`);
-      passwords.set(user, pass);
-      // Dovecot looks at the passwd-file at most once a second: wait until the user can log in.
-      await waitFor(async () => withClient(user, async () => true).catch(() => false), 10_000, `user ${user}`);
+      await addUsers([{ user, pass }]);
     },
+    addUsers,
     async append(user, folder, messages) {
       return withClient(user, async (client) => {
         await ensureFolder(client, folder);
