@@ -33,7 +33,8 @@ export function run(
   sink: MemorySink,
   opts: ImapAdapterOptions = {},
 ): { adapter: ImapAdapter; stop: () => Promise<void>; done: Promise<void> } {
-  const adapter = new ImapAdapter(accounts, { random: () => 0, ...opts });
+  // 0.5: transient waits of half the base (full jitter), throttle and auth waits of three quarters.
+  const adapter = new ImapAdapter(accounts, { random: () => 0.5, ...opts });
   const ctl = new AbortController();
   const done = adapter.start(sink, ctl.signal);
   return {
