@@ -92,7 +92,8 @@ function config(dir: string, emu: Emu, d: BenchDovecot | undefined, accounts: nu
     lines.push('adapters:', '  imap:');
     for (let i = 0; i < accounts; i++)
       lines.push(
-        `    - { name: mb${i}, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: mb${i}, pass: pw${i} }, folders: [INBOX] }`,
+        `    - { name: mb${i}, route: bench, host: ${d.host}, port: ${d.port}, secure: false, ` +
+          `auth: { user: mb${i}, pass: pw${i} }, folders: [INBOX] }`,
       );
   }
   const file = join(dir, 'mailgate.yaml');

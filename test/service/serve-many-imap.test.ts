@@ -36,7 +36,8 @@ afterEach(killLeftovers);
 function writeManyConfig(): string {
   const file = join(dir, 'many.yaml');
   const account = (u: string) =>
-    `    - { name: ${u}, route: support, host: ${dovecot.host}, port: ${dovecot.port}, secure: false, auth: { user: ${u}, pass: pw-${u} } }`;
+    `    - { name: ${u}, route: support, host: ${dovecot.host}, port: ${dovecot.port}, secure: false, ` +
+    `auth: { user: ${u}, pass: pw-${u} } }`;
   writeFileSync(
     file,
     [
