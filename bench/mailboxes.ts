@@ -172,7 +172,8 @@ async function append(d: BenchDovecot, i: number, raw: Buffer): Promise<void> {
   }
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+const pct = (xs: number[], p: number) =>
+  xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 
 /** APPENDs at `rate`/s to random mailboxes for `seconds`; latencies from the APPEND's OK to the comment stored. */
 async function arrivals(d: BenchDovecot, emu: Emu, accounts: number, rate: number, seconds: number): Promise<number[]> {
@@ -265,7 +266,7 @@ async function main(): Promise<void> {
     row(`Dovecot CPU meanwhile (all processes)`, `${dovecotCpu.toFixed(2)} %`);
     row(`APPEND → API accepted, ${lat.length} at ${rate}/s, p50`, `${pct(lat, 50).toFixed(0)} ms`);
     row(`APPEND → API accepted, p99`, `${pct(lat, 99).toFixed(0)} ms`, 'target ≤ 2000 ms');
-    row(`APPEND → API accepted, max`, `${Math.max(...lat).toFixed(0)} ms`);
+    row(`APPEND → API accepted, max`, `${(lat.length === 0 ? NaN : Math.max(...lat)).toFixed(0)} ms`);
     row('Dovecot killed and started → all idle again', `${(restartIdle / 1000).toFixed(1)} s`, `(${lowest} idle at the lowest)`);
     row('SIGTERM → exited', `${(stopMs / 1000).toFixed(1)} s`);
     row('MaxListenersExceededWarning on stderr', `${failures}`, 'target 0');

@@ -80,7 +80,8 @@ async function attempt(opts: OpenOptions, client: ImapFlow): Promise<void> {
 
 /**
  * A connected, logged-in client. An OAuth2 token the server refuses may be revoked or expired
- * early: a new one is requested once. Rejects with a GatewayError naming the failure.
+ * early: a new one is requested once. Rejects with a GatewayError naming the failure. Each
+ * attempt holds a permit of the process's pacer from the token request to the end of the login.
  */
 export async function openConnection(opts: OpenOptions): Promise<ImapFlow> {
   const { config, signal } = opts;
