@@ -1,16 +1,24 @@
 /**
  * IMAP benchmark (`npm run bench:imap`): fills a Dovecot mailbox and prints, for an
- * attachment-heavy and a text-only mailbox, raw imapflow full-source fetch messages/s beside
- * mailgate's end-to-end sync (IMAP → parse → store → emulator acknowledged) messages/s, and
- * the peak RSS of the `mailgate serve` process.
+ * attachment-heavy, a mixed (30 % with an attachment) and a text-only mailbox, mailgate's
+ * end-to-end sync (IMAP → parse → store → emulator acknowledged) messages/s beside two
+ * references: the raw imapflow full-source fetch (moves bytes, nothing else) and the pipeline a
+ * user would build by hand (support/handbuilt.ts: imapflow → mailparser → sync-raw-emails in
+ * batches of 128, no durability), and the peak RSS of the `mailgate serve` process.
  *
- *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--text-messages 5000] [--runs 3]
+ *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--mixed-messages 5000]
+ *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text]
+ *
+ * Runs alternate (raw fetch, hand-built, mailgate, raw fetch, …) so that a drifting machine
+ * load hits all three alike; the figures are medians. After them, one more `mailgate serve`
+ * run under `--cpu-prof` splits mailgate's CPU per message into pipeline stages
+ * (support/stages.ts), beside the parse-only CPU per message: `previewSync` + encoding, the
+ * work of a parse worker, over the same (full) sources on one thread.
  *
  * mailgate runs as `mailgate serve --config …` in a child process (its peak RSS is the
  * kernel's VmHWM of that process, parse workers included); the emulator runs in this
  * process. The end-to-end time runs from the moment the service listens (process start-up
  * excluded; IMAP login included) until the emulator holds every comment.
- * `--cpu-prof-dir DIR` writes a CPU profile of each `mailgate serve` run into DIR.
  * Dovecot's index is built and the page cache warmed by one unmeasured fetch first.
  * Under each mailbox: the CPU seconds mailgate, Dovecot and the emulator spent during the
  * sync, and the fastest rate those allow on this machine's cores even with perfect overlap.
@@ -18,15 +26,19 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ImapFlow } from 'imapflow';
 import { createEmulator } from '../src/emulator/index.js';
+import { encodePreview } from '../src/pipeline/encoded.js';
+import { previewSync } from '../src/preview/index.js';
 import { cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
+import { monotonicUs, printStages, stagesOf } from './support/stages.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const HANDBUILT = fileURLToPath(new URL('./support/handbuilt.js', import.meta.url));
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -35,10 +47,10 @@ function arg(name: string, fallback: number): number {
   return v;
 }
 
-/** `--cpu-prof-dir DIR`: write a CPU profile of every `mailgate serve` run into DIR. */
-function profileDir(): string | undefined {
-  const i = process.argv.indexOf('--cpu-prof-dir');
-  return i < 0 ? undefined : process.argv[i + 1];
+/** `--mailboxes a,b`: which of attachments, mixed, text to run (default all). */
+function mailboxes(): Set<string> {
+  const i = process.argv.indexOf('--mailboxes');
+  return new Set(i < 0 ? ['attachments', 'mixed', 'text'] : (process.argv[i + 1] ?? '').split(','));
 }
 
 function textMessage(i: number): Buffer {
@@ -94,6 +106,11 @@ function attachmentMessage(i: number, kb: number): Buffer {
   );
 }
 
+/** 30 % of the messages (3 of every 10) carry an attachment of `kb` KiB, the rest are text only. */
+function mixedMessage(i: number, kb: number): Buffer {
+  return i % 10 < 3 ? attachmentMessage(i, kb) : textMessage(i);
+}
+
 async function connectClient(d: BenchDovecot, user: string): Promise<ImapFlow> {
   for (let attempt = 0; ; attempt++) {
     const c = new ImapFlow({ host: d.host, port: d.port, secure: false, auth: { user, pass: `pw-${user}` }, logger: false });
@@ -136,63 +153,97 @@ function peakRssMb(pid: number): number {
 interface SyncRun {
   rate: number;
   rssMb: number;
-  /** CPU seconds during the sync: the service (workers included), Dovecot, and this process (the emulator). */
+  /** CPU seconds during the sync: the pipeline's process (workers included), Dovecot, and this process (the emulator). */
   cpu: { mailgate: number; dovecot: number; emulator: number };
+  /** The sync's window on the monotonic clock, µs (to cut CPU profiles to it). */
+  window: { from: number; to: number };
 }
 
-/** One `mailgate serve` run against a fresh store; returns messages/s, peak RSS in MB and CPU seconds. */
-async function mailgateSync(d: BenchDovecot, user: string, count: number): Promise<SyncRun> {
+/** A pipeline under test: the process to start and the line it prints once it is ready. */
+interface Pipeline {
+  args: (url: string, token: string, dir: string) => string[];
+  ready: string;
+}
+
+/** `mailgate serve` with one IMAP account on the mailbox, into a fresh SQLite store. */
+function mailgate(d: BenchDovecot, user: string): Pipeline {
+  return {
+    ready: 'serving on',
+    args: (url, token, dir) => {
+      writeFileSync(
+        join(dir, 'mailgate.yaml'),
+        [
+          `store: sqlite:${join(dir, 'mailgate.db')}`,
+          `api: { url: ${url}, token: "${token}" }`,
+          'server: { listen: 127.0.0.1:0 }',
+          'log_level: warn',
+          'routes: [{ name: bench, source: bench/inbox }]',
+          `adapters: { imap: [{ name: bench, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${user}, pass: pw-${user} }, folders: [INBOX], batch_size: 500 }] }`,
+          '',
+        ].join('\n'),
+      );
+      return [CLI, 'serve', '--config', join(dir, 'mailgate.yaml')];
+    },
+  };
+}
+
+/** The hand-built reference pipeline (support/handbuilt.ts). */
+function handBuilt(d: BenchDovecot, user: string): Pipeline {
+  return { ready: 'ready', args: (url, token) => [HANDBUILT, d.host, String(d.port), user, `pw-${user}`, url, token, 'bench/inbox'] };
+}
+
+/**
+ * One run of a pipeline into a fresh emulator; returns messages/s, peak RSS in MB and CPU
+ * seconds, from the moment the process is ready until the emulator holds every comment.
+ * `profile`: a directory for the process's CPU profiles (`--cpu-prof`).
+ */
+async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profile?: string): Promise<SyncRun> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-imap-'));
   const token = randomBytes(8).toString('hex');
   const emulator = createEmulator({ token, autoCreateSources: true, logger: false });
   const url = await emulator.listen(0, '127.0.0.1');
-  writeFileSync(
-    join(dir, 'mailgate.yaml'),
-    [
-      `store: sqlite:${join(dir, 'mailgate.db')}`,
-      `api: { url: ${url}, token: "${token}" }`,
-      'server: { listen: 127.0.0.1:0 }',
-      'log_level: warn',
-      'routes: [{ name: bench, source: bench/inbox }]',
-      `adapters: { imap: [{ name: bench, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${user}, pass: pw-${user} }, folders: [INBOX], batch_size: 500 }] }`,
-      '',
-    ].join('\n'),
-  );
-  const profile = profileDir();
   const child = spawn(
     process.execPath,
-    [...(profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]), CLI, 'serve', '--config', join(dir, 'mailgate.yaml')],
-    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+    [...(profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]), ...pipeline.args(url, token, dir)],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let stderr = '';
+  let output = '';
   let t0 = 0;
+  let from = 0;
   let cpu0 = { mailgate: 0, dovecot: 0, emulator: 0 };
-  child.stderr!.on('data', (b: Buffer) => {
-    stderr += b.toString();
-    if (t0 === 0 && stderr.includes('serving on')) {
+  const onData = (b: Buffer) => {
+    output += b.toString();
+    if (t0 === 0 && output.includes(pipeline.ready)) {
       t0 = performance.now();
+      from = monotonicUs();
       cpu0 = { mailgate: cpuOf(child.pid!), dovecot: cpuOfTree(d.pid), emulator: ownCpu() };
     }
-  });
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
   let rssMb = 0;
   try {
     while (t0 === 0 || emulator.stats().comments < count) {
-      if (child.exitCode !== null) throw new Error(`mailgate serve exited with ${child.exitCode}: ${stderr}`);
-      rssMb = Math.max(rssMb, peakRssMb(child.pid!));
+      if (child.exitCode !== null && (child.exitCode !== 0 || emulator.stats().comments < count))
+        throw new Error(`${pipeline.args(url, token, dir)[0]} exited with ${child.exitCode}: ${output}`);
+      if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
       await new Promise((r) => setTimeout(r, 20));
     }
     const rate = count / ((performance.now() - t0) / 1000);
+    const to = monotonicUs();
     const cpu = {
       mailgate: cpuOf(child.pid!) - cpu0.mailgate,
       dovecot: cpuOfTree(d.pid) - cpu0.dovecot,
       emulator: ownCpu() - cpu0.emulator,
     };
-    rssMb = Math.max(rssMb, peakRssMb(child.pid!));
-    return { rate, rssMb, cpu };
+    if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
+    return { rate, rssMb, cpu, window: { from, to } };
   } finally {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
     await emulator.close();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -200,14 +251,33 @@ async function mailgateSync(d: BenchDovecot, user: string, count: number): Promi
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function benchMailbox(
-  d: BenchDovecot,
-  label: string,
-  user: string,
-  n: number,
-  make: (i: number) => Buffer,
-  runs: number,
-): Promise<void> {
+/**
+ * CPU µs per message of mailgate's parse alone (what a parse worker runs: previewSync and the
+ * encoding of its answer) over the first `n` messages, on this thread, after a warm-up.
+ */
+function parseOnlyUs(make: (i: number) => Buffer, n: number): number {
+  for (let i = 0; i < Math.min(n, 200); i++) encodePreview(previewSync(make(i)));
+  let cpu = 0;
+  for (let i = 0; i < n; i++) {
+    const raw = make(i);
+    const c0 = process.cpuUsage();
+    encodePreview(previewSync(raw));
+    const c = process.cpuUsage(c0);
+    cpu += c.user + c.system;
+  }
+  return cpu / n;
+}
+
+interface Mailbox {
+  label: string;
+  user: string;
+  n: number;
+  make: (i: number) => Buffer;
+}
+
+const pad = (s: string, w: number) => s.padStart(w);
+
+async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, runs: number): Promise<void> {
   let bytes = 0;
   d.addUser(user, `pw-${user}`);
   d.fill(
@@ -222,39 +292,75 @@ async function benchMailbox(
   );
   await rawFetch(d, user, { bodyStructure: true, source: true }); // index + page cache, unmeasured
   const raw: number[] = [];
+  const hand: SyncRun[] = [];
   const syncs: SyncRun[] = [];
   for (let r = 0; r < runs; r++) {
     raw.push(await rawFetch(d, user, { source: true }));
-    syncs.push(await mailgateSync(d, user, n));
+    hand.push(await syncRun(d, handBuilt(d, user), n));
+    syncs.push(await syncRun(d, mailgate(d, user), n));
   }
   const rss = Math.max(...syncs.map((x) => x.rssMb));
   const rate = median(syncs.map((x) => x.rate));
-  const line = (s: string, w: number) => s.padStart(w);
+  const handRate = median(hand.map((x) => x.rate));
   console.log(
-    `${label.padEnd(34)} ${line((bytes / 2 ** 20).toFixed(0) + ' MiB', 9)} ${line(median(raw).toFixed(0), 10)} ${line(rate.toFixed(0), 10)} ${line((rate / median(raw)).toFixed(2) + '×', 7)} ${line(rss.toFixed(0) + ' MB', 9)}`,
+    `${label.padEnd(34)} ${pad((bytes / 2 ** 20).toFixed(0) + ' MiB', 9)} ${pad(median(raw).toFixed(0), 10)} ${pad(handRate.toFixed(0), 10)}` +
+      ` ${pad(rate.toFixed(0), 10)} ${pad((rate / handRate).toFixed(2) + '×', 9)} ${pad((rate / median(raw)).toFixed(2) + '×', 9)} ${pad(rss.toFixed(0) + ' MB', 9)}`,
   );
-  const cpu = (k: keyof SyncRun['cpu']) => median(syncs.map((x) => x.cpu[k]));
+  console.log(
+    `${''.padEnd(34)} each run, msg/s: raw ${raw.map((x) => x.toFixed(0)).join(' ')}; hand-built ${hand.map((x) => x.rate.toFixed(0)).join(' ')};` +
+      ` mailgate ${syncs.map((x) => x.rate.toFixed(0)).join(' ')}`,
+  );
+  const cpu = (k: keyof SyncRun['cpu'], of = syncs) => median(of.map((x) => x.cpu[k]));
   const total = cpu('mailgate') + cpu('dovecot') + cpu('emulator');
   const bound = n / (total / availableParallelism());
   console.log(
     `${''.padEnd(34)} CPU during the sync: mailgate ${cpu('mailgate').toFixed(1)} s, Dovecot ${cpu('dovecot').toFixed(1)} s, emulator ${cpu('emulator').toFixed(1)} s` +
       ` = ${total.toFixed(1)} s on ${availableParallelism()} cores: no faster than ${bound.toFixed(0)} msg/s (${(bound / median(raw)).toFixed(2)}× raw fetch)`,
   );
+  console.log(
+    `${''.padEnd(34)} CPU per message: mailgate ${((cpu('mailgate') * 1e6) / n).toFixed(0)} µs, hand-built ${((cpu('mailgate', hand) * 1e6) / n).toFixed(0)} µs`,
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-imap-prof-'));
+  try {
+    const prof = await syncRun(d, mailgate(d, user), n, dir);
+    // The service writes its profiles when it exits (syncRun waited for that).
+    console.log(`${''.padEnd(34)} where mailgate's CPU goes (one run under --cpu-prof, ${prof.rate.toFixed(0)} msg/s):`);
+    printStages(
+      ' '.repeat(36),
+      stagesOf(dir, prof.window.from, prof.window.to),
+      n,
+      prof.cpu.mailgate,
+      parseOnlyUs(make, Math.min(n, 1000)),
+      'parse only (previewSync + encoding, full sources, one thread)',
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function main(): Promise<void> {
   const attN = arg('attachment-messages', 1000);
   const attKb = arg('attachment-kb', 750);
+  const mixedN = arg('mixed-messages', 5000);
+  const mixedKb = arg('mixed-attachment-kb', 100);
   const textN = arg('text-messages', 5000);
   const runs = arg('runs', 3);
+  const which = mailboxes();
   const d = await startBenchDovecot();
   try {
-    console.log(`IMAP sync, median of ${runs} runs (msg/s); mailgate = service listening → every comment acknowledged by the emulator`);
     console.log(
-      `${'mailbox'.padEnd(34)} ${'size'.padStart(9)} ${'raw fetch'.padStart(10)} ${'mailgate'.padStart(10)} ${'ratio'.padStart(7)} ${'peak RSS'.padStart(9)}`,
+      `IMAP sync, median of ${runs} runs (msg/s); hand-built = imapflow → mailparser → sync-raw-emails (batches of 128);` +
+        ` mailgate = service listening → every comment acknowledged by the emulator; load average ${loadavg()[0]!.toFixed(2)}`,
     );
-    await benchMailbox(d, `attachments: ${attN} × ${attKb} KiB`, 'att', attN, (i) => attachmentMessage(i, attKb), runs);
-    await benchMailbox(d, `text only: ${textN} messages`, 'text', textN, textMessage, runs);
+    console.log(
+      `${'mailbox'.padEnd(34)} ${pad('size', 9)} ${pad('raw fetch', 10)} ${pad('hand-built', 10)} ${pad('mailgate', 10)} ${pad('÷ hand', 9)} ${pad('÷ raw', 9)} ${pad('peak RSS', 9)}`,
+    );
+    const all: Array<[string, Mailbox]> = [
+      ['attachments', { label: `attachments: ${attN} × ${attKb} KiB`, user: 'att', n: attN, make: (i) => attachmentMessage(i, attKb) }],
+      ['mixed', { label: `mixed: ${mixedN}, 30 % × ${mixedKb} KiB`, user: 'mixed', n: mixedN, make: (i) => mixedMessage(i, mixedKb) }],
+      ['text', { label: `text only: ${textN} messages`, user: 'text', n: textN, make: textMessage }],
+    ];
+    for (const [name, box] of all) if (which.has(name)) await benchMailbox(d, box, runs);
   } finally {
     await d.stop();
   }

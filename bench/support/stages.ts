@@ -1,0 +1,156 @@
+/**
+ * Where mailgate's CPU goes, by pipeline stage, from the V8 CPU profiles `node --cpu-prof`
+ * writes for every thread of a process (the main thread's file has thread id 0, each parse
+ * worker its own). Every sample is charged to the stage of the deepest frame on its stack
+ * that belongs to a known part of the code (a mailgate folder or a package); frames of Node
+ * itself only name a stage when nothing above them did (socket reads, timers). Samples can be
+ * restricted to a window of the monotonic clock (`process.hrtime`, in µs), which is the clock
+ * V8 stamps profiles with.
+ *
+ * A profile's samples measure time on the thread's stack, not CPU: on a loaded machine a thread
+ * waiting for a core is charged as if it ran. The benchmarks therefore print beside the stages
+ * the process's CPU from the kernel, and the difference as "unattributed".
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const STAGES = [
+  'fetch / protocol',
+  'parse (MIME)',
+  'document + preview',
+  'intake + pool hand-over',
+  'store',
+  'delivery encoding + HTTP',
+  'GC (on the thread)',
+  'Node I/O and runtime',
+  'other',
+] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** Busy µs per stage, apart for the main thread and the worker threads. */
+export interface StageTimes {
+  main: Record<Stage, number>;
+  workers: Record<Stage, number>;
+}
+
+/** Path fragments → stage; the first match wins, so more specific fragments come first. */
+const RULES: Array<[RegExp, Stage]> = [
+  [/\/node_modules\/(imapflow|libmime|libbase64|libqp)\/|\/adapters\/imap\/|\/adapters\/files\/|\/src\/mime\/mbox/, 'fetch / protocol'],
+  [/\/src\/mime\//, 'parse (MIME)'],
+  [/\/src\/(document|preview)\/|\/src\/pipeline\/encoded\.js|\/src\/batcher\/ledger\.js/, 'document + preview'],
+  [/\/src\/pipeline\/(intake|pool|worker|origin)\.js/, 'intake + pool hand-over'],
+  [/\/src\/store\/|\/node_modules\/(better-sqlite3|pg|pg-protocol|pg-pool)\//, 'store'],
+  [/\/src\/(batcher|api)\/|\/src\/pipeline\/(delivery|deliver-fn|after-delivery)\.js|undici/, 'delivery encoding + HTTP'],
+];
+
+function zero(): Record<Stage, number> {
+  return Object.fromEntries(STAGES.map((s) => [s, 0])) as Record<Stage, number>;
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children?: number[];
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The stage of each node id (undefined: idle, not counted). */
+function stageOfNodes(profile: Profile): Map<number, Stage | undefined> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const out = new Map<number, Stage | undefined>();
+  const visit = (id: number, inherited: Stage | undefined): void => {
+    const node = byId.get(id)!;
+    const { functionName, url } = node.callFrame;
+    let stage = inherited;
+    if (functionName === '(idle)') stage = undefined;
+    else if (functionName === '(garbage collector)') stage = 'GC (on the thread)';
+    else if (functionName === '(program)') stage = 'Node I/O and runtime';
+    else {
+      const rule = RULES.find(([re]) => re.test(url));
+      if (rule !== undefined) stage = rule[1];
+      else if (stage === undefined && url.startsWith('node:')) stage = 'Node I/O and runtime';
+    }
+    out.set(id, functionName === '(idle)' ? undefined : (stage ?? 'other'));
+    for (const child of node.children ?? []) visit(child, stage);
+  };
+  visit(profile.nodes[0]!.id, undefined);
+  return out;
+}
+
+/** Busy µs per stage of one profile, counting samples taken within [from, to] (µs, monotonic). */
+function profileStages(profile: Profile, from: number, to: number): Record<Stage, number> {
+  const stages = stageOfNodes(profile);
+  const out = zero();
+  let t = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i]!;
+    if (t < from || t > to) continue;
+    // A sample stands for the interval up to the next one.
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    const stage = stages.get(profile.samples[i]!);
+    if (stage !== undefined) out[stage] += dt;
+  }
+  return out;
+}
+
+/**
+ * Sums the profiles in `dir` (all of one process) into stages, samples within [from, to]
+ * (µs of the monotonic clock; defaults: everything).
+ */
+export function stagesOf(dir: string, from = -Infinity, to = Infinity): StageTimes {
+  const times: StageTimes = { main: zero(), workers: zero() };
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    // CPU.<date>.<time>.<pid>.<thread id>.<seq>.cpuprofile
+    const thread = Number(file.split('.')[4]);
+    const own = profileStages(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, from, to);
+    const into = thread === 0 ? times.main : times.workers;
+    for (const s of STAGES) into[s] += own[s];
+  }
+  return times;
+}
+
+/** The monotonic clock in µs, as V8 stamps CPU profiles. */
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/**
+ * The per-stage table: µs per message on the main thread, on the workers and together, then
+ * the sum, the process's CPU from the kernel and the difference, beside the parse-only figure.
+ */
+export function printStages(
+  indent: string,
+  times: StageTimes,
+  messages: number,
+  cpuSeconds: number,
+  parseOnlyUs: number,
+  parseOnlyLabel: string,
+): void {
+  const us = (v: number) => (v / messages).toFixed(0).padStart(7);
+  console.log(`${indent}${'stage (µs per message)'.padEnd(28)} ${'main'.padStart(7)} ${'workers'.padStart(7)} ${'total'.padStart(7)}`);
+  let main = 0;
+  let workers = 0;
+  for (const s of STAGES) {
+    const m = times.main[s];
+    const w = times.workers[s];
+    main += m;
+    workers += w;
+    if (m + w > 0) console.log(`${indent}${s.padEnd(28)} ${us(m)} ${us(w)} ${us(m + w)}`);
+  }
+  console.log(`${indent}${'sum of the profiles'.padEnd(28)} ${us(main)} ${us(workers)} ${us(main + workers)}`);
+  const total = cpuSeconds * 1e6;
+  console.log(
+    `${indent}${'process CPU (kernel)'.padEnd(28)} ${''.padStart(7)} ${''.padStart(7)} ${us(total)}` +
+      `  (unattributed ${((total - main - workers) / messages).toFixed(0)} µs: GC and compiler threads, libuv, sampling skew)`,
+  );
+  console.log(
+    `${indent}${parseOnlyLabel}: ${parseOnlyUs.toFixed(0)} µs per message; end to end ${(total / messages / parseOnlyUs).toFixed(2)}× that` +
+      ` (target <= 2.5×, i.e. <= ${(2.5 * parseOnlyUs).toFixed(0)} µs)`,
+  );
+}
