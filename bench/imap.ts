@@ -7,7 +7,7 @@
  * batches of 128, no durability), and the peak RSS of the `mailgate serve` process.
  *
  *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--mixed-messages 5000]
- *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text]
+ *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text] [--cpu-prof-dir DIR]
  *
  * Runs alternate (raw fetch, hand-built, mailgate, raw fetch, …) so that a drifting machine
  * load hits all three alike; the figures are medians. After them, one more `mailgate serve`
@@ -25,9 +25,9 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ImapFlow } from 'imapflow';
 import { createEmulator } from '../src/emulator/index.js';
@@ -45,6 +45,21 @@ function arg(name: string, fallback: number): number {
   const v = i < 0 ? fallback : Number(process.argv[i + 1]);
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
   return v;
+}
+
+/** `--cpu-prof-dir DIR`: keep the profiled run's CPU profiles in DIR/<mailbox> (otherwise they are deleted). */
+function profileDir(): string | undefined {
+  const i = process.argv.indexOf('--cpu-prof-dir');
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+/**
+ * `--vs-cli PATH`: another build's `dist/src/cli/main.js`, run after each mailgate run (A/B in
+ * the same sitting, interleaved); `--no-stages` skips the profiled run.
+ */
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
 }
 
 /** `--mailboxes a,b`: which of attachments, mixed, text to run (default all). */
@@ -166,7 +181,7 @@ interface Pipeline {
 }
 
 /** `mailgate serve` with one IMAP account on the mailbox, into a fresh SQLite store. */
-function mailgate(d: BenchDovecot, user: string): Pipeline {
+function mailgate(d: BenchDovecot, user: string, cli = CLI): Pipeline {
   return {
     ready: 'serving on',
     args: (url, token, dir) => {
@@ -182,7 +197,7 @@ function mailgate(d: BenchDovecot, user: string): Pipeline {
           '',
         ].join('\n'),
       );
-      return [CLI, 'serve', '--config', join(dir, 'mailgate.yaml')];
+      return [cli, 'serve', '--config', join(dir, 'mailgate.yaml')];
     },
   };
 }
@@ -294,10 +309,14 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   const raw: number[] = [];
   const hand: SyncRun[] = [];
   const syncs: SyncRun[] = [];
+  const vs = option('vs-cli');
+  const other = vs === undefined ? undefined : resolve(vs);
+  const others: SyncRun[] = [];
   for (let r = 0; r < runs; r++) {
     raw.push(await rawFetch(d, user, { source: true }));
     hand.push(await syncRun(d, handBuilt(d, user), n));
     syncs.push(await syncRun(d, mailgate(d, user), n));
+    if (other !== undefined) others.push(await syncRun(d, mailgate(d, user, other), n));
   }
   const rss = Math.max(...syncs.map((x) => x.rssMb));
   const rate = median(syncs.map((x) => x.rate));
@@ -320,7 +339,18 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   console.log(
     `${''.padEnd(34)} CPU per message: mailgate ${((cpu('mailgate') * 1e6) / n).toFixed(0)} µs, hand-built ${((cpu('mailgate', hand) * 1e6) / n).toFixed(0)} µs`,
   );
-  const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-imap-prof-'));
+  if (other !== undefined) {
+    const us = (xs: SyncRun[]) => xs.map((x) => ((x.cpu.mailgate * 1e6) / n).toFixed(0));
+    console.log(
+      `${''.padEnd(34)} A/B: this build ${us(syncs).join(' ')} µs/msg (median ${((cpu('mailgate') * 1e6) / n).toFixed(0)}),` +
+        ` ${other} ${us(others).join(' ')} µs/msg (median ${((cpu('mailgate', others) * 1e6) / n).toFixed(0)});` +
+        ` msg/s ${median(syncs.map((x) => x.rate)).toFixed(0)} vs ${median(others.map((x) => x.rate)).toFixed(0)}`,
+    );
+  }
+  if (process.argv.includes('--no-stages')) return;
+  const keep = profileDir();
+  const dir = keep === undefined ? mkdtempSync(join(tmpdir(), 'mailgate-bench-imap-prof-')) : join(keep, user);
+  mkdirSync(dir, { recursive: true });
   try {
     const prof = await syncRun(d, mailgate(d, user), n, dir);
     // The service writes its profiles when it exits (syncRun waited for that).
@@ -334,7 +364,7 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
       'parse only (previewSync + encoding, full sources, one thread)',
     );
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
