@@ -96,18 +96,14 @@ async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Pro
 
 /**
  * Sizes and dates first, with the first FIRST_FETCH_SOURCE_BYTES of each source: a small
- * message (most plain-text mail) is then complete in this one FETCH. BODYSTRUCTURE only for messages
- * large enough to hold an attachment worth leaving on the server.
+ * message (most plain-text mail) is then complete in this one FETCH. BODYSTRUCTURE in a second
+ * FETCH, only for messages large enough to hold an attachment worth leaving on the server: a
+ * structure costs the server a parse of the message and the client a parse of a long response
+ * (and imapflow another walk to log it), which small messages never use.
  */
 async function planChunk(client: ImapFlow, folder: string, uids: number[]): Promise<Planned[]> {
   assertSelected(client, folder);
-  const query = {
-    uid: true,
-    size: true,
-    internalDate: true,
-    bodyStructure: true,
-    source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES },
-  };
+  const query = { uid: true, size: true, internalDate: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } };
   const metas = await client.fetchAll(uidSet(uids), query, { uid: true });
   assertSelected(client, folder);
   const got = new Set(metas.map((m) => m.uid));
@@ -116,8 +112,11 @@ async function planChunk(client: ImapFlow, folder: string, uids: number[]): Prom
     folder,
     uids.filter((u) => !got.has(u)),
   );
-  const structures = new Map<number, MessagePlan>();
-  for (const m of metas) if ((m.size ?? 0) >= PIECES_MIN_MESSAGE_BYTES) structures.set(m.uid, planMessage(m.bodyStructure));
+  const structures = await fetchStructures(
+    client,
+    folder,
+    metas.filter((m) => (m.size ?? 0) >= PIECES_MIN_MESSAGE_BYTES).map((m) => m.uid),
+  );
   const small: MessagePlan = { mode: 'source', reason: 'small message' };
   return metas
     .map((m) => {
@@ -128,6 +127,19 @@ async function planChunk(client: ImapFlow, folder: string, uids: number[]): Prom
       return p;
     })
     .sort((a, b) => a.uid - b.uid);
+}
+
+/**
+ * The plans of the large messages, from their BODYSTRUCTURE. A message expunged between the two
+ * FETCHes has no plan: it is then read as a whole source, whose FETCH finds it gone.
+ */
+async function fetchStructures(client: ImapFlow, folder: string, uids: number[]): Promise<Map<number, MessagePlan>> {
+  const plans = new Map<number, MessagePlan>();
+  if (uids.length === 0) return plans;
+  const got = await client.fetchAll(uidSet(uids), { uid: true, bodyStructure: true }, { uid: true });
+  assertSelected(client, folder);
+  for (const m of got) plans.set(m.uid, planMessage(m.bodyStructure));
+  return plans;
 }
 
 /** Bytes a message is expected to cost on the wire under its plan (none when its source is here). */

@@ -92,6 +92,23 @@ describe('attachments never cross the wire', () => {
     expect(first.length).toBeLessThan(3_000);
   });
 
+  it('asks for BODYSTRUCTURE only of messages large enough to hold an attachment worth leaving on the server', async () => {
+    const { user, pass } = await newUser(server);
+    const small = [0, 1, 2].map((i) => textMessage(i));
+    await server.append(user, 'INBOX', [...small, corpus[0]!]);
+    const proxy = await startProxy(server.port);
+    const sink = new MemorySink();
+    const r = run([{ ...account(server, user, pass), port: proxy.port }], sink);
+    await eventually(() => sink.accepted.length === 4);
+    await r.stop();
+    await proxy.close();
+    const structures = proxy.commandLines.filter((l) => /BODYSTRUCTURE/i.test(l));
+    // UIDs 1-3 are the small messages, complete with the first FETCH; UID 4 holds the attachments.
+    expect(structures).toEqual([expect.stringMatching(/^UID FETCH 4 \(/i)]);
+    expect(sink.accepted.slice(0, 3).map((m) => m.raw.toString('latin1'))).toEqual(small.map((m) => m.toString()));
+    expect(sink.accepted[3]!.raw.toString('latin1')).toContain(`${OMITTED_SIZE_HEADER}: 3000000`);
+  });
+
   it('builds the same document from the stubbed message as from the full source', async () => {
     const { sink, user } = await syncCorpus(false);
     const full = await server.withClient(user, async (c) => {

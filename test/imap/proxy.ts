@@ -14,6 +14,8 @@ export interface Proxy {
   readonly connections: number;
   /** Commands clients sent so far, without tags and arguments: `EXAMINE`, `UID SEARCH`, `NOOP`… */
   readonly commands: readonly string[];
+  /** The same commands' whole lines, arguments included (tags removed). */
+  readonly commandLines: readonly string[];
   cutAll(): void;
   /** While on, nothing is forwarded in either direction and no socket closes. */
   blackhole(on: boolean): void;
@@ -41,6 +43,7 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
   let stallAt = Infinity;
   const stalled = new WeakSet<Socket>();
   const commands: string[] = [];
+  const commandLines: string[] = [];
   /** A recorder of one client's command lines (literals may add noise; tests look for named commands). */
   const recorder = (): ((text: string) => void) => {
     let partial = '';
@@ -49,7 +52,9 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
       partial = lines.pop() ?? '';
       for (const line of lines) {
         const m = /^[A-Za-z0-9.]+ (UID [A-Za-z]+|[A-Za-z]+)/.exec(line);
-        if (m) commands.push(m[1]!.toUpperCase());
+        if (!m) continue;
+        commands.push(m[1]!.toUpperCase());
+        commandLines.push(line.slice(line.indexOf(' ') + 1));
       }
     };
   };
@@ -116,6 +121,9 @@ export async function startProxy(targetPort: number): Promise<Proxy> {
     },
     get commands() {
       return commands;
+    },
+    get commandLines() {
+      return commandLines;
     },
     cutAll,
     cutAfter(n) {
