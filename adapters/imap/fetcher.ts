@@ -10,6 +10,7 @@
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { assemble, AssembleError } from './assemble.js';
+import { fetchFirstBytes } from './first-bytes.js';
 import { piecesFromEnds, SUFFIX_BYTES } from './ends.js';
 import {
   FIRST_FETCH_SOURCE_BYTES,
@@ -103,8 +104,7 @@ async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Pro
  */
 async function planChunk(client: ImapFlow, folder: string, uids: number[]): Promise<Planned[]> {
   assertSelected(client, folder);
-  const query = { uid: true, size: true, internalDate: true, source: { start: 0, maxLength: FIRST_FETCH_SOURCE_BYTES } };
-  const metas = await client.fetchAll(uidSet(uids), query, { uid: true });
+  const metas = await fetchFirstBytes(client, uidSet(uids), FIRST_FETCH_SOURCE_BYTES);
   assertSelected(client, folder);
   const got = new Set(metas.map((m) => m.uid));
   await ensureGone(

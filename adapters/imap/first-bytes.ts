@@ -1,0 +1,140 @@
+/**
+ * The FETCH every message goes through (fetcher.ts planChunk: UID, RFC822.SIZE, INTERNALDATE
+ * and the first bytes of the source, MODSEQ added by imapflow under CONDSTORE), read on a
+ * narrower path than imapflow's. imapflow reads every response generically: a token parser, a
+ * second walk that compiles the response back to text for its log (even with logging off), and
+ * one more compile per attribute to name it. For these answers — a flat list of known items and
+ * one literal — that was most of the client's CPU per message.
+ *
+ * While such a FETCH runs, an untagged response of exactly that shape is read here, from the
+ * line and the literal imapflow's stream has already split; anything else (another shape, an
+ * unsolicited FETCH with FLAGS, the tagged completion) goes through imapflow as before, so the
+ * command itself, its lock, its throttle retries and its errors stay imapflow's. The hook wraps
+ * `handleResponse`, an internal method of imapflow 2.x; without it this is a plain `fetchAll`.
+ */
+import type { ImapFlow } from 'imapflow';
+
+/** What the FETCH answers for one message (the fields fetchAll would give). */
+export interface FirstBytes {
+  uid: number;
+  size?: number;
+  internalDate?: Date | string;
+  source?: Buffer;
+}
+
+/** An item of imapflow's response stream: the response line(s) with `{n}` markers, and the literals. */
+interface StreamItem {
+  payload: Buffer;
+  literals: Buffer[];
+}
+
+interface Internals {
+  handleResponse?: (data: StreamItem) => Promise<boolean>;
+  currentRequest?: { command?: string } | false;
+  mailbox: ImapFlow['mailbox'];
+}
+
+interface Hook {
+  /** Receives the responses read here while a FETCH of ours runs. */
+  sink: ((m: FirstBytes) => void) | undefined;
+  /** Responses read here so far (tests look at it). */
+  read: number;
+}
+
+const hooks = new WeakMap<ImapFlow, Hook>();
+
+const LINE = /^\* \d{1,10} FETCH \((.*)\)$/s;
+/** One item of the answer, at the position the sticky regex is set to. */
+const ITEM = /(UID|RFC822\.SIZE) (\d{1,10})|INTERNALDATE "([^"\\\r\n]*)"|MODSEQ \((\d{1,20})\)|BODY\[\]<0> \{(\d{1,10})\}\r\n/y;
+
+/** The answer of one message, or undefined when the response has any other shape. */
+export function readFirstBytes(payload: Buffer, literals: Buffer[]): (FirstBytes & { modseq?: bigint }) | undefined {
+  if (payload.length > 512 || literals.length !== 1) return undefined;
+  const line = LINE.exec(payload.toString('latin1'));
+  if (line === null) return undefined;
+  const items = line[1]!;
+  const out: Partial<FirstBytes> & { modseq?: bigint } = {};
+  let pos = 0;
+  while (pos < items.length) {
+    ITEM.lastIndex = pos;
+    const m = ITEM.exec(items);
+    if (m === null) return undefined;
+    if (m[1] === 'UID') out.uid = Number(m[2]);
+    else if (m[1] !== undefined) out.size = Number(m[2]);
+    else if (m[3] !== undefined) out.internalDate = internalDate(m[3]);
+    else if (m[4] !== undefined) out.modseq = BigInt(m[4]);
+    else {
+      if (out.source !== undefined || literals[0]!.length !== Number(m[5])) return undefined;
+      out.source = literals[0]!;
+    }
+    pos = ITEM.lastIndex;
+    // Items are separated by one space; a literal's line break already ends its item.
+    if (pos < items.length && m[5] === undefined) {
+      if (items[pos] !== ' ') return undefined;
+      pos++;
+    }
+  }
+  if (out.uid === undefined || out.uid < 1 || out.source === undefined) return undefined;
+  return out as FirstBytes & { modseq?: bigint };
+}
+
+/** As imapflow reads it: a Date, or the text when it is not a date. */
+function internalDate(text: string): Date | string {
+  const d = new Date(text);
+  return Number.isNaN(d.getTime()) ? text : d;
+}
+
+/** Keeps imapflow's estimates of UIDNEXT and HIGHESTMODSEQ as its own reading would. */
+function bump(client: Internals, m: { uid: number; modseq?: bigint }): void {
+  const box = client.mailbox;
+  if (box === false) return;
+  if (!box.uidNext || box.uidNext <= m.uid) box.uidNext = m.uid + 1;
+  if (m.modseq !== undefined && (!box.highestModseq || box.highestModseq < m.modseq)) box.highestModseq = m.modseq;
+}
+
+function hookOf(client: ImapFlow): Hook | undefined {
+  const known = hooks.get(client);
+  if (known !== undefined) return known;
+  const internals = client as unknown as Internals;
+  const generic = internals.handleResponse;
+  if (typeof generic !== 'function') return undefined;
+  const hook: Hook = { sink: undefined, read: 0 };
+  internals.handleResponse = function (this: Internals, data: StreamItem): Promise<boolean> {
+    const request = this.currentRequest;
+    if (hook.sink !== undefined && request && request.command === 'UID FETCH') {
+      const m = readFirstBytes(data.payload, data.literals);
+      if (m !== undefined) {
+        hook.read++;
+        bump(this, m);
+        const { modseq: _modseq, ...message } = m;
+        hook.sink(message);
+        return Promise.resolve(true);
+      }
+    }
+    return generic.call(this, data);
+  };
+  hooks.set(client, hook);
+  return hook;
+}
+
+/** How many responses of `client` were read on the narrow path so far. */
+export function firstBytesRead(client: ImapFlow): number {
+  return hooks.get(client)?.read ?? 0;
+}
+
+/** `UID FETCH range (UID RFC822.SIZE INTERNALDATE BODY.PEEK[]<0.maxLength>)`, one answer per UID. */
+export async function fetchFirstBytes(client: ImapFlow, range: string, maxLength: number): Promise<FirstBytes[]> {
+  const query = { uid: true, size: true, internalDate: true, source: { start: 0, maxLength } };
+  const hook = hookOf(client);
+  if (hook === undefined) return client.fetchAll(range, query, { uid: true });
+  // A throttled FETCH is sent again by imapflow: the last answer for a UID is kept.
+  const narrow = new Map<number, FirstBytes>();
+  hook.sink = (m) => narrow.set(m.uid, m);
+  let generic;
+  try {
+    generic = await client.fetchAll(range, query, { uid: true });
+  } finally {
+    hook.sink = undefined;
+  }
+  return [...narrow.values(), ...generic.filter((m) => !narrow.has(m.uid))];
+}
