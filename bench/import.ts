@@ -5,7 +5,9 @@
  * mbox (same worker pool, same cores). Then peak RSS of the import for 10k vs 20k messages.
  * Median of MAILGATE_BENCH_ROUNDS runs (default 3). Rates are wall-clock, process start included.
  * Beside each rate, the CPU seconds of mailgate, of the PostgreSQL server and of the emulator
- * during it: they share this machine's cores, which bounds the rate from below.
+ * during it: they share this machine's cores, which bounds the rate from below. Under each
+ * store, one more import under `--cpu-prof` splits mailgate's CPU per message into pipeline
+ * stages (support/stages.ts) beside the parse-only CPU per message (`mailgate preview`).
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { prng } from '../src/prng.js';
 import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
 import { cpuOf, cpuOfTree, reapedChildrenCpu } from './support/cpu.js';
+import { printStages, stagesOf } from './support/stages.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
@@ -64,10 +67,11 @@ interface Run {
   stderr: string;
 }
 
-function run(args: string[], cwd: string): Promise<Run> {
+/** `node [nodeArgs] mailgate [args]`: wall seconds, CPU seconds and peak RSS of the whole process. */
+function run(args: string[], cwd: string, nodeArgs: string[] = []): Promise<Run> {
   const t0 = process.hrtime.bigint();
   const cpu0 = reapedChildrenCpu();
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout.length < 4096 ? (stdout += d.toString()) : undefined));
@@ -114,10 +118,20 @@ interface Rate {
   cpu: { mailgate: number; server: number; emulator: number };
 }
 
-/** `serverPid`: the store's server process (its CPU is accounted beside mailgate's), if any. */
-async function importRate(dir: string, mbox: string, count: number, store: () => Promise<string>, serverPid?: number): Promise<Rate> {
+/**
+ * `serverPid`: the store's server process (its CPU is accounted beside mailgate's), if any.
+ * `profile`: one run only, under `--cpu-prof` with the profiles written to that directory.
+ */
+async function importRate(
+  dir: string,
+  mbox: string,
+  count: number,
+  store: () => Promise<string>,
+  serverPid?: number,
+  profile?: string,
+): Promise<Rate> {
   const runs: Array<{ rate: number; peak: number; mailgate: number; server: number; emulator: number }> = [];
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; r < (profile === undefined ? ROUNDS : 1); r++) {
     const emu = await startEmulatorProcess(dir);
     try {
       const target = await store();
@@ -126,6 +140,7 @@ async function importRate(dir: string, mbox: string, count: number, store: () =>
       const res = await run(
         ['import', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', target, '--json'],
         dir,
+        profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`],
       );
       const server = serverPid === undefined ? 0 : cpuOfTree(serverPid) - server0;
       const summary = JSON.parse(res.stdout.trim() || '{}') as { delivered?: number };
@@ -176,13 +191,27 @@ async function main(): Promise<void> {
       ['import, PostgreSQL (fsync on)', postgres],
     ] as const) {
       console.log(
-        `  ${name.padEnd(48)} ${r.rate.toFixed(0).padStart(7)} msg/s  ${((100 * r.rate) / parseRate).toFixed(0)}% of parse-only (target >= 70%)  peak RSS ${mb(r.peak)}`,
+        `  ${name.padEnd(48)} ${r.rate.toFixed(0).padStart(7)} msg/s  ${((100 * r.rate) / parseRate).toFixed(0)}% of parse-only${r === sqlite ? ' (target >= 85%)' : ''}  peak RSS ${mb(r.peak)}` +
+          `  mailgate CPU ${((r.cpu.mailgate * 1e6) / 10_000).toFixed(0)} µs/msg`,
       );
       const total = r.cpu.mailgate + r.cpu.server + r.cpu.emulator;
       console.log(
         `  ${''.padEnd(48)} CPU: mailgate ${seconds(r.cpu.mailgate)}${r === postgres ? `, PostgreSQL server ${seconds(r.cpu.server)}` : ''}, emulator ${seconds(r.cpu.emulator)}` +
-          ` = ${seconds(total)} on ${cores} cores (no faster than ${seconds(total / cores)}, ${(10_000 / (total / cores)).toFixed(0)} msg/s)`,
+          ` = ${seconds(total)} on ${cores} cores (no faster than ${seconds(total / cores)}, ${(10_000 / (total / cores)).toFixed(0)} msg/s;` +
+          ` measured ${((100 * r.rate * total) / cores / 10_000).toFixed(0)}% of that bound)`,
       );
+    }
+    const parseUs = (median(parseCpu) * 1e6) / 10_000;
+    for (const [name, store, pid] of [
+      ['SQLite', async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`, undefined],
+      ['PostgreSQL', () => createTestDatabase('mailgate_bench_import'), server.pid()],
+    ] as const) {
+      const prof = join(dir, `prof-${name}`);
+      const r = await importRate(dir, m10, 10_000, store, pid, prof);
+      console.log(
+        `  where mailgate's CPU goes, import on ${name} (one run under --cpu-prof, process start included, ${r.rate.toFixed(0)} msg/s):`,
+      );
+      printStages('    ', stagesOf(prof), 10_000, r.cpu.mailgate, parseUs, 'parse only (mailgate preview, process start included)');
     }
     const big = await importRate(dir, m20, 20_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
     console.log(
