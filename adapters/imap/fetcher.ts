@@ -10,7 +10,7 @@
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { assemble, AssembleError } from './assemble.js';
-import { fetchFirstBytes } from './first-bytes.js';
+import { fetchFirstBytes, fetchSourceRange } from './first-bytes.js';
 import { piecesFromEnds, SUFFIX_BYTES } from './ends.js';
 import {
   FIRST_FETCH_SOURCE_BYTES,
@@ -269,11 +269,7 @@ async function fetchFromEnds(client: ImapFlow, folder: string, items: Planned[])
   for (const group of groups.values()) {
     const first = group[0]!;
     const start = suffixStart(first);
-    const got = await client.fetchAll(
-      uidSet(group.map((p) => p.uid)),
-      { uid: true, source: { start, maxLength: first.size - start } },
-      { uid: true },
-    );
+    const got = await fetchSourceRange(client, uidSet(group.map((p) => p.uid)), start, first.size - start);
     assertSelected(client, folder);
     const byUid = new Map(got.map((m) => [m.uid, m.source]));
     for (const p of group) {

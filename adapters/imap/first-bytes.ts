@@ -1,7 +1,7 @@
 /**
  * The FETCH every message goes through (fetcher.ts planChunk: UID, RFC822.SIZE, INTERNALDATE
- * and the first bytes of the source, MODSEQ added by imapflow under CONDSTORE), read on a
- * narrower path than imapflow's. imapflow reads every response generically: a token parser, a
+ * and the first bytes of the source, MODSEQ added by imapflow under CONDSTORE), and the one of
+ * the last bytes of a stubbed message (fetchFromEnds), read on a narrower path than imapflow's. imapflow reads every response generically: a token parser, a
  * second walk that compiles the response back to text for its log (even with logging off), and
  * one more compile per attribute to name it. For these answers — a flat list of known items and
  * one literal — that was most of the client's CPU per message.
@@ -37,6 +37,8 @@ interface Internals {
 interface Hook {
   /** Receives the responses read here while a FETCH of ours runs. */
   sink: ((m: FirstBytes) => void) | undefined;
+  /** The offset the FETCH asked the source from (a literal from elsewhere is left to imapflow). */
+  start: number;
   /** Responses read here so far (tests look at it). */
   read: number;
 }
@@ -45,10 +47,13 @@ const hooks = new WeakMap<ImapFlow, Hook>();
 
 const LINE = /^\* \d{1,10} FETCH \((.*)\)$/s;
 /** One item of the answer, at the position the sticky regex is set to. */
-const ITEM = /(UID|RFC822\.SIZE) (\d{1,10})|INTERNALDATE "([^"\\\r\n]*)"|MODSEQ \((\d{1,20})\)|BODY\[\]<0> \{(\d{1,10})\}\r\n/y;
+const ITEM = /(UID|RFC822\.SIZE) (\d{1,10})|INTERNALDATE "([^"\\\r\n]*)"|MODSEQ \((\d{1,20})\)|BODY\[\]<(\d{1,10})> \{(\d{1,10})\}\r\n/y;
 
-/** The answer of one message, or undefined when the response has any other shape. */
-export function readFirstBytes(payload: Buffer, literals: Buffer[]): (FirstBytes & { modseq?: bigint }) | undefined {
+/**
+ * The answer of one message to a FETCH of the source from `start`, or undefined when the
+ * response has any other shape.
+ */
+export function readFirstBytes(payload: Buffer, literals: Buffer[], start = 0): (FirstBytes & { modseq?: bigint }) | undefined {
   if (payload.length > 512 || literals.length !== 1) return undefined;
   const line = LINE.exec(payload.toString('latin1'));
   if (line === null) return undefined;
@@ -64,12 +69,12 @@ export function readFirstBytes(payload: Buffer, literals: Buffer[]): (FirstBytes
     else if (m[3] !== undefined) out.internalDate = internalDate(m[3]);
     else if (m[4] !== undefined) out.modseq = BigInt(m[4]);
     else {
-      if (out.source !== undefined || literals[0]!.length !== Number(m[5])) return undefined;
+      if (out.source !== undefined || Number(m[5]) !== start || literals[0]!.length !== Number(m[6])) return undefined;
       out.source = literals[0]!;
     }
     pos = ITEM.lastIndex;
     // Items are separated by one space; a literal's line break already ends its item.
-    if (pos < items.length && m[5] === undefined) {
+    if (pos < items.length && m[6] === undefined) {
       if (items[pos] !== ' ') return undefined;
       pos++;
     }
@@ -98,11 +103,11 @@ function hookOf(client: ImapFlow): Hook | undefined {
   const internals = client as unknown as Internals;
   const generic = internals.handleResponse;
   if (typeof generic !== 'function') return undefined;
-  const hook: Hook = { sink: undefined, read: 0 };
+  const hook: Hook = { sink: undefined, start: 0, read: 0 };
   internals.handleResponse = function (this: Internals, data: StreamItem): Promise<boolean> {
     const request = this.currentRequest;
     if (hook.sink !== undefined && request && request.command === 'UID FETCH') {
-      const m = readFirstBytes(data.payload, data.literals);
+      const m = readFirstBytes(data.payload, data.literals, hook.start);
       if (m !== undefined) {
         hook.read++;
         bump(this, m);
@@ -123,12 +128,25 @@ export function firstBytesRead(client: ImapFlow): number {
 }
 
 /** `UID FETCH range (UID RFC822.SIZE INTERNALDATE BODY.PEEK[]<0.maxLength>)`, one answer per UID. */
-export async function fetchFirstBytes(client: ImapFlow, range: string, maxLength: number): Promise<FirstBytes[]> {
-  const query = { uid: true, size: true, internalDate: true, source: { start: 0, maxLength } };
+export function fetchFirstBytes(client: ImapFlow, range: string, maxLength: number): Promise<FirstBytes[]> {
+  return narrowFetch(client, range, { uid: true, size: true, internalDate: true, source: { start: 0, maxLength } });
+}
+
+/** `UID FETCH range (UID BODY.PEEK[]<start.maxLength>)`, one answer per UID. */
+export function fetchSourceRange(client: ImapFlow, range: string, start: number, maxLength: number): Promise<FirstBytes[]> {
+  return narrowFetch(client, range, { uid: true, source: { start, maxLength } });
+}
+
+async function narrowFetch(
+  client: ImapFlow,
+  range: string,
+  query: { uid: true; size?: true; internalDate?: true; source: { start: number; maxLength: number } },
+): Promise<FirstBytes[]> {
   const hook = hookOf(client);
   if (hook === undefined) return client.fetchAll(range, query, { uid: true });
   // A throttled FETCH is sent again by imapflow: the last answer for a UID is kept.
   const narrow = new Map<number, FirstBytes>();
+  hook.start = query.source.start;
   hook.sink = (m) => narrow.set(m.uid, m);
   let generic;
   try {

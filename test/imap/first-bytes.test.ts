@@ -3,7 +3,7 @@
  * answers as imapflow's own reading, message by message, and only the shapes it knows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchFirstBytes, firstBytesRead, readFirstBytes } from '../../adapters/imap/first-bytes.js';
+import { fetchFirstBytes, fetchSourceRange, firstBytesRead, readFirstBytes } from '../../adapters/imap/first-bytes.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { attachmentMessage, textMessage } from './messages.js';
 import { newUser } from './setup.js';
@@ -45,6 +45,15 @@ describe('the first FETCH on the narrow path', () => {
       expect(narrow.map(pick)).toEqual(generic.map(pick));
       expect(narrow[1]!.source!.length).toBe(8192);
       expect(narrow[2]!.source).toEqual(eightBit);
+
+      // The last bytes of the large message, as fetchFromEnds asks for them.
+      const start = narrow[1]!.size! - 2048;
+      const mark = firstBytesRead(client);
+      const tail = await fetchSourceRange(client, '2', start, 2048);
+      expect(firstBytesRead(client) - mark).toBe(1);
+      const whole = await client.fetchAll('2', { uid: true, source: { start, maxLength: 2048 } }, { uid: true });
+      expect(tail.map(pick)).toEqual(whole.map(pick));
+      expect(tail[0]!.source!.length).toBe(2048);
     });
   });
 
@@ -70,5 +79,10 @@ describe('the first FETCH on the narrow path', () => {
       expect(readFirstBytes(Buffer.from(line), lit), line).toBeUndefined();
     }
     expect(readFirstBytes(Buffer.from(ok), [])).toBeUndefined();
+    // A literal from another offset than the one asked for.
+    expect(readFirstBytes(Buffer.from(ok), lit, 2048)).toBeUndefined();
+    const tail = '* 1 FETCH (UID 7 BODY[]<2048> {3}\r\n)';
+    expect(readFirstBytes(Buffer.from(tail), lit, 2048)).toEqual({ uid: 7, source: lit[0] });
+    expect(readFirstBytes(Buffer.from(tail), lit)).toBeUndefined();
   });
 });
