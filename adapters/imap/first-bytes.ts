@@ -9,8 +9,10 @@
  * While such a FETCH runs, an untagged response of exactly that shape is read here, from the
  * line and the literal imapflow's stream has already split; anything else (another shape, an
  * unsolicited FETCH with FLAGS, the tagged completion) goes through imapflow as before, so the
- * command itself, its lock, its throttle retries and its errors stay imapflow's. The hook wraps
- * `handleResponse`, an internal method of imapflow 2.x; without it this is a plain `fetchAll`.
+ * command itself, its lock, its throttle retries and its errors stay imapflow's. The caller runs
+ * no other FETCH on the connection meanwhile (fetcher.ts issues one command at a time, each
+ * completed before the next). The hook wraps `handleResponse`, an internal method of imapflow
+ * 2.x; without it this is a plain `fetchAll`.
  */
 import type { ImapFlow } from 'imapflow';
 
