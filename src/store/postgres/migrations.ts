@@ -230,8 +230,6 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX outbox_search_subject ON outbox_search (s_subject) WHERE s_subject IS NOT NULL;
       CREATE INDEX outbox_search_message_id ON outbox_search (s_message_id) WHERE s_message_id IS NOT NULL;
       CREATE INDEX outbox_search_comment_id ON outbox_search (s_comment_id);
-      CREATE INDEX outbox_console_state ON outbox (status, id);
-      CREATE INDEX outbox_console_route ON outbox (route, status, id);
       CREATE INDEX outbox_console_route_id ON outbox (route, id);
       CREATE INDEX outbox_search_route_adapter ON outbox_search (route, adapter);
       CREATE INDEX outbox_unchanged ON outbox (id) WHERE status = 'delivered' AND outcome = 'unchanged';
