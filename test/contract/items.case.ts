@@ -79,6 +79,9 @@ export function itemCases(ctx: ContractContext): void {
       expect(await idsOf({ limit: 10, state: 'queued', route: 'r' })).toEqual([ids[5]]);
       expect(await idsOf({ limit: 10, adapter: 'webhook:mailgun' })).toEqual([ids[4]]);
       expect(await idsOf({ limit: 10, adapter: 'webhook:mailgun', account: 'other' })).toEqual([]);
+      expect(await idsOf({ limit: 10, adapter: 'webhook:mailgun', account: 'in' })).toEqual([ids[4]]);
+      expect(await idsOf({ limit: 2, adapter: 'files', beforeId: ids[3]! })).toEqual([ids[2], ids[1]]);
+      expect(await idsOf({ limit: 10, adapter: 'files', state: 'dead' })).toEqual([ids[6], four]);
       // PostgreSQL stamps enqueue times with the server's clock, not the fake one.
       const sixthAt = new Date((await s.listItems({ limit: 1, beforeId: ids[6]! }))[0]!.enqueuedAt);
       expect((await idsOf({ limit: 10, since: sixthAt })).slice(0, 2)).toEqual([ids[6], ids[5]]);

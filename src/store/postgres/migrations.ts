@@ -224,7 +224,8 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         s_message_id TEXT COLLATE "C",
         s_comment_id TEXT COLLATE "C" NOT NULL
       );
-      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, account, id);
+      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, id);
+      CREATE INDEX outbox_search_account ON outbox_search (adapter, account, id) WHERE account IS NOT NULL;
       CREATE INDEX outbox_search_sender ON outbox_search (s_sender) WHERE s_sender IS NOT NULL;
       CREATE INDEX outbox_search_name ON outbox_search (s_name) WHERE s_name IS NOT NULL;
       CREATE INDEX outbox_search_subject ON outbox_search (s_subject) WHERE s_subject IS NOT NULL;

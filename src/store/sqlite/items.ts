@@ -171,12 +171,17 @@ export class SqliteItems {
       params.until = query.until.getTime();
     }
     if (query.beforeId !== undefined) {
-      where.push('o.id < @before');
+      where.push(query.adapter !== undefined && lead === '' ? 's.id < @before' : 'o.id < @before');
       params.before = query.beforeId;
     }
     const cond = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
     if (q === undefined) {
-      const sql = `SELECT ${LIST_COLUMNS} FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id ${cond} ORDER BY o.id DESC LIMIT @limit`;
+      // Led by the adapter index, the order is the search row's id (the same id): SQLite does not
+      // carry an order across a join's equality.
+      const byAdapter = query.adapter !== undefined && lead === '';
+      const sql = byAdapter
+        ? `SELECT ${LIST_COLUMNS} FROM outbox_search s JOIN outbox o ON o.id = s.id ${cond} ORDER BY s.id DESC LIMIT @limit`
+        : `SELECT ${LIST_COLUMNS} FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id ${cond} ORDER BY o.id DESC LIMIT @limit`;
       return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
     }
     params.lo = q;

@@ -212,7 +212,8 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
         s_message_id TEXT,
         s_comment_id TEXT NOT NULL
       );
-      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, account, id);
+      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, id);
+      CREATE INDEX outbox_search_account ON outbox_search (adapter, account, id) WHERE account IS NOT NULL;
       CREATE INDEX outbox_search_sender ON outbox_search (s_sender) WHERE s_sender IS NOT NULL;
       CREATE INDEX outbox_search_name ON outbox_search (s_name) WHERE s_name IS NOT NULL;
       CREATE INDEX outbox_search_subject ON outbox_search (s_subject) WHERE s_subject IS NOT NULL;
