@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
+import { itemCases } from './items.case.js';
 import { ownerCases } from './owners.case.js';
 
 export interface StoreOpenOptions {
@@ -462,6 +463,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
     stateCases(ctx);
     pushCases(ctx);
     ownerCases(ctx);
+    itemCases(ctx);
   });
 }
 

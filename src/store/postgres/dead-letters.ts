@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { PgState } from './state.js';
 import { checkLimit, checkPurgeFilter, checkReplay, notFound } from '../common.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
+import { putSearch } from './items.js';
 import { nowParam, pgNow, withTransaction, type PgClock } from './db.js';
 import { bumpCounters, deleteItems } from './outbox.js';
 import { PG_ITEM_COLUMNS, pgToDeadLetter, pgToDeadLetterDetail, type PgOutboxRow } from './rows.js';
@@ -85,6 +86,7 @@ export class PgDeadLetters {
           replacement.raw,
         ]);
       }
+      await putSearch(client, [replacement], true);
       if (replacement.thread !== undefined) await this.state.indexThread(replacement.thread.source, [replacement.thread.entry], client);
       await bumpCounters(client, dead ? 'dead_lettered' : 'enqueued', new Map([[row.route, 1]]));
       return { id, status: dead ? 'dead' : 'queued' };

@@ -8,7 +8,8 @@ import { GatewayError } from '../../errors.js';
 import type { Checkpoint } from '../../model/origin.js';
 import { checkAiUnits, wrapStoreError } from '../common.js';
 import type * as T from '../types.js';
-import { isPgUnavailable, type PgClock } from './db.js';
+import { isPgUnavailable, nowParam, withTransaction, type PgClock } from './db.js';
+import { addDailyUnits, PgItems } from './items.js';
 import { PgDeadLetters } from './dead-letters.js';
 import { PgKeyed } from './keyed.js';
 import { migratePostgres } from './migrations.js';
@@ -70,6 +71,8 @@ export class PostgresStore implements T.Store {
   private readonly keyed: PgKeyed;
   private readonly owners: PgOwners;
   private readonly leases: PgLeases;
+  private readonly items: PgItems;
+  private readonly clock: PgClock;
   private closed = false;
 
   private constructor(
@@ -82,6 +85,8 @@ export class PostgresStore implements T.Store {
     this.dead = new PgDeadLetters(pool, this.state, clock);
     this.keyed = new PgKeyed(pool, this.state, clock);
     this.owners = new PgOwners(pool, clock);
+    this.items = new PgItems(pool);
+    this.clock = clock;
   }
 
   /** Connects and migrates (under an advisory lock). */
@@ -235,10 +240,37 @@ export class PostgresStore implements T.Store {
   }
 
   addAiUnits(route: string, n: number) {
-    return this.guard('addAiUnits', () => bumpCounters(this.pool, 'ai_units', new Map([[route, checkAiUnits(n)]])));
+    return this.guard('addAiUnits', () =>
+      withTransaction(this.pool, async (client) => {
+        await bumpCounters(client, 'ai_units', new Map([[route, checkAiUnits(n)]]));
+        await addDailyUnits(client, route, n, nowParam(this.clock));
+      }),
+    );
   }
   counters(route?: string) {
     return this.guard('counters', () => this.state.counters(route));
+  }
+
+  listItems(query: T.ItemQuery) {
+    return this.guard('listItems', () => this.items.list(query));
+  }
+  itemAttempts(id: number) {
+    return this.guard('itemAttempts', () => this.items.attempts(id));
+  }
+  itemRaw(id: number) {
+    return this.guard('itemRaw', () => this.items.raw(id));
+  }
+  itemsByComment(route: string, commentIds: string[]) {
+    return this.guard('itemsByComment', () => this.items.byComment(route, commentIds));
+  }
+  itemCounts() {
+    return this.guard('itemCounts', () => this.items.counts());
+  }
+  attemptCounts(since: Date) {
+    return this.guard('attemptCounts', () => this.items.attemptCounts(since));
+  }
+  aiUnitsByDay(since: string) {
+    return this.guard('aiUnitsByDay', () => this.items.unitsByDay(since));
   }
 
   migrate() {

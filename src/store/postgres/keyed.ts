@@ -12,6 +12,7 @@
 import type pg from 'pg';
 import { countByRoute, itemStateOf } from '../common.js';
 import type { ItemError, ItemState, KeyedOutcome, OutboxInput, OutboxStatus, ThreadEntry } from '../types.js';
+import { putSearch } from './items.js';
 import { nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { bumpCounters, deleteItems } from './outbox.js';
 import type { PgState } from './state.js';
@@ -104,6 +105,7 @@ export class PgKeyed {
       await bumpCounters(client, 'enqueued', countByRoute(fresh.filter((i) => i.error === undefined).map((i) => i.route)));
       await bumpCounters(client, 'dead_lettered', countByRoute(fresh.filter((i) => i.error !== undefined).map((i) => i.route)));
       for (const [source, entries] of threadsBySource(fresh)) await this.state.indexThread(source, entries, client);
+      await putSearch(client, fresh, false);
       return out;
     });
   }

@@ -201,6 +201,58 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE owners ADD COLUMN lease_group TEXT;
     `,
   },
+  {
+    // As SQLite migration 8: the console's search fields per item (lower-cased copies in
+    // binary order for prefix ranges), delivery attempts and AI units per day. Number 7
+    // belongs to lease fencing.
+    version: 8,
+    name: 'console: item search fields, delivery attempts, AI units per day',
+    sql: `
+      CREATE TABLE outbox_search (
+        id BIGINT PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
+        adapter TEXT NOT NULL,
+        account TEXT,
+        sender TEXT,
+        sender_name TEXT,
+        subject TEXT,
+        message_id TEXT,
+        msg_ts TIMESTAMPTZ,
+        s_sender TEXT COLLATE "C",
+        s_name TEXT COLLATE "C",
+        s_subject TEXT COLLATE "C",
+        s_message_id TEXT COLLATE "C",
+        s_comment_id TEXT COLLATE "C" NOT NULL
+      );
+      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, account, id);
+      CREATE INDEX outbox_search_sender ON outbox_search (s_sender) WHERE s_sender IS NOT NULL;
+      CREATE INDEX outbox_search_name ON outbox_search (s_name) WHERE s_name IS NOT NULL;
+      CREATE INDEX outbox_search_subject ON outbox_search (s_subject) WHERE s_subject IS NOT NULL;
+      CREATE INDEX outbox_search_message_id ON outbox_search (s_message_id) WHERE s_message_id IS NOT NULL;
+      CREATE INDEX outbox_search_comment_id ON outbox_search (s_comment_id);
+      CREATE INDEX outbox_console_state ON outbox (status, id);
+      CREATE INDEX outbox_console_route ON outbox (route, status, id);
+      CREATE INDEX outbox_console_route_id ON outbox (route, id);
+
+      CREATE TABLE outbox_attempts (
+        item_id BIGINT NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
+        route TEXT NOT NULL,
+        at TIMESTAMPTZ NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'unchanged', 'retry', 'dead')),
+        code TEXT,
+        message TEXT,
+        delay_ms INTEGER
+      );
+      CREATE INDEX outbox_attempts_item ON outbox_attempts (item_id, at);
+      CREATE INDEX outbox_attempts_at ON outbox_attempts (at);
+
+      CREATE TABLE ai_units_daily (
+        route TEXT NOT NULL,
+        day TEXT NOT NULL,
+        units BIGINT NOT NULL,
+        PRIMARY KEY (route, day)
+      );
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {

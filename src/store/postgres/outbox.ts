@@ -22,6 +22,7 @@ import type {
 import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
 import type { PgLeases } from './leases.js';
+import { addDailyUnits, attemptInsert, putSearch } from './items.js';
 import type { PgState } from './state.js';
 
 /** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
@@ -115,6 +116,7 @@ export class PgOutbox {
       await this.leases.check(client, fence);
       const rows: Array<{ route: string; status: string }> = [];
       for (const st of statements) rows.push(...(await client.query<{ route: string; status: string }>(st.text, st.values)).rows);
+      await putSearch(client, unique, false);
       const queued = rows.filter((r) => r.status === 'queued').map((r) => r.route);
       const dead = rows.filter((r) => r.status === 'dead').map((r) => r.route);
       await bumpCounters(client, 'enqueued', countByRoute(queued));
@@ -168,12 +170,16 @@ export class PgOutbox {
            UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = clock_timestamp(),
              lease_owner = NULL, lease_expires_at = NULL
            WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING id, route),
-         r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))
+         r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u))),
+         a AS (${attemptInsert({ outcome: '$2', code: 'NULL', message: 'NULL', delay: 'NULL', now: 3 })})
          SELECT route FROM u`,
-        [ids, info.outcome],
+        [ids, info.outcome, nowParam(this.clock)],
       );
       await bumpCounters(client, info.outcome, countByRoute(rows.map((r) => r.route)));
-      if (info.aiUnits !== undefined) await bumpCounters(client, 'ai_units', new Map([[info.aiUnits.route, info.aiUnits.units]]));
+      if (info.aiUnits !== undefined) {
+        await bumpCounters(client, 'ai_units', new Map([[info.aiUnits.route, info.aiUnits.units]]));
+        await addDailyUnits(client, info.aiUnits.route, info.aiUnits.units, nowParam(this.clock));
+      }
       for (const l of info.ledger ?? []) await this.state.record(l.source, l.entries, client);
       return rows.length;
     });
@@ -200,22 +206,28 @@ export class PgOutbox {
 
   async scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): Promise<number> {
     const list = Array.isArray(ids) ? ids : [ids];
-    const res = await this.pool.query(
-      `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ${pgNow(4)} + $2 * interval '1 millisecond',
-         last_error = $3::json, lease_owner = NULL, lease_expires_at = NULL
-       WHERE status = 'queued' AND id = ANY($1::bigint[])`,
-      [list, checkDelay('delayMs', delayMs, 0), JSON.stringify(reason), nowParam(this.clock)],
+    const { rows } = await this.pool.query<{ n: string }>(
+      `WITH u AS (
+         UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ${pgNow(4)} + $2 * interval '1 millisecond',
+           last_error = $3::json, lease_owner = NULL, lease_expires_at = NULL
+         WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING id, route),
+       a AS (${attemptInsert({ outcome: `'retry'`, code: '$5', message: '$6', delay: '$2', now: 4 })})
+       SELECT COUNT(*) AS n FROM u`,
+      [list, checkDelay('delayMs', delayMs, 0), JSON.stringify(reason), nowParam(this.clock), reason.code, reason.message],
     );
-    return res.rowCount ?? 0;
+    return toId(rows[0]?.n ?? 0);
   }
 
   deadLetter(id: number, error: ItemError): Promise<boolean> {
     return withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ route: string }>(
-        `UPDATE outbox SET status = 'dead', finished_at = clock_timestamp(), last_error = $2::json,
-           lease_owner = NULL, lease_expires_at = NULL
-         WHERE status = 'queued' AND id = $1 RETURNING route`,
-        [id, JSON.stringify(error)],
+        `WITH u AS (
+           UPDATE outbox SET status = 'dead', finished_at = clock_timestamp(), last_error = $2::json,
+             lease_owner = NULL, lease_expires_at = NULL
+           WHERE status = 'queued' AND id = $1 RETURNING id, route),
+         a AS (${attemptInsert({ outcome: `'dead'`, code: '$3', message: '$4', delay: 'NULL', now: 5 })})
+         SELECT route FROM u`,
+        [id, JSON.stringify(error), error.code, error.message, nowParam(this.clock)],
       );
       await bumpCounters(client, 'dead_lettered', countByRoute(rows.map((r) => r.route)));
       return rows.length === 1;

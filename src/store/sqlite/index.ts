@@ -240,10 +240,39 @@ export class SqliteStore implements T.Store {
   }
 
   addAiUnits(route: string, n: number) {
-    return this.guard('addAiUnits', () => this.outbox.bump(route, 'ai_units', checkAiUnits(n)));
+    return this.guard('addAiUnits', () =>
+      this.db
+        .transaction(() => {
+          this.outbox.bump(route, 'ai_units', checkAiUnits(n));
+          this.outbox.items.addDailyUnits(route, n);
+        })
+        .immediate(),
+    );
   }
   counters(route?: string) {
     return this.guard('counters', () => this.state.counters(route));
+  }
+
+  listItems(query: T.ItemQuery) {
+    return this.guard('listItems', () => this.outbox.items.list(query));
+  }
+  itemAttempts(id: number) {
+    return this.guard('itemAttempts', () => this.outbox.items.attempts(id));
+  }
+  itemRaw(id: number) {
+    return this.guard('itemRaw', () => this.outbox.items.raw(id));
+  }
+  itemsByComment(route: string, commentIds: string[]) {
+    return this.guard('itemsByComment', () => this.outbox.items.byComment(route, commentIds));
+  }
+  itemCounts() {
+    return this.guard('itemCounts', () => this.outbox.items.counts());
+  }
+  attemptCounts(since: Date) {
+    return this.guard('attemptCounts', () => this.outbox.items.attemptCounts(since));
+  }
+  aiUnitsByDay(since: string) {
+    return this.guard('aiUnitsByDay', () => this.outbox.items.unitsByDay(since));
   }
 
   migrate() {

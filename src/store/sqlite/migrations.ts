@@ -187,6 +187,59 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE owners ADD COLUMN lease_group TEXT;
     `,
   },
+  {
+    // The console: per item the fields its list shows and searches (lower-cased copies for
+    // prefix search, each indexed), its delivery attempts, and AI units per day. Items stored
+    // before keep no search row (they list with empty sender and subject). Both side tables
+    // die with their item. Number 7 belongs to lease fencing.
+    version: 8,
+    name: 'console: item search fields, delivery attempts, AI units per day',
+    sql: `
+      CREATE TABLE outbox_search (
+        id INTEGER PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
+        adapter TEXT NOT NULL,
+        account TEXT,
+        sender TEXT,
+        sender_name TEXT,
+        subject TEXT,
+        message_id TEXT,
+        msg_ts INTEGER,
+        s_sender TEXT,
+        s_name TEXT,
+        s_subject TEXT,
+        s_message_id TEXT,
+        s_comment_id TEXT NOT NULL
+      );
+      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, account, id);
+      CREATE INDEX outbox_search_sender ON outbox_search (s_sender) WHERE s_sender IS NOT NULL;
+      CREATE INDEX outbox_search_name ON outbox_search (s_name) WHERE s_name IS NOT NULL;
+      CREATE INDEX outbox_search_subject ON outbox_search (s_subject) WHERE s_subject IS NOT NULL;
+      CREATE INDEX outbox_search_message_id ON outbox_search (s_message_id) WHERE s_message_id IS NOT NULL;
+      CREATE INDEX outbox_search_comment_id ON outbox_search (s_comment_id);
+      CREATE INDEX outbox_console_state ON outbox (status, id);
+      CREATE INDEX outbox_console_route ON outbox (route, status, id);
+      CREATE INDEX outbox_console_route_id ON outbox (route, id);
+
+      CREATE TABLE outbox_attempts (
+        item_id INTEGER NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
+        route TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'unchanged', 'retry', 'dead')),
+        code TEXT,
+        message TEXT,
+        delay_ms INTEGER
+      );
+      CREATE INDEX outbox_attempts_item ON outbox_attempts (item_id, at);
+      CREATE INDEX outbox_attempts_at ON outbox_attempts (at);
+
+      CREATE TABLE ai_units_daily (
+        route TEXT NOT NULL,
+        day TEXT NOT NULL,
+        units INTEGER NOT NULL,
+        PRIMARY KEY (route, day)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

@@ -21,6 +21,7 @@ import type {
 } from '../types.js';
 import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteLeases } from './leases.js';
+import { SqliteItems } from './items.js';
 import type { SqliteState } from './state.js';
 
 export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
@@ -39,6 +40,8 @@ export class SqliteOutbox {
   private readonly claimAny: Database.Statement;
   private readonly enqueueTx: (items: OutboxInput[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => EnqueueResult;
   private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
+  /** The console's search rows and attempts, written in this outbox's transactions. */
+  readonly items: SqliteItems;
 
   constructor(
     private readonly db: Database.Database,
@@ -46,6 +49,7 @@ export class SqliteOutbox {
     private readonly now: () => number,
     private readonly leases: SqliteLeases,
   ) {
+    this.items = new SqliteItems(db, now);
     this.insert = db.prepare(
       `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
         .map(() => '?')
@@ -104,6 +108,7 @@ export class SqliteOutbox {
       item.hashes?.docHash ?? null,
     );
     if (item.raw !== undefined) this.insertRaw.run(id, item.raw);
+    this.items.putSearch(id, item);
   }
 
   /** Deletes the side rows of outbox rows about to be deleted (call inside the caller's transaction). */
@@ -222,7 +227,11 @@ export class SqliteOutbox {
                 .all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>);
         if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
         for (const [route, n] of countByRoute(rows.map((r) => r.route))) this.bump(route, info.outcome, n);
-        if (info.aiUnits !== undefined) this.bump(info.aiUnits.route, 'ai_units', checkAiUnits(info.aiUnits.units));
+        this.items.recordAttempts(rows, info.outcome);
+        if (info.aiUnits !== undefined) {
+          this.bump(info.aiUnits.route, 'ai_units', checkAiUnits(info.aiUnits.units));
+          this.items.addDailyUnits(info.aiUnits.route, info.aiUnits.units);
+        }
         for (const l of info.ledger ?? []) this.state.record(l.source, l.entries);
         return rows.length;
       })
@@ -245,12 +254,18 @@ export class SqliteOutbox {
     const list = Array.isArray(ids) ? ids : [ids];
     const due = this.now() + checkDelay('delayMs', delayMs, 0);
     return this.db
-      .prepare(
-        `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?,
+      .transaction(() => {
+        const rows = this.db
+          .prepare(
+            `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?,
          lease_owner = NULL, lease_expires_at = NULL
-       WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?))`,
-      )
-      .run(due, JSON.stringify(reason), JSON.stringify(list)).changes;
+       WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
+          )
+          .all(due, JSON.stringify(reason), JSON.stringify(list)) as Array<{ id: number; route: string }>;
+        this.items.recordAttempts(rows, 'retry', reason, delayMs);
+        return rows.length;
+      })
+      .immediate();
   }
 
   deadLetter(id: number, error: ItemError): boolean {
@@ -259,10 +274,13 @@ export class SqliteOutbox {
         const row = this.db
           .prepare(
             `UPDATE outbox SET status = 'dead', finished_at = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL
-         WHERE status = 'queued' AND id = ? RETURNING route`,
+         WHERE status = 'queued' AND id = ? RETURNING id, route`,
           )
-          .get(this.now(), JSON.stringify(error), id) as { route: string } | undefined;
-        if (row !== undefined) this.bump(row.route, 'dead_lettered', 1);
+          .get(this.now(), JSON.stringify(error), id) as { id: number; route: string } | undefined;
+        if (row !== undefined) {
+          this.bump(row.route, 'dead_lettered', 1);
+          this.items.recordAttempts([row], 'dead', error);
+        }
         return row !== undefined;
       })
       .immediate();

@@ -1,0 +1,130 @@
+/**
+ * What both stores share for the console's item list: the fields kept for search (taken from
+ * the document's headers at enqueue, so a list page or a search never parses a document), the
+ * query checks, and the SQL conditions of the console states.
+ *
+ * Search is by prefix, case-insensitive (lower-cased at enqueue and in the query): an indexed
+ * range scan per field, fast at millions of items. A substring search would scan every row.
+ */
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../limits.js';
+import { parseAddressList } from '../mime/address.js';
+import { decodeWords } from '../mime/encoded-words.js';
+import { getHeader, parseDate } from '../mime/headers.js';
+import { parseMessageIds } from '../mime/message-ids.js';
+import { documentHeaders } from '../preview/comment.js';
+import { GatewayError } from '../errors.js';
+import { checkLimit } from './common.js';
+import type { DailyAiUnits, ItemListState, ItemQuery, OutboxInput } from './types.js';
+
+/** Longest stored search field (characters): longer values are cut; a prefix search needs no more. */
+export const MAX_SEARCH_FIELD_CHARS = 256;
+/** Longest search string. */
+export const MAX_SEARCH_CHARS = 256;
+/** Days `aiUnitsByDay` callers ask for at most (the console shows 14). */
+export const MAX_UNIT_DAYS = 366;
+
+export const ITEM_LIST_STATES: readonly ItemListState[] = ['queued', 'retrying', 'delivered', 'unchanged', 'dead'];
+
+/** The values stored beside an item for the console's list and search. */
+export interface SearchFields {
+  adapter: string;
+  account: string | null;
+  sender: string | null;
+  senderName: string | null;
+  subject: string | null;
+  messageId: string | null;
+  /** ms since the epoch. */
+  timestamp: number | null;
+}
+
+const cut = (s: string | undefined): string | null => {
+  const t = s?.trim();
+  return t === undefined || t === '' ? null : t.slice(0, MAX_SEARCH_FIELD_CHARS);
+};
+
+/** The search fields of an input; never throws (a document without headers gives nulls). */
+export function searchFields(item: OutboxInput): SearchFields {
+  const base = { adapter: item.origin.adapter, account: item.origin.account ?? null };
+  try {
+    const headers = documentHeaders(item.document);
+    const from = parseAddressList(getHeader(headers, 'from') ?? '')[0];
+    const msgId = getHeader(headers, 'message-id');
+    const date = parseDate(getHeader(headers, 'date'))?.getTime();
+    return {
+      ...base,
+      sender: cut(from?.address),
+      senderName: cut(from?.name),
+      subject: cut(decodeWords(getHeader(headers, 'subject') ?? '')),
+      messageId: cut(parseMessageIds(msgId)[0] ?? msgId?.replace(/[<>]/g, '')),
+      timestamp: date !== undefined && date >= MIN_TIMESTAMP_MS && date <= MAX_TIMESTAMP_MS ? date : null,
+    };
+  } catch {
+    return { ...base, sender: null, senderName: null, subject: null, messageId: null, timestamp: null };
+  }
+}
+
+/** Lower case for search columns and queries (the same function on both sides). */
+export const searchKey = (s: string | null): string | null => (s === null ? null : s.toLowerCase());
+
+/**
+ * The upper bound of a prefix range: every string starting with `prefix` sorts below it in
+ * binary (code point) order. U+10FFFF is the largest code point.
+ */
+export const prefixEnd = (prefix: string): string => `${prefix}\u{10FFFF}`;
+
+function invalid(message: string): GatewayError {
+  return new GatewayError('MAILGATE_ERR_STORE_INVALID_ARGUMENT', message);
+}
+
+/** Checks a query; returns the lower-cased search string (undefined when none). */
+export function checkItemQuery(q: ItemQuery): string | undefined {
+  checkLimit(q.limit);
+  if (q.state !== undefined && !ITEM_LIST_STATES.includes(q.state)) throw invalid(`unknown item state ${String(q.state)}`);
+  if (q.beforeId !== undefined && (!Number.isSafeInteger(q.beforeId) || q.beforeId < 1)) throw invalid('beforeId must be a positive id');
+  if (q.account !== undefined && q.adapter === undefined) throw invalid('account needs adapter');
+  for (const d of [q.since, q.until]) if (d !== undefined && Number.isNaN(d.getTime())) throw invalid('since/until must be valid dates');
+  if (q.q === undefined) return undefined;
+  const s = q.q.trim().toLowerCase().replace(/^<|>$/g, '');
+  if (s.length < 1 || s.length > MAX_SEARCH_CHARS) throw invalid(`q must hold 1 to ${MAX_SEARCH_CHARS} characters`);
+  return s;
+}
+
+/** The console state of an outbox row, in SQL (columns `status`, `attempts`, `outcome` of alias `o`). */
+export const STATE_SQL = `CASE o.status WHEN 'queued' THEN CASE WHEN o.attempts > 0 THEN 'retrying' ELSE 'queued' END
+  WHEN 'delivered' THEN CASE WHEN o.outcome = 'unchanged' THEN 'unchanged' ELSE 'delivered' END ELSE 'dead' END`;
+
+/** The SQL condition selecting one console state (served by the (status, id) indexes). */
+export function stateCondition(state: ItemListState): string {
+  switch (state) {
+    case 'queued':
+      return `o.status = 'queued' AND o.attempts = 0`;
+    case 'retrying':
+      return `o.status = 'queued' AND o.attempts > 0`;
+    case 'delivered':
+      return `o.status = 'delivered' AND COALESCE(o.outcome, '') <> 'unchanged'`;
+    case 'unchanged':
+      return `o.status = 'delivered' AND o.outcome = 'unchanged'`;
+    case 'dead':
+      return `o.status = 'dead'`;
+  }
+}
+
+/** The state of a row read back. */
+export function stateOf(status: string, attempts: number, outcome: string | null): ItemListState {
+  if (status === 'queued') return attempts > 0 ? 'retrying' : 'queued';
+  if (status === 'delivered') return outcome === 'unchanged' ? 'unchanged' : 'delivered';
+  return 'dead';
+}
+
+/** The UTC day of an instant, `YYYY-MM-DD`. */
+export const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+export function checkDay(day: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) throw invalid(`not a day: ${day}`);
+  return day;
+}
+
+/** Sorted for stable answers. */
+export function sortDaily(rows: DailyAiUnits[]): DailyAiUnits[] {
+  return rows.sort((a, b) => (a.route === b.route ? a.day.localeCompare(b.day) : a.route < b.route ? -1 : 1));
+}

@@ -1,0 +1,234 @@
+/**
+ * The console's side of the PostgreSQL store: the search rows written with items, AI units
+ * per day, and the console's reads. Attempts are written by the outbox's own statements
+ * (`ATTEMPT_INSERT`), in the transaction of the outcome they record.
+ */
+import type pg from 'pg';
+import type { Origin } from '../../model/origin.js';
+import { checkLimit } from '../common.js';
+import { checkDay, checkItemQuery, prefixEnd, searchFields, searchKey, sortDaily, stateCondition, stateOf, STATE_SQL } from '../items.js';
+import type {
+  AttemptCount,
+  DailyAiUnits,
+  ItemAttempt,
+  ItemCount,
+  ItemError,
+  ItemListState,
+  ItemQuery,
+  ItemRaw,
+  ItemSummary,
+  OutboxInput,
+  OutboxStatus,
+} from '../types.js';
+import { iso, pgNow, pgText, toId, type Queryable } from './db.js';
+
+/**
+ * A CTE step recording one attempt per row of the CTE `u` (columns id, route): `$o` the
+ * outcome, `$c`/`$m` the error code and message, `$d` the delay, `$n` the clock parameter.
+ */
+export function attemptInsert(p: { outcome: string; code: string; message: string; delay: string; now: number }): string {
+  return `INSERT INTO outbox_attempts (item_id, route, at, outcome, code, message, delay_ms)
+    SELECT id, route, ${pgNow(p.now)}, ${p.outcome}::text, ${p.code}::text, ${p.message}::text, ${p.delay}::integer FROM u`;
+}
+
+const nul = (s: string | null): string | null => (s === null ? null : pgText(s));
+
+function searchValues(items: OutboxInput[]): unknown[][] {
+  const cols: unknown[][] = Array.from({ length: 14 }, () => []);
+  for (const it of items) {
+    const f = searchFields(it);
+    const row = [
+      pgText(it.route),
+      pgText(it.key),
+      pgText(f.adapter),
+      nul(f.account),
+      nul(f.sender),
+      nul(f.senderName),
+      nul(f.subject),
+      nul(f.messageId),
+      f.timestamp === null ? null : new Date(f.timestamp),
+      nul(searchKey(f.sender)),
+      nul(searchKey(f.senderName)),
+      nul(searchKey(f.subject)),
+      nul(searchKey(f.messageId)),
+      pgText(it.commentId.toLowerCase()),
+    ];
+    row.forEach((v, i) => cols[i]!.push(v));
+  }
+  return cols;
+}
+
+const SEARCH_INSERT = `INSERT INTO outbox_search (id, adapter, account, sender, sender_name, subject, message_id, msg_ts,
+    s_sender, s_name, s_subject, s_message_id, s_comment_id)
+  SELECT o.id, v.adapter, v.account, v.sender, v.sender_name, v.subject, v.message_id, v.msg_ts,
+    v.s_sender, v.s_name, v.s_subject, v.s_message_id, v.s_comment_id
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[],
+    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+    AS v (route, key, adapter, account, sender, sender_name, subject, message_id, msg_ts, s_sender, s_name, s_subject, s_message_id,
+      s_comment_id)
+  JOIN outbox o ON o.route = v.route AND o.key = v.key`;
+
+/**
+ * Writes the search rows of items by (route, key), in the caller's transaction. `replace`:
+ * overwrite an existing row (a replayed dead letter); otherwise an item that has one keeps it.
+ */
+export async function putSearch(db: Queryable, items: OutboxInput[], replace: boolean): Promise<void> {
+  if (items.length === 0) return;
+  const conflict = replace
+    ? `ON CONFLICT (id) DO UPDATE SET adapter = excluded.adapter, account = excluded.account, sender = excluded.sender,
+       sender_name = excluded.sender_name, subject = excluded.subject, message_id = excluded.message_id, msg_ts = excluded.msg_ts,
+       s_sender = excluded.s_sender, s_name = excluded.s_name, s_subject = excluded.s_subject, s_message_id = excluded.s_message_id,
+       s_comment_id = excluded.s_comment_id`
+    : 'ON CONFLICT (id) DO NOTHING';
+  await db.query(`${SEARCH_INSERT} ${conflict}`, searchValues(items));
+}
+
+/** Adds AI units to today's (UTC, by the clock parameter or the server's) counter of a route. */
+export async function addDailyUnits(db: Queryable, route: string, units: number, now: Date | null): Promise<void> {
+  if (units === 0) return;
+  await db.query(
+    `INSERT INTO ai_units_daily (route, day, units) VALUES ($1, to_char(${pgNow(3)} AT TIME ZONE 'UTC', 'YYYY-MM-DD'), $2)
+     ON CONFLICT (route, day) DO UPDATE SET units = ai_units_daily.units + excluded.units`,
+    [route, units, now],
+  );
+}
+
+interface PgListRow {
+  id: string;
+  route: string;
+  key: string;
+  comment_id: string;
+  status: string;
+  attempts: number;
+  outcome: string | null;
+  origin: Origin;
+  enqueued_at: Date;
+  next_attempt_at: Date;
+  finished_at: Date | null;
+  last_error: ItemError | null;
+  sender: string | null;
+  sender_name: string | null;
+  subject: string | null;
+  message_id: string | null;
+  msg_ts: Date | null;
+}
+
+const LIST_COLUMNS = `o.id, o.route, o.key, o.comment_id, o.status, o.attempts, o.outcome, o.origin, o.enqueued_at,
+  o.next_attempt_at, o.finished_at, o.last_error, s.sender, s.sender_name, s.subject, s.message_id, s.msg_ts`;
+
+const SEARCH_COLUMNS = ['s_sender', 's_name', 's_subject', 's_message_id', 's_comment_id'] as const;
+
+function toSummary(r: PgListRow): ItemSummary {
+  const s: ItemSummary = {
+    id: toId(r.id),
+    route: r.route,
+    key: r.key,
+    commentId: r.comment_id,
+    state: stateOf(r.status, r.attempts, r.outcome),
+    origin: r.origin,
+    attempts: r.attempts,
+    enqueuedAt: iso(r.enqueued_at),
+  };
+  if (r.status === 'queued') s.nextAttemptAt = iso(r.next_attempt_at);
+  if (r.finished_at !== null) s.finishedAt = iso(r.finished_at);
+  if (r.last_error !== null) s.lastError = r.last_error;
+  if (r.sender !== null) s.sender = r.sender;
+  if (r.sender_name !== null) s.senderName = r.sender_name;
+  if (r.subject !== null) s.subject = r.subject;
+  if (r.message_id !== null) s.messageId = r.message_id;
+  if (r.msg_ts !== null) s.timestamp = iso(r.msg_ts);
+  return s;
+}
+
+export class PgItems {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async list(query: ItemQuery): Promise<ItemSummary[]> {
+    const q = checkItemQuery(query);
+    const where: string[] = [];
+    const params: unknown[] = [checkLimit(query.limit)];
+    const add = (cond: (n: string) => string, value: unknown): void => {
+      params.push(value);
+      where.push(cond(`$${params.length}`));
+    };
+    if (query.state !== undefined) where.push(stateCondition(query.state));
+    if (query.route !== undefined) add((n) => `o.route = ${n}`, query.route);
+    if (query.adapter !== undefined) add((n) => `s.adapter = ${n}`, query.adapter);
+    if (query.account !== undefined) add((n) => `s.account = ${n}`, query.account);
+    if (query.since !== undefined) add((n) => `o.enqueued_at >= ${n}`, query.since);
+    if (query.until !== undefined) add((n) => `o.enqueued_at < ${n}`, query.until);
+    if (query.beforeId !== undefined) add((n) => `o.id < ${n}`, query.beforeId);
+    const cond = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
+    let from = 'outbox o LEFT JOIN outbox_search s ON s.id = o.id';
+    if (q !== undefined) {
+      params.push(q, prefixEnd(q));
+      const [lo, hi] = [`$${params.length - 1}`, `$${params.length}`];
+      const matches = SEARCH_COLUMNS.map((c) => `SELECT id FROM outbox_search WHERE ${c} >= ${lo} AND ${c} < ${hi}`).join(' UNION ');
+      from = `(${matches}) m JOIN outbox o ON o.id = m.id JOIN outbox_search s ON s.id = o.id`;
+    }
+    const { rows } = await this.pool.query<PgListRow>(`SELECT ${LIST_COLUMNS} FROM ${from} ${cond} ORDER BY o.id DESC LIMIT $1`, params);
+    return rows.map(toSummary);
+  }
+
+  async attempts(id: number): Promise<ItemAttempt[]> {
+    const { rows } = await this.pool.query<{
+      at: Date;
+      outcome: ItemAttempt['outcome'];
+      code: string | null;
+      message: string | null;
+      delay_ms: number | null;
+    }>('SELECT at, outcome, code, message, delay_ms FROM outbox_attempts WHERE item_id = $1 ORDER BY at, ctid', [id]);
+    return rows.map((r) => {
+      const a: ItemAttempt = { at: iso(r.at), outcome: r.outcome };
+      if (r.code !== null) a.error = { code: r.code, message: r.message ?? '' };
+      if (r.delay_ms !== null) a.delayMs = r.delay_ms;
+      return a;
+    });
+  }
+
+  async raw(id: number): Promise<ItemRaw | undefined> {
+    const { rows } = await this.pool.query<{ status: OutboxStatus; raw: Buffer | null }>(
+      'SELECT o.status, r.raw FROM outbox o LEFT JOIN outbox_raw r ON r.id = o.id WHERE o.id = $1',
+      [id],
+    );
+    const r = rows[0];
+    if (r === undefined) return undefined;
+    return r.raw === null ? { status: r.status } : { status: r.status, raw: r.raw };
+  }
+
+  async byComment(route: string, commentIds: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (commentIds.length === 0) return out;
+    const { rows } = await this.pool.query<{ comment_id: string; id: string }>(
+      `SELECT o.comment_id, MAX(o.id) AS id FROM outbox_search s JOIN outbox o ON o.id = s.id
+       WHERE s.s_comment_id = ANY($1::text[]) AND o.route = $2 GROUP BY o.comment_id`,
+      [commentIds.map((c) => pgText(c.toLowerCase())), route],
+    );
+    for (const r of rows) out.set(r.comment_id, toId(r.id));
+    return out;
+  }
+
+  async counts(): Promise<ItemCount[]> {
+    const { rows } = await this.pool.query<{ route: string; adapter: string; state: ItemListState; n: string }>(
+      `SELECT o.route, COALESCE(s.adapter, o.origin->>'adapter') AS adapter, ${STATE_SQL} AS state, COUNT(*) AS n
+       FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    );
+    return rows.map((r) => ({ route: r.route, adapter: r.adapter, state: r.state, count: toId(r.n) }));
+  }
+
+  async attemptCounts(since: Date): Promise<AttemptCount[]> {
+    const { rows } = await this.pool.query<{ route: string; outcome: ItemAttempt['outcome']; n: string }>(
+      'SELECT route, outcome, COUNT(*) AS n FROM outbox_attempts WHERE at >= $1 GROUP BY route, outcome ORDER BY route, outcome',
+      [since],
+    );
+    return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: toId(r.n) }));
+  }
+
+  async unitsByDay(since: string): Promise<DailyAiUnits[]> {
+    const { rows } = await this.pool.query<{ route: string; day: string; units: string }>(
+      'SELECT route, day, units FROM ai_units_daily WHERE day >= $1',
+      [checkDay(since)],
+    );
+    return sortDaily(rows.map((r) => ({ route: r.route, day: r.day, units: toId(r.units) })));
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * The console's side of the SQLite store: the search row written with each item, the attempts
+ * written with each outcome (inside the outbox's own transactions), and the console's reads.
+ */
+import type Database from 'better-sqlite3';
+import type { Origin } from '../../model/origin.js';
+import { checkLimit, parseItemError } from '../common.js';
+import {
+  checkDay,
+  checkItemQuery,
+  prefixEnd,
+  searchFields,
+  searchKey,
+  sortDaily,
+  stateCondition,
+  stateOf,
+  dayOf,
+  STATE_SQL,
+} from '../items.js';
+import type {
+  AttemptCount,
+  DailyAiUnits,
+  ItemAttempt,
+  ItemCount,
+  ItemError,
+  ItemListState,
+  ItemQuery,
+  ItemRaw,
+  ItemSummary,
+  OutboxInput,
+  OutboxStatus,
+} from '../types.js';
+
+interface ListRow {
+  id: number;
+  route: string;
+  key: string;
+  comment_id: string;
+  status: string;
+  attempts: number;
+  outcome: string | null;
+  origin: string;
+  enqueued_at: number;
+  next_attempt_at: number;
+  finished_at: number | null;
+  last_error: string | null;
+  sender: string | null;
+  sender_name: string | null;
+  subject: string | null;
+  message_id: string | null;
+  msg_ts: number | null;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The search fields of a row, lower-cased copies included; searched by prefix. */
+const SEARCH_COLUMNS = ['s_sender', 's_name', 's_subject', 's_message_id', 's_comment_id'] as const;
+
+export function toSummary(r: ListRow): ItemSummary {
+  const state = stateOf(r.status, r.attempts, r.outcome);
+  const s: ItemSummary = {
+    id: r.id,
+    route: r.route,
+    key: r.key,
+    commentId: r.comment_id,
+    state,
+    origin: JSON.parse(r.origin) as Origin,
+    attempts: r.attempts,
+    enqueuedAt: iso(r.enqueued_at),
+  };
+  if (r.status === 'queued') s.nextAttemptAt = iso(r.next_attempt_at);
+  if (r.finished_at !== null) s.finishedAt = iso(r.finished_at);
+  const err = parseItemError(r.last_error);
+  if (err !== undefined) s.lastError = err;
+  if (r.sender !== null) s.sender = r.sender;
+  if (r.sender_name !== null) s.senderName = r.sender_name;
+  if (r.subject !== null) s.subject = r.subject;
+  if (r.message_id !== null) s.messageId = r.message_id;
+  if (r.msg_ts !== null) s.timestamp = iso(r.msg_ts);
+  return s;
+}
+
+export const LIST_COLUMNS = `o.id, o.route, o.key, o.comment_id, o.status, o.attempts, o.outcome, o.origin, o.enqueued_at,
+  o.next_attempt_at, o.finished_at, o.last_error, s.sender, s.sender_name, s.subject, s.message_id, s.msg_ts`;
+
+export class SqliteItems {
+  private readonly insertSearch: Database.Statement;
+  private readonly insertAttempt: Database.Statement;
+  private readonly bumpDaily: Database.Statement;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly now: () => number,
+  ) {
+    this.insertSearch = db.prepare(
+      `INSERT OR REPLACE INTO outbox_search (id, adapter, account, sender, sender_name, subject, message_id, msg_ts,
+         s_sender, s_name, s_subject, s_message_id, s_comment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertAttempt = db.prepare(
+      'INSERT INTO outbox_attempts (item_id, route, at, outcome, code, message, delay_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.bumpDaily = db.prepare(
+      `INSERT INTO ai_units_daily (route, day, units) VALUES (?, ?, ?)
+       ON CONFLICT (route, day) DO UPDATE SET units = units + excluded.units`,
+    );
+  }
+
+  // --- writes, inside the caller's transaction ---------------------------------------------
+  putSearch(id: number, item: OutboxInput): void {
+    const f = searchFields(item);
+    this.insertSearch.run(
+      id,
+      f.adapter,
+      f.account,
+      f.sender,
+      f.senderName,
+      f.subject,
+      f.messageId,
+      f.timestamp,
+      searchKey(f.sender),
+      searchKey(f.senderName),
+      searchKey(f.subject),
+      searchKey(f.messageId),
+      item.commentId.toLowerCase(),
+    );
+  }
+
+  recordAttempts(rows: ReadonlyArray<{ id: number; route: string }>, outcome: ItemAttempt['outcome'], error?: ItemError, delayMs?: number) {
+    const at = this.now();
+    for (const r of rows) this.insertAttempt.run(r.id, r.route, at, outcome, error?.code ?? null, error?.message ?? null, delayMs ?? null);
+  }
+
+  addDailyUnits(route: string, units: number): void {
+    if (units !== 0) this.bumpDaily.run(route, dayOf(this.now()), units);
+  }
+
+  // --- reads ----------------------------------------------------------------------------------
+  list(query: ItemQuery): ItemSummary[] {
+    const q = checkItemQuery(query);
+    const where: string[] = [];
+    const params: Record<string, unknown> = { limit: checkLimit(query.limit) };
+    if (query.state !== undefined) where.push(stateCondition(query.state));
+    if (query.route !== undefined) {
+      where.push('o.route = @route');
+      params.route = query.route;
+    }
+    if (query.adapter !== undefined) {
+      where.push('s.adapter = @adapter');
+      params.adapter = query.adapter;
+    }
+    if (query.account !== undefined) {
+      where.push('s.account = @account');
+      params.account = query.account;
+    }
+    if (query.since !== undefined) {
+      where.push('o.enqueued_at >= @since');
+      params.since = query.since.getTime();
+    }
+    if (query.until !== undefined) {
+      where.push('o.enqueued_at < @until');
+      params.until = query.until.getTime();
+    }
+    if (query.beforeId !== undefined) {
+      where.push('o.id < @before');
+      params.before = query.beforeId;
+    }
+    const cond = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
+    if (q === undefined) {
+      const sql = `SELECT ${LIST_COLUMNS} FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id ${cond} ORDER BY o.id DESC LIMIT @limit`;
+      return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
+    }
+    // Each field's prefix range is one index range; their union is joined to the outbox.
+    params.lo = q;
+    params.hi = prefixEnd(q);
+    const matches = SEARCH_COLUMNS.map((c) => `SELECT id FROM outbox_search WHERE ${c} >= @lo AND ${c} < @hi`).join(' UNION ');
+    const sql = `SELECT ${LIST_COLUMNS} FROM (${matches}) m JOIN outbox o ON o.id = m.id JOIN outbox_search s ON s.id = o.id
+      ${cond} ORDER BY o.id DESC LIMIT @limit`;
+    return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
+  }
+
+  attempts(id: number): ItemAttempt[] {
+    const rows = this.db
+      .prepare('SELECT at, outcome, code, message, delay_ms FROM outbox_attempts WHERE item_id = ? ORDER BY at, rowid')
+      .all(id) as Array<{
+      at: number;
+      outcome: ItemAttempt['outcome'];
+      code: string | null;
+      message: string | null;
+      delay_ms: number | null;
+    }>;
+    return rows.map((r) => {
+      const a: ItemAttempt = { at: iso(r.at), outcome: r.outcome };
+      if (r.code !== null) a.error = { code: r.code, message: r.message ?? '' };
+      if (r.delay_ms !== null) a.delayMs = r.delay_ms;
+      return a;
+    });
+  }
+
+  raw(id: number): ItemRaw | undefined {
+    const r = this.db.prepare('SELECT o.status, r.raw FROM outbox o LEFT JOIN outbox_raw r ON r.id = o.id WHERE o.id = ?').get(id) as
+      | { status: OutboxStatus; raw: Buffer | null }
+      | undefined;
+    if (r === undefined) return undefined;
+    return r.raw === null ? { status: r.status } : { status: r.status, raw: r.raw };
+  }
+
+  byComment(route: string, commentIds: string[]): Map<string, number> {
+    const out = new Map<string, number>();
+    if (commentIds.length === 0) return out;
+    const rows = this.db
+      .prepare(
+        `SELECT o.comment_id, MAX(o.id) AS id FROM outbox_search s JOIN outbox o ON o.id = s.id
+         WHERE s.s_comment_id IN (SELECT lower(value) FROM json_each(?)) AND o.route = ? GROUP BY o.comment_id`,
+      )
+      .all(JSON.stringify(commentIds), route) as Array<{ comment_id: string; id: number }>;
+    for (const r of rows) out.set(r.comment_id, r.id);
+    return out;
+  }
+
+  counts(): ItemCount[] {
+    const rows = this.db
+      .prepare(
+        `SELECT o.route, COALESCE(s.adapter, json_extract(o.origin, '$.adapter')) AS adapter, ${STATE_SQL} AS state, COUNT(*) AS n
+         FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+      )
+      .all() as Array<{ route: string; adapter: string; state: ItemListState; n: number }>;
+    return rows.map((r) => ({ route: r.route, adapter: r.adapter, state: r.state, count: r.n }));
+  }
+
+  attemptCounts(since: Date): AttemptCount[] {
+    const rows = this.db
+      .prepare('SELECT route, outcome, COUNT(*) AS n FROM outbox_attempts WHERE at >= ? GROUP BY route, outcome ORDER BY route, outcome')
+      .all(since.getTime()) as Array<{ route: string; outcome: ItemAttempt['outcome']; n: number }>;
+    return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: r.n }));
+  }
+
+  unitsByDay(since: string): DailyAiUnits[] {
+    const rows = this.db.prepare('SELECT route, day, units FROM ai_units_daily WHERE day >= ?').all(checkDay(since)) as DailyAiUnits[];
+    return sortDaily(rows);
+  }
+}
