@@ -77,7 +77,8 @@ export const ERROR_CODES = {
   MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE: 'The HTTP request body has a Content-Type the endpoint does not accept.',
   MAILGATE_ERR_SERVER_INTERNAL: 'An unexpected failure while answering an HTTP request (details in the log).',
   MAILGATE_ERR_SERVER_BUSY:
-    'As many preview requests as server.preview.max_concurrent are being answered; retry after the Retry-After seconds.',
+    'As many preview requests as server.preview.max_concurrent are being answered, or as many console event streams as allowed are open; retry after the Retry-After seconds.',
+  MAILGATE_ERR_SERVER_GONE: 'The item exists but what was asked for is no longer kept (raw bytes dropped after delivery).',
   MAILGATE_ERR_SERVER_MISDIRECTED:
     'The Host header names neither this loopback listener (localhost, 127.0.0.1, [::1] with its port) nor one of server.allowed_hosts.',
 

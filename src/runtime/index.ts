@@ -75,6 +75,8 @@ export interface RuntimeOptions {
   deliverySignal?: AbortSignal;
   /** Called after every attempt of the API client, successful or not (request metrics). */
   onApiAttempt?: (info: AttemptInfo) => void;
+  /** Wraps the store every piece of the runtime uses (the service reports item writes to its console). */
+  wrapStore?: (store: Store) => Store;
 }
 
 export interface Runtime {
@@ -190,7 +192,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (!Number.isInteger(leaseMs) || leaseMs < 1)
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `leaseMs must be a positive integer, got ${leaseMs}`);
   const adapters = options.adapters ? options.adapters.map(entryOf) : await buildAdapters(config, logger);
-  const store = await openStore(config.store);
+  const opened = await openStore(config.store);
+  const store = options.wrapStore ? options.wrapStore(opened) : opened;
   let api: ApiEndpoint | undefined;
   let pool: ParsePool | undefined;
   try {

@@ -9,6 +9,7 @@ import { isLoopbackHost } from '../net.js';
 import { createLogger } from '../logger.js';
 import { adminRoutes } from './admin.js';
 import { keyChecker, requireKey } from './auth.js';
+import { consoleRoutes } from './console.js';
 import type { ServerDeps } from './deps.js';
 import { installErrorHandlers } from './errors.js';
 import { hostGuard, listenerOptions, type ListenerTimeouts } from './guards.js';
@@ -80,6 +81,7 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
   void app.register(async (admin) => {
     admin.addHook('onRequest', requireKey(checker));
     await admin.register(adminRoutes(deps, startedAt));
+    await admin.register(consoleRoutes(deps));
     await admin.register(previewItemRoutes(deps));
     if (!publicPreview) await admin.register(previewParseRoutes(deps, preview));
   });

@@ -72,12 +72,14 @@ export interface ItemRow {
 export interface ItemsQuery {
   state?: ConsoleItemState;
   route?: string;
-  /** Adapter kind (`imap`, `webhook:mailgun`) or `kind:name` (`imap:support-inbox`). */
+  /** Origin adapter kind: `imap`, `files`, `upload`, `webhook:mailgun`, `smtp`. */
   adapter?: string;
+  /** Adapter instance / account name (needs `adapter`), e.g. `support-inbox`. */
+  adapter_name?: string;
   /** Received at or after / before this instant (ISO-8601). */
   since?: string;
   until?: string;
-  /** Search: a prefix of the sender's address or name, the subject, the Message-ID or the comment id (case-insensitive). */
+  /** Search: a prefix of the sender's address or display name, the subject, the Message-ID or the comment id (case-insensitive). */
   q?: string;
   /** Cursor: the `next` of the previous page. */
   before?: string;
@@ -206,10 +208,9 @@ export interface ItemDetail {
 
 /** `GET /api/events`: the `data` of each server-sent event, by event name. */
 export interface ItemEvent {
-  /** New or changed item. */
+  /** A new item, or one whose state changed (written by this process). */
   id: number;
   state: ConsoleItemState;
-  route: string;
 }
 
 export interface StatusEvent {

@@ -4,6 +4,9 @@
  * Item shapes are passed through to the JSON answer as they are (binary fields excepted).
  */
 import type { Logger } from '../logger.js';
+import type { ItemQuery, ItemRaw, ItemSummary } from '../store/types.js';
+import type { ConsoleEventBus } from './console-events.js';
+import type { ItemDetail, Overview } from './console-types.js';
 import type { Metrics } from '../metrics.js';
 import type { PushRoutes } from './push.js';
 
@@ -95,6 +98,19 @@ export interface ThreadView {
   thread_properties: unknown;
 }
 
+/** The console's data (docs/server.md "The console API"). */
+export interface ConsoleDeps {
+  /** Items newest first (the store's query; the server maps rows to JSON). */
+  listItems(query: ItemQuery): Promise<ItemSummary[]>;
+  /** One item in full; undefined when there is no such item. */
+  item(id: number): Promise<ItemDetail | undefined>;
+  /** The kept raw bytes of an item; undefined when there is no such item. */
+  raw(id: number): Promise<ItemRaw | undefined>;
+  overview(): Promise<Overview>;
+  /** What GET /api/events streams. */
+  events: ConsoleEventBus;
+}
+
 export interface ServerDeps {
   /** Readiness: store reachable, adapters healthy, not shutting down. */
   ready(): Promise<ReadyReport>;
@@ -104,6 +120,8 @@ export interface ServerDeps {
   deadLetters: DeadLetters;
   /** Omitted: GET /api/predictions answers 404. */
   predictions?: Predictions;
+  /** Omitted: the console endpoints (/api/items, /api/events, /api/overview) answer 404. */
+  console?: ConsoleDeps;
   /** The stored document, comment preview and thread properties of an outbox item; undefined when unknown. */
   previewItem(id: number): Promise<Record<string, unknown> | undefined>;
   /** Parses one raw RFC 5322 message; stores and sends nothing. Throws coded errors (MAILGATE_ERR_MIME_*, …). */

@@ -2,6 +2,7 @@
 export { buildApp, type ServerOptions } from './app.js';
 export type {
   Check,
+  ConsoleDeps,
   DeadLetterDetailView,
   DeadLetterPurge,
   DeadLetterQuery,
@@ -14,5 +15,7 @@ export type {
   StatusReport,
   ThreadView,
 } from './deps.js';
+export { ConsoleEventBus, type ConsoleEvent, type ConsoleFeed } from './console-events.js';
+export type * from './console-types.js';
 export { statusFor, type ErrorBody } from './errors.js';
 export { localPreview, type LocalPreviewOptions } from './local-preview.js';

@@ -18,6 +18,8 @@ import { createRuntime, type AdapterEntry, type Runtime } from '../runtime/index
 import { buildApp } from '../server/app.js';
 import { baseUrl, listenError, parseListen } from '../server/listen.js';
 import type { PredictionSinks } from '../sinks/index.js';
+import { createConsole } from './console.js';
+import { reportingStore } from './console-store.js';
 import { createServiceDeps } from './deps.js';
 import { countingDeliver, countingPush, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
 
@@ -76,7 +78,16 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const intakeStop = new AbortController();
   const deliveryStop = new AbortController();
   const observer = observeDelivery(logger.child({ component: 'delivery' }));
+  // The console reads the runtime's store, which reports item writes to the console's events.
+  const started: { runtime?: Runtime } = {};
+  const consoleData = createConsole({
+    store: () => started.runtime!.store,
+    routes: new Map(config.routes.map((r) => [r.name, r])),
+    adapters: () => started.runtime?.adapters ?? [],
+    logger: logger.child({ component: 'console' }),
+  });
   const runtime = await createRuntime({
+    wrapStore: (s) => reportingStore(s, consoleData.bus),
     config,
     logger,
     // Replicas sharing the store split the mailboxes: each pull adapter runs under a lease.
@@ -92,6 +103,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     ...(options.owner ? { owner: options.owner } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
+  started.runtime = runtime;
   const { store, routes, delivery, sinks, actions } = runtime;
   observeStore(metrics, store, runtime.adapters, routes.keys());
 
@@ -110,6 +122,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     previewPool: () => (previewPool ??= newPreviewPool(config)),
   });
   deps.push = { endpoints: runtime.endpoints(), sink: runtime.pushSink };
+  deps.console = consoleData.deps;
   const { listen: _listen, ...server } = config.server;
   const app = buildApp({ ...server, listen_host: host }, deps);
   try {
@@ -152,6 +165,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     await sinks.flush(deadline);
     await sinks.close();
     await app.close();
+    consoleData.bus.close();
     await previewPool?.close();
     await runtime.close();
     logger.info({ drained }, 'mailgate stopped');

@@ -1,0 +1,197 @@
+/**
+ * One item for the console (`GET /api/items/:id`): the comment as the service builds it from the
+ * stored document (with the body cut into text, quote and signature spans), the raw message
+ * summarized from the kept bytes (headers, MIME tree, attachment list — never attachment bytes),
+ * the delivery attempts, predictions and the thread across everything ingested.
+ */
+import type { RouteConfig } from '../config/schema.js';
+import { decodeWords } from '../mime/encoded-words.js';
+import { splitHeader } from '../mime/header-split.js';
+import { parseMessage } from '../mime/parse.js';
+import { expand, makePart, type MimePart, type ParseContext } from '../mime/structure.js';
+import type { Comment, RawEmailDocument } from '../model/index.js';
+import { routeTarget } from '../pipeline/origin.js';
+import { threadInIndex } from '../pipeline/thread-index.js';
+import { buildComment, computeThreadProperties, documentHeaders, documentText, isGeneratedName, splitReply } from '../preview/index.js';
+import { itemRow } from '../server/console-rows.js';
+import type {
+  AttemptView,
+  BodySpan,
+  CommentView,
+  ItemDetail,
+  MimePartView,
+  RawSummary,
+  ThreadMemberView,
+} from '../server/console-types.js';
+import type { ItemAttempt, Store, StoredItem } from '../store/types.js';
+
+/** Raw messages larger than this are summarized from the stored document only (a page, not a parser run). */
+export const MAX_SUMMARY_RAW_BYTES = 32 * 1024 * 1024;
+/** Thread members listed at most. */
+export const MAX_THREAD_MEMBERS = 200;
+
+/**
+ * Cuts `text` into spans by lines: lines of the kept body are `text`, lines of the signature
+ * `signature`, the rest (quoted history, splitters) `quote`. Matching is in order, on lines
+ * with trailing blanks removed, the way the reply split tidies them.
+ */
+export function bodySpans(text: string, body: string, signature: string | undefined): BodySpan[] {
+  const want: Array<{ line: string; kind: BodySpan['kind'] }> = [
+    ...body.split('\n').map((line) => ({ line: line.trimEnd(), kind: 'text' as const })),
+    ...(signature === undefined ? [] : signature.split('\n').map((line) => ({ line: line.trimEnd(), kind: 'signature' as const }))),
+  ].filter((w) => w.line !== '');
+  const spans: BodySpan[] = [];
+  let next = 0;
+  let at = 0;
+  const push = (kind: BodySpan['kind'], start: number, end: number): void => {
+    const last = spans.at(-1);
+    if (last && last.kind === kind && last.end === start) last.end = end;
+    else if (end > start) spans.push({ kind, start, end });
+  };
+  for (const line of text.split('\n')) {
+    const end = at + line.length + 1;
+    const trimmed = line.trimEnd();
+    const w = want[next];
+    let kind: BodySpan['kind'];
+    if (w !== undefined && trimmed === w.line) {
+      kind = w.kind;
+      next += 1;
+    } else if (trimmed.trim() === '') kind = spans.at(-1)?.kind ?? 'text';
+    else kind = 'quote';
+    push(kind, at, Math.min(end, text.length));
+    at = end;
+  }
+  return spans;
+}
+
+function isParsed(doc: RawEmailDocument): boolean {
+  return 'raw' in doc.raw_email.headers ? doc.raw_email.headers.raw !== '' : true;
+}
+
+async function commentView(store: Store, item: StoredItem, route: RouteConfig | undefined): Promise<CommentView | null> {
+  if (!isParsed(item.document)) return null;
+  const built: Comment = item.preview ?? buildComment(item.document, { override: route?.override_user_properties ?? [] }).comment;
+  const placed =
+    route === undefined
+      ? { comment: built, thread: computeThreadProperties([built]).get(built.id) ?? null }
+      : await threadInIndex(store, routeTarget(route), built);
+  const text = documentText(item.document);
+  const split = splitReply(text);
+  return {
+    comment: placed.comment,
+    body_text: text,
+    spans: bodySpans(text, split.body, split.signature),
+    generated_properties: Object.keys(placed.comment.user_properties)
+      .map((k) => k.replace(/^(string|number):/, ''))
+      .filter(isGeneratedName),
+    thread_properties: placed.thread,
+  };
+}
+
+function partView(p: MimePart, path: string): MimePartView {
+  const v: MimePartView = { content_type: p.type, part: path };
+  if (p.params.charset !== undefined) v.charset = p.params.charset;
+  if (p.encoding !== 'identity') v.transfer_encoding = p.encoding;
+  if (p.disposition !== undefined) v.disposition = p.disposition;
+  if (p.name !== undefined) v.filename = decodeWords(p.name);
+  if (p.children === undefined) v.size = p.omittedSize ?? p.end - p.start;
+  else v.children = p.children.map((c, i) => partView(c, path === '' ? String(i + 1) : `${path}.${i + 1}`));
+  return v;
+}
+
+/** Headers, MIME tree and attachments from the raw bytes; never their content. */
+function fromRaw(raw: Buffer): Pick<RawSummary, 'headers' | 'parts' | 'attachments'> {
+  const head = splitHeader(raw, 0, raw.length);
+  const ctx: ParseContext = { buf: raw, parts: 1, warnings: [], limitWarned: false };
+  const root = makePart(head.fields, head.bodyStart, raw.length, 'text/plain');
+  expand(ctx, root, 0);
+  const parsed = parseMessage(raw);
+  return {
+    headers: head.fields.map((f) => ({ name: f.name, value: f.value })),
+    parts: partView(root, ''),
+    attachments: parsed.attachments.map((a) => ({ name: a.name, content_type: a.content_type, size: a.size })),
+  };
+}
+
+function fromDocument(doc: RawEmailDocument): Pick<RawSummary, 'headers' | 'parts' | 'attachments'> {
+  return {
+    headers: documentHeaders(doc).map((f) => ({ name: f.name, value: f.value })),
+    parts: null,
+    attachments: (doc.raw_email.attachments ?? []).map((a) => ({ name: a.name ?? null, content_type: a.content_type, size: a.size })),
+  };
+}
+
+async function rawSummary(store: Store, item: StoredItem): Promise<RawSummary> {
+  const kept = await store.itemRaw(item.id);
+  const raw = kept?.raw;
+  if (raw === undefined) {
+    const reason = item.status === 'delivered' ? 'dropped_after_delivery' : 'never_stored';
+    return { kept: false, reason, ...fromDocument(item.document) };
+  }
+  if (raw.byteLength > MAX_SUMMARY_RAW_BYTES) return { kept: true, bytes: raw.byteLength, ...fromDocument(item.document) };
+  try {
+    return { kept: true, bytes: raw.byteLength, ...fromRaw(raw) };
+  } catch {
+    // Bytes that never parsed (a dead letter): show what the document holds.
+    return { kept: true, bytes: raw.byteLength, ...fromDocument(item.document) };
+  }
+}
+
+function attemptView(a: ItemAttempt): AttemptView {
+  return { at: a.at, outcome: a.outcome, code: a.error?.code ?? null, message: a.error?.message ?? null, delay_ms: a.delayMs ?? null };
+}
+
+async function threadView(store: Store, item: StoredItem, route: RouteConfig | undefined, comment: CommentView | null) {
+  const threadId = (comment?.comment as Comment | undefined)?.thread_id;
+  if (route === undefined || threadId === undefined) return [];
+  const members = ((await store.threadMembers(routeTarget(route), [threadId])).get(threadId) ?? []).slice(0, MAX_THREAD_MEMBERS);
+  const items = await store.itemsByComment(
+    item.route,
+    members.map((m) => m.commentId),
+  );
+  return members.map(
+    (m): ThreadMemberView => ({
+      comment_id: m.commentId,
+      timestamp: m.timestamp,
+      from: m.from ?? null,
+      item_id: items.get(m.commentId) ?? null,
+      self: m.commentId === item.commentId,
+    }),
+  );
+}
+
+export async function itemDetail(store: Store, routes: ReadonlyMap<string, RouteConfig>, id: number): Promise<ItemDetail | undefined> {
+  const item = await store.getItem(id);
+  if (item === undefined) return undefined;
+  const [summary] = await store.listItems({ limit: 1, beforeId: id + 1 });
+  if (summary === undefined || summary.id !== id) return undefined;
+  const route = routes.get(item.route);
+  const comment = await commentView(store, item, route);
+  const [raw, attempts, thread] = await Promise.all([
+    rawSummary(store, item),
+    store.itemAttempts(id),
+    threadView(store, item, route, comment),
+  ]);
+  const predictions =
+    route?.mode === 'predict'
+      ? (await store.listPredictions({ route: item.route, commentIds: [item.commentId], limit: 10 })).map((p) => ({
+          id: p.id,
+          created_at: p.createdAt,
+          model: p.model,
+          predictions: p.predictions,
+        }))
+      : null;
+  return {
+    item: itemRow(summary),
+    key: item.key,
+    origin: { ...item.origin },
+    document: item.document,
+    comment,
+    raw,
+    warnings: item.warnings.map((w) => ({ code: w.code, message: w.message })),
+    error: item.status === 'queued' && item.attempts === 0 ? null : (item.lastError ?? null),
+    attempts: attempts.map(attemptView),
+    predictions,
+    thread,
+  };
+}
