@@ -20,6 +20,33 @@ import type { DailyAiUnits, ItemListState, ItemQuery, OutboxInput } from './type
 export const MAX_SEARCH_FIELD_CHARS = 256;
 /** Longest search string. */
 export const MAX_SEARCH_CHARS = 256;
+/**
+ * Matches counted per search before choosing how to answer it: fewer, and the matches are read
+ * from the search indexes and sorted by id; as many or more (a short, common prefix), and the
+ * outbox is walked newest first until a page is full, which then ends early.
+ */
+export const SEARCH_PROBE_LIMIT = 5_000;
+
+/** The lower-cased search columns of `outbox_search`, each indexed. */
+export const SEARCH_COLUMNS = ['s_sender', 's_name', 's_subject', 's_message_id', 's_comment_id'] as const;
+
+/**
+ * SQL pieces of a search for a prefix between the parameters `lo` and `hi`: `probe` counts
+ * matches (at most SEARCH_PROBE_LIMIT per column), `matches` selects the matching ids through the
+ * indexes, `scan` is a row condition on `outbox_search s` that uses no index (`+` in SQLite
+ * keeps the planner on the outbox's own order).
+ */
+export function searchSql(lo: string, hi: string, noIndex: '+' | ''): { probe: string; matches: string; scan: string } {
+  const range = (c: string, p = ''): string => `${p}${c} >= ${lo} AND ${p}${c} < ${hi}`;
+  return {
+    probe: SEARCH_COLUMNS.map(
+      (c) => `(SELECT COUNT(*) FROM (SELECT 1 FROM outbox_search WHERE ${range(c)} LIMIT ${SEARCH_PROBE_LIMIT}) p)`,
+    ).join(' + '),
+    matches: SEARCH_COLUMNS.map((c) => `SELECT id FROM outbox_search WHERE ${range(c)}`).join(' UNION '),
+    scan: `(${SEARCH_COLUMNS.map((c) => `(${range(`s.${c}`, noIndex)})`).join(' OR ')})`,
+  };
+}
+
 /** Days `aiUnitsByDay` callers ask for at most (the console shows 14). */
 export const MAX_UNIT_DAYS = 366;
 

@@ -3,6 +3,7 @@
  * delivery attempts written with each outcome, raw bytes, counts and AI units per day.
  */
 import { describe, expect, it } from 'vitest';
+import { SEARCH_PROBE_LIMIT } from '../../src/store/items.js';
 import type { OutboxInput } from '../../src/store/types.js';
 import { expectCode, fakeClock, input, type ContractContext } from './store.case.js';
 
@@ -111,6 +112,25 @@ export function itemCases(ctx: ContractContext): void {
       expect(await subjects('example')).toEqual([]);
       expect(await subjects('nobody')).toEqual([]);
       await expectCode(s.listItems({ limit: 10, q: '  ' }), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+    });
+
+    it('answers a search with more matches than the probe counts newest first, filtered and paged', async () => {
+      const s = ctx.store();
+      const n = SEARCH_PROBE_LIMIT + 10;
+      const many = Array.from({ length: n }, (_, i) => mail(i % 2 === 0 ? 'r' : 'r2', i + 1, `user${i}@common.example`, `Topic ${i}`));
+      await s.enqueue([...many, mail('r', n + 1, 'rare@other.example', 'Topic rare')]);
+      const page = await s.listItems({ limit: 3, q: 'user' });
+      expect(page.map((i) => i.sender)).toEqual([
+        `user${n - 1}@common.example`,
+        `user${n - 2}@common.example`,
+        `user${n - 3}@common.example`,
+      ]);
+      const routed = await s.listItems({ limit: 2, q: 'topic', route: 'r', beforeId: page[0]!.id });
+      expect(routed.map((i) => [i.route, i.subject])).toEqual([
+        ['r', `Topic ${n - 2}`],
+        ['r', `Topic ${n - 4}`],
+      ]);
+      expect((await s.listItems({ limit: 5, q: 'rare@' })).map((i) => i.subject)).toEqual(['Topic rare']);
     });
 
     it('records each attempt with its outcome, and keeps raw bytes until delivery', async () => {

@@ -6,7 +6,19 @@
 import type pg from 'pg';
 import type { Origin } from '../../model/origin.js';
 import { checkLimit } from '../common.js';
-import { checkDay, checkItemQuery, prefixEnd, searchFields, searchKey, sortDaily, stateCondition, stateOf, STATE_SQL } from '../items.js';
+import {
+  checkDay,
+  checkItemQuery,
+  prefixEnd,
+  searchFields,
+  searchKey,
+  searchSql,
+  sortDaily,
+  stateCondition,
+  stateOf,
+  SEARCH_PROBE_LIMIT,
+  STATE_SQL,
+} from '../items.js';
 import type {
   AttemptCount,
   DailyAiUnits,
@@ -116,8 +128,6 @@ interface PgListRow {
 const LIST_COLUMNS = `o.id, o.route, o.key, o.comment_id, o.status, o.attempts, o.outcome, o.origin, o.enqueued_at,
   o.next_attempt_at, o.finished_at, o.last_error, s.sender, s.sender_name, s.subject, s.message_id, s.msg_ts`;
 
-const SEARCH_COLUMNS = ['s_sender', 's_name', 's_subject', 's_message_id', 's_comment_id'] as const;
-
 function toSummary(r: PgListRow): ItemSummary {
   const s: ItemSummary = {
     id: toId(r.id),
@@ -160,13 +170,21 @@ export class PgItems {
     if (query.beforeId !== undefined) add((n) => `o.id < ${n}`, query.beforeId);
     const cond = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
     let from = 'outbox o LEFT JOIN outbox_search s ON s.id = o.id';
+    let filter = cond;
     if (q !== undefined) {
       params.push(q, prefixEnd(q));
       const [lo, hi] = [`$${params.length - 1}`, `$${params.length}`];
-      const matches = SEARCH_COLUMNS.map((c) => `SELECT id FROM outbox_search WHERE ${c} >= ${lo} AND ${c} < ${hi}`).join(' UNION ');
-      from = `(${matches}) m JOIN outbox o ON o.id = m.id JOIN outbox_search s ON s.id = o.id`;
+      const s = searchSql(lo, hi, '');
+      const probe = await this.pool.query<{ n: string }>(`SELECT ${searchSql('$1', '$2', '').probe} AS n`, [q, prefixEnd(q)]);
+      // Few matches: read them through the indexes and sort; many: walk newest first until the page is full.
+      if (toId(probe.rows[0]?.n ?? 0) < SEARCH_PROBE_LIMIT)
+        from = `(${s.matches}) m JOIN outbox o ON o.id = m.id JOIN outbox_search s ON s.id = o.id`;
+      else {
+        from = 'outbox o JOIN outbox_search s ON s.id = o.id';
+        filter = `WHERE ${[s.scan, ...where].join(' AND ')}`;
+      }
     }
-    const { rows } = await this.pool.query<PgListRow>(`SELECT ${LIST_COLUMNS} FROM ${from} ${cond} ORDER BY o.id DESC LIMIT $1`, params);
+    const { rows } = await this.pool.query<PgListRow>(`SELECT ${LIST_COLUMNS} FROM ${from} ${filter} ORDER BY o.id DESC LIMIT $1`, params);
     return rows.map(toSummary);
   }
 

@@ -10,6 +10,8 @@ import {
   checkItemQuery,
   prefixEnd,
   searchFields,
+  searchSql,
+  SEARCH_PROBE_LIMIT,
   searchKey,
   sortDaily,
   stateCondition,
@@ -52,9 +54,6 @@ interface ListRow {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-
-/** The search fields of a row, lower-cased copies included; searched by prefix. */
-const SEARCH_COLUMNS = ['s_sender', 's_name', 's_subject', 's_message_id', 's_comment_id'] as const;
 
 export function toSummary(r: ListRow): ItemSummary {
   const state = stateOf(r.status, r.attempts, r.outcome);
@@ -169,12 +168,17 @@ export class SqliteItems {
       const sql = `SELECT ${LIST_COLUMNS} FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id ${cond} ORDER BY o.id DESC LIMIT @limit`;
       return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
     }
-    // Each field's prefix range is one index range; their union is joined to the outbox.
     params.lo = q;
     params.hi = prefixEnd(q);
-    const matches = SEARCH_COLUMNS.map((c) => `SELECT id FROM outbox_search WHERE ${c} >= @lo AND ${c} < @hi`).join(' UNION ');
-    const sql = `SELECT ${LIST_COLUMNS} FROM (${matches}) m JOIN outbox o ON o.id = m.id JOIN outbox_search s ON s.id = o.id
-      ${cond} ORDER BY o.id DESC LIMIT @limit`;
+    const s = searchSql('@lo', '@hi', '+');
+    const found = (this.db.prepare(`SELECT ${s.probe} AS n`).get({ lo: q, hi: params.hi }) as { n: number }).n;
+    // Few matches: read them through the indexes and sort; many: walk newest first until the page is full.
+    const sql =
+      found < SEARCH_PROBE_LIMIT
+        ? `SELECT ${LIST_COLUMNS} FROM (${s.matches}) m JOIN outbox o ON o.id = m.id JOIN outbox_search s ON s.id = o.id
+           ${cond} ORDER BY o.id DESC LIMIT @limit`
+        : `SELECT ${LIST_COLUMNS} FROM outbox o JOIN outbox_search s ON s.id = o.id
+           WHERE ${s.scan} ${where.length === 0 ? '' : `AND ${where.join(' AND ')}`} ORDER BY o.id DESC LIMIT @limit`;
     return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
   }
 
