@@ -46,7 +46,7 @@ export interface ItemRow {
   route: string;
   comment_id: string;
   origin: OriginSummary;
-  /** The sender's address (lower case) and display name as the message states them; null when unknown. */
+  /** The sender's address and display name as the message's From states them; null when unknown. */
   sender: string | null;
   sender_name: string | null;
   subject: string | null;
@@ -270,6 +270,8 @@ export interface OwnerView {
 
 export interface Overview {
   at: string;
+  /** When the item counts were taken: they are reused for up to 10 s (counting reads every item). */
+  counts_at: string;
   routes: RouteOverview[];
   /** Counts per route and adapter kind. */
   lines: OverviewLine[];

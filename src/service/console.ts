@@ -15,6 +15,11 @@ import { itemDetail } from './console-item.js';
 
 /** Days of AI units the overview shows. */
 export const OVERVIEW_DAYS = 14;
+/**
+ * How long the overview reuses its item counts: counting reads every item (seconds at a million
+ * items), so a page refreshing the overview does not repeat it each time.
+ */
+export const COUNTS_TTL_MS = 10_000;
 const DAY_MS = 86_400_000;
 
 export interface ConsoleOptions {
@@ -81,12 +86,25 @@ export function createConsole(o: ConsoleOptions): { deps: ConsoleDeps; bus: Cons
     { onError: (err) => o.logger.warn({ err }, 'console events: reading the store failed') },
   );
 
+  let cached: { at: number; counts: Promise<ItemCount[]> } | undefined;
+  function itemCounts(now: number): { at: number; counts: Promise<ItemCount[]> } {
+    if (cached === undefined || now - cached.at >= COUNTS_TTL_MS) {
+      const entry = { at: now, counts: o.store().itemCounts() };
+      entry.counts.catch(() => {
+        if (cached === entry) cached = undefined;
+      });
+      cached = entry;
+    }
+    return cached;
+  }
+
   async function overview(): Promise<Overview> {
     const store = o.store();
     const now = Date.now();
     const dayList = days(now);
+    const counted = itemCounts(now);
     const [counts, minute, hour, units, owners] = await Promise.all([
-      store.itemCounts(),
+      counted.counts,
       store.attemptCounts(new Date(now - 60_000)),
       store.attemptCounts(new Date(now - 3_600_000)),
       store.aiUnitsByDay(dayList[0]!),
@@ -112,6 +130,7 @@ export function createConsole(o: ConsoleOptions): { deps: ConsoleDeps; bus: Cons
     });
     return {
       at: new Date(now).toISOString(),
+      counts_at: new Date(counted.at).toISOString(),
       routes,
       lines: routeLines(counts),
       adapters: adapterLines(o.adapters()),
