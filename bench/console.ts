@@ -6,9 +6,10 @@
  * a deep page (cursor far back) and searches, and prints p50/p95 beside the 100 ms target.
  *
  *   node dist/bench/console.js [items=1000000] [requests=200]
- * MAILGATE_BENCH_DIR: where the store file goes (default: a temporary directory, removed after).
+ * MAILGATE_BENCH_DIR: where the store file goes (default: a temporary directory, removed after); a
+ * store left there by an earlier run with as many items is measured again without refilling.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -81,8 +82,8 @@ function fill(path: string): void {
   );
   const docs = db.prepare('INSERT INTO outbox_docs (id, document) VALUES (?, ?)');
   const search = db.prepare(
-    `INSERT INTO outbox_search (id, adapter, account, sender, sender_name, subject, message_id, msg_ts, s_sender, s_name, s_subject,
-       s_message_id, s_comment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO outbox_search (id, route, adapter, account, sender, sender_name, subject, message_id, msg_ts, s_sender, s_name,
+       s_subject, s_message_id, s_comment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const start = Date.now() - ITEMS * 1_000;
   const batch = db.transaction((from: number, to: number) => {
@@ -110,6 +111,7 @@ function fill(path: string): void {
       const f = t.f;
       search.run(
         id,
+        t.input.route,
         f.adapter,
         f.account,
         f.sender,
@@ -135,6 +137,15 @@ function fill(path: string): void {
   console.log(
     `filled ${ITEMS} items in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(statSync(path).size / 2 ** 20).toFixed(0)} MiB)`,
   );
+}
+
+function countOf(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT COUNT(*) AS n FROM outbox').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
 }
 
 function minimalDeps(store: Awaited<ReturnType<typeof openStore>>): ServerDeps {
@@ -183,8 +194,11 @@ async function main(): Promise<void> {
   const dir = process.env.MAILGATE_BENCH_DIR ?? mkdtempSync(join(tmpdir(), 'mailgate-bench-console-'));
   const path = join(dir, 'console.db');
   try {
-    await (await openStore(`sqlite:${path}`)).close();
-    fill(path);
+    if (!existsSync(path) || countOf(path) !== ITEMS) {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+      await (await openStore(`sqlite:${path}`)).close();
+      fill(path);
+    }
     const store = await openStore(`sqlite:${path}`);
     const app = buildApp({ api_keys: [KEY] }, minimalDeps(store));
     const base = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -14,7 +14,7 @@ import { parseMessageIds } from '../mime/message-ids.js';
 import { documentHeaders } from '../preview/comment.js';
 import { GatewayError } from '../errors.js';
 import { checkLimit } from './common.js';
-import type { DailyAiUnits, ItemListState, ItemQuery, OutboxInput } from './types.js';
+import type { DailyAiUnits, ItemCount, ItemListState, ItemQuery, OutboxInput } from './types.js';
 
 /** Longest stored search field (characters): longer values are cut; a prefix search needs no more. */
 export const MAX_SEARCH_FIELD_CHARS = 256;
@@ -141,6 +141,41 @@ export function stateOf(status: string, attempts: number, outcome: string | null
   if (status === 'queued') return attempts > 0 ? 'retrying' : 'queued';
   if (status === 'delivered') return outcome === 'unchanged' ? 'unchanged' : 'delivered';
   return 'dead';
+}
+
+/**
+ * Item counts without reading every item: totals per route and adapter from the search rows'
+ * index, the queued and dead items (few, through their index) and the unchanged ones (through
+ * a partial index) by state; delivered is the rest.
+ */
+export const COUNT_SQL = {
+  totals: 'SELECT route, adapter, COUNT(*) AS n FROM outbox_search GROUP BY route, adapter',
+  open: `SELECT s.route, s.adapter, ${STATE_SQL} AS state, COUNT(*) AS n FROM outbox o JOIN outbox_search s ON s.id = o.id
+    WHERE o.status IN ('queued', 'dead') GROUP BY 1, 2, 3`,
+  unchanged: `SELECT s.route, s.adapter, 'unchanged' AS state, COUNT(*) AS n FROM outbox o JOIN outbox_search s ON s.id = o.id
+    WHERE o.status = 'delivered' AND o.outcome = 'unchanged' GROUP BY 1, 2`,
+};
+
+type CountRow = { route: string; adapter: string; state?: ItemListState; n: number };
+
+/** The counts of COUNT_SQL's three answers, sorted by route, adapter and state, zeros left out. */
+export function combineCounts(totals: CountRow[], parts: CountRow[]): ItemCount[] {
+  const key = (r: { route: string; adapter: string }): string => JSON.stringify([r.route, r.adapter]);
+  const out = new Map<string, ItemCount>();
+  const rest = new Map<string, number>(totals.map((t) => [key(t), t.n]));
+  for (const p of parts) {
+    out.set(JSON.stringify([p.route, p.adapter, p.state]), { route: p.route, adapter: p.adapter, state: p.state!, count: p.n });
+    rest.set(key(p), (rest.get(key(p)) ?? 0) - p.n);
+  }
+  for (const t of totals) {
+    const n = rest.get(key(t)) ?? 0;
+    if (n > 0)
+      out.set(JSON.stringify([t.route, t.adapter, 'delivered']), { route: t.route, adapter: t.adapter, state: 'delivered', count: n });
+  }
+  const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return [...out.values()]
+    .filter((c) => c.count > 0)
+    .sort((a, b) => cmp(a.route, b.route) || cmp(a.adapter, b.adapter) || cmp(a.state, b.state));
 }
 
 /** The UTC day of an instant, `YYYY-MM-DD`. */

@@ -166,6 +166,15 @@ describe('SQLite store specifics', () => {
 
     const store = await openStore(`sqlite:${path}`);
     expect(await store.migrate()).toBe(SQLITE_SCHEMA_VERSION);
+    // The console's search rows are filled for items stored before them (without sender and subject).
+    expect(await store.itemCounts()).toEqual([
+      { route: 'r', adapter: 'imap', state: 'dead', count: 2 },
+      { route: 'r', adapter: 'imap', state: 'delivered', count: 1 },
+      { route: 'r', adapter: 'imap', state: 'queued', count: 1 },
+    ]);
+    expect((await store.listItems({ limit: 10, adapter: 'imap', account: 'a', q: 'C3' })).map((i) => [i.key, i.subject])).toEqual([
+      ['k3', undefined],
+    ]);
     expect(await store.outboxCounts()).toEqual([
       { route: 'r', status: 'dead', count: 2 },
       { route: 'r', status: 'delivered', count: 1 },

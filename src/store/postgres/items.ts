@@ -8,6 +8,8 @@ import type { Origin } from '../../model/origin.js';
 import { checkLimit } from '../common.js';
 import {
   checkDay,
+  combineCounts,
+  COUNT_SQL,
   checkItemQuery,
   prefixEnd,
   searchFields,
@@ -17,7 +19,6 @@ import {
   stateCondition,
   stateOf,
   SEARCH_PROBE_LIMIT,
-  STATE_SQL,
 } from '../items.js';
 import type {
   AttemptCount,
@@ -70,9 +71,9 @@ function searchValues(items: OutboxInput[]): unknown[][] {
   return cols;
 }
 
-const SEARCH_INSERT = `INSERT INTO outbox_search (id, adapter, account, sender, sender_name, subject, message_id, msg_ts,
+const SEARCH_INSERT = `INSERT INTO outbox_search (id, route, adapter, account, sender, sender_name, subject, message_id, msg_ts,
     s_sender, s_name, s_subject, s_message_id, s_comment_id)
-  SELECT o.id, v.adapter, v.account, v.sender, v.sender_name, v.subject, v.message_id, v.msg_ts,
+  SELECT o.id, o.route, v.adapter, v.account, v.sender, v.sender_name, v.subject, v.message_id, v.msg_ts,
     v.s_sender, v.s_name, v.s_subject, v.s_message_id, v.s_comment_id
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[],
     $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
@@ -227,11 +228,23 @@ export class PgItems {
   }
 
   async counts(): Promise<ItemCount[]> {
-    const { rows } = await this.pool.query<{ route: string; adapter: string; state: ItemListState; n: string }>(
-      `SELECT o.route, COALESCE(s.adapter, o.origin->>'adapter') AS adapter, ${STATE_SQL} AS state, COUNT(*) AS n
-       FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
-    );
-    return rows.map((r) => ({ route: r.route, adapter: r.adapter, state: r.state, count: toId(r.n) }));
+    type Row = { route: string; adapter: string; state?: ItemListState; n: string };
+    // One snapshot for the three counts, so that "delivered = the rest" holds.
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const num = (rows: Row[]) => rows.map((r) => ({ ...r, n: toId(r.n) }));
+      const totals = num((await client.query<Row>(COUNT_SQL.totals)).rows);
+      const open = num((await client.query<Row>(COUNT_SQL.open)).rows);
+      const unchanged = num((await client.query<Row>(COUNT_SQL.unchanged)).rows);
+      await client.query('COMMIT');
+      return combineCounts(totals, [...open, ...unchanged]);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   async attemptCounts(since: Date): Promise<AttemptCount[]> {

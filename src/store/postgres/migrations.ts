@@ -203,13 +203,14 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
   {
     // As SQLite migration 8: the console's search fields per item (lower-cased copies in
-    // binary order for prefix ranges), delivery attempts and AI units per day. Number 7
-    // belongs to lease fencing.
+    // binary order for prefix ranges; items stored before get one without sender and subject),
+    // delivery attempts and AI units per day. Number 7 belongs to lease fencing.
     version: 8,
     name: 'console: item search fields, delivery attempts, AI units per day',
     sql: `
       CREATE TABLE outbox_search (
         id BIGINT PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
+        route TEXT NOT NULL,
         adapter TEXT NOT NULL,
         account TEXT,
         sender TEXT,
@@ -232,6 +233,10 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX outbox_console_state ON outbox (status, id);
       CREATE INDEX outbox_console_route ON outbox (route, status, id);
       CREATE INDEX outbox_console_route_id ON outbox (route, id);
+      CREATE INDEX outbox_search_route_adapter ON outbox_search (route, adapter);
+      CREATE INDEX outbox_unchanged ON outbox (id) WHERE status = 'delivered' AND outcome = 'unchanged';
+      INSERT INTO outbox_search (id, route, adapter, account, s_comment_id)
+        SELECT id, route, COALESCE(origin->>'adapter', 'unknown'), origin->>'account', lower(comment_id) FROM outbox;
 
       CREATE TABLE outbox_attempts (
         item_id BIGINT NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,

@@ -7,6 +7,8 @@ import type { Origin } from '../../model/origin.js';
 import { checkLimit, parseItemError } from '../common.js';
 import {
   checkDay,
+  combineCounts,
+  COUNT_SQL,
   checkItemQuery,
   prefixEnd,
   searchFields,
@@ -17,7 +19,6 @@ import {
   stateCondition,
   stateOf,
   dayOf,
-  STATE_SQL,
 } from '../items.js';
 import type {
   AttemptCount,
@@ -92,8 +93,8 @@ export class SqliteItems {
     private readonly now: () => number,
   ) {
     this.insertSearch = db.prepare(
-      `INSERT OR REPLACE INTO outbox_search (id, adapter, account, sender, sender_name, subject, message_id, msg_ts,
-         s_sender, s_name, s_subject, s_message_id, s_comment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO outbox_search (id, route, adapter, account, sender, sender_name, subject, message_id, msg_ts,
+         s_sender, s_name, s_subject, s_message_id, s_comment_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertAttempt = db.prepare(
       'INSERT INTO outbox_attempts (item_id, route, at, outcome, code, message, delay_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -109,6 +110,7 @@ export class SqliteItems {
     const f = searchFields(item);
     this.insertSearch.run(
       id,
+      item.route,
       f.adapter,
       f.account,
       f.sender,
@@ -172,11 +174,14 @@ export class SqliteItems {
     params.hi = prefixEnd(q);
     const s = searchSql('@lo', '@hi', '+');
     const found = (this.db.prepare(`SELECT ${s.probe} AS n`).get({ lo: q, hi: params.hi }) as { n: number }).n;
-    // Few matches: read them through the indexes and sort; many: walk newest first until the page is full.
+    // Few matches: their ids from the indexes, sorted newest first, each joined only until the page is
+    // full (the LIMIT keeps the subquery's order, CROSS JOIN keeps it the outer loop); many: walk the
+    // outbox newest first until the page is full.
+    const before = query.beforeId === undefined ? '' : 'WHERE id < @before';
     const sql =
       found < SEARCH_PROBE_LIMIT
-        ? `SELECT ${LIST_COLUMNS} FROM (${s.matches}) m JOIN outbox o ON o.id = m.id JOIN outbox_search s ON s.id = o.id
-           ${cond} ORDER BY o.id DESC LIMIT @limit`
+        ? `SELECT ${LIST_COLUMNS} FROM (SELECT id FROM (${s.matches}) ${before} ORDER BY id DESC LIMIT -1) m
+           CROSS JOIN outbox o ON o.id = m.id CROSS JOIN outbox_search s ON s.id = o.id ${cond} ORDER BY m.id DESC LIMIT @limit`
         : `SELECT ${LIST_COLUMNS} FROM outbox o JOIN outbox_search s ON s.id = o.id
            WHERE ${s.scan} ${where.length === 0 ? '' : `AND ${where.join(' AND ')}`} ORDER BY o.id DESC LIMIT @limit`;
     return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
@@ -222,13 +227,14 @@ export class SqliteItems {
   }
 
   counts(): ItemCount[] {
-    const rows = this.db
-      .prepare(
-        `SELECT o.route, COALESCE(s.adapter, json_extract(o.origin, '$.adapter')) AS adapter, ${STATE_SQL} AS state, COUNT(*) AS n
-         FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
-      )
-      .all() as Array<{ route: string; adapter: string; state: ItemListState; n: number }>;
-    return rows.map((r) => ({ route: r.route, adapter: r.adapter, state: r.state, count: r.n }));
+    type Row = { route: string; adapter: string; state?: ItemListState; n: number };
+    return this.db
+      .transaction(() => {
+        const totals = this.db.prepare(COUNT_SQL.totals).all() as Row[];
+        const parts = [...(this.db.prepare(COUNT_SQL.open).all() as Row[]), ...(this.db.prepare(COUNT_SQL.unchanged).all() as Row[])];
+        return combineCounts(totals, parts);
+      })
+      .deferred();
   }
 
   attemptCounts(since: Date): AttemptCount[] {

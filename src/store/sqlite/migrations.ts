@@ -190,13 +190,15 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {
     // The console: per item the fields its list shows and searches (lower-cased copies for
     // prefix search, each indexed), its delivery attempts, and AI units per day. Items stored
-    // before keep no search row (they list with empty sender and subject). Both side tables
-    // die with their item. Number 7 belongs to lease fencing.
+    // before get a search row without sender and subject. Both side tables die with their item.
+    // The partial index counts unchanged items without reading every delivered one. Number 7
+    // belongs to lease fencing.
     version: 8,
     name: 'console: item search fields, delivery attempts, AI units per day',
     sql: `
       CREATE TABLE outbox_search (
         id INTEGER PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
+        route TEXT NOT NULL,
         adapter TEXT NOT NULL,
         account TEXT,
         sender TEXT,
@@ -219,6 +221,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_console_state ON outbox (status, id);
       CREATE INDEX outbox_console_route ON outbox (route, status, id);
       CREATE INDEX outbox_console_route_id ON outbox (route, id);
+      CREATE INDEX outbox_search_route_adapter ON outbox_search (route, adapter);
+      CREATE INDEX outbox_unchanged ON outbox (id) WHERE status = 'delivered' AND outcome = 'unchanged';
+      INSERT INTO outbox_search (id, route, adapter, account, s_comment_id)
+        SELECT id, route, COALESCE(json_extract(origin, '$.adapter'), 'unknown'), json_extract(origin, '$.account'), lower(comment_id)
+        FROM outbox;
 
       CREATE TABLE outbox_attempts (
         item_id INTEGER NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
