@@ -105,7 +105,7 @@ function eventStreams(deps: ServerDeps) {
         if (!res.writableEnded) res.end();
       };
       open.add(end);
-      request.raw.on('close', end);
+      // The response's close: the client went away (or the stream was ended here).
       res.on('close', end);
       request.log.debug('event stream opened');
     },

@@ -189,7 +189,7 @@ export async function itemDetail(store: Store, routes: ReadonlyMap<string, Route
     comment,
     raw,
     warnings: item.warnings.map((w) => ({ code: w.code, message: w.message })),
-    error: item.status === 'queued' && item.attempts === 0 ? null : (item.lastError ?? null),
+    error: item.status === 'dead' || (item.status === 'queued' && item.attempts > 0) ? (item.lastError ?? null) : null,
     attempts: attempts.map(attemptView),
     predictions,
     thread,
