@@ -1,0 +1,185 @@
+/// <reference lib="dom" />
+/**
+ * The Items view: newest first, filters and search in the URL hash (`#/items?state=dead&q=ann`),
+ * keyset paging ("Older items"), keyboard navigation (j/k or arrows, Enter, `/`), and rows that
+ * arrive or change while it is open (live events re-read the first page).
+ */
+import type { ItemRow, ItemsPage } from '../../console-types.js';
+import { get, url } from './api.js';
+import { announce, byId, clear, empty, errorBox, h } from './dom.js';
+import { isoToLocal, localToIso, plural, when } from './format.js';
+
+const FILTERS = ['q', 'state', 'route', 'adapter', 'since', 'until'] as const;
+type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+const PAGE = 50;
+
+const list = () => byId('items-list');
+const older = () => byId<HTMLButtonElement>('items-older');
+const field = (name: string) => byId<HTMLInputElement | HTMLSelectElement>('f-' + name);
+
+let filters: Filters = {};
+let rows: ItemRow[] = [];
+let next: string | null = null;
+let selected = -1;
+let refreshing = false;
+let pendingRefresh = false;
+
+function query(extra: Record<string, string | number | undefined> = {}): Record<string, string | number | undefined> {
+  return { ...filters, limit: PAGE, ...extra };
+}
+
+function rowView(r: ItemRow, fresh: boolean): HTMLLIElement {
+  const who = r.sender_name && r.sender ? `${r.sender_name} <${r.sender}>` : (r.sender ?? r.sender_name ?? '(unknown sender)');
+  const link = h('a', { class: 'entry', href: '#/items/' + r.id, 'data-id': r.id }, [
+    h('span', { class: 'state ' + r.state, text: r.state }),
+    h('span', { class: 'subject', text: r.subject ?? '(no subject)' }),
+    h('span', { class: 'who', text: who }),
+    h('span', { class: 'when', title: r.received_at, text: when(r.timestamp ?? r.received_at) }),
+    h('span', { class: 'meta', text: `#${r.id} · ${r.route} · ${r.origin.label}` }),
+    r.last_error_code ? h('span', { class: 'meta', text: r.last_error_code }) : null,
+  ]);
+  return h('li', { class: fresh ? 'fresh' : '', 'data-id': r.id }, [link]);
+}
+
+function render(fresh: Set<number> = new Set()): void {
+  if (!rows.length) {
+    clear(list(), empty(Object.keys(filters).length ? 'No item matches these filters.' : 'No items yet.'));
+  } else {
+    const ol = h('ol', { class: 'rows', 'aria-label': 'Items, newest first' });
+    rows.forEach((r) => ol.appendChild(rowView(r, fresh.has(r.id))));
+    clear(list(), ol);
+  }
+  older().hidden = next === null;
+  select(Math.min(selected, rows.length - 1), false);
+}
+
+function select(i: number, focus: boolean): void {
+  const items = list().querySelectorAll<HTMLLIElement>('ol.rows > li');
+  items.forEach((li, k) => li.classList.toggle('selected', k === i));
+  selected = i;
+  if (focus && i >= 0) items[i]?.querySelector<HTMLAnchorElement>('a')?.focus();
+}
+
+async function load(): Promise<void> {
+  clear(list(), empty('Loading…'));
+  const res = await get<ItemsPage>(url('items', query()));
+  if (!res.ok) return clear(list(), errorBox(res.error.code, res.error.message));
+  rows = res.data.items;
+  next = res.data.next;
+  selected = -1;
+  render();
+  announce(`${plural(rows.length, 'item')} shown${next ? ', more are older' : ''}.`);
+}
+
+async function loadOlder(): Promise<void> {
+  if (next === null) return;
+  const res = await get<ItemsPage>(url('items', query({ before: next })));
+  if (!res.ok) return announce(`${res.error.code}: ${res.error.message}`);
+  const first = rows.length;
+  rows = rows.concat(res.data.items);
+  next = res.data.next;
+  render();
+  select(first, true);
+  announce(`${plural(res.data.items.length, 'older item')} added.`);
+}
+
+/** Re-reads the first page after an event: new rows go on top (marked), changed rows update in place. */
+export async function refresh(): Promise<void> {
+  if (refreshing) {
+    pendingRefresh = true;
+    return;
+  }
+  refreshing = true;
+  try {
+    const res = await get<ItemsPage>(url('items', query()));
+    if (!res.ok) return;
+    const known = new Map(rows.map((r) => [r.id, r]));
+    const top = rows.length ? Math.max(...rows.map((r) => r.id)) : 0;
+    const fresh = new Set(res.data.items.filter((r) => r.id > top).map((r) => r.id));
+    const updated = res.data.items.filter((r) => known.has(r.id));
+    for (const r of updated) known.set(r.id, r);
+    rows = res.data.items.filter((r) => fresh.has(r.id)).concat(rows.map((r) => known.get(r.id) ?? r));
+    if (!rows.length) next = res.data.next;
+    if (selected >= 0) selected += fresh.size;
+    render(fresh);
+    if (fresh.size) announce(`${plural(fresh.size, 'new item')}.`);
+  } finally {
+    refreshing = false;
+    if (pendingRefresh) {
+      pendingRefresh = false;
+      void refresh();
+    }
+  }
+}
+
+function readFields(): Filters {
+  const f: Filters = {};
+  for (const name of FILTERS) {
+    const v = field(name).value.trim();
+    if (!v) continue;
+    f[name] = name === 'since' || name === 'until' ? localToIso(v) : v;
+  }
+  return f;
+}
+
+function applyFilters(): void {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(readFields())) if (v) q.set(k, v);
+  const s = q.toString();
+  location.hash = '#/items' + (s ? '?' + s : '');
+}
+
+/** Shows the view for the hash's query; reloads only when the filters changed (or when asked). */
+export function showItems(params: URLSearchParams, reload: boolean): void {
+  const f: Filters = {};
+  for (const name of FILTERS) {
+    const v = params.get(name);
+    if (v) f[name] = v;
+  }
+  for (const name of FILTERS) field(name).value = name === 'since' || name === 'until' ? isoToLocal(f[name]) : (f[name] ?? '');
+  const changed = JSON.stringify(f) !== JSON.stringify(filters);
+  filters = f;
+  if (changed || reload || !rows.length) void load();
+  else if (selected >= 0) select(selected, true);
+}
+
+/** j/k and arrows move, Home/End jump, `/` goes to the search box; Enter follows the focused link by itself. */
+function onKey(ev: KeyboardEvent): void {
+  if (byId('view-items').hidden || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const t = ev.target as HTMLElement;
+  if (t.closest('input, select, textarea')) {
+    if (ev.key === 'Escape' && t instanceof HTMLInputElement) t.blur();
+    return;
+  }
+  const n = rows.length;
+  const moves: Record<string, number> = { j: 1, ArrowDown: 1, k: -1, ArrowUp: -1 };
+  if (ev.key in moves && n) {
+    ev.preventDefault();
+    select(Math.max(0, Math.min(n - 1, selected + moves[ev.key]!)), true);
+  } else if (ev.key === 'Home' && n) select(0, true);
+  else if (ev.key === 'End' && n) select(n - 1, true);
+  else if (ev.key === '/') {
+    ev.preventDefault();
+    field('q').focus();
+  }
+}
+
+export function setupItems(): void {
+  byId('f-apply').addEventListener('click', applyFilters);
+  byId('f-reset').addEventListener('click', () => {
+    for (const name of FILTERS) field(name).value = '';
+    applyFilters();
+  });
+  for (const name of FILTERS) {
+    field(name).addEventListener('keydown', (ev) => {
+      if ((ev as KeyboardEvent).key === 'Enter') applyFilters();
+    });
+  }
+  field('state').addEventListener('change', applyFilters);
+  older().addEventListener('click', () => void loadOlder());
+  list().addEventListener('focusin', (ev) => {
+    const li = (ev.target as HTMLElement).closest('li');
+    if (li) select(Array.prototype.indexOf.call(li.parentElement?.children ?? [], li) as number, false);
+  });
+  document.addEventListener('keydown', onKey);
+}
