@@ -87,7 +87,7 @@ ${itemsView()}
 <section id="view-dead" class="view" hidden aria-labelledby="dead-title">
   <h1 id="dead-title">Dead letters</h1>
   <div class="row toolbar">
-    <label class="check"><input id="dead-all" type="checkbox"> Select all</label>
+    <span class="check"><input id="dead-all" type="checkbox"> <label for="dead-all">Select all</label></span>
     <button id="dead-replay" type="button" disabled>Replay selected</button>
     <button id="dead-purge" type="button" class="danger" disabled>Purge selected</button>
     <button id="dead-refresh" type="button" class="secondary">Refresh</button>

@@ -6,6 +6,7 @@
 export const CONSOLE_STYLE = `
 :root { --danger: #b42318; --ok: #17663a; --sel: #e3ecfa; }
 @media (prefers-color-scheme: dark) { :root { --danger: #ff8f86; --ok: #7ee2a8; --sel: #22324a; } }
+[hidden] { display: none !important; }
 .skip { position: absolute; left: -999px; top: 0; background: var(--card); padding: .5rem 1rem; z-index: 10; }
 .skip:focus { left: .5rem; }
 .bar { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; padding: .5rem 1.5rem; background: var(--card);
@@ -50,6 +51,7 @@ kbd { font: .8rem ui-monospace, monospace; border: 1px solid var(--line); border
 .state.dead { color: var(--danger); }
 .state.queued, .state.unchanged { color: var(--muted); }
 .dead-row { display: grid; grid-template-columns: auto 1fr auto; gap: .25rem 1rem; padding: .6rem 1rem; align-items: start; }
+.dead-row p { margin: .1rem 0; }
 .dead-row .reason { overflow-wrap: anywhere; }
 .dead-row .reason code { font-weight: 600; color: var(--danger); }
 .dead-row .meta { color: var(--muted); font-size: .88rem; overflow-wrap: anywhere; }

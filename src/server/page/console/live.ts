@@ -5,30 +5,10 @@
  * (and a key in the URL would land in logs and history). Reconnects with a growing, jittered delay.
  */
 import { authHeaders, currentKey } from './api.js';
+import { sseParser } from './sse.js';
 
 export type EventHandler = (name: string, data: unknown) => void;
 export type StateHandler = (connected: boolean) => void;
-
-/** Splits a text/event-stream into events: `event:` names it, `data:` lines join with \n, a blank line ends it. */
-export function sseParser(onEvent: (name: string, data: string) => void): (chunk: string) => void {
-  let buffer = '';
-  let name = '';
-  let data: string[] = [];
-  return (chunk) => {
-    buffer += chunk;
-    let nl: number;
-    while ((nl = buffer.search(/\r\n|\r|\n/)) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + (buffer.startsWith('\r\n', nl) ? 2 : 1));
-      if (line === '') {
-        if (data.length) onEvent(name || 'message', data.join('\n'));
-        name = '';
-        data = [];
-      } else if (line.startsWith('event:')) name = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-  };
-}
 
 async function readOnce(signal: AbortSignal, onEvent: EventHandler, onState: StateHandler): Promise<void> {
   const res = await fetch('/api/events', {
