@@ -66,7 +66,7 @@ export function consolePageHtml(nonce: string, auth: PreviewAuthMode, admin: boo
 <header class="bar">
   <p class="brand">mailgate <span>console</span></p>
   <nav aria-label="Console"><ul>${nav}</ul></nav>
-  <p class="session"><span id="live" class="live" role="status">offline</span>
+  <p class="session"><span id="live" class="live" role="status" hidden>offline</span>
     <button id="logout" type="button" class="secondary small" hidden>Sign out</button></p>
 </header>
 <main id="main" tabindex="-1">

@@ -90,6 +90,7 @@ function startLive(): void {
 
 function signedIn(): void {
   byId('logout').hidden = false;
+  byId('live').hidden = false;
   startLive();
   route();
 }
@@ -98,6 +99,7 @@ function signOut(): void {
   live?.abort();
   setKey('');
   byId('logout').hidden = true;
+  byId('live').hidden = true;
   route();
 }
 
