@@ -117,11 +117,15 @@ describe('console', () => {
   });
 
   it('opens an item by keyboard: comment with quote and signature marked, properties, document, raw parts; Escape goes back', async () => {
-    const { page, problems } = await open('#/items?q=invoice');
-    await eventually(async () => (await rowSubjects(page)).length === 2, 'the two invoice messages');
+    const { page, problems } = await open('#/items?route=inbound');
+    await eventually(async () => (await rowSubjects(page)).length === 5, 'the five items of the inbound route');
     await page.locator('#items-title').focus();
     await page.keyboard.press('j');
-    await page.keyboard.press('j');
+    expect(await page.evaluate(JS.focused)).toBe(`#/items/${ids['dead2']}`);
+    await page.keyboard.press('End');
+    await page.keyboard.press('k');
+    expect(await page.evaluate(JS.focused)).toBe(`#/items/${ids['reply']}`);
+    await page.keyboard.press('ArrowDown');
     expect(await page.evaluate(JS.focused)).toBe(`#/items/${ids['first']}`);
     await page.keyboard.press('Enter');
     await page.locator('#item-title', { hasText: 'Invoice 1234 is wrong' }).waitFor();
@@ -138,12 +142,13 @@ describe('console', () => {
     expect(doc.comment_id).toBe(Buffer.from('<invoice-1234@example.com>').toString('hex'));
     const raw = await body.locator('#p-raw-message').locator('xpath=..').textContent();
     expect(raw).toContain('Message-ID');
-    expect(raw).toContain('text/plain');
+    expect(raw).toContain('Original bytes dropped after delivery');
     expect(await body.locator('#p-delivery-history').locator('xpath=..').textContent()).toContain('delivered');
     await screenshot(page, 'item');
     await page.keyboard.press('Escape');
     await page.locator('#view-items').waitFor();
-    expect(page.url()).toContain('#/items?q=invoice');
+    expect(page.url()).toContain('#/items?route=inbound');
+    expect(await page.evaluate(JS.focused)).toBe(`#/items/${ids['first']}`);
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -184,13 +189,25 @@ describe('console', () => {
     expect(await page.locator('#dead-list').textContent()).toContain('MAILGATE_ERR_BATCH_REJECTED');
     await screenshot(page, 'dead-letters');
 
+    // A dead letter keeps its original: the item view shows its parts and offers it for download.
+    await page.click(`#dead-list li[data-id="${ids['dead2']}"] a`);
+    await page.locator('#item-title', { hasText: 'Broken batch two' }).waitFor();
+    const raw = page.locator('#p-raw-message').locator('xpath=..');
+    expect(await raw.textContent()).toMatch(/Original kept \(\d+ B\)/);
+    expect(await raw.locator('ul.thread-list').textContent()).toContain('text/plain');
+    const [file] = await Promise.all([page.waitForEvent('download'), raw.locator('button', { hasText: 'Download .eml' }).click()]);
+    expect(file.suggestedFilename()).toBe(`item-${ids['dead2']}.eml`);
+    expect(await page.locator('#item-body .error').textContent()).toContain('MAILGATE_ERR_BATCH_REJECTED');
+    await page.goBack();
+    await page.locator(`#dead-list li[data-id="${ids['dead']}"]`).waitFor();
+
     await page.click(`button[aria-label="Replay dead letter ${ids['dead']}"]`);
     await page.locator('#dead-confirm').waitFor();
     expect(await page.locator('#dead-confirm-text').textContent()).toContain(`#${ids['dead']}`);
     expect(await page.evaluate(JS.focused)).toBe('dead-confirm-yes');
     await screenshot(page, 'dead-letters-confirm');
     await page.click('#dead-confirm-yes');
-    await page.locator('#announce', { hasText: '1 item queued again.' }).waitFor();
+    await page.locator('#announce', { hasText: '1 item queued again.' }).waitFor({ state: 'attached' });
     await storedAs(s, ids['dead']!, 'delivered');
     await page.goto(`${s.url}/console#/items/${ids['dead']}`);
     await page.locator('#item-body .state', { hasText: 'delivered' }).waitFor();

@@ -74,7 +74,7 @@ function propertiesPanel(view: CommentView | null): HTMLElement {
     'User properties',
     table(
       ['Property', 'Value', 'From'],
-      keys.map((k) => [k, text(props[k]), generated.has(k) ? 'generated' : 'client']),
+      keys.map((k) => [k, text(props[k]), generated.has(k) || generated.has(k.replace(/^(string|number):/, '')) ? 'generated' : 'client']),
     ),
   );
 }
