@@ -30,8 +30,8 @@ export const CONSOLE_STYLE = `
 .filters label { display: block; font-weight: 600; font-size: .85rem; margin-bottom: .15rem; }
 .filters .actions { display: flex; gap: .5rem; }
 @media (max-width: 1100px) { .filters { grid-template-columns: repeat(3, minmax(0, 1fr)); } .filters .q { grid-column: 1 / -1; } }
-@media (max-width: 600px) { .filters { grid-template-columns: 1fr 1fr; } .filters .actions { grid-column: 1 / -1; } }
-select, input[type=search], input[type=datetime-local] { width: 100%; font: inherit; padding: .4rem .5rem; border: 1px solid var(--line);
+@media (max-width: 600px) { .filters { grid-template-columns: repeat(2, minmax(0, 1fr)); } .filters .actions { grid-column: 1 / -1; } }
+select, input[type=search], input[type=datetime-local] { width: 100%; min-width: 0; font: inherit; padding: .4rem .5rem; border: 1px solid var(--line);
   border-radius: 6px; background: var(--card); color: var(--fg); }
 kbd { font: .8rem ui-monospace, monospace; border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; background: var(--card); }
 .list { margin-top: .75rem; }
@@ -45,7 +45,8 @@ kbd { font: .8rem ui-monospace, monospace; border: 1px solid var(--line); border
 .entry:focus-visible { outline-offset: -3px; }
 .entry .subject { font-weight: 600; overflow-wrap: anywhere; }
 .entry .who, .entry .when, .entry .meta { color: var(--muted); font-size: .88rem; overflow-wrap: anywhere; }
-@media (max-width: 800px) { .entry { grid-template-columns: auto 1fr; } .entry .subject { grid-column: 1 / -1; order: -1; } }
+@media (max-width: 800px) { .entry { grid-template-columns: auto 1fr; } .entry .subject { grid-column: 1 / -1; order: -1; }
+  .entry .who { order: 1; grid-column: 1 / -1; } .entry .meta { order: 2; grid-column: 1 / -1; } }
 .state { font-size: .78rem; padding: .05rem .5rem; border-radius: 999px; border: 1px solid currentColor; white-space: nowrap; justify-self: start; }
 .state.delivered { color: var(--ok); }
 .state.dead { color: var(--danger); }
@@ -80,5 +81,6 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .drop-view .input { margin-top: .5rem; }
 .console #key-row { display: none; }
 a { color: var(--accent); }
-@media (max-width: 600px) { .bar { padding: .5rem .75rem; } .console main { padding: .75rem .75rem 2rem; } .session { margin-left: 0; } }
+@media (max-width: 600px) { .bar { padding: .5rem .75rem; } .bar nav { order: 3; width: 100%; } .console main { padding: .75rem .75rem 2rem; } }
+.view h1[tabindex="-1"]:focus { outline: none; }
 `;
