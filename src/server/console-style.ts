@@ -40,11 +40,13 @@ kbd { font: .8rem ui-monospace, monospace; border: 1px solid var(--line); border
 .rows > li:last-child { border-bottom: 0; }
 .rows > li.selected { background: var(--sel); }
 .rows > li.fresh { box-shadow: inset 4px 0 0 var(--ok); }
-.entry { display: grid; grid-template-columns: 7rem 1fr 14rem 11rem; gap: .25rem 1rem; padding: .55rem 1rem; color: var(--fg);
+.entry { display: grid; grid-template-columns: 6.5rem minmax(0, 1fr) 16rem 12.5rem; gap: .25rem 1rem; padding: .55rem 1rem; color: var(--fg);
   text-decoration: none; align-items: baseline; }
 .entry:focus-visible { outline-offset: -3px; }
 .entry .subject { font-weight: 600; overflow-wrap: anywhere; }
 .entry .who, .entry .when, .entry .meta { color: var(--muted); font-size: .88rem; overflow-wrap: anywhere; }
+.entry .meta { grid-column: 2 / -1; }
+.entry .when { white-space: nowrap; }
 @media (max-width: 800px) { .entry { grid-template-columns: auto 1fr; } .entry .subject { grid-column: 1 / -1; order: -1; }
   .entry .who { order: 1; grid-column: 1 / -1; } .entry .meta { order: 2; grid-column: 1 / -1; } }
 .state { font-size: .78rem; padding: .05rem .5rem; border-radius: 999px; border: 1px solid currentColor; white-space: nowrap; justify-self: start; }
@@ -71,7 +73,14 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .panel > h2 { margin: 0 0 .5rem; font-size: .95rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
 .quote { border-left: 3px solid var(--line); color: var(--muted); padding-left: .75rem; margin: .5rem 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .mark { font-size: .75rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: .5rem 0 0; }
-.bar-chart { display: inline-block; height: .6rem; background: var(--accent); border-radius: 3px; vertical-align: middle; margin-right: .5rem; }
+.units { overflow-x: auto; margin-top: .75rem; }
+.units table { width: auto; font-size: .8rem; }
+.units caption { text-align: left; color: var(--muted); padding-bottom: .25rem; }
+.units th, .units td { text-align: center; padding: 0 .15rem; min-width: 1.7rem; border: 0; white-space: nowrap; }
+.units td { vertical-align: bottom; height: 4.5rem; }
+.bar-chart { display: block; width: 1.2rem; margin: 0 auto .15rem; background: var(--accent); border-radius: 3px 3px 0 0; min-height: 1px; }
+.panel td.name { overflow-wrap: normal; min-width: 8rem; }
+.entry .code { color: var(--danger); }
 .thread-list { margin: 0; padding-left: 1.25rem; }
 .thread-list li { margin: .2rem 0; overflow-wrap: anywhere; }
 .thread-list li[aria-current] { font-weight: 600; }

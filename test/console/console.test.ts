@@ -229,7 +229,7 @@ describe('console', () => {
   it('shows a new message on the open list as it arrives', async () => {
     const { page, problems } = await open();
     await page.locator('#items-list ol.rows').waitFor();
-    await page.locator('#live', { hasText: 'live' }).waitFor();
+    await page.locator('#live.on', { hasText: /^live$/ }).waitFor();
     const before = (await rowSubjects(page)).length;
     ids['live'] = await s.upload(plain('live-1', 'Arrived while you watched'));
     await page.locator('#items-list li.fresh .subject', { hasText: 'Arrived while you watched' }).waitFor();

@@ -84,6 +84,8 @@ function startLive(): void {
     (on) => {
       badge.textContent = on ? 'live' : 'offline';
       badge.classList.toggle('on', on);
+      // Events sent while the stream was down are lost: catch up once it is back.
+      if (on && current === 'items') void refresh();
     },
   );
 }

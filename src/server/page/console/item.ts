@@ -75,31 +75,16 @@ function propertiesPanel(view: CommentView | null): HTMLElement {
     table(
       ['Property', 'Value', 'From'],
       keys.map((k) => [k, text(props[k]), generated.has(k) || generated.has(k.replace(/^(string|number):/, '')) ? 'generated' : 'client']),
+      ['name', '', 'tag'],
     ),
   );
 }
 
-function table(head: string[], rows: string[][]): HTMLTableElement {
-  return h('table', {}, [
-    h('thead', {}, [
-      h(
-        'tr',
-        {},
-        head.map((c) => h('th', { scope: 'col', text: c })),
-      ),
-    ]),
-    h(
-      'tbody',
-      {},
-      rows.map((r) =>
-        h(
-          'tr',
-          {},
-          r.map((c) => h('td', { text: c })),
-        ),
-      ),
-    ),
-  ]);
+/** `classes`: per column, e.g. `name` (wraps between words only) or `tag` (never wraps). */
+function table(head: string[], rows: string[][], classes: string[] = []): HTMLTableElement {
+  const top = h('tr', {}, head.map((c) => h('th', { scope: 'col', text: c })));
+  const body = rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { class: classes[i] || null, text: c }))));
+  return h('table', {}, [h('thead', {}, [top]), h('tbody', {}, body)]);
 }
 
 function threadPanel(d: ItemDetail): HTMLElement {

@@ -35,8 +35,10 @@ function rowView(r: ItemRow, fresh: boolean): HTMLLIElement {
     h('span', { class: 'subject', text: r.subject ?? '(no subject)' }),
     h('span', { class: 'who', text: who }),
     h('span', { class: 'when', title: r.received_at, text: when(r.timestamp ?? r.received_at) }),
-    h('span', { class: 'meta', text: `#${r.id} · ${r.route} · ${r.origin.label}` }),
-    r.last_error_code ? h('span', { class: 'meta', text: r.last_error_code }) : null,
+    h('span', { class: 'meta' }, [
+      `#${r.id} · ${r.route} · ${r.origin.label}`,
+      r.last_error_code ? h('span', { class: 'code', text: ' · ' + r.last_error_code }) : null,
+    ]),
   ]);
   return h('li', { class: fresh ? 'fresh' : '', 'data-id': r.id }, [link]);
 }

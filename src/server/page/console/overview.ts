@@ -35,17 +35,23 @@ function table(head: string[], rows: Array<Array<string | Node>>): HTMLTableElem
   ]);
 }
 
+/** One column per day: a bar (decoration, hidden from screen readers), the number and the day. */
 function unitsChart(r: RouteOverview): HTMLElement {
-  const max = Math.max(1, ...r.ai_units_per_day.map((d) => d.units));
-  return table(
-    ['Day (UTC)', 'AI units'],
-    r.ai_units_per_day.map((d) => {
-      // The bar is decoration; the number beside it is the value.
-      const bar = h('span', { class: 'bar-chart', 'aria-hidden': 'true' });
-      bar.style.width = `${Math.round((d.units / max) * 8)}rem`;
-      return [d.day, h('span', {}, [bar, String(d.units)])];
-    }),
-  );
+  const days = r.ai_units_per_day;
+  const max = Math.max(1, ...days.map((d) => d.units));
+  const total = days.reduce((n, d) => n + d.units, 0);
+  const cells = days.map((d) => {
+    const bar = h('span', { class: 'bar-chart', 'aria-hidden': 'true' });
+    bar.style.height = `${Math.round((d.units / max) * 3 * 100) / 100}rem`;
+    return h('td', {}, [bar, h('span', { text: String(d.units) })]);
+  });
+  return h('div', { class: 'units' }, [
+    h('table', {}, [
+      h('caption', { text: `AI units per UTC day, ${days[0]?.day ?? ''} to ${days.at(-1)?.day ?? ''}: ${total} in all` }),
+      h('thead', {}, [h('tr', {}, days.map((d) => h('th', { scope: 'col', title: d.day, 'aria-label': d.day, text: d.day.slice(8) })))]),
+      h('tbody', {}, [h('tr', {}, cells)]),
+    ]),
+  ]);
 }
 
 function routeCard(r: RouteOverview): HTMLElement {
@@ -59,7 +65,6 @@ function routeCard(r: RouteOverview): HTMLElement {
       ['Dead, last hour', r.dead_last_hour],
       ...STATES.map((s): [string, unknown] => [s[0]!.toUpperCase() + s.slice(1), r.counts[s]]),
     ]),
-    h('h3', { text: 'AI units per day' }),
     unitsChart(r),
   );
 }
