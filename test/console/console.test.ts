@@ -43,6 +43,8 @@ beforeAll(async () => {
   for (const k of ['first', 'reply', 'bob', 'refund']) await storedAs(s, ids[k]!, 'delivered');
   ids['dead'] = await deadLetter(plain('broken-1', 'Broken batch one'));
   ids['dead2'] = await deadLetter(plain('broken-2', 'Broken batch two'));
+  ids['dead3'] = await deadLetter(plain('broken-3', 'Broken batch three'));
+  ids['dead4'] = await deadLetter(plain('broken-4', 'Broken batch four'));
 }, 180_000);
 
 afterAll(async () => {
@@ -86,6 +88,8 @@ describe('console', () => {
     const { page, problems } = await open();
     await page.locator('#items-list ol.rows').waitFor();
     expect(await rowSubjects(page)).toEqual([
+      'Broken batch four',
+      'Broken batch three',
       'Broken batch two',
       'Broken batch one',
       'Refund please',
@@ -96,9 +100,9 @@ describe('console', () => {
     await screenshot(page, 'items');
 
     await page.selectOption('#f-state', 'dead');
-    await eventually(async () => (await rowSubjects(page)).length === 2, 'the dead items');
+    await eventually(async () => (await rowSubjects(page)).length === 4, 'the dead items');
     expect(page.url()).toContain('#/items?state=dead');
-    expect(await page.locator('#items-list .state').allTextContents()).toEqual(['dead', 'dead']);
+    expect(await page.locator('#items-list .state').allTextContents()).toEqual(['dead', 'dead', 'dead', 'dead']);
 
     await page.click('#f-reset');
     await page.fill('#f-route', 'triage');
@@ -118,10 +122,10 @@ describe('console', () => {
 
   it('opens an item by keyboard: comment with quote and signature marked, properties, document, raw parts; Escape goes back', async () => {
     const { page, problems } = await open('#/items?route=inbound');
-    await eventually(async () => (await rowSubjects(page)).length === 5, 'the five items of the inbound route');
+    await eventually(async () => (await rowSubjects(page)).length === 7, 'the seven items of the inbound route');
     await page.locator('#items-title').focus();
     await page.keyboard.press('j');
-    expect(await page.evaluate(JS.focused)).toBe(`#/items/${ids['dead2']}`);
+    expect(await page.evaluate(JS.focused)).toBe(`#/items/${ids['dead4']}`);
     await page.keyboard.press('End');
     await page.keyboard.press('k');
     expect(await page.evaluate(JS.focused)).toBe(`#/items/${ids['reply']}`);
@@ -183,7 +187,7 @@ describe('console', () => {
     await page.close();
   });
 
-  it('replays a dead letter after confirming, and the item is delivered; purges another picked by its checkbox', async () => {
+  it('replays dead letters after confirming (one, then two picked by checkbox) until delivered; purges another', async () => {
     const { page, problems } = await open('#/dead');
     await page.locator(`#dead-list li[data-id="${ids['dead']}"]`).waitFor();
     expect(await page.locator('#dead-list').textContent()).toContain('MAILGATE_ERR_BATCH_REJECTED');
@@ -218,10 +222,22 @@ describe('console', () => {
     await page.check(`#dl-${ids['dead2']}`);
     await page.click('#dead-purge');
     await page.click('#dead-confirm-no');
-    expect(await page.locator('#dead-list li').count()).toBe(1);
+    expect(await page.evaluate(JS.focused)).toBe('dead-purge');
+    expect(await page.locator('#dead-list li').count()).toBe(3);
     await page.click('#dead-purge');
     await page.click('#dead-confirm-yes');
+    await page.locator('#announce', { hasText: '1 dead letter purged.' }).waitFor({ state: 'attached' });
+    expect(await page.locator('#dead-list li').count()).toBe(2);
+
+    await page.check('#dead-all');
+    expect(await page.locator('#dead-replay').textContent()).toBe('Replay selected (2)');
+    await page.click('#dead-replay');
+    expect(await page.locator('#dead-confirm-text').textContent()).toContain(`#${ids['dead3']}, #${ids['dead4']}`);
+    await page.click('#dead-confirm-yes');
+    await page.locator('#announce', { hasText: '2 items queued again.' }).waitFor({ state: 'attached' });
     await page.locator('#dead-list', { hasText: 'No dead letters.' }).waitFor();
+    await storedAs(s, ids['dead3']!, 'delivered');
+    await storedAs(s, ids['dead4']!, 'delivered');
     expect(problems).toEqual([]);
     await page.close();
   });

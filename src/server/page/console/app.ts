@@ -78,8 +78,8 @@ function startLive(): void {
         const id = (data as { id?: unknown }).id;
         if (current === 'items') void refresh();
         if (typeof id === 'number') itemChanged(id);
-        if (current === 'dead') void showDead();
-      } else if (name === 'status' && current === 'overview') void showOverview();
+        if (current === 'dead') void showDead(true);
+      } else if (name === 'status' && current === 'overview') void showOverview(true);
     },
     (on) => {
       badge.textContent = on ? 'live' : 'offline';

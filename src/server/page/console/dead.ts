@@ -80,22 +80,38 @@ function sync(): void {
   all.indeterminate = n > 0 && !all.checked;
 }
 
+/** What identifies a control across a redraw: its id, else its label. */
+function keyOf(e: Element | null): string | null {
+  return e ? e.id || e.getAttribute('aria-label') : null;
+}
+function refocus(key: string | null): boolean {
+  if (!key) return false;
+  const q = CSS.escape(key);
+  const e = document.querySelector<HTMLElement>(`#view-dead [id="${q}"], #view-dead [aria-label="${q}"]`);
+  e?.focus();
+  return e !== null;
+}
+
+/** Redraws the list; the control that had the focus keeps it (live refreshes redraw under the operator's hands). */
 function render(): void {
+  const active = list().contains(document.activeElement) ? keyOf(document.activeElement) : null;
   for (const id of [...picked]) if (!rows.some((r) => r.id === id)) picked.delete(id);
   if (!rows.length) clear(list(), empty('No dead letters.'));
   else clear(list(), h('ol', { class: 'rows', 'aria-label': 'Dead letters, oldest first' }, rows.map(rowView)));
   byId('dead-more').hidden = next === null;
   sync();
+  refocus(active);
 }
 
-export async function showDead(): Promise<void> {
-  clear(list(), empty('Loading…'));
+/** `quiet`: a live refresh, which says nothing (it must not talk over what the operator just did). */
+export async function showDead(quiet = false): Promise<void> {
+  if (!quiet) clear(list(), empty('Loading…'));
   const res = await get<DeadLetterPage>(url('dlq', { limit: PAGE }));
   if (!res.ok) return clear(list(), errorBox(res.error.code, res.error.message));
   rows = res.data.items;
   next = res.data.next_after;
   render();
-  announce(`${plural(rows.length, 'dead letter')} shown.`);
+  if (!quiet) announce(`${plural(rows.length, 'dead letter')} shown.`);
 }
 
 async function more(): Promise<void> {
@@ -124,7 +140,7 @@ function closeConfirm(): void {
   byId('dead-confirm').hidden = true;
   confirmAction = undefined;
   if (returnFocus && returnFocus.isConnected) returnFocus.focus();
-  else byId('dead-title').focus();
+  else if (!refocus(keyOf(returnFocus))) byId('dead-title').focus();
 }
 
 /** One id: the per-item endpoint; several: the bulk one. Both answer per id. */
@@ -140,14 +156,14 @@ async function replay(ids: number[]): Promise<void> {
   const queued = res.data.results.filter((r) => 'status' in r && r.status === 'queued').length;
   const failed = res.data.results.filter((r) => 'error' in r || r.status === 'dead');
   const detail = failed.map((r) => `#${r.id} ${'error' in r ? r.error.code : 'still dead'}`).join(', ');
-  await showDead();
+  await showDead(true);
   announce(`${plural(queued, 'item')} queued again.${detail ? ' Not queued: ' + detail + '.' : ''}`);
 }
 
 async function purge(ids: number[]): Promise<void> {
   const res = await del<{ purged: number }>(url('dlq', { ids: ids.join(',') }));
   if (!res.ok) return announce(`Purge failed: ${res.error.code}: ${res.error.message}`);
-  await showDead();
+  await showDead(true);
   announce(`${plural(res.data.purged, 'dead letter')} purged.`);
 }
 

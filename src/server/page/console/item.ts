@@ -82,8 +82,18 @@ function propertiesPanel(view: CommentView | null): HTMLElement {
 
 /** `classes`: per column, e.g. `name` (wraps between words only) or `tag` (never wraps). */
 function table(head: string[], rows: string[][], classes: string[] = []): HTMLTableElement {
-  const top = h('tr', {}, head.map((c) => h('th', { scope: 'col', text: c })));
-  const body = rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { class: classes[i] || null, text: c }))));
+  const top = h(
+    'tr',
+    {},
+    head.map((c) => h('th', { scope: 'col', text: c })),
+  );
+  const body = rows.map((r) =>
+    h(
+      'tr',
+      {},
+      r.map((c, i) => h('td', { class: classes[i] || null, text: c })),
+    ),
+  );
   return h('table', {}, [h('thead', {}, [top]), h('tbody', {}, body)]);
 }
 

@@ -21,6 +21,8 @@ let filters: Filters = {};
 let rows: ItemRow[] = [];
 let next: string | null = null;
 let selected = -1;
+/** Rows that arrived while the list was open: marked until the list is loaded again. */
+const fresh = new Set<number>();
 let refreshing = false;
 let pendingRefresh = false;
 
@@ -28,7 +30,7 @@ function query(extra: Record<string, string | number | undefined> = {}): Record<
   return { ...filters, limit: PAGE, ...extra };
 }
 
-function rowView(r: ItemRow, fresh: boolean): HTMLLIElement {
+function rowView(r: ItemRow, isFresh: boolean): HTMLLIElement {
   const who = r.sender_name && r.sender ? `${r.sender_name} <${r.sender}>` : (r.sender ?? r.sender_name ?? '(unknown sender)');
   const link = h('a', { class: 'entry', href: '#/items/' + r.id, 'data-id': r.id }, [
     h('span', { class: 'state ' + r.state, text: r.state }),
@@ -40,10 +42,12 @@ function rowView(r: ItemRow, fresh: boolean): HTMLLIElement {
       r.last_error_code ? h('span', { class: 'code', text: ' · ' + r.last_error_code }) : null,
     ]),
   ]);
-  return h('li', { class: fresh ? 'fresh' : '', 'data-id': r.id }, [link]);
+  return h('li', { class: isFresh ? 'fresh' : '', 'data-id': r.id }, [link]);
 }
 
-function render(fresh: Set<number> = new Set()): void {
+/** Redraws the rows; a row that had the focus keeps it (a live update must not throw the keyboard user out). */
+function render(): void {
+  const hadFocus = list().contains(document.activeElement);
   if (!rows.length) {
     clear(list(), empty(Object.keys(filters).length ? 'No item matches these filters.' : 'No items yet.'));
   } else {
@@ -52,7 +56,7 @@ function render(fresh: Set<number> = new Set()): void {
     clear(list(), ol);
   }
   older().hidden = next === null;
-  select(Math.min(selected, rows.length - 1), false);
+  select(Math.min(selected, rows.length - 1), hadFocus);
 }
 
 function select(i: number, focus: boolean): void {
@@ -69,6 +73,7 @@ async function load(): Promise<void> {
   rows = res.data.items;
   next = res.data.next;
   selected = -1;
+  fresh.clear();
   render();
   announce(`${plural(rows.length, 'item')} shown${next ? ', more are older' : ''}.`);
 }
@@ -97,14 +102,14 @@ export async function refresh(): Promise<void> {
     if (!res.ok) return;
     const known = new Map(rows.map((r) => [r.id, r]));
     const top = rows.length ? Math.max(...rows.map((r) => r.id)) : 0;
-    const fresh = new Set(res.data.items.filter((r) => r.id > top).map((r) => r.id));
-    const updated = res.data.items.filter((r) => known.has(r.id));
-    for (const r of updated) known.set(r.id, r);
-    rows = res.data.items.filter((r) => fresh.has(r.id)).concat(rows.map((r) => known.get(r.id) ?? r));
+    const added = res.data.items.filter((r) => r.id > top);
+    for (const r of res.data.items) if (known.has(r.id)) known.set(r.id, r);
     if (!rows.length) next = res.data.next;
-    if (selected >= 0) selected += fresh.size;
-    render(fresh);
-    if (fresh.size) announce(`${plural(fresh.size, 'new item')}.`);
+    rows = added.concat(rows.map((r) => known.get(r.id) ?? r));
+    for (const r of added) fresh.add(r.id);
+    if (selected >= 0) selected += added.length;
+    render();
+    if (added.length) announce(`${plural(added.length, 'new item')}.`);
   } finally {
     refreshing = false;
     if (pendingRefresh) {

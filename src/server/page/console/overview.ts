@@ -48,7 +48,13 @@ function unitsChart(r: RouteOverview): HTMLElement {
   return h('div', { class: 'units' }, [
     h('table', {}, [
       h('caption', { text: `AI units per UTC day, ${days[0]?.day ?? ''} to ${days.at(-1)?.day ?? ''}: ${total} in all` }),
-      h('thead', {}, [h('tr', {}, days.map((d) => h('th', { scope: 'col', title: d.day, 'aria-label': d.day, text: d.day.slice(8) })))]),
+      h('thead', {}, [
+        h(
+          'tr',
+          {},
+          days.map((d) => h('th', { scope: 'col', title: d.day, 'aria-label': d.day, text: d.day.slice(8) })),
+        ),
+      ]),
       h('tbody', {}, [h('tr', {}, cells)]),
     ]),
   ]);
@@ -122,9 +128,9 @@ function render(o: Overview, status: Record<string, unknown> | undefined): void 
   );
 }
 
-export async function showOverview(): Promise<void> {
+export async function showOverview(quiet = false): Promise<void> {
   const [o, s] = await Promise.all([get<Overview>(url('overview')), get<Record<string, unknown>>(url('status'))]);
   if (!o.ok) return clear(box(), errorBox(o.error.code, o.error.message));
   render(o.data, s.ok ? s.data : undefined);
-  announce('Overview updated.');
+  if (!quiet) announce('Overview updated.');
 }
