@@ -318,4 +318,28 @@ describe('console', () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it('pages to older items by keyset and keeps the view when the skip link is used', async () => {
+    for (let i = 0; i < 45; i++) await s.upload(plain(`bulk-${i}`, `Bulk message ${i}`));
+    const { page, problems } = await open();
+    await eventually(async () => (await rowSubjects(page)).length === 50, 'a full first page');
+    expect(await page.locator('#items-older').isVisible()).toBe(true);
+    await page.click('#items-older');
+    await eventually(async () => (await rowSubjects(page)).length > 50, 'the older page');
+    const subjects = await rowSubjects(page);
+    expect(new Set(subjects).size).toBe(subjects.length);
+    expect(subjects.at(-1)).toBe('Invoice 1234 is wrong');
+    expect(await page.locator('#items-older').isVisible()).toBe(false);
+    expect(await page.evaluate(JS.focused)).toMatch(/^#\/items\/\d+$/);
+
+    await page.reload();
+    await page.locator('#items-list ol.rows').waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(JS.focused)).toBe('#main');
+    await page.keyboard.press('Enter');
+    expect(await page.locator('#view-items').isVisible()).toBe(true);
+    expect(await page.evaluate(JS.focused)).toBe('main');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });

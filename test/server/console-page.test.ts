@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONSOLE_MODULES, pageScriptFile } from '../../src/server/page/assets.js';
 import { sseParser } from '../../src/server/page/console/sse.js';
+import { CONSOLE_STYLE } from '../../src/server/console-style.js';
+import { PREVIEW_STYLE } from '../../src/server/preview-style.js';
 import { app } from './support.js';
 
 describe('GET /console', () => {
@@ -103,5 +105,66 @@ describe('sseParser', () => {
     expect(parse([text])).toEqual(expected);
     expect(parse(text.split(''))).toEqual(expected);
     expect(parse(['event: item\r', '\ndata: {"id":2}\r', '\n\r', '\n'])).toEqual([expected[0]]);
+  });
+});
+
+describe('console colours', () => {
+  /** The custom properties of a scheme: the light `:root` block, or the one inside the dark media query. */
+  function palette(dark: boolean): Record<string, string> {
+    const vars: Record<string, string> = {};
+    for (const css of [PREVIEW_STYLE, CONSOLE_STYLE]) {
+      const blocks = [...css.matchAll(/(@media \(prefers-color-scheme: dark\) \{ )?:root \{([^}]*)\}/g)];
+      for (const [, isDark, body] of blocks) {
+        if (Boolean(isDark) !== dark) continue;
+        for (const [, name, value] of body!.matchAll(/--([a-z-]+):\s*(#[0-9a-f]{3,6})/g)) vars[name!] = value!;
+      }
+    }
+    return vars;
+  }
+  function luminance(hex: string): number {
+    const full = hex.length === 4 ? '#' + [...hex.slice(1)].map((c) => c + c).join('') : hex;
+    const [r, g, b] = [1, 3, 5].map((i) => {
+      const c = parseInt(full.slice(i, i + 2), 16) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+  }
+  function contrast(a: string, b: string): number {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (hi! + 0.05) / (lo! + 0.05);
+  }
+
+  it('keeps text at a contrast of at least 4.5:1 on the backgrounds it is drawn on, in both schemes', () => {
+    // [text, background] pairs as the stylesheet uses them; `on-accent`: the text of filled buttons.
+    const pairs = [
+      ['fg', 'bg'],
+      ['fg', 'card'],
+      ['muted', 'bg'],
+      ['muted', 'card'],
+      ['accent', 'bg'],
+      ['accent', 'card'],
+      ['on-accent', 'accent'],
+      ['on-accent', 'danger'],
+      ['danger', 'card'],
+      ['danger', 'sel'],
+      ['ok', 'card'],
+      ['ok', 'sel'],
+      ['fg', 'sel'],
+      ['muted', 'sel'],
+      ['accent', 'sel'],
+      ['err-fg', 'err-bg'],
+      ['warn-fg', 'warn-bg'],
+      ['fg', 'sig'],
+      ['accent', 'sig'],
+      ['fg', 'code'],
+    ];
+    for (const dark of [false, true]) {
+      const p: Record<string, string> = { ...palette(dark), 'on-accent': dark ? '#0d1117' : '#ffffff' };
+      for (const [text, back] of pairs) {
+        expect(p[text!], `--${text} (${dark ? 'dark' : 'light'})`).toBeDefined();
+        expect(p[back!], `--${back} (${dark ? 'dark' : 'light'})`).toBeDefined();
+        expect(contrast(p[text!]!, p[back!]!), `${text} on ${back} (${dark ? 'dark' : 'light'})`).toBeGreaterThanOrEqual(4.5);
+      }
+    }
   });
 });

@@ -42,7 +42,10 @@ function show(view: View): void {
 }
 
 /** The view the hash names; the drop zone works without signing in when the preview API is public. */
-function route(): void {
+/** `moveFocus`: put the focus on the view's heading (not on the first load: the skip link comes first then). */
+function route(moveFocus = true): void {
+  // Hashes outside the routes (the skip link's `#main`) move the focus, not the view.
+  if (current !== undefined && location.hash !== '' && !location.hash.startsWith('#/')) return;
   const needsKey = adminEnabled() || document.documentElement.getAttribute('data-auth') !== 'open';
   const { view, id, params } = parse(location.hash);
   if (!currentKey() && !(view === 'drop' && !needsKey)) {
@@ -53,18 +56,21 @@ function route(): void {
   const from = current;
   show(view);
   current = view;
+  const focus = (id: string): void => {
+    if (moveFocus) byId(id).focus();
+  };
   if (view === 'items') {
     lastList = location.hash || '#/items';
     showItems(params, false);
-    if (from !== 'items' && from !== 'item') byId('items-title').focus();
+    if (from !== 'items' && from !== 'item') focus('items-title');
   } else if (view === 'item' && id !== undefined) void showItem(id);
   else if (view === 'dead') {
     void showDead();
-    byId('dead-title').focus();
+    focus('dead-title');
   } else if (view === 'overview') {
     void showOverview();
-    byId('overview-title').focus();
-  } else if (view === 'drop') byId('drop-title').focus();
+    focus('overview-title');
+  } else if (view === 'drop') focus('drop-title');
 }
 
 function startLive(): void {
@@ -90,11 +96,11 @@ function startLive(): void {
   );
 }
 
-function signedIn(): void {
+function signedIn(moveFocus = true): void {
   byId('logout').hidden = false;
   byId('live').hidden = false;
   startLive();
-  route();
+  route(moveFocus);
 }
 
 function signOut(): void {
@@ -113,7 +119,7 @@ whenUnauthorized(() => {
   if (currentKey()) signOut();
 });
 byId('logout').addEventListener('click', signOut);
-window.addEventListener('hashchange', route);
+window.addEventListener('hashchange', () => route(true));
 document.addEventListener('keydown', (ev) => {
   if (ev.key === 'Escape' && current === 'item' && !(ev.target as HTMLElement).closest('input, textarea, select')) location.hash = lastList;
 });
@@ -123,5 +129,5 @@ document.addEventListener('drop', () => {
 });
 if (currentKey()) {
   setKey(currentKey());
-  signedIn();
-} else route();
+  signedIn(false);
+} else route(false);
