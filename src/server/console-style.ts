@@ -55,6 +55,7 @@ kbd { font: .8rem ui-monospace, monospace; border: 1px solid var(--line); border
 .state.queued, .state.unchanged { color: var(--muted); }
 .dead-row { display: grid; grid-template-columns: auto 1fr auto; gap: .25rem 1rem; padding: .6rem 1rem; align-items: start; }
 .dead-row p { margin: .1rem 0; }
+.dead-row .about { overflow-wrap: anywhere; }
 .dead-row .reason { overflow-wrap: anywhere; }
 .dead-row .reason code { font-weight: 600; color: var(--danger); }
 .dead-row .meta { color: var(--muted); font-size: .88rem; overflow-wrap: anywhere; }

@@ -191,6 +191,9 @@ describe('console', () => {
     const { page, problems } = await open('#/dead');
     await page.locator(`#dead-list li[data-id="${ids['dead']}"]`).waitFor();
     expect(await page.locator('#dead-list').textContent()).toContain('MAILGATE_ERR_BATCH_REJECTED');
+    expect(await page.locator(`#dead-list li[data-id="${ids['dead']}"] .about`).textContent()).toBe(
+      'Broken batch one — Bob Builder <bob@example.org>',
+    );
     await screenshot(page, 'dead-letters');
 
     // A dead letter keeps its original: the item view shows its parts and offers it for download.

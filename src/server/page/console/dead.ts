@@ -3,7 +3,7 @@
  * The Dead letters view (`#/dead`): why each item died, its original bytes, and replay or purge
  * of one or many (checkboxes), each only after a confirmation naming what will happen.
  */
-import type { BulkReplayResult, DeadLetterPage, DeadLetterRow } from '../../console-types.js';
+import type { BulkReplayResult, DeadLetterPage, DeadLetterRow, ItemRow, ItemsPage } from '../../console-types.js';
 import { del, download, get, post, url, type Result } from './api.js';
 import { announce, byId, clear, empty, errorBox, h } from './dom.js';
 import { plural, when } from './format.js';
@@ -11,6 +11,9 @@ import { plural, when } from './format.js';
 const PAGE = 100;
 const list = () => byId('dead-list');
 let rows: DeadLetterRow[] = [];
+/** Subject and sender of the newest dead items (the dead-letter list itself carries neither). */
+const about = new Map<number, ItemRow>();
+const ABOUT_LIMIT = 500;
 let next: number | null = null;
 const picked = new Set<number>();
 let confirmAction: (() => Promise<void>) | undefined;
@@ -58,6 +61,7 @@ function rowView(r: DeadLetterRow): HTMLLIElement {
     h('div', { class: 'dead-row' }, [
       box,
       h('div', {}, [
+        summary(about.get(r.id)),
         h('p', { class: 'reason' }, [h('code', { text: r.error.code }), ' ' + r.error.message]),
         h('p', {
           class: 'meta',
@@ -67,6 +71,20 @@ function rowView(r: DeadLetterRow): HTMLLIElement {
       acts,
     ]),
   ]);
+}
+
+function summary(item: ItemRow | undefined): HTMLElement | null {
+  if (!item) return null;
+  const who = item.sender_name && item.sender ? `${item.sender_name} <${item.sender}>` : (item.sender ?? item.sender_name ?? '');
+  return h('p', { class: 'about' }, [h('strong', { text: item.subject ?? '(no subject)' }), who ? ' — ' + who : '']);
+}
+
+/** One request for the subjects and senders of the dead items shown (the newest 500 at most). */
+async function loadAbout(): Promise<void> {
+  const res = await get<ItemsPage>(url('items', { state: 'dead', limit: ABOUT_LIMIT }));
+  if (!res.ok) return;
+  about.clear();
+  for (const it of res.data.items) about.set(it.id, it);
 }
 
 function sync(): void {
@@ -106,7 +124,7 @@ function render(): void {
 /** `quiet`: a live refresh, which says nothing (it must not talk over what the operator just did). */
 export async function showDead(quiet = false): Promise<void> {
   if (!quiet) clear(list(), empty('Loading…'));
-  const res = await get<DeadLetterPage>(url('dlq', { limit: PAGE }));
+  const [res] = await Promise.all([get<DeadLetterPage>(url('dlq', { limit: PAGE })), loadAbout()]);
   if (!res.ok) return clear(list(), errorBox(res.error.code, res.error.message));
   rows = res.data.items;
   next = res.data.next_after;
