@@ -110,6 +110,12 @@ describe('console', () => {
     await eventually(async () => JSON.stringify(await rowSubjects(page)) === '["Refund please"]', 'the triage route');
 
     await page.click('#f-reset');
+    await page.fill('#f-since', '2099-01-01T00:00');
+    await page.click('#f-apply');
+    await page.locator('#items-list .empty', { hasText: 'No item matches these filters.' }).waitFor();
+    expect(page.url()).toContain('since=2099-01-0');
+
+    await page.click('#f-reset');
     await page.keyboard.press('/');
     expect(await page.evaluate(JS.focused)).toBe('f-q');
     await page.keyboard.type('ann');

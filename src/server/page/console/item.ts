@@ -237,19 +237,41 @@ function render(d: ItemDetail): void {
   );
 }
 
-export async function showItem(id: number): Promise<void> {
+/** `quiet`: a live refresh — no "Loading…", the focus and the scroll position stay, nothing is announced. */
+export async function showItem(id: number, quiet = false): Promise<void> {
   shown = id;
-  clear(body(), h('h1', { id: 'item-title', text: `Item #${id}` }), empty('Loading…'));
+  if (!quiet) clear(body(), h('h1', { id: 'item-title', text: `Item #${id}` }), empty('Loading…'));
   const res = await get<ItemDetail>(url(`items/${id}`));
   if (shown !== id) return;
-  if (!res.ok) return clear(body(), h('h1', { id: 'item-title', text: `Item #${id}` }), errorBox(res.error.code, res.error.message));
+  if (!res.ok) {
+    if (!quiet) clear(body(), h('h1', { id: 'item-title', text: `Item #${id}` }), errorBox(res.error.code, res.error.message));
+    return;
+  }
+  const focused = quiet && body().contains(document.activeElement) ? document.activeElement : null;
+  const y = window.scrollY;
   render(res.data);
   byId('item-title').setAttribute('tabindex', '-1');
+  if (quiet) {
+    window.scrollTo(0, y);
+    // The old node is gone: put the focus on the same control of the new rendering, else on the title.
+    if (focused) (sameControl(focused) ?? byId('item-title')).focus();
+    return;
+  }
   byId('item-title').focus();
   announce(`Item ${id} opened.`);
 }
 
+function sameControl(old: Element): HTMLElement | null {
+  const label = old.getAttribute('aria-label') ?? old.textContent ?? '';
+  const all = body().querySelectorAll<HTMLElement>(old.tagName.toLowerCase());
+  for (let i = 0; i < all.length; i++) {
+    const e = all[i]!;
+    if ((e.getAttribute('aria-label') ?? e.textContent ?? '') === label) return e;
+  }
+  return null;
+}
+
 /** Live events: re-read the item on display when it changed. */
 export function itemChanged(id: number): void {
-  if (!byId('view-item').hidden && id === shown) void showItem(id);
+  if (!byId('view-item').hidden && id === shown) void showItem(id, true);
 }
