@@ -80,7 +80,10 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .units th, .units td { text-align: center; padding: 0 .15rem; min-width: 1.7rem; border: 0; white-space: nowrap; }
 .units td { vertical-align: bottom; height: 4.5rem; }
 .bar-chart { display: block; width: 1.2rem; margin: 0 auto .15rem; background: var(--accent); border-radius: 3px 3px 0 0; min-height: 1px; }
-.panel td.name { overflow-wrap: normal; min-width: 8rem; }
+#item-body > .error, #item-body > .warnings { margin: 0 0 1rem; }
+.panel th { overflow-wrap: normal; white-space: nowrap; }
+.panel td.name { overflow-wrap: normal; white-space: normal; min-width: 8rem; }
+@media (max-width: 600px) { .panel td.name { min-width: 0; max-width: 10rem; } }
 .entry .code { color: var(--danger); }
 .thread-list { margin: 0; padding-left: 1.25rem; }
 .thread-list li { margin: .2rem 0; overflow-wrap: anywhere; }
