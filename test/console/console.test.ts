@@ -188,6 +188,7 @@ describe('console', () => {
     );
     const rows = await panel.locator('tbody tr').allTextContents();
     for (const r of rows) expect(r).toMatch(/0\.\d{3}|1\.000/);
+    await page.evaluate(`document.getElementById('p-predictions').scrollIntoView({ block: 'center' })`);
     await screenshot(page, 'item-predictions');
     expect(problems).toEqual([]);
     await page.close();

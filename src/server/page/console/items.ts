@@ -24,6 +24,8 @@ let selected = -1;
 /** Rows that arrived while the list was open: marked until the list is loaded again. */
 const fresh = new Set<number>();
 let refreshing = false;
+/** Bumped by every load: an answer to an older request (other filters) is dropped, never drawn. */
+let generation = 0;
 let pendingRefresh = false;
 
 function query(extra: Record<string, string | number | undefined> = {}): Record<string, string | number | undefined> {
@@ -67,8 +69,10 @@ function select(i: number, focus: boolean): void {
 }
 
 async function load(): Promise<void> {
+  const mine = ++generation;
   clear(list(), empty('Loading…'));
   const res = await get<ItemsPage>(url('items', query()));
+  if (mine !== generation) return;
   if (!res.ok) return clear(list(), errorBox(res.error.code, res.error.message));
   rows = res.data.items;
   next = res.data.next;
@@ -80,7 +84,9 @@ async function load(): Promise<void> {
 
 async function loadOlder(): Promise<void> {
   if (next === null) return;
+  const mine = generation;
   const res = await get<ItemsPage>(url('items', query({ before: next })));
+  if (mine !== generation) return;
   if (!res.ok) return announce(`${res.error.code}: ${res.error.message}`);
   const first = rows.length;
   rows = rows.concat(res.data.items);
@@ -98,8 +104,9 @@ export async function refresh(): Promise<void> {
   }
   refreshing = true;
   try {
+    const mine = generation;
     const res = await get<ItemsPage>(url('items', query()));
-    if (!res.ok) return;
+    if (mine !== generation || !res.ok) return;
     const known = new Map(rows.map((r) => [r.id, r]));
     const top = rows.length ? Math.max(...rows.map((r) => r.id)) : 0;
     const added = res.data.items.filter((r) => r.id > top);
