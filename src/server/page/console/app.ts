@@ -4,7 +4,7 @@
  * (with filters), `#/items/<id>`, `#/dead`, `#/overview`, `#/drop` —, sign-in, and the live
  * event stream that keeps the open view current.
  */
-import { adminEnabled, currentKey, setKey, whenUnauthorized } from './api.js';
+import { currentKey, setKey, whenUnauthorized } from './api.js';
 import { setupDead, showDead } from './dead.js';
 import { byId } from './dom.js';
 import { itemChanged, showItem } from './item.js';
@@ -41,12 +41,15 @@ function show(view: View): void {
   document.title = `mailgate · ${TITLES[view]}`;
 }
 
-/** The view the hash names; the drop zone works without signing in when the preview API is public. */
-/** `moveFocus`: put the focus on the view's heading (not on the first load: the skip link comes first then). */
+/**
+ * Shows the view the hash names (the drop zone works without signing in when the preview API is
+ * public). `moveFocus`: put the focus on the view's heading — not on the first load, where the
+ * skip link comes first.
+ */
 function route(moveFocus = true): void {
   // Hashes outside the routes (the skip link's `#main`) move the focus, not the view.
   if (current !== undefined && location.hash !== '' && !location.hash.startsWith('#/')) return;
-  const needsKey = adminEnabled() || document.documentElement.getAttribute('data-auth') !== 'open';
+  const needsKey = document.documentElement.getAttribute('data-auth') !== 'open';
   const { view, id, params } = parse(location.hash);
   if (!currentKey() && !(view === 'drop' && !needsKey)) {
     for (const v of VIEWS) byId('view-' + v).hidden = true;
