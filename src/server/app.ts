@@ -1,6 +1,6 @@
 /**
  * buildApp(config, deps): the fastify instance of `mailgate serve` — probes, metrics, the
- * admin API and the preview page. A factory: it never listens; the caller does
+ * admin API, the preview page and the console. A factory: it never listens; the caller does
  * (`app.listen(...)`), tests use `app.inject()` or `listen({ port: 0 })`.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -13,6 +13,7 @@ import { consoleRoutes } from './console.js';
 import type { ServerDeps } from './deps.js';
 import { installErrorHandlers } from './errors.js';
 import { hostGuard, listenerOptions, type ListenerTimeouts } from './guards.js';
+import { consolePageRoute } from './console-page.js';
 import { healthRoutes } from './health.js';
 import { previewPageRoute, type PreviewAuthMode } from './preview-page.js';
 import { previewItemRoutes, previewParseRoutes } from './preview-routes.js';
@@ -78,6 +79,7 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
   const startedAt = new Date();
   void app.register(healthRoutes(deps, readyTimeoutMs));
   void app.register(previewPageRoute(pageAuth));
+  void app.register(consolePageRoute(pageAuth, checker.enabled));
   void app.register(async (admin) => {
     admin.addHook('onRequest', requireKey(checker));
     await admin.register(adminRoutes(deps, startedAt));

@@ -28,23 +28,9 @@ export function contentSecurityPolicy(nonce: string): string {
   ].join('; ');
 }
 
-export function previewPageHtml(nonce: string, auth: PreviewAuthMode): string {
-  return `<!doctype html>
-<html lang="en" data-auth="${auth}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>mailgate · preview</title>
-<style nonce="${nonce}">${PREVIEW_STYLE}</style>
-</head>
-<body>
-<header class="top">
-  <h1>mailgate preview</h1>
-  <p>See what a message becomes before anything is sent or billed. Nothing you drop here is stored or sent to the API.</p>
-</header>
-<main>
-  <section class="input" aria-label="Messages to preview">
+/** The drop zone: inputs, status line and results; shared by the preview page and the console. */
+export function dropZoneHtml(): string {
+  return `  <section class="input" aria-label="Messages to preview">
     <div class="options">
       <p id="key-row" class="field"><label for="key">Admin API key</label>
         <input id="key" type="password" autocomplete="off" spellcheck="false"></p>
@@ -69,7 +55,26 @@ export function previewPageHtml(nonce: string, auth: PreviewAuthMode): string {
   </section>
   <p id="status" class="status" role="status" aria-live="polite"></p>
   <section id="results" class="results" aria-label="Previews"></section>
-</main>
+`;
+}
+
+export function previewPageHtml(nonce: string, auth: PreviewAuthMode): string {
+  return `<!doctype html>
+<html lang="en" data-auth="${auth}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>mailgate · preview</title>
+<style nonce="${nonce}">${PREVIEW_STYLE}</style>
+</head>
+<body>
+<header class="top">
+  <h1>mailgate preview</h1>
+  <p>See what a message becomes before anything is sent or billed. Nothing you drop here is stored or sent to the API.</p>
+</header>
+<main>
+${dropZoneHtml()}</main>
 <script type="module" src="preview/app.js"></script>
 </body>
 </html>

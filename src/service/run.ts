@@ -73,7 +73,9 @@ export async function runService(options: RunServiceOptions): Promise<number> {
     });
     if (service.emulatorUrl)
       options.print(`mailgate: API = BUILT-IN EMULATOR at ${service.emulatorUrl} (no api.url configured; nothing reaches the real API)`);
-    options.print(`mailgate: serving on ${service.url}  (/livez /readyz /metrics, admin API under /api, preview page /preview)`);
+    options.print(
+      `mailgate: serving on ${service.url}  (/livez /readyz /metrics, admin API under /api, console /console, preview page /preview)`,
+    );
     if (adminKey) {
       options.print(`mailgate: embedded defaults: samples/ → source mailgate/samples, store ${config.store}`);
       options.print(

@@ -1,7 +1,8 @@
 /**
- * GET /preview/app.js: the preview page's script, compiled by `npm run build` from
- * page/preview.ts. Served with an ETag and `no-cache`, so a browser revalidates (a 304) and
- * never runs a script older than the server it talks to.
+ * The page scripts, compiled by `npm run build` from page/*.ts and page/console/*.ts:
+ * GET /preview/app.js and GET /console/<module>.js. Served with an ETag and `no-cache`, so a
+ * browser revalidates (a 304) and never runs a script older than the server it talks to.
+ * Only the modules listed here are served: a name is never mapped onto the file system.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -11,14 +12,21 @@ import type { FastifyInstance } from 'fastify';
 
 export const PREVIEW_SCRIPT_PATH = '/preview/app.js';
 
+/** The console's ES modules (page/console/<name>.ts), imported by one another with relative URLs. */
+export const CONSOLE_MODULES = ['app', 'api', 'dom', 'format', 'login', 'items', 'item', 'dead', 'overview', 'live', 'sse'] as const;
+
 /**
- * The compiled script: beside this module when it runs from dist/; from the sources (the
+ * A compiled page script: beside this module when it runs from dist/; from the sources (the
  * tests), the build's copy in dist/, so `npm run build` must have run.
  */
-export function previewScriptFile(): string {
-  const beside = new URL('./preview.js', import.meta.url);
+export function pageScriptFile(relative: string): string {
+  const beside = new URL(`./${relative}`, import.meta.url);
   if (existsSync(beside)) return fileURLToPath(beside);
-  return fileURLToPath(new URL('../../../dist/src/server/page/preview.js', import.meta.url));
+  return fileURLToPath(new URL(`../../../dist/src/server/page/${relative}`, import.meta.url));
+}
+
+export function previewScriptFile(): string {
+  return pageScriptFile('preview.js');
 }
 
 interface Asset {
@@ -32,19 +40,29 @@ async function load(file: string): Promise<Asset> {
   return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }
 
+function scriptRoute(app: FastifyInstance, path: string, file: string): void {
+  // Read once, on the first request: a server built without the page still starts.
+  let asset: Promise<Asset> | undefined;
+  app.get(path, async (request, reply) => {
+    asset ??= load(file);
+    const { body, etag } = await asset.catch((err: unknown) => {
+      asset = undefined;
+      throw err;
+    });
+    void reply.header('etag', etag).header('cache-control', 'no-cache');
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    return reply.type('text/javascript; charset=utf-8').send(body);
+  });
+}
+
 export function previewScriptRoute(file = previewScriptFile()) {
   return async (app: FastifyInstance): Promise<void> => {
-    // Read once, on the first request: a server built without the page still starts.
-    let asset: Promise<Asset> | undefined;
-    app.get(PREVIEW_SCRIPT_PATH, async (request, reply) => {
-      asset ??= load(file);
-      const { body, etag } = await asset.catch((err: unknown) => {
-        asset = undefined;
-        throw err;
-      });
-      void reply.header('etag', etag).header('cache-control', 'no-cache');
-      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-      return reply.type('text/javascript; charset=utf-8').send(body);
-    });
+    scriptRoute(app, PREVIEW_SCRIPT_PATH, file);
+  };
+}
+
+export function consoleScriptRoutes() {
+  return async (app: FastifyInstance): Promise<void> => {
+    for (const name of CONSOLE_MODULES) scriptRoute(app, `/console/${name}.js`, pageScriptFile(`console/${name}.js`));
   };
 }

@@ -1,0 +1,82 @@
+/// <reference lib="dom" />
+/**
+ * Building the console's DOM: elements from tag, attributes and children; text only ever as
+ * text nodes or textContent. There is no way here to insert markup, so mail can not run.
+ */
+
+export type AttrValue = string | number | boolean | null | undefined | ((ev: Event) => void);
+export type Child = Node | string | null | undefined | false;
+
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`the page has no #${id}`);
+  return e as T;
+}
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, AttrValue> = {},
+  children: Child[] = [],
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (typeof v === 'function') {
+      if (k.slice(0, 2) === 'on') e.addEventListener(k.slice(2), v);
+    } else if (k === 'class') e.className = String(v);
+    else if (k === 'text') e.textContent = String(v);
+    else if (k === 'href') e.setAttribute('href', safeHref(String(v)));
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+  }
+  return e;
+}
+
+/** Links the console makes point into the console (`#/…`); anything else is refused. */
+function safeHref(v: string): string {
+  return v.startsWith('#/') ? v : '#/items';
+}
+
+export function clear(e: HTMLElement, ...children: Child[]): void {
+  e.textContent = '';
+  for (const c of children) if (c) e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+}
+
+/** A value as text: strings as they are, anything else as JSON. */
+export function text(v: unknown): string {
+  return v === null || v === undefined ? '' : typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
+}
+
+/** A definition list of the pairs whose value is set. */
+export function kv(pairs: Array<[string, unknown]>): HTMLDListElement {
+  const dl = h('dl', { class: 'kv' });
+  for (const [name, value] of pairs) {
+    if (value === undefined || value === null || value === '') continue;
+    dl.appendChild(h('dt', { text: name }));
+    dl.appendChild(h('dd', { text: text(value) }));
+  }
+  return dl;
+}
+
+export function empty(what: string): HTMLElement {
+  return h('p', { class: 'empty', text: what });
+}
+
+export function errorBox(code: string, message: string): HTMLElement {
+  return h('p', { class: 'error', role: 'alert' }, [h('code', { text: code }), ' ' + message]);
+}
+
+/** A titled panel of the item view. */
+export function panel(title: string, ...children: Child[]): HTMLElement {
+  const id = 'p-' + title.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+  return h('section', { class: 'panel', 'aria-labelledby': id }, [h('h2', { id, text: title }), ...children]);
+}
+
+const announcer = (): HTMLElement => byId('announce');
+/** Says something to screen readers (and tests) without moving focus. */
+export function announce(message: string): void {
+  announcer().textContent = message;
+}
