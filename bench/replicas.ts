@@ -126,8 +126,10 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
   const stderr: string[] = [];
   const spawnedAt = performance.now();
   for (let i = 0; i < k; i++) {
+    // MAILGATE_BENCH_CPU_PROF=DIR: a CPU profile of each replica in DIR/<replicas>/.
     const prof = process.env['MAILGATE_BENCH_CPU_PROF'];
-    const child = spawn(process.execPath, [CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], {
+    const profile = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}/${k}`] : [];
+    const child = spawn(process.execPath, [...profile, CLI, 'serve', '--config', join(dir, 'mailgate.yaml')], {
       cwd: dir,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
