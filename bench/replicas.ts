@@ -22,7 +22,7 @@ import pg from 'pg';
 import { createEmulator } from '../src/emulator/index.js';
 import { createTestDatabase, startPostgres, type PostgresServer } from '../test/support/postgres.js';
 import { argInt } from './support/args.js';
-import { cpuOf, cpuOfTree } from './support/cpu.js';
+import { cpuByThread, cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -99,8 +99,33 @@ interface Run {
   requests: number;
   /** The CPU all processes of the run used, as a share of every core for the sync's duration. */
   busy: number;
+  /** The replicas' CPU seconds during the sync by thread name (main and parse workers, V8's JIT and GC helpers, libuv). */
+  threads: Map<string, number>;
   mailgateCpu: number;
   postgresCpuPer1000: number;
+}
+
+/**
+ * CPU seconds of all replicas by kind of thread: `main` (the event loop), `busiest other` (the
+ * parse worker) and `helpers` (V8's JIT compiler and GC threads, libuv's pool), summed.
+ */
+function threadsOf(children: ChildProcess[]): Map<string, number> {
+  const sum = new Map<string, number>();
+  const add = (k: string, sec: number): void => void sum.set(k, (sum.get(k) ?? 0) + sec);
+  for (const c of children) {
+    const byTid = cpuByThread(c.pid!);
+    add('main', byTid.get(c.pid!) ?? 0);
+    const others = [...byTid]
+      .filter(([tid]) => tid !== c.pid)
+      .map(([, sec]) => sec)
+      .sort((a, b) => b - a);
+    add('parse worker', others[0] ?? 0);
+    add(
+      'helpers',
+      others.slice(1).reduce((a, b) => a + b, 0),
+    );
+  }
+  return sum;
 }
 
 async function tokenSum(url: string): Promise<number> {
@@ -148,6 +173,7 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
     const startup = (performance.now() - spawnedAt) / 1000;
     const pg0 = cpuOfTree(server.pid());
     const mg0 = children.reduce((a, c) => a + cpuOf(c.pid!), 0);
+    const threads0 = threadsOf(children);
     const dv0 = cpuOfTree(d.pid);
     const own0 = process.cpuUsage();
     const t0 = performance.now();
@@ -165,6 +191,8 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
     const own = process.cpuUsage(own0);
     const emulatorCpu = (own.user + own.system) / 1e6;
     const mailgateCpu = children.reduce((a, c) => a + cpuOf(c.pid!), 0) - mg0;
+    const threads = threadsOf(children);
+    for (const [name, sec] of threads0) threads.set(name, (threads.get(name) ?? 0) - sec);
     const atDone = await tokenSum(storeUrl);
     await new Promise((r) => setTimeout(r, steadySeconds * 1000));
     const steady = await tokenSum(storeUrl);
@@ -178,6 +206,7 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
       seconds,
       handovers: atDone - MAILBOXES,
       steadyGrants: steady - atDone,
+      threads,
       requests: Object.values(emulator.stats().requests).reduce((a, byStatus) => a + Object.values(byStatus).reduce((x, y) => x + y, 0), 0),
       mailgateCpu,
       postgresCpuPer1000: (pgCpu / total) * 1000,
@@ -303,6 +332,10 @@ async function main(): Promise<void> {
           .toFixed(1)
           .padStart(14)}  ${r.postgresCpuPer1000.toFixed(3).padStart(10)}  ${(r.busy * 100).toFixed(0).padStart(9)} %`,
       );
+    }
+    for (const r of runs) {
+      const parts = [...r.threads].filter(([, sec]) => sec >= 0.05).sort((a, b) => b[1] - a[1]);
+      console.log(`  ${r.replicas} replica(s), CPU s by thread: ${parts.map(([n, sec]) => `${n} ${sec.toFixed(1)}`).join(', ')}`);
     }
     const three = runs[2]!.rate / one;
     const threeHalf = runs[2]!.secondHalfRate / oneHalf;

@@ -56,3 +56,28 @@ export function cpuOfTree(pid: number): number {
   }
   return total / clockTicks();
 }
+
+/**
+ * CPU seconds of each thread of a process (`/proc/<pid>/task/<tid>/stat`), by thread id; the
+ * main thread's id is the pid. Threads that ended are not counted.
+ */
+export function cpuByThread(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      // After the name, utime and stime are fields 14 and 15: indexes 11 and 12.
+      out.set(Number(tid), (Number(f[11]) + Number(f[12])) / clockTicks());
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
