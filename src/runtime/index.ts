@@ -107,8 +107,6 @@ export interface Runtime {
    * released once they have stopped.
    */
   runAdapters(signal: AbortSignal, sink?: IntakeSink): Promise<void>;
-  /** With `ownership`: the mailbox leases of the pull adapters, and which this process holds. */
-  ownership?: Ownership;
   /** Set when the built-in emulator serves as the API (no `api.url`). */
   emulatorUrl?: string;
   close(): Promise<void>;
@@ -277,7 +275,6 @@ function assemble(parts: Parts): Runtime {
     sinks,
     pushSink: parts.pushSink,
     ...(actions ? { actions } : {}),
-    ...(core.ownership ? { ownership: core.ownership } : {}),
     endpoints: () => parts.adapters.flatMap((e) => e.adapter.endpoints?.() ?? []),
     runAdapters: async (signal, sink = parts.intake) => {
       // Adapters listening on their own port (SMTP) hand messages to the same push sink as the HTTP endpoints.

@@ -21,8 +21,6 @@ import type { Fence, Lease, OwnerInfo, Store } from '../store/types.js';
 import { runOne, type AdapterEntry } from './adapters.js';
 import { MISSED_BEATS } from './owner.js';
 
-export const DEFAULT_LEASE_TTL_MS = 30_000;
-export const DEFAULT_LEASE_RENEW_MS = 2_000;
 /** How long a replica waits after registering before it takes its first leases (at most renewMs). */
 const FIRST_CHECK_DELAY_MS = 1_000;
 
@@ -82,14 +80,6 @@ interface Run {
   stopping: boolean;
 }
 
-/** A leased adapter as `mailgate status` shows it. */
-export interface LeaseView {
-  lease: string;
-  /** Whether this process holds it and runs the adapter. */
-  held: boolean;
-  token?: number;
-}
-
 export class Ownership {
   private readonly runs = new Map<string, Run>();
   /** Leases handed over or lost whose adapter has not stopped yet: not taken again meanwhile. */
@@ -104,14 +94,6 @@ export class Ownership {
   ) {
     this.log = opts.logger.child({ component: 'ownership' });
     for (const e of entries) e.state = 'standby';
-  }
-
-  /** What this process holds, per leased adapter. */
-  view(): LeaseView[] {
-    return this.entries.map((e) => {
-      const run = this.runs.get(leaseName(e)!);
-      return run === undefined ? { lease: leaseName(e)!, held: false } : { lease: run.fence.lease, held: true, token: run.fence.token };
-    });
   }
 
   /**

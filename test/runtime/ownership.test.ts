@@ -142,9 +142,9 @@ describe('Ownership on a real SQLite store', () => {
     const b = await replica('gw-b');
     const both = (): boolean => running(a).length + running(b).length === names.length && running(a).length > 0 && running(b).length > 0;
     let overlap = 0;
-    await waitFor('the mailboxes to be split', () => {
+    await waitFor('the mailboxes to be split', async () => {
       if (running(a).some((n) => running(b).includes(n))) overlap++;
-      return both() && a.ownership.view().filter((v) => v.held).length === running(a).length;
+      return both() && (await stores[0]!.listLeases()).filter((l) => l.owner === 'gw-a').length === running(a).length;
     });
     expect(overlap).toBe(0);
     expect(running(b).sort()).toEqual(names.filter((n) => preferredOwner(`imap:${n}`, ['gw-a', 'gw-b']) === 'gw-b').sort());
