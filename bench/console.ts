@@ -17,7 +17,8 @@ import { createLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
 import { buildApp, localPreview, type ServerDeps } from '../src/server/index.js';
 import { createConsole } from '../src/service/console.js';
-import { searchFields, searchKey } from '../src/store/items.js';
+import { searchFields } from '../src/store/items.js';
+import { searchRow } from '../src/store/sqlite/items.js';
 import { openStore } from '../src/store/index.js';
 import type { OutboxInput } from '../src/store/types.js';
 import { argInt } from './support/args.js';
@@ -108,23 +109,7 @@ function fill(path: string): void {
         t.origin,
       );
       docs.run(id, t.doc);
-      const f = t.f;
-      search.run(
-        id,
-        t.input.route,
-        f.adapter,
-        f.account,
-        f.sender,
-        f.senderName,
-        f.subject,
-        f.messageId,
-        f.timestamp,
-        searchKey(f.sender),
-        searchKey(f.senderName),
-        searchKey(f.subject),
-        searchKey(f.messageId),
-        commentId,
-      );
+      search.run(...searchRow(id, t.input.route, t.f, commentId));
     }
   });
   const t0 = performance.now();

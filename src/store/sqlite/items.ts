@@ -15,6 +15,7 @@ import {
   searchSql,
   SEARCH_PROBE_LIMIT,
   searchKey,
+  type SearchFields,
   sortDaily,
   stateCondition,
   stateOf,
@@ -113,23 +114,7 @@ export class SqliteItems {
 
   // --- writes, inside the caller's transaction ---------------------------------------------
   putSearch(id: number, item: OutboxInput): void {
-    const f = searchFields(item);
-    this.insertSearch.run(
-      id,
-      item.route,
-      f.adapter,
-      f.account,
-      f.sender,
-      f.senderName,
-      f.subject,
-      f.messageId,
-      f.timestamp,
-      searchKey(f.sender),
-      searchKey(f.senderName),
-      searchKey(f.subject),
-      searchKey(f.messageId),
-      item.commentId.toLowerCase(),
-    );
+    this.insertSearch.run(...searchRow(id, item.route, searchFields(item), item.commentId));
   }
 
   recordAttempts(rows: ReadonlyArray<{ id: number; route: string }>, outcome: ItemAttempt['outcome'], error?: ItemError, delayMs?: number) {
@@ -262,4 +247,28 @@ export class SqliteItems {
     const rows = this.db.prepare('SELECT route, day, units FROM ai_units_daily WHERE day >= ?').all(checkDay(since)) as DailyAiUnits[];
     return sortDaily(rows);
   }
+}
+
+/**
+ * The values of one `outbox_search` row in its column order (id, route, adapter, account,
+ * sender, sender_name, subject, message_id, msg_ts, then the search keys s_sender, s_name,
+ * s_subject, s_message_id, s_comment_id).
+ */
+export function searchRow(id: number, route: string, f: SearchFields, commentId: string): unknown[] {
+  return [
+    id,
+    route,
+    f.adapter,
+    f.account,
+    f.sender,
+    f.senderName,
+    f.subject,
+    f.messageId,
+    f.timestamp,
+    searchKey(f.sender),
+    searchKey(f.senderName),
+    searchKey(f.subject),
+    searchKey(f.messageId),
+    commentId.toLowerCase(),
+  ];
 }
