@@ -5,7 +5,8 @@
  * driven by the test, so the bound is counted, not timed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectionPacer, type PacerClock } from '../../adapters/imap/pacer.js';
+import { ConnectionPacer } from '../../adapters/imap/pacer.js';
+import { manualClock } from './manual-clock.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { MemorySink, eventually } from './memory-sink.js';
 import { startProxy, type Proxy } from './proxy.js';
@@ -13,29 +14,6 @@ import { account, run } from './setup.js';
 
 const ACCOUNTS = 24;
 const LIMITS = { concurrency: 4, perSecond: 1 };
-
-/** A clock that moves only when the test says; its timers fire then. */
-function steppedClock(): PacerClock & { advance(ms: number): void } {
-  let now = 0;
-  let timers: Array<{ at: number; fn: () => void }> = [];
-  return {
-    now: () => now,
-    setTimeout(fn, ms) {
-      const t = { at: now + ms, fn };
-      timers.push(t);
-      return t;
-    },
-    clearTimeout(t) {
-      timers = timers.filter((x) => x !== t);
-    },
-    advance(ms) {
-      now += ms;
-      const due = timers.filter((t) => t.at <= now);
-      timers = timers.filter((t) => t.at > now);
-      for (const t of due) t.fn();
-    },
-  };
-}
 
 let server: DovecotServer;
 let proxy: Proxy;
@@ -53,7 +31,7 @@ afterAll(async () => {
 
 describe(`${ACCOUNTS} accounts in one process`, () => {
   it('connect through the pacer at start and after a server restart: never more connections than permits', async () => {
-    const clock = steppedClock();
+    const clock = manualClock();
     const pacer = new ConnectionPacer(LIMITS, clock);
     const accounts = users.map((u) => account(server, u.user, u.pass, { port: proxy.port }));
     const r = run(accounts, new MemorySink(), { pacer });

@@ -1,34 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionPacer, checkPacing, type PacerClock, type Release } from '../../adapters/imap/pacer.js';
-
-/** A clock the test moves by hand: timers fire only in advance(). */
-function manualClock(): PacerClock & { advance(ms: number): void; pending(): number } {
-  let now = 0;
-  let timers: Array<{ at: number; fn: () => void }> = [];
-  return {
-    now: () => now,
-    setTimeout(fn, ms) {
-      const t = { at: now + ms, fn };
-      timers.push(t);
-      return t;
-    },
-    clearTimeout(t) {
-      timers = timers.filter((x) => x !== t);
-    },
-    advance(ms) {
-      const end = now + ms;
-      for (;;) {
-        const next = timers.filter((t) => t.at <= end).sort((a, b) => a.at - b.at)[0];
-        if (next === undefined) break;
-        timers = timers.filter((t) => t !== next);
-        now = next.at;
-        next.fn();
-      }
-      now = end;
-    },
-    pending: () => timers.length,
-  };
-}
+import { ConnectionPacer, checkPacing, type Release } from '../../adapters/imap/pacer.js';
+import { manualClock } from './manual-clock.js';
 
 const settle = () => new Promise((r) => setImmediate(r));
 
