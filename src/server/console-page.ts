@@ -9,11 +9,10 @@
  * Same policy as the preview page: no script but this server's, no style but the page's own
  * (per-response nonce), no images, frames or forms, and mail content only ever as text.
  */
-import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { CONSOLE_STYLE } from './console-style.js';
 import { consoleScriptRoutes } from './page/assets.js';
-import { contentSecurityPolicy, dropZoneHtml, type PreviewAuthMode } from './preview-page.js';
+import { dropZoneHtml, sendPage, type PreviewAuthMode } from './preview-page.js';
 import { PREVIEW_STYLE } from './preview-style.js';
 
 export const CONSOLE_PATH = '/console';
@@ -118,20 +117,10 @@ ${dropZoneHtml()}
 `;
 }
 
-function sendPage(reply: FastifyReply, auth: PreviewAuthMode, admin: boolean) {
-  const nonce = randomBytes(18).toString('base64');
-  return reply
-    .type('text/html; charset=utf-8')
-    .header('content-security-policy', contentSecurityPolicy(nonce))
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .send(consolePageHtml(nonce, auth, admin));
-}
-
 export function consolePageRoute(auth: PreviewAuthMode, admin: boolean) {
   return async (app: FastifyInstance): Promise<void> => {
     await app.register(consoleScriptRoutes());
-    app.get(CONSOLE_PATH, async (_request, reply) => sendPage(reply, auth, admin));
+    app.get(CONSOLE_PATH, async (_request, reply) => sendPage(reply, (nonce) => consolePageHtml(nonce, auth, admin)));
     app.get('/', async (_request, reply) => reply.redirect(CONSOLE_PATH, 302));
   };
 }

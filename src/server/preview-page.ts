@@ -8,7 +8,7 @@
  * CSP allows no script but this server's and no style but the page's own (per-response nonce).
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { previewScriptRoute } from './page/assets.js';
 import { PREVIEW_STYLE } from './preview-style.js';
 
@@ -81,17 +81,20 @@ ${dropZoneHtml()}</main>
 `;
 }
 
+/** Answers with a page whose inline style carries a fresh nonce, under the strict CSP, never cached. */
+export function sendPage(reply: FastifyReply, html: (nonce: string) => string): FastifyReply {
+  const nonce = randomBytes(18).toString('base64');
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', contentSecurityPolicy(nonce))
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .send(html(nonce));
+}
+
 export function previewPageRoute(auth: PreviewAuthMode) {
   return async (app: FastifyInstance): Promise<void> => {
     await app.register(previewScriptRoute());
-    app.get('/preview', async (_request, reply) => {
-      const nonce = randomBytes(18).toString('base64');
-      return reply
-        .type('text/html; charset=utf-8')
-        .header('content-security-policy', contentSecurityPolicy(nonce))
-        .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer')
-        .send(previewPageHtml(nonce, auth));
-    });
+    app.get('/preview', async (_request, reply) => sendPage(reply, (nonce) => previewPageHtml(nonce, auth)));
   };
 }
