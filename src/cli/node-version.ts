@@ -53,7 +53,7 @@ export function unsupportedNode(running: string, range: string | undefined, exec
   const lines = [`mailgate needs Node.js ${range} (a supported release line: 22 or 24); this is Node.js ${running} (${execPath}).`];
   if (existsSync(join(root, 'scripts', 'setup.sh'))) {
     lines.push(
-      'In this checkout, `bash scripts/setup.sh node` installs a supported Node into .node/ (beside the machine\'s own, which it leaves alone)',
+      "In this checkout, `bash scripts/setup.sh node` installs a supported Node into .node/ (beside the machine's own, which it leaves alone)",
       'and `npm ci` with it; then run with PATH="$PWD/.node/bin:$PATH", e.g. PATH="$PWD/.node/bin:$PATH" npm start.',
     );
   } else {
