@@ -145,8 +145,7 @@ export const RECOGNISERS: Recogniser[] = [
     return OFFICE_EXTENSIONS.has(ext) ? { skip: SKIP.document } : { kind: 'msg' };
   },
   ({ head }) => (IMAGE_MAGICS.some((m) => startsWith(head, m)) ? { skip: SKIP.image } : undefined),
-  ({ head }) =>
-    startsWith(head, Buffer.from('RIFF')) && startsWith(head, Buffer.from('WEBP'), 8) ? { skip: SKIP.image } : undefined,
+  ({ head }) => (startsWith(head, Buffer.from('RIFF')) && startsWith(head, Buffer.from('WEBP'), 8) ? { skip: SKIP.image } : undefined),
   ({ head }) =>
     ARCHIVE_MAGICS.some((m) => startsWith(head, m)) || startsWith(head, Buffer.from('ustar'), 257) ? { skip: SKIP.archive } : undefined,
   ({ head }) => (DOCUMENT_MAGICS.some((m) => startsWith(head, m)) ? { skip: SKIP.document } : undefined),
