@@ -4,12 +4,13 @@
  * message of the batch is durable, so the adapter acknowledges nothing early.
  */
 import { createHash } from 'node:crypto';
-import { isGatewayError } from '../errors.js';
+import { isGatewayError, type Warning } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { RawEmailDocument } from '../model/index.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { Fence, OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
+import { unwrapJournals } from './journal-intake.js';
 import { outboxKey, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
 
@@ -61,6 +62,8 @@ interface Keyed {
   msg: Inbound;
   route: RouteConfig;
   key: string;
+  /** Warnings of a step before parsing (a malformed journal report), added to the item's. */
+  warnings?: Warning[];
 }
 
 export interface IntakeCounters {
@@ -153,7 +156,7 @@ export function createIntake(options: IntakeOptions): Intake {
     return keyed.filter(({ msg, key }) => !known.get(msg.route)!.has(key));
   }
 
-  async function toOutbox({ msg, route, key }: Keyed, c: IntakeCounters = counters): Promise<Parsed> {
+  async function toOutbox({ msg, route, key, warnings }: Keyed, c: IntakeCounters = counters): Promise<Parsed> {
     const base = {
       route: route.name,
       key,
@@ -167,7 +170,8 @@ export function createIntake(options: IntakeOptions): Intake {
     }
     try {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
-      const result = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
+      const parsed = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
+      const result = warnings === undefined ? parsed : { ...parsed, warnings: [...parsed.warnings, ...warnings] };
       c.parsed++;
       return {
         input: new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result),
@@ -226,7 +230,8 @@ export function createIntake(options: IntakeOptions): Intake {
         const route = routeOf(msg);
         return { msg, route, key: outboxKey(route, msg.origin, msg.raw) };
       });
-      return (await Promise.all(keyed.map((k) => toOutbox(k, apart)))).map((p) => withThread(p, routes));
+      const unwrapped = await unwrapJournals(keyed, store);
+      return (await Promise.all(unwrapped.map((k) => toOutbox(k, apart)))).map((p) => withThread(p, routes));
     },
     accept(batch: Inbound[], checkpoint?: Checkpoint, fence?: Fence): Promise<void> {
       return inOrder(async (previous) => {
@@ -239,7 +244,10 @@ export function createIntake(options: IntakeOptions): Intake {
         counters.received += batch.length;
         const fresh = await unknown(batch);
         counters.duplicates += batch.length - fresh.length;
-        const items = await Promise.all(fresh.map((k) => toOutbox(k)));
+        // Journal reports of one message in consecutive batches: the earlier batch must be
+        // durable before this one looks up what it stored (the envelope union).
+        if (fresh.some((k) => k.route.unwrap === 'exchange_journal')) await previous;
+        const items = await Promise.all((await unwrapJournals(fresh, store)).map((k) => toOutbox(k)));
         await previous;
         await storeBatch(batch, items, checkpoint, fence);
       });
