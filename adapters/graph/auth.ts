@@ -1,6 +1,6 @@
 /**
  * Access tokens for Graph by the client-credentials grant, through @azure/msal-node (secret or
- * certificate), behind the process's token cache (src/runtime/tokens.ts): renewed before they
+ * certificate), behind the process's token cache (src/tokens.ts): renewed before they
  * expire, and fetched fresh once after Graph refused one.
  *
  * msal-node accepts only https authorities and checks that the metadata document's issuer has
@@ -14,7 +14,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfidentialClientApplication, type Configuration, type INetworkModule, type NetworkResponse } from '@azure/msal-node';
 import { GatewayError } from '../../src/errors.js';
-import { createTokenCache, type TokenCache } from '../../src/runtime/tokens.js';
+import { createTokenCache, type TokenCache } from '../../src/tokens.js';
 import type { GraphEntry } from './config.js';
 
 /** `https://graph.microsoft.com/v1.0` → `https://graph.microsoft.com/.default`. */

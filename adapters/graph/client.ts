@@ -8,7 +8,7 @@
  */
 import { GatewayError, type ErrorCode } from '../../src/errors.js';
 import { atLeast, backoffDelay, type Backoff } from '../../src/retry.js';
-import type { TokenCache } from '../../src/runtime/tokens.js';
+import type { TokenCache } from '../../src/tokens.js';
 import { sleep } from '../../src/pipeline/sleep.js';
 import type { MailboxLimiter } from './limiter.js';
 

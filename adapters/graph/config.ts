@@ -12,7 +12,7 @@ const url = (what: string, dflt: string) =>
     .default(dflt)
     .superRefine((u, ctx) => {
       const issue = insecureUrlIssue(u, false);
-      if (issue) ctx.addIssue({ code: 'custom', message: `${what} ${issue}` });
+      if (issue) ctx.addIssue({ code: 'custom', message: issue });
     })
     .describe(`${what}; https, or http to a loopback host (a local stand-in). Default ${dflt}.`);
 
@@ -80,8 +80,8 @@ export const graphEntrySchema = z.strictObject({
   tenant_id: z.string().min(1).describe('Directory (tenant) id of the Microsoft 365 organisation.'),
   client_id: z.string().min(1).describe('Application (client) id of the app registration.'),
   auth: auth.describe('{ client_secret } or { certificate: PEM file with key and certificate }.'),
-  authority_url: url('authority_url', 'https://login.microsoftonline.com'),
-  graph_url: url('graph_url', 'https://graph.microsoft.com/v1.0'),
+  authority_url: url('The Microsoft identity platform (sovereign clouds have their own)', 'https://login.microsoftonline.com'),
+  graph_url: url('The Graph endpoint with its version (e.g. https://graph.microsoft.us/v1.0)', 'https://graph.microsoft.com/v1.0'),
   mailboxes: z.array(mailbox).min(1).describe('Mailboxes to read, each under its own lease.'),
   after_delivery: afterDelivery,
   poll_interval_ms: z
@@ -95,6 +95,10 @@ export const graphEntrySchema = z.strictObject({
       url: z
         .string()
         .url()
+        .superRefine((u, ctx) => {
+          const issue = insecureUrlIssue(u, false);
+          if (issue) ctx.addIssue({ code: 'custom', message: issue });
+        })
         .describe('Public https URL at which Graph reaches this gateway; its path is served by mailgate (the notification receiver).'),
       client_state: z
         .string()

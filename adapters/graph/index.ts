@@ -14,7 +14,7 @@ import type {
   Origin,
   PushEndpoint,
 } from '../../src/pipeline/types.js';
-import type { TokenCache } from '../../src/runtime/tokens.js';
+import type { TokenCache } from '../../src/tokens.js';
 import { applyAction } from './actions.js';
 import { graphTokens } from './auth.js';
 import { MailboxClient } from './client.js';
