@@ -217,6 +217,8 @@ export interface PathAdapterOptions {
   mboxQuoting?: MboxQuoting;
   /** An item that could not be read (kept as a dead letter). */
   onError?: (origin: PathItem['origin'], error: { code: string; message: string }) => void;
+  /** A file met in a folder walk that is skipped (not mail, a link refused), with the reason. */
+  onSkip?: (path: string, reason: string) => void;
 }
 
 /** Files and folders named on the command line: `mailgate import` (an adapter) and `preview`/`--dry-run` (items). */
