@@ -2,7 +2,7 @@
  * Change notifications as wake-ups (learn.microsoft.com/graph/change-notifications-delivery-
  * webhooks): one subscription per folder on `created` messages, renewed when a third of its
  * lifetime is left, recreated when Graph removed it. The receiver — an endpoint at the path of
- * `notifications.url`, served by mailgate's HTTP server — answers the validation handshake by
+ * `notifications.url`, served by mailgate's HTTP server and its public listener — answers the validation handshake by
  * echoing `validationToken` as text/plain, checks `clientState` on every notification (others are
  * refused and logged), and answers 202 at once; the folder's mailbox then runs a delta round.
  * Lifecycle events: `reauthorizationRequired` renews, `subscriptionRemoved` recreates, `missed`
@@ -126,6 +126,8 @@ export class Subscriber {
       method: 'POST',
       path: new URL(this.entry.notifications.url).pathname,
       bodyLimit: BODY_LIMIT,
+      // Graph must reach it: served on `server.public_listen` too. Its proof is the clientState in the body.
+      public: true,
       handle: async (req) => this.receive(req),
     };
   }

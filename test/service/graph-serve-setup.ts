@@ -22,6 +22,7 @@ export async function freePort(): Promise<number> {
 }
 
 export interface GraphConfigExtra {
+  /** Port of the public listener (the notification URL's). */
   port?: number;
   /** Fields of the graph entry, as YAML flow text. */
   entry?: string;
@@ -47,7 +48,8 @@ export function writeGraphConfig(
     [
       `store: sqlite:${join(dir, name, 'mailgate.db')}`,
       `api: { url: ${emu.url}, token: "\${TEST_API_TOKEN}", retry: { base_delay_ms: 50, max_delay_ms: 200 } }`,
-      `server: { listen: 127.0.0.1:${port}, api_keys: ["\${TEST_ADMIN_KEY}"] }`,
+      // The notification receiver is reached on the public listener, as Graph would reach it.
+      `server: { listen: 127.0.0.1:0, ${extra.notifications ? `public_listen: 127.0.0.1:${port}, ` : ''}api_keys: ["\${TEST_ADMIN_KEY}"] }`,
       'log_level: info',
       `delivery: ${extra.delivery ?? '{ max_documents: 500, flush_ms: 0 }'}`,
       'routes:',
