@@ -44,7 +44,7 @@ function loopbackNetwork(origin: string, timeoutMs: number): INetworkModule {
     const text = (await res.text()).split(origin).join(secure);
     const headers: Record<string, string> = {};
     res.headers.forEach((v, k) => (headers[k] = v));
-    let body: unknown = {};
+    let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
