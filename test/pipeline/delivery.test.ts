@@ -116,6 +116,45 @@ describe('delivery', () => {
     expect(await store.listDeadLetters({ limit: 10 })).toEqual([]);
   });
 
+  it('reports a pause once while it lasts, its resume when it ran out, and a new pause with a new since-when', async () => {
+    const { store, emu } = await setup();
+    const client = createApiClient({ baseUrl: emu.url, token: 'wrong-token', retry: { maxAttempts: 1 } });
+    const events = new RuntimeEvents();
+    const seen: string[] = [];
+    const since: number[] = [];
+    let twice!: () => void;
+    const pausedTwice = new Promise<void>((r) => (twice = r));
+    events.on('route:paused', (e) => {
+      seen.push(`paused ${e.code}`);
+      since.push(e.since.getTime());
+      if (since.length === 2) twice();
+    });
+    events.on('route:resumed', (e) => void seen.push(`resumed after ${e.pausedMs >= 50 ? 'the pause' : 'too soon'}`));
+    const d = createDelivery({
+      store,
+      routes: [route],
+      deliver: createDeliverFn({ client, ledger: store, config }),
+      owner: 'test',
+      leaseMs: 10_000,
+      claimLimit: 100,
+      concurrency: 2,
+      maxItemAttempts: 3,
+      pauseMs: 50,
+      events,
+    });
+    const controller = new AbortController();
+    const running = d.run(controller.signal);
+    await pausedTwice;
+    controller.abort();
+    await running;
+    expect(seen.slice(0, 3)).toEqual([
+      'paused MAILGATE_ERR_API_UNAUTHORIZED',
+      'resumed after the pause',
+      'paused MAILGATE_ERR_API_UNAUTHORIZED',
+    ]);
+    expect(since[1]!).toBeGreaterThanOrEqual(since[0]! + 50);
+  });
+
   it('claims new items as soon as it is woken, not at the end of its idle wait', async () => {
     const emu = await startEmulator({ autoCreateSources: true });
     const store = await openStore('sqlite::memory:');
