@@ -20,15 +20,8 @@ export type { DocumentOptions, DocumentResult } from './document/types.js';
 export * from './model/index.js';
 export { GatewayError, isGatewayError, ERROR_CODES, WARNING_CODES, type ErrorCode, type Warning, type WarningCode } from './errors.js';
 export { createApiClient, ApiError, type ApiClient, type ApiClientOptions } from './api/client.js';
-export {
-  deliverBatch,
-  MemoryLedger,
-  documentHashes,
-  type DeliveryReport,
-  type ItemOutcome,
-  type SyncTarget,
-  type PredictTarget,
-} from './batcher/index.js';
+export { MemoryLedger, documentHashes } from './ledger/index.js';
+export { deliverBatch, type DeliveryReport, type ItemOutcome, type SyncTarget, type PredictTarget } from './batcher/index.js';
 export { createEmulator } from './emulator/index.js';
 export { openStore } from './store/index.js';
 export type { Store } from './store/types.js';

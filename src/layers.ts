@@ -1,7 +1,7 @@
 /**
  * The layers of `src/`, lowest first. A module may import its own layer and the layers below
  * it, never one above: the flow of DESIGN.md reads bottom-up (bytes → parsed message →
- * document → preview → API → batches → store → pipeline → sinks) and the entry points
+ * document → preview → ledger → API → batches → store → pipeline → sinks) and the entry points
  * (runtime, service, CLI) sit on top. Adapters (adapters/<kind>/) may import `src/` up to
  * `pipeline` (the Adapter contract, errors, logger, limits, mime…) and never each other; `src/`
  * reaches them only through the registry (adapters/index.ts, adapters/config.ts).
@@ -12,6 +12,8 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['mime'],
   ['document'],
   ['preview'],
+  // The billing ledger: its contract, hashes and rule, shared by intake, the batcher and the store.
+  ['ledger'],
   ['api'],
   ['batcher'],
   ['store'],

@@ -37,7 +37,7 @@ export interface StageTimes {
 const RULES: Array<[RegExp, Stage]> = [
   [/\/node_modules\/(imapflow|libmime|libbase64|libqp)\/|\/adapters\/imap\/|\/adapters\/files\/|\/src\/mime\/mbox/, 'fetch / protocol'],
   [/\/src\/mime\//, 'parse (MIME)'],
-  [/\/src\/(document|preview)\/|\/src\/pipeline\/encoded\.js|\/src\/batcher\/ledger\.js/, 'document + preview'],
+  [/\/src\/(document|preview)\/|\/src\/pipeline\/encoded\.js|\/src\/ledger\//, 'document + preview'],
   [/\/src\/pipeline\/(intake|pool|worker|origin)\.js/, 'intake + pool hand-over'],
   [/\/src\/store\/|\/node_modules\/(better-sqlite3|pg|pg-protocol|pg-pool)\//, 'store'],
   [/\/src\/(batcher|api)\/|\/src\/pipeline\/(delivery|deliver-fn|after-delivery)\.js|undici/, 'delivery encoding + HTTP'],

@@ -6,7 +6,7 @@
 import { ApiError } from '../api/errors.js';
 import type { ApiClient, AttemptInfo } from '../api/client.js';
 import { GatewayError } from '../errors.js';
-import type { Ledger } from './ledger.js';
+import type { Ledger } from '../ledger/index.js';
 import { pack, resolveBatchLimits } from './pack.js';
 import { prepare, type Prepared, type PrepareOptions } from './prepare.js';
 import { checkTarget, encodeRequest, envelopeBytes } from './requests.js';

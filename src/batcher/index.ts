@@ -1,18 +1,5 @@
-/** Packing documents into requests, property-override rules, split-on-rejection, billing ledger. */
+/** Packing documents into requests, property-override rules, split-on-rejection (the ledger: src/ledger/). */
 export { deliverBatch, isSplittable, DEFAULT_MAX_SPLIT_REQUESTS, type DeliverOptions } from './deliver.js';
-export {
-  MemoryLedger,
-  canonicalJson,
-  docHashOf,
-  documentHashes,
-  estimatedUnits,
-  ledgerVerdict,
-  textHashOf,
-  type DocumentHashes,
-  type Ledger,
-  type LedgerEntry,
-  type LedgerVerdict,
-} from './ledger.js';
 export { pack, requestBytes, resolveBatchLimits, type PackLimits, type Packing } from './pack.js';
 export { applyPropertyRules, checkRouteProperties, collidingKeys, routePropertyProblems, type PropertyResult } from './properties.js';
 export { sendSplitting, newSplitState, type PartResult, type SendResult, type SplitOptions, type SplitState } from './split.js';

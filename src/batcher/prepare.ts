@@ -8,7 +8,7 @@
  */
 import { GatewayError, type Warning } from '../errors.js';
 import { GENERATED_PROPERTIES, RawEmailDocument } from '../model/index.js';
-import { documentHashes, estimatedUnits, ledgerVerdict, type DocumentHashes, type Ledger, type LedgerVerdict } from './ledger.js';
+import { documentHashes, estimatedUnits, ledgerVerdict, type DocumentHashes, type Ledger, type LedgerVerdict } from '../ledger/index.js';
 import { applyPropertyRules } from './properties.js';
 import type { DeliveryItem, ItemOutcome, Target } from './types.js';
 

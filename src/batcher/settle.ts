@@ -11,7 +11,7 @@
 import { ApiError } from '../api/errors.js';
 import { GatewayError, type ErrorCode, type Warning } from '../errors.js';
 import type { PredictRawEmailsResponse, SyncRawEmailsResponse } from '../model/index.js';
-import type { Ledger, LedgerEntry } from './ledger.js';
+import type { Ledger, LedgerEntry } from '../ledger/index.js';
 import type { Prepared } from './prepare.js';
 import type { PartResult } from './split.js';
 import type { DeliveryItem, DeliveryReport, ItemOutcome, SyncCounts, Target } from './types.js';

@@ -4,7 +4,7 @@
 import type { ErrorCode, GatewayError, Warning } from '../errors.js';
 import type { LabelThreshold, PredictedLabel, RawEmailDocument, SyncCounts, UserProperties } from '../model/index.js';
 import type { ModelVersion } from '../api/paths.js';
-import type { DocumentHashes } from './ledger.js';
+import type { DocumentHashes } from '../ledger/index.js';
 
 export type { SyncCounts };
 

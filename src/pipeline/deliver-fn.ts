@@ -3,7 +3,8 @@
  * (camelCase) and hands claimed outbox items to `deliverBatch`, keyed by outbox id.
  */
 import type { ApiClient } from '../api/client.js';
-import { checkRouteProperties, deliverBatch, type DeliveryItem, type Ledger, type LedgerEntry, type Target } from '../batcher/index.js';
+import { checkRouteProperties, deliverBatch, type DeliveryItem, type Target } from '../batcher/index.js';
+import type { Ledger, LedgerEntry } from '../ledger/index.js';
 import type { Config, RouteConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import { MAX_PREDICT_DOCUMENTS } from '../limits.js';

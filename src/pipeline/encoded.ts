@@ -6,7 +6,7 @@
  * stored item's comment builds it again from the stored document, exactly as the service
  * will; only its thread facts travel, for the thread index, and its ledger hashes.
  */
-import { docHashOf, textHashOf, type DocumentHashes } from '../batcher/ledger.js';
+import { docHashOf, textHashOf, type DocumentHashes } from '../ledger/index.js';
 import type { Warning } from '../errors.js';
 import { messageAddresses } from '../preview/threads.js';
 import type { PreviewResult } from '../preview/types.js';

@@ -2,7 +2,7 @@
  * Pieces both store implementations share: argument checks, JSON columns, error wrapping.
  */
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
-import type { DocumentHashes } from '../batcher/ledger.js';
+import type { DocumentHashes } from '../ledger/index.js';
 import type { RawEmailDocument } from '../model/index.js';
 import type { Fence, ItemError, Lease, ItemState, OutboxInput, OutboxItem, OutboxStatus, PurgeFilter, RouteCounters } from './types.js';
 

@@ -7,13 +7,13 @@
  * the store's own clock (SQLite: this process; PostgreSQL: the server), returned as ISO-8601;
  * leases and due times follow the `now` the store was opened with, when it was given one.
  */
-import type { DocumentHashes, Ledger, LedgerEntry } from '../batcher/ledger.js';
+import type { DocumentHashes, Ledger, LedgerEntry, LedgerRecord } from '../ledger/index.js';
 import type { Warning } from '../errors.js';
 import type { Comment, PredictedLabel, RawEmailDocument } from '../model/index.js';
 import type { Checkpoint, Origin } from '../model/origin.js';
 
-/** The ledger the batcher reads and writes; every Store is one (src/batcher/ledger.ts). */
-export type { Ledger, LedgerEntry };
+/** The ledger the batcher reads and writes; every Store is one (src/ledger/). */
+export type { Ledger, LedgerEntry, LedgerRecord };
 
 /** A coded failure stored with an item: `code` is a MAILGATE_ERR_* code or an API error code. */
 export interface ItemError {
@@ -125,12 +125,6 @@ export interface OutboxItem {
   enqueuedAt: string;
   /** The reason of the last scheduled retry, if any. */
   lastError?: ItemError;
-}
-
-/** Ledger entries of one source, as `Ledger.record` takes them. */
-export interface LedgerRecord {
-  source: string;
-  entries: Array<LedgerEntry & { commentId: string }>;
 }
 
 /** Any stored item by id, whatever its status (`getItem`). */

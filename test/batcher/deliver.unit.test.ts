@@ -8,7 +8,7 @@ import type { ApiClient } from '../../src/api/client.js';
 import { isEncodedRequest } from '../../src/api/encoded.js';
 import { ApiError } from '../../src/api/errors.js';
 import { deliverBatch } from '../../src/batcher/deliver.js';
-import { MemoryLedger } from '../../src/batcher/ledger.js';
+import { MemoryLedger } from '../../src/ledger/index.js';
 import type { SyncTarget } from '../../src/batcher/types.js';
 import type { SyncRawEmailsRequest } from '../../src/model/index.js';
 import { items, makeDoc, TAG } from './helpers.js';

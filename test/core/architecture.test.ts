@@ -125,6 +125,16 @@ describe('architecture', () => {
     expect(violations(SRC, ADAPTERS, readRepo)).toEqual([]);
   });
 
+  it('keeps the ledger in one home: the store and intake never reach into the batcher', () => {
+    const intake = ['src/pipeline/encoded.ts', 'src/pipeline/intake.ts', 'src/pipeline/pool.ts'];
+    const found = [...SRC.filter((f) => f.startsWith('src/store/')), ...intake.filter((f) => SRC.includes(f))].flatMap((f) =>
+      importsOf(f, readRepo(f))
+        .filter((t) => t.startsWith('src/batcher/'))
+        .map((t) => `${f} imports ${t}`),
+    );
+    expect(found).toEqual([]);
+  });
+
   it('reports a reach-up, an adapter reached past the registry and adapters importing each other', () => {
     const files: Record<string, string> = {
       'src/store/x.ts': "import type { Origin } from '../pipeline/types.js';",

@@ -1,5 +1,6 @@
 /** Counters of an import: the line beside the progress bar on a terminal (src/cli/terminal/), and the final summary. */
 import type { RuntimeEvents } from '../../pipeline/events.js';
+import { skipText } from '../skips.js';
 
 export interface ImportSummary {
   route: string;
@@ -27,6 +28,10 @@ export interface ImportSummary {
   sinkSent?: number;
   /** False when the import stopped waiting for the sink (MAILGATE_ERR_SINK_FLUSH_TIMEOUT). */
   sinkFlushed?: boolean;
+  /** Files met in a folder walk and skipped (not mail, a link refused): never parsed, stored nor billed. */
+  skipped: number;
+  /** The skipped files by reason (`JSON`, `image`, `archive`, `binary`, …). */
+  skippedBy: Record<string, number>;
   /** Why the import stopped early: the API refused the credentials or the target (401, 403, 404). */
   error?: { code: string; message: string };
 }
@@ -80,6 +85,8 @@ export function summarize(route: string, c: ImportCounts, unreadable: number, st
   return {
     route,
     dryRun: false,
+    skipped: 0,
+    skippedBy: {},
     // Unreadable inputs are handed to intake too (as failures): read counts them.
     read: c.read,
     parsed: c.queued,
@@ -110,5 +117,6 @@ export function progressLine(s: ImportSummary): string {
 
 export function summaryText(s: ImportSummary): string {
   const head = s.dryRun ? 'dry run (nothing sent, nothing stored)' : `import into route ${s.route}`;
-  return `${head}: ${progressLine(s)}  in ${s.seconds}s (${s.messagesPerSecond} msg/s)\n`;
+  const skipped = s.skipped > 0 ? `; ${skipText(s.skipped, s.skippedBy)}, not mail: never parsed nor billed` : '';
+  return `${head}: ${progressLine(s)}  in ${s.seconds}s (${s.messagesPerSecond} msg/s)${skipped}\n`;
 }

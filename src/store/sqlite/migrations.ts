@@ -132,7 +132,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   },
   {
     // The ledger's second hash covers the whole document, the first the comment's text
-    // (src/batcher/ledger.ts); entries written before keep a marked text hash so they are
+    // (src/ledger/); entries written before keep a marked text hash so they are
     // never mistaken for the new kind. Intake stores both hashes with the document.
     version: 4,
     name: 'ledger document hash, hashes stored with the document',

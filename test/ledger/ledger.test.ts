@@ -9,7 +9,7 @@ import {
   ledgerVerdict,
   textHashOf,
   type LedgerEntry,
-} from '../../src/batcher/ledger.js';
+} from '../../src/ledger/index.js';
 import { buildComment } from '../../src/preview/comment.js';
 import type { RawEmailDocument } from '../../src/model/index.js';
 
