@@ -76,7 +76,7 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
     display.stop();
     await pool.close();
   }
-  if (skips.total > 0) ctx.stderr.write(`mailgate: ${skips.text()}, not mail\n`);
+  if (skips.total > 0) ctx.stderr.write(`mailgate: ${skips.text()}, never parsed\n`);
   return failed;
 }
 
