@@ -32,7 +32,7 @@ export const ADAPTER_CONFIGS = {
   files: {
     mode: 'pull',
     schema: filesEntrySchema,
-    description: 'File inputs: .eml, mbox, maildir and .msg files or folders, read once.',
+    description: 'File inputs: .eml, mbox, maildir, .msg and Outlook PST/OST files or folders, read once.',
   },
   imap: {
     mode: 'pull',

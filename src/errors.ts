@@ -61,6 +61,9 @@ export const ERROR_CODES = {
   MAILGATE_ERR_INPUT_NOT_FOUND: 'An input path does not exist or cannot be read.',
   MAILGATE_ERR_INPUT_UNSUPPORTED: 'An input file is of a kind mailgate cannot read.',
   MAILGATE_ERR_INPUT_MSG_INVALID: 'An Outlook .msg file could not be read.',
+  MAILGATE_ERR_INPUT_PST_ENCRYPTED: 'An Outlook PST/OST file uses "high" encryption, which mailgate does not read.',
+  MAILGATE_ERR_INPUT_PST_INVALID: 'An Outlook PST/OST file, or one item in it, could not be read.',
+  MAILGATE_ERR_INPUT_VAULT_INVALID: 'A Google Vault export (zip or metadata XML) could not be read.',
 
   // --- emulator: the local Text Analytics API stand-in -----------------------------
   MAILGATE_ERR_EMULATOR_OPTIONS_INVALID: 'An emulator option is invalid (token, limits, model versions, transform tags).',
@@ -193,6 +196,8 @@ export const WARNING_CODES = {
   MAILGATE_WARN_CHARSET_FALLBACK: 'An unknown or bogus charset label was decoded by the fallback rule.',
   MAILGATE_WARN_BODY_TRUNCATED: 'The body text exceeded 65536 characters and was truncated.',
   MAILGATE_WARN_HEADERS_TRUNCATED: 'The raw header block exceeded the limit; trailing fields were dropped.',
+  MAILGATE_WARN_HEADERS_SYNTHESIZED:
+    'The archive kept no transport headers for the item (sent items, drafts); its headers were built from its properties.',
   MAILGATE_WARN_ATTACHMENTS_TRUNCATED: 'The message has more than 128 attachments; only the first 128 are listed.',
   MAILGATE_WARN_MIME_MALFORMED: 'The MIME structure is broken (missing boundary, bad encoding); a best-effort reading was used.',
   MAILGATE_WARN_NO_BODY: 'The message has no text body; an empty plain body was sent.',
