@@ -44,7 +44,9 @@ export const itemsQuery = z
   .strict()
   .refine((q) => q.adapter_name === undefined || q.adapter !== undefined, { path: ['adapter_name'], message: 'needs adapter' });
 
-export const replayBody = z.object({ ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).min(1).max(MAX_BULK_REPLAY) }).strict();
+export const replayBody = z
+  .object({ ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).min(1).max(MAX_BULK_REPLAY) })
+  .strict();
 
 function storeQuery(q: z.output<typeof itemsQuery>): ItemQuery {
   const out: ItemQuery = { limit: q.limit ?? DEFAULT_ITEMS_LIMIT };
