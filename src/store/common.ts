@@ -4,7 +4,18 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 import type { DocumentHashes } from '../ledger/index.js';
 import type { RawEmailDocument } from '../model/index.js';
-import type { Fence, ItemError, Lease, ItemState, OutboxInput, OutboxItem, OutboxStatus, PurgeFilter, RouteCounters } from './types.js';
+import type {
+  Fence,
+  ItemError,
+  Lease,
+  ItemState,
+  OutboxInput,
+  OutboxItem,
+  OutboxStatus,
+  PurgeFilter,
+  RouteCounters,
+  ThreadEntry,
+} from './types.js';
 
 /** Upper bound for `limit` in claims and listings: bounds memory per call. */
 export const MAX_STORE_LIMIT = 10_000;
@@ -163,6 +174,21 @@ export function countByRoute(routes: Iterable<string>): Map<string, number> {
   for (const r of routes) counts.set(r, (counts.get(r) ?? 0) + 1);
   return counts;
 }
+
+/** The thread index entries items carry, by source (sources sorted, so concurrent writers lock in one order). */
+export function threadsBySource(items: readonly OutboxInput[]): Array<[string, ThreadEntry[]]> {
+  const bySource = new Map<string, ThreadEntry[]>();
+  for (const { thread } of items) {
+    if (thread === undefined) continue;
+    const list = bySource.get(thread.source) ?? [];
+    list.push(thread.entry);
+    bySource.set(thread.source, list);
+  }
+  return [...bySource].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The per-route counters of `route_counters`. */
+export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
 
 /** The columns both stores select from `route_counters`, in this order. */
 export const ROUTE_COUNTER_COLUMNS = 'route, enqueued, delivered, unchanged, dead_lettered, ai_units';

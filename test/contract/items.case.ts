@@ -3,7 +3,7 @@
  * delivery attempts written with each outcome, raw bytes, counts and AI units per day.
  */
 import { describe, expect, it } from 'vitest';
-import { SEARCH_PROBE_LIMIT } from '../../src/store/items.js';
+import { SEARCH_PROBE_LIMIT } from '../../src/store/console.js';
 import type { OutboxInput } from '../../src/store/types.js';
 import { expectCode, fakeClock, input, type ContractContext } from './store.case.js';
 

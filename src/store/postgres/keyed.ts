@@ -11,11 +11,13 @@
  */
 import type pg from 'pg';
 import { countByRoute, itemStateOf } from '../common.js';
-import type { ItemError, ItemState, KeyedOutcome, OutboxInput, OutboxStatus, ThreadEntry } from '../types.js';
-import { putSearch } from './items.js';
+import type { ItemError, ItemState, KeyedOutcome, KeyedStore, OutboxInput, OutboxStatus } from '../types.js';
+import type { Backend } from '../compose.js';
+import { putSearch } from './console.js';
+import { bumpCounters } from './counters.js';
 import { nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
-import { bumpCounters, deleteItems } from './outbox.js';
-import type { PgState } from './state.js';
+import { deleteItems } from './outbox.js';
+import type { PgThreads } from './threads.js';
 
 type Found = Omit<KeyedOutcome, 'duplicate'>;
 
@@ -55,14 +57,6 @@ function insertOne(it: OutboxInput, aliases: string[], now: Date | null): { text
   return { text, values };
 }
 
-function threadsBySource(items: OutboxInput[]): Array<[string, ThreadEntry[]]> {
-  const bySource = new Map<string, ThreadEntry[]>();
-  for (const { thread } of items) {
-    if (thread !== undefined) bySource.set(thread.source, [...(bySource.get(thread.source) ?? []), thread.entry]);
-  }
-  return [...bySource].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
 interface StateRow {
   id: string;
   route: string;
@@ -77,14 +71,14 @@ interface StateRow {
   last_error: ItemError | null;
 }
 
-export class PgKeyed {
+export class PgKeyed implements Backend<KeyedStore> {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly state: PgState,
+    private readonly threads: PgThreads,
     private readonly clock: PgClock,
   ) {}
 
-  enqueue(items: OutboxInput[]): Promise<KeyedOutcome[]> {
+  enqueueKeyed(items: OutboxInput[]): Promise<KeyedOutcome[]> {
     if (items.length === 0) return Promise.resolve([]);
     const order = items
       .map((_, i) => i)
@@ -104,7 +98,7 @@ export class PgKeyed {
       }
       await bumpCounters(client, 'enqueued', countByRoute(fresh.filter((i) => i.error === undefined).map((i) => i.route)));
       await bumpCounters(client, 'dead_lettered', countByRoute(fresh.filter((i) => i.error !== undefined).map((i) => i.route)));
-      for (const [source, entries] of threadsBySource(fresh)) await this.state.indexThread(source, entries, client);
+      await this.threads.indexItems(client, fresh);
       await putSearch(client, fresh, false);
       return out;
     });

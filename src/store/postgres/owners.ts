@@ -5,7 +5,8 @@
  */
 import type pg from 'pg';
 import { checkMissedBeats, checkOwner } from '../common.js';
-import type { OwnerInfo, OwnerRegistration, ReapResult } from '../types.js';
+import type { Backend } from '../compose.js';
+import type { OwnerInfo, OwnerRegistration, OwnerStore, ReapResult } from '../types.js';
 import { releaseOwnerLeases } from './leases.js';
 import { iso, nowParam, pgNow, withTransaction, type PgClock, type Queryable } from './db.js';
 
@@ -32,13 +33,13 @@ async function release(db: Queryable, owners: string[]): Promise<number> {
   return res.rowCount ?? 0;
 }
 
-export class PgOwners {
+export class PgOwners implements Backend<OwnerStore> {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: PgClock,
   ) {}
 
-  async register(owner: OwnerRegistration): Promise<void> {
+  async registerOwner(owner: OwnerRegistration): Promise<void> {
     checkOwner(owner);
     await this.pool.query(
       `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, lease_group, started_at, heartbeat_at)
@@ -49,19 +50,19 @@ export class PgOwners {
     );
   }
 
-  async heartbeat(id: string): Promise<boolean> {
+  async heartbeatOwner(id: string): Promise<boolean> {
     const res = await this.pool.query(`UPDATE owners SET heartbeat_at = ${pgNow(2)} WHERE id = $1`, [id, nowParam(this.clock)]);
     return res.rowCount === 1;
   }
 
-  deregister(id: string): Promise<number> {
+  deregisterOwner(id: string): Promise<number> {
     return withTransaction(this.pool, async (client) => {
       await client.query('DELETE FROM owners WHERE id = $1', [id]);
       return release(client, [id]);
     });
   }
 
-  async list(): Promise<OwnerInfo[]> {
+  async listOwners(): Promise<OwnerInfo[]> {
     const { rows } = await this.pool.query<PgOwnerRow>(
       `SELECT id, host, pid, proc_start, heartbeat_ms, lease_group, started_at, heartbeat_at,
          GREATEST(0, FLOOR(EXTRACT(EPOCH FROM (${pgNow(1)} - heartbeat_at)) * 1000)) AS age_ms
@@ -81,7 +82,7 @@ export class PgOwners {
     }));
   }
 
-  reap(dead: string[], missedBeats: number): Promise<ReapResult> {
+  reapOwners(dead: string[], missedBeats: number): Promise<ReapResult> {
     checkMissedBeats(missedBeats);
     return withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ id: string }>(

@@ -5,8 +5,9 @@
  * so a duplicate is found before anything is written for it.
  */
 import type Database from 'better-sqlite3';
-import { countByRoute, itemStateOf, parseItemError } from '../common.js';
-import type { ItemState, KeyedOutcome, OutboxInput, OutboxStatus } from '../types.js';
+import { itemStateOf, parseItemError } from '../common.js';
+import type { Backend } from '../compose.js';
+import type { ItemState, KeyedOutcome, KeyedStore, OutboxInput, OutboxStatus } from '../types.js';
 import type { SqliteOutbox } from './outbox.js';
 import { INSERT_COLUMNS, inputValues } from './rows.js';
 
@@ -26,7 +27,7 @@ interface StateRow {
   last_error: string | null;
 }
 
-export class SqliteKeyed {
+export class SqliteKeyed implements Backend<KeyedStore> {
   private readonly insert: Database.Statement;
   private readonly byKey: Database.Statement;
   private readonly byAlias: Database.Statement;
@@ -62,7 +63,7 @@ export class SqliteKeyed {
     this.tx = (items) => tx.immediate(items);
   }
 
-  enqueue(items: OutboxInput[]): KeyedOutcome[] {
+  enqueueKeyed(items: OutboxInput[]): KeyedOutcome[] {
     return items.length === 0 ? [] : this.tx(items);
   }
 
@@ -81,10 +82,10 @@ export class SqliteKeyed {
       fresh.push(item);
       return { id, key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
     });
-    this.outbox.indexThreads(fresh);
+    this.outbox.parts.threads.indexItems(fresh);
     const routesOf = (dead: boolean): string[] => fresh.filter((i) => (i.error !== undefined) === dead).map((i) => i.route);
-    for (const [route, n] of countByRoute(routesOf(false))) this.outbox.bump(route, 'enqueued', n);
-    for (const [route, n] of countByRoute(routesOf(true))) this.outbox.bump(route, 'dead_lettered', n);
+    this.outbox.parts.counters.bumpEach(routesOf(false), 'enqueued');
+    this.outbox.parts.counters.bumpEach(routesOf(true), 'dead_lettered');
     return out;
   }
 

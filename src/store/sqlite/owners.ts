@@ -4,7 +4,8 @@
  */
 import type Database from 'better-sqlite3';
 import { checkOwner, checkMissedBeats } from '../common.js';
-import type { OwnerInfo, OwnerRegistration, ReapResult } from '../types.js';
+import type { Backend } from '../compose.js';
+import type { OwnerInfo, OwnerRegistration, OwnerStore, ReapResult } from '../types.js';
 import type { SqliteLeases } from './leases.js';
 
 interface OwnerRow {
@@ -18,14 +19,14 @@ interface OwnerRow {
   heartbeat_at: number;
 }
 
-export class SqliteOwners {
+export class SqliteOwners implements Backend<OwnerStore> {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
     private readonly leases: SqliteLeases,
   ) {}
 
-  register(owner: OwnerRegistration): void {
+  registerOwner(owner: OwnerRegistration): void {
     checkOwner(owner);
     const now = this.now();
     this.db
@@ -37,11 +38,11 @@ export class SqliteOwners {
       .run(owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, owner.group ?? null, now, now);
   }
 
-  heartbeat(id: string): boolean {
+  heartbeatOwner(id: string): boolean {
     return this.db.prepare('UPDATE owners SET heartbeat_at = ? WHERE id = ?').run(this.now(), id).changes === 1;
   }
 
-  deregister(id: string): number {
+  deregisterOwner(id: string): number {
     return this.db
       .transaction(() => {
         this.db.prepare('DELETE FROM owners WHERE id = ?').run(id);
@@ -50,7 +51,7 @@ export class SqliteOwners {
       .immediate();
   }
 
-  list(): OwnerInfo[] {
+  listOwners(): OwnerInfo[] {
     const now = this.now();
     const rows = this.db.prepare('SELECT * FROM owners ORDER BY started_at, id').all() as OwnerRow[];
     return rows.map((r) => ({
@@ -66,7 +67,7 @@ export class SqliteOwners {
     }));
   }
 
-  reap(dead: string[], missedBeats: number): ReapResult {
+  reapOwners(dead: string[], missedBeats: number): ReapResult {
     checkMissedBeats(missedBeats);
     return this.db
       .transaction(() => {

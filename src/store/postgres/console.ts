@@ -1,5 +1,5 @@
 /**
- * The console's side of the PostgreSQL store: the search rows written with items, AI units
+ * The console's read model in PostgreSQL: the search rows written with items, AI units
  * per day, and the console's reads. Attempts are written by the outbox's own statements
  * (`ATTEMPT_INSERT`), in the transaction of the outcome they record.
  */
@@ -19,9 +19,11 @@ import {
   stateCondition,
   stateOf,
   SEARCH_PROBE_LIMIT,
-} from '../items.js';
+} from '../console.js';
+import type { Backend } from '../compose.js';
 import type {
   AttemptCount,
+  ConsoleStore,
   DailyAiUnits,
   ItemAttempt,
   ItemCount,
@@ -96,16 +98,6 @@ export async function putSearch(db: Queryable, items: OutboxInput[], replace: bo
   await db.query(`${SEARCH_INSERT} ${conflict}`, searchValues(items));
 }
 
-/** Adds AI units to today's (UTC, by the clock parameter or the server's) counter of a route. */
-export async function addDailyUnits(db: Queryable, route: string, units: number, now: Date | null): Promise<void> {
-  if (units === 0) return;
-  await db.query(
-    `INSERT INTO ai_units_daily (route, day, units) VALUES ($1, to_char(${pgNow(3)} AT TIME ZONE 'UTC', 'YYYY-MM-DD'), $2)
-     ON CONFLICT (route, day) DO UPDATE SET units = ai_units_daily.units + excluded.units`,
-    [route, units, now],
-  );
-}
-
 interface PgListRow {
   id: string;
   route: string;
@@ -151,10 +143,10 @@ function toSummary(r: PgListRow): ItemSummary {
   return s;
 }
 
-export class PgItems {
+export class PgConsole implements Backend<ConsoleStore> {
   constructor(private readonly pool: pg.Pool) {}
 
-  async list(query: ItemQuery): Promise<ItemSummary[]> {
+  async listItems(query: ItemQuery): Promise<ItemSummary[]> {
     const q = checkItemQuery(query);
     const where: string[] = [];
     const params: unknown[] = [checkLimit(query.limit)];
@@ -189,7 +181,7 @@ export class PgItems {
     return rows.map(toSummary);
   }
 
-  async attempts(id: number): Promise<ItemAttempt[]> {
+  async itemAttempts(id: number): Promise<ItemAttempt[]> {
     const { rows } = await this.pool.query<{
       at: Date;
       outcome: ItemAttempt['outcome'];
@@ -205,7 +197,7 @@ export class PgItems {
     });
   }
 
-  async raw(id: number): Promise<ItemRaw | undefined> {
+  async itemRaw(id: number): Promise<ItemRaw | undefined> {
     const { rows } = await this.pool.query<{ status: OutboxStatus; raw: Buffer | null }>(
       'SELECT o.status, r.raw FROM outbox o LEFT JOIN outbox_raw r ON r.id = o.id WHERE o.id = $1',
       [id],
@@ -215,7 +207,7 @@ export class PgItems {
     return r.raw === null ? { status: r.status } : { status: r.status, raw: r.raw };
   }
 
-  async byComment(route: string, commentIds: string[]): Promise<Map<string, number>> {
+  async itemsByComment(route: string, commentIds: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
     const { rows } = await this.pool.query<{ comment_id: string; id: string }>(
@@ -227,7 +219,7 @@ export class PgItems {
     return out;
   }
 
-  async counts(): Promise<ItemCount[]> {
+  async itemCounts(): Promise<ItemCount[]> {
     type Row = { route: string; adapter: string; state?: ItemListState; n: string };
     // One snapshot for the three counts, so that "delivered = the rest" holds.
     const client = await this.pool.connect();
@@ -255,7 +247,7 @@ export class PgItems {
     return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: toId(r.n) }));
   }
 
-  async unitsByDay(since: string): Promise<DailyAiUnits[]> {
+  async aiUnitsByDay(since: string): Promise<DailyAiUnits[]> {
     const { rows } = await this.pool.query<{ route: string; day: string; units: string }>(
       'SELECT route, day, units FROM ai_units_daily WHERE day >= $1',
       [checkDay(since)],

@@ -1,5 +1,5 @@
 /**
- * The console's side of the SQLite store: the search row written with each item, the attempts
+ * The console's read model in SQLite: the search row written with each item, the attempts
  * written with each outcome (inside the outbox's own transactions), and the console's reads.
  */
 import type Database from 'better-sqlite3';
@@ -19,10 +19,11 @@ import {
   sortDaily,
   stateCondition,
   stateOf,
-  dayOf,
-} from '../items.js';
+} from '../console.js';
+import type { Backend } from '../compose.js';
 import type {
   AttemptCount,
+  ConsoleStore,
   DailyAiUnits,
   ItemAttempt,
   ItemCount,
@@ -84,10 +85,9 @@ export function toSummary(r: ListRow): ItemSummary {
 export const LIST_COLUMNS = `o.id, o.route, o.key, o.comment_id, o.status, o.attempts, o.outcome, o.origin, o.enqueued_at,
   o.next_attempt_at, o.finished_at, o.last_error, s.sender, s.sender_name, s.subject, s.message_id, s.msg_ts`;
 
-export class SqliteItems {
+export class SqliteConsole implements Backend<ConsoleStore> {
   private readonly insertSearch: Database.Statement;
   private readonly insertAttempt: Database.Statement;
-  private readonly bumpDaily: Database.Statement;
 
   constructor(
     private readonly db: Database.Database,
@@ -106,10 +106,6 @@ export class SqliteItems {
     this.insertAttempt = db.prepare(
       'INSERT INTO outbox_attempts (item_id, route, at, outcome, code, message, delay_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    this.bumpDaily = db.prepare(
-      `INSERT INTO ai_units_daily (route, day, units) VALUES (?, ?, ?)
-       ON CONFLICT (route, day) DO UPDATE SET units = units + excluded.units`,
-    );
   }
 
   // --- writes, inside the caller's transaction ---------------------------------------------
@@ -122,12 +118,8 @@ export class SqliteItems {
     for (const r of rows) this.insertAttempt.run(r.id, r.route, at, outcome, error?.code ?? null, error?.message ?? null, delayMs ?? null);
   }
 
-  addDailyUnits(route: string, units: number): void {
-    if (units !== 0) this.bumpDaily.run(route, dayOf(this.now()), units);
-  }
-
   // --- reads ----------------------------------------------------------------------------------
-  list(query: ItemQuery): ItemSummary[] {
+  listItems(query: ItemQuery): ItemSummary[] {
     const q = checkItemQuery(query);
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: checkLimit(query.limit) };
@@ -186,7 +178,7 @@ export class SqliteItems {
     return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
   }
 
-  attempts(id: number): ItemAttempt[] {
+  itemAttempts(id: number): ItemAttempt[] {
     const rows = this.db
       .prepare('SELECT at, outcome, code, message, delay_ms FROM outbox_attempts WHERE item_id = ? ORDER BY at, rowid')
       .all(id) as Array<{
@@ -204,7 +196,7 @@ export class SqliteItems {
     });
   }
 
-  raw(id: number): ItemRaw | undefined {
+  itemRaw(id: number): ItemRaw | undefined {
     const r = this.db.prepare('SELECT o.status, r.raw FROM outbox o LEFT JOIN outbox_raw r ON r.id = o.id WHERE o.id = ?').get(id) as
       | { status: OutboxStatus; raw: Buffer | null }
       | undefined;
@@ -212,7 +204,7 @@ export class SqliteItems {
     return r.raw === null ? { status: r.status } : { status: r.status, raw: r.raw };
   }
 
-  byComment(route: string, commentIds: string[]): Map<string, number> {
+  itemsByComment(route: string, commentIds: string[]): Map<string, number> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
     const rows = this.db
@@ -225,7 +217,7 @@ export class SqliteItems {
     return out;
   }
 
-  counts(): ItemCount[] {
+  itemCounts(): ItemCount[] {
     type Row = { route: string; adapter: string; state?: ItemListState; n: number };
     return this.db
       .transaction(() => {
@@ -243,7 +235,7 @@ export class SqliteItems {
     return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: r.n }));
   }
 
-  unitsByDay(since: string): DailyAiUnits[] {
+  aiUnitsByDay(since: string): DailyAiUnits[] {
     const rows = this.db.prepare('SELECT route, day, units FROM ai_units_daily WHERE day >= ?').all(checkDay(since)) as DailyAiUnits[];
     return sortDaily(rows);
   }
