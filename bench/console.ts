@@ -109,7 +109,7 @@ function fill(path: string): void {
         t.origin,
       );
       docs.run(id, t.doc);
-      search.run(...searchRow(id, t.input.route, t.f, commentId));
+      search.run(...searchRow(id, { ...t.f, commentId }));
     }
   });
   const t0 = performance.now();

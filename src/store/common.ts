@@ -12,6 +12,7 @@ import type {
   OutboxInput,
   OutboxItem,
   OutboxStatus,
+  OwnerInfo,
   PurgeFilter,
   RouteCounters,
   ThreadEntry,
@@ -220,6 +221,33 @@ export function checkOwner(owner: { id: string; host: string; pid: number; heart
 export function checkMissedBeats(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw invalid(`missedBeats must be an integer from 1 to 1000, got ${String(n)}`);
   return n;
+}
+
+/** An `owners` row as either driver returns it (times as Unix ms or Date, integers maybe as strings). */
+export interface OwnerRow {
+  id: string;
+  host: string;
+  pid: number | string;
+  proc_start: string | null;
+  heartbeat_ms: number | string;
+  lease_group: string | null;
+  started_at: number | Date;
+  heartbeat_at: number | Date;
+}
+
+/** A registered owner read back, its heartbeat `heartbeatAgeMs` old by the store's clock. */
+export function ownerInfoOf(r: OwnerRow, heartbeatAgeMs: number): OwnerInfo {
+  return {
+    id: r.id,
+    host: r.host,
+    pid: Number(r.pid),
+    ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
+    heartbeatMs: Number(r.heartbeat_ms),
+    ...(r.lease_group === null ? {} : { group: r.lease_group }),
+    startedAt: new Date(r.started_at).toISOString(),
+    heartbeatAt: new Date(r.heartbeat_at).toISOString(),
+    heartbeatAgeMs,
+  };
 }
 
 /** A registered owner as `mailgate status` and `/api/status` list it. */

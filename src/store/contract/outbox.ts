@@ -7,6 +7,7 @@ import type { Warning } from '../../errors.js';
 import type { DocumentHashes, LedgerRecord } from '../../ledger/index.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
 import type { Checkpoint, Origin } from '../../model/origin.js';
+import type { MessageFacts } from '../../preview/facts.js';
 import type { Fence } from './ownership.js';
 import type { ThreadEntry } from './threads.js';
 
@@ -36,6 +37,12 @@ export interface OutboxInput {
   json?: { document: string; preview?: string };
   /** The document's ledger hashes, when the caller has them (the parse workers compute them). */
   hashes?: DocumentHashes;
+  /**
+   * The message's facts the console lists and searches by, when the caller has them (the parse
+   * workers compute them): without them the store takes them from `document` before its write
+   * transaction.
+   */
+  facts?: MessageFacts;
   /** The original bytes: kept until the item is delivered, and for dead letters (replay). */
   raw?: Buffer;
   warnings?: Warning[];

@@ -2,6 +2,7 @@
 import type pg from 'pg';
 import { checkLimit, checkPurgeFilter, checkReplay, notFound } from '../common.js';
 import type { Backend } from '../compose.js';
+import { searchFields } from '../console.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, DeadLetterStore, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
 import { putSearch } from './console.js';
 import { bumpCounters } from './counters.js';
@@ -44,6 +45,7 @@ export class PgDeadLetters implements Backend<DeadLetterStore> {
   }
 
   replayDeadLetter(id: number, replacement: OutboxInput): Promise<ReplayResult> {
+    const search = [searchFields(replacement)];
     return withTransaction(this.pool, async (client): Promise<ReplayResult> => {
       const { rows } = await client.query<{ route: string; key: string }>(
         `SELECT route, key FROM outbox WHERE status = 'dead' AND id = $1 FOR UPDATE`,
@@ -88,7 +90,7 @@ export class PgDeadLetters implements Backend<DeadLetterStore> {
           replacement.raw,
         ]);
       }
-      await putSearch(client, [replacement], true);
+      await putSearch(client, search, true);
       await this.threads.indexItems(client, [replacement]);
       await bumpCounters(client, dead ? 'dead_lettered' : 'enqueued', new Map([[row.route, 1]]));
       return { id, status: dead ? 'dead' : 'queued' };

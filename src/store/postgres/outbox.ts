@@ -20,6 +20,7 @@ import type {
   OutboxStore,
 } from '../types.js';
 import type { Backend } from '../compose.js';
+import { searchFields } from '../console.js';
 import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
 import { putCheckpoint } from './checkpoints.js';
@@ -79,13 +80,14 @@ export class PgOutbox implements Backend<OutboxStore> {
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult> {
     const statements: Array<{ text: string; values: unknown[] }> = [];
     const unique = firstPerKey(items);
+    const search = unique.map(searchFields);
     const now = nowParam(this.clock);
     for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) statements.push(insertStatement(unique.slice(i, i + ROWS_PER_INSERT), now));
     return withTransaction(this.pool, async (client) => {
       await this.parts.leases.check(client, fence);
       const rows: Array<{ route: string; status: string }> = [];
       for (const st of statements) rows.push(...(await client.query<{ route: string; status: string }>(st.text, st.values)).rows);
-      await putSearch(client, unique, false);
+      await putSearch(client, search, false);
       const queued = rows.filter((r) => r.status === 'queued').map((r) => r.route);
       const dead = rows.filter((r) => r.status === 'dead').map((r) => r.route);
       await bumpCounters(client, 'enqueued', countByRoute(queued));

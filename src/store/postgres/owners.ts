@@ -4,23 +4,11 @@
  * so replicas with skewed clocks agree on whose heartbeat stopped.
  */
 import type pg from 'pg';
-import { checkMissedBeats, checkOwner } from '../common.js';
+import { checkMissedBeats, checkOwner, ownerInfoOf, type OwnerRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { OwnerInfo, OwnerRegistration, OwnerStore, ReapResult } from '../types.js';
 import { releaseOwnerLeases } from './leases.js';
-import { iso, nowParam, pgNow, withTransaction, type PgClock, type Queryable } from './db.js';
-
-interface PgOwnerRow {
-  id: string;
-  host: string;
-  pid: number;
-  proc_start: string | null;
-  heartbeat_ms: number;
-  lease_group: string | null;
-  started_at: Date;
-  heartbeat_at: Date;
-  age_ms: string | number;
-}
+import { nowParam, pgNow, withTransaction, type PgClock, type Queryable } from './db.js';
 
 /** Frees the claims and mailbox leases of these owners; returns how many claims. */
 async function release(db: Queryable, owners: string[]): Promise<number> {
@@ -63,23 +51,13 @@ export class PgOwners implements Backend<OwnerStore> {
   }
 
   async listOwners(): Promise<OwnerInfo[]> {
-    const { rows } = await this.pool.query<PgOwnerRow>(
+    const { rows } = await this.pool.query<OwnerRow & { age_ms: string | number }>(
       `SELECT id, host, pid, proc_start, heartbeat_ms, lease_group, started_at, heartbeat_at,
          GREATEST(0, FLOOR(EXTRACT(EPOCH FROM (${pgNow(1)} - heartbeat_at)) * 1000)) AS age_ms
        FROM owners ORDER BY started_at, id`,
       [nowParam(this.clock)],
     );
-    return rows.map((r) => ({
-      id: r.id,
-      host: r.host,
-      pid: Number(r.pid),
-      ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
-      heartbeatMs: Number(r.heartbeat_ms),
-      ...(r.lease_group === null ? {} : { group: r.lease_group }),
-      startedAt: iso(r.started_at),
-      heartbeatAt: iso(r.heartbeat_at),
-      heartbeatAgeMs: Number(r.age_ms),
-    }));
+    return rows.map((r) => ownerInfoOf(r, Number(r.age_ms)));
   }
 
   reapOwners(dead: string[], missedBeats: number): Promise<ReapResult> {

@@ -3,22 +3,22 @@
  * written with each outcome (inside the outbox's own transactions), and the console's reads.
  */
 import type Database from 'better-sqlite3';
-import type { Origin } from '../../model/origin.js';
-import { checkLimit, parseItemError } from '../common.js';
+import { checkLimit } from '../common.js';
 import {
   checkDay,
   combineCounts,
   COUNT_SQL,
   checkItemQuery,
   prefixEnd,
-  searchFields,
   searchSql,
   SEARCH_PROBE_LIMIT,
   searchKey,
   type SearchFields,
   sortDaily,
   stateCondition,
-  stateOf,
+  LIST_COLUMNS,
+  type ListRow,
+  toSummary,
 } from '../console.js';
 import type { Backend } from '../compose.js';
 import type {
@@ -32,58 +32,10 @@ import type {
   ItemQuery,
   ItemRaw,
   ItemSummary,
-  OutboxInput,
   OutboxStatus,
 } from '../types.js';
 
-interface ListRow {
-  id: number;
-  route: string;
-  key: string;
-  comment_id: string;
-  status: string;
-  attempts: number;
-  outcome: string | null;
-  origin: string;
-  enqueued_at: number;
-  next_attempt_at: number;
-  finished_at: number | null;
-  last_error: string | null;
-  sender: string | null;
-  sender_name: string | null;
-  subject: string | null;
-  message_id: string | null;
-  msg_ts: number | null;
-}
-
 const iso = (ms: number): string => new Date(ms).toISOString();
-
-export function toSummary(r: ListRow): ItemSummary {
-  const state = stateOf(r.status, r.attempts, r.outcome);
-  const s: ItemSummary = {
-    id: r.id,
-    route: r.route,
-    key: r.key,
-    commentId: r.comment_id,
-    state,
-    origin: JSON.parse(r.origin) as Origin,
-    attempts: r.attempts,
-    enqueuedAt: iso(r.enqueued_at),
-  };
-  if (r.status === 'queued') s.nextAttemptAt = iso(r.next_attempt_at);
-  if (r.finished_at !== null) s.finishedAt = iso(r.finished_at);
-  const err = parseItemError(r.last_error);
-  if (err !== undefined) s.lastError = err;
-  if (r.sender !== null) s.sender = r.sender;
-  if (r.sender_name !== null) s.senderName = r.sender_name;
-  if (r.subject !== null) s.subject = r.subject;
-  if (r.message_id !== null) s.messageId = r.message_id;
-  if (r.msg_ts !== null) s.timestamp = iso(r.msg_ts);
-  return s;
-}
-
-export const LIST_COLUMNS = `o.id, o.route, o.key, o.comment_id, o.status, o.attempts, o.outcome, o.origin, o.enqueued_at,
-  o.next_attempt_at, o.finished_at, o.last_error, s.sender, s.sender_name, s.subject, s.message_id, s.msg_ts`;
 
 export class SqliteConsole implements Backend<ConsoleStore> {
   private readonly insertSearch: Database.Statement;
@@ -109,8 +61,8 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   }
 
   // --- writes, inside the caller's transaction ---------------------------------------------
-  putSearch(id: number, item: OutboxInput): void {
-    this.insertSearch.run(...searchRow(id, item.route, searchFields(item), item.commentId));
+  putSearch(id: number, fields: SearchFields): void {
+    this.insertSearch.run(...searchRow(id, fields));
   }
 
   recordAttempts(rows: ReadonlyArray<{ id: number; route: string }>, outcome: ItemAttempt['outcome'], error?: ItemError, delayMs?: number) {
@@ -246,10 +198,10 @@ export class SqliteConsole implements Backend<ConsoleStore> {
  * sender, sender_name, subject, message_id, msg_ts, then the search keys s_sender, s_name,
  * s_subject, s_message_id, s_comment_id).
  */
-export function searchRow(id: number, route: string, f: SearchFields, commentId: string): unknown[] {
+export function searchRow(id: number, f: SearchFields): unknown[] {
   return [
     id,
-    route,
+    f.route,
     f.adapter,
     f.account,
     f.sender,
@@ -261,6 +213,6 @@ export function searchRow(id: number, route: string, f: SearchFields, commentId:
     searchKey(f.senderName),
     searchKey(f.subject),
     searchKey(f.messageId),
-    commentId.toLowerCase(),
+    f.commentId.toLowerCase(),
   ];
 }

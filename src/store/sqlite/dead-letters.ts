@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import { checkLimit, checkPurgeFilter, checkReplay, jsonOrNull, notFound } from '../common.js';
 import type { Backend } from '../compose.js';
+import { searchFields } from '../console.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, DeadLetterStore, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
 import { ITEM_COLUMNS, toDeadLetter, toDeadLetterDetail, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteOutbox } from './outbox.js';
@@ -42,6 +43,7 @@ export class SqliteDeadLetters implements Backend<DeadLetterStore> {
   }
 
   replayDeadLetter(id: number, replacement: OutboxInput): ReplayResult {
+    const fields = searchFields(replacement);
     return this.db
       .transaction((): ReplayResult => {
         const row = this.db.prepare(`SELECT route, key FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
@@ -69,7 +71,7 @@ export class SqliteDeadLetters implements Backend<DeadLetterStore> {
             warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
           });
         // Raw bytes: the replacement's when given, else the dead letter's own stay.
-        this.outbox.putBody(id, replacement);
+        this.outbox.putBody(id, replacement, fields);
         this.outbox.parts.threads.indexItems([replacement]);
         this.outbox.parts.counters.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);
         return { id, status: dead ? 'dead' : 'queued' };

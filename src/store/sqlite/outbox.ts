@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import type { Checkpoint, Origin } from '../../model/origin.js';
 import { checkDelay, checkLimit, jsonOrNull } from '../common.js';
 import type { Backend } from '../compose.js';
+import { searchFields, type SearchFields } from '../console.js';
 import type {
   Fence,
   DeliveryInfo,
@@ -20,7 +21,7 @@ import type {
   PendingAction,
   StoredItem,
 } from '../types.js';
-import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
+import { insertSql, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteCheckpoints } from './checkpoints.js';
 import type { SqliteConsole } from './console.js';
 import type { SqliteCounters } from './counters.js';
@@ -48,7 +49,12 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   private readonly renewLeases: Database.Statement;
   private readonly claimRoute: Database.Statement;
   private readonly claimAny: Database.Statement;
-  private readonly enqueueTx: (items: OutboxInput[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => EnqueueResult;
+  private readonly enqueueTx: (
+    items: OutboxInput[],
+    fields: SearchFields[],
+    checkpoint: Checkpoint | undefined,
+    fence: Fence | undefined,
+  ) => EnqueueResult;
   private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
 
   constructor(
@@ -56,12 +62,7 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     private readonly now: () => number,
     readonly parts: OutboxParts,
   ) {
-    this.insert = db.prepare(
-      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
-        .map(() => '?')
-        .join(', ')})
-       ON CONFLICT (route, key) DO NOTHING`,
-    );
+    this.insert = db.prepare(insertSql('ON CONFLICT (route, key) DO NOTHING'));
     this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES (?, ?, ?, ?, ?)');
     this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
     this.selectDocs = db.prepare(
@@ -81,17 +82,19 @@ export class SqliteOutbox implements Backend<OutboxStore> {
       );
     this.claimRoute = claim('route = @route AND');
     this.claimAny = claim('');
-    const tx = db.transaction((items: OutboxInput[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => {
-      this.parts.leases.check(fence);
-      return this.enqueueNow(items, checkpoint);
-    });
-    this.enqueueTx = (items, checkpoint, fence) => tx.immediate(items, checkpoint, fence);
+    const tx = db.transaction(
+      (items: OutboxInput[], fields: SearchFields[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => {
+        this.parts.leases.check(fence);
+        return this.enqueueNow(items, fields, checkpoint);
+      },
+    );
+    this.enqueueTx = (items, fields, checkpoint, fence) => tx.immediate(items, fields, checkpoint, fence);
     const claimTx = db.transaction((route: string | undefined, params: Record<string, unknown>) => this.claimNow(route, params));
     this.claimTx = (route, params) => claimTx.immediate(route, params);
   }
 
-  /** Writes the wide values of an item to the side tables (document always; raw bytes when given). */
-  putBody(id: number, item: OutboxInput): void {
+  /** Writes the wide values of an item to the side tables (document always; raw bytes when given) and its search row. */
+  putBody(id: number, item: OutboxInput, fields: SearchFields): void {
     const preview = item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null);
     this.insertDoc.run(
       id,
@@ -101,7 +104,7 @@ export class SqliteOutbox implements Backend<OutboxStore> {
       item.hashes?.docHash ?? null,
     );
     if (item.raw !== undefined) this.insertRaw.run(id, item.raw);
-    this.parts.console.putSearch(id, item);
+    this.parts.console.putSearch(id, fields);
   }
 
   /** Deletes the side rows of outbox rows about to be deleted (call inside the caller's transaction). */
@@ -112,21 +115,21 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   }
 
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): EnqueueResult {
-    return this.enqueueTx(items, checkpoint, fence);
+    return this.enqueueTx(items, items.map(searchFields), checkpoint, fence);
   }
 
-  private enqueueNow(items: OutboxInput[], checkpoint: Checkpoint | undefined): EnqueueResult {
+  private enqueueNow(items: OutboxInput[], fields: SearchFields[], checkpoint: Checkpoint | undefined): EnqueueResult {
     const now = this.now();
     const result: EnqueueResult = { queued: 0, deadLettered: 0, duplicates: 0 };
     const queued: string[] = [];
     const dead: string[] = [];
-    for (const item of items) {
+    for (const [i, item] of items.entries()) {
       const res = this.insert.run(...inputValues(item, now));
       if (res.changes === 0) {
         result.duplicates += 1;
         continue;
       }
-      this.putBody(Number(res.lastInsertRowid), item);
+      this.putBody(Number(res.lastInsertRowid), item, fields[i]!);
       (item.error === undefined ? queued : dead).push(item.route);
     }
     this.parts.threads.indexItems(items);

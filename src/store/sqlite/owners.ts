@@ -3,21 +3,10 @@
  * taking back what a dead owner held. Times are ms since the epoch by the store's clock.
  */
 import type Database from 'better-sqlite3';
-import { checkOwner, checkMissedBeats } from '../common.js';
+import { checkOwner, checkMissedBeats, ownerInfoOf, type OwnerRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { OwnerInfo, OwnerRegistration, OwnerStore, ReapResult } from '../types.js';
 import type { SqliteLeases } from './leases.js';
-
-interface OwnerRow {
-  id: string;
-  host: string;
-  pid: number;
-  proc_start: string | null;
-  heartbeat_ms: number;
-  lease_group: string | null;
-  started_at: number;
-  heartbeat_at: number;
-}
 
 export class SqliteOwners implements Backend<OwnerStore> {
   constructor(
@@ -53,18 +42,8 @@ export class SqliteOwners implements Backend<OwnerStore> {
 
   listOwners(): OwnerInfo[] {
     const now = this.now();
-    const rows = this.db.prepare('SELECT * FROM owners ORDER BY started_at, id').all() as OwnerRow[];
-    return rows.map((r) => ({
-      id: r.id,
-      host: r.host,
-      pid: r.pid,
-      ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
-      heartbeatMs: r.heartbeat_ms,
-      ...(r.lease_group === null ? {} : { group: r.lease_group }),
-      startedAt: new Date(r.started_at).toISOString(),
-      heartbeatAt: new Date(r.heartbeat_at).toISOString(),
-      heartbeatAgeMs: Math.max(0, now - r.heartbeat_at),
-    }));
+    const rows = this.db.prepare('SELECT * FROM owners ORDER BY started_at, id').all() as Array<OwnerRow & { heartbeat_at: number }>;
+    return rows.map((r) => ownerInfoOf(r, Math.max(0, now - r.heartbeat_at)));
   }
 
   reapOwners(dead: string[], missedBeats: number): ReapResult {
