@@ -4,7 +4,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.bench-cache/'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.bench-cache/', '.node/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

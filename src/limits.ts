@@ -96,3 +96,9 @@ export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_HTTP_HEADERS_TIMEOUT_MS = 20_000;
 export const DEFAULT_HTTP_IDLE_TIMEOUT_MS = 30_000;
 export const DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+/** The push budget of one listener (`server.push.*`): what all push requests together may hold before any is trusted. */
+export const DEFAULT_PUSH_MAX_CONCURRENT = 64;
+export const DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT = 128 * 1024 * 1024;
+export const DEFAULT_PUSH_MAX_PER_CLIENT = 8;
+export const DEFAULT_PUSH_RETRY_AFTER_S = 5;

@@ -65,6 +65,8 @@ export interface Metrics {
   aiUnits: Counter<'route'>;
   /** Requests answered by mailgate's own HTTP server, by route pattern. */
   httpRequests: Counter<'method' | 'path' | 'status'>;
+  /** Push requests refused before their body was read, by listener and reason (budget bounds, header credentials). */
+  pushRefused: Counter<'listener' | 'reason'>;
   /** Scrape-time collectors that failed or timed out. */
   collectErrors: Counter<'metric'>;
   /** Marks `state` as the current state of `account` (1) and every other state seen for it as 0. */
@@ -232,6 +234,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       'path',
       'status',
     ] as const),
+    pushRefused: counter(
+      'mailgate_push_refused_total',
+      'Push requests refused before their body was read, by listener and reason (requests, bytes, client, unauthorized).',
+      ['listener', 'reason'] as const,
+    ),
     // Registered after every scrape-time gauge: its collect runs after theirs started and waits
     // for them, so a collector failing in this scrape is counted in this scrape.
     collectErrors: new PromCounter({

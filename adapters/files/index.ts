@@ -9,7 +9,7 @@ export { createFilesAdapter, checkpointKey, DEFAULT_FILES_BATCH_SIZE, type Files
 export { inputFiles, readInput, readInputs, type SizedFile } from './read.js';
 export { readMbox } from './mbox.js';
 export { msgToRfc822 } from '../../src/mime/msg.js';
-export { sniffFile, type FileKind } from './sniff.js';
+export { RECOGNISERS, SKIP, sniffBytes, sniffFile, type FileKind, type Recogniser, type Sniffed } from './sniff.js';
 export type { FileItem, FileMessage, FileFailure, FileOrigin, FilePosition, MboxQuoting, ReadOptions, ResumePoint } from './types.js';
 
 /** The registry's factory: one entry of `adapters.files[]`. Unreadable items are logged as they are kept as dead letters. */

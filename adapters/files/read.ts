@@ -5,7 +5,7 @@ import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
 import { convertMsg } from '../../src/mime/msg-convert.js';
-import { sniffFile, type FileKind } from './sniff.js';
+import { sniffFile, type Sniffed } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
 import { walkDir } from './walk.js';
 
@@ -62,28 +62,44 @@ async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number, 
 
 async function* readKnown(
   path: string,
-  kind: FileKind,
+  sniffed: Sniffed,
   options: ReadOptions,
   resume: FilePosition | undefined,
   explicit: boolean,
   maildir: boolean,
 ): AsyncGenerator<FileItem> {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  if (kind === 'mbox') {
+  if ('kind' in sniffed && sniffed.kind === 'mbox') {
     yield* readMbox(path, { ...options, resume });
     return;
   }
   if (resume && resume.index >= 1) return;
-  if (kind === 'eml' || kind === 'msg') {
-    yield* readSingle(path, kind, maxBytes, maildir);
+  if ('kind' in sniffed) {
+    yield* readSingle(path, sniffed.kind === 'msg' ? 'msg' : 'eml', maxBytes, maildir);
+    return;
+  }
+  if ('damaged' in sniffed) {
+    yield* damaged(path, sniffed.damaged, maxBytes);
     return;
   }
   if (explicit)
     yield failure(
       path,
-      new GatewayError('MAILGATE_ERR_INPUT_UNSUPPORTED', `${path} is neither a message, an mbox, a maildir nor an Outlook .msg file`),
+      new GatewayError(
+        'MAILGATE_ERR_INPUT_UNSUPPORTED',
+        `${path} is not mail (${sniffed.skip}): neither a message, an mbox, a maildir nor an Outlook .msg file`,
+        { details: { reason: sniffed.skip } },
+      ),
     );
-  else options.onSkip?.(path, 'not mail');
+  else options.onSkip?.(path, sniffed.skip);
+}
+
+/** A file named as mail that is not: a dead letter with its bytes (within the size budget). */
+async function* damaged(path: string, why: string, maxBytes: number): AsyncGenerator<FileItem> {
+  const size = (await stat(path)).size;
+  const bytes = size > maxBytes ? undefined : await readFile(path);
+  const error = new GatewayError('MAILGATE_ERR_MIME_NOT_EMAIL', `${path} is not readable as mail: ${why}`);
+  yield { ...failure(path, error), next: { index: 1, offset: size }, ...(bytes ? { bytes } : {}) };
 }
 
 /** Reads one file; any failure becomes an item, never an exception. */
@@ -91,15 +107,15 @@ async function* readOneFile(path: string, options: ReadOptions, explicit: boolea
   const resumeFrom = options.resumeFrom;
   const resume =
     resumeFrom && resolve(resumeFrom.path) === resolve(path) ? { index: resumeFrom.index, offset: resumeFrom.offset ?? 0 } : undefined;
-  let kind: FileKind;
+  let sniffed: Sniffed;
   try {
-    kind = maildir ? 'eml' : await sniffFile(path);
+    sniffed = maildir ? { kind: 'eml' } : await sniffFile(path);
   } catch (err) {
     yield failure(path, unreadable(path, err));
     return;
   }
   try {
-    yield* readKnown(path, kind, options, resume, explicit, maildir);
+    yield* readKnown(path, sniffed, options, resume, explicit, maildir);
   } catch (err) {
     yield failure(path, unreadable(path, err));
   }

@@ -24,7 +24,7 @@ import { messagesOf, type UploadedMessage } from './messages.js';
 /** Seconds a client waits before retrying an upload the store could not take. */
 const RETRY_AFTER_S = 30;
 
-function header(req: PushRequest, name: string): string | undefined {
+function header(req: Pick<PushRequest, 'headers'>, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -36,7 +36,7 @@ function refuse(code: ErrorCode, status: number, message: string, headers?: Reco
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** The key the request presents (Bearer or X-Api-Key), checked against every key in constant time. */
-function authorized(req: PushRequest, keys: readonly Buffer[]): boolean {
+function authorized(req: Pick<PushRequest, 'headers'>, keys: readonly Buffer[]): boolean {
   const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header(req, 'authorization') ?? '')?.[1];
   const presented = bearer ?? header(req, 'x-api-key')?.trim();
   if (!presented) return false;
@@ -85,30 +85,38 @@ export class UploadAdapter implements Adapter {
   }
 
   endpoints(): PushEndpoint[] {
+    // The key is in the headers: checked before the body is read (authorize), and again in handle.
+    const authorize = (req: Pick<PushRequest, 'headers'>) => this.unauthorized(req);
     return [
       {
         method: 'POST',
         path: this.path,
         bodyLimit: this.config.body_limit,
         tooLarge: 'MAILGATE_ERR_UPLOAD_TOO_LARGE',
+        public: true,
+        authorize,
         handle: (req, sink) => this.guard(req, () => this.upload(req, sink)),
       },
       {
         method: 'GET',
         path: `${this.path}/:id`,
         bodyLimit: 0,
+        public: true,
+        authorize,
         handle: (req, sink, params) => this.guard(req, () => this.status(sink, params['id'] ?? '')),
       },
     ];
   }
 
+  private unauthorized(req: Pick<PushRequest, 'headers'>): PushResponse | undefined {
+    if (authorized(req, this.keys)) return undefined;
+    return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', 401, "send one of the adapter's keys as Authorization: Bearer <key> or X-Api-Key", {
+      'www-authenticate': 'Bearer',
+    });
+  }
+
   private async guard(req: PushRequest, run: () => Promise<PushResponse>): Promise<PushResponse> {
-    if (!authorized(req, this.keys)) {
-      return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', 401, "send one of the adapter's keys as Authorization: Bearer <key> or X-Api-Key", {
-        'www-authenticate': 'Bearer',
-      });
-    }
-    return run();
+    return this.unauthorized(req) ?? run();
   }
 
   private async upload(req: PushRequest, sink: PushSink): Promise<PushResponse> {

@@ -72,12 +72,12 @@ function inbounds(d: EndpointDeps, messages: NormalizedMessage[]): Inbound[] {
   }));
 }
 
-function refusal(d: EndpointDeps, r: WebhookRefusal, req: PushRequest): PushResponse {
+function refusal(d: EndpointDeps, r: WebhookRefusal, req: Omit<PushRequest, 'body'> & { body?: Buffer }): PushResponse {
   const status = d.module.refusalStatus(r.kind);
   d.counters.refused[r.code] = (d.counters.refused[r.code] ?? 0) + 1;
   // Never the body, headers, tokens or signatures: the code, our own message and where it came from.
   d.logger.warn(
-    { code: r.code, kind: r.kind, status, remoteAddress: req.remoteAddress, bytes: req.body.length },
+    { code: r.code, kind: r.kind, status, remoteAddress: req.remoteAddress, bytes: req.body?.length ?? req.headers['content-length'] },
     `webhook refused: ${r.message}`,
   );
   const headers: Record<string, string> = status >= 500 ? { 'Retry-After': String(DEFAULT_RETRY_AFTER_S) } : {};
@@ -116,6 +116,22 @@ async function accept(d: EndpointDeps, req: PushRequest, sink: PushSink, ctx: Ve
     }
   }
   return d.module.accepted?.() ?? { status: 200, body: { ok: true } };
+}
+
+/** The provider's header-only check, run before the body is read: a refusal answer, or undefined to go on. */
+export function createAuthorizer(d: EndpointDeps): ((req: Omit<PushRequest, 'body'>) => PushResponse | undefined) | undefined {
+  const authorize = d.module.authorize;
+  if (authorize === undefined) return undefined;
+  return (req) => {
+    if (req.method !== 'POST') return undefined;
+    try {
+      authorize(req, d.entry);
+      return undefined;
+    } catch (err) {
+      if (err instanceof WebhookRefusal && err.kind !== 'unavailable') return refusal(d, err, req);
+      throw err;
+    }
+  };
 }
 
 export function createHandler(d: EndpointDeps): (req: PushRequest, sink: PushSink) => Promise<PushResponse> {

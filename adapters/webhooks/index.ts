@@ -9,7 +9,7 @@ import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Adapter, AdapterContext, AdapterHealth, PushEndpoint } from '../../src/pipeline/types.js';
 import { webhookEntrySchema, webhookPath, type WebhookEntry, type WebhookEntryInput } from './config.js';
-import { createHandler, type EndpointCounters } from './endpoint.js';
+import { createAuthorizer, createHandler, type EndpointCounters } from './endpoint.js';
 import { HEAD_PROBES, providerOf } from './providers.js';
 import { ReplayCache } from './replay.js';
 
@@ -36,7 +36,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
   const now = ctx.now ?? Date.now;
   const logger = ctx.logger.child({ adapter: 'webhooks', account: entry.name, provider: entry.provider });
   const counters: EndpointCounters = { accepted: 0, duplicates: 0, dead: 0, refused: {}, unavailable: 0 };
-  const handle = createHandler({
+  const deps = {
     entry,
     module: providerOf(entry),
     logger,
@@ -45,13 +45,17 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     replay: new ReplayCache(now),
     counters,
     bodyLimit: entry.body_limit,
-  });
+  };
+  const handle = createHandler(deps);
+  const authorize = createAuthorizer(deps);
   const path = webhookPath(entry);
   const endpoint = (method: PushEndpoint['method']): PushEndpoint => ({
     method,
     path,
     bodyLimit: entry.body_limit,
     tooLarge: 'MAILGATE_ERR_WEBHOOK_TOO_LARGE',
+    public: true,
+    ...(authorize && { authorize }),
     handle: (req, sink) => handle(req, sink),
   });
 

@@ -68,6 +68,12 @@ export interface ProviderModule<C> {
    * probe): the response, or undefined for an ordinary delivery.
    */
   handshake?(req: PushRequest, config: C, ctx: VerifyContext): Promise<PushResponse | undefined>;
+  /**
+   * Checks a credential carried in the headers alone (basic auth, a token or bearer key header)
+   * before the body is read; throws WebhookRefusal('unsigned' | 'forged'). Providers whose proof
+   * covers the body leave it out. `verify` still runs on the whole request.
+   */
+  authorize?(req: Omit<PushRequest, 'body'>, config: C): void;
   /** Throws WebhookRefusal unless the request is genuine (checked over the exact bytes). */
   verify(req: PushRequest, config: C, ctx: VerifyContext): Promise<void>;
   /** The messages of a verified request; throws WebhookRefusal('malformed' | 'unsupported' | 'too_large'). */

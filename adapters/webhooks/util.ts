@@ -9,7 +9,7 @@ export function refuse(kind: RefusalKind, message: string): never {
 }
 
 /** The first value of a header (names are lower-case in PushRequest). */
-export function header(req: PushRequest, name: string): string | undefined {
+export function header(req: Pick<PushRequest, 'headers'>, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -30,7 +30,7 @@ export function safeEqual(a: string | Buffer, b: string | Buffer): boolean {
 }
 
 /** Checks HTTP basic auth: missing → `unsigned`, wrong → `forged`. */
-export function checkBasicAuth(req: PushRequest, auth: BasicAuth): void {
+export function checkBasicAuth(req: Pick<PushRequest, 'headers'>, auth: BasicAuth): void {
   const value = header(req, 'authorization');
   const m = value === undefined ? null : /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(value);
   if (!m) refuse('unsigned', 'no HTTP basic auth credentials');

@@ -1,30 +1,32 @@
 #!/usr/bin/env node
-/** The `mailgate` executable. */
-import { readFileSync } from 'node:fs';
-import { isGatewayError } from '../errors.js';
-import { runCli } from './program.js';
+/**
+ * The `mailgate` executable. It checks the Node.js version before it loads the program: on an
+ * older Node the dependencies would fail on their own terms, so it says which Node is needed.
+ */
+import { EXIT_FAILED } from './exit-codes.js';
+import { packageFacts, unsupportedNode } from './node-version.js';
 
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
+const pkg = packageFacts();
+const refusal = unsupportedNode(process.versions.node, pkg.nodeRange, process.execPath);
+if (refusal !== undefined) {
+  process.stderr.write(refusal);
+  process.exitCode = EXIT_FAILED;
+} else {
+  const [{ isGatewayError }, { runCli }] = await Promise.all([import('../errors.js'), import('./program.js')]);
+
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+
+  runCli(process.argv, { stdout: process.stdout, stderr: process.stderr }, pkg.version).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      const text = isGatewayError(err) ? `${err.code}: ${err.message}` : err instanceof Error ? (err.stack ?? err.message) : String(err);
+      process.stderr.write(`mailgate: ${text}\n`);
+      process.exitCode = 1;
+    },
+  );
 }
-
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw err;
-});
-
-runCli(process.argv, { stdout: process.stdout, stderr: process.stderr }, packageVersion()).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    const text = isGatewayError(err) ? `${err.code}: ${err.message}` : err instanceof Error ? (err.stack ?? err.message) : String(err);
-    process.stderr.write(`mailgate: ${text}\n`);
-    process.exitCode = 1;
-  },
-);

@@ -15,6 +15,10 @@ import {
   DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
   DEFAULT_PREVIEW_BODY_BYTES,
   DEFAULT_PREVIEW_CONCURRENCY,
+  DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT,
+  DEFAULT_PUSH_MAX_CONCURRENT,
+  DEFAULT_PUSH_MAX_PER_CLIENT,
+  DEFAULT_PUSH_RETRY_AFTER_S,
   MIN_WEBHOOK_SECRET_CHARS,
   DEFAULT_PARSE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -70,13 +74,51 @@ export const PreviewServerSchema = z
   })
   .strict();
 
+export const PushServerSchema = z
+  .object({
+    max_concurrent: int(1)
+      .default(DEFAULT_PUSH_MAX_CONCURRENT)
+      .describe(
+        `Push requests (webhooks, uploads) open at once on one listener; more get 503 with Retry-After before their body is read. Default ${DEFAULT_PUSH_MAX_CONCURRENT}.`,
+      ),
+    max_bytes_in_flight: int(1)
+      .default(DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT)
+      .describe(
+        'Body bytes the open push requests of one listener may hold between them, counted from Content-Length (a chunked body counts as its ' +
+          `endpoint's whole body limit); past it: 503 with Retry-After before the body is read. Default ${DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT} (128 MiB).`,
+      ),
+    max_per_client: int(1)
+      .default(DEFAULT_PUSH_MAX_PER_CLIENT)
+      .describe(
+        `Push requests one client address may have open at once on one listener (the X-Forwarded-For client behind a trusted proxy); more get 503 with Retry-After. Default ${DEFAULT_PUSH_MAX_PER_CLIENT}.`,
+      ),
+    retry_after_s: int(1, 3600)
+      .default(DEFAULT_PUSH_RETRY_AFTER_S)
+      .describe(`Retry-After of a push request refused by these bounds, in seconds. Default ${DEFAULT_PUSH_RETRY_AFTER_S}.`),
+  })
+  .strict();
+
+const listenAddress = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:8080');
+
 export const ServerSchema = z
   .object({
-    listen: z
-      .string()
-      .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:8080')
+    listen: listenAddress
       .default('127.0.0.1:8080')
       .describe('Address of the health, metrics, preview and admin HTTP server. Default 127.0.0.1:8080.'),
+    public_listen: listenAddress
+      .optional()
+      .describe(
+        'A second listener for what outsiders must reach: the push endpoints (webhooks, uploads, change-notification receivers) and GET /livez, ' +
+          'nothing else; the admin API, console, metrics and preview stay on `listen`. Unset (the default): no second listener.',
+      ),
+    trusted_proxies: z
+      .array(z.string().regex(/^[0-9a-fA-F:.]+(\/\d{1,3})?$/, 'must be an IP address or CIDR range'))
+      .default([])
+      .describe(
+        'Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client, for the per-client push bound and the logs; ' +
+          'from any other peer the header is ignored. Default [].',
+      ),
+    push: PushServerSchema.prefault({}).describe('The push budget of each listener: bounds on push requests before they are trusted.'),
     api_keys: z
       .array(
         z

@@ -9,16 +9,17 @@
  * space and named invisible format characters (`&shy;`, `&zwnj;`, `&zwj;`, `&lrm;`, `&rlm;`,
  * `&ZeroWidthSpace;`) become nothing.
  */
-import { DecodingMode, EntityDecoder, fromCodePoint, htmlDecodeTree } from 'entities/decode';
+import { DecodingMode, HtmlEntityDecoder } from 'entities/decode';
 
 const SPACES = new Set([0xa0, 0x2002, 0x2003, 0x2009]);
 const INVISIBLE = new Set([0xad, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f]);
 
 // One decoder for the process, fed one reference at a time: no allocation per call beyond the result.
+// A named reference outside the BMP arrives as its two UTF-16 halves, a numeric one as one code point.
 let out = '';
 let named = false;
-const decoder = new EntityDecoder(htmlDecodeTree, (cp) => {
-  out += named && SPACES.has(cp) ? ' ' : named && INVISIBLE.has(cp) ? '' : fromCodePoint(cp);
+const decoder = new HtmlEntityDecoder((cp: number) => {
+  out += named && SPACES.has(cp) ? ' ' : named && INVISIBLE.has(cp) ? '' : String.fromCodePoint(cp);
 });
 
 export function decodeEntities(text: string): string {

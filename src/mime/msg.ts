@@ -10,6 +10,7 @@ import msgreader, { type FieldsData } from '@kenjiuno/msgreader';
 import iconv from 'iconv-lite';
 import { GatewayError } from '../errors.js';
 import { checkCompoundFile } from './cfb.js';
+import { compressedRtfBody } from './rtf.js';
 
 /**
  * The package is CommonJS with `exports.default`: under Node's ESM loader the class sits on
@@ -92,7 +93,7 @@ function propertyHeaders(f: FieldsData): string[] {
   return out;
 }
 
-function base64Lines(data: Uint8Array): string {
+export function base64Lines(data: Uint8Array): string {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64').replace(/.{76}/g, '$&\r\n');
 }
 
@@ -104,7 +105,7 @@ function htmlOf(f: FieldsData): string | undefined {
   return iconv.decode(Buffer.from(f.html), iconv.encodingExists(label) ? label : 'utf-8');
 }
 
-function textPart(type: 'plain' | 'html', text: string): string {
+export function textPart(type: 'plain' | 'html', text: string): string {
   return `Content-Type: text/${type}; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64Lines(Buffer.from(text, 'utf8'))}\r\n`;
 }
 
@@ -119,15 +120,30 @@ function attachmentPart(reader: MsgReader, att: FieldsData, n: number): string {
   return `Content-Type: ${type}; name="${encName}"\r\nContent-Disposition: ${disposition}; filename="${encName}"\r\n${cid}Content-Transfer-Encoding: base64\r\n\r\n${base64Lines(data.content)}\r\n`;
 }
 
-function multipart(subtype: string, boundary: string, parts: string[]): string {
+export function multipart(subtype: string, boundary: string, parts: string[]): string {
   return `Content-Type: multipart/${subtype}; boundary="${boundary}"\r\n\r\n${parts.map((p) => `--${boundary}\r\n${p}`).join('')}--${boundary}--\r\n`;
 }
 
-function bodyEntity(f: FieldsData, reader: MsgReader, seed: string): string {
-  const html = htmlOf(f);
+/**
+ * The body parts: the plain and HTML bodies where the file has them; where it has no HTML, the
+ * RTF body (decompressed, its encapsulated HTML or text taken out, else reduced to text) fills
+ * what is missing, so that a body kept only as RTF is not lost.
+ */
+export function bodyTexts(plain: string | undefined, html: string | undefined, rtf: () => Uint8Array | undefined): string[] {
+  let text = plain !== undefined && plain !== '' ? plain : undefined;
+  let markup = html;
+  const compressed = markup === undefined ? rtf() : undefined;
+  const fromRtf = compressed === undefined || compressed.length === 0 ? undefined : compressedRtfBody(compressed);
+  if (fromRtf?.type === 'html') markup = fromRtf.text;
+  else if (fromRtf !== undefined && text === undefined && fromRtf.text.trim() !== '') text = fromRtf.text;
   const texts: string[] = [];
-  if (f.body !== undefined && f.body !== '') texts.push(textPart('plain', f.body));
-  if (html !== undefined) texts.push(textPart('html', html));
+  if (text !== undefined) texts.push(textPart('plain', text));
+  if (markup !== undefined) texts.push(textPart('html', markup));
+  return texts;
+}
+
+function bodyEntity(f: FieldsData, reader: MsgReader, seed: string): string {
+  const texts = bodyTexts(f.body, htmlOf(f), () => f.compressedRtf);
   if (texts.length === 0) texts.push(textPart('plain', ''));
   const text = texts.length === 1 ? texts[0]! : multipart('alternative', `alt-${seed}`, texts);
   const atts = (f.attachments ?? []).map((a, i) => attachmentPart(reader, a, i + 1));

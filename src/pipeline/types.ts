@@ -148,6 +148,19 @@ export interface PushEndpoint {
   /** The code of the 413 answer over `bodyLimit`, in the endpoint's terms. Default MAILGATE_ERR_SERVER_BODY_TOO_LARGE. */
   tooLarge?: ErrorCode;
   handle(req: PushRequest, sink: PushSink, params: Record<string, string>): Promise<PushResponse>;
+  /**
+   * Checks a credential the request carries in its headers (an API key, basic auth, a bearer
+   * key) before the body is read: a response refuses the request at once (the body is never
+   * buffered); undefined lets it in. Endpoints whose proof is in the body (a signature over it)
+   * leave it out and verify in `handle`.
+   */
+  authorize?(req: Omit<PushRequest, 'body'>): PushResponse | undefined;
+  /**
+   * Served on the public listener (`server.public_listen`) as well: what outsiders must reach
+   * (provider webhooks, uploads, change-notification receivers). Default false: the private
+   * listener only.
+   */
+  public?: boolean;
 }
 
 export interface Adapter {
@@ -216,6 +229,8 @@ export interface PathAdapterOptions {
   mboxQuoting?: MboxQuoting;
   /** An item that could not be read (kept as a dead letter). */
   onError?: (origin: PathItem['origin'], error: { code: string; message: string }) => void;
+  /** A file met in a folder walk that is skipped (not mail, a link refused), with the reason. */
+  onSkip?: (path: string, reason: string) => void;
 }
 
 /** Files and folders named on the command line: `mailgate import` (an adapter) and `preview`/`--dry-run` (items). */

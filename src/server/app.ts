@@ -18,6 +18,7 @@ import { healthRoutes } from './health.js';
 import { previewPageRoute, type PreviewAuthMode } from './preview-page.js';
 import { previewItemRoutes, previewParseRoutes } from './preview-routes.js';
 import { pushRoutes } from './push.js';
+import { pushGuardOptions, type PushServerOptions } from './push-options.js';
 
 export interface ServerOptions extends ListenerTimeouts {
   /** Admin API keys (`server.api_keys`); empty disables the admin API. */
@@ -32,6 +33,15 @@ export interface ServerOptions extends ListenerTimeouts {
   allowed_hosts?: readonly string[];
   /** Bound on the readiness checks of GET /readyz, in ms. Default 5000. */
   ready_timeout_ms?: number;
+  /** The push budget of this listener (`server.push`). */
+  push?: PushServerOptions;
+  /** Proxies whose `X-Forwarded-For` names the client (addresses or CIDR ranges, `server.trusted_proxies`). Default none. */
+  trusted_proxies?: readonly string[];
+  /**
+   * `public`: the listener of `server.public_listen` — `/livez` and the push endpoints marked
+   * public, nothing else. Default `private`: everything (the only listener, or the one beside it).
+   */
+  role?: 'private' | 'public';
 }
 
 function observe(deps: ServerDeps) {
@@ -64,10 +74,12 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
     loggerInstance: (deps.logger ?? createLogger(false)).child({ component: 'server' }),
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    ...(config.trusted_proxies !== undefined && config.trusted_proxies.length > 0 && { trustProxy: [...config.trusted_proxies] }),
     ...listenerOptions(config),
   }) as unknown as FastifyInstance;
   installErrorHandlers(app);
-  if (config.listen_host !== undefined && isLoopbackHost(config.listen_host)) {
+  // The public listener has no Host check: its push endpoints are exempt anyway and /livez holds no data.
+  if (config.role !== 'public' && config.listen_host !== undefined && isLoopbackHost(config.listen_host)) {
     app.addHook('onRequest', hostGuard(config.allowed_hosts ?? []));
   }
   app.addHook('onResponse', observe(deps));
@@ -76,6 +88,13 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
     if (request.url.startsWith('/api/')) void reply.header('cache-control', 'no-store');
   });
 
+  const guard = pushGuardOptions(config.push, config.role ?? 'private', deps.metrics);
+  if (config.role === 'public') {
+    app.get('/livez', async () => ({ status: 'ok' }));
+    const endpoints = (deps.push?.endpoints ?? []).filter((e) => e.public === true);
+    if (deps.push && endpoints.length > 0) void app.register(pushRoutes({ ...deps.push, endpoints }, guard));
+    return app;
+  }
   const startedAt = new Date();
   void app.register(healthRoutes(deps, readyTimeoutMs));
   void app.register(previewPageRoute(pageAuth));
@@ -88,6 +107,6 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
     if (!publicPreview) await admin.register(previewParseRoutes(deps, preview));
   });
   if (publicPreview) void app.register(previewParseRoutes(deps, preview));
-  if (deps.push && deps.push.endpoints.length > 0) void app.register(pushRoutes(deps.push));
+  if (deps.push && deps.push.endpoints.length > 0) void app.register(pushRoutes(deps.push, guard));
   return app;
 }

@@ -6,6 +6,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PushEndpoint, PushResponse, PushSink } from '../pipeline/types.js';
+import { pushGuard, type PushGuardOptions } from './push-guard.js';
 
 export interface PushRoutes {
   endpoints: readonly PushEndpoint[];
@@ -22,8 +23,12 @@ function send(reply: FastifyReply, res: PushResponse): FastifyReply {
   return reply.send(JSON.stringify(body));
 }
 
-export function pushRoutes(push: PushRoutes) {
+/** `guard`: the listener's header checks and push budget, run before a body is read (push-guard.ts). */
+export function pushRoutes(push: PushRoutes, guardOptions: PushGuardOptions) {
   return async (app: FastifyInstance): Promise<void> => {
+    const guard = pushGuard(guardOptions, send);
+    app.addHook('onResponse', guard.release);
+    app.addHook('onRequestAbort', guard.release);
     // Scoped to this plugin: the raw bytes for any content type, parsed by nobody but the endpoint.
     app.removeAllContentTypeParsers();
     type Done = (err: Error | null, body?: Buffer) => void;
@@ -34,6 +39,7 @@ export function pushRoutes(push: PushRoutes) {
         url: endpoint.path,
         // fastify wants a positive limit; an endpoint that takes no body (GET) declares 0.
         bodyLimit: Math.max(1, endpoint.bodyLimit),
+        onRequest: guard.admit(endpoint),
         // Over the limit the provider (or client) gets the endpoint's own code; other errors go to the server's handler.
         errorHandler: (err: FastifyError, _request, reply) => {
           if (err.statusCode !== 413 || endpoint.tooLarge === undefined) throw err;

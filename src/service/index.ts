@@ -41,6 +41,8 @@ export interface ServiceOptions {
 export interface Service {
   /** Base URL of the HTTP server, e.g. http://127.0.0.1:8080. */
   readonly url: string;
+  /** Base URL of the public listener (`server.public_listen`), when there is one. */
+  readonly publicUrl?: string;
   /** Set when the built-in emulator is the API. */
   readonly emulatorUrl?: string;
   readonly runtime: Runtime;
@@ -123,18 +125,28 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   });
   deps.push = { endpoints: runtime.endpoints(), sink: runtime.pushSink };
   deps.console = consoleData.deps;
-  const { listen: _listen, ...server } = config.server;
+  const { listen: _listen, public_listen: publicListen, ...server } = config.server;
   const app = buildApp({ ...server, listen_host: host }, deps);
-  try {
-    await app.listen({ host, port });
-  } catch (err) {
-    await runtime.close();
-    throw listenError(err, host, port);
+  const publicAt = publicListen === undefined ? undefined : parseListen(publicListen);
+  const publicApp = publicAt && buildApp({ ...server, listen_host: publicAt.host, role: 'public' }, deps);
+  for (const [server, at, key] of [
+    [app, { host, port }, 'server.listen'],
+    [publicApp, publicAt, 'server.public_listen'],
+  ] as const) {
+    try {
+      if (server && at) await server.listen(at);
+    } catch (err) {
+      await app.close();
+      await runtime.close();
+      throw listenError(err, at!.host, at!.port, `Set ${key} in the configuration to another host:port`);
+    }
   }
   const url = baseUrl(app.server.address() as AddressInfo);
+  const publicUrl = publicApp && baseUrl(publicApp.server.address() as AddressInfo);
   const adaptersDone = runtime.runAdapters(intakeStop.signal, countingSink(runtime.intake, metrics));
   const deliveryDone = delivery.run(deliveryStop.signal);
   sinks.start();
+  if (publicUrl) logger.info({ url: publicUrl }, `push endpoints and /livez also on ${publicUrl}`);
   logger.info({ url, routes: [...routes.keys()], adapters: adapters.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
 
   async function stop(force?: AbortSignal): Promise<{ drained: boolean }> {
@@ -165,6 +177,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     await sinks.flush(deadline);
     await sinks.close();
     await app.close();
+    await publicApp?.close();
     consoleData.bus.close();
     await previewPool?.close();
     await runtime.close();
@@ -175,6 +188,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   let stopped: Promise<{ drained: boolean }> | undefined;
   return {
     url,
+    ...(publicUrl ? { publicUrl } : {}),
     ...(runtime.emulatorUrl ? { emulatorUrl: runtime.emulatorUrl } : {}),
     runtime,
     adapters: runtime.adapters,

@@ -3,11 +3,11 @@
  * prints where things are, and handles SIGTERM/SIGINT — the first stops gracefully, a second
  * exits at once.
  */
-import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { resolveLogFormat, useColors, type LogFormat } from '../log-pretty.js';
 import { createLogger, type Logger } from '../logger.js';
+import { embeddedAdminKey, type EmbeddedAdminKey } from './admin-key.js';
 import { embeddedConfig } from './defaults.js';
 import { startService, type Service } from './index.js';
 
@@ -26,13 +26,14 @@ export interface RunServiceOptions {
   exit: (code: number) => void;
 }
 
-function configOf(options: RunServiceOptions): { config: Readonly<Config>; adminKey?: string } {
+function configOf(options: RunServiceOptions): { config: Readonly<Config>; adminKey?: EmbeddedAdminKey } {
   if (options.configFile !== undefined) return { config: loadConfig({ file: options.configFile, env: options.env }) };
-  // Embedded defaults: a fresh admin key per run so that the admin API and preview page work locally.
-  const adminKey = randomBytes(18).toString('base64url');
+  // Embedded defaults: an admin key kept under ./data so that the admin API, the console and the
+  // preview page work locally, and an open console tab stays signed in across restarts.
+  const adminKey = embeddedAdminKey();
   const config = loadConfig({
     env: options.env,
-    overrides: { ...(embeddedConfig() as Record<string, never>), server: { api_keys: [adminKey] } } as never,
+    overrides: { ...(embeddedConfig() as Record<string, never>), server: { api_keys: [adminKey.key] } } as never,
   });
   return { config, adminKey };
 }
@@ -78,8 +79,9 @@ export async function runService(options: RunServiceOptions): Promise<number> {
     );
     if (adminKey) {
       options.print(`mailgate: embedded defaults: samples/ → source mailgate/samples, store ${config.store}`);
+      const kept = adminKey.created ? `generated, kept in ${adminKey.path}` : `kept in ${adminKey.path}`;
       options.print(
-        `mailgate: admin key for this run: ${adminKey}  (e.g. curl -H 'Authorization: Bearer ${adminKey}' ${service.url}/api/status)`,
+        `mailgate: admin key: ${adminKey.key}  (${kept}; e.g. curl -H 'Authorization: Bearer ${adminKey.key}' ${service.url}/api/status)`,
       );
     }
     await stopRequested;

@@ -26,6 +26,11 @@ describe('decodeEntities (HTML character references, as an HTML parser reads tex
     expect(decodeEntities('&#0;&#xD800;&#1114112;')).toBe('\ufffd\ufffd\ufffd');
   });
 
+  it('decodes references outside the BMP whole, named (two UTF-16 halves) and numeric (one code point)', () => {
+    expect(decodeEntities('&Afr; &fopf; &#x1F600; &#128512;')).toBe('\u{1D504} \u{1D557} \u{1F600} \u{1F600}');
+    expect(decodeEntities('&NotSquareSubset;')).toBe('\u228F\u0338'); // one name, two code points
+  });
+
   it('makes named spaces plain spaces, and returns text without `&` as it is', () => {
     expect(decodeEntities('a&nbsp;b&ensp;c&emsp;d&thinsp;e')).toBe('a b c d e');
     const text = 'no references here';

@@ -34,7 +34,7 @@ export interface Answer {
 export async function post(url: string, req: SimulatedRequest): Promise<Answer> {
   const res = await fetch(url, { method: req.method, headers: req.headers, body: new Uint8Array(req.body) });
   const text = await res.text();
-  let body: Answer['body'] = {};
+  let body: Answer['body'];
   try {
     body = JSON.parse(text) as Answer['body'];
   } catch {

@@ -1,8 +1,10 @@
 /**
  * Many adapters (or IMAP accounts) on one abort signal: each listens on its own fanned-out
- * signal, so the shared signal carries one listener and Node prints no
- * MaxListenersExceededWarning, and aborting it still stops every one of them.
+ * signal, so the shared signal carries one listener (Node 20 printed a MaxListenersExceededWarning
+ * past 10; Node 22 and later no longer warn for an AbortSignal, so the tests count the listeners),
+ * and aborting it still stops every one of them.
  */
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ImapAdapter } from '../../adapters/imap/index.js';
 import { createLogger } from '../../src/logger.js';
@@ -35,11 +37,10 @@ function waitingAdapter(name: string): Adapter {
 }
 
 describe('abort listeners on the shared signal', () => {
-  it('20 listeners on one signal do warn (what the fan-out avoids)', async () => {
+  it('20 listeners added to one signal are 20 listeners on it (what the fan-out avoids)', () => {
     const ctl = new AbortController();
     for (let i = 0; i < 20; i++) ctl.signal.addEventListener('abort', () => undefined);
-    await settle();
-    expect(listenerWarnings().length).toBeGreaterThan(0);
+    expect(getEventListeners(ctl.signal, 'abort')).toHaveLength(20);
   });
 
   it('20 adapters run on one signal without a warning, and all stop when it aborts', async () => {
@@ -47,6 +48,7 @@ describe('abort listeners on the shared signal', () => {
     const ctl = new AbortController();
     const done = runAdapters(entries, {} as AdapterSink, ctl.signal, createLogger({ level: 'silent' }));
     await settle();
+    expect(getEventListeners(ctl.signal, 'abort').length).toBeLessThanOrEqual(1);
     ctl.abort();
     await done;
     await settle();
@@ -71,6 +73,7 @@ describe('abort listeners on the shared signal', () => {
     // Every account failed to connect and now waits (on its signal) for its next attempt.
     while (adapter.accountHealth().some((h) => h.lastError === undefined)) await new Promise((r) => setTimeout(r, 10));
     await settle();
+    expect(getEventListeners(ctl.signal, 'abort').length).toBeLessThanOrEqual(1);
     ctl.abort();
     await done;
     expect(listenerWarnings().map((w) => w.message)).toEqual([]);

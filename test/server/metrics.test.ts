@@ -41,6 +41,7 @@ describe('mailgate metrics on prom-client', () => {
       '# TYPE mailgate_imap_connection_state gauge',
       '# TYPE mailgate_ai_units_total counter',
       '# TYPE mailgate_http_requests_total counter',
+      '# TYPE mailgate_push_refused_total counter',
       '# TYPE mailgate_metrics_collect_errors_total counter',
     ]);
     m.messagesReceived.inc({ route: 'support', adapter: 'imap' }, 2);

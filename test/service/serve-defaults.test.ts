@@ -1,5 +1,5 @@
 /** `mailgate serve` with no configuration at all: the embedded defaults a new user starts with. */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,6 +40,9 @@ describe('mailgate serve on embedded defaults', () => {
     expect(skipped.every((l) => l.includes('"code":"MAILGATE_ERR_INPUT_MSG_INVALID"'))).toBe(true);
     expect(serve.stdout()).not.toContain('"stack"');
     expect(existsSync(join(cwd, 'data', 'mailgate.db'))).toBe(true);
+    // The admin key is kept beside the store, readable by its owner only.
+    expect(serve.stderr()).toContain(`admin key: ${key}  (generated, kept in ${join(cwd, 'data', 'admin-key')}`);
+    expect(statSync(join(cwd, 'data', 'admin-key')).mode & 0o777).toBe(0o600);
     serve.child.kill('SIGINT');
     expect(await serve.exit).toEqual({ code: 0, signal: null });
 
@@ -47,6 +50,8 @@ describe('mailgate serve on embedded defaults', () => {
     const again = spawnServe([], { cwd, env: { MAILGATE_LISTEN: '127.0.0.1:0' } });
     const url2 = await again.url;
     const key2 = await again.adminKey;
+    // The same admin key: a console tab opened before the restart stays signed in.
+    expect(key2).toBe(key);
     await eventually(async () => {
       const s = (await (await fetch(`${url2}/api/status`, { headers: { authorization: `Bearer ${key2}` } })).json()) as Status;
       return s.adapters[0]?.state === 'finished';

@@ -45,7 +45,7 @@ export function spawnServe(args: string[], options: { cwd: string; env?: Record<
     err += d.toString();
     const u = /serving on (http:\/\/\S+)/.exec(err);
     if (u) resolveUrl(u[1]!);
-    const k = /admin key for this run: (\S+)/.exec(err);
+    const k = /admin key: (\S+)/.exec(err);
     if (k) resolveKey(k[1]!);
   });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>

@@ -56,6 +56,10 @@ function envelopeOf(p: Record<string, unknown>): Envelope {
 export const postmark: ProviderModule<PostmarkEntry> = {
   name: 'postmark',
 
+  authorize(req, config) {
+    checkBasicAuth(req, config.basic_auth);
+  },
+
   async verify(req, config) {
     checkBasicAuth(req, config.basic_auth);
   },

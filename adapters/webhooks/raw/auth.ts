@@ -12,7 +12,7 @@ export const SIGNATURE_HEADER = 'x-mailgate-signature';
 const MAX_SIGNATURES = 8;
 const HEX_SHA256_RE = /^[0-9a-f]{64}$/;
 
-export function header(req: PushRequest, name: string): string | undefined {
+export function header(req: Pick<PushRequest, 'headers'>, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -61,13 +61,25 @@ function verifyHmac(req: PushRequest, secret: string, maxAgeS: number, nowMs: nu
   }
 }
 
-function verifyBearer(req: PushRequest, keys: readonly string[]): void {
+function verifyBearer(req: Pick<PushRequest, 'headers'>, keys: readonly string[]): void {
   const value = header(req, 'authorization');
   const m = value === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(value);
   if (!m) throw new WebhookRefusal('unsigned', 'no Authorization: Bearer <key> header');
   let match = false;
   for (const key of keys) match = sameSecret(m[1]!, key) || match;
   if (!match) throw new WebhookRefusal('forged', 'the bearer key is not one of bearer_keys');
+}
+
+/**
+ * What the headers alone can prove, before the body is read: a bearer key, or that an HMAC
+ * signature header is there and well-formed (its match against the body is checked in verifyRaw).
+ */
+export function authorizeRaw(req: Pick<PushRequest, 'headers'>, config: RawConfig): void {
+  if (config.bearer_keys !== undefined && config.hmac_secret === undefined) return verifyBearer(req, config.bearer_keys);
+  if (config.hmac_secret === undefined) return;
+  const value = header(req, SIGNATURE_HEADER);
+  if (value === undefined || value.trim() === '') throw new WebhookRefusal('unsigned', `no ${SIGNATURE_HEADER} header`);
+  if (!parseSignature(value)) throw new WebhookRefusal('forged', `${SIGNATURE_HEADER} is not t=<unix seconds>,v1=<hex sha256>`);
 }
 
 export function verifyRaw(req: PushRequest, config: RawConfig, ctx: VerifyContext): void {

@@ -5,7 +5,7 @@
 import { MAX_ADDRESS_CHARS, MAX_RECIPIENTS } from '../../../src/limits.js';
 import type { Envelope, PushRequest } from '../../../src/pipeline/types.js';
 import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type RefusalKind } from '../provider.js';
-import { header, SIGNATURE_HEADER, signRaw, verifyRaw } from './auth.js';
+import { authorizeRaw, header, SIGNATURE_HEADER, signRaw, verifyRaw } from './auth.js';
 import type { RawConfig } from '../config.js';
 
 export type { RawConfig } from '../config.js';
@@ -60,6 +60,7 @@ function normalizeRaw(req: PushRequest, config: RawConfig): NormalizedMessage[] 
 
 export const rawProvider: ProviderModule<RawConfig> = {
   name: 'raw',
+  authorize: authorizeRaw,
   verify: async (req, config, ctx) => verifyRaw(req, config, ctx),
   normalize: async (req, config) => normalizeRaw(req, config),
   refusalStatus: (kind) => STATUS[kind],

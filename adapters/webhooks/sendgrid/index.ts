@@ -55,6 +55,10 @@ function envelopeOf(form: ParsedForm): Envelope {
 export const sendgrid: ProviderModule<SendGridEntry> = {
   name: 'sendgrid',
 
+  authorize(req, config) {
+    if (config.basic_auth) checkBasicAuth(req, config.basic_auth);
+  },
+
   async verify(req, config, ctx) {
     if (config.basic_auth) checkBasicAuth(req, config.basic_auth);
     if (config.public_key !== undefined) verifySignature(req, config.public_key, config.max_age_s, ctx.now());

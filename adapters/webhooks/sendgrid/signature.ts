@@ -35,7 +35,7 @@ export function verifySignature(req: PushRequest, publicKeyBase64: string, maxAg
   // Our misconfiguration, not a forgery: a 4xx would make SendGrid drop real mail.
   if (!key) refuse('unavailable', 'the configured SendGrid public_key is not a base64 DER EC public key');
   const signed = Buffer.concat([Buffer.from(timestamp, 'utf8'), req.body]);
-  let ok = false;
+  let ok: boolean;
   try {
     ok = verify('sha256', signed, { key, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
   } catch {

@@ -5,7 +5,7 @@
  * SparkPost retries any non-2xx (for up to 8 h, as documented for event webhooks) and has re-sent
  * batches after a 200: the sink's SHA-256 deduplication absorbs that.
  */
-import type { Envelope } from '../../../src/pipeline/types.js';
+import type { Envelope, PushRequest } from '../../../src/pipeline/types.js';
 import type { SparkPostEntry } from '../config.js';
 import { addresses, rawHeader } from '../mime.js';
 import type { NormalizedMessage, ProviderModule, RefusalKind } from '../provider.js';
@@ -46,13 +46,20 @@ function relayMessage(m: Record<string, unknown>, i: number): NormalizedMessage 
   return { raw, envelope: env, ...(id ? { eventId: id } : {}) };
 }
 
+/** The token header is the whole proof: checked before the body is read, and again in verify. */
+function checkToken(req: Pick<PushRequest, 'headers'>, config: SparkPostEntry): void {
+  const token = header(req, TOKEN_HEADER);
+  if (!token) refuse('unsigned', 'no X-MessageSystems-Webhook-Token header');
+  if (!safeEqual(token, config.auth_token)) refuse('forged', 'the X-MessageSystems-Webhook-Token does not match auth_token');
+}
+
 export const sparkpost: ProviderModule<SparkPostEntry> = {
   name: 'sparkpost',
 
+  authorize: checkToken,
+
   async verify(req, config) {
-    const token = header(req, TOKEN_HEADER);
-    if (!token) refuse('unsigned', 'no X-MessageSystems-Webhook-Token header');
-    if (!safeEqual(token, config.auth_token)) refuse('forged', 'the X-MessageSystems-Webhook-Token does not match auth_token');
+    checkToken(req, config);
   },
 
   async normalize(req) {

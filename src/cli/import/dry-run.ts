@@ -23,6 +23,8 @@ export async function dryRunImport(
   onUpdate: (s: ImportSummary) => void,
   /** The read handed on everything of `path` before byte `offset` (the progress bar). */
   onRead: (path: string, offset: number) => void = () => undefined,
+  /** A file of a folder that is skipped (not mail), with the reason. */
+  onSkip: (path: string, reason: string) => void = () => undefined,
 ): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const target = targetOf(route, rt.config);
@@ -30,6 +32,8 @@ export async function dryRunImport(
   const s: ImportSummary = {
     route: route.name,
     dryRun: true,
+    skipped: 0,
+    skippedBy: {},
     read: 0,
     parsed: 0,
     unreadable: 0,
@@ -59,7 +63,7 @@ export async function dryRunImport(
     onUpdate(s);
   };
   const p = rt.config.parsing;
-  const items = (await pathInputs()).read(paths, { maxMessageBytes: p.max_message_bytes, ...(mbox ? { mboxQuoting: mbox } : {}) });
+  const items = (await pathInputs()).read(paths, { maxMessageBytes: p.max_message_bytes, onSkip, ...(mbox ? { mboxQuoting: mbox } : {}) });
   const optionsOf = (item: PathItem): PreviewOptions => ({
     body: p.body,
     headers: p.headers,

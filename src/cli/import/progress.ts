@@ -1,6 +1,7 @@
 /** Counters of an import: the line beside the progress bar on a terminal (src/cli/terminal/), and the final summary. */
 import type { DeliveryCounters } from '../../pipeline/delivery.js';
 import type { IntakeCounters } from '../../pipeline/intake.js';
+import { skipText } from '../skips.js';
 
 export interface ImportSummary {
   route: string;
@@ -28,6 +29,10 @@ export interface ImportSummary {
   sinkSent?: number;
   /** False when the import stopped waiting for the sink (MAILGATE_ERR_SINK_FLUSH_TIMEOUT). */
   sinkFlushed?: boolean;
+  /** Files met in a folder walk and skipped (not mail, a link refused): never parsed, stored nor billed. */
+  skipped: number;
+  /** The skipped files by reason (`JSON`, `image`, `archive`, `binary`, …). */
+  skippedBy: Record<string, number>;
   /** Why the import stopped early: the API refused the credentials or the target (401, 403, 404). */
   error?: { code: string; message: string };
 }
@@ -45,6 +50,8 @@ export function summarize(
   return {
     route,
     dryRun: false,
+    skipped: 0,
+    skippedBy: {},
     read,
     parsed: intake.parsed,
     unreadable,
@@ -74,5 +81,6 @@ export function progressLine(s: ImportSummary): string {
 
 export function summaryText(s: ImportSummary): string {
   const head = s.dryRun ? 'dry run (nothing sent, nothing stored)' : `import into route ${s.route}`;
-  return `${head}: ${progressLine(s)}  in ${s.seconds}s (${s.messagesPerSecond} msg/s)\n`;
+  const skipped = s.skipped > 0 ? `; ${skipText(s.skipped, s.skippedBy)}, not mail: never parsed nor billed` : '';
+  return `${head}: ${progressLine(s)}  in ${s.seconds}s (${s.messagesPerSecond} msg/s)${skipped}\n`;
 }

@@ -19,6 +19,7 @@ import { routeConfig, type RouteFlags } from '../route-config.js';
 import { dryRunImport } from './dry-run.js';
 import { progressLine, summarize, summaryText, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
+import { Skips } from '../skips.js';
 
 /** Messages per intake transaction: fewer commits (each one fsynced) than the adapter default. */
 export const IMPORT_BATCH_SIZE = 500;
@@ -76,8 +77,10 @@ export async function runImport(
     );
   }
   try {
-    const run = { rt, paths, flags, ctx, printer, inputs: await pathInputs() };
+    const run = { rt, paths, flags, ctx, printer, inputs: await pathInputs(), skips: new Skips((line) => printer.write(line)) };
     const summary = flags.dryRun === true ? await dryRun(run) : await realRun(run, controller);
+    summary.skipped = run.skips.total;
+    summary.skippedBy = run.skips.byReason;
     if (rt.emulatorUrl !== undefined) summary.emulatorUrl = rt.emulatorUrl;
     ctx.stderr.write(summaryText(summary));
     if (refused !== undefined) summary.error = refused;
@@ -128,9 +131,10 @@ interface Run {
   ctx: CliContext;
   printer: Printer;
   inputs: PathInputs;
+  skips: Skips;
 }
 
-async function dryRun({ rt, paths, flags, ctx, printer, inputs }: Run): Promise<ImportSummary> {
+async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): Promise<ImportSummary> {
   let last: ImportSummary | undefined;
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
@@ -145,6 +149,7 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs }: Run): Promise<
       flags.mbox,
       (s) => (last = { ...s }),
       (path, offset) => display.at(path, offset),
+      skips.count,
     );
   } finally {
     display.stop();
@@ -166,7 +171,7 @@ function reportingSink(sink: AdapterSink, at: (path: string, offset: number) => 
   };
 }
 
-async function realRun({ rt, paths, flags, ctx, printer, inputs }: Run, controller: AbortController): Promise<ImportSummary> {
+async function realRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run, controller: AbortController): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const startedAt = Date.now();
   let unreadable = 0;
@@ -176,6 +181,7 @@ async function realRun({ rt, paths, flags, ctx, printer, inputs }: Run, controll
     scope: `${route.name}@${routeTarget(route)}`,
     maxMessageBytes: rt.config.parsing.max_message_bytes,
     batchSize: IMPORT_BATCH_SIZE,
+    onSkip: skips.count,
     ...(flags.mbox ? { mboxQuoting: flags.mbox } : {}),
     onError: (origin, error) => {
       unreadable++;

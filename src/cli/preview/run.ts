@@ -11,6 +11,7 @@ import { writerFor, type Write } from '../write.js';
 import { Spool, type OutputOrigin } from './spool.js';
 import { columnWidths, headerLine, tableLine } from './table.js';
 import { ThreadInputs } from './thread-inputs.js';
+import { Skips } from '../skips.js';
 
 export type PreviewFormat = 'table' | 'json' | 'jsonl';
 
@@ -42,11 +43,12 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
     messages: () => read,
     counters: () => `read ${read}  failed ${failed}`,
   });
+  const skips = new Skips((line) => display.print(line));
   try {
     const items = inputs.read(paths, {
       maxMessageBytes: flags.maxMessageBytes,
       mboxQuoting: flags.mbox,
-      onSkip: (path, reason) => display.print(`mailgate: skipped ${path} (${reason})\n`),
+      onSkip: skips.count,
     });
     for await (const { item, outcome } of parseOrdered(pool, items, (i) => i.raw, {
       transfer: true,
@@ -70,6 +72,7 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
     display.stop();
     await pool.close();
   }
+  if (skips.total > 0) ctx.stderr.write(`mailgate: ${skips.text()}, not mail\n`);
   return failed;
 }
 

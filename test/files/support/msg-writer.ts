@@ -29,6 +29,8 @@ export interface MsgSpec {
   senderEmail?: string;
   body?: string;
   bodyHtml?: string;
+  /** PidTagRtfCompressed (see rtf-compress.ts). */
+  rtfCompressed?: Uint8Array;
   /** PR_TRANSPORT_MESSAGE_HEADERS. */
   transportHeaders?: string;
   messageId?: string;
@@ -118,6 +120,7 @@ function rootChildren(spec: MsgSpec): Node[] {
     out.push(stringStream(0x0c1f, spec.senderEmail), stringStream(0x0c1e, 'SMTP'), stringStream(0x5d01, spec.senderEmail));
   if (spec.body !== undefined) out.push(stringStream(0x1000, spec.body));
   if (spec.bodyHtml !== undefined) out.push(binaryStream(0x1013, new Uint8Array(Buffer.from(spec.bodyHtml, 'utf8'))));
+  if (spec.rtfCompressed !== undefined) out.push(binaryStream(0x1009, spec.rtfCompressed));
   if (spec.transportHeaders) out.push(stringStream(0x007d, spec.transportHeaders));
   if (spec.messageId) out.push(stringStream(0x1035, spec.messageId));
   const recips = spec.recipients ?? [];
