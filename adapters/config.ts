@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import { filesEntrySchema } from './files/config.js';
+import { duplicateEntry, graphEntrySchema } from './graph/config.js';
 import { duplicateAccount, imapAccountSchema } from './imap/config.js';
 import { uploadConfigSchema } from './upload/config.js';
 import { webhookEntrySchema } from './webhooks/config.js';
@@ -32,13 +33,20 @@ export const ADAPTER_CONFIGS = {
   files: {
     mode: 'pull',
     schema: filesEntrySchema,
-    description: 'File inputs: .eml, mbox, maildir and .msg files or folders, read once.',
+    description: 'File inputs: .eml, mbox, maildir, .msg and Outlook PST/OST files or folders, read once.',
   },
   imap: {
     mode: 'pull',
     schema: imapAccountSchema,
     description: 'IMAP accounts, one connection each; behaviour in docs/imap.md.',
     unique: duplicateAccount,
+  },
+  graph: {
+    mode: 'pull',
+    schema: graphEntrySchema,
+    description:
+      'Microsoft 365 mailboxes through Microsoft Graph, one app registration per entry, each mailbox under its own lease; docs/graph.md.',
+    unique: duplicateEntry,
   },
   webhooks: {
     mode: 'push',

@@ -61,6 +61,9 @@ export const ERROR_CODES = {
   MAILGATE_ERR_INPUT_NOT_FOUND: 'An input path does not exist or cannot be read.',
   MAILGATE_ERR_INPUT_UNSUPPORTED: 'An input file is of a kind mailgate cannot read.',
   MAILGATE_ERR_INPUT_MSG_INVALID: 'An Outlook .msg file could not be read.',
+  MAILGATE_ERR_INPUT_PST_ENCRYPTED: 'An Outlook PST/OST file uses "high" encryption, which mailgate does not read.',
+  MAILGATE_ERR_INPUT_PST_INVALID: 'An Outlook PST/OST file, or one item in it, could not be read.',
+  MAILGATE_ERR_INPUT_VAULT_INVALID: 'A Google Vault export (zip or metadata XML) could not be read.',
 
   // --- emulator: the local Text Analytics API stand-in -----------------------------
   MAILGATE_ERR_EMULATOR_OPTIONS_INVALID: 'An emulator option is invalid (token, limits, model versions, transform tags).',
@@ -140,6 +143,23 @@ export const ERROR_CODES = {
   MAILGATE_ERR_IMAP_COMMAND: 'The IMAP server answered a command with NO or BAD.',
   MAILGATE_ERR_IMAP_UNAVAILABLE: 'An after-delivery action could not run: the account has no usable connection (retry later).',
 
+  // --- graph: the Microsoft Graph adapter ------------------------------------------
+  MAILGATE_ERR_GRAPH_TOKEN:
+    'The Microsoft identity platform refused or failed to issue an access token (tenant, client id, secret or certificate); the mailbox retries with backoff.',
+  MAILGATE_ERR_GRAPH_UNAUTHORIZED: 'Graph answered 401 again after one token renewal; the mailbox retries with backoff.',
+  MAILGATE_ERR_GRAPH_FORBIDDEN:
+    'Graph answered 403: the app lacks Mail.Read (Mail.ReadWrite for actions) or an application access policy excludes the mailbox; retried with backoff.',
+  MAILGATE_ERR_GRAPH_NOT_FOUND:
+    'Graph answered 404: the mailbox or folder does not exist, or the mailbox is not enabled for REST; retried with backoff.',
+  MAILGATE_ERR_GRAPH_THROTTLED: 'Graph answered 429, 503 or 504; the mailbox waits its Retry-After before any other request.',
+  MAILGATE_ERR_GRAPH_UNAVAILABLE: 'Graph could not be reached, timed out or answered another 5xx; retried with backoff.',
+  MAILGATE_ERR_GRAPH_RESPONSE: 'Graph answered with an unexpected status or a body mailgate cannot read.',
+  MAILGATE_ERR_GRAPH_SYNC_RESET:
+    "A folder's delta link expired (410 or syncStateNotFound): the folder is read again in full; deterministic comment ids and the ledger keep it free.",
+  MAILGATE_ERR_GRAPH_SUBSCRIPTION:
+    'A change-notification subscription could not be created or renewed; the folder is still read every poll_interval_ms.',
+  MAILGATE_ERR_GRAPH_NOTIFICATION: 'A change notification was refused: its clientState is not the configured one.',
+
   // --- cli: client commands of the HTTP endpoints ----------------------------------------
   MAILGATE_ERR_CLI_UNREACHABLE: 'A client command (`webhook simulate`, `upload`) got no HTTP answer from --url (refused, timeout).',
   MAILGATE_ERR_CLI_WAIT_TIMEOUT: '`mailgate upload --wait` gave up before every message was delivered or dead (they stay queued).',
@@ -193,6 +213,8 @@ export const WARNING_CODES = {
   MAILGATE_WARN_CHARSET_FALLBACK: 'An unknown or bogus charset label was decoded by the fallback rule.',
   MAILGATE_WARN_BODY_TRUNCATED: 'The body text exceeded 65536 characters and was truncated.',
   MAILGATE_WARN_HEADERS_TRUNCATED: 'The raw header block exceeded the limit; trailing fields were dropped.',
+  MAILGATE_WARN_HEADERS_SYNTHESIZED:
+    'The archive kept no transport headers for the item (sent items, drafts); its headers were built from its properties.',
   MAILGATE_WARN_ATTACHMENTS_TRUNCATED: 'The message has more than 128 attachments; only the first 128 are listed.',
   MAILGATE_WARN_MIME_MALFORMED: 'The MIME structure is broken (missing boundary, bad encoding); a best-effort reading was used.',
   MAILGATE_WARN_NO_BODY: 'The message has no text body; an empty plain body was sent.',

@@ -8,7 +8,7 @@ export const filesEntrySchema = z
   .object({
     name: z.string().min(1).describe('Adapter instance name.'),
     route: z.string().min(1).describe('Route the messages go to.'),
-    paths: z.array(z.string().min(1)).min(1).describe('Files or folders: .eml, mbox, maildir, .msg.'),
+    paths: z.array(z.string().min(1)).min(1).describe('Files or folders: .eml, mbox, maildir, .msg, Outlook PST/OST.'),
   })
   .strict();
 

@@ -4,6 +4,7 @@ import { basename, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
+import { readPst } from './pst.js';
 import { convertMsg } from '../../src/mime/msg-convert.js';
 import { sniffFile, type Sniffed } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
@@ -73,6 +74,10 @@ async function* readKnown(
     yield* readMbox(path, { ...options, resume });
     return;
   }
+  if ('kind' in sniffed && sniffed.kind === 'pst') {
+    yield* readPst(path, { ...options, resume });
+    return;
+  }
   if (resume && resume.index >= 1) return;
   if ('kind' in sniffed) {
     yield* readSingle(path, sniffed.kind === 'msg' ? 'msg' : 'eml', maxBytes, maildir);
@@ -87,7 +92,7 @@ async function* readKnown(
       path,
       new GatewayError(
         'MAILGATE_ERR_INPUT_UNSUPPORTED',
-        `${path} is not mail (${sniffed.skip}): neither a message, an mbox, a maildir nor an Outlook .msg file`,
+        `${path} is not mail (${sniffed.skip}): neither a message, an mbox, a maildir, an Outlook .msg nor an Outlook PST/OST file`,
         { details: { reason: sniffed.skip } },
       ),
     );

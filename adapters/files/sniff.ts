@@ -9,7 +9,7 @@
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 
-export type FileKind = 'mbox' | 'msg' | 'eml';
+export type FileKind = 'mbox' | 'msg' | 'eml' | 'pst';
 
 /** The verdict: read it as `kind`, keep it as a dead letter (`damaged`), or skip it with a reason. */
 export type Sniffed = { kind: FileKind } | { damaged: string } | { skip: string };
@@ -38,7 +38,16 @@ export const SKIP = {
   text: 'text without a mail header block',
 } as const;
 
-const MAIL_EXTENSIONS: Record<string, FileKind> = { '.eml': 'eml', '.msg': 'msg', '.mbox': 'mbox', '.mbx': 'mbox' };
+const MAIL_EXTENSIONS: Record<string, FileKind> = {
+  '.eml': 'eml',
+  '.msg': 'msg',
+  '.mbox': 'mbox',
+  '.mbx': 'mbox',
+  '.pst': 'pst',
+  '.ost': 'pst',
+};
+/** The Outlook PST/OST signature (MS-PST dwMagic). */
+const PST_MAGIC = Buffer.from('!BDN');
 const OFFICE_EXTENSIONS = new Set(['.doc', '.xls', '.ppt', '.msi', '.vsd', '.pub', '.dot', '.xlt', '.pot']);
 
 const magic = (...bytes: number[]) => Buffer.from(bytes);
@@ -144,6 +153,7 @@ export const RECOGNISERS: Recogniser[] = [
     if (!startsWith(head, OLE_MAGIC)) return undefined;
     return OFFICE_EXTENSIONS.has(ext) ? { skip: SKIP.document } : { kind: 'msg' };
   },
+  ({ head }) => (startsWith(head, PST_MAGIC) ? { kind: 'pst' } : undefined),
   ({ head }) => (IMAGE_MAGICS.some((m) => startsWith(head, m)) ? { skip: SKIP.image } : undefined),
   ({ head }) => (startsWith(head, Buffer.from('RIFF')) && startsWith(head, Buffer.from('WEBP'), 8) ? { skip: SKIP.image } : undefined),
   ({ head }) =>

@@ -116,38 +116,66 @@ export interface LoadOptions {
 }
 
 /** Turns zod issues into one message that names each path and what to do. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`).join('\n');
+export function describeIssues(error: z.ZodError, at: Array<string | number> = []): string {
+  return error.issues.map((i) => `${formatPath([...at, ...i.path])}: ${i.message}`).join('\n');
+}
+
+/**
+ * The settings of a mailgate.yaml as written, `${VAR}` placeholders not yet replaced (so that a
+ * caller can resolve only the settings it needs, and the variables only those use).
+ */
+export function readConfigFile(file: string): Record<string, Json> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `cannot read configuration file ${file}: ${(cause as Error).message}`, {
+      cause,
+    });
+  }
+  // Placeholders are swapped for plain tokens before YAML sees them, so that the unquoted
+  // form `{ token: ${MAILGATE_API_TOKEN} }` parses like the quoted one.
+  const held: string[] = [];
+  const shielded = text.replace(PLACEHOLDER, (whole) => (whole === '$$' ? whole : `${TOKEN_PREFIX}${held.push(whole) - 1}_`));
+  let doc: unknown;
+  try {
+    doc = unshield(parseYaml(shielded), held);
+  } catch (cause) {
+    // No cause and no message text from the parser: both quote the offending line, which may hold a secret.
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${file} is not valid YAML: ${yamlErrorWhere(cause)}`);
+  }
+  if (doc !== null && doc !== undefined && (typeof doc !== 'object' || Array.isArray(doc))) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${file}: the top level must be a mapping of settings`);
+  }
+  return (doc ?? {}) as Record<string, Json>;
+}
+
+/**
+ * Only the store URL, with the same precedence as loadConfig (default < file < MAILGATE_STORE <
+ * flag), reading nothing else: the commands that only read the store (`status`, `dlq`,
+ * `predictions`) need neither the API token nor the adapters' secrets.
+ */
+export function loadStoreUrl(options: LoadOptions = {}): string {
+  const env = options.env ?? {};
+  const flag = options.overrides?.['store'];
+  if (typeof flag === 'string') return flag;
+  const fromEnv = env['MAILGATE_STORE'];
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  const written = options.file === undefined ? undefined : readConfigFile(options.file)['store'];
+  const store = written === undefined ? undefined : interpolate(written, env, ['store']);
+  const result = ConfigSchema.shape.store.safeParse(store);
+  if (!result.success) {
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `${options.file ?? 'configuration'} is invalid:\n${describeIssues(result.error, ['store'])}`,
+    );
+  }
+  return result.data;
 }
 
 export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
   const env = options.env ?? {};
-  let fromFile: Record<string, Json> = {};
-  if (options.file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(options.file, 'utf8');
-    } catch (cause) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `cannot read configuration file ${options.file}: ${(cause as Error).message}`, {
-        cause,
-      });
-    }
-    // Placeholders are swapped for plain tokens before YAML sees them, so that the unquoted
-    // form `{ token: ${MAILGATE_API_TOKEN} }` parses like the quoted one.
-    const held: string[] = [];
-    const shielded = text.replace(PLACEHOLDER, (whole) => (whole === '$$' ? whole : `${TOKEN_PREFIX}${held.push(whole) - 1}_`));
-    let doc: unknown;
-    try {
-      doc = unshield(parseYaml(shielded), held);
-    } catch (cause) {
-      // No cause and no message text from the parser: both quote the offending line, which may hold a secret.
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${options.file} is not valid YAML: ${yamlErrorWhere(cause)}`);
-    }
-    if (doc !== null && doc !== undefined && (typeof doc !== 'object' || Array.isArray(doc))) {
-      throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${options.file}: the top level must be a mapping of settings`);
-    }
-    fromFile = interpolate((doc ?? {}) as Json, env) as Record<string, Json>;
-  }
+  const fromFile = options.file === undefined ? {} : (interpolate(readConfigFile(options.file), env) as Record<string, Json>);
   const fromEnv: Record<string, Json> = {};
   for (const [name, path] of Object.entries(ENV_FIELDS)) {
     const v = env[name];

@@ -5,6 +5,7 @@
 import { warning, type Warning } from '../errors.js';
 import { MAX_RAW_HEADER_CHARS } from '../limits.js';
 import { decodeWords, parseAddressList, type Address } from '../mime/headers.js';
+import { SYNTHESIZED_FIELD } from '../mime/synthesized.js';
 import type { HeaderField } from '../mime/types.js';
 import type { RawEmailHeaders } from '../model/index.js';
 
@@ -123,8 +124,11 @@ function parsedHeaders(fields: readonly HeaderField[], warnings: Warning[]): Rec
   return out;
 }
 
+const SYNTHESIZED_KEY = SYNTHESIZED_FIELD.toLowerCase();
+
 /**
- * Build `headers`: the fields less MIME_STRUCTURE_HEADERS, and less ENTITY_HEADERS unless the
+ * Build `headers`: the fields less MIME_STRUCTURE_HEADERS and the synthesized-headers marker
+ * (which becomes MAILGATE_WARN_HEADERS_SYNTHESIZED, see src/mime/synthesized.ts), and less ENTITY_HEADERS unless the
  * top-level entity is the body sent (`rootIsBody`). `parsed` is used only when asked for AND no name repeats (case-insensitive)
  * AND every name is ASCII AND the raw form would not need cutting; otherwise `raw`. Parsed
  * values have their encoded-words decoded (see parsedValue).
@@ -135,7 +139,11 @@ export function buildHeaders(
   warnings: Warning[],
   rootIsBody = true,
 ): RawEmailHeaders {
-  const visible = fields.filter((f) => !MIME_STRUCTURE_HEADERS.has(f.key) && (rootIsBody || !ENTITY_HEADERS.has(f.key)));
+  const synthesized = fields.find((f) => f.key === SYNTHESIZED_KEY);
+  if (synthesized !== undefined) warnings.push(warning('MAILGATE_WARN_HEADERS_SYNTHESIZED', synthesized.value.trim().slice(0, 200)));
+  const visible = fields.filter(
+    (f) => f.key !== SYNTHESIZED_KEY && !MIME_STRUCTURE_HEADERS.has(f.key) && (rootIsBody || !ENTITY_HEADERS.has(f.key)),
+  );
   const { kept, dropped } = fitFields(visible, MAX_RAW_HEADER_CHARS);
   if (mode === 'parsed' && dropped === 0) {
     const parsed = parsedHeaders(visible, warnings);

@@ -11,6 +11,7 @@ import iconv from 'iconv-lite';
 import { GatewayError } from '../errors.js';
 import { checkCompoundFile } from './cfb.js';
 import { compressedRtfBody } from './rtf.js';
+import { synthesizedLine } from './synthesized.js';
 
 /**
  * The package is CommonJS with `exports.default`: under Node's ESM loader the class sits on
@@ -37,7 +38,7 @@ export function encodeWord(value: string): string {
   return words.map((w) => `=?UTF-8?B?${Buffer.from(w).toString('base64')}?=`).join('\r\n ');
 }
 
-function mailbox(name: string | undefined, address: string | undefined): string | undefined {
+export function mailbox(name: string | undefined, address: string | undefined): string | undefined {
   const addr = address?.trim();
   const display = name?.trim();
   if (!addr && !display) return undefined;
@@ -53,7 +54,7 @@ function smtpOf(f: FieldsData): string | undefined {
 }
 
 /** Transport headers less MIME structure fields, unfolded lines kept as they are. */
-function transportHeaders(headers: string): string[] {
+export function transportHeaders(headers: string): string[] {
   const lines = headers
     .replace(/\r?\n$/, '')
     .replace(/(\r?\n){2,}[\s\S]*$/, '')
@@ -90,6 +91,9 @@ function propertyHeaders(f: FieldsData): string[] {
   const date = f.clientSubmitTime ?? f.messageDeliveryTime ?? f.creationTime;
   if (date && Number.isFinite(Date.parse(date))) out.push(`Date: ${new Date(date).toUTCString().replace(/GMT$/, '+0000')}`);
   if (f.messageId) out.push(`Message-ID: ${f.messageId.trim()}`);
+  out.push(
+    synthesizedLine(`${out.map((l) => l.slice(0, l.indexOf(':'))).join(', ')} from the .msg file's properties (no transport headers kept)`),
+  );
   return out;
 }
 

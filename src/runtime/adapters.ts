@@ -2,7 +2,7 @@
  * The adapters of a configuration, built through the registry (adapters/index.ts), and
  * running them: one failing adapter is logged and marked failed, never stops the others.
  */
-import { ADAPTER_KINDS, createAdapter, type AdapterEntryOf, type AdapterKind } from '../../adapters/index.js';
+import { ADAPTER_KINDS, createAdapters, type AdapterEntryOf, type AdapterKind } from '../../adapters/index.js';
 import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -26,8 +26,7 @@ export async function buildAdapters(config: Readonly<Config>, logger: Logger): P
   const entries: AdapterEntry[] = [];
   for (const kind of ADAPTER_KINDS) {
     for (const entry of config.adapters[kind] as ReadonlyArray<AdapterEntryOf<AdapterKind>>) {
-      const adapter = await createAdapter(kind, entry as never, ctx);
-      entries.push(entryOf(adapter));
+      for (const adapter of await createAdapters(kind, entry as never, ctx)) entries.push(entryOf(adapter));
     }
   }
   return entries;

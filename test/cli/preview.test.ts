@@ -37,7 +37,7 @@ describe('mailgate preview (jsonl)', () => {
     ]);
     expect(run.code).toBe(0);
     const lines = parseLines(run.stdout);
-    expect(lines).toHaveLength(17);
+    expect(lines).toHaveLength(19);
     for (const line of lines) {
       expect(Object.keys(line)).toEqual(['origin', 'document', 'comment', 'thread_properties', 'warnings']);
       expect(RawEmailDocument.safeParse(line.document).success).toBe(true);

@@ -81,6 +81,6 @@ export function progressLine(s: ImportSummary): string {
 
 export function summaryText(s: ImportSummary): string {
   const head = s.dryRun ? 'dry run (nothing sent, nothing stored)' : `import into route ${s.route}`;
-  const skipped = s.skipped > 0 ? `; ${skipText(s.skipped, s.skippedBy)}, not mail: never parsed nor billed` : '';
+  const skipped = s.skipped > 0 ? `; ${skipText(s.skipped, s.skippedBy)}, never parsed nor billed` : '';
   return `${head}: ${progressLine(s)}  in ${s.seconds}s (${s.messagesPerSecond} msg/s)${skipped}\n`;
 }

@@ -25,7 +25,11 @@ export interface PreviewFlags {
   mbox?: MboxQuoting;
 }
 
-const outputOrigin = (item: PathItem): OutputOrigin => ({ path: item.origin.path, index: item.origin.index });
+const outputOrigin = (item: PathItem): OutputOrigin => ({
+  path: item.origin.path,
+  index: item.origin.index,
+  ...(item.origin.folder !== undefined && { folder: item.origin.folder }),
+});
 
 /** First pass: every item parsed and spooled; returns how many failed. A progress bar on stderr when it is a terminal. */
 async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, threads: ThreadInputs, ctx: CliContext): Promise<number> {
@@ -72,7 +76,7 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
     display.stop();
     await pool.close();
   }
-  if (skips.total > 0) ctx.stderr.write(`mailgate: ${skips.text()}, not mail\n`);
+  if (skips.total > 0) ctx.stderr.write(`mailgate: ${skips.text()}, never parsed\n`);
   return failed;
 }
 

@@ -21,6 +21,8 @@ import { writerFor, type Write } from '../write.js';
 export interface OutputOrigin {
   path: string;
   index: number;
+  /** The folder inside an archive (PST/OST), when the item comes from one. */
+  folder?: string;
 }
 
 export interface ErrorRecord {
