@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import { filesEntrySchema } from './files/config.js';
+import { duplicateEntry, graphEntrySchema } from './graph/config.js';
 import { duplicateAccount, imapAccountSchema } from './imap/config.js';
 import { uploadConfigSchema } from './upload/config.js';
 import { webhookEntrySchema } from './webhooks/config.js';
@@ -39,6 +40,13 @@ export const ADAPTER_CONFIGS = {
     schema: imapAccountSchema,
     description: 'IMAP accounts, one connection each; behaviour in docs/imap.md.',
     unique: duplicateAccount,
+  },
+  graph: {
+    mode: 'pull',
+    schema: graphEntrySchema,
+    description:
+      'Microsoft 365 mailboxes through Microsoft Graph, one app registration per entry, each mailbox under its own lease; docs/graph.md.',
+    unique: duplicateEntry,
   },
   webhooks: {
     mode: 'push',

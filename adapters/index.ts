@@ -11,6 +11,7 @@ import { ADAPTER_CONFIGS, ADAPTER_KINDS, type AdapterKind } from './config.js';
 const MODULES: Record<AdapterKind, () => Promise<AdapterModule>> = {
   files: () => import('./files/index.js'),
   imap: () => import('./imap/index.js'),
+  graph: () => import('./graph/index.js'),
   webhooks: () => import('./webhooks/index.js'),
   upload: () => import('./upload/index.js'),
   smtp: () => import('./smtp/index.js'),
@@ -38,9 +39,20 @@ export async function adapterDefinition<K extends AdapterKind>(kind: K): Promise
   return { kind, mode, schema, create: create as AdapterDefinition<AdapterEntryOf<K>>['create'] };
 }
 
-/** One adapter of a configuration entry (`adapters.<kind>[i]`, already validated). */
+/** The one adapter of a configuration entry of a kind that makes one per entry. */
 export async function createAdapter<K extends AdapterKind>(kind: K, entry: AdapterEntryOf<K>, ctx: AdapterContext): Promise<Adapter> {
-  return (await adapterDefinition(kind)).create(entry, ctx);
+  const made = await createAdapters(kind, entry, ctx);
+  if (made.length !== 1) throw new Error(`adapters.${kind}: this entry makes ${made.length} adapters; use createAdapters`);
+  return made[0]!;
+}
+
+/**
+ * The adapters of a configuration entry (`adapters.<kind>[i]`, already validated): one, or one
+ * per mailbox where an entry names several (Graph), so that each runs under its own lease.
+ */
+export async function createAdapters<K extends AdapterKind>(kind: K, entry: AdapterEntryOf<K>, ctx: AdapterContext): Promise<Adapter[]> {
+  const made = (await adapterDefinition(kind)).create(entry, ctx);
+  return Array.isArray(made) ? made : [made];
 }
 
 /** The reader of files and folders given as paths, and the adapter that imports them. */

@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { createLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
 import { buildApp, localPreview, type ServerDeps } from '../src/server/index.js';
+import { RuntimeEvents } from '../src/pipeline/events.js';
 import { createConsole } from '../src/service/console.js';
 import { searchFields } from '../src/store/items.js';
 import { searchRow } from '../src/store/sqlite/items.js';
@@ -134,10 +135,11 @@ function countOf(path: string): number {
 
 function minimalDeps(store: Awaited<ReturnType<typeof openStore>>): ServerDeps {
   const { deps } = createConsole({
-    store: () => store,
+    store,
     routes: new Map(ROUTES.map((name) => [name, { name, mode: 'sync', source: `acme/${name}` } as never])),
-    adapters: () => [],
+    adapters: [],
     logger: createLogger(false),
+    events: new RuntimeEvents(),
   });
   const local = localPreview();
   return {

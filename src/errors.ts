@@ -143,6 +143,23 @@ export const ERROR_CODES = {
   MAILGATE_ERR_IMAP_COMMAND: 'The IMAP server answered a command with NO or BAD.',
   MAILGATE_ERR_IMAP_UNAVAILABLE: 'An after-delivery action could not run: the account has no usable connection (retry later).',
 
+  // --- graph: the Microsoft Graph adapter ------------------------------------------
+  MAILGATE_ERR_GRAPH_TOKEN:
+    'The Microsoft identity platform refused or failed to issue an access token (tenant, client id, secret or certificate); the mailbox retries with backoff.',
+  MAILGATE_ERR_GRAPH_UNAUTHORIZED: 'Graph answered 401 again after one token renewal; the mailbox retries with backoff.',
+  MAILGATE_ERR_GRAPH_FORBIDDEN:
+    'Graph answered 403: the app lacks Mail.Read (Mail.ReadWrite for actions) or an application access policy excludes the mailbox; retried with backoff.',
+  MAILGATE_ERR_GRAPH_NOT_FOUND:
+    'Graph answered 404: the mailbox or folder does not exist, or the mailbox is not enabled for REST; retried with backoff.',
+  MAILGATE_ERR_GRAPH_THROTTLED: 'Graph answered 429, 503 or 504; the mailbox waits its Retry-After before any other request.',
+  MAILGATE_ERR_GRAPH_UNAVAILABLE: 'Graph could not be reached, timed out or answered another 5xx; retried with backoff.',
+  MAILGATE_ERR_GRAPH_RESPONSE: 'Graph answered with an unexpected status or a body mailgate cannot read.',
+  MAILGATE_ERR_GRAPH_SYNC_RESET:
+    "A folder's delta link expired (410 or syncStateNotFound): the folder is read again in full; deterministic comment ids and the ledger keep it free.",
+  MAILGATE_ERR_GRAPH_SUBSCRIPTION:
+    'A change-notification subscription could not be created or renewed; the folder is still read every poll_interval_ms.',
+  MAILGATE_ERR_GRAPH_NOTIFICATION: 'A change notification was refused: its clientState is not the configured one.',
+
   // --- cli: client commands of the HTTP endpoints ----------------------------------------
   MAILGATE_ERR_CLI_UNREACHABLE: 'A client command (`webhook simulate`, `upload`) got no HTTP answer from --url (refused, timeout).',
   MAILGATE_ERR_CLI_CONSENT_REQUIRED:

@@ -60,6 +60,7 @@ const PLACEHOLDERS: Record<string, (o: Origin) => string | undefined> = {
   adapter: (o) => o.adapter,
   account: (o) => o.account,
   folder: (o) => o.folder,
+  mailbox: (o) => o.mailbox,
   path: (o) => o.path,
   eventId: (o) => o.eventId,
   'envelope.from': (o) => o.envelope?.from,
@@ -90,7 +91,7 @@ function placeholder(name: string, origin: Origin): string | undefined {
 }
 
 /**
- * Route properties with `{adapter}`, `{account}`, `{folder}`, `{path}`, `{eventId}` and the
+ * Route properties with `{adapter}`, `{account}`, `{folder}`, `{mailbox}`, `{path}`, `{eventId}` and the
  * envelope of a pushed message (`{envelope.from}`, `{envelope.to}` comma-joined,
  * `{envelope.provider}`, `{envelope.spf}`, `{envelope.dkim}`, `{envelope.dmarc}`,
  * `{envelope.spamVerdict}`, `{envelope.remoteAddress}`, `{envelope.helo}`, `{envelope.tls}`, `{envelope.extra.<key>}`)

@@ -191,12 +191,13 @@ export interface AdapterDefinition<E = unknown> {
   kind: string;
   mode: AdapterMode;
   schema: z.ZodType;
-  create(entry: E, ctx: AdapterContext): Adapter;
+  /** One adapter, or one per mailbox of the entry (each under its own lease). */
+  create(entry: E, ctx: AdapterContext): Adapter | Adapter[];
 }
 
 /** What an adapter folder's index.ts exports for the registry. */
 export interface AdapterModule {
-  create(entry: never, ctx: AdapterContext): Adapter;
+  create(entry: never, ctx: AdapterContext): Adapter | Adapter[];
 }
 
 /** One message (or unreadable item) of a path input, before parsing. */

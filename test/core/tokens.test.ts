@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTokenCache, type AccessToken } from '../../src/runtime/tokens.js';
+import { createTokenCache, type AccessToken } from '../../src/tokens.js';
 
 /** A token source on a pinned clock: token n lives `lifeMs` from when it is issued. */
 function source(lifeMs: number) {

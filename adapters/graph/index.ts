@@ -1,0 +1,113 @@
+/**
+ * The Microsoft Graph adapter: Microsoft 365 mailboxes (user and shared) read with one app
+ * registration. One configuration entry is one tenant connection; each of its mailboxes is one
+ * adapter (so that each runs under its own lease, `graph:<name>/<user>`), sharing the entry's
+ * token cache and notification receiver. docs/graph.md describes the behaviour and every option.
+ */
+import type { Logger } from '../../src/logger.js';
+import type {
+  Adapter,
+  AdapterContext,
+  AdapterHealth,
+  AfterDeliveryResult,
+  IntakeSink,
+  Origin,
+  PushEndpoint,
+} from '../../src/pipeline/types.js';
+import type { TokenCache } from '../../src/tokens.js';
+import { applyAction } from './actions.js';
+import { graphTokens } from './auth.js';
+import { MailboxClient } from './client.js';
+import { parseAction, type AfterDeliveryAction, type GraphEntry } from './config.js';
+import { MailboxLimiter } from './limiter.js';
+import { MailboxRunner } from './mailbox.js';
+import { Subscriber } from './subscriptions.js';
+
+export { duplicateEntry, graphEntrySchema, type GraphEntry } from './config.js';
+
+const WINDOW_MS = 10 * 60_000;
+
+export interface GraphAdapterOptions {
+  logger: Logger;
+  /** Shared by every mailbox of the entry (one app registration). Default: msal-node for the entry. */
+  tokens?: TokenCache;
+  /** Waits for the process-wide connection pacer (the first request of a start and of every retry). */
+  paced?: (signal: AbortSignal) => Promise<void>;
+}
+
+/** One mailbox of a tenant connection. */
+export class GraphMailboxAdapter implements Adapter {
+  readonly kind = 'graph';
+  readonly mode = 'pull';
+  private readonly action: AfterDeliveryAction;
+  private readonly folderIds = new Map<string, string>();
+  private readonly stop = new AbortController();
+
+  constructor(
+    readonly name: string,
+    readonly runner: MailboxRunner,
+    private readonly receiver: PushEndpoint | undefined,
+  ) {
+    this.action = parseAction(runner.opts.entry.after_delivery);
+  }
+
+  async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+    await this.runner.run(sink, AbortSignal.any([signal, this.stop.signal]));
+  }
+
+  health(): AdapterHealth[] {
+    return [this.runner.line()];
+  }
+
+  endpoints(): PushEndpoint[] {
+    return this.receiver ? [this.receiver] : [];
+  }
+
+  /**
+   * Applies the mailbox's action to its origins (others are skipped). Not read here (another
+   * replica holds the lease, or stopped): deferred, as is everything after a failure (logged).
+   */
+  async afterDelivery(origins: Origin[]): Promise<AfterDeliveryResult> {
+    const mine = origins.filter((o) => o.adapter === 'graph' && o.account === this.name);
+    const skipped = origins.filter((o) => !mine.includes(o));
+    if (mine.length === 0 || this.action.kind === 'none') return { applied: mine, skipped };
+    if (!this.runner.active) return { applied: [], deferred: mine, skipped };
+    const { client, entry, log } = this.runner.opts;
+    try {
+      await applyAction(client, this.action, mine, entry.max_in_flight, this.stop.signal, this.folderIds);
+      return { applied: mine, skipped };
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? 'MAILGATE_ERR_GRAPH_UNAVAILABLE';
+      log.warn({ code, count: mine.length }, `after-delivery ${this.action.kind} failed: ${(err as Error).message}; the actions stay due`);
+      return { applied: [], deferred: mine, skipped };
+    }
+  }
+}
+
+/** The adapters of one entry, one per mailbox; the first serves the entry's notification receiver. */
+export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions): GraphMailboxAdapter[] {
+  const tokens = opts.tokens ?? graphTokens(entry);
+  const base = opts.logger.child({ adapter: 'graph', instance: entry.name });
+  const subscriber = entry.notifications ? new Subscriber({ ...entry, notifications: entry.notifications }, base) : undefined;
+  return entry.mailboxes.map((m, i) => {
+    const instance = `${entry.name}/${m.user}`;
+    const limiter = new MailboxLimiter({ concurrency: entry.max_in_flight, perWindow: entry.max_requests_per_10_min, windowMs: WINDOW_MS });
+    const client = new MailboxClient(entry.graph_url.replace(/\/$/, ''), m.user, tokens, limiter, entry.request_timeout_ms);
+    const runner = new MailboxRunner({
+      entry,
+      user: m.user,
+      folders: m.folders,
+      instance,
+      client,
+      log: base.child({ mailbox: m.user }),
+      ...(subscriber ? { subscriber } : {}),
+      ...(opts.paced ? { paced: opts.paced } : {}),
+    });
+    return new GraphMailboxAdapter(instance, runner, i === 0 ? subscriber?.endpoint() : undefined);
+  });
+}
+
+/** The registry's factory: one adapter per mailbox of `adapters.graph[i]`. */
+export function create(entry: GraphEntry, ctx: AdapterContext): GraphMailboxAdapter[] {
+  return createGraphAdapters(entry, { logger: ctx.logger });
+}

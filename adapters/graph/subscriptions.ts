@@ -1,0 +1,183 @@
+/**
+ * Change notifications as wake-ups (learn.microsoft.com/graph/change-notifications-delivery-
+ * webhooks): one subscription per folder on `created` messages, renewed when a third of its
+ * lifetime is left, recreated when Graph removed it. The receiver — an endpoint at the path of
+ * `notifications.url`, served by mailgate's HTTP server and its public listener — answers the validation handshake by
+ * echoing `validationToken` as text/plain, checks `clientState` on every notification (others are
+ * refused and logged), and answers 202 at once; the folder's mailbox then runs a delta round.
+ * Lifecycle events: `reauthorizationRequired` renews, `subscriptionRemoved` recreates, `missed`
+ * wakes the folder. Notifications are lossy, so the safety poll runs whether or not they come.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { isGatewayError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import type { PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import type { GraphEntry } from './config.js';
+import type { MailboxRunner } from './mailbox.js';
+import type { FolderTarget } from './sync.js';
+
+/** Largest notification body accepted (Graph sends a few kB; bound before trust). */
+const BODY_LIMIT = 1024 * 1024;
+
+interface Sub {
+  id: string;
+  runner: MailboxRunner;
+  folderId: string;
+  expiresAt: number;
+}
+
+interface NotificationItem {
+  subscriptionId?: string;
+  clientState?: string | null;
+  lifecycleEvent?: string;
+}
+
+export class Subscriber {
+  /** By folder id. */
+  private readonly byFolder = new Map<string, Sub>();
+  private readonly byId = new Map<string, Sub>();
+  private readonly runners = new Set<MailboxRunner>();
+  /** Notifications refused for their clientState. */
+  refused = 0;
+  received = 0;
+
+  constructor(
+    private readonly entry: GraphEntry & { notifications: NonNullable<GraphEntry['notifications']> },
+    private readonly log: Logger,
+  ) {}
+
+  private get lifetimeMs(): number {
+    return this.entry.subscription_minutes * 60_000;
+  }
+
+  /** Creates the missing subscriptions of a mailbox's folders and renews those due; failures are logged, polling goes on. */
+  async ensure(runner: MailboxRunner, targets: FolderTarget[], signal: AbortSignal): Promise<void> {
+    this.runners.add(runner);
+    for (const t of targets) {
+      const sub = this.byFolder.get(t.id);
+      try {
+        if (sub === undefined) await this.create(runner, t, signal);
+        else if (sub.expiresAt - Date.now() < this.lifetimeMs / 3) await this.renew(sub, signal);
+      } catch (err) {
+        if (signal.aborted) return;
+        const code = isGatewayError(err) ? err.code : 'MAILGATE_ERR_GRAPH_SUBSCRIPTION';
+        this.log.warn(
+          { code: 'MAILGATE_ERR_GRAPH_SUBSCRIPTION', cause: code, folder: t.path },
+          `no change notifications for "${t.path}" (${(err as Error).message}); it is read every ${this.entry.poll_interval_ms} ms`,
+        );
+      }
+    }
+  }
+
+  /** When the mailbox's next renewal is due, in ms from now. */
+  nextRenewalMs(runner: MailboxRunner): number {
+    let next = Number.POSITIVE_INFINITY;
+    for (const s of this.byId.values()) if (s.runner === runner) next = Math.min(next, s.expiresAt - this.lifetimeMs / 3 - Date.now());
+    return Math.max(1000, next);
+  }
+
+  private async create(runner: MailboxRunner, t: FolderTarget, signal: AbortSignal): Promise<void> {
+    const { client } = runner.opts;
+    const expiresAt = Date.now() + this.lifetimeMs;
+    const res = await client.request(`${client.graphUrl}/subscriptions`, {
+      method: 'POST',
+      json: {
+        changeType: 'created',
+        notificationUrl: this.entry.notifications.url,
+        lifecycleNotificationUrl: this.entry.notifications.url,
+        resource: `/users/${client.user}/mailFolders('${t.id}')/messages`,
+        expirationDateTime: new Date(expiresAt).toISOString(),
+        clientState: this.entry.notifications.client_state,
+      },
+      signal,
+    });
+    const body = JSON.parse(res.body.toString('utf8')) as { id: string; expirationDateTime?: string };
+    const sub: Sub = { id: body.id, runner, folderId: t.id, expiresAt: Date.parse(body.expirationDateTime ?? '') || expiresAt };
+    this.byFolder.set(t.id, sub);
+    this.byId.set(sub.id, sub);
+    runner.opts.log.info({ subscription: sub.id, folder: t.path }, `change notifications on for "${t.path}"`);
+  }
+
+  private async renew(sub: Sub, signal: AbortSignal): Promise<void> {
+    const { client } = sub.runner.opts;
+    const expiresAt = Date.now() + this.lifetimeMs;
+    try {
+      await client.request(`${client.graphUrl}/subscriptions/${sub.id}`, {
+        method: 'PATCH',
+        json: { expirationDateTime: new Date(expiresAt).toISOString() },
+        signal,
+      });
+      sub.expiresAt = expiresAt;
+    } catch (err) {
+      // Gone at Graph: recreated at the mailbox's next pass.
+      this.forget(sub);
+      throw err;
+    }
+  }
+
+  private forget(sub: Sub): void {
+    this.byId.delete(sub.id);
+    if (this.byFolder.get(sub.folderId) === sub) this.byFolder.delete(sub.folderId);
+  }
+
+  /** The receiver, mounted by the server at the path of `notifications.url`. */
+  endpoint(): PushEndpoint {
+    return {
+      method: 'POST',
+      path: new URL(this.entry.notifications.url).pathname,
+      bodyLimit: BODY_LIMIT,
+      // Graph must reach it: served on `server.public_listen` too. Its proof is the clientState in the body.
+      public: true,
+      handle: async (req) => this.receive(req),
+    };
+  }
+
+  private receive(req: PushRequest): PushResponse {
+    const token = new URL(req.url, 'http://receiver').searchParams.get('validationToken');
+    if (token !== null) return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: token };
+    let items: NotificationItem[];
+    try {
+      const v = (JSON.parse(req.body.toString('utf8')) as { value?: unknown }).value;
+      items = Array.isArray(v) ? (v as NotificationItem[]) : [];
+    } catch {
+      return {
+        status: 400,
+        body: { error: { code: 'MAILGATE_ERR_GRAPH_NOTIFICATION', message: 'the body is not a notification collection' } },
+      };
+    }
+    for (const item of items) this.dispatch(item);
+    return { status: 202 };
+  }
+
+  private dispatch(item: NotificationItem): void {
+    if (!sameSecret(item.clientState, this.entry.notifications.client_state)) {
+      this.refused += 1;
+      this.log.warn(
+        { code: 'MAILGATE_ERR_GRAPH_NOTIFICATION', subscription: item.subscriptionId },
+        'change notification refused: its clientState is not the configured one',
+      );
+      return;
+    }
+    this.received += 1;
+    const sub = item.subscriptionId === undefined ? undefined : this.byId.get(item.subscriptionId);
+    if (item.lifecycleEvent === 'subscriptionRemoved' || item.lifecycleEvent === 'reauthorizationRequired') {
+      if (sub === undefined) return;
+      // Removed: forget it (recreated at the wake-up); reauthorization: renewed at the wake-up.
+      if (item.lifecycleEvent === 'subscriptionRemoved') this.forget(sub);
+      else sub.expiresAt = 0;
+      sub.runner.wake(sub.folderId);
+      return;
+    }
+    // A change or `missed`: a delta round of the folder. A subscription this process does not
+    // know (made before a restart, or by another replica) wakes every mailbox it reads here.
+    if (sub !== undefined) sub.runner.wake(sub.folderId);
+    else for (const r of this.runners) if (r.active) r.wake();
+  }
+}
+
+function sameSecret(given: string | null | undefined, expected: string): boolean {
+  if (typeof given !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,102 @@
+/**
+ * One delta round of one folder: from the folder's checkpoint (the next link of a round under
+ * way, or the delta link of the last finished one; none: a full round), page by page. Each page's
+ * messages are fetched and handed to intake together with the link that follows them, in one
+ * durable write: a crash resumes at the first page not yet stored. An expired link (410, or the
+ * `syncStateNotFound`/`resyncRequired` errors) starts a full round; the messages read again have
+ * their old keys and comment ids, so intake stores nothing twice and the ledger sends nothing
+ * twice. Removed messages (`@removed`) are ignored: nothing is deleted at the service.
+ */
+import type { Logger } from '../../src/logger.js';
+import type { Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import { GraphHttpError, type MailboxClient } from './client.js';
+import { DELTA_SELECT, fetchContents, type Content, type DeltaItem } from './content.js';
+
+export interface FolderCheckpoint {
+  /** The link to read next: a next link (round under way) or a delta link (round finished). */
+  link: string;
+  /** The folder id the link belongs to. */
+  folderId: string;
+}
+
+export interface FolderTarget {
+  /** As configured (`inbox`, `inbox/Support`): the origin's folder and the checkpoint key. */
+  path: string;
+  id: string;
+  key: string;
+}
+
+export interface RoundContext {
+  client: MailboxClient;
+  sink: IntakeSink;
+  log: Logger;
+  /** The adapter instance (`<name>/<user>`). */
+  instance: string;
+  route: string;
+  afterDelivery: boolean;
+  pageSize: number;
+  slots: number;
+  signal: AbortSignal;
+  onStored(count: number, viaJson: number): void;
+}
+
+const EXPIRED = new Set(['syncstatenotfound', 'resyncrequired', 'syncstateinvalid']);
+
+export function isExpiredDelta(err: unknown): boolean {
+  return err instanceof GraphHttpError && (err.httpStatus === 410 || EXPIRED.has((err.graphCode ?? '').toLowerCase()));
+}
+
+/** Reads the folder up to its current delta link; resolves with the messages stored. */
+export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promise<number> {
+  const initial = `/mailFolders/${encodeURIComponent(folder.id)}/messages/delta?$select=${DELTA_SELECT}`;
+  const saved = (await ctx.sink.checkpoint(folder.key)) as FolderCheckpoint | undefined;
+  let link = saved !== undefined && saved.folderId === folder.id ? saved.link : initial;
+  let reset = false;
+  let stored = 0;
+  for (;;) {
+    let page: { value?: DeltaItem[]; '@odata.nextLink'?: string; '@odata.deltaLink'?: string };
+    try {
+      const res = await ctx.client.request(link, { prefer: [`odata.maxpagesize=${ctx.pageSize}`], signal: ctx.signal });
+      page = JSON.parse(res.body.toString('utf8')) as typeof page;
+    } catch (err) {
+      if (!isExpiredDelta(err) || reset) throw err;
+      reset = true;
+      ctx.log.warn(
+        { code: 'MAILGATE_ERR_GRAPH_SYNC_RESET', folder: folder.path, reason: (err as Error).message },
+        `delta link of "${folder.path}" expired: reading the folder again in full (nothing is stored or billed twice)`,
+      );
+      link = initial;
+      continue;
+    }
+    const next = page['@odata.nextLink'] ?? page['@odata.deltaLink'];
+    if (next === undefined)
+      throw new GraphHttpError('MAILGATE_ERR_GRAPH_RESPONSE', 'a delta page has neither a next link nor a delta link', 200, undefined);
+    const items = (page.value ?? []).filter((v) => v['@removed'] === undefined && typeof v.id === 'string');
+    const contents = await fetchContents(ctx.client, items, ctx.slots, ctx.signal);
+    const batch = contents.map((c) => inbound(ctx, folder, c));
+    const checkpoint: FolderCheckpoint = { link: next, folderId: folder.id };
+    await ctx.sink.accept(batch, { key: folder.key, value: { ...checkpoint } });
+    stored += batch.length;
+    ctx.onStored(batch.length, contents.filter((c) => c.viaJson).length);
+    link = next;
+    if (page['@odata.deltaLink'] !== undefined) return stored;
+  }
+}
+
+function inbound(ctx: RoundContext, folder: FolderTarget, c: Content): Inbound {
+  const received = c.item.receivedDateTime === undefined ? Number.NaN : Date.parse(c.item.receivedDateTime);
+  return {
+    raw: c.raw,
+    route: ctx.route,
+    receivedAt: Number.isNaN(received) ? new Date() : new Date(received),
+    origin: {
+      adapter: 'graph',
+      account: ctx.instance,
+      mailbox: ctx.client.user,
+      folder: folder.path,
+      eventId: c.item.id,
+      ...(c.item.internetMessageId ? { internetMessageId: c.item.internetMessageId } : {}),
+    },
+    ...(ctx.afterDelivery ? { afterDelivery: true } : {}),
+  };
+}

@@ -1,0 +1,57 @@
+/** Shared set-up of the Graph tests: a stand-in, an entry pointing at it, and an in-memory intake sink. */
+import { createLogger } from '../../src/logger.js';
+import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import { graphEntrySchema, type GraphEntry } from '../../adapters/graph/config.js';
+import type { GraphStandIn } from '../../adapters/graph/stand-in/index.js';
+
+export const SECRET = 'stand-in-secret';
+export const CLIENT_ID = '3b1a5f0e-0000-4000-8000-000000000001';
+
+export const quiet = createLogger({ level: 'silent' });
+
+export function entryFor(standIn: GraphStandIn, users: string[], more: Record<string, unknown> = {}): GraphEntry {
+  return graphEntrySchema.parse({
+    name: 'm365',
+    route: 'support',
+    tenant_id: standIn.tenantId,
+    client_id: CLIENT_ID,
+    auth: { client_secret: SECRET },
+    authority_url: standIn.url,
+    graph_url: standIn.graphUrl,
+    mailboxes: users.map((user) => ({ user })),
+    ...more,
+  });
+}
+
+/** Stores what it is given by key (as intake does: one item per key) and the checkpoints. */
+export class MemorySink implements IntakeSink {
+  readonly items = new Map<string, Inbound>();
+  readonly checkpoints = new Map<string, Checkpoint['value']>();
+  accepted = 0;
+  /** Fails the next accept() calls (a store outage). */
+  failNext = 0;
+
+  async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+    if (this.failNext > 0) {
+      this.failNext -= 1;
+      throw new Error('store unavailable');
+    }
+    for (const b of batch) {
+      this.accepted += 1;
+      this.items.set(`${b.origin.account}:${b.origin.eventId}`, b);
+    }
+    if (checkpoint) this.checkpoints.set(checkpoint.key, checkpoint.value);
+  }
+
+  async checkpoint(key: string): Promise<Checkpoint['value'] | undefined> {
+    return this.checkpoints.get(key);
+  }
+}
+
+export async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Delta rounds of the Graph adapter against the stand-in over HTTP: pages and checkpoints, the
+ * immutable-id preference on every request, an expired delta link, throttling honoured, a 403
+ * mailbox beside a working one, the token refused mid-sync, and well-known and path folders.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createGraphAdapters } from '../../adapters/graph/index.js';
+import { sampleMessage, startGraphStandIn, type GraphStandIn } from '../../adapters/graph/stand-in/index.js';
+import { entryFor, MemorySink, quiet, until } from './setup.js';
+
+let standIn: GraphStandIn;
+let stop: AbortController;
+
+beforeEach(async () => {
+  standIn = await startGraphStandIn();
+  stop = new AbortController();
+});
+afterEach(async () => {
+  stop.abort();
+  await standIn.close();
+});
+
+const fill = (user: string, n: number, folder = 'inbox', from = 0) =>
+  standIn.deliver(
+    user,
+    folder,
+    Array.from({ length: n }, (_, i) =>
+      sampleMessage(from + i, { mailbox: user, ...((from + i) % 3 === 0 ? { attachmentBytes: 20_000 } : {}) }),
+    ),
+  );
+
+function run(entry: ReturnType<typeof entryFor>, sink: MemorySink) {
+  const adapters = createGraphAdapters(entry, { logger: quiet });
+  const done = Promise.all(adapters.map((a) => a.start(sink, stop.signal)));
+  return { adapters, done };
+}
+
+describe('graph adapter: delta rounds', () => {
+  it('reads every message once, page by page, with the delta link as checkpoint and ImmutableId on every request', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    const ids = fill(user, 57);
+    const sink = new MemorySink();
+    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
+    await until(() => sink.items.size === 57, '57 messages');
+    await until(() => adapters[0]!.health()[0]!.state === 'idle', 'idle');
+    expect([...sink.items.values()].map((i) => i.origin.eventId).sort()).toEqual([...ids].sort());
+    const cp = sink.checkpoints.get(`graph:m365/${user}:inbox`) as { link: string };
+    expect(cp.link).toContain('$deltatoken=');
+    const stats = standIn.stats(user);
+    expect(stats.withoutImmutableId).toBe(0);
+    expect(stats.maxInFlight).toBeLessThanOrEqual(4);
+    // Attachments never crossed the wire: those messages came through $select/$expand.
+    const withAttachment = [...sink.items.values()].filter((i) => i.raw.includes('X-Mailgate-Omitted-Size: 20000'));
+    expect(withAttachment).toHaveLength(19);
+    const origin = sink.items.get(`m365/${user}:${ids[1]}`)!.origin;
+    expect(origin).toMatchObject({ adapter: 'graph', mailbox: user, folder: 'inbox', internetMessageId: '<graph-1@mail.example.com>' });
+    // New mail: found by the next round (woken here as a notification would).
+    fill(user, 3, 'inbox', 100);
+    adapters[0]!.runner.wake();
+    await until(() => sink.items.size === 60, '60 messages');
+    stop.abort();
+    await done;
+  });
+
+  it('an expired delta link starts a full round; the messages keep their keys', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    fill(user, 25);
+    const sink = new MemorySink();
+    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
+    await until(() => adapters[0]!.health()[0]!.state === 'idle' && sink.items.size === 25, 'first round');
+    const before = sink.accepted;
+    standIn.expireDelta(user, 'inbox', 'syncStateNotFound');
+    fill(user, 2, 'inbox', 200);
+    adapters[0]!.runner.wake();
+    await until(() => sink.items.size === 27, 'round after the reset');
+    expect(sink.accepted - before).toBe(27);
+    stop.abort();
+    await done;
+  });
+
+  it('a 429 burst: nothing is sent before Retry-After, never more than 4 in flight', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    fill(user, 60);
+    standIn.throttle(user, 3, 1);
+    const sink = new MemorySink();
+    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 20 }), sink);
+    await until(() => sink.items.size === 60, '60 messages');
+    const stats = standIn.stats(user);
+    expect(stats.throttled).toBeGreaterThanOrEqual(3);
+    expect(stats.early).toBe(0);
+    expect(stats.maxInFlight).toBeLessThanOrEqual(4);
+    expect(adapters[0]!.runner.health.throttled).toBeGreaterThanOrEqual(1);
+    stop.abort();
+    await done;
+  });
+
+  it('a 403 mailbox has its own coded error; the mailbox beside it is read', async () => {
+    standIn.addMailbox('ok@contoso.test');
+    standIn.addMailbox('denied@contoso.test', { forbidden: true });
+    fill('ok@contoso.test', 5);
+    const sink = new MemorySink();
+    const { adapters, done } = run(entryFor(standIn, ['denied@contoso.test', 'ok@contoso.test']), sink);
+    await until(() => sink.items.size === 5, 'the working mailbox');
+    await until(() => adapters[0]!.health()[0]!.lastError !== undefined, 'the error');
+    const denied = adapters[0]!.health()[0]!;
+    expect(denied).toMatchObject({ ok: false, state: 'backoff', lastError: { code: 'MAILGATE_ERR_GRAPH_FORBIDDEN' } });
+    expect(adapters[1]!.health()[0]).toMatchObject({ ok: true });
+    stop.abort();
+    await done;
+  });
+
+  it('a token refused mid-sync is renewed once and the sync goes on; refused again it is MAILGATE_ERR_GRAPH_UNAUTHORIZED', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    fill(user, 30);
+    const sink = new MemorySink();
+    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
+    await until(() => sink.items.size >= 10, 'first page');
+    standIn.identity.expireAll();
+    await until(() => sink.items.size === 30, 'all after the renewal');
+    expect(adapters[0]!.runner.opts.client.stats.renewals).toBeGreaterThanOrEqual(1);
+    standIn.refuseTokens(2);
+    fill(user, 1, 'inbox', 300);
+    adapters[0]!.runner.wake();
+    await until(() => adapters[0]!.health()[0]!.lastError !== undefined, 'the 401 error');
+    expect(adapters[0]!.health()[0]!.lastError!.code).toBe('MAILGATE_ERR_GRAPH_UNAUTHORIZED');
+    stop.abort();
+    await done;
+  });
+
+  it('folders by well-known name and by path; a missing path is MAILGATE_ERR_GRAPH_NOT_FOUND', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    fill(user, 2, 'inbox/Support/Tier 2');
+    fill(user, 3, 'archive', 10);
+    const sink = new MemorySink();
+    const entry = entryFor(standIn, [user]);
+    entry.mailboxes[0]!.folders = ['inbox/Support/Tier 2', 'archive'];
+    const { done } = run(entry, sink);
+    await until(() => sink.items.size === 5, 'both folders');
+    expect(new Set([...sink.items.values()].map((i) => i.origin.folder))).toEqual(new Set(['inbox/Support/Tier 2', 'archive']));
+    stop.abort();
+    await done;
+    const missing = entryFor(standIn, [user]);
+    missing.mailboxes[0]!.folders = ['inbox/Nope'];
+    stop = new AbortController();
+    const second = run(missing, new MemorySink());
+    await until(() => second.adapters[0]!.health()[0]!.lastError !== undefined, 'the error');
+    expect(second.adapters[0]!.health()[0]!.lastError!.code).toBe('MAILGATE_ERR_GRAPH_NOT_FOUND');
+  });
+});
