@@ -125,7 +125,7 @@ async function imapRun(): Promise<Run> {
   const url = await emu.listen(0, '127.0.0.1');
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-graph-imap-'));
   try {
-    dovecot.addUsers(Array.from({ length: MAILBOXES }, (_, m) => ({ user: `bench${m}`, pass: `pw-bench${m}` })));
+    for (let m = 0; m < MAILBOXES; m++) dovecot.addUser(`bench${m}`, `pw-bench${m}`);
     for (let m = 0; m < MAILBOXES; m++) {
       dovecot.fill(
         `bench${m}`,
@@ -166,8 +166,13 @@ async function main(): Promise<void> {
   const graph: Array<Awaited<ReturnType<typeof graphRun>>> = [];
   const imap: Run[] = [];
   for (let r = 0; r < RUNS; r++) {
-    graph.push(await graphRun());
-    if (!process.argv.includes('--no-imap')) imap.push(await imapRun());
+    const g = await graphRun();
+    console.log(`  run ${r + 1}: graph ${f(TOTAL / g.seconds)} msg/s, ${f((g.cpu / TOTAL) * 1e3, 3)} ms CPU/message`);
+    graph.push(g);
+    if (process.argv.includes('--no-imap')) continue;
+    const i = await imapRun();
+    console.log(`  run ${r + 1}: imap  ${f(TOTAL / i.seconds)} msg/s, ${f((i.cpu / TOTAL) * 1e3, 3)} ms CPU/message`);
+    imap.push(i);
   }
   const g = graph[Math.floor(graph.length / 2)]!;
   const pages = Math.ceil(MESSAGES / PAGE_SIZE);

@@ -62,6 +62,8 @@ export class MailboxRunner {
   /** Folders a notification named since the last round (all of them when the poll is due). */
   private readonly dirty = new Set<string>();
   private wakeUp: AbortController | undefined;
+  /** The error code last written to the mailbox's state record ('' = none). */
+  private persisted: string | undefined;
   active = false;
 
   constructor(readonly opts: MailboxOptions) {
@@ -103,12 +105,14 @@ export class MailboxRunner {
           delete this.health.lastError;
           delete this.health.nextAttemptAt;
           this.health.state = 'idle';
+          await this.persist(sink);
           await this.opts.subscriber?.ensure(this, this.targets, signal);
           await this.idle(signal);
         } catch (err) {
           if (signal.aborted) break;
           failures += 1;
           this.fail(err, failures);
+          await this.persist(sink);
           await sleep(Date.parse(this.health.nextAttemptAt!) - Date.now(), signal);
         }
       }
@@ -172,6 +176,26 @@ export class MailboxRunner {
     const renewIn = this.opts.subscriber?.nextRenewalMs(this) ?? Number.POSITIVE_INFINITY;
     await sleep(Math.min(this.opts.entry.poll_interval_ms, renewIn), AbortSignal.any([signal, this.wakeUp.signal]));
     this.wakeUp = undefined;
+  }
+
+  /**
+   * Keeps the mailbox's state in the store (`graph:<name>/<user>` beside its folders'
+   * checkpoints) whenever its error changes, so that `mailgate status` shows a mailbox error
+   * without asking the running service. Best effort: a failing store is the next round's problem.
+   */
+  private async persist(sink: IntakeSink): Promise<void> {
+    const e = this.health.lastError;
+    const code = e?.code ?? '';
+    if (code === this.persisted || (this.persisted === undefined && code === '')) return;
+    const value = e
+      ? { state: 'backoff', error: e, nextAttemptAt: this.health.nextAttemptAt }
+      : { state: 'ok', since: new Date().toISOString() };
+    try {
+      await sink.accept([], { key: `graph:${this.opts.instance}`, value });
+      this.persisted = code;
+    } catch {
+      // written at the next change
+    }
   }
 
   private fail(err: unknown, failures: number): void {
