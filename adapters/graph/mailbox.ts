@@ -52,8 +52,11 @@ export interface MailboxOptions {
   client: MailboxClient;
   log: Logger;
   subscriber?: Subscriber;
-  /** Waits for the process-wide pacer before the first request of a start or a retry. */
-  paced?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The process-wide pacer: a start or a retry waits for a slot, holds it through its token and
+   * folder requests, and releases it (src/pipeline/pacer.ts).
+   */
+  paced?: (signal: AbortSignal) => Promise<() => void>;
 }
 
 export class MailboxRunner {
@@ -98,8 +101,7 @@ export class MailboxRunner {
     try {
       while (!signal.aborted) {
         try {
-          if (failures > 0 || this.targets.length === 0) await this.opts.paced?.(signal);
-          if (this.targets.length === 0) this.targets = await this.resolve(signal);
+          if (failures > 0 || this.targets.length === 0) await this.start(signal);
           await this.round(sink, signal, failures > 0 ? undefined : this.takeDirty());
           failures = 0;
           delete this.health.lastError;
@@ -119,6 +121,17 @@ export class MailboxRunner {
     } finally {
       this.health.state = 'stopped';
       this.active = false;
+    }
+  }
+
+  /** A start or a retry: under a pacer slot, the token and the folders (the mailbox's first requests). */
+  private async start(signal: AbortSignal): Promise<void> {
+    const release = (await this.opts.paced?.(signal)) ?? (() => undefined);
+    try {
+      if (this.targets.length === 0) this.targets = await this.resolve(signal);
+      else await this.opts.client.token(signal);
+    } finally {
+      release();
     }
   }
 
