@@ -23,6 +23,7 @@ import type { SmtpEntry } from './config.js';
 import { byRoute, inboundOf, readData, receivedHeader } from './message.js';
 import { allowList, isLoopback, parseListen, plainAddress } from './network.js';
 import { recipientMatcher, type RecipientMatch } from './recipients.js';
+import { SessionGuard } from './session-guard.js';
 import { verifyMessage, type DnsResolver } from './verify.js';
 
 type Callback = (err?: Error | null) => void;
@@ -41,6 +42,10 @@ interface Counters {
   deferred: number;
   refusedRecipients: number;
   refusedClients: number;
+  /** Connections refused because their address held max_connections_per_client already. */
+  refusedBusyClients: number;
+  /** Connections closed by the DATA or session deadline. */
+  deadlines: number;
   oversized: number;
   aborted: number;
 }
@@ -64,11 +69,14 @@ export class SmtpAdapter implements Adapter {
     deferred: 0,
     refusedRecipients: 0,
     refusedClients: 0,
+    refusedBusyClients: 0,
+    deadlines: 0,
     oversized: 0,
     aborted: 0,
   };
   /** Transactions whose submit is under way: shutdown waits for them. */
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly guard: SessionGuard;
 
   constructor(
     private readonly entry: SmtpEntry,
@@ -83,6 +91,14 @@ export class SmtpAdapter implements Adapter {
     this.users = (entry.auth?.users ?? []).map((u) => ({ user: u.user, pass: digest(u.pass) }));
     this.serverName = entry.hostname ?? hostname();
     parseListen(entry.listen);
+    this.guard = new SessionGuard(
+      { perClient: entry.max_connections_per_client, dataTimeoutMs: entry.data_timeout_ms, sessionTimeoutMs: entry.session_timeout_ms },
+      (reason, client) => {
+        if (reason === 'client') this.counters.refusedBusyClients++;
+        else this.counters.deadlines++;
+        this.log.info({ remoteAddress: client, reason }, `smtp client ${reason === 'client' ? 'refused' : 'disconnected'}: ${reason}`);
+      },
+    );
   }
 
   health(): AdapterHealth[] {
@@ -108,6 +124,7 @@ export class SmtpAdapter implements Adapter {
     if (push === undefined) throw new GatewayError('MAILGATE_ERR_SMTP_LISTEN', `smtp ${this.name}: started without a push sink`);
     if (signal.aborted) return;
     const server = new SMTPServer(await this.options(push));
+    this.guard.attach(server);
     server.on('error', (err: Error) => this.log.warn({ err }, 'smtp connection error'));
     try {
       await this.listen(server);
@@ -157,6 +174,8 @@ export class SmtpAdapter implements Adapter {
     const tls = e.tls ? await this.tlsFiles(e.tls) : undefined;
     const auth = this.users.length > 0;
     const disabled = [...(tls ? [] : ['STARTTLS']), ...(auth ? [] : ['AUTH'])];
+    // With TLS, AUTH is neither offered nor taken before STARTTLS (every client, loopback too).
+    const beforeTls = tls && auth ? [...disabled, 'AUTH'] : undefined;
     return {
       lmtp: e.lmtp,
       name: this.serverName,
@@ -175,12 +194,22 @@ export class SmtpAdapter implements Adapter {
       allowInsecureAuth: true,
       hideDSN: true,
       ...(tls ?? {}),
-      onConnect: (session, cb) => this.onConnect(session, cb),
+      onConnect: (session, cb) => {
+        if (beforeTls && !session.secure) session.disabledCommands = beforeTls;
+        this.onConnect(session, cb);
+      },
+      onSecure: (_socket, session, cb) => {
+        session.disabledCommands = disabled;
+        cb();
+      },
       onAuth: (a, session, cb) => this.onAuth(a, session, cb),
       onMailFrom: (_address, session, cb) => this.onMailFrom(session, cb),
       onRcptTo: (address, _session, cb) => this.onRcptTo(address.address, cb),
       onData: (stream, session, cb) => this.onData(push, stream, session, cb),
-      onClose: () => void (this.counters.connections = Math.max(0, this.counters.connections - 1)),
+      onClose: (session) => {
+        this.guard.close(session);
+        this.counters.connections = Math.max(0, this.counters.connections - 1);
+      },
     };
   }
 
@@ -202,17 +231,22 @@ export class SmtpAdapter implements Adapter {
       this.log.info({ remoteAddress: session.remoteAddress }, 'smtp client refused by allow_from');
       return cb(reply(554, 'Error: your address is not allowed to send mail here'));
     }
+    const busy = this.guard.connect(session);
+    if (busy !== undefined) return cb(reply(421, busy));
     this.counters.connections++;
     cb();
   }
 
   private onAuth(a: SMTPServerAuthentication, session: SMTPServerSession, cb: (err: Error | null, res?: { user?: unknown }) => void): void {
-    if (!session.secure && !isLoopback(session.remoteAddress)) return cb(reply(538, 'Error: Must issue a STARTTLS command first'));
+    const plaintextOk = isLoopback(session.remoteAddress) || (this.entry.allow_plaintext_auth && !this.entry.tls);
+    if (!session.secure && !plaintextOk) return cb(reply(538, 'Error: Must issue a STARTTLS command first'));
     const given = digest(a.password ?? '');
     let ok = false;
     for (const u of this.users) ok = (u.user === a.username && timingSafeEqual(u.pass, given)) || ok;
     if (!ok) {
-      this.log.info({ remoteAddress: session.remoteAddress, user: a.username }, 'smtp authentication failed');
+      // Never the user name in clear: a password typed into the user field would land in the log.
+      const knownUser = this.users.some((u) => u.user === a.username);
+      this.log.info({ remoteAddress: session.remoteAddress, knownUser }, 'smtp authentication failed');
       return cb(reply(535, 'Error: Authentication credentials invalid'));
     }
     cb(null, { user: a.username });
@@ -220,6 +254,8 @@ export class SmtpAdapter implements Adapter {
 
   private onMailFrom(session: SMTPServerSession, cb: Callback): void {
     if (this.entry.tls?.required && !session.secure) return cb(reply(530, 'Error: Must issue a STARTTLS command first'));
+    // smtp-server requires AUTH only while AUTH is offered; before STARTTLS it is not, so check here.
+    if (this.users.length > 0 && !session.user) return cb(reply(530, 'Error: authentication Required'));
     cb();
   }
 
@@ -252,7 +288,8 @@ export class SmtpAdapter implements Adapter {
     stream: SMTPServerDataStream,
     session: SMTPServerSession,
   ): Promise<string | Error | Array<string | Error>> {
-    const read = await readData(stream, this.entry.max_message_bytes);
+    const done = this.guard.data(session);
+    const read = await readData(stream, this.entry.max_message_bytes).finally(done);
     if (read.kind === 'aborted') {
       this.counters.aborted++;
       return reply(421, 'Error: connection closed before the end of the message; nothing was stored');

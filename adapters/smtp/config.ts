@@ -4,6 +4,7 @@
  * the server so that the configuration loads without smtp-server. Behaviour in docs/smtp.md.
  */
 import { z } from 'zod';
+import { isLoopbackHost } from '../../src/net.js';
 
 const MIB = 1024 * 1024;
 export const SMTP_DEFAULT_MAX_MESSAGE_BYTES = 25 * MIB;
@@ -12,6 +13,9 @@ export const SMTP_DEFAULT_MAX_RECIPIENTS = 100;
 export const SMTP_DEFAULT_SOCKET_TIMEOUT_MS = 60_000;
 export const SMTP_DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 export const SMTP_DEFAULT_AUTHENTICATE_TIMEOUT_MS = 10_000;
+export const SMTP_DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 10;
+export const SMTP_DEFAULT_DATA_TIMEOUT_MS = 300_000;
+export const SMTP_DEFAULT_SESSION_TIMEOUT_MS = 1_800_000;
 
 /** `host:port` with an IPv4 address, a name or a bracketed IPv6 address; port 0 picks a free one. */
 const LISTEN_RE = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
@@ -95,7 +99,27 @@ export const smtpEntrySchema = z
       .min(1)
       .default(SMTP_DEFAULT_MAX_CONNECTIONS)
       .describe(`Most clients connected at once (421 beyond). Default ${SMTP_DEFAULT_MAX_CONNECTIONS}.`),
+    max_connections_per_client: z
+      .number()
+      .int()
+      .min(1)
+      .default(SMTP_DEFAULT_MAX_CONNECTIONS_PER_CLIENT)
+      .describe(
+        `Most connections one client address may hold at once (421 at connect beyond), so one client cannot take every slot. Default ${SMTP_DEFAULT_MAX_CONNECTIONS_PER_CLIENT}.`,
+      ),
     socket_timeout_ms: ms('Idle time after which a client is disconnected', SMTP_DEFAULT_SOCKET_TIMEOUT_MS),
+    data_timeout_ms: ms(
+      'Deadline of one DATA phase, from DATA to the final dot, however the bytes trickle in (421 and the connection closed past it; nothing stored)',
+      SMTP_DEFAULT_DATA_TIMEOUT_MS,
+    ),
+    session_timeout_ms: ms('Deadline of a whole connection (421 and closed past it)', SMTP_DEFAULT_SESSION_TIMEOUT_MS),
+    allow_plaintext_auth: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Accept `auth` without `tls` on a listener that is not a loopback address (passwords then cross the network in clear, ' +
+          'refused at start otherwise). Default false.',
+      ),
     close_timeout_ms: ms('On shutdown, how long open connections may finish before they are closed', SMTP_DEFAULT_CLOSE_TIMEOUT_MS),
     hostname: z.string().min(1).optional().describe('Name in the greeting and in Received: headers. Default: the host name.'),
     banner: z.string().optional().describe('Text appended to the 220 greeting. Default none.'),
@@ -141,8 +165,19 @@ export const smtpEntrySchema = z
   })
   .strict()
   .superRefine((e, ctx) => {
-    const port = Number(LISTEN_RE.exec(e.listen)?.[2]);
+    const m = LISTEN_RE.exec(e.listen);
+    const port = Number(m?.[2]);
     if (port > 65535) ctx.addIssue({ code: 'custom', path: ['listen'], message: 'port must be 0-65535' });
+    const host = (m?.[1] ?? '').replace(/^\[|\]$/g, '');
+    if (e.auth !== undefined && e.tls === undefined && !e.allow_plaintext_auth && !isLoopbackHost(host)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth'],
+        message:
+          `needs tls on the non-loopback address ${e.listen} (passwords would cross the network in clear); ` +
+          'configure tls, or set allow_plaintext_auth: true to accept that',
+      });
+    }
   });
 
 export type SmtpEntry = z.output<typeof smtpEntrySchema>;

@@ -4,7 +4,7 @@
  * cannot be read becomes a dead letter with its bytes and the reason, never a silent drop.
  */
 import { GatewayError, isGatewayError } from '../../src/errors.js';
-import { splitMbox } from '../../src/mime/mbox.js';
+import { mboxMessages } from '../../src/mime/mbox.js';
 import { convertMsg } from '../../src/mime/msg-convert.js';
 import type { UploadedFile } from './files.js';
 
@@ -18,18 +18,21 @@ export interface UploadedMessage {
 
 const label = (f: UploadedFile) => f.name ?? 'the body';
 
-function fromMbox(f: UploadedFile, maxBytes: number): UploadedMessage[] {
-  const parts = splitMbox(f.bytes, 'mboxrd', maxBytes);
-  if (parts.length === 0) {
-    const failure = { code: 'MAILGATE_ERR_INPUT_UNSUPPORTED', message: `${label(f)} is not an mbox: no "From " separator line` };
-    return [{ ...(f.name !== undefined && { file: f.name }), raw: f.bytes, failure }];
-  }
-  return parts.map((m, index) => {
+function* fromMbox(f: UploadedFile, maxBytes: number): Generator<UploadedMessage> {
+  let index = 0;
+  for (const m of mboxMessages(f.bytes, 'mboxrd', maxBytes)) {
     const at = { ...(f.name !== undefined && { file: f.name }), index };
-    if (m.raw) return { ...at, raw: m.raw };
-    const failure = { code: 'MAILGATE_ERR_MIME_TOO_LARGE', message: `message ${index} of ${label(f)} is larger than ${maxBytes} bytes` };
-    return { ...at, raw: Buffer.alloc(0), failure };
-  });
+    if (m.raw) yield { ...at, raw: m.raw };
+    else {
+      const failure = { code: 'MAILGATE_ERR_MIME_TOO_LARGE', message: `message ${index} of ${label(f)} is larger than ${maxBytes} bytes` };
+      yield { ...at, raw: Buffer.alloc(0), failure };
+    }
+    index++;
+  }
+  if (index === 0) {
+    const failure = { code: 'MAILGATE_ERR_INPUT_UNSUPPORTED', message: `${label(f)} is not an mbox: no "From " separator line` };
+    yield { ...(f.name !== undefined && { file: f.name }), raw: f.bytes, failure };
+  }
 }
 
 /** Converted in a worker under the parse budgets, as the files adapter does: a hostile file cannot stall the server. */
@@ -51,15 +54,33 @@ function fromEml(f: UploadedFile): UploadedMessage {
   return { ...at, raw: f.bytes };
 }
 
-/** Every message of the upload, in file order; 413 once there are more than `maxMessages`. */
-export async function messagesOf(files: UploadedFile[], maxBytes: number, maxMessages: number): Promise<UploadedMessage[]> {
+/** Work done by one messagesOf call (the tests prove the 413 comes before the rest is split). */
+export interface SplitStats {
+  /** Messages taken from the files so far. */
+  messages: number;
+}
+
+/**
+ * Every message of the upload, in file order, counted as the files are split: 413 the moment
+ * there are more than `maxMessages`, with at most one slice of an mbox split beyond that.
+ */
+export async function messagesOf(
+  files: UploadedFile[],
+  maxBytes: number,
+  maxMessages: number,
+  stats: SplitStats = { messages: 0 },
+): Promise<UploadedMessage[]> {
   const out: UploadedMessage[] = [];
-  for (const f of files) {
-    if (f.kind === 'mbox') out.push(...fromMbox(f, maxBytes));
-    else out.push(f.kind === 'msg' ? await fromMsg(f) : fromEml(f));
+  const take = (m: UploadedMessage): void => {
+    out.push(m);
+    stats.messages++;
     if (out.length > maxMessages) {
       throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the upload holds more than ${maxMessages} messages`, { status: 413 });
     }
+  };
+  for (const f of files) {
+    if (f.kind === 'mbox') for (const m of fromMbox(f, maxBytes)) take(m);
+    else take(f.kind === 'msg' ? await fromMsg(f) : fromEml(f));
   }
   return out;
 }

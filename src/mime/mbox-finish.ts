@@ -89,15 +89,52 @@ export class MboxFinisher {
   private group: Segment[] = [];
   private groupBytes = 0;
   private groupTarget = { bodyStart: 0, length: 0 };
+  /** How often each segment was pushed again after its group fell apart. */
+  private readonly flushed = new WeakMap<Segment, number>();
 
   constructor(
     private readonly quoting: MboxQuoting,
     private readonly maxBytes: number,
   ) {}
 
+  /**
+   * The messages `seg` completes. Held segments of a group that was not one Content-Length message
+   * after all are pushed again in order, from a work stack rather than by recursion; a segment
+   * pushed again twice is taken as it is (it may no longer open a group), so every segment is
+   * looked at a bounded number of times whatever the input.
+   */
   push(seg: Segment): MboxMessage[] {
-    if (this.group.length === 0) return this.first(seg);
-    if (!seg.bytes) return [...this.flushGroup(), this.plain(seg)];
+    const out: MboxMessage[] = [];
+    this.run([seg], out);
+    return out;
+  }
+
+  end(): MboxMessage[] {
+    const out: MboxMessage[] = [];
+    while (this.group.length > 0) this.run(this.flushGroup(out), out);
+    return out;
+  }
+
+  private run(items: Segment[], out: MboxMessage[]): void {
+    const stack = [{ items, at: 0 }];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (top.at >= top.items.length) {
+        stack.pop();
+        continue;
+      }
+      const again = this.step(top.items[top.at++]!, out);
+      if (again.length > 0) stack.push({ items: again, at: 0 });
+    }
+  }
+
+  /** Handles one segment; returns the segments to push again (a group that fell apart). */
+  private step(seg: Segment, out: MboxMessage[]): Segment[] {
+    if (this.group.length === 0) {
+      this.first(seg, out);
+      return [];
+    }
+    if (!seg.bytes) return [...this.flushGroup(out), seg];
     this.group.push(seg);
     this.groupBytes += seg.fromLine.length + seg.bytes.length;
     const merged = this.groupBytes;
@@ -111,51 +148,45 @@ export class MboxFinisher {
       if (fitsLength(bytes, bodyStart, length)) {
         const first = this.group[0]!;
         this.group = [];
-        return [
-          {
-            start: first.start,
-            end: seg.end,
-            fromLine: first.fromLine,
-            raw: bytes.subarray(0, bodyStart + length),
-            size: bodyStart + length,
-          },
-        ];
+        out.push({
+          start: first.start,
+          end: seg.end,
+          fromLine: first.fromLine,
+          raw: bytes.subarray(0, bodyStart + length),
+          size: bodyStart + length,
+        });
+        return [];
       }
     }
-    return this.flushGroup();
+    return this.flushGroup(out);
   }
 
-  end(): MboxMessage[] {
-    const out: MboxMessage[] = [];
-    while (this.group.length > 0) out.push(...this.flushGroup());
-    return out;
-  }
-
-  private first(seg: Segment): MboxMessage[] {
+  private first(seg: Segment, out: MboxMessage[]): void {
     const bytes = seg.bytes;
-    if (!bytes) return [this.plain(seg)];
+    if (!bytes || (this.flushed.get(seg) ?? 0) > 1) return void out.push(this.plain(seg));
     const hEnd = headerEnd(bytes);
     const n = hEnd === -1 ? undefined : contentLength(bytes, hEnd);
-    if (n === undefined || hEnd + n > this.maxBytes) return [this.plain(seg)];
+    if (n === undefined || hEnd + n > this.maxBytes) return void out.push(this.plain(seg));
     if (fitsLength(bytes, hEnd, n))
-      return [{ start: seg.start, end: seg.end, fromLine: seg.fromLine, raw: bytes.subarray(0, hEnd + n), size: hEnd + n }];
+      return void out.push({ start: seg.start, end: seg.end, fromLine: seg.fromLine, raw: bytes.subarray(0, hEnd + n), size: hEnd + n });
     if (bytes.length - hEnd < n) {
       this.group = [seg];
       this.groupBytes = bytes.length;
       this.groupTarget = { bodyStart: hEnd, length: n };
-      return [];
+      return;
     }
-    return [this.plain(seg)];
+    out.push(this.plain(seg));
   }
 
-  /** The held segments were not one Content-Length message after all: emit them one by one. */
-  private flushGroup(): MboxMessage[] {
+  /** The held segments were not one Content-Length message after all: the first as it is, the rest to push again. */
+  private flushGroup(out: MboxMessage[]): Segment[] {
     const held = this.group;
     this.group = [];
     if (held.length === 0) return [];
-    const out: MboxMessage[] = [this.plain(held[0]!)];
-    for (const s of held.slice(1)) out.push(...this.push(s));
-    return out;
+    out.push(this.plain(held[0]!));
+    const rest = held.slice(1);
+    for (const s of rest) this.flushed.set(s, (this.flushed.get(s) ?? 0) + 1);
+    return rest;
   }
 
   private plain(seg: Segment): MboxMessage {

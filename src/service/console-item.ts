@@ -7,7 +7,6 @@
 import type { RouteConfig } from '../config/schema.js';
 import { decodeWords } from '../mime/encoded-words.js';
 import { splitHeader } from '../mime/header-split.js';
-import { parseMessage } from '../mime/parse.js';
 import { expand, makePart, type MimePart, type ParseContext } from '../mime/structure.js';
 import type { Comment, RawEmailDocument } from '../model/index.js';
 import { routeTarget } from '../pipeline/origin.js';
@@ -99,17 +98,21 @@ function partView(p: MimePart, path: string): MimePartView {
   return v;
 }
 
-/** Headers, MIME tree and attachments from the raw bytes; never their content. */
-function fromRaw(raw: Buffer): Pick<RawSummary, 'headers' | 'parts' | 'attachments'> {
+/**
+ * Headers and the MIME tree from the raw bytes, never their content: the header blocks and
+ * boundaries are found (linear in the bytes, at most MAX_MIME_PARTS parts), nothing is decoded.
+ * The attachment list is the one the parse worker computed into the stored document: a view
+ * never parses a message on the service's thread (a body of 10 MB of HTML entities took seconds).
+ */
+function fromRaw(raw: Buffer, doc: RawEmailDocument): Pick<RawSummary, 'headers' | 'parts' | 'attachments'> {
   const head = splitHeader(raw, 0, raw.length);
   const ctx: ParseContext = { buf: raw, parts: 1, warnings: [], limitWarned: false };
   const root = makePart(head.fields, head.bodyStart, raw.length, 'text/plain');
   expand(ctx, root, 0);
-  const parsed = parseMessage(raw);
   return {
     headers: head.fields.map((f) => ({ name: f.name, value: f.value })),
     parts: partView(root, ''),
-    attachments: parsed.attachments.map((a) => ({ name: a.name, content_type: a.content_type, size: a.size })),
+    attachments: fromDocument(doc).attachments,
   };
 }
 
@@ -130,7 +133,7 @@ async function rawSummary(store: Store, item: StoredItem): Promise<RawSummary> {
   }
   if (raw.byteLength > MAX_SUMMARY_RAW_BYTES) return { kept: true, bytes: raw.byteLength, ...fromDocument(item.document) };
   try {
-    return { kept: true, bytes: raw.byteLength, ...fromRaw(raw) };
+    return { kept: true, bytes: raw.byteLength, ...fromRaw(raw, item.document) };
   } catch {
     // Bytes that never parsed (a dead letter): show what the document holds.
     return { kept: true, bytes: raw.byteLength, ...fromDocument(item.document) };

@@ -18,8 +18,9 @@ export class RawClient {
     this.attach(socket);
   }
 
-  static async open(port: number, host = '127.0.0.1'): Promise<{ client: RawClient; greeting: Reply }> {
-    const socket = connect(port, host);
+  /** `localAddress`: the client's own address (127.0.0.2 … to look like another client on loopback). */
+  static async open(port: number, host = '127.0.0.1', localAddress?: string): Promise<{ client: RawClient; greeting: Reply }> {
+    const socket = connect({ port, host, ...(localAddress !== undefined && { localAddress }) });
     socket.on('error', () => undefined);
     const client = new RawClient(socket);
     return { client, greeting: await client.next() };

@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import { pathInputs } from '../../../adapters/index.js';
 import { GatewayError } from '../../errors.js';
 import type { LogFormat } from '../../log-pretty.js';
+import { RuntimeEvents } from '../../pipeline/events.js';
 import { routeTarget } from '../../pipeline/origin.js';
 import type { AdapterSink, MboxQuoting, PathInputs } from '../../pipeline/types.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
@@ -17,7 +18,7 @@ import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
 import { dryRunImport } from './dry-run.js';
-import { progressLine, summarize, summaryText, type ImportSummary } from './progress.js';
+import { countImport, progressLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
 
@@ -60,16 +61,19 @@ export async function runImport(
   // A one-shot import does not wait out a refusal (bad token, unknown source): it stops, and
   // what it queued stays in the store for the next run.
   let refused: { code: string; message: string } | undefined;
+  const events = new RuntimeEvents();
+  events.on('route:paused', (e) => {
+    refused ??= { code: e.code, message: e.message };
+    controller.abort();
+  });
+  const counts = countImport(events);
   const rt = await createRuntime({
     config: { ...config, parsing, delivery },
     logger,
+    events,
     dryRun: flags.dryRun === true,
     signal: controller.signal,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
-    onPause: (_route, reason) => {
-      refused ??= { code: reason.code, message: reason.message };
-      controller.abort();
-    },
   });
   if (rt.emulatorUrl !== undefined) {
     ctx.stderr.write(
@@ -77,7 +81,8 @@ export async function runImport(
     );
   }
   try {
-    const run = { rt, paths, flags, ctx, printer, inputs: await pathInputs(), skips: new Skips((line) => printer.write(line)) };
+    const skips = new Skips((line) => printer.write(line));
+    const run = { rt, paths, flags, ctx, printer, counts, inputs: await pathInputs(), skips };
     const summary = flags.dryRun === true ? await dryRun(run) : await realRun(run, controller);
     summary.skipped = run.skips.total;
     summary.skippedBy = run.skips.byReason;
@@ -130,6 +135,8 @@ interface Run {
   flags: ImportFlags;
   ctx: CliContext;
   printer: Printer;
+  /** What the run counted so far, from the runtime's events. */
+  counts: ImportCounts;
   inputs: PathInputs;
   skips: Skips;
 }
@@ -171,7 +178,10 @@ function reportingSink(sink: AdapterSink, at: (path: string, offset: number) => 
   };
 }
 
-async function realRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run, controller: AbortController): Promise<ImportSummary> {
+async function realRun(
+  { rt, paths, flags, ctx, printer, counts, inputs, skips }: Run,
+  controller: AbortController,
+): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const startedAt = Date.now();
   let unreadable = 0;
@@ -189,14 +199,14 @@ async function realRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run, c
       printer.write(`mailgate: ${where}: ${error.code}: ${error.message} (kept as a dead letter)\n`);
     },
   });
-  const current = () => summarize(route.name, rt.intake.counters, rt.delivery.counters, unreadable, startedAt);
+  const current = () => summarize(route.name, counts, unreadable, startedAt);
   let intakeDone = false;
   const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
   const sinks = startImportSinks(rt, controller.signal);
   const delivering = rt.delivery.run(controller.signal, until);
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
-    messages: () => rt.intake.counters.received,
+    messages: () => counts.read,
     counters: () => progressLine(current()),
   });
   printer.via(display);
