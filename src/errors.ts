@@ -162,6 +162,8 @@ export const ERROR_CODES = {
 
   // --- cli: client commands of the HTTP endpoints ----------------------------------------
   MAILGATE_ERR_CLI_UNREACHABLE: 'A client command (`webhook simulate`, `upload`) got no HTTP answer from --url (refused, timeout).',
+  MAILGATE_ERR_CLI_CONSENT_REQUIRED:
+    'A command that bills AI units (`import`) or deletes (`dlq purge --all`) needs an answer and there is no terminal to ask on: pass --yes.',
   MAILGATE_ERR_CLI_WAIT_TIMEOUT: '`mailgate upload --wait` gave up before every message was delivered or dead (they stay queued).',
 
   // --- config ------------------------------------------------------------------------
