@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { isGatewayError } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { RawEmailDocument } from '../model/index.js';
+import { NO_FACTS } from '../preview/facts.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { Fence, OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
@@ -33,6 +34,7 @@ class EncodedInput implements OutboxInput {
   readonly json: { document: string };
   readonly hashes: EncodedPreview['hashes'];
   readonly warnings: EncodedPreview['warnings'];
+  readonly facts: EncodedPreview['facts'];
   thread?: OutboxInput['thread'];
   readonly afterDelivery?: boolean;
   private parsed: RawEmailDocument | undefined;
@@ -49,6 +51,7 @@ class EncodedInput implements OutboxInput {
     this.json = { document: r.document };
     this.hashes = r.hashes;
     this.warnings = r.warnings;
+    this.facts = r.facts;
     if (afterDelivery) this.afterDelivery = true;
   }
 
@@ -272,7 +275,7 @@ export function createIntake(options: IntakeOptions): Intake {
 /** A dead letter for a message that could not be read or parsed: its bytes kept, an empty document. */
 function failed(base: Omit<OutboxInput, 'commentId' | 'document'>, msg: Inbound, error: { code: string; message: string }): OutboxInput {
   const commentId = createHash('sha256').update(msg.raw).digest('hex');
-  return { ...base, commentId, document: { raw_email: { headers: { raw: '' }, body: { plain: '' } } }, error };
+  return { ...base, commentId, document: { raw_email: { headers: { raw: '' }, body: { plain: '' } } }, facts: NO_FACTS, error };
 }
 
 /** The item with its entry of the per-target thread index, so previews show thread properties across runs. */

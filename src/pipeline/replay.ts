@@ -34,6 +34,7 @@ export async function replacementFor(
       document: JSON.parse(result.document) as RawEmailDocument,
       json: { document: result.document },
       hashes: result.hashes,
+      facts: result.facts,
       warnings: result.warnings,
     };
     if (result.thread) input.thread = { source: routeTarget(route), entry: { commentId: result.commentId, ...result.thread } };

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ITEM_LIST_STATES } from '../store/items.js';
+import { ITEM_LIST_STATES } from '../store/console.js';
 import type { ItemQuery } from '../store/types.js';
 import type { ConsoleEvent } from './console-events.js';
 import { itemRow } from './console-rows.js';

@@ -10,7 +10,7 @@ import type { AdapterEntry } from '../runtime/adapters.js';
 import { ConsoleEventBus } from '../server/console-events.js';
 import type { AdapterHealthLine, ConsoleItemState, Overview, OverviewLine, RouteOverview } from '../server/console-types.js';
 import type { ConsoleDeps } from '../server/deps.js';
-import { dayOf, ITEM_LIST_STATES } from '../store/items.js';
+import { dayOf, ITEM_LIST_STATES } from '../store/console.js';
 import type { AttemptCount, ItemCount, Store } from '../store/types.js';
 import { itemDetail } from './console-item.js';
 
