@@ -30,8 +30,9 @@ function header(req: Pick<PushRequest, 'headers'>, name: string): string | undef
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** A refusal in the one error body shape of every endpoint: `{ error: { code, message } }`. */
 function refuse(code: ErrorCode, status: number, message: string, headers?: Record<string, string>): PushResponse {
-  return { status, ...(headers && { headers }), body: { code, message } };
+  return { status, ...(headers && { headers }), body: { error: { code, message } } };
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();

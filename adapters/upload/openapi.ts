@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { OperationDoc } from '../../src/pipeline/operation-doc.js';
 import type { PushItemState } from '../../src/pipeline/types.js';
 
-/** The upload's own error shape (not nested under `error`). */
-const refusal = z.object({ code: z.string().describe('MAILGATE_ERR_* code'), message: z.string() });
+/** The error body of every endpoint. */
+const refusal = z.object({ error: z.object({ code: z.string().describe('MAILGATE_ERR_* code'), message: z.string() }) });
 const refused = (description: string) => ({ description, schema: refusal });
 
 const stored = z.object({

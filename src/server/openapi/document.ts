@@ -110,7 +110,7 @@ export function openApiDocument(options: DocumentOptions): JsonSchema {
       version: options.version,
       summary: 'Email ingestion gateway for the Text Analytics API',
       description:
-        'Health, metrics, the admin and console API, the preview endpoints, and the upload and webhook endpoints this server is configured with. Errors are `{ "error": { "code": "MAILGATE_ERR_…", "message": … } }` (uploads: `{ "code", "message" }`). See docs/server.md.',
+        'Health, metrics, the admin and console API, the preview endpoints, and the upload and webhook endpoints this server is configured with. Errors are `{ "error": { "code": "MAILGATE_ERR_…", "message": … } }`. See docs/server.md.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     tags: [
