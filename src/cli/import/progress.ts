@@ -32,6 +32,8 @@ export interface ImportSummary {
   skipped: number;
   /** The skipped files by reason (`JSON`, `image`, `archive`, `binary`, …). */
   skippedBy: Record<string, number>;
+  /** True when the operator was shown the estimate and answered no: nothing was sent. */
+  declined?: boolean;
   /** Why the import stopped early: the API refused the credentials or the target (401, 403, 404). */
   error?: { code: string; message: string };
 }

@@ -21,6 +21,8 @@ import { dryRunImport } from './dry-run.js';
 import { countImport, progressLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
+import { ask, requireConsentPossible } from '../consent.js';
+import { estimateQueued, estimateText } from './estimate.js';
 
 /** Messages per intake transaction: fewer commits (each one fsynced) than the adapter default. */
 export const IMPORT_BATCH_SIZE = 500;
@@ -33,6 +35,8 @@ export interface ImportFlags extends RouteFlags {
   leaseMs?: number;
   batchSize?: number;
   logFormat?: LogFormat;
+  /** Deliver without asking (the question before the first billable request is answered yes). */
+  yes?: boolean;
 }
 
 export async function runImport(
@@ -54,6 +58,9 @@ export async function runImport(
     destination: printer,
   });
   await checkInputs(paths);
+  // Off a terminal the question cannot be asked: refuse before reading anything. The built-in
+  // emulator bills nothing, and a dry run sends nothing.
+  if (flags.dryRun !== true && config.api.url !== undefined) requireConsentPossible(ctx, flags.yes, 'import bills AI units');
   const controller = new AbortController();
   const onSignal = () => controller.abort();
   process.once('SIGINT', onSignal);
@@ -98,6 +105,12 @@ export async function runImport(
       );
       return EXIT_FAILED;
     }
+    if (summary.declined === true) {
+      ctx.stderr.write(
+        `mailgate: nothing sent; what was read stays queued in the store for route ${rt.config.routes[0]!.name}: run the same command again to be asked again (or with --yes)\n`,
+      );
+      return EXIT_FAILED;
+    }
     if (controller.signal.aborted) {
       ctx.stderr.write('mailgate: import interrupted; run the same command again to resume\n');
       return EXIT_FAILED;
@@ -126,6 +139,14 @@ async function checkInputs(paths: string[]): Promise<void> {
       throw new GatewayError('MAILGATE_ERR_INPUT_NOT_FOUND', `${path}: ${why}`, { cause: err });
     }
   }
+}
+
+/** Shows the estimate of what was stored and asks; true when there is nothing billable to ask about. */
+async function confirmBilling(rt: Runtime, ctx: CliContext): Promise<boolean> {
+  const estimate = await estimateQueued(rt);
+  if (estimate.aiUnits === 0) return true;
+  ctx.stderr.write(estimateText(rt, estimate));
+  return ask(ctx, 'mailgate: send them?');
 }
 
 /** What both kinds of run work with. */
@@ -203,22 +224,36 @@ async function realRun(
   let intakeDone = false;
   const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
   const sinks = startImportSinks(rt, controller.signal);
-  const delivering = rt.delivery.run(controller.signal, until);
-  const display = startDisplay(ctx.stderr, {
-    files: () => inputs.files(paths),
-    messages: () => counts.read,
-    counters: () => progressLine(current()),
-  });
+  // Without consent given up front, everything is read and stored first, and delivery (the
+  // first billable request) waits for the answer to the estimate.
+  const consent = flags.yes !== true && rt.emulatorUrl === undefined;
+  let delivering: Promise<void> | undefined = consent ? undefined : rt.delivery.run(controller.signal, until);
+  const show = () =>
+    startDisplay(ctx.stderr, {
+      files: () => inputs.files(paths),
+      messages: () => counts.read,
+      counters: () => progressLine(current()),
+    });
+  let display = show();
   printer.via(display);
   let sink: { sent: number; flushed: boolean } | undefined;
+  let declined = false;
   try {
     await adapter.start(reportingSink(rt.intake, display.at), controller.signal);
     intakeDone = true;
+    if (delivering === undefined && !controller.signal.aborted) {
+      display.stop();
+      printer.via(undefined);
+      declined = !(await confirmBilling(rt, ctx));
+      display = show();
+      printer.via(display);
+      if (!declined) delivering = rt.delivery.run(controller.signal, until);
+    }
     await delivering;
-    sink = await sinks?.finish(controller.signal);
+    if (!declined) sink = await sinks?.finish(controller.signal);
   } catch (err) {
     controller.abort();
-    await delivering.catch(() => undefined);
+    await delivering?.catch(() => undefined);
     throw err;
   } finally {
     display.stop();
@@ -226,6 +261,7 @@ async function realRun(
     await sinks?.close();
   }
   const summary = current();
+  if (declined) summary.declined = true;
   if (sink !== undefined) {
     summary.sinkSent = sink.sent;
     if (!controller.signal.aborted) summary.sinkFlushed = sink.flushed;
