@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { GatewayError } from '../../errors.js';
+import { redactUrl } from '../../logger.js';
 import type { Checkpoint } from '../../model/origin.js';
 import { checkAiUnits, wrapStoreError } from '../common.js';
 import type * as T from '../types.js';
@@ -52,17 +53,6 @@ function poolFor(url: string, options: PostgresOptions): pg.Pool {
   return pool;
 }
 
-/** `postgres://user:secret@host/db` without the password, for messages. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://…';
-  }
-}
-
 export class PostgresStore implements T.Store {
   readonly kind = 'postgres';
   private readonly outbox: PgOutbox;
@@ -97,7 +87,7 @@ export class PostgresStore implements T.Store {
       return new PostgresStore(pool, options.now);
     } catch (err) {
       await pool.end().catch(() => undefined);
-      throw wrapStoreError(err, isPgUnavailable, `opening ${redact(url)}`);
+      throw wrapStoreError(err, isPgUnavailable, `opening ${redactUrl(url)}`);
     }
   }
 
