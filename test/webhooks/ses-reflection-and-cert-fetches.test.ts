@@ -44,7 +44,7 @@ describe('SES reflected text', () => {
   it('cuts request text quoted in a refusal (answer and log) to a few hundred characters', async () => {
     const { send, lines } = endpoint(() => Promise.reject(new Error('no fetch')));
     const huge = 'X'.repeat(1024 * 1024);
-    for (const fields of [{ Type: huge }, { TopicArn: huge }]) {
+    for (const fields of [{ Type: huge }, { TopicArn: huge }] as Array<Record<string, string>>) {
       const res = await send(snsRequest(fields));
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(JSON.stringify(res.body).length).toBeLessThan(1000);
