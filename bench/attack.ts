@@ -114,7 +114,11 @@ interface Ports {
 }
 
 /** Runs the probe and the genuine senders for the duration of `attack`. */
+/** Optional second argument: run only the attacks whose name contains it. */
+const ONLY = process.argv[3];
+
 async function measure(name: string, ports: Ports, pid: number, baseRss: number, attack: (deadline: number) => Promise<unknown>) {
+  if (ONLY !== undefined && !name.includes(ONLY) && !name.startsWith('baseline')) return;
   const deadline = Date.now() + SECONDS * 1000;
   const probes: number[] = [];
   const genuine = { webhook: [0, 0], smtp: [0, 0] };

@@ -70,11 +70,11 @@ export function bodySpans(text: string, body: string, signature: string | undefi
   return spans;
 }
 
-/** The body text of the view: the whole text of a plain body, the text of the first MAX_VIEW_HTML_CHARS of an HTML one. */
-function viewText(doc: RawEmailDocument): string {
+/** The document as a view reads it: a plain body whole, an HTML body cut to MAX_VIEW_HTML_CHARS. */
+function viewDocument(doc: RawEmailDocument): RawEmailDocument {
   const b = doc.raw_email.body;
-  if ('plain' in b || b.html.length <= MAX_VIEW_HTML_CHARS) return documentText(doc);
-  return documentText({ ...doc, raw_email: { ...doc.raw_email, body: { html: b.html.slice(0, MAX_VIEW_HTML_CHARS) } } });
+  if ('plain' in b || b.html.length <= MAX_VIEW_HTML_CHARS) return doc;
+  return { ...doc, raw_email: { ...doc.raw_email, body: { html: b.html.slice(0, MAX_VIEW_HTML_CHARS) } } };
 }
 
 function isParsed(doc: RawEmailDocument): boolean {
@@ -83,12 +83,13 @@ function isParsed(doc: RawEmailDocument): boolean {
 
 async function commentView(store: Store, item: StoredItem, route: RouteConfig | undefined): Promise<CommentView | null> {
   if (!isParsed(item.document)) return null;
-  const built: Comment = item.preview ?? buildComment(item.document, { override: route?.override_user_properties ?? [] }).comment;
+  const doc = viewDocument(item.document);
+  const built: Comment = item.preview ?? buildComment(doc, { override: route?.override_user_properties ?? [] }).comment;
   const placed =
     route === undefined
       ? { comment: built, thread: computeThreadProperties([built]).get(built.id) ?? null }
       : await threadInIndex(store, routeTarget(route), built);
-  const text = viewText(item.document);
+  const text = documentText(doc);
   const split = splitReply(text);
   return {
     comment: placed.comment,
