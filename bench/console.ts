@@ -16,9 +16,10 @@ import Database from 'better-sqlite3';
 import { createLogger } from '../src/logger.js';
 import { createMetrics } from '../src/metrics.js';
 import { buildApp, localPreview, type ServerDeps } from '../src/server/index.js';
+import { RuntimeEvents } from '../src/pipeline/events.js';
 import { createConsole } from '../src/service/console.js';
-import { searchFields } from '../src/store/items.js';
-import { searchRow } from '../src/store/sqlite/items.js';
+import { searchFields } from '../src/store/console.js';
+import { searchRow } from '../src/store/sqlite/console.js';
 import { openStore } from '../src/store/index.js';
 import type { OutboxInput } from '../src/store/types.js';
 import { argInt } from './support/args.js';
@@ -109,7 +110,7 @@ function fill(path: string): void {
         t.origin,
       );
       docs.run(id, t.doc);
-      search.run(...searchRow(id, t.input.route, t.f, commentId));
+      search.run(...searchRow(id, { ...t.f, commentId }));
     }
   });
   const t0 = performance.now();
@@ -134,10 +135,11 @@ function countOf(path: string): number {
 
 function minimalDeps(store: Awaited<ReturnType<typeof openStore>>): ServerDeps {
   const { deps } = createConsole({
-    store: () => store,
+    store,
     routes: new Map(ROUTES.map((name) => [name, { name, mode: 'sync', source: `acme/${name}` } as never])),
-    adapters: () => [],
+    adapters: [],
     logger: createLogger(false),
+    events: new RuntimeEvents(),
   });
   const local = localPreview();
   return {

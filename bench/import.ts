@@ -138,7 +138,7 @@ async function importRate(
       const emu0 = cpuOf(emu.pid);
       const server0 = serverPid === undefined ? 0 : cpuOfTree(serverPid);
       const res = await run(
-        ['import', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', target, '--json'],
+        ['import', '--yes', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', target, '--json'],
         dir,
         profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`],
       );

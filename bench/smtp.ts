@@ -175,8 +175,11 @@ async function durable(): Promise<Figures & { commits: number; busy: number }> {
     parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
     maxOutbox: 10_000_000,
   });
+  // Commits counted where they happen: one enqueueKeyed transaction each.
   let commits = 0;
-  const push = createPushSink({ intake, store, routes, maxOutbox: 10_000_000, logger, onCommit: () => commits++ });
+  const enqueueKeyed = store.enqueueKeyed.bind(store);
+  store.enqueueKeyed = (inputs) => ((commits += 1), enqueueKeyed(inputs));
+  const push = createPushSink({ intake, store, routes, maxOutbox: 10_000_000, logger });
   const entry = smtpEntrySchema.parse({ name: 'bench', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: '*' }] });
   const adapter = new SmtpAdapter(entry, logger);
   const stop = new AbortController();

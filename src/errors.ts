@@ -162,6 +162,8 @@ export const ERROR_CODES = {
 
   // --- cli: client commands of the HTTP endpoints ----------------------------------------
   MAILGATE_ERR_CLI_UNREACHABLE: 'A client command (`webhook simulate`, `upload`) got no HTTP answer from --url (refused, timeout).',
+  MAILGATE_ERR_CLI_CONSENT_REQUIRED:
+    'A command that bills AI units (`import`) or deletes (`dlq purge --all`) needs an answer and there is no terminal to ask on: pass --yes.',
   MAILGATE_ERR_CLI_WAIT_TIMEOUT: '`mailgate upload --wait` gave up before every message was delivered or dead (they stay queued).',
 
   // --- config ------------------------------------------------------------------------
@@ -213,6 +215,7 @@ export const WARNING_CODES = {
   MAILGATE_WARN_CHARSET_FALLBACK: 'An unknown or bogus charset label was decoded by the fallback rule.',
   MAILGATE_WARN_BODY_TRUNCATED: 'The body text exceeded 65536 characters and was truncated.',
   MAILGATE_WARN_HEADERS_TRUNCATED: 'The raw header block exceeded the limit; trailing fields were dropped.',
+  MAILGATE_WARN_JOURNAL_MALFORMED: 'The message says it is an Exchange journal report but cannot be read as one; it was kept as it is.',
   MAILGATE_WARN_HEADERS_SYNTHESIZED:
     'The archive kept no transport headers for the item (sent items, drafts); its headers were built from its properties.',
   MAILGATE_WARN_ATTACHMENTS_TRUNCATED: 'The message has more than 128 attachments; only the first 128 are listed.',

@@ -20,6 +20,7 @@ import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from '.
 import { uploadedFiles } from './files.js';
 import { fingerprint, IdempotencyCache, MAX_IDEMPOTENCY_KEY_CHARS } from './idempotency.js';
 import { messagesOf, type UploadedMessage } from './messages.js';
+import { uploadOperations } from './openapi.js';
 
 /** Seconds a client waits before retrying an upload the store could not take. */
 const RETRY_AFTER_S = 30;
@@ -29,8 +30,9 @@ function header(req: Pick<PushRequest, 'headers'>, name: string): string | undef
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** A refusal in the one error body shape of every endpoint: `{ error: { code, message } }`. */
 function refuse(code: ErrorCode, status: number, message: string, headers?: Record<string, string>): PushResponse {
-  return { status, ...(headers && { headers }), body: { code, message } };
+  return { status, ...(headers && { headers }), body: { error: { code, message } } };
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -87,6 +89,7 @@ export class UploadAdapter implements Adapter {
   endpoints(): PushEndpoint[] {
     // The key is in the headers: checked before the body is read (authorize), and again in handle.
     const authorize = (req: Pick<PushRequest, 'headers'>) => this.unauthorized(req);
+    const openapi = uploadOperations(this.name);
     return [
       {
         method: 'POST',
@@ -96,6 +99,7 @@ export class UploadAdapter implements Adapter {
         public: true,
         authorize,
         handle: (req, sink) => this.guard(req, () => this.upload(req, sink)),
+        openapi: openapi.post,
       },
       {
         method: 'GET',
@@ -104,6 +108,7 @@ export class UploadAdapter implements Adapter {
         public: true,
         authorize,
         handle: (req, sink, params) => this.guard(req, () => this.status(sink, params['id'] ?? '')),
+        openapi: openapi.get,
       },
     ];
   }

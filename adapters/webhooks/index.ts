@@ -10,6 +10,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Adapter, AdapterContext, AdapterHealth, PushEndpoint } from '../../src/pipeline/types.js';
 import { webhookEntrySchema, webhookPath, type WebhookEntry, type WebhookEntryInput } from './config.js';
 import { createAuthorizer, createHandler, type EndpointCounters } from './endpoint.js';
+import { webhookOperation } from './openapi.js';
 import { HEAD_PROBES, providerOf } from './providers.js';
 import { ReplayCache } from './replay.js';
 
@@ -49,7 +50,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
   const handle = createHandler(deps);
   const authorize = createAuthorizer(deps);
   const path = webhookPath(entry);
-  const endpoint = (method: PushEndpoint['method']): PushEndpoint => ({
+  const endpoint = (method: 'POST' | 'HEAD'): PushEndpoint => ({
     method,
     path,
     bodyLimit: entry.body_limit,
@@ -57,6 +58,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     public: true,
     ...(authorize && { authorize }),
     handle: (req, sink) => handle(req, sink),
+    openapi: webhookOperation(entry, deps.module, method),
   });
 
   return {

@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Where answers to a question come from (src/cli/consent.ts); absent: nothing can be asked. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 /** The IO plus the exit code a command decides (0 unless it sets one). */

@@ -7,7 +7,9 @@ import type { ItemOutcome } from '../batcher/types.js';
 import type { RouteConfig } from '../config/schema.js';
 import { atLeast, backoffDelay, type Backoff } from '../retry.js';
 import type { DeliveryInfo, LedgerRecord, OutboxItem, PredictionInput, Store } from '../store/types.js';
+import type { RuntimeEvents } from './events.js';
 import { fanOut } from './fan-out.js';
+import { routeTarget } from './origin.js';
 import { sleep } from './sleep.js';
 
 /** One item's result from the batcher (src/batcher/deliver.ts). */
@@ -70,14 +72,13 @@ export interface DeliveryOptions {
     model?: BatchResult['model'],
   ) => Promise<void>;
   onError?: (err: unknown, route: RouteConfig) => void;
-  onBatch?: (route: RouteConfig, counters: DeliveryCounters) => void;
   /**
    * How long a route pauses when the API refuses the credentials, the target (401, 403, 404)
    * or the request itself (an unknown transform tag): retrying at once cannot help. Default 60000 ms.
    */
   pauseMs?: number;
-  /** Called when a route pauses for `ms` because of `reason`. */
-  onPause?: (route: RouteConfig, reason: { code: string; message: string }, ms: number) => void;
+  /** Where each item's outcome, each settled batch and each pause and resume go. */
+  events?: RuntimeEvents;
 }
 
 /** Outcomes that no retry of the same request can fix soon: the route pauses. */
@@ -89,6 +90,20 @@ export const PAUSE_CODES: ReadonlySet<string> = new Set([
   'MAILGATE_ERR_API_REQUEST_REJECTED',
 ]);
 export const DEFAULT_PAUSE_MS = 60_000;
+
+/**
+ * What delivery does with one item's outcome — the dead-letter rule, stated once: a rejected
+ * document is dead at once; a refusal of the route (PAUSE_CODES) pauses it and keeps the item;
+ * any other failure retries until the item's `max_item_attempts`-th attempt, then gives up.
+ * `attempts`: the retries scheduled before this attempt.
+ */
+export type Verdict = 'delivered' | 'unchanged' | 'rejected' | 'pause' | 'gave-up' | 'retry';
+
+export function verdictOf(outcome: ItemOutcome, attempts: number, maxItemAttempts: number): Verdict {
+  if (outcome.status === 'delivered' || outcome.status === 'unchanged' || outcome.status === 'rejected') return outcome.status;
+  if (PAUSE_CODES.has(outcome.code)) return 'pause';
+  return attempts + 1 >= maxItemAttempts ? 'gave-up' : 'retry';
+}
 
 /** Delivery's item backoff: 1 s doubling per attempt up to 5 min, equal jitter. */
 export const ITEM_BACKOFF: Readonly<Backoff> = Object.freeze({ baseMs: 1_000, capMs: 300_000, maxExponent: 20, jitter: 'equal' });
@@ -124,8 +139,19 @@ export function predictionsOf(items: OutboxItem[], outcomes: Map<number, ItemOut
   return saved;
 }
 
+/** One claimed batch being settled, and what it came to. */
+interface Batch {
+  route: RouteConfig;
+  counts: DeliveryCounters;
+}
+
+const newBatch = (route: RouteConfig): Batch => ({
+  route,
+  counts: { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0, aiUnitsEstimated: 0 },
+});
+
 export function createDelivery(options: DeliveryOptions): DeliveryLoop {
-  const { store } = options;
+  const { store, events } = options;
   const retryDelay = options.retryDelayMs ?? defaultRetryDelay;
   const counters: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0, aiUnitsEstimated: 0 };
   const pauseMs = options.pauseMs ?? DEFAULT_PAUSE_MS;
@@ -156,61 +182,108 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     }
   }
 
+  /** Per paused route: when its pause began (kept while the pause is extended). */
+  const pausedSince = new Map<string, Date>();
+
   function pause(route: RouteConfig, reason: { code: string; message: string }): void {
-    const until = Date.now() + pauseMs;
+    const now = Date.now();
+    const until = now + pauseMs;
     if ((pausedUntil.get(route.name) ?? 0) >= until - 1_000) return;
     pausedUntil.set(route.name, until);
-    options.onPause?.(route, reason, pauseMs);
+    let since = pausedSince.get(route.name);
+    if (since === undefined) pausedSince.set(route.name, (since = new Date(now)));
+    const { code, message } = reason;
+    events?.emit('route:paused', { route: route.name, target: routeTarget(route), code, message, since, until: new Date(until), pauseMs });
   }
 
-  async function settle(route: RouteConfig, items: OutboxItem[], result: BatchResult): Promise<void> {
-    const byId = new Map(items.map((i) => [i.id, i]));
-    const outcomes = new Map<number, ItemOutcome>();
-    for (const o of result.outcomes) outcomes.set(Number(o.key), o);
-    const delivered: number[] = [];
-    const unchanged: number[] = [];
+  /** The route's pause ran out (its workers claim again): reported once per pause. */
+  function resumed(route: RouteConfig): void {
+    const since = pausedSince.get(route.name);
+    if (since === undefined) return;
+    pausedSince.delete(route.name);
+    events?.emit('route:resumed', { route: route.name, target: routeTarget(route), since, pausedMs: Date.now() - since.getTime() });
+  }
+
+  /** Schedules the item's next attempt after `delayMs` and reports it. */
+  async function retry(batch: Batch, item: OutboxItem, delayMs: number, reason: { code: string; message: string }): Promise<void> {
+    const { route } = batch;
+    await store.scheduleRetry(item.id, delayMs, reason);
+    batch.counts.retried++;
+    const ref = { id: item.id, route: route.name, adapter: item.origin.adapter };
+    events?.emit('item:retrying', { ...ref, code: reason.code, message: reason.message, attempts: item.attempts + 1, delayMs });
+  }
+
+  async function dead(batch: Batch, item: OutboxItem, error: { code: string; message: string }, reason: 'rejected' | 'attempts') {
+    const moved = await store.deadLetter(item.id, error);
+    batch.counts.rejected++;
+    const { route } = batch;
+    if (moved) events?.emit('item:dead', { id: item.id, route: route.name, adapter: item.origin.adapter, ...error, reason });
+  }
+
+  /** Each item's outcome by verdictOf: dead letters and retries written one by one, the accepted returned. */
+  async function judge(batch: Batch, items: OutboxItem[], outcomes: Map<number, ItemOutcome>) {
+    const delivered: OutboxItem[] = [];
+    const unchanged: OutboxItem[] = [];
     for (const item of items) {
       const o = outcomes.get(item.id);
       if (!o) {
-        await store.scheduleRetry(item.id, retryDelay(item.attempts), {
+        await retry(batch, item, retryDelay(item.attempts), {
           code: 'MAILGATE_ERR_BATCH_REJECTED',
           message: 'no outcome returned for this item',
         });
-        counters.retried++;
         continue;
       }
-      if (o.status === 'delivered') delivered.push(item.id);
-      else if (o.status === 'unchanged') unchanged.push(item.id);
-      else if (o.status === 'rejected') {
-        await store.deadLetter(item.id, { code: o.code, message: o.message });
-        counters.rejected++;
-      } else if (PAUSE_CODES.has(o.code)) {
-        // Due again at once: the route's pause keeps this process from claiming it meanwhile,
-        // and the next run of a one-shot import (which stops on a refusal) claims it at once.
-        await store.scheduleRetry(item.id, 0, { code: o.code, message: o.message });
-        counters.retried++;
-        pause(route, o);
-      } else if (item.attempts + 1 >= options.maxItemAttempts) {
-        await store.deadLetter(item.id, { code: o.code, message: `gave up after ${item.attempts + 1} attempts: ${o.message}` });
-        counters.rejected++;
-      } else {
-        await store.scheduleRetry(item.id, retryDelay(item.attempts, o.retryAfterMs), { code: o.code, message: o.message });
-        counters.retried++;
+      const verdict = verdictOf(o, item.attempts, options.maxItemAttempts);
+      if (verdict === 'delivered') delivered.push(item);
+      else if (verdict === 'unchanged') unchanged.push(item);
+      else {
+        const { code, message } = o as Extract<ItemOutcome, { code: string }>;
+        if (verdict === 'rejected') await dead(batch, item, { code, message }, 'rejected');
+        else if (verdict === 'gave-up')
+          await dead(batch, item, { code, message: `gave up after ${item.attempts + 1} attempts: ${message}` }, 'attempts');
+        else if (verdict === 'pause') {
+          // Due again at once: the route's pause keeps this process from claiming it meanwhile,
+          // and the next run of a one-shot import (which stops on a refusal) claims it at once.
+          await retry(batch, item, 0, { code, message });
+          pause(batch.route, { code, message });
+        } else {
+          const retryAfterMs = o.status === 'retry' ? o.retryAfterMs : undefined;
+          await retry(batch, item, retryDelay(item.attempts, retryAfterMs), { code, message });
+        }
       }
     }
+    return { delivered, unchanged };
+  }
+
+  async function settle(route: RouteConfig, items: OutboxItem[], result: BatchResult): Promise<void> {
+    const batch = newBatch(route);
+    const outcomes = new Map<number, ItemOutcome>();
+    for (const o of result.outcomes) outcomes.set(Number(o.key), o);
+    const { delivered, unchanged } = await judge(batch, items, outcomes);
     await savePredictions(route, items, outcomes, result.model);
     // One transaction for the delivered items, the AI units and the ledger entries (a no-op when all are empty).
     const extras: Omit<DeliveryInfo, 'outcome'> = {};
     if (result.aiUnits > 0) extras.aiUnits = { route: route.name, units: result.aiUnits };
     if (result.ledger !== undefined && result.ledger.length > 0) extras.ledger = result.ledger;
-    await store.markDelivered(delivered, { outcome: 'delivered', ...extras });
-    if (unchanged.length) await store.markDelivered(unchanged, { outcome: 'unchanged' });
-    counters.delivered += delivered.length;
-    counters.unchanged += unchanged.length;
-    counters.aiUnits += result.aiUnits;
-    counters.aiUnitsEstimated += result.aiUnitsEstimated ?? result.aiUnits;
+    await store.markDelivered(
+      delivered.map((i) => i.id),
+      { outcome: 'delivered', ...extras },
+    );
+    if (unchanged.length)
+      await store.markDelivered(
+        unchanged.map((i) => i.id),
+        { outcome: 'unchanged' },
+      );
+    batch.counts.delivered = delivered.length;
+    batch.counts.unchanged = unchanged.length;
+    batch.counts.aiUnits = result.aiUnits;
+    batch.counts.aiUnitsEstimated = result.aiUnitsEstimated ?? result.aiUnits;
+    if (events !== undefined) {
+      for (const i of delivered) events.emit('item:delivered', { id: i.id, route: route.name, adapter: i.origin.adapter });
+      for (const i of unchanged) events.emit('item:unchanged', { id: i.id, route: route.name, adapter: i.origin.adapter });
+    }
     const done = new Set([...delivered, ...unchanged]);
-    const accepted = items.filter((i) => done.has(i.id)).map((i) => byId.get(i.id)!);
+    const accepted = items.filter((i) => done.has(i));
     if (accepted.length && options.onDelivered) {
       try {
         await options.onDelivered(route, accepted, outcomes, result.model);
@@ -218,7 +291,13 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         options.onError?.(err, route);
       }
     }
-    options.onBatch?.(route, counters);
+    settled(batch);
+  }
+
+  /** The batch's counts added to the loop's, and one `delivery:batch` with them. */
+  function settled({ route, counts }: Batch): void {
+    for (const k of Object.keys(counts) as Array<keyof DeliveryCounters>) counters[k] += counts[k];
+    events?.emit('delivery:batch', { route: route.name, target: routeTarget(route), ...counts });
   }
 
   /**
@@ -250,8 +329,9 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         // The batcher turns API failures into outcomes; anything thrown here is unexpected.
         options.onError?.(err, route);
         const reason = { code: 'MAILGATE_ERR_BATCH_REJECTED', message: `delivery failed: ${(err as Error).message}` };
-        for (const item of items) await store.scheduleRetry(item.id, retryDelay(item.attempts), reason);
-        counters.retried += items.length;
+        const batch = newBatch(route);
+        for (const item of items) await retry(batch, item, retryDelay(item.attempts), reason);
+        settled(batch);
         return items.length;
       }
       await settle(route, items, result);
@@ -286,6 +366,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         await sleep(wait, signal);
         continue;
       }
+      resumed(route);
       let claimed = 0;
       try {
         claimed = await runOnce(route);

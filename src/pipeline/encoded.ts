@@ -4,10 +4,12 @@
  * serializes them again for the store: it only moves strings. The comment preview is not
  * carried: it is built from the document alone (src/preview/comment.ts), so whoever shows a
  * stored item's comment builds it again from the stored document, exactly as the service
- * will; only its thread facts travel, for the thread index, and its ledger hashes.
+ * will; only its thread facts travel, for the thread index, its ledger hashes, and the facts the
+ * console lists and searches by (sender, subject, Message-ID, timestamp).
  */
 import { docHashOf, textHashOf, type DocumentHashes } from '../ledger/index.js';
 import type { Warning } from '../errors.js';
+import { messageFacts, type MessageFacts } from '../preview/facts.js';
 import { messageAddresses } from '../preview/threads.js';
 import type { PreviewResult } from '../preview/types.js';
 
@@ -28,6 +30,8 @@ export interface EncodedPreview {
   thread?: ThreadFacts;
   /** The ledger hashes, computed here so that delivery does not build the comment again. */
   hashes: DocumentHashes;
+  /** What the console lists and searches by, computed here so that the store parses nothing. */
+  facts: MessageFacts;
 }
 
 export function encodePreview(result: PreviewResult): EncodedPreview {
@@ -37,6 +41,7 @@ export function encodePreview(result: PreviewResult): EncodedPreview {
     document: JSON.stringify(result.document),
     warnings: result.warnings,
     hashes: { textHash: textHashOf(c.messages), docHash: docHashOf(result.document) },
+    facts: messageFacts(result.document),
   };
   if (c.thread_id) {
     const m = c.messages[0];

@@ -4,12 +4,15 @@
  * message of the batch is durable, so the adapter acknowledges nothing early.
  */
 import { createHash } from 'node:crypto';
-import { isGatewayError } from '../errors.js';
+import { isGatewayError, type Warning } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { RawEmailDocument } from '../model/index.js';
+import { NO_FACTS } from '../preview/facts.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { Fence, OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
+import type { RuntimeEvents } from './events.js';
+import { unwrapJournals } from './journal-intake.js';
 import { outboxKey, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
 
@@ -32,6 +35,7 @@ class EncodedInput implements OutboxInput {
   readonly json: { document: string };
   readonly hashes: EncodedPreview['hashes'];
   readonly warnings: EncodedPreview['warnings'];
+  readonly facts: EncodedPreview['facts'];
   thread?: OutboxInput['thread'];
   readonly afterDelivery?: boolean;
   private parsed: RawEmailDocument | undefined;
@@ -48,6 +52,7 @@ class EncodedInput implements OutboxInput {
     this.json = { document: r.document };
     this.hashes = r.hashes;
     this.warnings = r.warnings;
+    this.facts = r.facts;
     if (afterDelivery) this.afterDelivery = true;
   }
 
@@ -61,6 +66,8 @@ interface Keyed {
   msg: Inbound;
   route: RouteConfig;
   key: string;
+  /** Warnings of a step before parsing (a malformed journal report), added to the item's. */
+  warnings?: Warning[];
 }
 
 export interface IntakeCounters {
@@ -81,8 +88,8 @@ export interface IntakeOptions {
   /** How often a paused intake looks at the outbox again, in ms. */
   backpressurePollMs?: number;
   signal?: AbortSignal;
-  /** Called after each durable batch, e.g. for metrics and progress. */
-  onBatch?: (route: string, counters: IntakeCounters) => void;
+  /** Where each message's `item:stored` goes once its batch is durable. */
+  events?: RuntimeEvents;
 }
 
 export interface Intake extends IntakeSink {
@@ -133,15 +140,19 @@ export function createIntake(options: IntakeOptions): Intake {
     return route;
   }
 
+  function keyedOf(msg: Inbound): Keyed {
+    const route = routeOf(msg);
+    return { msg, route, key: outboxKey(route, msg.origin, msg.raw) };
+  }
+
+  /** Keys of the batches accepted and not stored yet (route and key as JSON). */
+  const pending = new Set<string>();
+
   /**
-   * The messages whose key their route does not hold yet, each with its route and key: a
-   * message read again (a re-walked directory) is not parsed again.
+   * The messages whose key their route does not hold yet: a message read again (a re-walked
+   * directory) is not parsed again.
    */
-  async function unknown(batch: Inbound[]): Promise<Keyed[]> {
-    const keyed = batch.map((msg) => {
-      const route = routeOf(msg);
-      return { msg, route, key: outboxKey(route, msg.origin, msg.raw) };
-    });
+  async function unknown(keyed: Keyed[]): Promise<Keyed[]> {
     const keys = new Map<string, string[]>();
     for (const { msg, key } of keyed) {
       const list = keys.get(msg.route) ?? [];
@@ -150,10 +161,18 @@ export function createIntake(options: IntakeOptions): Intake {
     }
     const known = new Map<string, Set<string>>();
     for (const [route, list] of keys) known.set(route, await store.knownKeys(route, list));
-    return keyed.filter(({ msg, key }) => !known.get(msg.route)!.has(key));
+    // A key twice in one batch, or in a batch accepted before and not stored yet, is a duplicate too.
+    const fresh: Keyed[] = [];
+    for (const k of keyed) {
+      const id = JSON.stringify([k.msg.route, k.key]);
+      if (known.get(k.msg.route)!.has(k.key) || pending.has(id)) continue;
+      pending.add(id);
+      fresh.push(k);
+    }
+    return fresh;
   }
 
-  async function toOutbox({ msg, route, key }: Keyed, c: IntakeCounters = counters): Promise<Parsed> {
+  async function toOutbox({ msg, route, key, warnings }: Keyed, c: IntakeCounters = counters): Promise<Parsed> {
     const base = {
       route: route.name,
       key,
@@ -167,7 +186,8 @@ export function createIntake(options: IntakeOptions): Intake {
     }
     try {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
-      const result = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
+      const parsed = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
+      const result = warnings === undefined ? parsed : { ...parsed, warnings: [...parsed.warnings, ...warnings] };
       c.parsed++;
       return {
         input: new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result),
@@ -180,12 +200,7 @@ export function createIntake(options: IntakeOptions): Intake {
     }
   }
 
-  async function storeBatch(
-    batch: Inbound[],
-    items: Parsed[],
-    checkpoint: Checkpoint | undefined,
-    fence: Fence | undefined,
-  ): Promise<void> {
+  async function storeBatch(items: Parsed[], checkpoint: Checkpoint | undefined, fence: Fence | undefined): Promise<void> {
     // The thread index entries are written in the enqueue transaction.
     const result = await store.enqueue(
       items.map((i) => withThread(i, routes)),
@@ -194,7 +209,19 @@ export function createIntake(options: IntakeOptions): Intake {
     );
     counters.queued += result.queued;
     counters.duplicates += result.duplicates;
-    options.onBatch?.(batch[0]!.route, counters);
+  }
+
+  /** One `item:stored` per message of a durable batch, in the batch's order. */
+  function report(keyed: Keyed[], stored: Map<Keyed, Parsed>): void {
+    const events = options.events;
+    if (events === undefined || !events.has('item:stored')) return;
+    for (const k of keyed) {
+      const input = stored.get(k)?.input;
+      const base = { route: k.route.name, adapter: k.msg.origin.adapter, key: k.key, via: 'pull' as const };
+      if (input === undefined) events.emit('item:stored', { ...base, outcome: 'duplicate' });
+      else if (input.error !== undefined) events.emit('item:stored', { ...base, outcome: 'dead', error: input.error });
+      else events.emit('item:stored', { ...base, outcome: 'queued' });
+    }
   }
 
   /**
@@ -222,11 +249,8 @@ export function createIntake(options: IntakeOptions): Intake {
     },
     async prepare(batch: Inbound[]): Promise<OutboxInput[]> {
       const apart: IntakeCounters = { received: 0, parsed: 0, failed: 0, queued: 0, duplicates: 0 };
-      const keyed = batch.map((msg) => {
-        const route = routeOf(msg);
-        return { msg, route, key: outboxKey(route, msg.origin, msg.raw) };
-      });
-      return (await Promise.all(keyed.map((k) => toOutbox(k, apart)))).map((p) => withThread(p, routes));
+      const unwrapped = await unwrapJournals(batch.map(keyedOf), store);
+      return (await Promise.all(unwrapped.map((k) => toOutbox(k, apart)))).map((p) => withThread(p, routes));
     },
     accept(batch: Inbound[], checkpoint?: Checkpoint, fence?: Fence): Promise<void> {
       return inOrder(async (previous) => {
@@ -237,11 +261,21 @@ export function createIntake(options: IntakeOptions): Intake {
         }
         await waitForRoom(new Set(batch.map((m) => m.route)));
         counters.received += batch.length;
-        const fresh = await unknown(batch);
-        counters.duplicates += batch.length - fresh.length;
-        const items = await Promise.all(fresh.map((k) => toOutbox(k)));
-        await previous;
-        await storeBatch(batch, items, checkpoint, fence);
+        const keyed = batch.map(keyedOf);
+        const fresh = await unknown(keyed);
+        try {
+          counters.duplicates += batch.length - fresh.length;
+          // Journal reports of one message in consecutive batches: the earlier batch must be
+          // durable before this one looks up what it stored (the envelope union).
+          if (fresh.some((k) => k.route.unwrap === 'exchange_journal')) await previous;
+          // Same length and order as `fresh`: items[i] is fresh[i]'s.
+          const items = await Promise.all((await unwrapJournals(fresh, store)).map((k) => toOutbox(k)));
+          await previous;
+          await storeBatch(items, checkpoint, fence);
+          report(keyed, new Map(fresh.map((k, i) => [k, items[i]!])));
+        } finally {
+          for (const k of fresh) pending.delete(JSON.stringify([k.msg.route, k.key]));
+        }
       });
     },
   };
@@ -250,7 +284,7 @@ export function createIntake(options: IntakeOptions): Intake {
 /** A dead letter for a message that could not be read or parsed: its bytes kept, an empty document. */
 function failed(base: Omit<OutboxInput, 'commentId' | 'document'>, msg: Inbound, error: { code: string; message: string }): OutboxInput {
   const commentId = createHash('sha256').update(msg.raw).digest('hex');
-  return { ...base, commentId, document: { raw_email: { headers: { raw: '' }, body: { plain: '' } } }, error };
+  return { ...base, commentId, document: { raw_email: { headers: { raw: '' }, body: { plain: '' } } }, facts: NO_FACTS, error };
 }
 
 /** The item with its entry of the per-target thread index, so previews show thread properties across runs. */

@@ -17,6 +17,7 @@ import { GatewayError, isGatewayError } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import type { OutboxInput, Store } from '../store/types.js';
+import type { RuntimeEvents } from './events.js';
 import type { Intake } from './intake.js';
 import { eventKey, outboxKey } from './origin.js';
 import type { Inbound, PushItemState, PushResult, PushSink } from './types.js';
@@ -33,8 +34,8 @@ export interface PushSinkOptions {
   logger: Logger;
   /** Most messages one commit writes (default DEFAULT_PUSH_COMMIT_MESSAGES); a larger submit is one commit alone. */
   maxCommitMessages?: number;
-  /** Called after each durable commit with each message and its result (metrics, waking delivery). Must not throw. */
-  onCommit?: (committed: ReadonlyArray<{ inbound: Inbound; result: PushResult }>) => void;
+  /** Where each committed message's `item:stored` goes (metrics, the console, waking delivery). */
+  events?: RuntimeEvents;
 }
 
 /** A parsed submit waiting for its commit. */
@@ -256,7 +257,6 @@ export function createPushSink(options: PushSinkOptions): PushSink {
     const fresh = group.flatMap((s) => s.inputs.filter((it) => !known.has(it)));
     const outcomes = await store.enqueueKeyed(fresh);
     const stored = new Map(fresh.map((it, i) => [it, outcomes[i]!]));
-    const committed: Array<{ inbound: Inbound; result: PushResult }> = [];
     for (const s of group) {
       const results = s.inputs.map((it) => {
         const o = stored.get(it);
@@ -264,14 +264,28 @@ export function createPushSink(options: PushSinkOptions): PushSink {
         const k = known.get(it)!;
         return resultOf(it, k.id, true, k.conflict);
       });
-      results.forEach((result, i) => committed.push({ inbound: s.batch[i]!, result }));
+      report(s, results);
       s.resolve(results);
     }
-    try {
-      options.onCommit?.(committed);
-    } catch (err) {
-      logger.warn({ err }, 'push intake: a commit listener failed');
-    }
+  }
+
+  /** One `item:stored` per message of a committed submission, in its order. */
+  function report(s: Submission, results: PushResult[]): void {
+    const events = options.events;
+    if (events === undefined || !events.has('item:stored')) return;
+    results.forEach((result, i) => {
+      const inbound = s.batch[i]!;
+      const base = {
+        id: Number(result.id),
+        route: inbound.route,
+        adapter: inbound.origin.adapter,
+        key: s.inputs[i]!.key,
+        via: 'push' as const,
+      };
+      if (result.duplicate) events.emit('item:stored', { ...base, outcome: 'duplicate' });
+      else if (result.dead !== undefined) events.emit('item:stored', { ...base, outcome: 'dead', error: result.dead });
+      else events.emit('item:stored', { ...base, outcome: 'queued' });
+    });
   }
 
   return {

@@ -4,6 +4,7 @@
  */
 
 import type { ErrorCode } from '../errors.js';
+import type { OperationDoc } from './operation-doc.js';
 import type { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { MboxQuoting } from '../mime/mbox-finish.js';
@@ -161,6 +162,8 @@ export interface PushEndpoint {
    * listener only.
    */
   public?: boolean;
+  /** The endpoint in the server's OpenAPI document (GET /api/openapi.json). */
+  openapi?: OperationDoc;
 }
 
 export interface Adapter {

@@ -6,11 +6,17 @@ import { ADAPTER_KINDS, createAdapters, type AdapterEntryOf, type AdapterKind } 
 import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { AdapterState, RuntimeEvents } from '../pipeline/events.js';
 import { fanOut } from '../pipeline/fan-out.js';
 import type { Adapter, AdapterSink } from '../pipeline/types.js';
 
-/** `standby`: a pull adapter whose mailbox lease another replica holds (it runs there). */
-export type AdapterState = 'starting' | 'running' | 'finished' | 'failed' | 'stopped' | 'standby';
+export type { AdapterState };
+
+/** How adapters run: their log lines and their state changes (`adapter:state`). */
+export interface RunContext {
+  logger: Logger;
+  events?: RuntimeEvents | undefined;
+}
 
 export interface AdapterEntry {
   kind: string;
@@ -37,31 +43,39 @@ export function entryOf(adapter: Adapter): AdapterEntry {
 }
 
 /** Starts every adapter; resolves when all have returned (files: input exhausted; services: signal aborted). */
-export async function runAdapters(entries: AdapterEntry[], sink: AdapterSink, shared: AbortSignal, logger: Logger): Promise<void> {
+export async function runAdapters(entries: AdapterEntry[], sink: AdapterSink, shared: AbortSignal, ctx: RunContext): Promise<void> {
   // Each adapter listens on its own signal: one listener on the shared one however many adapters run.
   const fanned = fanOut(shared, entries.length);
   try {
-    await Promise.all(entries.map((e, i) => runOne(e, sink, fanned.signals[i]!, logger)));
+    await Promise.all(entries.map((e, i) => runOne(e, sink, fanned.signals[i]!, ctx)));
   } finally {
     fanned.dispose();
   }
 }
 
 /** Runs one adapter to its end, keeping its state; never rejects. */
-export async function runOne(e: AdapterEntry, sink: AdapterSink, signal: AbortSignal, logger: Logger): Promise<void> {
-  const log = logger.child({ adapter: e.kind, instance: e.name });
-  e.state = 'running';
+export async function runOne(e: AdapterEntry, sink: AdapterSink, signal: AbortSignal, ctx: RunContext): Promise<void> {
+  const log = ctx.logger.child({ adapter: e.kind, instance: e.name });
+  setState(e, 'running', ctx.events);
   try {
     await e.adapter.start(sink, signal);
-    e.state = signal.aborted ? 'stopped' : 'finished';
+    setState(e, signal.aborted ? 'stopped' : 'finished', ctx.events);
     log.info({ state: e.state }, 'adapter finished');
   } catch (err) {
     if (signal.aborted) {
-      e.state = 'stopped';
+      setState(e, 'stopped', ctx.events);
       return;
     }
-    e.state = 'failed';
     e.error = { code: isGatewayError(err) ? err.code : 'MAILGATE_ERR_SERVICE_ADAPTER_FAILED', message: (err as Error).message };
+    setState(e, 'failed', ctx.events);
     log.error({ err }, 'adapter failed');
   }
+}
+
+/** Sets an adapter's state and reports the change (`adapter:state`, with the error of a failed one). */
+export function setState(e: AdapterEntry, state: AdapterState, events: RuntimeEvents | undefined): void {
+  if (e.state === state) return;
+  e.state = state;
+  const error = state === 'failed' && e.error !== undefined ? { error: e.error } : {};
+  events?.emit('adapter:state', { kind: e.kind, name: e.name, state, ...error });
 }

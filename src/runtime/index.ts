@@ -9,17 +9,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ApiClient, AttemptInfo } from '../api/client.js';
+import type { ApiClient } from '../api/client.js';
 import type { Config, RouteConfig } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import { createDeliverFn, checkRoutes } from '../pipeline/deliver-fn.js';
-import { createDelivery, type DeliverFn, type DeliveryLoop, type DeliveryOptions } from '../pipeline/delivery.js';
-import { createIntake, type Intake, type IntakeOptions } from '../pipeline/intake.js';
-import { routeTarget } from '../pipeline/origin.js';
+import { createDelivery, type DeliveryLoop } from '../pipeline/delivery.js';
+import { RuntimeEvents } from '../pipeline/events.js';
+import { createIntake, type Intake } from '../pipeline/intake.js';
 import { ParsePool } from '../pipeline/pool.js';
-import { createPushSink, type PushSinkOptions } from '../pipeline/push-sink.js';
+import { createPushSink } from '../pipeline/push-sink.js';
 import type { Adapter, IntakeSink, PushEndpoint, PushSink } from '../pipeline/types.js';
 import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
 import { openStore } from '../store/index.js';
@@ -32,6 +32,7 @@ import { leaseGroup, leaseName, Ownership } from './ownership.js';
 
 export { emulatorDataDir } from './api.js';
 export type { AdapterEntry, AdapterState } from './adapters.js';
+export { RuntimeEvents, type RuntimeEventMap, type RuntimeEventType } from '../pipeline/events.js';
 
 export interface RuntimeOptions {
   config: Readonly<Config>;
@@ -60,28 +61,24 @@ export interface RuntimeOptions {
    * through the registry (adapters/index.ts).
    */
   adapters?: readonly Adapter[];
-  /** Passed to intake and delivery (progress, metrics). */
-  onIntakeBatch?: IntakeOptions['onBatch'];
-  onDeliveryBatch?: DeliveryOptions['onBatch'];
-  /** Called after each durable commit of pushed messages (the service counts them); delivery is woken either way. */
-  onPushCommit?: PushSinkOptions['onCommit'];
-  /** Called when a route is paused because the API refused the credentials or the target (401/403/404). Default: an error log line. */
-  onPause?: DeliveryOptions['onPause'];
-  /** Wraps the function that delivers one batch (the service counts outcomes per adapter). */
-  wrapDeliver?: (deliver: DeliverFn) => DeliverFn;
+  /**
+   * The event stream the runtime emits on (`runtime.events`), made by the caller so that its
+   * listeners (metrics, progress, logs) hear everything from the start, the built-in emulator's
+   * first API calls included; the caller's listeners then do all the observing. Default: a new
+   * stream on which the runtime logs each route's pause and resume.
+   */
+  events?: RuntimeEvents;
   /** Aborts intake's backpressure waits; also delivery's requests unless `deliverySignal` is given. */
   signal?: AbortSignal;
   /** Aborts the requests of delivery (with their retries). Default: `signal`. */
   deliverySignal?: AbortSignal;
-  /** Called after every attempt of the API client, successful or not (request metrics). */
-  onApiAttempt?: (info: AttemptInfo) => void;
-  /** Wraps the store every piece of the runtime uses (the service reports item writes to its console). */
-  wrapStore?: (store: Store) => Store;
 }
 
 export interface Runtime {
   config: Readonly<Config>;
   logger: Logger;
+  /** What intake, push intake, delivery, replay, the API client and the adapters report (src/pipeline/events.ts). */
+  events: RuntimeEvents;
   store: Store;
   client: ApiClient;
   pool: ParsePool;
@@ -126,13 +123,14 @@ interface Core {
   api: ApiEndpoint;
   pool: ParsePool;
   logger: Logger;
+  events: RuntimeEvents;
   owner: string;
   leaseMs: number;
   ownerHandle?: OwnerHandle;
   ownership?: Ownership;
 }
 
-function buildIntake(options: RuntimeOptions, c: Core, wake: () => void): Intake {
+function buildIntake(options: RuntimeOptions, c: Core): Intake {
   const p = options.config.parsing;
   return createIntake({
     store: c.store,
@@ -141,10 +139,7 @@ function buildIntake(options: RuntimeOptions, c: Core, wake: () => void): Intake
     parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
     maxOutbox: options.config.delivery.max_outbox,
     ...(options.signal ? { signal: options.signal } : {}),
-    onBatch: (route, counters) => {
-      wake();
-      options.onIntakeBatch?.(route, counters);
-    },
+    events: c.events,
   });
 }
 
@@ -158,7 +153,7 @@ function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDel
   return createDelivery({
     store: c.store,
     routes: [...c.routes.values()],
-    deliver: options.wrapDeliver ? options.wrapDeliver(deliver) : deliver,
+    deliver,
     owner: c.owner,
     leaseMs: c.leaseMs,
     claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),
@@ -166,19 +161,23 @@ function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDel
     maxItemAttempts: config.delivery.max_item_attempts,
     flushMs: config.delivery.flush_ms,
     onError: (err, route) => c.logger.error({ err, route: route.name }, 'delivery failed'),
-    ...(options.onDeliveryBatch ? { onBatch: options.onDeliveryBatch } : {}),
-    onPause:
-      options.onPause ??
-      ((route, reason, ms) => {
-        c.logger.error(
-          { route: route.name, target: routeTarget(route), code: reason.code, pauseMs: ms },
-          `route ${route.name} (${routeTarget(route)}) paused for ${Math.round(ms / 1000)} s: ${reason.message}`,
-        );
-      }),
+    events: c.events,
     async onDelivered() {
       actions()?.wake();
     },
   });
+}
+
+/** Log lines for each route's pause (an error: the API refused its credentials, target or requests) and resume. */
+export function logPauses(events: RuntimeEvents, logger: Logger): RuntimeEvents {
+  events.on('route:paused', (e) =>
+    logger.error(
+      { route: e.route, target: e.target, code: e.code, pauseMs: e.pauseMs, since: e.since.toISOString() },
+      `route ${e.route} (${e.target}) paused for ${Math.round(e.pauseMs / 1000)} s: ${e.message}`,
+    ),
+  );
+  events.on('route:resumed', (e) => logger.info({ route: e.route, target: e.target, pausedMs: e.pausedMs }, `route ${e.route} resumed`));
+  return events;
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
@@ -190,32 +189,32 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (!Number.isInteger(leaseMs) || leaseMs < 1)
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `leaseMs must be a positive integer, got ${leaseMs}`);
   const adapters = options.adapters ? options.adapters.map(entryOf) : await buildAdapters(config, logger);
-  const opened = await openStore(config.store);
-  const store = options.wrapStore ? options.wrapStore(opened) : opened;
+  const events = options.events ?? logPauses(new RuntimeEvents(), logger);
+  events.onListenerError ??= (err, type) => logger.warn({ err, event: type }, 'a runtime event listener failed');
+  const store = await openStore(config.store);
   let api: ApiEndpoint | undefined;
   let pool: ParsePool | undefined;
   try {
-    api = await apiEndpoint(config, logger, options.dryRun === true, options.onApiAttempt);
+    api = await apiEndpoint(config, logger, options.dryRun === true, (info) => events.emit('api:attempt', info));
     const p = config.parsing;
     pool = new ParsePool({
       ...(p.workers === undefined ? {} : { size: p.workers }),
       timeoutMs: p.timeout_ms,
       maxMessageBytes: p.max_message_bytes,
     });
-    const core: Core = { store, routes, api, pool, logger, owner: options.owner ?? defaultOwner(), leaseMs };
+    const core: Core = { store, routes, api, pool, logger, events, owner: options.owner ?? defaultOwner(), leaseMs };
     let actions: AfterDeliveryQueue | undefined;
     const delivery = buildDelivery(options, core, () => actions);
-    const intake = buildIntake(options, core, () => delivery.wake());
+    const intake = buildIntake(options, core);
+    // Stored items go out at once rather than after delivery's idle wait.
+    events.on('item:stored', (e) => {
+      if (e.outcome === 'queued') delivery.wake();
+    });
     const target = actionTarget(adapters.map((e) => e.adapter));
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
     const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
     delivery.onPredictionsSaved((route) => sinks.notify(route));
-    // Pushed items go out at once rather than after delivery's idle wait.
-    const onCommit: PushSinkOptions['onCommit'] = (committed) => {
-      delivery.wake();
-      options.onPushCommit?.(committed);
-    };
-    const pushSink = createPushSink({ intake, store, routes, maxOutbox: config.delivery.max_outbox, logger, onCommit });
+    const pushSink = createPushSink({ intake, store, routes, maxOutbox: config.delivery.max_outbox, logger, events });
     // Registered before the first claim, which then finds the claims of dead owners released.
     // A dry run claims nothing and writes nothing.
     if (options.dryRun !== true) {
@@ -226,7 +225,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       core.ownerHandle = await startOwner({ store, id: core.owner, heartbeatMs, logger: ownerLog, ...(group ? { group } : {}) });
       if (group !== undefined) {
         const { ttl_ms: ttlMs, renew_ms: renewMs } = config.leases;
-        core.ownership = new Ownership(leased, { store, owner: core.owner, group, ttlMs, renewMs, logger });
+        core.ownership = new Ownership(leased, { store, owner: core.owner, group, ttlMs, renewMs, logger, events });
       }
     }
     return assemble({ config, core, intake, delivery, adapters, sinks, pushSink, ...(actions ? { actions } : {}) });
@@ -264,6 +263,7 @@ function assemble(parts: Parts): Runtime {
   const runtime: Runtime = {
     config: parts.config,
     logger: core.logger,
+    events: core.events,
     store: core.store,
     client: core.api.client,
     pool: core.pool,
@@ -280,13 +280,14 @@ function assemble(parts: Parts): Runtime {
       // Adapters listening on their own port (SMTP) hand messages to the same push sink as the HTTP endpoints.
       const adapterSink = { accept: sink.accept.bind(sink), checkpoint: sink.checkpoint.bind(sink), push: parts.pushSink };
       const { ownership, ownerHandle } = core;
-      if (ownership === undefined) return runAdapters(parts.adapters, adapterSink, signal, core.logger);
+      const run = { logger: core.logger, events: core.events };
+      if (ownership === undefined) return runAdapters(parts.adapters, adapterSink, signal, run);
       const free = parts.adapters.filter((e) => leaseName(e) === undefined);
       // Stopping: leave the group first, so that the other replicas take the mailboxes as soon as they are released.
       const leaving = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })).then(() =>
         ownerHandle?.leaveGroup().catch((err: unknown) => core.logger.warn({ err }, 'leaving the replica group failed')),
       );
-      await Promise.all([runAdapters(free, adapterSink, signal, core.logger), ownership.run(adapterSink, signal, leaving)]);
+      await Promise.all([runAdapters(free, adapterSink, signal, run), ownership.run(adapterSink, signal, leaving)]);
     },
     async close() {
       if (closed) return;

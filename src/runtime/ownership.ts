@@ -15,10 +15,11 @@
 import { createHash } from 'node:crypto';
 import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { RuntimeEvents } from '../pipeline/events.js';
 import { sleep } from '../pipeline/sleep.js';
 import type { AdapterSink } from '../pipeline/types.js';
 import type { Fence, Lease, OwnerInfo, Store } from '../store/types.js';
-import { runOne, type AdapterEntry } from './adapters.js';
+import { runOne, setState, type AdapterEntry } from './adapters.js';
 import { MISSED_BEATS } from './owner.js';
 
 /** How long a replica waits after registering before it takes its first leases (at most renewMs). */
@@ -69,6 +70,8 @@ export interface OwnershipOptions {
   ttlMs: number;
   renewMs: number;
   logger: Logger;
+  /** Where the adapters' state changes go (`adapter:state`). */
+  events?: RuntimeEvents;
 }
 
 interface Run {
@@ -93,7 +96,7 @@ export class Ownership {
     private readonly opts: OwnershipOptions,
   ) {
     this.log = opts.logger.child({ component: 'ownership' });
-    for (const e of entries) e.state = 'standby';
+    for (const e of entries) setState(e, 'standby', opts.events);
   }
 
   /**
@@ -161,8 +164,8 @@ export class Ownership {
     const controller = new AbortController();
     const sink = this.fencedSink(base, fence);
     const run: Run = { entry, fence, controller, stopping: false, done: Promise.resolve() };
-    run.done = runOne(entry, sink, controller.signal, this.opts.logger).then(() => {
-      if (run.stopping) entry.state = 'standby';
+    run.done = runOne(entry, sink, controller.signal, this.opts).then(() => {
+      if (run.stopping) setState(entry, 'standby', this.opts.events);
     });
     this.runs.set(lease.name, run);
     this.log.info({ lease: lease.name, token: lease.token }, `took lease ${lease.name}`);

@@ -11,7 +11,7 @@ import { idParams, intParam, parse, routeName } from './params.js';
 export const MAX_DLQ_LIMIT = 10_000;
 export const DEFAULT_DLQ_LIMIT = 100;
 
-const listQuery = z
+export const listQuery = z
   .object({
     route: routeName.optional(),
     limit: intParam(1, MAX_DLQ_LIMIT).optional(),
@@ -19,7 +19,7 @@ const listQuery = z
   })
   .strict();
 
-const purgeQuery = z
+export const purgeQuery = z
   .object({
     ids: z
       .string()

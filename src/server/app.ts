@@ -15,6 +15,7 @@ import { installErrorHandlers } from './errors.js';
 import { hostGuard, listenerOptions, type ListenerTimeouts } from './guards.js';
 import { consolePageRoute } from './console-page.js';
 import { healthRoutes } from './health.js';
+import { openApiRoute } from './openapi/route.js';
 import { previewPageRoute, type PreviewAuthMode } from './preview-page.js';
 import { previewItemRoutes, previewParseRoutes } from './preview-routes.js';
 import { pushRoutes } from './push.js';
@@ -97,6 +98,7 @@ export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstan
   }
   const startedAt = new Date();
   void app.register(healthRoutes(deps, readyTimeoutMs));
+  void app.register(openApiRoute({ push: deps.push?.endpoints ?? [], publicPreview }));
   void app.register(previewPageRoute(pageAuth));
   void app.register(consolePageRoute(pageAuth, checker.enabled));
   void app.register(async (admin) => {

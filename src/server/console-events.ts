@@ -1,10 +1,11 @@
 /**
- * The console's in-process event bus: what `GET /api/events` streams. Writers of this process
- * (intake, push, delivery, replay — through the store wrapper of src/service/console-store.ts)
- * report items; the bus fans them out to the open streams and, while at least one is open,
- * ticks a status line. With no stream open it does nothing (no query, no timer).
+ * The console's in-process event bus: what `GET /api/events` streams. It follows the runtime's
+ * event stream (items stored by intake and push intake, moved by delivery, replayed), fans
+ * items out to the open streams and, while at least one is open, ticks a status line. With no
+ * stream open it does nothing (no query, no timer).
  * Writes of other replicas sharing a PostgreSQL store are not seen here.
  */
+import type { RuntimeEvents } from '../pipeline/events.js';
 import type { ConsoleItemState, ItemEvent, StatusEvent } from './console-types.js';
 
 export type ConsoleEvent = { type: 'item'; data: ItemEvent } | { type: 'status'; data: StatusEvent };
@@ -64,6 +65,24 @@ export class ConsoleEventBus {
       this.listeners.delete(listener);
       if (this.listeners.size === 0) this.stop();
     };
+  }
+
+  /** Listens to the runtime's item events; returns the removal of its listeners. */
+  follow(events: RuntimeEvents): () => void {
+    const off = [
+      events.on('item:stored', (e) => {
+        if (e.outcome === 'duplicate') return;
+        // Pull intake's writes do not return ids: the new items are found by a scan.
+        if (e.id === undefined) this.itemsAdded();
+        else this.item(e.id, e.outcome);
+      }),
+      events.on('item:delivered', (e) => this.item(e.id, 'delivered')),
+      events.on('item:unchanged', (e) => this.item(e.id, 'unchanged')),
+      events.on('item:retrying', (e) => this.item(e.id, 'retrying')),
+      events.on('item:dead', (e) => this.item(e.id, 'dead')),
+      events.on('item:replayed', (e) => this.item(e.id, e.state)),
+    ];
+    return () => off.forEach((f) => f());
   }
 
   /** An item changed state (or was stored with a known id). */

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ITEM_LIST_STATES } from '../store/items.js';
+import { ITEM_LIST_STATES } from '../store/console.js';
 import type { ItemQuery } from '../store/types.js';
 import type { ConsoleEvent } from './console-events.js';
 import { itemRow } from './console-rows.js';
@@ -26,7 +26,7 @@ export const HEARTBEAT_MS = 15_000;
 
 const instant = z.iso.datetime({ offset: true, message: 'must be an ISO-8601 instant, e.g. 2026-01-31T00:00:00Z' });
 
-const itemsQuery = z
+export const itemsQuery = z
   .object({
     state: z.enum(ITEM_LIST_STATES as [string, ...string[]], `must be one of ${ITEM_LIST_STATES.join(', ')}`).optional(),
     route: routeName.optional(),
@@ -44,7 +44,9 @@ const itemsQuery = z
   .strict()
   .refine((q) => q.adapter_name === undefined || q.adapter !== undefined, { path: ['adapter_name'], message: 'needs adapter' });
 
-const replayBody = z.object({ ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).min(1).max(MAX_BULK_REPLAY) }).strict();
+export const replayBody = z
+  .object({ ids: z.array(z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)).min(1).max(MAX_BULK_REPLAY) })
+  .strict();
 
 function storeQuery(q: z.output<typeof itemsQuery>): ItemQuery {
   const out: ItemQuery = { limit: q.limit ?? DEFAULT_ITEMS_LIMIT };

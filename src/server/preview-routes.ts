@@ -16,8 +16,8 @@ export const RAW_MESSAGE_TYPES = ['message/rfc822', 'application/octet-stream'];
 /** Comments one /api/preview/threads request may hold. */
 export const MAX_THREAD_COMMENTS = 1_000;
 
-const previewQuery = z.object({ route: routeName.optional() }).strict();
-const threadsBody = z.object({ comments: z.array(z.record(z.string(), z.unknown())).min(1).max(MAX_THREAD_COMMENTS) }).strict();
+export const previewQuery = z.object({ route: routeName.optional() }).strict();
+export const threadsBody = z.object({ comments: z.array(z.record(z.string(), z.unknown())).min(1).max(MAX_THREAD_COMMENTS) }).strict();
 
 export interface PreviewLimits {
   /** Largest body in bytes: refused with 413 from Content-Length, or as soon as a chunked body passes it. */

@@ -1,15 +1,16 @@
 /**
  * The console's data over a running service (ConsoleDeps of src/server/deps.ts): the item list
  * and detail from the store, the overview (counts, rates, AI units per day, adapter health,
- * owners) and the event bus the store wrapper (console-store.ts) feeds.
+ * owners) and the event bus, which follows the runtime's item events.
  */
 import type { RouteConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import type { RuntimeEvents } from '../pipeline/events.js';
 import type { AdapterEntry } from '../runtime/adapters.js';
 import { ConsoleEventBus } from '../server/console-events.js';
 import type { AdapterHealthLine, ConsoleItemState, Overview, OverviewLine, RouteOverview } from '../server/console-types.js';
 import type { ConsoleDeps } from '../server/deps.js';
-import { dayOf, ITEM_LIST_STATES } from '../store/items.js';
+import { dayOf, ITEM_LIST_STATES } from '../store/console.js';
 import type { AttemptCount, ItemCount, Store } from '../store/types.js';
 import { itemDetail } from './console-item.js';
 
@@ -23,11 +24,13 @@ export const COUNTS_TTL_MS = 10_000;
 const DAY_MS = 86_400_000;
 
 export interface ConsoleOptions {
-  /** The store the console reads; its writes are reported to the bus by console-store.ts. */
-  store: () => Store;
+  /** The store the console reads. */
+  store: Store;
   routes: ReadonlyMap<string, RouteConfig>;
-  adapters: () => readonly AdapterEntry[];
+  adapters: readonly AdapterEntry[];
   logger: Logger;
+  /** The runtime's event stream: its item events become the console's live updates. */
+  events: RuntimeEvents;
 }
 
 const zeroCounts = (): Record<ConsoleItemState, number> =>
@@ -76,20 +79,21 @@ export function createConsole(o: ConsoleOptions): { deps: ConsoleDeps; bus: Cons
     {
       async depth() {
         const out: Record<string, number> = {};
-        for (const r of o.routes.keys()) out[r] = await o.store().outboxDepth(r);
+        for (const r of o.routes.keys()) out[r] = await o.store.outboxDepth(r);
         return out;
       },
       async newest(limit) {
-        return (await o.store().listItems({ limit })).map((i) => ({ id: i.id, state: i.state }));
+        return (await o.store.listItems({ limit })).map((i) => ({ id: i.id, state: i.state }));
       },
     },
     { onError: (err) => o.logger.warn({ err }, 'console events: reading the store failed') },
   );
+  bus.follow(o.events);
 
   let cached: { at: number; counts: Promise<ItemCount[]> } | undefined;
   function itemCounts(now: number): { at: number; counts: Promise<ItemCount[]> } {
     if (cached === undefined || now - cached.at >= COUNTS_TTL_MS) {
-      const entry = { at: now, counts: o.store().itemCounts() };
+      const entry = { at: now, counts: o.store.itemCounts() };
       entry.counts.catch(() => {
         if (cached === entry) cached = undefined;
       });
@@ -99,7 +103,7 @@ export function createConsole(o: ConsoleOptions): { deps: ConsoleDeps; bus: Cons
   }
 
   async function overview(): Promise<Overview> {
-    const store = o.store();
+    const store = o.store;
     const now = Date.now();
     const dayList = days(now);
     const counted = itemCounts(now);
@@ -133,7 +137,7 @@ export function createConsole(o: ConsoleOptions): { deps: ConsoleDeps; bus: Cons
       counts_at: new Date(counted.at).toISOString(),
       routes,
       lines: routeLines(counts),
-      adapters: adapterLines(o.adapters()),
+      adapters: adapterLines(o.adapters),
       owners: owners.map((w) => ({
         id: w.id,
         host: w.host,
@@ -146,9 +150,9 @@ export function createConsole(o: ConsoleOptions): { deps: ConsoleDeps; bus: Cons
   }
 
   const deps: ConsoleDeps = {
-    listItems: (q) => o.store().listItems(q),
-    item: (id) => itemDetail(o.store(), o.routes, id),
-    raw: (id) => o.store().itemRaw(id),
+    listItems: (q) => o.store.listItems(q),
+    item: (id) => itemDetail(o.store, o.routes, id),
+    raw: (id) => o.store.itemRaw(id),
     overview,
     events: bus,
   };

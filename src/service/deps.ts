@@ -6,7 +6,8 @@ import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { resolveUserProperties, routeTarget } from '../pipeline/origin.js';
-import { replacementFor } from '../pipeline/replay.js';
+import type { RuntimeEvents } from '../pipeline/events.js';
+import { replayDeadLetter } from '../pipeline/replay.js';
 import { threadInIndex } from '../pipeline/thread-index.js';
 import { predictionRecord } from '../sinks/outputs.js';
 import type { ParsePool } from '../pipeline/pool.js';
@@ -31,6 +32,8 @@ export interface ServiceDepsOptions {
   adapters: readonly AdapterEntry[];
   metrics: Metrics;
   logger: Logger;
+  /** Where a replay is reported (`item:replayed`). */
+  events: RuntimeEvents;
   /** True once shutdown began: /readyz answers 503. */
   stopping: () => boolean;
 }
@@ -136,7 +139,7 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
         `Dead letter ${id} belongs to route "${dead.route}", which is no longer configured.`,
       );
     if (!dead.raw) throw httpError('MAILGATE_ERR_SERVER_BAD_REQUEST', `Dead letter ${id} has no raw bytes kept; it cannot be re-parsed.`);
-    const result = await store.replayDeadLetter(id, await replacementFor(pool, config.parsing, route, { ...dead, raw: dead.raw }));
+    const result = await replayDeadLetter({ store, pool, parsing: config.parsing, events: o.events }, route, { ...dead, raw: dead.raw });
     o.logger.info({ id, status: result.status }, 'dead letter replayed');
     return { ...result };
   }

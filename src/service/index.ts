@@ -1,8 +1,8 @@
 /**
  * `mailgate serve`: the runtime (store, API client or built-in emulator, parse pool, intake,
  * delivery, prediction sinks, adapters and their after-delivery actions) with the serve-only
- * pieces hooked in — metrics observers and the HTTP server (probes, metrics, admin API,
- * preview, push endpoints). `stop()` stops intake, drains delivery within a bound and closes
+ * pieces: metrics, logs and the console's live updates listening to its event stream, and the
+ * HTTP server (probes, metrics, admin API, console, preview, push endpoints). `stop()` stops intake, drains delivery within a bound and closes
  * everything; docs/service.md describes the behaviour.
  */
 import type { AddressInfo } from 'node:net';
@@ -12,16 +12,16 @@ import type { Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import type { AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import type { DeliveryLoop } from '../pipeline/delivery.js';
+import { RuntimeEvents } from '../pipeline/events.js';
 import { ParsePool } from '../pipeline/pool.js';
 import { sleep } from '../pipeline/sleep.js';
-import { createRuntime, type AdapterEntry, type Runtime } from '../runtime/index.js';
+import { createRuntime, logPauses, type AdapterEntry, type Runtime } from '../runtime/index.js';
 import { buildApp } from '../server/app.js';
 import { baseUrl, listenError, parseListen } from '../server/listen.js';
 import type { PredictionSinks } from '../sinks/index.js';
 import { createConsole } from './console.js';
-import { reportingStore } from './console-store.js';
 import { createServiceDeps } from './deps.js';
-import { countingDeliver, countingPush, countingSink, observeApi, observeDelivery, observeStore } from './observe.js';
+import { countApiAttempts, countMessages, logDelivery, observeStore } from './observe.js';
 
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
 
@@ -79,35 +79,32 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const metrics = options.metrics ?? createMetrics();
   const intakeStop = new AbortController();
   const deliveryStop = new AbortController();
-  const observer = observeDelivery(logger.child({ component: 'delivery' }));
-  // The console reads the runtime's store, which reports item writes to the console's events.
-  const started: { runtime?: Runtime } = {};
-  const consoleData = createConsole({
-    store: () => started.runtime!.store,
-    routes: new Map(config.routes.map((r) => [r.name, r])),
-    adapters: () => started.runtime?.adapters ?? [],
-    logger: logger.child({ component: 'console' }),
-  });
+  // Listening before the runtime starts: the built-in emulator's first API calls are counted too.
+  const events = new RuntimeEvents();
+  countMessages(events, metrics);
+  countApiAttempts(events, metrics);
+  logDelivery(events, logger.child({ component: 'delivery' }));
+  logPauses(events, logger);
   const runtime = await createRuntime({
-    wrapStore: (s) => reportingStore(s, consoleData.bus),
     config,
     logger,
+    events,
     // Replicas sharing the store split the mailboxes: each pull adapter runs under a lease.
     ownership: true,
     signal: intakeStop.signal,
     deliverySignal: deliveryStop.signal,
-    onApiAttempt: observeApi(metrics),
-    wrapDeliver: (deliver) => countingDeliver(deliver, metrics, config.delivery.max_item_attempts),
-    onDeliveryBatch: observer.onBatch,
-    onPushCommit: countingPush(metrics),
-    onPause: (route, reason, ms) =>
-      logger.error({ route: route.name, code: reason.code, pauseMs: ms }, `route ${route.name} paused: ${reason.message}`),
     ...(options.owner ? { owner: options.owner } : {}),
     ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
   });
-  started.runtime = runtime;
   const { store, routes, delivery, sinks, actions } = runtime;
   observeStore(metrics, store, runtime.adapters, routes.keys());
+  const consoleData = createConsole({
+    store,
+    routes,
+    adapters: runtime.adapters,
+    logger: logger.child({ component: 'console' }),
+    events,
+  });
 
   let stopping = false;
   const { pool, adapters } = runtime;
@@ -120,6 +117,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     adapters,
     metrics,
     logger,
+    events,
     stopping: () => stopping,
     previewPool: () => (previewPool ??= newPreviewPool(config)),
   });
@@ -143,7 +141,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   }
   const url = baseUrl(app.server.address() as AddressInfo);
   const publicUrl = publicApp && baseUrl(publicApp.server.address() as AddressInfo);
-  const adaptersDone = runtime.runAdapters(intakeStop.signal, countingSink(runtime.intake, metrics));
+  const adaptersDone = runtime.runAdapters(intakeStop.signal);
   const deliveryDone = delivery.run(deliveryStop.signal);
   sinks.start();
   if (publicUrl) logger.info({ url: publicUrl }, `push endpoints and /livez also on ${publicUrl}`);

@@ -1,60 +1,42 @@
 /**
- * Metrics and progress logs of the service: intake and delivery per (route, adapter), API
- * requests per (endpoint, status), gauges on scrape. An observer never throws into the pipeline.
+ * Metrics and progress logs of the service, as listeners of the runtime's event stream:
+ * intake and delivery per (route, adapter), API requests per (endpoint, status), AI units per
+ * route, one log line per delivered batch; gauges on scrape. A listener's
+ * exception never reaches the pipeline (RuntimeEvents reports it).
  */
 import type { AttemptInfo } from '../api/client.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import { PAUSE_CODES, type DeliverFn, type DeliveryCounters, type DeliveryOptions } from '../pipeline/delivery.js';
-import type { Intake } from '../pipeline/intake.js';
-import type { PushSinkOptions } from '../pipeline/push-sink.js';
-import type { IntakeSink } from '../pipeline/types.js';
+import type { RuntimeEvents } from '../pipeline/events.js';
 import type { Store } from '../store/types.js';
 import type { AdapterEntry } from '../runtime/adapters.js';
 
 /**
- * The intake sink handed to adapters, counting per (route, adapter). Parsed and queued counts
- * come from the intake's cumulative counters around each accept (exact while accepts do not overlap).
+ * Messages counted per (route, adapter): every message handed in is received; a duplicate (a
+ * provider's retry, a re-read file) is neither parsed nor queued; an unreadable or unparseable
+ * one is a dead letter, as is an item delivery gave up (`rejected` too when the API refused the
+ * document itself).
  */
-export function countingSink(intake: Intake, metrics: Metrics): IntakeSink {
-  return {
-    checkpoint: (key) => intake.checkpoint(key),
-    async accept(batch, checkpoint, fence) {
-      if (batch.length === 0) return intake.accept(batch, checkpoint, fence);
-      const labels = { route: batch[0]!.route, adapter: batch[0]!.origin.adapter };
-      const before = { parsed: intake.counters.parsed, queued: intake.counters.queued, failed: intake.counters.failed };
-      await intake.accept(batch, checkpoint, fence);
-      metrics.messagesReceived.inc(labels, batch.length);
-      metrics.messagesParsed.inc(labels, Math.max(0, intake.counters.parsed - before.parsed));
-      metrics.messagesQueued.inc(labels, Math.max(0, intake.counters.queued - before.queued));
-      // Unparseable messages are stored as dead letters with their raw bytes.
-      const failed = intake.counters.failed - before.failed;
-      if (failed > 0) metrics.messagesDeadLettered.inc(labels, failed);
-    },
-  };
-}
-
-/**
- * The push sink's onCommit: pushed messages (webhooks, uploads) counted per (route, adapter) like
- * pulled ones. A duplicate (a provider's retry) is received again but neither parsed nor queued.
- */
-export function countingPush(metrics: Metrics): NonNullable<PushSinkOptions['onCommit']> {
-  return (committed) => {
-    try {
-      for (const { inbound, result } of committed) {
-        const labels = { route: inbound.route, adapter: inbound.origin.adapter };
-        metrics.messagesReceived.inc(labels);
-        if (result.duplicate) continue;
-        if (result.dead) metrics.messagesDeadLettered.inc(labels);
-        else {
-          metrics.messagesParsed.inc(labels);
-          metrics.messagesQueued.inc(labels);
-        }
-      }
-    } catch {
-      // Metrics must never fail an intake.
+export function countMessages(events: RuntimeEvents, metrics: Metrics): void {
+  events.on('item:stored', (e) => {
+    const labels = { route: e.route, adapter: e.adapter };
+    metrics.messagesReceived.inc(labels);
+    if (e.outcome === 'dead') metrics.messagesDeadLettered.inc(labels);
+    else if (e.outcome === 'queued') {
+      metrics.messagesParsed.inc(labels);
+      metrics.messagesQueued.inc(labels);
     }
-  };
+  });
+  events.on('item:delivered', (e) => metrics.messagesDelivered.inc({ route: e.route, adapter: e.adapter }));
+  events.on('item:unchanged', (e) => metrics.messagesUnchanged.inc({ route: e.route, adapter: e.adapter }));
+  events.on('item:dead', (e) => {
+    const labels = { route: e.route, adapter: e.adapter };
+    if (e.reason === 'rejected') metrics.messagesRejected.inc(labels);
+    metrics.messagesDeadLettered.inc(labels);
+  });
+  events.on('delivery:batch', (e) => {
+    if (e.aiUnits > 0) metrics.aiUnits.inc({ route: e.route }, e.aiUnits);
+  });
 }
 
 /** The `status` label of an API attempt: the HTTP status, else `timeout`, `aborted` or `network`. */
@@ -65,68 +47,28 @@ export function attemptStatus(info: AttemptInfo): string {
   return code === 'MAILGATE_ERR_API_ABORTED' ? 'aborted' : 'network';
 }
 
-/** The API client's onAttempt: every attempt (retries included) counted by endpoint and status, and its latency by the same labels. */
-export function observeApi(metrics: Metrics): (info: AttemptInfo) => void {
-  return (info) => {
-    try {
-      const labels = { endpoint: info.endpoint, status: attemptStatus(info) };
-      metrics.apiRequests.inc(labels);
-      metrics.apiRequestDuration.observe(labels, Math.max(0, info.durationMs) / 1000);
-    } catch {
-      // Metrics must never fail a request.
-    }
-  };
+/** Every API attempt (retries included) counted by endpoint and status, and its latency by the same labels. */
+export function countApiAttempts(events: RuntimeEvents, metrics: Metrics): void {
+  events.on('api:attempt', (info) => {
+    const labels = { endpoint: info.endpoint, status: attemptStatus(info) };
+    metrics.apiRequests.inc(labels);
+    metrics.apiRequestDuration.observe(labels, Math.max(0, info.durationMs) / 1000);
+  });
 }
 
-/**
- * Wraps delivery's DeliverFn: counts each item's outcome per (route, adapter of its origin),
- * by the rules delivery settles them with (a retry outcome on the last allowed attempt is a
- * dead letter), and the AI units per route.
- */
-export function countingDeliver(deliver: DeliverFn, metrics: Metrics, maxItemAttempts: number): DeliverFn {
-  return async (route, items) => {
-    const result = await deliver(route, items);
-    try {
-      const byId = new Map(items.map((i) => [String(i.id), i]));
-      for (const o of result.outcomes) {
-        const item = byId.get(o.key);
-        if (!item) continue;
-        const labels = { route: route.name, adapter: item.origin.adapter };
-        if (o.status === 'delivered') metrics.messagesDelivered.inc(labels);
-        else if (o.status === 'unchanged') metrics.messagesUnchanged.inc(labels);
-        else if (o.status === 'rejected') {
-          metrics.messagesRejected.inc(labels);
-          metrics.messagesDeadLettered.inc(labels);
-        } else if (!PAUSE_CODES.has(o.code) && item.attempts + 1 >= maxItemAttempts) metrics.messagesDeadLettered.inc(labels);
-      }
-      if (result.aiUnits > 0) metrics.aiUnits.inc({ route: route.name }, result.aiUnits);
-    } catch {
-      // Metrics must never fail a delivery.
-    }
-    return result;
-  };
-}
-
-/** Delivery's onBatch: one log line per delivered batch (metrics come from countingDeliver). */
-export function observeDelivery(logger: Logger): { onBatch: NonNullable<DeliveryOptions['onBatch']> } {
-  let last: DeliveryCounters = { delivered: 0, unchanged: 0, rejected: 0, retried: 0, aiUnits: 0, aiUnitsEstimated: 0 };
-  return {
-    onBatch(route, c) {
-      const d = {
-        delivered: c.delivered - last.delivered,
-        unchanged: c.unchanged - last.unchanged,
-        rejected: c.rejected - last.rejected,
-        retried: c.retried - last.retried,
-        aiUnits: c.aiUnits - last.aiUnits,
-      };
-      last = { ...c };
-      const target = route.mode === 'sync' ? route.source : route.dataset;
-      logger.info(
-        { route: route.name, target, ...d, total: { delivered: c.delivered, unchanged: c.unchanged, rejected: c.rejected } },
-        `delivered ${d.delivered} comment(s) to ${target ?? route.name}`,
-      );
-    },
-  };
+/** The service's log line per delivered batch: what it added, and the totals of this process. */
+export function logDelivery(events: RuntimeEvents, logger: Logger): void {
+  const total = { delivered: 0, unchanged: 0, rejected: 0 };
+  events.on('delivery:batch', (e) => {
+    total.delivered += e.delivered;
+    total.unchanged += e.unchanged;
+    total.rejected += e.rejected;
+    const { route, target, delivered, unchanged, rejected, retried, aiUnits } = e;
+    logger.info(
+      { route, target, delivered, unchanged, rejected, retried, aiUnits, total: { ...total } },
+      `delivered ${delivered} comment(s) to ${target}`,
+    );
+  });
 }
 
 /**

@@ -4,7 +4,19 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 import type { DocumentHashes } from '../ledger/index.js';
 import type { RawEmailDocument } from '../model/index.js';
-import type { Fence, ItemError, Lease, ItemState, OutboxInput, OutboxItem, OutboxStatus, PurgeFilter, RouteCounters } from './types.js';
+import type {
+  Fence,
+  ItemError,
+  Lease,
+  ItemState,
+  OutboxInput,
+  OutboxItem,
+  OutboxStatus,
+  OwnerInfo,
+  PurgeFilter,
+  RouteCounters,
+  ThreadEntry,
+} from './types.js';
 
 /** Upper bound for `limit` in claims and listings: bounds memory per call. */
 export const MAX_STORE_LIMIT = 10_000;
@@ -164,6 +176,21 @@ export function countByRoute(routes: Iterable<string>): Map<string, number> {
   return counts;
 }
 
+/** The thread index entries items carry, by source (sources sorted, so concurrent writers lock in one order). */
+export function threadsBySource(items: readonly OutboxInput[]): Array<[string, ThreadEntry[]]> {
+  const bySource = new Map<string, ThreadEntry[]>();
+  for (const { thread } of items) {
+    if (thread === undefined) continue;
+    const list = bySource.get(thread.source) ?? [];
+    list.push(thread.entry);
+    bySource.set(thread.source, list);
+  }
+  return [...bySource].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The per-route counters of `route_counters`. */
+export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
+
 /** The columns both stores select from `route_counters`, in this order. */
 export const ROUTE_COUNTER_COLUMNS = 'route, enqueued, delivered, unchanged, dead_lettered, ai_units';
 
@@ -194,6 +221,33 @@ export function checkOwner(owner: { id: string; host: string; pid: number; heart
 export function checkMissedBeats(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw invalid(`missedBeats must be an integer from 1 to 1000, got ${String(n)}`);
   return n;
+}
+
+/** An `owners` row as either driver returns it (times as Unix ms or Date, integers maybe as strings). */
+export interface OwnerRow {
+  id: string;
+  host: string;
+  pid: number | string;
+  proc_start: string | null;
+  heartbeat_ms: number | string;
+  lease_group: string | null;
+  started_at: number | Date;
+  heartbeat_at: number | Date;
+}
+
+/** A registered owner read back, its heartbeat `heartbeatAgeMs` old by the store's clock. */
+export function ownerInfoOf(r: OwnerRow, heartbeatAgeMs: number): OwnerInfo {
+  return {
+    id: r.id,
+    host: r.host,
+    pid: Number(r.pid),
+    ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
+    heartbeatMs: Number(r.heartbeat_ms),
+    ...(r.lease_group === null ? {} : { group: r.lease_group }),
+    startedAt: new Date(r.started_at).toISOString(),
+    heartbeatAt: new Date(r.heartbeat_at).toISOString(),
+    heartbeatAgeMs,
+  };
 }
 
 /** A registered owner as `mailgate status` and `/api/status` list it. */

@@ -57,12 +57,12 @@ function clockOf(options: OpenStoreOptions): { now?: () => number } {
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   if (url.startsWith('sqlite:')) {
     const { path, options: fromUrl } = parseSqliteUrl(url);
-    const { SqliteStore } = await import('./sqlite/index.js');
-    return SqliteStore.open(path, { ...options.sqlite, ...fromUrl, ...clockOf(options) });
+    const { openSqliteStore } = await import('./sqlite/index.js');
+    return openSqliteStore(path, { ...options.sqlite, ...fromUrl, ...clockOf(options) });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const { PostgresStore } = await import('./postgres/index.js');
-    return PostgresStore.open(url, { ...options.postgres, ...clockOf(options) });
+    const { openPostgresStore } = await import('./postgres/index.js');
+    return openPostgresStore(url, { ...options.postgres, ...clockOf(options) });
   }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1];
   throw invalid(

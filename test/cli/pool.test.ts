@@ -24,6 +24,23 @@ describe('parse pool', () => {
     }
   });
 
+  it('answers an encoded parse with the facts the console lists and searches by', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1 });
+    try {
+      const encoded = await pool.parseEncoded(message(7));
+      expect(encoded.facts).toEqual({
+        sender: 's7@example.com',
+        senderName: 'Sender 7',
+        subject: 'message 7',
+        messageId: 'm7@example.com',
+        timestamp: Date.parse('2024-03-04T09:00:00Z'),
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('passes items without bytes through in their place', async () => {
     const { ParsePool, parseOrdered } = await importPool();
     const pool = new ParsePool({ size: 1 });

@@ -3,7 +3,7 @@
  * delivery attempts written with each outcome, raw bytes, counts and AI units per day.
  */
 import { describe, expect, it } from 'vitest';
-import { SEARCH_PROBE_LIMIT } from '../../src/store/items.js';
+import { SEARCH_PROBE_LIMIT } from '../../src/store/console.js';
 import type { OutboxInput } from '../../src/store/types.js';
 import { expectCode, fakeClock, input, type ContractContext } from './store.case.js';
 
@@ -52,6 +52,41 @@ export function itemCases(ctx: ContractContext): void {
       expect([...page1, ...page2].map((i) => i.id)).toEqual(all.map((i) => i.id));
       expect(await s.listItems({ limit: 2, beforeId: all.at(-1)!.id })).toEqual([]);
       await expectCode(s.listItems({ limit: 0 }), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+    });
+
+    it('writes the facts intake computed without reading the document (nothing parsed in the write)', async () => {
+      const s = ctx.store();
+      const facts = {
+        sender: 'dora@example.com',
+        senderName: 'Dora',
+        subject: 'Précis',
+        messageId: 'm-9@example.org',
+        timestamp: 1_772_532_900_000,
+      };
+      const encoded = (n: number, route = 'r'): OutboxInput => {
+        const base = input(route, n);
+        const json = JSON.stringify(base.document);
+        const item = { ...base, json: { document: json }, facts } as OutboxInput;
+        Object.defineProperty(item, 'document', {
+          get: () => {
+            throw new Error('the store read the document');
+          },
+        });
+        return item;
+      };
+      expect(await s.enqueue([encoded(1)])).toMatchObject({ queued: 1 });
+      expect(await s.enqueueKeyed([encoded(2)])).toMatchObject([{ duplicate: false }]);
+      const dead = await s.enqueue([{ ...input('r', 3), error: { code: 'MAILGATE_ERR_MIME_INTERNAL', message: 'x' } }]);
+      expect(dead.deadLettered).toBe(1);
+      const [dl] = await s.listDeadLetters({ limit: 1 });
+      await s.replayDeadLetter(dl!.id, encoded(3));
+      const listed = await s.listItems({ limit: 10 });
+      expect(listed).toHaveLength(3);
+      for (const item of listed) {
+        expect(item).toMatchObject({ sender: 'dora@example.com', senderName: 'Dora', subject: 'Précis', messageId: 'm-9@example.org' });
+        expect(item.timestamp).toBe(new Date(facts.timestamp).toISOString());
+      }
+      expect((await s.listItems({ limit: 10, q: 'préc' })).map((i) => i.id)).toEqual(listed.map((i) => i.id));
     });
 
     it('filters by state, route, adapter and time', async () => {

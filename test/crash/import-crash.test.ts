@@ -34,6 +34,7 @@ async function crashRun(seed: number, storeUrl: (seed: number) => Promise<string
     const store = await storeUrl(seed);
     const args = [
       'import',
+      '--yes',
       mbox,
       '--api-url',
       emu.url,

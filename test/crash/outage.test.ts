@@ -57,6 +57,7 @@ describe('import across an API outage', () => {
     const run = runCli(
       [
         'import',
+        '--yes',
         mbox,
         '--api-url',
         url,
@@ -104,7 +105,7 @@ describe('import across an API outage', () => {
     await emulator.close();
     const away = await deadPort(port);
     const store = `sqlite:${join(dir, 'term', 'm.db')}`;
-    const args = ['import', mbox, '--api-url', url, '--token', token, '--source', 'acme/term', '--store', store, '--json'];
+    const args = ['import', '--yes', mbox, '--api-url', url, '--token', token, '--source', 'acme/term', '--store', store, '--json'];
     const run = runCli(args, dir);
     // Its first request fails and is retried with backoff (minutes of budget): interrupt it once
     // that request has been cut.

@@ -65,6 +65,7 @@ async function crashAndResume(tag: string, store: string): Promise<void> {
   try {
     const args = [
       'import',
+      '--yes',
       mbox,
       '--api-url',
       emu.url,

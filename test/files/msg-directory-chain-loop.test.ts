@@ -52,7 +52,7 @@ describe('a .msg whose directory chain loops', () => {
     copyFileSync(join(SAMPLES, 'eml/01-hello.eml'), join(inbox, 'b-hello.eml'));
     const store = `sqlite:${join(dir, 'loop.db')}`;
     const args = ['--api-url', emu.url, '--token', emu.token, '--source', 'acme/loop', '--store', store, '--workers', '1', '--json'];
-    const run = await runMailgate(['import', inbox, ...args], { env });
+    const run = await runMailgate(['import', '--yes', inbox, ...args], { env });
     expect(run.stderr).not.toMatch(/heap out of memory/);
     expect(run.code, run.stderr).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ read: 2, unreadable: 1, deadLettered: 1, delivered: 1 });

@@ -5,6 +5,7 @@ import { ConfigSchema, type RouteConfig } from '../../src/config/schema.js';
 import { createDeliverFn, checkRoutes, targetOf } from '../../src/pipeline/deliver-fn.js';
 import { createDelivery } from '../../src/pipeline/delivery.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
+import { RuntimeEvents } from '../../src/pipeline/events.js';
 import { createIntake } from '../../src/pipeline/intake.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -54,7 +55,7 @@ async function setup(options?: OpenStoreOptions): Promise<{ store: Store; emu: S
   return { store, emu };
 }
 
-function loop(store: Store, emu: StartedEmulator, token: string, hooks: { onPause?: () => void; onBatch?: () => void } = {}) {
+function loop(store: Store, emu: StartedEmulator, token: string, events?: RuntimeEvents) {
   const client = createApiClient({ baseUrl: emu.url, token, retry: { maxAttempts: 1 } });
   return createDelivery({
     store,
@@ -66,8 +67,15 @@ function loop(store: Store, emu: StartedEmulator, token: string, hooks: { onPaus
     concurrency: 1,
     maxItemAttempts: 3,
     pauseMs: 60_000,
-    ...hooks,
+    ...(events ? { events } : {}),
   });
+}
+
+/** Events that wake `d` on each stored item, as the runtime wires intake to delivery. */
+function wakes(d: { wake(): void }): RuntimeEvents {
+  const events = new RuntimeEvents();
+  events.on('item:stored', () => d.wake());
+  return events;
 }
 
 describe('delivery', () => {
@@ -88,7 +96,10 @@ describe('delivery', () => {
     let pauses = 0;
     let settled!: () => void;
     const batchDone = new Promise<void>((r) => (settled = r));
-    const d = loop(store, emu, 'wrong-token', { onPause: () => void pauses++, onBatch: () => settled() });
+    const events = new RuntimeEvents();
+    events.on('route:paused', () => void pauses++);
+    events.on('delivery:batch', () => settled());
+    const d = loop(store, emu, 'wrong-token', events);
     const controller = new AbortController();
     const running = d.run(controller.signal);
     await batchDone;
@@ -103,6 +114,45 @@ describe('delivery', () => {
     expect(requests).toBe(1);
     expect(await store.outboxDepth('r')).toBe(10);
     expect(await store.listDeadLetters({ limit: 10 })).toEqual([]);
+  });
+
+  it('reports a pause once while it lasts, its resume when it ran out, and a new pause with a new since-when', async () => {
+    const { store, emu } = await setup();
+    const client = createApiClient({ baseUrl: emu.url, token: 'wrong-token', retry: { maxAttempts: 1 } });
+    const events = new RuntimeEvents();
+    const seen: string[] = [];
+    const since: number[] = [];
+    let twice!: () => void;
+    const pausedTwice = new Promise<void>((r) => (twice = r));
+    events.on('route:paused', (e) => {
+      seen.push(`paused ${e.code}`);
+      since.push(e.since.getTime());
+      if (since.length === 2) twice();
+    });
+    events.on('route:resumed', (e) => void seen.push(`resumed after ${e.pausedMs >= 50 ? 'the pause' : 'too soon'}`));
+    const d = createDelivery({
+      store,
+      routes: [route],
+      deliver: createDeliverFn({ client, ledger: store, config }),
+      owner: 'test',
+      leaseMs: 10_000,
+      claimLimit: 100,
+      concurrency: 2,
+      maxItemAttempts: 3,
+      pauseMs: 50,
+      events,
+    });
+    const controller = new AbortController();
+    const running = d.run(controller.signal);
+    await pausedTwice;
+    controller.abort();
+    await running;
+    expect(seen.slice(0, 3)).toEqual([
+      'paused MAILGATE_ERR_API_UNAUTHORIZED',
+      'resumed after the pause',
+      'paused MAILGATE_ERR_API_UNAUTHORIZED',
+    ]);
+    expect(since[1]!).toBeGreaterThanOrEqual(since[0]! + 50);
   });
 
   it('claims new items as soon as it is woken, not at the end of its idle wait', async () => {
@@ -143,7 +193,7 @@ describe('delivery', () => {
       parse: async (raw, o) => encodePreview(await preview(raw, o)),
       parsing: {},
       maxOutbox: 10_000,
-      onBatch: () => d.wake(),
+      events: wakes(d),
     });
     await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/w.mbox', index: 1 }, route: 'r', receivedAt: new Date() }]);
     while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
@@ -159,6 +209,8 @@ describe('delivery', () => {
       let batches = 0;
       let firstDone!: () => void;
       const first = new Promise<void>((r) => (firstDone = r));
+      const events = new RuntimeEvents();
+      events.on('delivery:batch', () => void ((batches += 1) === 1 && firstDone()));
       const d = createDelivery({
         store,
         routes: [route],
@@ -169,7 +221,7 @@ describe('delivery', () => {
         concurrency: 1,
         maxItemAttempts: 3,
         flushMs,
-        onBatch: () => (batches += 1) === 1 && firstDone(),
+        events,
       });
       const running = d.run(new AbortController().signal, async () => emu.emulator.stats().comments === 15);
       await first;
@@ -180,7 +232,7 @@ describe('delivery', () => {
         parse: async (raw, o) => encodePreview(await preview(raw, o)),
         parsing: {},
         maxOutbox: 10_000,
-        onBatch: () => d.wake(),
+        events: wakes(d),
       });
       for (let i = 10; i < 15; i++) {
         await intake.accept([{ raw: msg(i), origin: { adapter: 'files', path: '/y.mbox', index: i }, route: 'r', receivedAt: new Date() }]);

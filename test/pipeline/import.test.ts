@@ -39,7 +39,7 @@ describe('mailgate import', () => {
     const mbox = join(dir, 'a.mbox');
     writeMbox(mbox, 120, 'twice');
     const before = emu.emulator.stats().ai_units;
-    const first = await mailgate('import', mbox, ...api('twice.db', 'acme/twice'), '--json');
+    const first = await mailgate('import', '--yes', mbox, ...api('twice.db', 'acme/twice'), '--json');
     expect(first.code, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout) as Record<string, number>;
     expect(summary).toMatchObject({
@@ -53,7 +53,7 @@ describe('mailgate import', () => {
     });
     expect(emu.emulator.stats().ai_units - before).toBe(120);
     const requests = syncRequests();
-    const second = await mailgate('import', mbox, ...api('twice.db', 'acme/twice'), '--json');
+    const second = await mailgate('import', '--yes', mbox, ...api('twice.db', 'acme/twice'), '--json');
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ queued: 0, delivered: 0, aiUnits: 0 });
     expect(syncRequests()).toBe(requests);
@@ -63,7 +63,7 @@ describe('mailgate import', () => {
   it('draws a progress bar beside every counter on a terminal, ending with the final figures, and clears it', async () => {
     const mbox = join(dir, 'tty.mbox');
     writeMbox(mbox, 25, 'tty');
-    const run = await mailgateOnTerminal('import', mbox, ...api('tty.db', 'acme/tty'));
+    const run = await mailgateOnTerminal('import', '--yes', mbox, ...api('tty.db', 'acme/tty'));
     expect(run.code, run.stderr).toBe(0);
     const drawn = run.stderr
       .split('\r\x1b[2K')
@@ -91,7 +91,7 @@ describe('mailgate import', () => {
     const mbox = join(dir, 'dry.mbox');
     writeMbox(mbox, 40, 'dry');
     const requests = syncRequests();
-    const dry = await mailgate('import', mbox, ...api('dry.db', 'acme/dry'), '--dry-run', '--json');
+    const dry = await mailgate('import', '--yes', mbox, ...api('dry.db', 'acme/dry'), '--dry-run', '--json');
     expect(dry.code, dry.stderr).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({
       dryRun: true,
@@ -106,9 +106,9 @@ describe('mailgate import', () => {
     const status = await mailgate('status', '--store', `sqlite:${join(dir, 'dry.db')}`, '--json');
     expect(JSON.parse(status.stdout)).toMatchObject({ outboxDepth: 0, routes: [], checkpoints: [] });
     // The real run afterwards sends everything; a dry run after it finds nothing to send.
-    const real = await mailgate('import', mbox, ...api('dry.db', 'acme/dry'), '--json');
+    const real = await mailgate('import', '--yes', mbox, ...api('dry.db', 'acme/dry'), '--json');
     expect(JSON.parse(real.stdout)).toMatchObject({ delivered: 40, aiUnits: 40 });
-    const again = await mailgate('import', mbox, ...api('dry.db', 'acme/dry'), '--dry-run', '--json');
+    const again = await mailgate('import', '--yes', mbox, ...api('dry.db', 'acme/dry'), '--dry-run', '--json');
     expect(JSON.parse(again.stdout)).toMatchObject({ unchanged: 40, queued: 0, aiUnits: 0 });
   });
 
@@ -116,7 +116,7 @@ describe('mailgate import', () => {
     writeMbox(join(dir, 'good.mbox'), 3, 'dlq');
     writeFileSync(join(dir, 'bad.eml'), 'this is not an email at all\n');
     const store = `sqlite:${join(dir, 'dlq.db')}`;
-    const run = await mailgate('import', join(dir, 'good.mbox'), join(dir, 'bad.eml'), ...api('dlq.db', 'acme/dlq'), '--json');
+    const run = await mailgate('import', '--yes', join(dir, 'good.mbox'), join(dir, 'bad.eml'), ...api('dlq.db', 'acme/dlq'), '--json');
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ delivered: 3, deadLettered: 1 });
     const list = await mailgate('dlq', 'list', '--store', store, '--json');
@@ -135,17 +135,17 @@ describe('mailgate import', () => {
     expect(JSON.parse(status.stdout).routes[0]).toMatchObject({ route: 'import', delivered: 3, aiUnits: 3 });
     const text = await mailgate('status', '--store', store);
     expect(text.stdout).toContain('import: enqueued');
-    const purge = await mailgate('dlq', 'purge', '--all', '--store', store, '--json');
+    const purge = await mailgate('dlq', 'purge', '--all', '--yes', '--store', store, '--json');
     expect(JSON.parse(purge.stdout)).toEqual({ purged: 1 });
   });
 
   it('imports the same file into a second source: sent there, the first source not billed again', async () => {
     const mbox = join(dir, 'two.mbox');
     writeMbox(mbox, 30, 'two-sources');
-    const first = await mailgate('import', mbox, ...api('two.db', 'acme/first'), '--json');
+    const first = await mailgate('import', '--yes', mbox, ...api('two.db', 'acme/first'), '--json');
     expect(JSON.parse(first.stdout)).toMatchObject({ delivered: 30, aiUnits: 30 });
     const before = emu.emulator.stats();
-    const second = await mailgate('import', mbox, ...api('two.db', 'acme/second'), '--json');
+    const second = await mailgate('import', '--yes', mbox, ...api('two.db', 'acme/second'), '--json');
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ read: 30, queued: 30, delivered: 30, aiUnits: 30 });
     expect(emu.emulator.stats().comments - before.comments).toBe(30);
@@ -153,7 +153,7 @@ describe('mailgate import', () => {
     expect(
       (await fetch(`${emu.url}/api/v1/sources/acme/second/comments/${id}`, { headers: { authorization: `Bearer ${emu.token}` } })).status,
     ).toBe(200);
-    const again = await mailgate('import', mbox, ...api('two.db', 'acme/first'), '--json');
+    const again = await mailgate('import', '--yes', mbox, ...api('two.db', 'acme/first'), '--json');
     expect(JSON.parse(again.stdout)).toMatchObject({ queued: 0, delivered: 0, aiUnits: 0 });
   });
 
@@ -163,15 +163,15 @@ describe('mailgate import', () => {
     const mail = (n: string) =>
       `From: a@example.com\nTo: b@example.com\nSubject: ${n}\nMessage-ID: <added-${n}@example.com>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody ${n}\n`;
     writeFileSync(join(inbox, 'm.eml'), mail('m'));
-    const first = await mailgate('import', inbox, ...api('added.db', 'acme/added'), '--json');
+    const first = await mailgate('import', '--yes', inbox, ...api('added.db', 'acme/added'), '--json');
     expect(JSON.parse(first.stdout)).toMatchObject({ delivered: 1 });
     writeFileSync(join(inbox, 'a.eml'), mail('a'));
     writeFileSync(join(inbox, 'z.eml'), mail('z'));
-    const second = await mailgate('import', inbox, ...api('added.db', 'acme/added'), '--json');
+    const second = await mailgate('import', '--yes', inbox, ...api('added.db', 'acme/added'), '--json');
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ read: 2, parsed: 2, queued: 2, duplicates: 0, delivered: 2, aiUnits: 2 });
     writeFileSync(join(inbox, 'b.eml'), mail('b'));
-    const third = await mailgate('import', inbox, ...api('added.db', 'acme/added'), '--json');
+    const third = await mailgate('import', '--yes', inbox, ...api('added.db', 'acme/added'), '--json');
     // a.eml and m.eml are read again but known: not parsed, not sent; z.eml, where the last run stopped, is done.
     expect(JSON.parse(third.stdout)).toMatchObject({ read: 3, parsed: 1, queued: 1, duplicates: 2, delivered: 1, aiUnits: 1 });
   });
@@ -183,6 +183,7 @@ describe('mailgate import', () => {
     const started = Date.now();
     const run = await mailgate(
       'import',
+      '--yes',
       mbox,
       '--api-url',
       emu.url,
@@ -202,7 +203,7 @@ describe('mailgate import', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ delivered: 0, error: { code: 'MAILGATE_ERR_API_UNAUTHORIZED' } });
     const status = await mailgate('status', '--store', store, '--json');
     expect(JSON.parse(status.stdout)).toMatchObject({ outboxDepth: 12 });
-    const retry = await mailgate('import', mbox, ...api('refused.db', 'acme/refused'), '--json');
+    const retry = await mailgate('import', '--yes', mbox, ...api('refused.db', 'acme/refused'), '--json');
     expect(retry.code, retry.stderr).toBe(0);
     expect(JSON.parse(retry.stdout)).toMatchObject({ delivered: 12, aiUnits: 12 });
   });
@@ -211,12 +212,12 @@ describe('mailgate import', () => {
     const mbox = join(dir, 'tag.mbox');
     writeMbox(mbox, 300, 'tag');
     const requests = syncRequests();
-    const run = await mailgate('import', mbox, ...api('tag.db', 'acme/tag'), '--transform-tag', 'bogus.0.XXXXXXXX', '--json');
+    const run = await mailgate('import', '--yes', mbox, ...api('tag.db', 'acme/tag'), '--transform-tag', 'bogus.0.XXXXXXXX', '--json');
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/MAILGATE_ERR_API_REQUEST_REJECTED: the API refused route import \(acme\/tag\)/);
     expect(JSON.parse(run.stdout)).toMatchObject({ deadLettered: 0, delivered: 0, error: { code: 'MAILGATE_ERR_API_REQUEST_REJECTED' } });
     expect(syncRequests() - requests).toBeLessThanOrEqual(6);
-    const fixed = await mailgate('import', mbox, ...api('tag.db', 'acme/tag'), '--json');
+    const fixed = await mailgate('import', '--yes', mbox, ...api('tag.db', 'acme/tag'), '--json');
     expect(JSON.parse(fixed.stdout)).toMatchObject({ delivered: 300, deadLettered: 0 });
   });
 
@@ -226,7 +227,7 @@ describe('mailgate import', () => {
     const bogus = Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(600, 7)]);
     writeFileSync(join(inbox, 'broken.msg'), bogus);
     const store = `sqlite:${join(dir, 'corrupt.db')}`;
-    const run = await mailgate('import', inbox, ...api('corrupt.db', 'acme/corrupt'), '--json');
+    const run = await mailgate('import', '--yes', inbox, ...api('corrupt.db', 'acme/corrupt'), '--json');
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/broken\.msg: MAILGATE_ERR_INPUT_MSG_INVALID: .*\(kept as a dead letter\)/);
     expect(JSON.parse(run.stdout)).toMatchObject({ read: 1, unreadable: 1, deadLettered: 1 });
@@ -237,7 +238,7 @@ describe('mailgate import', () => {
     expect(dead.map((d) => d.error.code)).toEqual(['MAILGATE_ERR_INPUT_MSG_INVALID']);
     const show = await mailgate('dlq', 'show', String(dead[0]!.id), '--store', store, '--json');
     expect(JSON.parse(show.stdout)).toMatchObject({ hasRaw: true });
-    const again = await mailgate('import', inbox, ...api('corrupt.db', 'acme/corrupt'), '--json');
+    const again = await mailgate('import', '--yes', inbox, ...api('corrupt.db', 'acme/corrupt'), '--json');
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ read: 0, deadLettered: 0 });
     expect(JSON.parse((await mailgate('dlq', 'list', '--store', store, '--json')).stdout)).toHaveLength(1);
@@ -287,11 +288,11 @@ describe('mailgate import', () => {
   });
 
   it('refuses a missing input before anything starts', async () => {
-    const run = mailgate('import', join(dir, 'no-such.mbox'), ...api('missing.db', 'acme/missing'));
+    const run = mailgate('import', '--yes', join(dir, 'no-such.mbox'), ...api('missing.db', 'acme/missing'));
     await expect(run).rejects.toThrow(/MAILGATE_ERR_INPUT_NOT_FOUND|no such file/);
   });
 
   it('a config error exits before anything starts', async () => {
-    await expect(mailgate('import', dir, '--store', `sqlite:${join(dir, 'x.db')}`)).rejects.toThrow(/--source/);
+    await expect(mailgate('import', '--yes', dir, '--store', `sqlite:${join(dir, 'x.db')}`)).rejects.toThrow(/--source/);
   });
 });

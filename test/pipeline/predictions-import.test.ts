@@ -80,6 +80,7 @@ describe.each([
     writeMbox(mbox, 60, `refund-${_name}`);
     const run = await mailgate(
       'import',
+      '--yes',
       mbox,
       '--api-url',
       emu.url,
@@ -131,7 +132,7 @@ describe('prediction sinks of an import', () => {
       const config = configFile('triage', emu, store, { jsonl: file, webhook: receiver.url, webhook_secret: secret });
       const mbox = join(dir, 'sinks.mbox');
       writeMbox(mbox, 150, 'sinks');
-      const run = await mailgate('import', mbox, '--config', config, '--workers', '1', '--json');
+      const run = await mailgate('import', '--yes', mbox, '--config', config, '--workers', '1', '--json');
       expect(run.code, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout)).toMatchObject({ delivered: 150, sinkSent: 300, sinkFlushed: true });
 
@@ -148,7 +149,7 @@ describe('prediction sinks of an import', () => {
       expect(receiver.accepted().every((b) => b.route === 'triage' && b.predictions.length <= DEFAULT_SINK_BATCH)).toBe(true);
 
       const posts = receiver.posts.length;
-      const again = await mailgate('import', mbox, '--config', config, '--workers', '1', '--json');
+      const again = await mailgate('import', '--yes', mbox, '--config', config, '--workers', '1', '--json');
       expect(again.code, again.stderr).toBe(0);
       expect(JSON.parse(again.stdout)).toMatchObject({ queued: 0, delivered: 0, sinkSent: 0, sinkFlushed: true });
       expect(jsonl(file)).toHaveLength(150);
@@ -168,7 +169,7 @@ describe('prediction sinks of an import', () => {
       const config = configFile('killed', slow, store, { jsonl: file }, 40);
       const mbox = join(dir, 'killed.mbox');
       writeMbox(mbox, 1200, 'killed');
-      const args = ['import', mbox, '--config', config, '--workers', '1', '--lease-ms', '200', '--json'];
+      const args = ['import', '--yes', mbox, '--config', config, '--workers', '1', '--lease-ms', '200', '--json'];
       const first = runCli(args, dir);
       let exited = false;
       void first.exited.then(() => (exited = true));

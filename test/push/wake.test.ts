@@ -1,6 +1,7 @@
 /**
  * The runtime's push sink wakes delivery on each durable commit (pushed items go out at once,
- * not after delivery's idle wait) and hands the commit to `onPushCommit` (the service's metrics).
+ * not after delivery's idle wait) and reports each committed message (`item:stored`) on the
+ * runtime's event stream (the service's metrics).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,14 +28,9 @@ describe('runtime push sink', () => {
         routes: [{ name: 'support', source: 'acme/support' }],
       } as never,
     });
-    const committed: Array<{ adapter: string; duplicate: boolean }> = [];
-    const runtime = await createRuntime({
-      config,
-      logger: createLogger(false),
-      dryRun: true,
-      onPushCommit: (c) =>
-        c.forEach(({ inbound, result }) => committed.push({ adapter: inbound.origin.adapter, duplicate: result.duplicate })),
-    });
+    const committed: Array<{ adapter: string; outcome: string; via: string }> = [];
+    const runtime = await createRuntime({ config, logger: createLogger(false), dryRun: true });
+    runtime.events.on('item:stored', (e) => void committed.push({ adapter: e.adapter, outcome: e.outcome, via: e.via }));
     try {
       let wakes = 0;
       runtime.delivery.wake = () => void wakes++;
@@ -42,10 +38,11 @@ describe('runtime push sink', () => {
       await runtime.pushSink.submit([inbound]);
       expect(wakes).toBe(1);
       await runtime.pushSink.submit([inbound]);
-      expect(wakes).toBe(2);
+      // A duplicate stores nothing: nothing new to deliver.
+      expect(wakes).toBe(1);
       expect(committed).toEqual([
-        { adapter: 'webhook:raw', duplicate: false },
-        { adapter: 'webhook:raw', duplicate: true },
+        { adapter: 'webhook:raw', outcome: 'queued', via: 'push' },
+        { adapter: 'webhook:raw', outcome: 'duplicate', via: 'push' },
       ]);
     } finally {
       await runtime.close();

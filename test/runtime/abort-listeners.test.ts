@@ -46,7 +46,7 @@ describe('abort listeners on the shared signal', () => {
   it('20 adapters run on one signal without a warning, and all stop when it aborts', async () => {
     const entries = Array.from({ length: 20 }, (_, i) => entryOf(waitingAdapter(`a${i}`)));
     const ctl = new AbortController();
-    const done = runAdapters(entries, {} as AdapterSink, ctl.signal, createLogger({ level: 'silent' }));
+    const done = runAdapters(entries, {} as AdapterSink, ctl.signal, { logger: createLogger({ level: 'silent' }) });
     await settle();
     expect(getEventListeners(ctl.signal, 'abort').length).toBeLessThanOrEqual(1);
     ctl.abort();

@@ -1,7 +1,9 @@
 /**
- * The console's event bus over a real SQLite store, through the service's store wrapper:
- * items stored (ids unknown to the writer, found by a scan), moved by delivery and replayed
- * become `item` events while a listener is subscribed, and nothing once it left.
+ * The console's event bus over a real SQLite store, following the runtime's event stream:
+ * items stored (by pull intake, ids unknown to the writer, found by a scan; by push intake,
+ * with their ids), moved by delivery and replayed become `item` events while a listener is
+ * subscribed, and nothing once it left. (test/runtime/events.test.ts checks that the pipeline
+ * emits those events.)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ConsoleEvent } from '../../src/server/console-events.js';
 import { createConsole } from '../../src/service/console.js';
-import { reportingStore } from '../../src/service/console-store.js';
+import { RuntimeEvents } from '../../src/pipeline/events.js';
 import { createLogger } from '../../src/logger.js';
 import { openStore } from '../../src/store/index.js';
 import { input } from '../contract/store.case.js';
@@ -20,50 +22,55 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('console events', () => {
   it('reports stored, delivered, retried, dead and replayed items to listeners only', async () => {
-    const opened = await openStore(`sqlite:${join(dir, 'store.db')}`);
-    const holder: { store?: typeof opened } = {};
+    const store = await openStore(`sqlite:${join(dir, 'store.db')}`);
+    const events = new RuntimeEvents();
     const { bus } = createConsole({
-      store: () => holder.store!,
+      store,
       routes: new Map([['r', { name: 'r' } as never]]),
-      adapters: () => [],
+      adapters: [],
       logger: createLogger(false),
+      events,
     });
-    const store = reportingStore(opened, bus);
-    holder.store = store;
+    const ref = { route: 'r', adapter: 'files' };
+    const pulled = (n: number) => events.emit('item:stored', { ...ref, key: `k${n}`, outcome: 'queued', via: 'pull' });
     try {
       await store.enqueue([input('r', 1)]);
-      const events: ConsoleEvent[] = [];
-      const unsubscribe = bus.subscribe((e) => events.push(e));
+      const seen: ConsoleEvent[] = [];
+      const unsubscribe = bus.subscribe((e) => seen.push(e));
       expect(await bus.status()).toMatchObject({ outbox_depth: { r: 1 } });
-      const items = () => events.flatMap((e) => (e.type === 'item' ? [[e.data.id, e.data.state]] : []));
+      const items = () => seen.flatMap((e) => (e.type === 'item' ? [[e.data.id, e.data.state]] : []));
 
       await store.enqueue([input('r', 2), input('r', 3)]);
+      pulled(2);
+      pulled(3);
       await eventually(() => items().length === 2, 'the new items reported');
       expect(items()).toEqual([
         [2, 'queued'],
         [3, 'queued'],
       ]);
-      await store.enqueue([input('r', 2)]);
+      events.emit('item:stored', { ...ref, key: 'k2', outcome: 'duplicate', via: 'pull' });
       const keyed = await store.enqueueKeyed([input('r', 4, { key: 'sha256:4' })]);
-      await store.claim('r', 10, 'w', 60_000);
-      await store.markDelivered([1], { outcome: 'unchanged' });
-      await store.scheduleRetry([2], 1_000, { code: 'MAILGATE_ERR_API_SERVER', message: '503' });
-      await store.deadLetter(3, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
-      await store.replayDeadLetter(3, input('r', 3, { error: { code: 'MAILGATE_ERR_MIME_EMPTY', message: 'empty' } }));
-      await eventually(() => items().length === 7, 'every change reported');
+      events.emit('item:stored', { ...ref, id: keyed[0]!.id, key: 'sha256:4', outcome: 'queued', via: 'push' });
+      events.emit('item:unchanged', { ...ref, id: 1 });
+      events.emit('item:retrying', { ...ref, id: 2, code: 'MAILGATE_ERR_API_SERVER', message: '503', attempts: 1, delayMs: 1_000 });
+      events.emit('item:dead', { ...ref, id: 3, code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no', reason: 'rejected' });
+      events.emit('item:replayed', { ...ref, id: 3, state: 'dead' });
+      events.emit('item:delivered', { ...ref, id: 2 });
       expect(items().slice(2)).toEqual([
         [keyed[0]!.id, 'queued'],
         [1, 'unchanged'],
         [2, 'retrying'],
         [3, 'dead'],
         [3, 'dead'],
+        [2, 'delivered'],
       ]);
 
       unsubscribe();
       expect(bus.active).toBe(false);
       await store.enqueue([input('r', 5)]);
-      await store.markDelivered([keyed[0]!.id], { outcome: 'delivered' });
-      expect(items()).toHaveLength(7);
+      pulled(5);
+      events.emit('item:delivered', { ...ref, id: keyed[0]!.id });
+      expect(items()).toHaveLength(8);
     } finally {
       bus.close();
       await store.close();

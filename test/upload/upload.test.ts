@@ -136,7 +136,7 @@ describe('POST /api/upload/<name>', () => {
     expect(again).toEqual(first);
     expect(sink.submits).toBe(1);
     const other = await post.handle(req(MBOX3, { 'content-type': 'application/mbox', 'idempotency-key': 'k1' }), sink, {});
-    expect(other).toMatchObject({ status: 422, body: { code: 'MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT' } });
+    expect(other).toMatchObject({ status: 422, body: { error: { code: 'MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT' } } });
     expect(sink.submits).toBe(1);
   });
 
@@ -164,7 +164,11 @@ describe('POST /api/upload/<name>', () => {
     sink.unavailable = true;
     const post = endpoint(adapter(), 'POST');
     const failed = await post.handle(req(EML, { 'content-type': 'message/rfc822', 'idempotency-key': 'k2' }), sink, {});
-    expect(failed).toMatchObject({ status: 503, headers: { 'retry-after': '30' }, body: { code: 'MAILGATE_ERR_INTAKE_UNAVAILABLE' } });
+    expect(failed).toMatchObject({
+      status: 503,
+      headers: { 'retry-after': '30' },
+      body: { error: { code: 'MAILGATE_ERR_INTAKE_UNAVAILABLE' } },
+    });
     sink.unavailable = false;
     const ok = await post.handle(req(EML, { 'content-type': 'message/rfc822', 'idempotency-key': 'k2' }), sink, {});
     expect(ok.status).toBe(202);
@@ -179,7 +183,7 @@ describe('POST /api/upload/<name>', () => {
     ]);
     const sink = new MemorySink();
     const whole = await endpoint(adapter({ body_limit: 1024 }), 'POST').handle(req(body, { 'content-type': type }), sink, {});
-    expect(whole).toMatchObject({ status: 413, body: { code: 'MAILGATE_ERR_UPLOAD_TOO_LARGE' } });
+    expect(whole).toMatchObject({ status: 413, body: { error: { code: 'MAILGATE_ERR_UPLOAD_TOO_LARGE' } } });
     expect(sink.submits).toBe(0);
     // The multipart parser itself never hands over a file cut at its size limit.
     const cut = parseMultipart(type, body, { maxFileBytes: 1024, maxFiles: 10 });
@@ -195,7 +199,7 @@ describe('POST /api/upload/<name>', () => {
     const { body, type } = multipart([1, 2, 3].map((i) => ({ name: `${i}.eml`, bytes: EML })));
     const sink = new MemorySink();
     const res = await endpoint(adapter({ max_files: 2 }), 'POST').handle(req(body, { 'content-type': type }), sink, {});
-    expect(res).toMatchObject({ status: 413, body: { code: 'MAILGATE_ERR_UPLOAD_TOO_LARGE' } });
+    expect(res).toMatchObject({ status: 413, body: { error: { code: 'MAILGATE_ERR_UPLOAD_TOO_LARGE' } } });
     expect(sink.submits).toBe(0);
   });
 
@@ -204,11 +208,11 @@ describe('POST /api/upload/<name>', () => {
     const sink = new MemorySink();
     const post = endpoint(adapter(), 'POST');
     const cut = await post.handle(req(body.subarray(0, body.length - 30), { 'content-type': type }), sink, {});
-    expect(cut).toMatchObject({ status: 400, body: { code: 'MAILGATE_ERR_UPLOAD_BAD_REQUEST' } });
+    expect(cut).toMatchObject({ status: 400, body: { error: { code: 'MAILGATE_ERR_UPLOAD_BAD_REQUEST' } } });
     const empty = await post.handle(req('', { 'content-type': 'message/rfc822' }), sink, {});
-    expect(empty).toMatchObject({ status: 400, body: { code: 'MAILGATE_ERR_UPLOAD_BAD_REQUEST' } });
+    expect(empty).toMatchObject({ status: 400, body: { error: { code: 'MAILGATE_ERR_UPLOAD_BAD_REQUEST' } } });
     const json = await post.handle(req('{}', { 'content-type': 'application/json' }), sink, {});
-    expect(json).toMatchObject({ status: 415, body: { code: 'MAILGATE_ERR_UPLOAD_BAD_REQUEST' } });
+    expect(json).toMatchObject({ status: 415, body: { error: { code: 'MAILGATE_ERR_UPLOAD_BAD_REQUEST' } } });
     expect(sink.submits).toBe(0);
   });
 
@@ -216,9 +220,9 @@ describe('POST /api/upload/<name>', () => {
     const sink = new MemorySink();
     const post = endpoint(adapter(), 'POST');
     const none = await post.handle(req(EML, { 'content-type': 'message/rfc822' }, false), sink, {});
-    expect(none).toMatchObject({ status: 401, body: { code: 'MAILGATE_ERR_UPLOAD_UNAUTHORIZED' } });
+    expect(none).toMatchObject({ status: 401, body: { error: { code: 'MAILGATE_ERR_UPLOAD_UNAUTHORIZED' } } });
     const wrong = await post.handle(req(EML, { 'content-type': 'message/rfc822', 'x-api-key': `${KEY}x` }, false), sink, {});
-    expect(wrong).toMatchObject({ status: 401, body: { code: 'MAILGATE_ERR_UPLOAD_UNAUTHORIZED' } });
+    expect(wrong).toMatchObject({ status: 401, body: { error: { code: 'MAILGATE_ERR_UPLOAD_UNAUTHORIZED' } } });
     const get = await endpoint(adapter(), 'GET').handle({ ...req('', {}, false), method: 'GET' }, sink, { id: 'item-1' });
     expect(get.status).toBe(401);
     expect(sink.submits).toBe(0);
@@ -238,7 +242,7 @@ describe('GET /api/upload/<name>/<id>', () => {
     expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id })).toMatchObject({ status: 200, body: { state: 'delivered' } });
     expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id: 'nope' })).toMatchObject({
       status: 404,
-      body: { code: 'MAILGATE_ERR_SERVER_NOT_FOUND' },
+      body: { error: { code: 'MAILGATE_ERR_SERVER_NOT_FOUND' } },
     });
     sink.items.get(id)!.route = 'other';
     expect((await get.handle({ ...req('', {}), method: 'GET' }, sink, { id })).status).toBe(404);

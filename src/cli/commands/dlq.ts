@@ -11,6 +11,7 @@ import { commandLogger } from '../log.js';
 import { integerOption, logFormatOption, routeOptions } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
+import { ask, requireConsentPossible } from '../consent.js';
 
 interface ListFlags extends StoreFlags {
   route?: string;
@@ -32,6 +33,7 @@ interface PurgeFlags extends StoreFlags {
   olderThan?: Date;
   all?: boolean;
   json?: boolean;
+  yes?: boolean;
 }
 
 const idArg = (v: string): number => integerOption(1)(v);
@@ -119,7 +121,22 @@ async function purge(ids: number[], flags: PurgeFlags, ctx: CliContext): Promise
   if (flags.all === true) filter.all = true;
   if (Object.keys(filter).length === 0)
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name ids, --route, --older-than, or --all to purge every dead letter');
-  const n = await withStore(flags, process.env, (s) => s.purgeDeadLetters(filter));
+  if (filter.all === true) requireConsentPossible(ctx, flags.yes, 'dlq purge --all deletes dead letters and their kept raw bytes');
+  const n = await withStore(flags, process.env, async (s) => {
+    if (filter.all === true && flags.yes !== true) {
+      const scope = flags.route === undefined ? '' : ` of route ${flags.route}`;
+      const some = await s.listDeadLetters({ limit: 10_000, ...(flags.route === undefined ? {} : { route: flags.route }) });
+      if (some.length === 0) return 0;
+      const count = some.length === 10_000 ? 'at least 10000' : String(some.length);
+      const question = `mailgate: delete ${count} dead letter(s)${scope}${ids.length > 0 || flags.olderThan ? ' that match' : ''}, with their raw bytes? They cannot be replayed after.`;
+      if (!(await ask(ctx, question))) {
+        ctx.stderr.write('mailgate: nothing deleted\n');
+        ctx.exitCode = EXIT_FAILED;
+        return 0;
+      }
+    }
+    return s.purgeDeadLetters(filter);
+  });
   await writerFor(ctx.stdout)(flags.json === true ? `${JSON.stringify({ purged: n })}\n` : `purged ${n} dead letter(s)\n`);
 }
 
@@ -134,7 +151,7 @@ export const dlqCommand: CliCommand = {
     const dlq = program.command('dlq').description('list, show, replay or purge dead letters');
     storeOpts(dlq.command('list').description('list dead letters, oldest first'))
       .option('--route <name>', 'only this route')
-      .option('--limit <n>', 'at most n (1..10000, default 100)', integerOption(1, 10_000), 100)
+      .option('--limit <n>', 'at most n (1..10000)', integerOption(1, 10_000), 100)
       .option('--after <id>', 'only ids greater than this', integerOption(0))
       .option('--json', 'a JSON array on stdout')
       .action((flags: ListFlags) => list(flags, ctx));
@@ -163,7 +180,8 @@ export const dlqCommand: CliCommand = {
     )
       .option('--route <name>', 'only this route')
       .option('--older-than <date>', 'dead-lettered before this instant', dateOption)
-      .option('--all', 'every dead letter (alone: purge everything)')
+      .option('--all', 'every dead letter (alone: purge everything); asks first on a terminal')
+      .option('--yes', 'with --all: delete without asking (needed off a terminal)')
       .option('--json', 'one JSON line on stdout')
       .action((ids: number[] | undefined, flags: PurgeFlags) => purge(ids ?? [], flags, ctx));
   },

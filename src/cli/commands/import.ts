@@ -13,6 +13,7 @@ export const importCommand: CliCommand = {
       .argument('<path...>', 'files or directories to import')
       .option('--dry-run', 'parse and compare with the ledger: report what would be sent and its AI units; send and store nothing')
       .option('--json', 'print one machine-readable summary line on stdout at the end')
+      .option('--yes', 'deliver without asking first (needed off a terminal: the estimate of AI units is asked about on one)')
       .option('--workers <n>', 'parse worker threads (default: one fewer than the cores, at least 1)', integerOption(1, 64))
       .option('--mbox <quoting>', 'mboxrd | mboxo | none (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
       .option(

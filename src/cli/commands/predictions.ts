@@ -52,7 +52,7 @@ export const predictionsCommand: CliCommand = {
       .option('--config <file>', 'mailgate.yaml (for its store)')
       .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)')
       .option('--route <name>', 'only this route')
-      .option('--limit <n>', 'at most n (1..10000, default 100)', integerOption(1, 10_000), 100)
+      .option('--limit <n>', 'at most n (1..10000)', integerOption(1, 10_000), 100)
       .option('--after <id>', 'only ids greater than this', integerOption(0))
       .option('--json', 'a JSON array on stdout, one object per prediction as the sinks write it')
       .action((flags: ListFlags) => list(flags, ctx));

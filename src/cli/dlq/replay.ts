@@ -4,7 +4,7 @@
  * route's outbox is empty.
  */
 import { GatewayError } from '../../errors.js';
-import { replacementFor } from '../../pipeline/replay.js';
+import { replayDeadLetter } from '../../pipeline/replay.js';
 import type { Runtime } from '../../runtime/index.js';
 
 export interface ReplayCounts {
@@ -29,10 +29,8 @@ export async function replay(rt: Runtime, ids: number[], report: (line: string) 
       report(`dead letter ${id}: the raw bytes were not kept; cannot replay`);
       continue;
     }
-    const result = await rt.store.replayDeadLetter(
-      id,
-      await replacementFor(rt.pool, rt.config.parsing, rt.routes.get(dl.route)!, { ...dl, raw: dl.raw }),
-    );
+    const ctx = { store: rt.store, pool: rt.pool, parsing: rt.config.parsing, events: rt.events };
+    const result = await replayDeadLetter(ctx, rt.routes.get(dl.route)!, { ...dl, raw: dl.raw });
     if (result.status === 'queued') counts.requeued++;
     else counts.stillDead++;
   }

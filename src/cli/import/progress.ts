@@ -1,6 +1,5 @@
 /** Counters of an import: the line beside the progress bar on a terminal (src/cli/terminal/), and the final summary. */
-import type { DeliveryCounters } from '../../pipeline/delivery.js';
-import type { IntakeCounters } from '../../pipeline/intake.js';
+import type { RuntimeEvents } from '../../pipeline/events.js';
 import { skipText } from '../skips.js';
 
 export interface ImportSummary {
@@ -33,40 +32,79 @@ export interface ImportSummary {
   skipped: number;
   /** The skipped files by reason (`JSON`, `image`, `archive`, `binary`, …). */
   skippedBy: Record<string, number>;
+  /** True when the operator was shown the estimate and answered no: nothing was sent. */
+  declined?: boolean;
   /** Why the import stopped early: the API refused the credentials or the target (401, 403, 404). */
   error?: { code: string; message: string };
 }
 
-export function summarize(
-  route: string,
-  intake: IntakeCounters,
-  delivery: DeliveryCounters,
-  unreadable: number,
-  startedAt: number,
-): ImportSummary {
+/** What an import counted so far, from the runtime's events. */
+export interface ImportCounts {
+  /** Messages handed to intake and durable (duplicates included). */
+  read: number;
+  queued: number;
+  duplicates: number;
+  /** Intake's dead letters: unreadable inputs and unparseable messages (raw bytes kept). */
+  intakeDead: number;
+  delivered: number;
+  unchanged: number;
+  rejected: number;
+  aiUnits: number;
+  aiUnitsEstimated: number;
+}
+
+/** Counts of an import, kept up to date by listeners of the runtime's events. */
+export function countImport(events: RuntimeEvents): ImportCounts {
+  const c: ImportCounts = {
+    read: 0,
+    queued: 0,
+    duplicates: 0,
+    intakeDead: 0,
+    delivered: 0,
+    unchanged: 0,
+    rejected: 0,
+    aiUnits: 0,
+    aiUnitsEstimated: 0,
+  };
+  events.on('item:stored', (e) => {
+    c.read++;
+    if (e.outcome === 'queued') c.queued++;
+    else if (e.outcome === 'duplicate') c.duplicates++;
+    else c.intakeDead++;
+  });
+  events.on('delivery:batch', (e) => {
+    c.delivered += e.delivered;
+    c.unchanged += e.unchanged;
+    c.rejected += e.rejected;
+    c.aiUnits += e.aiUnits;
+    c.aiUnitsEstimated += e.aiUnitsEstimated;
+  });
+  return c;
+}
+
+export function summarize(route: string, c: ImportCounts, unreadable: number, startedAt: number): ImportSummary {
   const seconds = (Date.now() - startedAt) / 1000;
-  // Unreadable inputs are handed to intake too (as failures): received counts them.
-  const read = intake.received;
   return {
     route,
     dryRun: false,
     skipped: 0,
     skippedBy: {},
-    read,
-    parsed: intake.parsed,
+    // Unreadable inputs are handed to intake too (as failures): read counts them.
+    read: c.read,
+    parsed: c.queued,
     unreadable,
-    queued: intake.queued,
-    duplicates: intake.duplicates,
-    delivered: delivery.delivered,
-    unchanged: delivery.unchanged,
-    rejected: delivery.rejected,
-    // Unreadable inputs reach intake as failures: intake.failed counts them with the unparseable.
-    deadLettered: delivery.rejected + intake.failed,
-    aiUnits: delivery.aiUnits,
-    aiUnitsEstimated: delivery.aiUnitsEstimated,
+    queued: c.queued,
+    duplicates: c.duplicates,
+    delivered: c.delivered,
+    unchanged: c.unchanged,
+    rejected: c.rejected,
+    // Unreadable inputs reach intake as failures: intake's dead letters count them with the unparseable.
+    deadLettered: c.rejected + c.intakeDead,
+    aiUnits: c.aiUnits,
+    aiUnitsEstimated: c.aiUnitsEstimated,
     seconds: Math.round(seconds * 1000) / 1000,
     // Messages this run handled: read, or delivered from an earlier run's queue when it read nothing new.
-    messagesPerSecond: seconds > 0 ? Math.round(Math.max(read, delivery.delivered + delivery.unchanged + delivery.rejected) / seconds) : 0,
+    messagesPerSecond: seconds > 0 ? Math.round(Math.max(c.read, c.delivered + c.unchanged + c.rejected) / seconds) : 0,
   };
 }
 

@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import { pathInputs } from '../../../adapters/index.js';
 import { GatewayError } from '../../errors.js';
 import type { LogFormat } from '../../log-pretty.js';
+import { RuntimeEvents } from '../../pipeline/events.js';
 import { routeTarget } from '../../pipeline/origin.js';
 import type { AdapterSink, MboxQuoting, PathInputs } from '../../pipeline/types.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
@@ -17,9 +18,11 @@ import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
 import { dryRunImport } from './dry-run.js';
-import { progressLine, summarize, summaryText, type ImportSummary } from './progress.js';
+import { countImport, progressLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
+import { ask, requireConsentPossible } from '../consent.js';
+import { estimateQueued, estimateText } from './estimate.js';
 
 /** Messages per intake transaction: fewer commits (each one fsynced) than the adapter default. */
 export const IMPORT_BATCH_SIZE = 500;
@@ -32,6 +35,8 @@ export interface ImportFlags extends RouteFlags {
   leaseMs?: number;
   batchSize?: number;
   logFormat?: LogFormat;
+  /** Deliver without asking (the question before the first billable request is answered yes). */
+  yes?: boolean;
 }
 
 export async function runImport(
@@ -53,6 +58,9 @@ export async function runImport(
     destination: printer,
   });
   await checkInputs(paths);
+  // Off a terminal the question cannot be asked: refuse before reading anything. The built-in
+  // emulator bills nothing, and a dry run sends nothing.
+  if (flags.dryRun !== true && config.api.url !== undefined) requireConsentPossible(ctx, flags.yes, 'import bills AI units');
   const controller = new AbortController();
   const onSignal = () => controller.abort();
   process.once('SIGINT', onSignal);
@@ -60,16 +68,19 @@ export async function runImport(
   // A one-shot import does not wait out a refusal (bad token, unknown source): it stops, and
   // what it queued stays in the store for the next run.
   let refused: { code: string; message: string } | undefined;
+  const events = new RuntimeEvents();
+  events.on('route:paused', (e) => {
+    refused ??= { code: e.code, message: e.message };
+    controller.abort();
+  });
+  const counts = countImport(events);
   const rt = await createRuntime({
     config: { ...config, parsing, delivery },
     logger,
+    events,
     dryRun: flags.dryRun === true,
     signal: controller.signal,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
-    onPause: (_route, reason) => {
-      refused ??= { code: reason.code, message: reason.message };
-      controller.abort();
-    },
   });
   if (rt.emulatorUrl !== undefined) {
     ctx.stderr.write(
@@ -77,7 +88,8 @@ export async function runImport(
     );
   }
   try {
-    const run = { rt, paths, flags, ctx, printer, inputs: await pathInputs(), skips: new Skips((line) => printer.write(line)) };
+    const skips = new Skips((line) => printer.write(line));
+    const run = { rt, paths, flags, ctx, printer, counts, inputs: await pathInputs(), skips };
     const summary = flags.dryRun === true ? await dryRun(run) : await realRun(run, controller);
     summary.skipped = run.skips.total;
     summary.skippedBy = run.skips.byReason;
@@ -90,6 +102,12 @@ export async function runImport(
       ctx.stderr.write(
         `mailgate: ${refused.code}: the API refused route ${route.name} (${routeTarget(route)}): ${refused.message}\n` +
           'mailgate: stopped; what was read stays queued in the store: fix the token, URL or target and run the same command again\n',
+      );
+      return EXIT_FAILED;
+    }
+    if (summary.declined === true) {
+      ctx.stderr.write(
+        `mailgate: nothing sent; what was read stays queued in the store for route ${rt.config.routes[0]!.name}: run the same command again to be asked again (or with --yes)\n`,
       );
       return EXIT_FAILED;
     }
@@ -123,6 +141,14 @@ async function checkInputs(paths: string[]): Promise<void> {
   }
 }
 
+/** Shows the estimate of what was stored and asks; true when there is nothing billable to ask about. */
+async function confirmBilling(rt: Runtime, ctx: CliContext): Promise<boolean> {
+  const estimate = await estimateQueued(rt);
+  if (estimate.aiUnits === 0) return true;
+  ctx.stderr.write(estimateText(rt, estimate));
+  return ask(ctx, 'mailgate: send them?');
+}
+
 /** What both kinds of run work with. */
 interface Run {
   rt: Runtime;
@@ -130,6 +156,8 @@ interface Run {
   flags: ImportFlags;
   ctx: CliContext;
   printer: Printer;
+  /** What the run counted so far, from the runtime's events. */
+  counts: ImportCounts;
   inputs: PathInputs;
   skips: Skips;
 }
@@ -171,7 +199,10 @@ function reportingSink(sink: AdapterSink, at: (path: string, offset: number) => 
   };
 }
 
-async function realRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run, controller: AbortController): Promise<ImportSummary> {
+async function realRun(
+  { rt, paths, flags, ctx, printer, counts, inputs, skips }: Run,
+  controller: AbortController,
+): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const startedAt = Date.now();
   let unreadable = 0;
@@ -189,26 +220,40 @@ async function realRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run, c
       printer.write(`mailgate: ${where}: ${error.code}: ${error.message} (kept as a dead letter)\n`);
     },
   });
-  const current = () => summarize(route.name, rt.intake.counters, rt.delivery.counters, unreadable, startedAt);
+  const current = () => summarize(route.name, counts, unreadable, startedAt);
   let intakeDone = false;
   const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
   const sinks = startImportSinks(rt, controller.signal);
-  const delivering = rt.delivery.run(controller.signal, until);
-  const display = startDisplay(ctx.stderr, {
-    files: () => inputs.files(paths),
-    messages: () => rt.intake.counters.received,
-    counters: () => progressLine(current()),
-  });
+  // Without consent given up front, everything is read and stored first, and delivery (the
+  // first billable request) waits for the answer to the estimate.
+  const consent = flags.yes !== true && rt.emulatorUrl === undefined;
+  let delivering: Promise<void> | undefined = consent ? undefined : rt.delivery.run(controller.signal, until);
+  const show = () =>
+    startDisplay(ctx.stderr, {
+      files: () => inputs.files(paths),
+      messages: () => counts.read,
+      counters: () => progressLine(current()),
+    });
+  let display = show();
   printer.via(display);
   let sink: { sent: number; flushed: boolean } | undefined;
+  let declined = false;
   try {
     await adapter.start(reportingSink(rt.intake, display.at), controller.signal);
     intakeDone = true;
+    if (delivering === undefined && !controller.signal.aborted) {
+      display.stop();
+      printer.via(undefined);
+      declined = !(await confirmBilling(rt, ctx));
+      display = show();
+      printer.via(display);
+      if (!declined) delivering = rt.delivery.run(controller.signal, until);
+    }
     await delivering;
-    sink = await sinks?.finish(controller.signal);
+    if (!declined) sink = await sinks?.finish(controller.signal);
   } catch (err) {
     controller.abort();
-    await delivering.catch(() => undefined);
+    await delivering?.catch(() => undefined);
     throw err;
   } finally {
     display.stop();
@@ -216,6 +261,7 @@ async function realRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run, c
     await sinks?.close();
   }
   const summary = current();
+  if (declined) summary.declined = true;
   if (sink !== undefined) {
     summary.sinkSent = sink.sent;
     if (!controller.signal.aborted) summary.sinkFlushed = sink.flushed;

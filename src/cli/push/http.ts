@@ -53,7 +53,10 @@ export async function request(
   }
 }
 
-/** The coded error of an answer: `{error: {code, message}}` (webhooks) or `{code, message}` (upload, server); undefined without one. */
+/**
+ * The coded error of an answer: `{error: {code, message}}`, the body of every refusal (an upload
+ * endpoint of an older mailgate answered `{code, message}`: read too); undefined without one.
+ */
 export function codedError(text: string): { code: string; message: string } | undefined {
   let body: unknown;
   try {

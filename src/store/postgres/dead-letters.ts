@@ -1,23 +1,26 @@
 /** PostgreSQL dead letters: outbox rows with status `dead`, raw bytes kept. */
 import type pg from 'pg';
-import type { PgState } from './state.js';
 import { checkLimit, checkPurgeFilter, checkReplay, notFound } from '../common.js';
-import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
-import { putSearch } from './items.js';
+import type { Backend } from '../compose.js';
+import { searchFields } from '../console.js';
+import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, DeadLetterStore, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
+import { putSearch } from './console.js';
+import { bumpCounters } from './counters.js';
 import { nowParam, pgNow, withTransaction, type PgClock } from './db.js';
-import { bumpCounters, deleteItems } from './outbox.js';
+import { deleteItems } from './outbox.js';
+import type { PgThreads } from './threads.js';
 import { PG_ITEM_COLUMNS, pgToDeadLetter, pgToDeadLetterDetail, type PgOutboxRow } from './rows.js';
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
-export class PgDeadLetters {
+export class PgDeadLetters implements Backend<DeadLetterStore> {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly state: PgState,
+    private readonly threads: PgThreads,
     private readonly clock: PgClock,
   ) {}
 
-  async list(query: DeadLetterQuery): Promise<DeadLetter[]> {
+  async listDeadLetters(query: DeadLetterQuery): Promise<DeadLetter[]> {
     const params: unknown[] = [query.after ?? 0, checkLimit(query.limit)];
     if (query.route !== undefined) params.push(query.route);
     const { rows } = await this.pool.query<PgOutboxRow>(
@@ -29,7 +32,7 @@ export class PgDeadLetters {
     return rows.map(pgToDeadLetter);
   }
 
-  async get(id: number): Promise<DeadLetterDetail | undefined> {
+  async getDeadLetter(id: number): Promise<DeadLetterDetail | undefined> {
     const { rows } = await this.pool.query<PgOutboxRow>(
       `SELECT ${PG_ITEM_COLUMNS.split(', ')
         .map((c) => `o.${c}`)
@@ -41,7 +44,8 @@ export class PgDeadLetters {
     return rows[0] === undefined ? undefined : pgToDeadLetterDetail(rows[0]);
   }
 
-  replay(id: number, replacement: OutboxInput): Promise<ReplayResult> {
+  replayDeadLetter(id: number, replacement: OutboxInput): Promise<ReplayResult> {
+    const search = [searchFields(replacement)];
     return withTransaction(this.pool, async (client): Promise<ReplayResult> => {
       const { rows } = await client.query<{ route: string; key: string }>(
         `SELECT route, key FROM outbox WHERE status = 'dead' AND id = $1 FOR UPDATE`,
@@ -86,14 +90,14 @@ export class PgDeadLetters {
           replacement.raw,
         ]);
       }
-      await putSearch(client, [replacement], true);
-      if (replacement.thread !== undefined) await this.state.indexThread(replacement.thread.source, [replacement.thread.entry], client);
+      await putSearch(client, search, true);
+      await this.threads.indexItems(client, [replacement]);
       await bumpCounters(client, dead ? 'dead_lettered' : 'enqueued', new Map([[row.route, 1]]));
       return { id, status: dead ? 'dead' : 'queued' };
     });
   }
 
-  async purge(filter: PurgeFilter): Promise<number> {
+  async purgeDeadLetters(filter: PurgeFilter): Promise<number> {
     checkPurgeFilter(filter);
     const where = [`status = 'dead'`];
     const params: unknown[] = [];

@@ -11,56 +11,34 @@
  */
 import type pg from 'pg';
 import { countByRoute, itemStateOf } from '../common.js';
-import type { ItemError, ItemState, KeyedOutcome, OutboxInput, OutboxStatus, ThreadEntry } from '../types.js';
-import { putSearch } from './items.js';
+import type { ItemError, ItemState, KeyedOutcome, KeyedStore, OutboxInput, OutboxStatus } from '../types.js';
+import type { Backend } from '../compose.js';
+import { searchFields, type SearchFields } from '../console.js';
+import { putSearch } from './console.js';
+import { bumpCounters } from './counters.js';
 import { nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
-import { bumpCounters, deleteItems } from './outbox.js';
-import type { PgState } from './state.js';
+import { deleteItems } from './outbox.js';
+import { inputParams } from './rows.js';
+import type { PgThreads } from './threads.js';
 
 type Found = Omit<KeyedOutcome, 'duplicate'>;
-
-const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** The input's row, its document, raw bytes and aliases in one statement; no row on a key conflict. */
 function insertOne(it: OutboxInput, aliases: string[], now: Date | null): { text: string; values: unknown[] } {
   const text = `WITH ins AS (
       INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due, next_attempt_at)
-      VALUES ($1, $2, $3, $4, CASE WHEN $4 = 'dead' THEN clock_timestamp() END, $5::json, $6::json, $7::json, $8, ${pgNow(15)})
+      VALUES ($1, $2, $3, $4, CASE WHEN $4 = 'dead' THEN clock_timestamp() END, $5::json, $6::json, $7::json, $11, ${pgNow(15)})
       ON CONFLICT (route, key) DO NOTHING RETURNING id),
     docs AS (
-      INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash) SELECT id, $9::json, $10::json, $11, $12 FROM ins),
+      INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash) SELECT id, $8::json, $9::json, $12, $13 FROM ins),
     raws AS (
-      INSERT INTO outbox_raw (id, raw) SELECT id, $13::bytea FROM ins WHERE $13::bytea IS NOT NULL),
+      INSERT INTO outbox_raw (id, raw) SELECT id, $10::bytea FROM ins WHERE $10::bytea IS NOT NULL),
     al AS (
       INSERT INTO outbox_aliases (route, key, item_id) SELECT $1, a, ins.id FROM ins, unnest($14::text[]) AS a
       ON CONFLICT DO NOTHING RETURNING key)
     SELECT (SELECT id FROM ins) AS id, (SELECT COUNT(*) FROM al) AS aliased`;
-  const values = [
-    pgText(it.route),
-    pgText(it.key),
-    pgText(it.commentId),
-    it.error === undefined ? 'queued' : 'dead',
-    json(it.error),
-    JSON.stringify(it.origin),
-    it.warnings === undefined || it.warnings.length === 0 ? null : JSON.stringify(it.warnings),
-    it.afterDelivery === true,
-    it.json?.document ?? JSON.stringify(it.document),
-    it.json === undefined ? json(it.preview) : (it.json.preview ?? null),
-    it.hashes?.textHash ?? null,
-    it.hashes?.docHash ?? null,
-    it.raw ?? null,
-    aliases,
-    now,
-  ];
+  const values = [...inputParams(it), aliases, now];
   return { text, values };
-}
-
-function threadsBySource(items: OutboxInput[]): Array<[string, ThreadEntry[]]> {
-  const bySource = new Map<string, ThreadEntry[]>();
-  for (const { thread } of items) {
-    if (thread !== undefined) bySource.set(thread.source, [...(bySource.get(thread.source) ?? []), thread.entry]);
-  }
-  return [...bySource].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 interface StateRow {
@@ -77,14 +55,14 @@ interface StateRow {
   last_error: ItemError | null;
 }
 
-export class PgKeyed {
+export class PgKeyed implements Backend<KeyedStore> {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly state: PgState,
+    private readonly threads: PgThreads,
     private readonly clock: PgClock,
   ) {}
 
-  enqueue(items: OutboxInput[]): Promise<KeyedOutcome[]> {
+  enqueueKeyed(items: OutboxInput[]): Promise<KeyedOutcome[]> {
     if (items.length === 0) return Promise.resolve([]);
     const order = items
       .map((_, i) => i)
@@ -94,18 +72,22 @@ export class PgKeyed {
         return x.route < y.route ? -1 : x.route > y.route ? 1 : x.key < y.key ? -1 : x.key > y.key ? 1 : a - b;
       });
     const now = nowParam(this.clock);
+    const fields = items.map(searchFields);
     return withTransaction(this.pool, async (client) => {
       const out: KeyedOutcome[] = new Array<KeyedOutcome>(items.length);
       const fresh: OutboxInput[] = [];
+      const search: SearchFields[] = [];
       for (const i of order) {
         const item = items[i]!;
         out[i] = await this.one(client, item, now);
-        if (!out[i]!.duplicate) fresh.push(item);
+        if (out[i]!.duplicate) continue;
+        fresh.push(item);
+        search.push(fields[i]!);
       }
       await bumpCounters(client, 'enqueued', countByRoute(fresh.filter((i) => i.error === undefined).map((i) => i.route)));
       await bumpCounters(client, 'dead_lettered', countByRoute(fresh.filter((i) => i.error !== undefined).map((i) => i.route)));
-      for (const [source, entries] of threadsBySource(fresh)) await this.state.indexThread(source, entries, client);
-      await putSearch(client, fresh, false);
+      await this.threads.indexItems(client, fresh);
+      await putSearch(client, search, false);
       return out;
     });
   }

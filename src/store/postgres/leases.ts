@@ -8,7 +8,8 @@
  */
 import type pg from 'pg';
 import { checkDelay, fenced, leaseLost } from '../common.js';
-import type { Fence, Lease } from '../types.js';
+import type { Backend } from '../compose.js';
+import type { Fence, Lease, LeaseStore } from '../types.js';
 import { iso, nowParam, pgNow, type PgClock, type Queryable } from './db.js';
 
 interface LeaseRow {
@@ -21,13 +22,13 @@ interface LeaseRow {
 const toLease = (r: LeaseRow): Lease => ({ name: r.name, owner: r.owner, expiresAt: iso(r.expires_at), token: Number(r.token) });
 const COLUMNS = 'name, owner, expires_at, token';
 
-export class PgLeases {
+export class PgLeases implements Backend<LeaseStore> {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: PgClock,
   ) {}
 
-  async acquire(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<Lease | undefined> {
     // A new token unless `owner` holds the lease live already (then it is only extended).
     const { rows } = await this.pool.query<LeaseRow>(
       `INSERT INTO leases (name, owner, expires_at, token) VALUES ($1, $2, ${pgNow(4)} + $3 * interval '1 millisecond', 1)
@@ -41,16 +42,16 @@ export class PgLeases {
     return rows[0] === undefined ? undefined : toLease(rows[0]);
   }
 
-  async renew(name: string, owner: string, ttlMs: number): Promise<void> {
+  async renewLease(name: string, owner: string, ttlMs: number): Promise<void> {
     const res = await this.pool.query(
       `UPDATE leases SET expires_at = ${pgNow(4)} + $3 * interval '1 millisecond'
        WHERE name = $1 AND owner = $2 AND expires_at > ${pgNow(4)}`,
       [name, owner, checkDelay('ttlMs', ttlMs, 1), nowParam(this.clock)],
     );
-    if (res.rowCount !== 1) throw leaseLost(name, owner, (await this.get(name))?.owner);
+    if (res.rowCount !== 1) throw leaseLost(name, owner, (await this.getLease(name))?.owner);
   }
 
-  async renewAll(owner: string, ttlMs: number): Promise<Lease[]> {
+  async renewLeases(owner: string, ttlMs: number): Promise<Lease[]> {
     const { rows } = await this.pool.query<LeaseRow>(
       `UPDATE leases SET expires_at = ${pgNow(3)} + $2 * interval '1 millisecond'
        WHERE owner = $1 AND expires_at > ${pgNow(3)} RETURNING ${COLUMNS}`,
@@ -59,7 +60,7 @@ export class PgLeases {
     return rows.map(toLease).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async release(name: string, owner: string): Promise<boolean> {
+  async releaseLease(name: string, owner: string): Promise<boolean> {
     const res = await this.pool.query(
       `UPDATE leases SET expires_at = 'epoch' WHERE name = $1 AND owner = $2 AND expires_at > ${pgNow(3)}`,
       [name, owner, nowParam(this.clock)],
@@ -67,7 +68,7 @@ export class PgLeases {
     return res.rowCount === 1;
   }
 
-  async get(name: string): Promise<Lease | undefined> {
+  async getLease(name: string): Promise<Lease | undefined> {
     const { rows } = await this.pool.query<LeaseRow>(`SELECT ${COLUMNS} FROM leases WHERE name = $1 AND expires_at > ${pgNow(2)}`, [
       name,
       nowParam(this.clock),
@@ -75,7 +76,7 @@ export class PgLeases {
     return rows[0] === undefined ? undefined : toLease(rows[0]);
   }
 
-  async list(): Promise<Lease[]> {
+  async listLeases(): Promise<Lease[]> {
     const { rows } = await this.pool.query<LeaseRow>(`SELECT ${COLUMNS} FROM leases WHERE expires_at > ${pgNow(1)} ORDER BY name`, [
       nowParam(this.clock),
     ]);

@@ -7,19 +7,13 @@
  * the `\u0000` escape that real mail produces, and nothing queries inside them.
  */
 import type pg from 'pg';
-import { GatewayError } from '../../errors.js';
+import { attemptsTableSql, checkNotNewer, CONSOLE_INDEXES_SQL, latestVersion, migrationFailed, type Migration } from '../migrate.js';
 import { withTransaction } from './db.js';
-
-export interface PgMigration {
-  version: number;
-  name: string;
-  sql: string;
-}
 
 /** Arbitrary constant key for pg_advisory_xact_lock: "mailgate" schema migrations. */
 const MIGRATION_LOCK_KEY = 0x6d61696c67617465n;
 
-export const PG_MIGRATIONS: readonly PgMigration[] = [
+export const PG_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'initial schema',
@@ -224,30 +218,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         s_message_id TEXT COLLATE "C",
         s_comment_id TEXT COLLATE "C" NOT NULL
       );
-      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, id);
-      CREATE INDEX outbox_search_account ON outbox_search (adapter, account, id) WHERE account IS NOT NULL;
-      CREATE INDEX outbox_search_sender ON outbox_search (s_sender) WHERE s_sender IS NOT NULL;
-      CREATE INDEX outbox_search_name ON outbox_search (s_name) WHERE s_name IS NOT NULL;
-      CREATE INDEX outbox_search_subject ON outbox_search (s_subject) WHERE s_subject IS NOT NULL;
-      CREATE INDEX outbox_search_message_id ON outbox_search (s_message_id) WHERE s_message_id IS NOT NULL;
-      CREATE INDEX outbox_search_comment_id ON outbox_search (s_comment_id);
-      CREATE INDEX outbox_console_route_id ON outbox (route, id);
-      CREATE INDEX outbox_search_route_adapter ON outbox_search (route, adapter);
-      CREATE INDEX outbox_unchanged ON outbox (id) WHERE status = 'delivered' AND outcome = 'unchanged';
+${CONSOLE_INDEXES_SQL}
       INSERT INTO outbox_search (id, route, adapter, account, s_comment_id)
         SELECT id, route, COALESCE(origin->>'adapter', 'unknown'), origin->>'account', lower(comment_id) FROM outbox;
 
-      CREATE TABLE outbox_attempts (
-        item_id BIGINT NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
-        route TEXT NOT NULL,
-        at TIMESTAMPTZ NOT NULL,
-        outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'unchanged', 'retry', 'dead')),
-        code TEXT,
-        message TEXT,
-        delay_ms INTEGER
-      );
-      CREATE INDEX outbox_attempts_item ON outbox_attempts (item_id, at);
-      CREATE INDEX outbox_attempts_at ON outbox_attempts (at);
+${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
 
       CREATE TABLE ai_units_daily (
         route TEXT NOT NULL,
@@ -259,33 +234,27 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
 ];
 
-async function apply(client: pg.PoolClient, migrations: readonly PgMigration[]): Promise<number> {
+async function apply(client: pg.PoolClient, migrations: readonly Migration[]): Promise<number> {
   await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY.toString()]);
   await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`);
   const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
   const found = rows[0]?.v ?? 0;
-  const latest = Math.max(0, ...migrations.map((m) => m.version));
-  if (found > latest) {
-    throw new GatewayError(
-      'MAILGATE_ERR_STORE_MIGRATION',
-      `the store schema is version ${found}, newer than this mailgate knows (${latest}): upgrade mailgate`,
-    );
-  }
+  const latest = latestVersion(migrations);
+  checkNotNewer(found, latest);
   for (const m of migrations) {
     if (m.version <= found) continue;
     try {
       await client.query(m.sql);
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      throw new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `migration ${m.version} (${m.name}) failed: ${message}`, { cause: err });
+      throw migrationFailed(m, err);
     }
   }
   return Math.max(found, latest);
 }
 
 /** Applies what is missing; returns the schema version. */
-export function migratePostgres(pool: pg.Pool, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number> {
+export function migratePostgres(pool: pg.Pool, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<number> {
   return withTransaction(pool, (client) => apply(client, migrations));
 }

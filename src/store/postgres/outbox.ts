@@ -17,45 +17,28 @@ import type {
   OutboxStatus,
   PendingAction,
   StoredItem,
-  ThreadEntry,
+  OutboxStore,
 } from '../types.js';
+import type { Backend } from '../compose.js';
+import { searchFields } from '../console.js';
 import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
+import { putCheckpoint } from './checkpoints.js';
+import { attemptInsert, putSearch } from './console.js';
+import { addDailyUnits, bumpCounters } from './counters.js';
 import type { PgLeases } from './leases.js';
-import { addDailyUnits, attemptInsert, putSearch } from './items.js';
-import type { PgState } from './state.js';
+import type { PgLedger } from './ledger.js';
+import type { PgThreads } from './threads.js';
+
+/** What the outbox writes in its own transactions besides its rows. */
+export interface OutboxParts {
+  leases: PgLeases;
+  threads: PgThreads;
+  ledger: PgLedger;
+}
 
 /** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
 const ROWS_PER_INSERT = Math.floor(60_000 / PARAMS_PER_ROW);
-
-export type PgCounter = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
-
-/** Adds to per-route counters; routes in sorted order so concurrent writers never deadlock. */
-export async function bumpCounters(db: Queryable, name: PgCounter, counts: Map<string, number>): Promise<void> {
-  const routes = [...counts.keys()].filter((r) => counts.get(r) !== 0).sort();
-  if (routes.length === 0) return;
-  await db.query(
-    `INSERT INTO route_counters (route, ${name}) SELECT * FROM unnest($1::text[], $2::bigint[])
-     ON CONFLICT (route) DO UPDATE SET ${name} = route_counters.${name} + excluded.${name}`,
-    [routes, routes.map((r) => counts.get(r) ?? 0)],
-  );
-}
-
-/** putCheckpoint under a lease: checked and written in one transaction. */
-export function putFencedCheckpoint(pool: pg.Pool, leases: PgLeases, key: string, value: Checkpoint['value'], fence: Fence): Promise<void> {
-  return withTransaction(pool, async (client) => {
-    await leases.check(client, fence);
-    await putCheckpoint(client, key, value);
-  });
-}
-
-export async function putCheckpoint(db: Queryable, key: string, value: Checkpoint['value']): Promise<void> {
-  await db.query(
-    `INSERT INTO checkpoints (key, value) VALUES ($1, $2::json)
-     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = clock_timestamp()`,
-    [key, JSON.stringify(value)],
-  );
-}
 
 /** Due and not leased at `now` (SQL). */
 const ready = (now: string): string => `status = 'queued' AND next_attempt_at <= ${now}
@@ -87,42 +70,30 @@ function firstPerKey(items: OutboxInput[]): OutboxInput[] {
   });
 }
 
-function threadsBySource(items: OutboxInput[]): Map<string, ThreadEntry[]> {
-  const bySource = new Map<string, ThreadEntry[]>();
-  for (const { thread } of items) {
-    if (thread === undefined) continue;
-    const list = bySource.get(thread.source) ?? [];
-    list.push(thread.entry);
-    bySource.set(thread.source, list);
-  }
-  return bySource;
-}
-
-export class PgOutbox {
+export class PgOutbox implements Backend<OutboxStore> {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly state: PgState,
     private readonly clock: PgClock,
-    private readonly leases: PgLeases,
+    private readonly parts: OutboxParts,
   ) {}
 
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult> {
     const statements: Array<{ text: string; values: unknown[] }> = [];
     const unique = firstPerKey(items);
+    const search = unique.map(searchFields);
     const now = nowParam(this.clock);
     for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) statements.push(insertStatement(unique.slice(i, i + ROWS_PER_INSERT), now));
-    const threads = [...threadsBySource(items)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return withTransaction(this.pool, async (client) => {
-      await this.leases.check(client, fence);
+      await this.parts.leases.check(client, fence);
       const rows: Array<{ route: string; status: string }> = [];
       for (const st of statements) rows.push(...(await client.query<{ route: string; status: string }>(st.text, st.values)).rows);
-      await putSearch(client, unique, false);
+      await putSearch(client, search, false);
       const queued = rows.filter((r) => r.status === 'queued').map((r) => r.route);
       const dead = rows.filter((r) => r.status === 'dead').map((r) => r.route);
       await bumpCounters(client, 'enqueued', countByRoute(queued));
       await bumpCounters(client, 'dead_lettered', countByRoute(dead));
       if (checkpoint !== undefined) await putCheckpoint(client, checkpoint.key, checkpoint.value);
-      for (const [source, entries] of threads) await this.state.indexThread(source, entries, client);
+      await this.parts.threads.indexItems(client, items);
       return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - rows.length };
     });
   }
@@ -180,7 +151,7 @@ export class PgOutbox {
         await bumpCounters(client, 'ai_units', new Map([[info.aiUnits.route, info.aiUnits.units]]));
         await addDailyUnits(client, info.aiUnits.route, info.aiUnits.units, nowParam(this.clock));
       }
-      for (const l of info.ledger ?? []) await this.state.record(l.source, l.entries, client);
+      for (const l of info.ledger ?? []) await this.parts.ledger.record(l.source, l.entries, client);
       return rows.length;
     });
   }
@@ -252,7 +223,7 @@ export class PgOutbox {
     return res.rowCount ?? 0;
   }
 
-  async depth(route?: string): Promise<number> {
+  async outboxDepth(route?: string): Promise<number> {
     const { rows } =
       route === undefined
         ? await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`)
@@ -260,7 +231,7 @@ export class PgOutbox {
     return toId(rows[0]?.n ?? 0);
   }
 
-  async counts(): Promise<OutboxCount[]> {
+  async outboxCounts(): Promise<OutboxCount[]> {
     const { rows } = await this.pool.query<{ route: string; status: OutboxStatus; n: string }>(
       'SELECT route, status, COUNT(*) AS n FROM outbox GROUP BY route, status ORDER BY route, status',
     );

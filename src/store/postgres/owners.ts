@@ -4,22 +4,11 @@
  * so replicas with skewed clocks agree on whose heartbeat stopped.
  */
 import type pg from 'pg';
-import { checkMissedBeats, checkOwner } from '../common.js';
-import type { OwnerInfo, OwnerRegistration, ReapResult } from '../types.js';
+import { checkMissedBeats, checkOwner, ownerInfoOf, type OwnerRow } from '../common.js';
+import type { Backend } from '../compose.js';
+import type { OwnerInfo, OwnerRegistration, OwnerStore, ReapResult } from '../types.js';
 import { releaseOwnerLeases } from './leases.js';
-import { iso, nowParam, pgNow, withTransaction, type PgClock, type Queryable } from './db.js';
-
-interface PgOwnerRow {
-  id: string;
-  host: string;
-  pid: number;
-  proc_start: string | null;
-  heartbeat_ms: number;
-  lease_group: string | null;
-  started_at: Date;
-  heartbeat_at: Date;
-  age_ms: string | number;
-}
+import { nowParam, pgNow, withTransaction, type PgClock, type Queryable } from './db.js';
 
 /** Frees the claims and mailbox leases of these owners; returns how many claims. */
 async function release(db: Queryable, owners: string[]): Promise<number> {
@@ -32,13 +21,13 @@ async function release(db: Queryable, owners: string[]): Promise<number> {
   return res.rowCount ?? 0;
 }
 
-export class PgOwners {
+export class PgOwners implements Backend<OwnerStore> {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: PgClock,
   ) {}
 
-  async register(owner: OwnerRegistration): Promise<void> {
+  async registerOwner(owner: OwnerRegistration): Promise<void> {
     checkOwner(owner);
     await this.pool.query(
       `INSERT INTO owners (id, host, pid, proc_start, heartbeat_ms, lease_group, started_at, heartbeat_at)
@@ -49,39 +38,29 @@ export class PgOwners {
     );
   }
 
-  async heartbeat(id: string): Promise<boolean> {
+  async heartbeatOwner(id: string): Promise<boolean> {
     const res = await this.pool.query(`UPDATE owners SET heartbeat_at = ${pgNow(2)} WHERE id = $1`, [id, nowParam(this.clock)]);
     return res.rowCount === 1;
   }
 
-  deregister(id: string): Promise<number> {
+  deregisterOwner(id: string): Promise<number> {
     return withTransaction(this.pool, async (client) => {
       await client.query('DELETE FROM owners WHERE id = $1', [id]);
       return release(client, [id]);
     });
   }
 
-  async list(): Promise<OwnerInfo[]> {
-    const { rows } = await this.pool.query<PgOwnerRow>(
+  async listOwners(): Promise<OwnerInfo[]> {
+    const { rows } = await this.pool.query<OwnerRow & { age_ms: string | number }>(
       `SELECT id, host, pid, proc_start, heartbeat_ms, lease_group, started_at, heartbeat_at,
          GREATEST(0, FLOOR(EXTRACT(EPOCH FROM (${pgNow(1)} - heartbeat_at)) * 1000)) AS age_ms
        FROM owners ORDER BY started_at, id`,
       [nowParam(this.clock)],
     );
-    return rows.map((r) => ({
-      id: r.id,
-      host: r.host,
-      pid: Number(r.pid),
-      ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
-      heartbeatMs: Number(r.heartbeat_ms),
-      ...(r.lease_group === null ? {} : { group: r.lease_group }),
-      startedAt: iso(r.started_at),
-      heartbeatAt: iso(r.heartbeat_at),
-      heartbeatAgeMs: Number(r.age_ms),
-    }));
+    return rows.map((r) => ownerInfoOf(r, Number(r.age_ms)));
   }
 
-  reap(dead: string[], missedBeats: number): Promise<ReapResult> {
+  reapOwners(dead: string[], missedBeats: number): Promise<ReapResult> {
     checkMissedBeats(missedBeats);
     return withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ id: string }>(

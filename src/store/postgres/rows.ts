@@ -83,6 +83,29 @@ const json = (v: unknown): string | null => (v === undefined ? null : JSON.strin
 export const PARAMS_PER_ROW = 13;
 
 /**
+ * An input's values in the order of the parameters of both insert statements (this module's and
+ * push intake's): route, key, comment_id, status, last_error, origin, warnings, document,
+ * preview, raw, action_due, text_hash, doc_hash.
+ */
+export function inputParams(it: OutboxInput): unknown[] {
+  return [
+    pgText(it.route),
+    pgText(it.key),
+    pgText(it.commentId),
+    it.error === undefined ? 'queued' : 'dead',
+    json(it.error),
+    JSON.stringify(it.origin),
+    it.warnings === undefined || it.warnings.length === 0 ? null : JSON.stringify(it.warnings),
+    it.json?.document ?? JSON.stringify(it.document),
+    it.json === undefined ? json(it.preview) : (it.json.preview ?? null),
+    it.raw ?? null,
+    it.afterDelivery === true,
+    it.hashes?.textHash ?? null,
+    it.hashes?.docHash ?? null,
+  ];
+}
+
+/**
  * One statement for `items` (at most 65534 / PARAMS_PER_ROW: PostgreSQL's parameter limit, less `now`'s):
  * the narrow outbox rows, then the document and raw side rows of those actually inserted
  * (a key already stored inserts nothing). `items` must hold each (route, key) once.
@@ -95,21 +118,7 @@ export function insertStatement(items: OutboxInput[], now: Date | null): { text:
   const rows: string[] = [];
   for (const it of items) {
     const b = values.length;
-    values.push(
-      pgText(it.route),
-      pgText(it.key),
-      pgText(it.commentId),
-      it.error === undefined ? 'queued' : 'dead',
-      json(it.error),
-      JSON.stringify(it.origin),
-      it.warnings === undefined || it.warnings.length === 0 ? null : JSON.stringify(it.warnings),
-      it.json?.document ?? JSON.stringify(it.document),
-      it.json === undefined ? json(it.preview) : (it.json.preview ?? null),
-      it.raw ?? null,
-      it.afterDelivery === true,
-      it.hashes?.textHash ?? null,
-      it.hashes?.docHash ?? null,
-    );
+    values.push(...inputParams(it));
     const p = (i: number): string => `$${b + i}`;
     rows.push(
       `(${rows.length}, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::json, ` +

@@ -1,18 +1,20 @@
 /** SQLite dead letters: outbox rows with status `dead`, raw bytes kept. */
 import type Database from 'better-sqlite3';
 import { checkLimit, checkPurgeFilter, checkReplay, jsonOrNull, notFound } from '../common.js';
-import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
+import type { Backend } from '../compose.js';
+import { searchFields } from '../console.js';
+import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, DeadLetterStore, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
 import { ITEM_COLUMNS, toDeadLetter, toDeadLetterDetail, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteOutbox } from './outbox.js';
 
-export class SqliteDeadLetters {
+export class SqliteDeadLetters implements Backend<DeadLetterStore> {
   constructor(
     private readonly db: Database.Database,
     private readonly outbox: SqliteOutbox,
     private readonly now: () => number,
   ) {}
 
-  list(query: DeadLetterQuery): DeadLetter[] {
+  listDeadLetters(query: DeadLetterQuery): DeadLetter[] {
     const limit = checkLimit(query.limit);
     const rows = this.db
       .prepare(
@@ -24,7 +26,7 @@ export class SqliteDeadLetters {
     return rows.map(toDeadLetter);
   }
 
-  get(id: number): DeadLetterDetail | undefined {
+  getDeadLetter(id: number): DeadLetterDetail | undefined {
     return this.db.transaction((): DeadLetterDetail | undefined => {
       const row = this.db
         .prepare(
@@ -40,7 +42,8 @@ export class SqliteDeadLetters {
     })();
   }
 
-  replay(id: number, replacement: OutboxInput): ReplayResult {
+  replayDeadLetter(id: number, replacement: OutboxInput): ReplayResult {
+    const fields = searchFields(replacement);
     return this.db
       .transaction((): ReplayResult => {
         const row = this.db.prepare(`SELECT route, key FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
@@ -68,15 +71,15 @@ export class SqliteDeadLetters {
             warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
           });
         // Raw bytes: the replacement's when given, else the dead letter's own stay.
-        this.outbox.putBody(id, replacement);
-        this.outbox.indexThreads([replacement]);
-        this.outbox.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);
+        this.outbox.putBody(id, replacement, fields);
+        this.outbox.parts.threads.indexItems([replacement]);
+        this.outbox.parts.counters.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);
         return { id, status: dead ? 'dead' : 'queued' };
       })
       .immediate();
   }
 
-  purge(filter: PurgeFilter): number {
+  purgeDeadLetters(filter: PurgeFilter): number {
     checkPurgeFilter(filter);
     const where = [`status = 'dead'`];
     const params: Record<string, unknown> = {};

@@ -5,28 +5,19 @@
  * so a duplicate is found before anything is written for it.
  */
 import type Database from 'better-sqlite3';
-import { countByRoute, itemStateOf, parseItemError } from '../common.js';
-import type { ItemState, KeyedOutcome, OutboxInput, OutboxStatus } from '../types.js';
+import { itemStateOf, parseItemError, type ItemStateRow } from '../common.js';
+import type { Backend } from '../compose.js';
+import { searchFields, type SearchFields } from '../console.js';
+import type { ItemState, KeyedOutcome, KeyedStore, OutboxInput } from '../types.js';
 import type { SqliteOutbox } from './outbox.js';
-import { INSERT_COLUMNS, inputValues } from './rows.js';
+import { insertSql, inputValues } from './rows.js';
 
 type Found = Omit<KeyedOutcome, 'duplicate'>;
 
-interface StateRow {
-  id: number;
-  route: string;
-  key: string;
-  comment_id: string;
-  status: OutboxStatus;
-  attempts: number;
-  next_attempt_at: number;
-  enqueued_at: number;
-  finished_at: number | null;
-  outcome: string | null;
-  last_error: string | null;
-}
+/** An outbox row as itemState reads it: times in Unix ms, the error as stored. */
+type StateRow = Omit<ItemStateRow, 'error'> & { last_error: string | null };
 
-export class SqliteKeyed {
+export class SqliteKeyed implements Backend<KeyedStore> {
   private readonly insert: Database.Statement;
   private readonly byKey: Database.Statement;
   private readonly byAlias: Database.Statement;
@@ -40,11 +31,7 @@ export class SqliteKeyed {
     private readonly outbox: SqliteOutbox,
     private readonly now: () => number,
   ) {
-    this.insert = db.prepare(
-      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
-        .map(() => '?')
-        .join(', ')}) RETURNING id`,
-    );
+    this.insert = db.prepare(insertSql('RETURNING id'));
     this.byKey = db.prepare('SELECT id, key, status FROM outbox WHERE route = ? AND key = ?');
     this.byAlias = db.prepare(
       'SELECT o.id, o.key, o.status FROM outbox_aliases a JOIN outbox o ON o.id = a.item_id WHERE a.route = ? AND a.key = ?',
@@ -58,33 +45,33 @@ export class SqliteKeyed {
       `SELECT id, route, key, comment_id, status, attempts, next_attempt_at, enqueued_at, finished_at, outcome, last_error
        FROM outbox WHERE id = ?`,
     );
-    const tx = db.transaction((items: OutboxInput[]) => this.enqueueNow(items));
-    this.tx = (items) => tx.immediate(items);
+    const tx = db.transaction((items: OutboxInput[], fields: SearchFields[]) => this.enqueueNow(items, fields));
+    this.tx = (items) => tx.immediate(items, items.map(searchFields));
   }
 
-  enqueue(items: OutboxInput[]): KeyedOutcome[] {
+  enqueueKeyed(items: OutboxInput[]): KeyedOutcome[] {
     return items.length === 0 ? [] : this.tx(items);
   }
 
-  private enqueueNow(items: OutboxInput[]): KeyedOutcome[] {
+  private enqueueNow(items: OutboxInput[], fields: SearchFields[]): KeyedOutcome[] {
     const now = this.now();
     const fresh: OutboxInput[] = [];
-    const out = items.map((item): KeyedOutcome => {
+    const out = items.map((item, i): KeyedOutcome => {
       const found = this.find(item);
       if (found !== undefined) {
         this.alias(item, found.id);
         return { ...found, duplicate: true };
       }
       const { id } = this.insert.get(...inputValues(item, now)) as { id: number };
-      this.outbox.putBody(id, item);
+      this.outbox.putBody(id, item, fields[i]!);
       this.alias(item, id);
       fresh.push(item);
       return { id, key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
     });
-    this.outbox.indexThreads(fresh);
+    this.outbox.parts.threads.indexItems(fresh);
     const routesOf = (dead: boolean): string[] => fresh.filter((i) => (i.error !== undefined) === dead).map((i) => i.route);
-    for (const [route, n] of countByRoute(routesOf(false))) this.outbox.bump(route, 'enqueued', n);
-    for (const [route, n] of countByRoute(routesOf(true))) this.outbox.bump(route, 'dead_lettered', n);
+    this.outbox.parts.counters.bumpEach(routesOf(false), 'enqueued');
+    this.outbox.parts.counters.bumpEach(routesOf(true), 'dead_lettered');
     return out;
   }
 

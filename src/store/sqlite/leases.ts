@@ -6,7 +6,8 @@
  */
 import type Database from 'better-sqlite3';
 import { checkDelay, fenced, leaseLost } from '../common.js';
-import type { Fence, Lease } from '../types.js';
+import type { Backend } from '../compose.js';
+import type { Fence, Lease, LeaseStore } from '../types.js';
 
 interface LeaseRow {
   name: string;
@@ -17,7 +18,7 @@ interface LeaseRow {
 
 const toLease = (r: LeaseRow): Lease => ({ name: r.name, owner: r.owner, expiresAt: new Date(r.expires_at).toISOString(), token: r.token });
 
-export class SqliteLeases {
+export class SqliteLeases implements Backend<LeaseStore> {
   private readonly fenceStmt: Database.Statement;
 
   constructor(
@@ -27,7 +28,7 @@ export class SqliteLeases {
     this.fenceStmt = db.prepare('SELECT 1 FROM leases WHERE name = ? AND owner = ? AND token = ? AND expires_at > ?');
   }
 
-  acquire(name: string, owner: string, ttlMs: number): Lease | undefined {
+  acquireLease(name: string, owner: string, ttlMs: number): Lease | undefined {
     const now = this.now();
     // A new token unless `owner` holds the lease live already (then it is only extended).
     const row = this.db
@@ -43,16 +44,16 @@ export class SqliteLeases {
     return row === undefined ? undefined : toLease(row);
   }
 
-  renew(name: string, owner: string, ttlMs: number): void {
+  renewLease(name: string, owner: string, ttlMs: number): void {
     const now = this.now();
     const until = now + checkDelay('ttlMs', ttlMs, 1);
     const changed = this.db
       .prepare('UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ? AND expires_at > ?')
       .run(until, name, owner, now).changes;
-    if (changed === 0) throw leaseLost(name, owner, this.get(name)?.owner);
+    if (changed === 0) throw leaseLost(name, owner, this.getLease(name)?.owner);
   }
 
-  renewAll(owner: string, ttlMs: number): Lease[] {
+  renewLeases(owner: string, ttlMs: number): Lease[] {
     const now = this.now();
     const until = now + checkDelay('ttlMs', ttlMs, 1);
     const rows = this.db
@@ -61,7 +62,7 @@ export class SqliteLeases {
     return rows.map(toLease).sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  release(name: string, owner: string): boolean {
+  releaseLease(name: string, owner: string): boolean {
     const now = this.now();
     return (
       this.db.prepare('UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ? AND expires_at > ?').run(name, owner, now).changes ===
@@ -74,14 +75,14 @@ export class SqliteLeases {
     this.db.prepare('UPDATE leases SET expires_at = 0 WHERE owner IN (SELECT value FROM json_each(?)) AND expires_at > 0').run(list);
   }
 
-  get(name: string): Lease | undefined {
+  getLease(name: string): Lease | undefined {
     const row = this.db
       .prepare('SELECT name, owner, expires_at, token FROM leases WHERE name = ? AND expires_at > ?')
       .get(name, this.now()) as LeaseRow | undefined;
     return row === undefined ? undefined : toLease(row);
   }
 
-  list(): Lease[] {
+  listLeases(): Lease[] {
     const rows = this.db
       .prepare('SELECT name, owner, expires_at, token FROM leases WHERE expires_at > ? ORDER BY name')
       .all(this.now()) as LeaseRow[];

@@ -4,13 +4,7 @@
  * migration here is refused (an older mailgate must not write to it).
  */
 import type Database from 'better-sqlite3';
-import { GatewayError } from '../../errors.js';
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import { attemptsTableSql, checkNotNewer, CONSOLE_INDEXES_SQL, latestVersion, migrationFailed, type Migration } from '../migrate.js';
 
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {
@@ -212,31 +206,12 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
         s_message_id TEXT,
         s_comment_id TEXT NOT NULL
       );
-      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, id);
-      CREATE INDEX outbox_search_account ON outbox_search (adapter, account, id) WHERE account IS NOT NULL;
-      CREATE INDEX outbox_search_sender ON outbox_search (s_sender) WHERE s_sender IS NOT NULL;
-      CREATE INDEX outbox_search_name ON outbox_search (s_name) WHERE s_name IS NOT NULL;
-      CREATE INDEX outbox_search_subject ON outbox_search (s_subject) WHERE s_subject IS NOT NULL;
-      CREATE INDEX outbox_search_message_id ON outbox_search (s_message_id) WHERE s_message_id IS NOT NULL;
-      CREATE INDEX outbox_search_comment_id ON outbox_search (s_comment_id);
-      CREATE INDEX outbox_console_route_id ON outbox (route, id);
-      CREATE INDEX outbox_search_route_adapter ON outbox_search (route, adapter);
-      CREATE INDEX outbox_unchanged ON outbox (id) WHERE status = 'delivered' AND outcome = 'unchanged';
+${CONSOLE_INDEXES_SQL}
       INSERT INTO outbox_search (id, route, adapter, account, s_comment_id)
         SELECT id, route, COALESCE(json_extract(origin, '$.adapter'), 'unknown'), json_extract(origin, '$.account'), lower(comment_id)
         FROM outbox;
 
-      CREATE TABLE outbox_attempts (
-        item_id INTEGER NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
-        route TEXT NOT NULL,
-        at INTEGER NOT NULL,
-        outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'unchanged', 'retry', 'dead')),
-        code TEXT,
-        message TEXT,
-        delay_ms INTEGER
-      );
-      CREATE INDEX outbox_attempts_item ON outbox_attempts (item_id, at);
-      CREATE INDEX outbox_attempts_at ON outbox_attempts (at);
+${attemptsTableSql('INTEGER', 'INTEGER')}
 
       CREATE TABLE ai_units_daily (
         route TEXT NOT NULL,
@@ -259,7 +234,7 @@ function currentVersion(db: Database.Database): number {
 export function migrateSqlite(db: Database.Database, migrations: readonly Migration[] = SQLITE_MIGRATIONS): number {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-  const latest = Math.max(0, ...migrations.map((m) => m.version));
+  const latest = latestVersion(migrations);
   const step = db.transaction((m: Migration) => {
     // Re-read inside the write lock: another process may have applied it meanwhile.
     if (currentVersion(db) >= m.version) return;
@@ -267,19 +242,13 @@ export function migrateSqlite(db: Database.Database, migrations: readonly Migrat
     db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
   });
   const found = currentVersion(db);
-  if (found > latest) {
-    throw new GatewayError(
-      'MAILGATE_ERR_STORE_MIGRATION',
-      `the store schema is version ${found}, newer than this mailgate knows (${latest}): upgrade mailgate`,
-    );
-  }
+  checkNotNewer(found, latest);
   for (const m of migrations) {
     if (m.version <= found) continue;
     try {
       step.immediate(m);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      throw new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `migration ${m.version} (${m.name}) failed: ${message}`, { cause: err });
+      throw migrationFailed(m, err);
     }
   }
   return currentVersion(db);

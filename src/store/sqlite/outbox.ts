@@ -1,11 +1,13 @@
 /**
- * The SQLite outbox: enqueue (with checkpoint), claim, outcomes, depth and counters.
+ * The SQLite outbox: enqueue (with checkpoint), claim, outcomes, depth and counts.
  * better-sqlite3 is synchronous: each method runs to completion, inside one IMMEDIATE
  * transaction when it writes more than one statement.
  */
 import type Database from 'better-sqlite3';
 import type { Checkpoint, Origin } from '../../model/origin.js';
-import { checkAiUnits, checkDelay, checkLimit, countByRoute, jsonOrNull } from '../common.js';
+import { checkDelay, checkLimit, jsonOrNull } from '../common.js';
+import type { Backend } from '../compose.js';
+import { searchFields, type SearchFields } from '../console.js';
 import type {
   Fence,
   DeliveryInfo,
@@ -15,18 +17,29 @@ import type {
   OutboxInput,
   OutboxItem,
   OutboxStatus,
+  OutboxStore,
   PendingAction,
   StoredItem,
-  ThreadEntry,
 } from '../types.js';
-import { INSERT_COLUMNS, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
+import { insertSql, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
+import type { SqliteCheckpoints } from './checkpoints.js';
+import type { SqliteConsole } from './console.js';
+import type { SqliteCounters } from './counters.js';
 import type { SqliteLeases } from './leases.js';
-import { SqliteItems } from './items.js';
-import type { SqliteState } from './state.js';
+import type { SqliteLedger } from './ledger.js';
+import type { SqliteThreads } from './threads.js';
 
-export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
+/** What the outbox writes in its own transactions besides its rows. */
+export interface OutboxParts {
+  leases: SqliteLeases;
+  checkpoints: SqliteCheckpoints;
+  counters: SqliteCounters;
+  threads: SqliteThreads;
+  ledger: SqliteLedger;
+  console: SqliteConsole;
+}
 
-export class SqliteOutbox {
+export class SqliteOutbox implements Backend<OutboxStore> {
   private readonly insert: Database.Statement;
   private readonly insertDoc: Database.Statement;
   private readonly insertRaw: Database.Statement;
@@ -34,28 +47,22 @@ export class SqliteOutbox {
   private readonly deleteRaw: Database.Statement;
   private readonly selectKnownKeys: Database.Statement;
   private readonly renewLeases: Database.Statement;
-  private readonly putCheckpoint: Database.Statement;
-  private readonly bumpStmts = new Map<CounterName, Database.Statement>();
   private readonly claimRoute: Database.Statement;
   private readonly claimAny: Database.Statement;
-  private readonly enqueueTx: (items: OutboxInput[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => EnqueueResult;
+  private readonly enqueueTx: (
+    items: OutboxInput[],
+    fields: SearchFields[],
+    checkpoint: Checkpoint | undefined,
+    fence: Fence | undefined,
+  ) => EnqueueResult;
   private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
-  /** The console's search rows and attempts, written in this outbox's transactions. */
-  readonly items: SqliteItems;
 
   constructor(
     private readonly db: Database.Database,
-    private readonly state: SqliteState,
     private readonly now: () => number,
-    private readonly leases: SqliteLeases,
+    readonly parts: OutboxParts,
   ) {
-    this.items = new SqliteItems(db, now);
-    this.insert = db.prepare(
-      `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
-        .map(() => '?')
-        .join(', ')})
-       ON CONFLICT (route, key) DO NOTHING`,
-    );
+    this.insert = db.prepare(insertSql('ON CONFLICT (route, key) DO NOTHING'));
     this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES (?, ?, ?, ?, ?)');
     this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
     this.selectDocs = db.prepare(
@@ -66,19 +73,6 @@ export class SqliteOutbox {
     this.renewLeases = db.prepare(
       `UPDATE outbox SET lease_expires_at = ? WHERE status = 'queued' AND lease_owner = ? AND id IN (SELECT value FROM json_each(?))`,
     );
-    this.putCheckpoint = db.prepare(
-      `INSERT INTO checkpoints (key, value, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-    );
-    for (const name of ['enqueued', 'delivered', 'unchanged', 'dead_lettered', 'ai_units'] as const) {
-      this.bumpStmts.set(
-        name,
-        db.prepare(
-          `INSERT INTO route_counters (route, ${name}) VALUES (?, ?)
-         ON CONFLICT (route) DO UPDATE SET ${name} = ${name} + excluded.${name}`,
-        ),
-      );
-    }
     const ready = `status = 'queued' AND next_attempt_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now)`;
     const claim = (filter: string): Database.Statement =>
       db.prepare(
@@ -88,17 +82,19 @@ export class SqliteOutbox {
       );
     this.claimRoute = claim('route = @route AND');
     this.claimAny = claim('');
-    const tx = db.transaction((items: OutboxInput[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => {
-      this.leases.check(fence);
-      return this.enqueueNow(items, checkpoint);
-    });
-    this.enqueueTx = (items, checkpoint, fence) => tx.immediate(items, checkpoint, fence);
+    const tx = db.transaction(
+      (items: OutboxInput[], fields: SearchFields[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => {
+        this.parts.leases.check(fence);
+        return this.enqueueNow(items, fields, checkpoint);
+      },
+    );
+    this.enqueueTx = (items, fields, checkpoint, fence) => tx.immediate(items, fields, checkpoint, fence);
     const claimTx = db.transaction((route: string | undefined, params: Record<string, unknown>) => this.claimNow(route, params));
     this.claimTx = (route, params) => claimTx.immediate(route, params);
   }
 
-  /** Writes the wide values of an item to the side tables (document always; raw bytes when given). */
-  putBody(id: number, item: OutboxInput): void {
+  /** Writes the wide values of an item to the side tables (document always; raw bytes when given) and its search row. */
+  putBody(id: number, item: OutboxInput, fields: SearchFields): void {
     const preview = item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null);
     this.insertDoc.run(
       id,
@@ -108,7 +104,7 @@ export class SqliteOutbox {
       item.hashes?.docHash ?? null,
     );
     if (item.raw !== undefined) this.insertRaw.run(id, item.raw);
-    this.items.putSearch(id, item);
+    this.parts.console.putSearch(id, fields);
   }
 
   /** Deletes the side rows of outbox rows about to be deleted (call inside the caller's transaction). */
@@ -118,59 +114,28 @@ export class SqliteOutbox {
     }
   }
 
-  /** Writes the thread index entries the items carry (call inside the caller's transaction). */
-  indexThreads(items: OutboxInput[]): void {
-    const bySource = new Map<string, ThreadEntry[]>();
-    for (const { thread } of items) {
-      if (thread === undefined) continue;
-      const list = bySource.get(thread.source) ?? [];
-      list.push(thread.entry);
-      bySource.set(thread.source, list);
-    }
-    for (const [source, entries] of bySource) this.state.indexThread(source, entries);
-  }
-
-  /** Adds `n` to a per-route counter (call inside the caller's transaction). */
-  bump(route: string, name: CounterName, n: number): void {
-    if (n !== 0) this.bumpStmts.get(name)?.run(route, n);
-  }
-
-  setCheckpoint(key: string, value: Checkpoint['value']): void {
-    this.putCheckpoint.run(key, JSON.stringify(value), this.now());
-  }
-
-  /** setCheckpoint under a lease: checked and written in one transaction. */
-  setFencedCheckpoint(key: string, value: Checkpoint['value'], fence: Fence): void {
-    this.db
-      .transaction(() => {
-        this.leases.check(fence);
-        this.setCheckpoint(key, value);
-      })
-      .immediate();
-  }
-
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): EnqueueResult {
-    return this.enqueueTx(items, checkpoint, fence);
+    return this.enqueueTx(items, items.map(searchFields), checkpoint, fence);
   }
 
-  private enqueueNow(items: OutboxInput[], checkpoint: Checkpoint | undefined): EnqueueResult {
+  private enqueueNow(items: OutboxInput[], fields: SearchFields[], checkpoint: Checkpoint | undefined): EnqueueResult {
     const now = this.now();
     const result: EnqueueResult = { queued: 0, deadLettered: 0, duplicates: 0 };
     const queued: string[] = [];
     const dead: string[] = [];
-    for (const item of items) {
+    for (const [i, item] of items.entries()) {
       const res = this.insert.run(...inputValues(item, now));
       if (res.changes === 0) {
         result.duplicates += 1;
         continue;
       }
-      this.putBody(Number(res.lastInsertRowid), item);
+      this.putBody(Number(res.lastInsertRowid), item, fields[i]!);
       (item.error === undefined ? queued : dead).push(item.route);
     }
-    this.indexThreads(items);
-    for (const [route, n] of countByRoute(queued)) this.bump(route, 'enqueued', n);
-    for (const [route, n] of countByRoute(dead)) this.bump(route, 'dead_lettered', n);
-    if (checkpoint !== undefined) this.setCheckpoint(checkpoint.key, checkpoint.value);
+    this.parts.threads.indexItems(items);
+    this.parts.counters.bumpEach(queued, 'enqueued');
+    this.parts.counters.bumpEach(dead, 'dead_lettered');
+    if (checkpoint !== undefined) this.parts.checkpoints.put(checkpoint.key, checkpoint.value);
     result.queued = queued.length;
     result.deadLettered = dead.length;
     return result;
@@ -226,13 +191,13 @@ export class SqliteOutbox {
                 )
                 .all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>);
         if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
-        for (const [route, n] of countByRoute(rows.map((r) => r.route))) this.bump(route, info.outcome, n);
-        this.items.recordAttempts(rows, info.outcome);
-        if (info.aiUnits !== undefined) {
-          this.bump(info.aiUnits.route, 'ai_units', checkAiUnits(info.aiUnits.units));
-          this.items.addDailyUnits(info.aiUnits.route, info.aiUnits.units);
-        }
-        for (const l of info.ledger ?? []) this.state.record(l.source, l.entries);
+        this.parts.counters.bumpEach(
+          rows.map((r) => r.route),
+          info.outcome,
+        );
+        this.parts.console.recordAttempts(rows, info.outcome);
+        if (info.aiUnits !== undefined) this.parts.counters.addUnits(info.aiUnits.route, info.aiUnits.units);
+        for (const l of info.ledger ?? []) this.parts.ledger.record(l.source, l.entries);
         return rows.length;
       })
       .immediate();
@@ -262,7 +227,7 @@ export class SqliteOutbox {
        WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
           )
           .all(due, JSON.stringify(reason), JSON.stringify(list)) as Array<{ id: number; route: string }>;
-        this.items.recordAttempts(rows, 'retry', reason, delayMs);
+        this.parts.console.recordAttempts(rows, 'retry', reason, delayMs);
         return rows.length;
       })
       .immediate();
@@ -278,8 +243,8 @@ export class SqliteOutbox {
           )
           .get(this.now(), JSON.stringify(error), id) as { id: number; route: string } | undefined;
         if (row !== undefined) {
-          this.bump(row.route, 'dead_lettered', 1);
-          this.items.recordAttempts([row], 'dead', error);
+          this.parts.counters.bump(row.route, 'dead_lettered', 1);
+          this.parts.console.recordAttempts([row], 'dead', error);
         }
         return row !== undefined;
       })
@@ -311,7 +276,7 @@ export class SqliteOutbox {
       .run(JSON.stringify(ids)).changes;
   }
 
-  depth(route?: string): number {
+  outboxDepth(route?: string): number {
     const row = (
       route === undefined
         ? this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`).get()
@@ -320,7 +285,7 @@ export class SqliteOutbox {
     return row.n;
   }
 
-  counts(): OutboxCount[] {
+  outboxCounts(): OutboxCount[] {
     const rows = this.db
       .prepare('SELECT route, status, COUNT(*) AS n FROM outbox GROUP BY route, status ORDER BY route, status')
       .all() as Array<{ route: string; status: OutboxStatus; n: number }>;

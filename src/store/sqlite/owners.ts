@@ -3,29 +3,19 @@
  * taking back what a dead owner held. Times are ms since the epoch by the store's clock.
  */
 import type Database from 'better-sqlite3';
-import { checkOwner, checkMissedBeats } from '../common.js';
-import type { OwnerInfo, OwnerRegistration, ReapResult } from '../types.js';
+import { checkOwner, checkMissedBeats, ownerInfoOf, type OwnerRow } from '../common.js';
+import type { Backend } from '../compose.js';
+import type { OwnerInfo, OwnerRegistration, OwnerStore, ReapResult } from '../types.js';
 import type { SqliteLeases } from './leases.js';
 
-interface OwnerRow {
-  id: string;
-  host: string;
-  pid: number;
-  proc_start: string | null;
-  heartbeat_ms: number;
-  lease_group: string | null;
-  started_at: number;
-  heartbeat_at: number;
-}
-
-export class SqliteOwners {
+export class SqliteOwners implements Backend<OwnerStore> {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
     private readonly leases: SqliteLeases,
   ) {}
 
-  register(owner: OwnerRegistration): void {
+  registerOwner(owner: OwnerRegistration): void {
     checkOwner(owner);
     const now = this.now();
     this.db
@@ -37,11 +27,11 @@ export class SqliteOwners {
       .run(owner.id, owner.host, owner.pid, owner.procStart ?? null, owner.heartbeatMs, owner.group ?? null, now, now);
   }
 
-  heartbeat(id: string): boolean {
+  heartbeatOwner(id: string): boolean {
     return this.db.prepare('UPDATE owners SET heartbeat_at = ? WHERE id = ?').run(this.now(), id).changes === 1;
   }
 
-  deregister(id: string): number {
+  deregisterOwner(id: string): number {
     return this.db
       .transaction(() => {
         this.db.prepare('DELETE FROM owners WHERE id = ?').run(id);
@@ -50,23 +40,13 @@ export class SqliteOwners {
       .immediate();
   }
 
-  list(): OwnerInfo[] {
+  listOwners(): OwnerInfo[] {
     const now = this.now();
-    const rows = this.db.prepare('SELECT * FROM owners ORDER BY started_at, id').all() as OwnerRow[];
-    return rows.map((r) => ({
-      id: r.id,
-      host: r.host,
-      pid: r.pid,
-      ...(r.proc_start === null ? {} : { procStart: r.proc_start }),
-      heartbeatMs: r.heartbeat_ms,
-      ...(r.lease_group === null ? {} : { group: r.lease_group }),
-      startedAt: new Date(r.started_at).toISOString(),
-      heartbeatAt: new Date(r.heartbeat_at).toISOString(),
-      heartbeatAgeMs: Math.max(0, now - r.heartbeat_at),
-    }));
+    const rows = this.db.prepare('SELECT * FROM owners ORDER BY started_at, id').all() as Array<OwnerRow & { heartbeat_at: number }>;
+    return rows.map((r) => ownerInfoOf(r, Math.max(0, now - r.heartbeat_at)));
   }
 
-  reap(dead: string[], missedBeats: number): ReapResult {
+  reapOwners(dead: string[], missedBeats: number): ReapResult {
     checkMissedBeats(missedBeats);
     return this.db
       .transaction(() => {

@@ -98,5 +98,13 @@ export function inputValues(item: OutboxInput, now: number): unknown[] {
 export const INSERT_COLUMNS =
   'route, key, comment_id, status, next_attempt_at, enqueued_at, finished_at, last_error, origin, warnings, action_due';
 
+/** The INSERT of one input's outbox row (values: `inputValues`), ending in `tail` (a conflict clause, RETURNING). */
+export function insertSql(tail: string): string {
+  const params = INSERT_COLUMNS.split(',')
+    .map(() => '?')
+    .join(', ');
+  return `INSERT INTO outbox (${INSERT_COLUMNS}) VALUES (${params}) ${tail}`;
+}
+
 /** The narrow outbox columns a claim or listing returns (document and preview come from `outbox_docs`). */
 export const ITEM_COLUMNS = 'id, route, key, comment_id, status, attempts, enqueued_at, finished_at, last_error, origin, warnings';

@@ -1,23 +1,17 @@
 /**
- * What both stores share for the console's item list: the fields kept for search (taken from
- * the document's headers at enqueue, so a list page or a search never parses a document), the
- * query checks, and the SQL conditions of the console states.
+ * What both stores share for the console's item list: the fields kept for search (the message's
+ * facts, src/preview/facts.ts, stored at enqueue, so a list page or a search never parses a
+ * document), the query checks, and the SQL conditions of the console states.
  *
  * Search is by prefix, case-insensitive (lower-cased at enqueue and in the query): an indexed
  * range scan per field, fast at millions of items. A substring search would scan every row.
  */
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../limits.js';
-import { parseAddressList } from '../mime/address.js';
-import { decodeWords } from '../mime/encoded-words.js';
-import { getHeader, parseDate } from '../mime/headers.js';
-import { parseMessageIds } from '../mime/message-ids.js';
-import { documentHeaders } from '../preview/comment.js';
 import { GatewayError } from '../errors.js';
-import { checkLimit } from './common.js';
-import type { DailyAiUnits, ItemCount, ItemListState, ItemQuery, OutboxInput } from './types.js';
+import { messageFacts, type MessageFacts } from '../preview/facts.js';
+import type { Origin } from '../model/origin.js';
+import { checkLimit, parseItemError } from './common.js';
+import type { DailyAiUnits, ItemCount, ItemError, ItemListState, ItemQuery, ItemSummary, OutboxInput } from './types.js';
 
-/** Longest stored search field (characters): longer values are cut; a prefix search needs no more. */
-export const MAX_SEARCH_FIELD_CHARS = 256;
 /** Longest search string. */
 export const MAX_SEARCH_CHARS = 256;
 /**
@@ -52,42 +46,30 @@ export const MAX_UNIT_DAYS = 366;
 
 export const ITEM_LIST_STATES: readonly ItemListState[] = ['queued', 'retrying', 'delivered', 'unchanged', 'dead'];
 
-/** The values stored beside an item for the console's list and search. */
-export interface SearchFields {
+/** The values stored beside an item for the console's list and search, with the item's route, key and comment id. */
+export interface SearchFields extends MessageFacts {
+  route: string;
+  key: string;
+  commentId: string;
   adapter: string;
   account: string | null;
-  sender: string | null;
-  senderName: string | null;
-  subject: string | null;
-  messageId: string | null;
-  /** ms since the epoch. */
-  timestamp: number | null;
 }
 
-const cut = (s: string | undefined): string | null => {
-  const t = s?.trim();
-  return t === undefined || t === '' ? null : t.slice(0, MAX_SEARCH_FIELD_CHARS);
-};
-
-/** The search fields of an input; never throws (a document without headers gives nulls). */
+/**
+ * The search fields of an input: the facts intake computed in the parse worker, or, for a caller
+ * that hands over only a document (the library, tests), computed from it. Either way the stores
+ * call this before their write transaction opens, never inside it.
+ */
 export function searchFields(item: OutboxInput): SearchFields {
-  const base = { adapter: item.origin.adapter, account: item.origin.account ?? null };
-  try {
-    const headers = documentHeaders(item.document);
-    const from = parseAddressList(getHeader(headers, 'from') ?? '')[0];
-    const msgId = getHeader(headers, 'message-id');
-    const date = parseDate(getHeader(headers, 'date'))?.getTime();
-    return {
-      ...base,
-      sender: cut(from?.address),
-      senderName: cut(from?.name),
-      subject: cut(decodeWords(getHeader(headers, 'subject') ?? '')),
-      messageId: cut(parseMessageIds(msgId)[0] ?? msgId?.replace(/[<>]/g, '')),
-      timestamp: date !== undefined && date >= MIN_TIMESTAMP_MS && date <= MAX_TIMESTAMP_MS ? date : null,
-    };
-  } catch {
-    return { ...base, sender: null, senderName: null, subject: null, messageId: null, timestamp: null };
-  }
+  const { route, key, commentId, origin } = item;
+  return {
+    route,
+    key,
+    commentId,
+    adapter: origin.adapter,
+    account: origin.account ?? null,
+    ...(item.facts ?? messageFacts(item.document)),
+  };
 }
 
 /** Lower case for search columns and queries (the same function on both sides). */
@@ -134,6 +116,56 @@ export function stateCondition(state: ItemListState): string {
     case 'dead':
       return `o.status = 'dead'`;
   }
+}
+
+/** The columns of a console list row (outbox `o` joined to its search row `s`). */
+export const LIST_COLUMNS = `o.id, o.route, o.key, o.comment_id, o.status, o.attempts, o.outcome, o.origin, o.enqueued_at,
+  o.next_attempt_at, o.finished_at, o.last_error, s.sender, s.sender_name, s.subject, s.message_id, s.msg_ts`;
+
+/** A row of LIST_COLUMNS as either driver returns it: times as Unix ms or Date, JSON as text or parsed, ids as numbers or bigint strings. */
+export interface ListRow {
+  id: number | string;
+  route: string;
+  key: string;
+  comment_id: string;
+  status: string;
+  attempts: number;
+  outcome: string | null;
+  origin: string | Origin;
+  enqueued_at: number | Date;
+  next_attempt_at: number | Date;
+  finished_at: number | Date | null;
+  last_error: string | ItemError | null;
+  sender: string | null;
+  sender_name: string | null;
+  subject: string | null;
+  message_id: string | null;
+  msg_ts: number | Date | null;
+}
+
+const iso = (t: number | Date): string => new Date(t).toISOString();
+
+export function toSummary(r: ListRow): ItemSummary {
+  const s: ItemSummary = {
+    id: Number(r.id),
+    route: r.route,
+    key: r.key,
+    commentId: r.comment_id,
+    state: stateOf(r.status, r.attempts, r.outcome),
+    origin: typeof r.origin === 'string' ? (JSON.parse(r.origin) as Origin) : r.origin,
+    attempts: r.attempts,
+    enqueuedAt: iso(r.enqueued_at),
+  };
+  if (r.status === 'queued') s.nextAttemptAt = iso(r.next_attempt_at);
+  if (r.finished_at !== null) s.finishedAt = iso(r.finished_at);
+  const err = typeof r.last_error === 'string' ? parseItemError(r.last_error) : (r.last_error ?? undefined);
+  if (err !== undefined) s.lastError = err;
+  if (r.sender !== null) s.sender = r.sender;
+  if (r.sender_name !== null) s.senderName = r.sender_name;
+  if (r.subject !== null) s.subject = r.subject;
+  if (r.message_id !== null) s.messageId = r.message_id;
+  if (r.msg_ts !== null) s.timestamp = iso(r.msg_ts);
+  return s;
 }
 
 /** The state of a row read back. */

@@ -1,10 +1,9 @@
 /**
- * The console's side of the PostgreSQL store: the search rows written with items, AI units
+ * The console's read model in PostgreSQL: the search rows written with items, AI units
  * per day, and the console's reads. Attempts are written by the outbox's own statements
  * (`ATTEMPT_INSERT`), in the transaction of the outcome they record.
  */
 import type pg from 'pg';
-import type { Origin } from '../../model/origin.js';
 import { checkLimit } from '../common.js';
 import {
   checkDay,
@@ -12,25 +11,27 @@ import {
   COUNT_SQL,
   checkItemQuery,
   prefixEnd,
-  searchFields,
+  type SearchFields,
   searchKey,
   searchSql,
   sortDaily,
   stateCondition,
-  stateOf,
+  LIST_COLUMNS,
+  type ListRow,
+  toSummary,
   SEARCH_PROBE_LIMIT,
-} from '../items.js';
+} from '../console.js';
+import type { Backend } from '../compose.js';
 import type {
   AttemptCount,
+  ConsoleStore,
   DailyAiUnits,
   ItemAttempt,
   ItemCount,
-  ItemError,
   ItemListState,
   ItemQuery,
   ItemRaw,
   ItemSummary,
-  OutboxInput,
   OutboxStatus,
 } from '../types.js';
 import { iso, pgNow, pgText, toId, type Queryable } from './db.js';
@@ -46,13 +47,12 @@ export function attemptInsert(p: { outcome: string; code: string; message: strin
 
 const nul = (s: string | null): string | null => (s === null ? null : pgText(s));
 
-function searchValues(items: OutboxInput[]): unknown[][] {
+function searchValues(rows: SearchFields[]): unknown[][] {
   const cols: unknown[][] = Array.from({ length: 14 }, () => []);
-  for (const it of items) {
-    const f = searchFields(it);
+  for (const f of rows) {
     const row = [
-      pgText(it.route),
-      pgText(it.key),
+      pgText(f.route),
+      pgText(f.key),
       pgText(f.adapter),
       nul(f.account),
       nul(f.sender),
@@ -64,7 +64,7 @@ function searchValues(items: OutboxInput[]): unknown[][] {
       nul(searchKey(f.senderName)),
       nul(searchKey(f.subject)),
       nul(searchKey(f.messageId)),
-      pgText(it.commentId.toLowerCase()),
+      pgText(f.commentId.toLowerCase()),
     ];
     row.forEach((v, i) => cols[i]!.push(v));
   }
@@ -85,76 +85,21 @@ const SEARCH_INSERT = `INSERT INTO outbox_search (id, route, adapter, account, s
  * Writes the search rows of items by (route, key), in the caller's transaction. `replace`:
  * overwrite an existing row (a replayed dead letter); otherwise an item that has one keeps it.
  */
-export async function putSearch(db: Queryable, items: OutboxInput[], replace: boolean): Promise<void> {
-  if (items.length === 0) return;
+export async function putSearch(db: Queryable, rows: SearchFields[], replace: boolean): Promise<void> {
+  if (rows.length === 0) return;
   const conflict = replace
     ? `ON CONFLICT (id) DO UPDATE SET adapter = excluded.adapter, account = excluded.account, sender = excluded.sender,
        sender_name = excluded.sender_name, subject = excluded.subject, message_id = excluded.message_id, msg_ts = excluded.msg_ts,
        s_sender = excluded.s_sender, s_name = excluded.s_name, s_subject = excluded.s_subject, s_message_id = excluded.s_message_id,
        s_comment_id = excluded.s_comment_id`
     : 'ON CONFLICT (id) DO NOTHING';
-  await db.query(`${SEARCH_INSERT} ${conflict}`, searchValues(items));
+  await db.query(`${SEARCH_INSERT} ${conflict}`, searchValues(rows));
 }
 
-/** Adds AI units to today's (UTC, by the clock parameter or the server's) counter of a route. */
-export async function addDailyUnits(db: Queryable, route: string, units: number, now: Date | null): Promise<void> {
-  if (units === 0) return;
-  await db.query(
-    `INSERT INTO ai_units_daily (route, day, units) VALUES ($1, to_char(${pgNow(3)} AT TIME ZONE 'UTC', 'YYYY-MM-DD'), $2)
-     ON CONFLICT (route, day) DO UPDATE SET units = ai_units_daily.units + excluded.units`,
-    [route, units, now],
-  );
-}
-
-interface PgListRow {
-  id: string;
-  route: string;
-  key: string;
-  comment_id: string;
-  status: string;
-  attempts: number;
-  outcome: string | null;
-  origin: Origin;
-  enqueued_at: Date;
-  next_attempt_at: Date;
-  finished_at: Date | null;
-  last_error: ItemError | null;
-  sender: string | null;
-  sender_name: string | null;
-  subject: string | null;
-  message_id: string | null;
-  msg_ts: Date | null;
-}
-
-const LIST_COLUMNS = `o.id, o.route, o.key, o.comment_id, o.status, o.attempts, o.outcome, o.origin, o.enqueued_at,
-  o.next_attempt_at, o.finished_at, o.last_error, s.sender, s.sender_name, s.subject, s.message_id, s.msg_ts`;
-
-function toSummary(r: PgListRow): ItemSummary {
-  const s: ItemSummary = {
-    id: toId(r.id),
-    route: r.route,
-    key: r.key,
-    commentId: r.comment_id,
-    state: stateOf(r.status, r.attempts, r.outcome),
-    origin: r.origin,
-    attempts: r.attempts,
-    enqueuedAt: iso(r.enqueued_at),
-  };
-  if (r.status === 'queued') s.nextAttemptAt = iso(r.next_attempt_at);
-  if (r.finished_at !== null) s.finishedAt = iso(r.finished_at);
-  if (r.last_error !== null) s.lastError = r.last_error;
-  if (r.sender !== null) s.sender = r.sender;
-  if (r.sender_name !== null) s.senderName = r.sender_name;
-  if (r.subject !== null) s.subject = r.subject;
-  if (r.message_id !== null) s.messageId = r.message_id;
-  if (r.msg_ts !== null) s.timestamp = iso(r.msg_ts);
-  return s;
-}
-
-export class PgItems {
+export class PgConsole implements Backend<ConsoleStore> {
   constructor(private readonly pool: pg.Pool) {}
 
-  async list(query: ItemQuery): Promise<ItemSummary[]> {
+  async listItems(query: ItemQuery): Promise<ItemSummary[]> {
     const q = checkItemQuery(query);
     const where: string[] = [];
     const params: unknown[] = [checkLimit(query.limit)];
@@ -185,11 +130,11 @@ export class PgItems {
         filter = `WHERE ${[s.scan, ...where].join(' AND ')}`;
       }
     }
-    const { rows } = await this.pool.query<PgListRow>(`SELECT ${LIST_COLUMNS} FROM ${from} ${filter} ORDER BY o.id DESC LIMIT $1`, params);
+    const { rows } = await this.pool.query<ListRow>(`SELECT ${LIST_COLUMNS} FROM ${from} ${filter} ORDER BY o.id DESC LIMIT $1`, params);
     return rows.map(toSummary);
   }
 
-  async attempts(id: number): Promise<ItemAttempt[]> {
+  async itemAttempts(id: number): Promise<ItemAttempt[]> {
     const { rows } = await this.pool.query<{
       at: Date;
       outcome: ItemAttempt['outcome'];
@@ -205,7 +150,7 @@ export class PgItems {
     });
   }
 
-  async raw(id: number): Promise<ItemRaw | undefined> {
+  async itemRaw(id: number): Promise<ItemRaw | undefined> {
     const { rows } = await this.pool.query<{ status: OutboxStatus; raw: Buffer | null }>(
       'SELECT o.status, r.raw FROM outbox o LEFT JOIN outbox_raw r ON r.id = o.id WHERE o.id = $1',
       [id],
@@ -215,7 +160,7 @@ export class PgItems {
     return r.raw === null ? { status: r.status } : { status: r.status, raw: r.raw };
   }
 
-  async byComment(route: string, commentIds: string[]): Promise<Map<string, number>> {
+  async itemsByComment(route: string, commentIds: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
     const { rows } = await this.pool.query<{ comment_id: string; id: string }>(
@@ -227,7 +172,7 @@ export class PgItems {
     return out;
   }
 
-  async counts(): Promise<ItemCount[]> {
+  async itemCounts(): Promise<ItemCount[]> {
     type Row = { route: string; adapter: string; state?: ItemListState; n: string };
     // One snapshot for the three counts, so that "delivered = the rest" holds.
     const client = await this.pool.connect();
@@ -255,7 +200,7 @@ export class PgItems {
     return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: toId(r.n) }));
   }
 
-  async unitsByDay(since: string): Promise<DailyAiUnits[]> {
+  async aiUnitsByDay(since: string): Promise<DailyAiUnits[]> {
     const { rows } = await this.pool.query<{ route: string; day: string; units: string }>(
       'SELECT route, day, units FROM ai_units_daily WHERE day >= $1',
       [checkDay(since)],

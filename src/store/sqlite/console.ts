@@ -1,28 +1,29 @@
 /**
- * The console's side of the SQLite store: the search row written with each item, the attempts
+ * The console's read model in SQLite: the search row written with each item, the attempts
  * written with each outcome (inside the outbox's own transactions), and the console's reads.
  */
 import type Database from 'better-sqlite3';
-import type { Origin } from '../../model/origin.js';
-import { checkLimit, parseItemError } from '../common.js';
+import { checkLimit } from '../common.js';
 import {
   checkDay,
   combineCounts,
   COUNT_SQL,
   checkItemQuery,
   prefixEnd,
-  searchFields,
   searchSql,
   SEARCH_PROBE_LIMIT,
   searchKey,
   type SearchFields,
   sortDaily,
   stateCondition,
-  stateOf,
-  dayOf,
-} from '../items.js';
+  LIST_COLUMNS,
+  type ListRow,
+  toSummary,
+} from '../console.js';
+import type { Backend } from '../compose.js';
 import type {
   AttemptCount,
+  ConsoleStore,
   DailyAiUnits,
   ItemAttempt,
   ItemCount,
@@ -31,63 +32,14 @@ import type {
   ItemQuery,
   ItemRaw,
   ItemSummary,
-  OutboxInput,
   OutboxStatus,
 } from '../types.js';
 
-interface ListRow {
-  id: number;
-  route: string;
-  key: string;
-  comment_id: string;
-  status: string;
-  attempts: number;
-  outcome: string | null;
-  origin: string;
-  enqueued_at: number;
-  next_attempt_at: number;
-  finished_at: number | null;
-  last_error: string | null;
-  sender: string | null;
-  sender_name: string | null;
-  subject: string | null;
-  message_id: string | null;
-  msg_ts: number | null;
-}
-
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function toSummary(r: ListRow): ItemSummary {
-  const state = stateOf(r.status, r.attempts, r.outcome);
-  const s: ItemSummary = {
-    id: r.id,
-    route: r.route,
-    key: r.key,
-    commentId: r.comment_id,
-    state,
-    origin: JSON.parse(r.origin) as Origin,
-    attempts: r.attempts,
-    enqueuedAt: iso(r.enqueued_at),
-  };
-  if (r.status === 'queued') s.nextAttemptAt = iso(r.next_attempt_at);
-  if (r.finished_at !== null) s.finishedAt = iso(r.finished_at);
-  const err = parseItemError(r.last_error);
-  if (err !== undefined) s.lastError = err;
-  if (r.sender !== null) s.sender = r.sender;
-  if (r.sender_name !== null) s.senderName = r.sender_name;
-  if (r.subject !== null) s.subject = r.subject;
-  if (r.message_id !== null) s.messageId = r.message_id;
-  if (r.msg_ts !== null) s.timestamp = iso(r.msg_ts);
-  return s;
-}
-
-export const LIST_COLUMNS = `o.id, o.route, o.key, o.comment_id, o.status, o.attempts, o.outcome, o.origin, o.enqueued_at,
-  o.next_attempt_at, o.finished_at, o.last_error, s.sender, s.sender_name, s.subject, s.message_id, s.msg_ts`;
-
-export class SqliteItems {
+export class SqliteConsole implements Backend<ConsoleStore> {
   private readonly insertSearch: Database.Statement;
   private readonly insertAttempt: Database.Statement;
-  private readonly bumpDaily: Database.Statement;
 
   constructor(
     private readonly db: Database.Database,
@@ -106,15 +58,11 @@ export class SqliteItems {
     this.insertAttempt = db.prepare(
       'INSERT INTO outbox_attempts (item_id, route, at, outcome, code, message, delay_ms) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    this.bumpDaily = db.prepare(
-      `INSERT INTO ai_units_daily (route, day, units) VALUES (?, ?, ?)
-       ON CONFLICT (route, day) DO UPDATE SET units = units + excluded.units`,
-    );
   }
 
   // --- writes, inside the caller's transaction ---------------------------------------------
-  putSearch(id: number, item: OutboxInput): void {
-    this.insertSearch.run(...searchRow(id, item.route, searchFields(item), item.commentId));
+  putSearch(id: number, fields: SearchFields): void {
+    this.insertSearch.run(...searchRow(id, fields));
   }
 
   recordAttempts(rows: ReadonlyArray<{ id: number; route: string }>, outcome: ItemAttempt['outcome'], error?: ItemError, delayMs?: number) {
@@ -122,12 +70,8 @@ export class SqliteItems {
     for (const r of rows) this.insertAttempt.run(r.id, r.route, at, outcome, error?.code ?? null, error?.message ?? null, delayMs ?? null);
   }
 
-  addDailyUnits(route: string, units: number): void {
-    if (units !== 0) this.bumpDaily.run(route, dayOf(this.now()), units);
-  }
-
   // --- reads ----------------------------------------------------------------------------------
-  list(query: ItemQuery): ItemSummary[] {
+  listItems(query: ItemQuery): ItemSummary[] {
     const q = checkItemQuery(query);
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: checkLimit(query.limit) };
@@ -186,7 +130,7 @@ export class SqliteItems {
     return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
   }
 
-  attempts(id: number): ItemAttempt[] {
+  itemAttempts(id: number): ItemAttempt[] {
     const rows = this.db
       .prepare('SELECT at, outcome, code, message, delay_ms FROM outbox_attempts WHERE item_id = ? ORDER BY at, rowid')
       .all(id) as Array<{
@@ -204,7 +148,7 @@ export class SqliteItems {
     });
   }
 
-  raw(id: number): ItemRaw | undefined {
+  itemRaw(id: number): ItemRaw | undefined {
     const r = this.db.prepare('SELECT o.status, r.raw FROM outbox o LEFT JOIN outbox_raw r ON r.id = o.id WHERE o.id = ?').get(id) as
       | { status: OutboxStatus; raw: Buffer | null }
       | undefined;
@@ -212,7 +156,7 @@ export class SqliteItems {
     return r.raw === null ? { status: r.status } : { status: r.status, raw: r.raw };
   }
 
-  byComment(route: string, commentIds: string[]): Map<string, number> {
+  itemsByComment(route: string, commentIds: string[]): Map<string, number> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
     const rows = this.db
@@ -225,7 +169,7 @@ export class SqliteItems {
     return out;
   }
 
-  counts(): ItemCount[] {
+  itemCounts(): ItemCount[] {
     type Row = { route: string; adapter: string; state?: ItemListState; n: number };
     return this.db
       .transaction(() => {
@@ -243,7 +187,7 @@ export class SqliteItems {
     return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: r.n }));
   }
 
-  unitsByDay(since: string): DailyAiUnits[] {
+  aiUnitsByDay(since: string): DailyAiUnits[] {
     const rows = this.db.prepare('SELECT route, day, units FROM ai_units_daily WHERE day >= ?').all(checkDay(since)) as DailyAiUnits[];
     return sortDaily(rows);
   }
@@ -254,10 +198,10 @@ export class SqliteItems {
  * sender, sender_name, subject, message_id, msg_ts, then the search keys s_sender, s_name,
  * s_subject, s_message_id, s_comment_id).
  */
-export function searchRow(id: number, route: string, f: SearchFields, commentId: string): unknown[] {
+export function searchRow(id: number, f: SearchFields): unknown[] {
   return [
     id,
-    route,
+    f.route,
     f.adapter,
     f.account,
     f.sender,
@@ -269,6 +213,6 @@ export function searchRow(id: number, route: string, f: SearchFields, commentId:
     searchKey(f.senderName),
     searchKey(f.subject),
     searchKey(f.messageId),
-    commentId.toLowerCase(),
+    f.commentId.toLowerCase(),
   ];
 }

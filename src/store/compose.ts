@@ -1,0 +1,97 @@
+/**
+ * One store out of its per-concern modules, behind one guard: every method of every concern
+ * answers a promise, and a driver failure leaves it as a coded GatewayError
+ * (MAILGATE_ERR_STORE_UNAVAILABLE or _WRITE_FAILED, `wrapStoreError`) naming the method. Both
+ * implementations compose this way, so neither repeats a delegation per method.
+ */
+import { wrapStoreError } from './common.js';
+import type { Store, StoreConcerns } from './types.js';
+
+/**
+ * A concern as a backend implements it: the contract's methods, each free to answer at once
+ * (better-sqlite3 is synchronous) or with a promise (pg).
+ */
+export type Backend<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => R | Promise<R> : T[K];
+};
+
+/** The implementations of every concern, by the names of StoreConcerns. */
+export type BackendConcerns = { [K in keyof StoreConcerns]: Backend<StoreConcerns[K]> };
+
+/**
+ * The methods of each concern and the name a failure is reported under (`true`: the method's
+ * own name). Typed as a complete record, so a method added to a contract and not listed here,
+ * or listed and not in the contract, fails to compile.
+ */
+const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true | string> } = {
+  outbox: {
+    enqueue: true,
+    knownKeys: true,
+    claim: true,
+    markDelivered: true,
+    renewClaims: true,
+    scheduleRetry: true,
+    deadLetter: true,
+    pruneDelivered: true,
+    outboxDepth: true,
+    outboxCounts: true,
+    getItem: true,
+    pendingActions: true,
+    finishActions: true,
+  },
+  keyed: { enqueueKeyed: true, findKeys: true, itemState: true },
+  checkpoints: { getCheckpoint: true, setCheckpoint: true, listCheckpoints: true },
+  leases: { acquireLease: true, renewLease: true, renewLeases: true, releaseLease: true, getLease: true, listLeases: true },
+  owners: { registerOwner: true, heartbeatOwner: true, deregisterOwner: true, listOwners: true, reapOwners: true },
+  ledger: { lookup: 'ledger lookup', record: 'ledger record' },
+  threads: { indexThread: true, threadMembers: true },
+  deadLetters: { listDeadLetters: true, getDeadLetter: true, replayDeadLetter: true, purgeDeadLetters: true },
+  predictions: { savePredictions: true, listPredictions: true },
+  counters: { addAiUnits: true, counters: true },
+  console: {
+    listItems: true,
+    itemAttempts: true,
+    itemRaw: true,
+    itemsByComment: true,
+    itemCounts: true,
+    attemptCounts: true,
+    aiUnitsByDay: true,
+  },
+};
+
+type Method = (...args: unknown[]) => unknown;
+
+/** `impl`'s listed methods, each answering a promise and wrapping a failure under its name. */
+function guarded(impl: object, methods: Record<string, true | string>, unavailable: (err: unknown) => boolean): Record<string, Method> {
+  const out: Record<string, Method> = {};
+  for (const [name, label] of Object.entries(methods)) {
+    const fn = (impl as Record<string, Method>)[name]!;
+    const what = label === true ? name : label;
+    out[name] = async (...args: unknown[]) => {
+      try {
+        return await fn.apply(impl, args);
+      } catch (err) {
+        throw wrapStoreError(err, unavailable, what);
+      }
+    };
+  }
+  return out;
+}
+
+/**
+ * The Store of a backend: its concerns behind the guard, `migrate` guarded too, `close` as
+ * given. `unavailable` tells the backend's "cannot reach the store" failures from failed writes.
+ */
+export function composeStore(
+  kind: string,
+  concerns: BackendConcerns,
+  lifecycle: { migrate(): number | Promise<number>; close(): Promise<void> },
+  unavailable: (err: unknown) => boolean,
+): Store {
+  const store: Record<string, unknown> = { kind, close: () => lifecycle.close() };
+  for (const name of Object.keys(METHODS) as Array<keyof StoreConcerns>) {
+    Object.assign(store, guarded(concerns[name], METHODS[name], unavailable));
+  }
+  Object.assign(store, guarded(lifecycle, { migrate: true }, unavailable));
+  return store as unknown as Store;
+}

@@ -1,0 +1,59 @@
+/**
+ * What both stores' schema migrations share: a migration's shape, the version rules (a schema
+ * newer than this mailgate knows is refused; a failed migration names itself) and the SQL that
+ * is the same in both dialects.
+ */
+import { GatewayError } from '../errors.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** The newest version of a list (0 when empty). */
+export const latestVersion = (migrations: readonly Migration[]): number => Math.max(0, ...migrations.map((m) => m.version));
+
+/** Refuses a schema written by a newer mailgate: an older one must not write to it. */
+export function checkNotNewer(found: number, latest: number): void {
+  if (found > latest) {
+    throw new GatewayError(
+      'MAILGATE_ERR_STORE_MIGRATION',
+      `the store schema is version ${found}, newer than this mailgate knows (${latest}): upgrade mailgate`,
+    );
+  }
+}
+
+export function migrationFailed(m: Migration, err: unknown): GatewayError {
+  const message = err instanceof Error ? err.message : String(err);
+  return new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `migration ${m.version} (${m.name}) failed: ${message}`, { cause: err });
+}
+
+/** Migration 8's indexes of the console's search rows and states, in both dialects. */
+export const CONSOLE_INDEXES_SQL = `
+      CREATE INDEX outbox_search_adapter ON outbox_search (adapter, id);
+      CREATE INDEX outbox_search_account ON outbox_search (adapter, account, id) WHERE account IS NOT NULL;
+      CREATE INDEX outbox_search_sender ON outbox_search (s_sender) WHERE s_sender IS NOT NULL;
+      CREATE INDEX outbox_search_name ON outbox_search (s_name) WHERE s_name IS NOT NULL;
+      CREATE INDEX outbox_search_subject ON outbox_search (s_subject) WHERE s_subject IS NOT NULL;
+      CREATE INDEX outbox_search_message_id ON outbox_search (s_message_id) WHERE s_message_id IS NOT NULL;
+      CREATE INDEX outbox_search_comment_id ON outbox_search (s_comment_id);
+      CREATE INDEX outbox_console_route_id ON outbox (route, id);
+      CREATE INDEX outbox_search_route_adapter ON outbox_search (route, adapter);
+      CREATE INDEX outbox_unchanged ON outbox (id) WHERE status = 'delivered' AND outcome = 'unchanged';`;
+
+/** Migration 8's attempts table, its columns' types given (`BIGINT`/`INTEGER` ids, `TIMESTAMPTZ`/`INTEGER` times). */
+export function attemptsTableSql(id: string, time: string): string {
+  return `
+      CREATE TABLE outbox_attempts (
+        item_id ${id} NOT NULL REFERENCES outbox (id) ON DELETE CASCADE,
+        route TEXT NOT NULL,
+        at ${time} NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('delivered', 'unchanged', 'retry', 'dead')),
+        code TEXT,
+        message TEXT,
+        delay_ms INTEGER
+      );
+      CREATE INDEX outbox_attempts_item ON outbox_attempts (item_id, at);
+      CREATE INDEX outbox_attempts_at ON outbox_attempts (at);`;
+}

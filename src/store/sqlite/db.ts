@@ -1,0 +1,52 @@
+/** Opening the SQLite file: pragmas, page size, and which driver failures mean "unavailable". */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { GatewayError } from '../../errors.js';
+
+export interface SqliteOptions {
+  /** `FULL` (default): every commit survives a power cut. `NORMAL`: faster; see ./index.ts. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How long a write waits for another connection's lock before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
+  /**
+   * The clock every stored time comes from (enqueue, claim and lease expiry, retry due
+   * times, leases), in ms since the epoch; default `Date.now`. Tests inject a fake one.
+   */
+  now?: () => number;
+}
+
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|NOTADB|CORRUPT|PERM|AUTH)/;
+
+export function isUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNAVAILABLE.test(code)) return true;
+  return err instanceof TypeError && /database connection is not open/.test(err.message);
+}
+
+/** Page size of a new database, in bytes. */
+export const SQLITE_PAGE_SIZE = 16_384;
+
+export function openDatabase(path: string, options: SqliteOptions): Database.Database {
+  const busy = options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
+  if (!Number.isInteger(busy) || busy < 0) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `SQLite busy timeout must be a non-negative integer, got ${String(busy)}`);
+  }
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    db.pragma(`busy_timeout = ${busy}`);
+    // A new database gets 16 KiB pages: a message's document and raw bytes (a few KiB each)
+    // then fit in one page instead of spilling into overflow pages, which halves what an
+    // enqueue writes. An existing database keeps its page size (it is fixed once written).
+    db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    db.pragma('foreign_keys = ON');
+    return db;
+  } catch (err) {
+    throw new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', `cannot open SQLite store ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}

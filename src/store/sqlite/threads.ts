@@ -1,0 +1,58 @@
+/** The SQLite thread index. */
+import type Database from 'better-sqlite3';
+import type { Backend } from '../compose.js';
+import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
+import { threadsBySource } from '../common.js';
+
+export class SqliteThreads implements Backend<ThreadStore> {
+  constructor(private readonly db: Database.Database) {}
+
+  /** Writes the thread index entries the items carry (call inside the caller's transaction). */
+  indexItems(items: OutboxInput[]): void {
+    for (const [source, entries] of threadsBySource(items)) this.indexThread(source, entries);
+  }
+
+  indexThread(source: string, entries: ThreadEntry[]): void {
+    const put = this.db.prepare(
+      `INSERT INTO threads (source, comment_id, thread_id, ts_ms, timestamp, from_addr, participants) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts_ms = excluded.ts_ms,
+         timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`,
+    );
+    this.db
+      .transaction(() => {
+        for (const e of entries) {
+          put.run(source, e.commentId, e.threadId, Date.parse(e.timestamp), e.timestamp, e.from ?? null, JSON.stringify(e.participants));
+        }
+      })
+      .immediate();
+  }
+
+  threadMembers(source: string, threadIds: string[]): Map<string, ThreadEntry[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT comment_id, thread_id, timestamp, from_addr, participants FROM threads
+       WHERE source = ? AND thread_id IN (SELECT value FROM json_each(?)) ORDER BY thread_id, ts_ms, comment_id`,
+      )
+      .all(source, JSON.stringify(threadIds)) as Array<{
+      comment_id: string;
+      thread_id: string;
+      timestamp: string;
+      from_addr: string | null;
+      participants: string;
+    }>;
+    const members = new Map<string, ThreadEntry[]>();
+    for (const r of rows) {
+      const entry: ThreadEntry = {
+        commentId: r.comment_id,
+        threadId: r.thread_id,
+        timestamp: r.timestamp,
+        participants: JSON.parse(r.participants) as string[],
+      };
+      if (r.from_addr !== null) entry.from = r.from_addr;
+      const list = members.get(r.thread_id) ?? [];
+      list.push(entry);
+      members.set(r.thread_id, list);
+    }
+    return members;
+  }
+}
