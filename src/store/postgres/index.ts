@@ -4,7 +4,7 @@
  * returned is on disk unless the server is configured otherwise.
  */
 import pg from 'pg';
-import { GatewayError } from '../../errors.js';
+import { parseLimit } from '../../limits.js';
 import { redactUrl } from '../../logger.js';
 import { wrapStoreError } from '../common.js';
 import { composeStore } from '../compose.js';
@@ -39,17 +39,8 @@ export const DEFAULT_PG_POOL_SIZE = 10;
 export const DEFAULT_PG_CONNECT_TIMEOUT_MS = 10_000;
 
 function poolFor(url: string, options: PostgresOptions): pg.Pool {
-  const max = options.poolSize ?? DEFAULT_PG_POOL_SIZE;
-  const timeout = options.connectTimeoutMs ?? DEFAULT_PG_CONNECT_TIMEOUT_MS;
-  if (!Number.isInteger(max) || max < 1) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `PostgreSQL pool size must be a positive integer, got ${String(max)}`);
-  }
-  if (!Number.isInteger(timeout) || timeout < 0) {
-    throw new GatewayError(
-      'MAILGATE_ERR_CONFIG_INVALID',
-      `PostgreSQL connect timeout must be a non-negative integer, got ${String(timeout)}`,
-    );
-  }
+  const max = parseLimit('PostgreSQL poolSize', options.poolSize, DEFAULT_PG_POOL_SIZE);
+  const timeout = parseLimit('PostgreSQL connectTimeoutMs', options.connectTimeoutMs, DEFAULT_PG_CONNECT_TIMEOUT_MS, { min: 0 });
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: timeout });
   // An idle connection dropped by the server: the pool discards it and the next query reconnects
   // (or fails with a coded error). Without a listener the event would crash the process.
