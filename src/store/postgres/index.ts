@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { parseLimit } from '../../limits.js';
+import { redactUrl } from '../../logger.js';
 import { wrapStoreError } from '../common.js';
 import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
@@ -47,17 +48,6 @@ function poolFor(url: string, options: PostgresOptions): pg.Pool {
   return pool;
 }
 
-/** `postgres://user:secret@host/db` without the password, for messages. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://…';
-  }
-}
-
 /** Connects and migrates (under an advisory lock). */
 export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<Store> {
   const pool = poolFor(url, options);
@@ -65,7 +55,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     await migratePostgres(pool);
   } catch (err) {
     await pool.end().catch(() => undefined);
-    throw wrapStoreError(err, isPgUnavailable, `opening ${redact(url)}`);
+    throw wrapStoreError(err, isPgUnavailable, `opening ${redactUrl(url)}`);
   }
   const clock = options.now;
   const leases = new PgLeases(pool, clock);
