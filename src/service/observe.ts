@@ -6,6 +6,7 @@
  */
 import type { AttemptInfo } from '../api/client.js';
 import type { Logger } from '../logger.js';
+import type { RoutePauses } from '../runtime/pauses.js';
 import type { Metrics } from '../metrics.js';
 import type { RuntimeEvents } from '../pipeline/events.js';
 import type { Store } from '../store/types.js';
@@ -75,8 +76,19 @@ export function logDelivery(events: RuntimeEvents, logger: Logger): void {
  * Gauges filled on scrape: outbox depth per route, and the connection state of each health line
  * of a pull adapter (an IMAP account), labelled by the line's name.
  */
-export function observeStore(metrics: Metrics, store: Store, adapters: readonly AdapterEntry[], routes: Iterable<string>): void {
+export function observeStore(
+  metrics: Metrics,
+  store: Store,
+  adapters: readonly AdapterEntry[],
+  routes: Iterable<string>,
+  pauses?: RoutePauses,
+): void {
   const names = [...routes];
+  if (pauses !== undefined) {
+    metrics.routePaused.collect(() => {
+      for (const route of names) metrics.routePaused.set({ route }, pauses.get(route) === undefined ? 0 : 1);
+    });
+  }
   metrics.outboxDepth.collect(async () => {
     const counts = await store.outboxCounts();
     metrics.outboxDepth.reset();
