@@ -215,6 +215,7 @@ export const WARNING_CODES = {
   MAILGATE_WARN_CHARSET_FALLBACK: 'An unknown or bogus charset label was decoded by the fallback rule.',
   MAILGATE_WARN_BODY_TRUNCATED: 'The body text exceeded 65536 characters and was truncated.',
   MAILGATE_WARN_HEADERS_TRUNCATED: 'The raw header block exceeded the limit; trailing fields were dropped.',
+  MAILGATE_WARN_JOURNAL_MALFORMED: 'The message says it is an Exchange journal report but cannot be read as one; it was kept as it is.',
   MAILGATE_WARN_HEADERS_SYNTHESIZED:
     'The archive kept no transport headers for the item (sent items, drafts); its headers were built from its properties.',
   MAILGATE_WARN_ATTACHMENTS_TRUNCATED: 'The message has more than 128 attachments; only the first 128 are listed.',

@@ -290,7 +290,15 @@ export const RouteSchema = z
         'Client properties added to every document; string values may use {adapter}, {account}, {folder}, {mailbox} (Graph), {path}, {eventId}, ' +
           'and for pushed mail {envelope.from}, {envelope.to} (comma-joined), {envelope.provider}, {envelope.spf}, {envelope.dkim}, ' +
           '{envelope.dmarc}, {envelope.spamVerdict}, {envelope.remoteAddress}, {envelope.helo}, {envelope.tls}, {envelope.extra.<key>} ' +
-          '(SMTP: {envelope.extra.plus}); a value left empty is omitted.',
+          '(SMTP: {envelope.extra.plus}), {envelope.journal.*} (see unwrap); a value left empty is omitted.',
+      ),
+    unwrap: z
+      .enum(['none', 'exchange_journal'])
+      .default('none')
+      .describe(
+        'exchange_journal: an Exchange journal report (X-MS-Journal-Report) is replaced by the original message it carries, ' +
+          'and the recipients it lists become the envelope ({envelope.from}, {envelope.to}, {envelope.journal.to|cc|bcc|recipient|expanded|lists|forwarded}); ' +
+          'reports of one message are one comment whose envelope is their union. Any intake. Default none.',
       ),
     override_user_properties: z
       .array(z.string())

@@ -57,6 +57,26 @@ export interface Envelope {
   dmarc?: string;
   /** Anything else the provider states about the message, flat strings only. */
   extra?: Record<string, string>;
+  /**
+   * The envelope an Exchange journal report listed (a route with `unwrap: exchange_journal`):
+   * `to` above then holds every recipient, and these keep the report's lines apart.
+   */
+  journal?: JournalEnvelope;
+}
+
+/** Recipients of an Exchange journal report, by line (lower-case addresses, each once, in report order). */
+export interface JournalEnvelope {
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  /** `Recipient:` lines (the type was not known to Exchange). */
+  recipient: string[];
+  /** Recipients reached through a distribution list Exchange expanded. */
+  expanded: string[];
+  /** The distribution lists that were expanded. */
+  lists: string[];
+  /** Recipients reached because another recipient forwarded the message. */
+  forwarded: string[];
 }
 
 /** An adapter's resume point, written in the same transaction as the items it covers. */

@@ -4,7 +4,7 @@
  * message of the batch is durable, so the adapter acknowledges nothing early.
  */
 import { createHash } from 'node:crypto';
-import { isGatewayError } from '../errors.js';
+import { isGatewayError, type Warning } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { RawEmailDocument } from '../model/index.js';
 import { NO_FACTS } from '../preview/facts.js';
@@ -12,6 +12,7 @@ import type { PreviewOptions } from '../preview/types.js';
 import type { Fence, OutboxInput, Store } from '../store/types.js';
 import type { EncodedPreview, ThreadFacts } from './encoded.js';
 import type { RuntimeEvents } from './events.js';
+import { unwrapJournals } from './journal-intake.js';
 import { outboxKey, resolveUserProperties, routeTarget } from './origin.js';
 import type { Checkpoint, Inbound, IntakeSink } from './types.js';
 
@@ -65,6 +66,8 @@ interface Keyed {
   msg: Inbound;
   route: RouteConfig;
   key: string;
+  /** Warnings of a step before parsing (a malformed journal report), added to the item's. */
+  warnings?: Warning[];
 }
 
 export interface IntakeCounters {
@@ -169,7 +172,7 @@ export function createIntake(options: IntakeOptions): Intake {
     return fresh;
   }
 
-  async function toOutbox({ msg, route, key }: Keyed, c: IntakeCounters = counters): Promise<Parsed> {
+  async function toOutbox({ msg, route, key, warnings }: Keyed, c: IntakeCounters = counters): Promise<Parsed> {
     const base = {
       route: route.name,
       key,
@@ -183,7 +186,8 @@ export function createIntake(options: IntakeOptions): Intake {
     }
     try {
       const userProperties = resolveUserProperties(route.user_properties, msg.origin);
-      const result = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
+      const parsed = await parse(msg.raw, { ...parsing, userProperties, receivedAt: msg.receivedAt });
+      const result = warnings === undefined ? parsed : { ...parsed, warnings: [...parsed.warnings, ...warnings] };
       c.parsed++;
       return {
         input: new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result),
@@ -245,7 +249,8 @@ export function createIntake(options: IntakeOptions): Intake {
     },
     async prepare(batch: Inbound[]): Promise<OutboxInput[]> {
       const apart: IntakeCounters = { received: 0, parsed: 0, failed: 0, queued: 0, duplicates: 0 };
-      return (await Promise.all(batch.map(keyedOf).map((k) => toOutbox(k, apart)))).map((p) => withThread(p, routes));
+      const unwrapped = await unwrapJournals(batch.map(keyedOf), store);
+      return (await Promise.all(unwrapped.map((k) => toOutbox(k, apart)))).map((p) => withThread(p, routes));
     },
     accept(batch: Inbound[], checkpoint?: Checkpoint, fence?: Fence): Promise<void> {
       return inOrder(async (previous) => {
@@ -260,7 +265,11 @@ export function createIntake(options: IntakeOptions): Intake {
         const fresh = await unknown(keyed);
         try {
           counters.duplicates += batch.length - fresh.length;
-          const items = await Promise.all(fresh.map((k) => toOutbox(k)));
+          // Journal reports of one message in consecutive batches: the earlier batch must be
+          // durable before this one looks up what it stored (the envelope union).
+          if (fresh.some((k) => k.route.unwrap === 'exchange_journal')) await previous;
+          // Same length and order as `fresh`: items[i] is fresh[i]'s.
+          const items = await Promise.all((await unwrapJournals(fresh, store)).map((k) => toOutbox(k)));
           await previous;
           await storeBatch(items, checkpoint, fence);
           report(keyed, new Map(fresh.map((k, i) => [k, items[i]!])));

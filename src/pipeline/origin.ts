@@ -73,6 +73,13 @@ const PLACEHOLDERS: Record<string, (o: Origin) => string | undefined> = {
   'envelope.remoteAddress': (o) => o.envelope?.remoteAddress,
   'envelope.helo': (o) => o.envelope?.helo,
   'envelope.tls': (o) => (o.envelope?.tls === undefined ? undefined : String(o.envelope.tls)),
+  'envelope.journal.to': (o) => o.envelope?.journal?.to.join(','),
+  'envelope.journal.cc': (o) => o.envelope?.journal?.cc.join(','),
+  'envelope.journal.bcc': (o) => o.envelope?.journal?.bcc.join(','),
+  'envelope.journal.recipient': (o) => o.envelope?.journal?.recipient.join(','),
+  'envelope.journal.expanded': (o) => o.envelope?.journal?.expanded.join(','),
+  'envelope.journal.lists': (o) => o.envelope?.journal?.lists.join(','),
+  'envelope.journal.forwarded': (o) => o.envelope?.journal?.forwarded.join(','),
 };
 
 /** `{envelope.extra.<key>}`: what an adapter states beyond the common fields (SMTP: `plus`, the +detail of the recipient). */
@@ -80,7 +87,7 @@ const EXTRA = 'envelope\\.extra\\.[A-Za-z0-9_-]+';
 
 const PLACEHOLDER = new RegExp(
   `\\{(${Object.keys(PLACEHOLDERS)
-    .map((k) => k.replace('.', '\\.'))
+    .map((k) => k.replaceAll('.', '\\.'))
     .join('|')}|${EXTRA})\\}`,
   'g',
 );

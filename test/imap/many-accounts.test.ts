@@ -13,6 +13,14 @@ import { startProxy, type Proxy } from './proxy.js';
 import { account, run } from './setup.js';
 
 const ACCOUNTS = 24;
+
+/**
+ * One turn of the event loop. `eventually` returns without a timer when its condition already
+ * holds, so a loop of them alone never lets sockets and real timers run: an account waiting on
+ * one (a login slowed down by a loaded machine, then its backoff) would never become idle and
+ * the loop, and the test's own timeout, would starve.
+ */
+const settle = () => new Promise((r) => setTimeout(r, 10));
 const LIMITS = { concurrency: 4, perSecond: 1 };
 
 let server: DovecotServer;
@@ -55,6 +63,7 @@ describe(`${ACCOUNTS} accounts in one process`, () => {
         clock.advance(1000);
         advanced += 1;
         await eventually(() => pacer.inFlight === 0, 30_000, 'the permits given back');
+        await settle();
       }
       expect(opened()).toBe(ACCOUNTS);
       expect(pacer.peakInFlight).toBeLessThanOrEqual(LIMITS.concurrency);
@@ -72,6 +81,7 @@ describe(`${ACCOUNTS} accounts in one process`, () => {
         clock.advance(1000);
         await eventually(() => pacer.inFlight === 0, 30_000, 'the permits given back');
         expect(opened() - before).toBe(pacer.grants - grantsBefore);
+        await settle();
       }
       expect(pacer.peakInFlight).toBeLessThanOrEqual(LIMITS.concurrency);
     } finally {
