@@ -53,7 +53,10 @@ const specs = (m: number): MessageSpec[] =>
 
 interface Run {
   seconds: number;
+  /** mailgate's CPU seconds. */
   cpu: number;
+  /** CPU seconds of this process meanwhile: the stand-in (or Dovecot's client side: none) and the emulator. */
+  peers: number;
 }
 
 /** Runs `mailgate serve` on `config` until the emulator holds `TOTAL` comments. */
@@ -73,12 +76,14 @@ async function serve(dir: string, config: string[], emulatorComments: () => numb
   });
   const t0 = performance.now();
   const cpu0 = cpuOf(child.pid!);
+  const self0 = process.cpuUsage();
   while (emulatorComments() < TOTAL) await new Promise((r) => setTimeout(r, 50));
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuOf(child.pid!) - cpu0;
+  const self = process.cpuUsage(self0);
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
-  return { seconds, cpu };
+  return { seconds, cpu, peers: (self.user + self.system) / 1e6 };
 }
 
 async function graphRun(): Promise<Run & { http: number; counted: number; maxInFlight: number }> {
@@ -125,7 +130,7 @@ async function imapRun(): Promise<Run> {
   const url = await emu.listen(0, '127.0.0.1');
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-graph-imap-'));
   try {
-    dovecot.addUsers(Array.from({ length: MAILBOXES }, (_, m) => ({ user: `bench${m}`, pass: `pw-bench${m}` })));
+    for (let m = 0; m < MAILBOXES; m++) dovecot.addUser(`bench${m}`, `pw-bench${m}`);
     for (let m = 0; m < MAILBOXES; m++) {
       dovecot.fill(
         `bench${m}`,
@@ -166,8 +171,17 @@ async function main(): Promise<void> {
   const graph: Array<Awaited<ReturnType<typeof graphRun>>> = [];
   const imap: Run[] = [];
   for (let r = 0; r < RUNS; r++) {
-    graph.push(await graphRun());
-    if (!process.argv.includes('--no-imap')) imap.push(await imapRun());
+    const g = await graphRun();
+    console.log(
+      `  run ${r + 1}: graph ${f(TOTAL / g.seconds)} msg/s in ${f(g.seconds)} s; CPU s: mailgate ${f(g.cpu)}, stand-in + emulator ${f(g.peers)}`,
+    );
+    graph.push(g);
+    if (process.argv.includes('--no-imap')) continue;
+    const i = await imapRun();
+    console.log(
+      `  run ${r + 1}: imap  ${f(TOTAL / i.seconds)} msg/s in ${f(i.seconds)} s; CPU s: mailgate ${f(i.cpu)}, emulator ${f(i.peers)}`,
+    );
+    imap.push(i);
   }
   const g = graph[Math.floor(graph.length / 2)]!;
   const pages = Math.ceil(MESSAGES / PAGE_SIZE);

@@ -109,6 +109,11 @@ export class MailboxClient {
     private readonly timeoutMs: number,
   ) {}
 
+  /** Obtains (or finds cached) the entry's access token; the token endpoint's refusal rejects. */
+  async token(signal: AbortSignal): Promise<void> {
+    await this.tokens.get(signal);
+  }
+
   /** `/users/{user}` + path, or an absolute link Graph gave (next/delta link). */
   url(pathOrLink: string): string {
     if (/^https?:\/\//.test(pathOrLink)) return pathOrLink;

@@ -5,6 +5,7 @@
  * token cache and notification receiver. docs/graph.md describes the behaviour and every option.
  */
 import type { Logger } from '../../src/logger.js';
+import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import type {
   Adapter,
   AdapterContext,
@@ -31,8 +32,8 @@ export interface GraphAdapterOptions {
   logger: Logger;
   /** Shared by every mailbox of the entry (one app registration). Default: msal-node for the entry. */
   tokens?: TokenCache;
-  /** Waits for the process-wide connection pacer (the first request of a start and of every retry). */
-  paced?: (signal: AbortSignal) => Promise<void>;
+  /** The pacer of mailbox starts and retries. Default: the process's (src/pipeline/pacer.ts), shared with IMAP. */
+  pacer?: ConnectionPacer;
 }
 
 /** One mailbox of a tenant connection. */
@@ -87,6 +88,7 @@ export class GraphMailboxAdapter implements Adapter {
 /** The adapters of one entry, one per mailbox; the first serves the entry's notification receiver. */
 export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions): GraphMailboxAdapter[] {
   const tokens = opts.tokens ?? graphTokens(entry);
+  const pacer = opts.pacer ?? processPacer();
   const base = opts.logger.child({ adapter: 'graph', instance: entry.name });
   const subscriber = entry.notifications ? new Subscriber({ ...entry, notifications: entry.notifications }, base) : undefined;
   return entry.mailboxes.map((m, i) => {
@@ -101,7 +103,7 @@ export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions
       client,
       log: base.child({ mailbox: m.user }),
       ...(subscriber ? { subscriber } : {}),
-      ...(opts.paced ? { paced: opts.paced } : {}),
+      paced: (signal) => pacer.acquire(signal),
     });
     return new GraphMailboxAdapter(instance, runner, i === 0 ? subscriber?.endpoint() : undefined);
   });

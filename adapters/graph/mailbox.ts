@@ -52,8 +52,11 @@ export interface MailboxOptions {
   client: MailboxClient;
   log: Logger;
   subscriber?: Subscriber;
-  /** Waits for the process-wide pacer before the first request of a start or a retry. */
-  paced?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The process-wide pacer: a start or a retry waits for a slot, holds it through its token and
+   * folder requests, and releases it (src/pipeline/pacer.ts).
+   */
+  paced?: (signal: AbortSignal) => Promise<() => void>;
 }
 
 export class MailboxRunner {
@@ -62,6 +65,8 @@ export class MailboxRunner {
   /** Folders a notification named since the last round (all of them when the poll is due). */
   private readonly dirty = new Set<string>();
   private wakeUp: AbortController | undefined;
+  /** The error code last written to the mailbox's state record ('' = none). */
+  private persisted: string | undefined;
   active = false;
 
   constructor(readonly opts: MailboxOptions) {
@@ -96,25 +101,37 @@ export class MailboxRunner {
     try {
       while (!signal.aborted) {
         try {
-          if (failures > 0 || this.targets.length === 0) await this.opts.paced?.(signal);
-          if (this.targets.length === 0) this.targets = await this.resolve(signal);
+          if (failures > 0 || this.targets.length === 0) await this.start(signal);
           await this.round(sink, signal, failures > 0 ? undefined : this.takeDirty());
           failures = 0;
           delete this.health.lastError;
           delete this.health.nextAttemptAt;
           this.health.state = 'idle';
+          await this.persist(sink);
           await this.opts.subscriber?.ensure(this, this.targets, signal);
           await this.idle(signal);
         } catch (err) {
           if (signal.aborted) break;
           failures += 1;
           this.fail(err, failures);
+          await this.persist(sink);
           await sleep(Date.parse(this.health.nextAttemptAt!) - Date.now(), signal);
         }
       }
     } finally {
       this.health.state = 'stopped';
       this.active = false;
+    }
+  }
+
+  /** A start or a retry: under a pacer slot, the token and the folders (the mailbox's first requests). */
+  private async start(signal: AbortSignal): Promise<void> {
+    const release = (await this.opts.paced?.(signal)) ?? (() => undefined);
+    try {
+      if (this.targets.length === 0) this.targets = await this.resolve(signal);
+      else await this.opts.client.token(signal);
+    } finally {
+      release();
     }
   }
 
@@ -172,6 +189,26 @@ export class MailboxRunner {
     const renewIn = this.opts.subscriber?.nextRenewalMs(this) ?? Number.POSITIVE_INFINITY;
     await sleep(Math.min(this.opts.entry.poll_interval_ms, renewIn), AbortSignal.any([signal, this.wakeUp.signal]));
     this.wakeUp = undefined;
+  }
+
+  /**
+   * Keeps the mailbox's state in the store (`graph:<name>/<user>` beside its folders'
+   * checkpoints) whenever its error changes, so that `mailgate status` shows a mailbox error
+   * without asking the running service. Best effort: a failing store is the next round's problem.
+   */
+  private async persist(sink: IntakeSink): Promise<void> {
+    const e = this.health.lastError;
+    const code = e?.code ?? '';
+    if (code === this.persisted || (this.persisted === undefined && code === '')) return;
+    const value = e
+      ? { state: 'backoff', error: e, nextAttemptAt: this.health.nextAttemptAt }
+      : { state: 'ok', since: new Date().toISOString() };
+    try {
+      await sink.accept([], { key: `graph:${this.opts.instance}`, value });
+      this.persisted = code;
+    } catch {
+      // written at the next change
+    }
   }
 
   private fail(err: unknown, failures: number): void {

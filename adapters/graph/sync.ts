@@ -53,33 +53,53 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
   let link = saved !== undefined && saved.folderId === folder.id ? saved.link : initial;
   let reset = false;
   let stored = 0;
-  for (;;) {
-    let page: { value?: DeltaItem[]; '@odata.nextLink'?: string; '@odata.deltaLink'?: string };
-    try {
-      const res = await ctx.client.request(link, { prefer: [`odata.maxpagesize=${ctx.pageSize}`], signal: ctx.signal });
-      page = JSON.parse(res.body.toString('utf8')) as typeof page;
-    } catch (err) {
-      if (!isExpiredDelta(err) || reset) throw err;
-      reset = true;
-      ctx.log.warn(
-        { code: 'MAILGATE_ERR_GRAPH_SYNC_RESET', folder: folder.path, reason: (err as Error).message },
-        `delta link of "${folder.path}" expired: reading the folder again in full (nothing is stored or billed twice)`,
-      );
-      link = initial;
-      continue;
+  // The previous page's write: the next page is fetched while it is made durable (intake stores
+  // in call order, and a write queued behind a failed one fails too, its checkpoint unwritten).
+  let writing: Promise<void> = Promise.resolve();
+  try {
+    return await pages();
+  } finally {
+    await writing.catch(() => undefined);
+  }
+
+  async function pages(): Promise<number> {
+    for (;;) {
+      let page: { value?: DeltaItem[]; '@odata.nextLink'?: string; '@odata.deltaLink'?: string };
+      try {
+        const res = await ctx.client.request(link, { prefer: [`odata.maxpagesize=${ctx.pageSize}`], signal: ctx.signal });
+        page = JSON.parse(res.body.toString('utf8')) as typeof page;
+      } catch (err) {
+        if (!isExpiredDelta(err) || reset) throw err;
+        await writing;
+        reset = true;
+        ctx.log.warn(
+          { code: 'MAILGATE_ERR_GRAPH_SYNC_RESET', folder: folder.path, reason: (err as Error).message },
+          `delta link of "${folder.path}" expired: reading the folder again in full (nothing is stored or billed twice)`,
+        );
+        link = initial;
+        continue;
+      }
+      const next = page['@odata.nextLink'] ?? page['@odata.deltaLink'];
+      if (next === undefined)
+        throw new GraphHttpError('MAILGATE_ERR_GRAPH_RESPONSE', 'a delta page has neither a next link nor a delta link', 200, undefined);
+      const items = (page.value ?? []).filter((v) => v['@removed'] === undefined && typeof v.id === 'string');
+      const contents = await fetchContents(ctx.client, items, ctx.slots, ctx.signal);
+      const batch = contents.map((c) => inbound(ctx, folder, c));
+      const checkpoint: FolderCheckpoint = { link: next, folderId: folder.id };
+      const viaJson = contents.filter((c) => c.viaJson).length;
+      await writing;
+      writing = ctx.sink.accept(batch, { key: folder.key, value: { ...checkpoint } }).then(() => {
+        stored += batch.length;
+        ctx.onStored(batch.length, viaJson);
+      });
+      // Observed here so that a failure waits for the next `await writing` rather than going unhandled.
+      writing.catch(() => undefined);
+      link = next;
+      if (page['@odata.deltaLink'] !== undefined) {
+        await writing;
+        return stored;
+      }
     }
-    const next = page['@odata.nextLink'] ?? page['@odata.deltaLink'];
-    if (next === undefined)
-      throw new GraphHttpError('MAILGATE_ERR_GRAPH_RESPONSE', 'a delta page has neither a next link nor a delta link', 200, undefined);
-    const items = (page.value ?? []).filter((v) => v['@removed'] === undefined && typeof v.id === 'string');
-    const contents = await fetchContents(ctx.client, items, ctx.slots, ctx.signal);
-    const batch = contents.map((c) => inbound(ctx, folder, c));
-    const checkpoint: FolderCheckpoint = { link: next, folderId: folder.id };
-    await ctx.sink.accept(batch, { key: folder.key, value: { ...checkpoint } });
-    stored += batch.length;
-    ctx.onStored(batch.length, contents.filter((c) => c.viaJson).length);
-    link = next;
-    if (page['@odata.deltaLink'] !== undefined) return stored;
   }
 }
 

@@ -12,7 +12,7 @@ import type { IntakeSink } from '../../src/pipeline/types.js';
 import { parseAfterDelivery, type AfterDeliveryAction, type ImapAccountConfig } from './config.js';
 import { endConnection, openConnection } from './connection.js';
 import { AccountHealthTracker, type ImapHealth } from './health.js';
-import { processPacer, type ConnectionPacer } from './pacer.js';
+import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import { createTokenProvider, staticTokenProvider, type TokenProvider, type TokenProviderOptions } from './oauth.js';
 import { BACKOFF, backoffDelay, classify, withDeadline, type Failure } from './retry.js';
 import { Session } from './session.js';

@@ -8,7 +8,7 @@ import { GatewayError } from '../../src/errors.js';
 import { isLoopbackHost } from '../../src/net.js';
 import type { ImapAccountConfig } from './config.js';
 import type { TokenProvider } from './oauth.js';
-import type { ConnectionPacer } from './pacer.js';
+import type { ConnectionPacer } from '../../src/pipeline/pacer.js';
 import { classify, withDeadline } from './retry.js';
 
 /** imapflow starts IDLE after this much inactivity on a selected folder. */

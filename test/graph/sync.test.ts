@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGraphAdapters } from '../../adapters/graph/index.js';
+import { ConnectionPacer } from '../../src/pipeline/pacer.js';
 import { sampleMessage, startGraphStandIn, type GraphStandIn } from '../../adapters/graph/stand-in/index.js';
 import { entryFor, MemorySink, quiet, until } from './setup.js';
 
@@ -29,8 +30,8 @@ const fill = (user: string, n: number, folder = 'inbox', from = 0) =>
     ),
   );
 
-function run(entry: ReturnType<typeof entryFor>, sink: MemorySink) {
-  const adapters = createGraphAdapters(entry, { logger: quiet });
+function run(entry: ReturnType<typeof entryFor>, sink: MemorySink, pacer?: ConnectionPacer) {
+  const adapters = createGraphAdapters(entry, { logger: quiet, ...(pacer ? { pacer } : {}) });
   const done = Promise.all(adapters.map((a) => a.start(sink, stop.signal)));
   return { adapters, done };
 }
@@ -80,6 +81,24 @@ describe('graph adapter: delta rounds', () => {
     await done;
   });
 
+  it('a failing write leaves the checkpoint behind the pages not stored; they are read again after a backoff', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    fill(user, 45);
+    const sink = new MemorySink();
+    sink.failNext = 1;
+    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
+    await until(() => adapters[0]!.runner.health.failures === 1, 'the failure');
+    // Nothing after the failed write was kept: no folder checkpoint (the mailbox's state record has the error).
+    expect(sink.checkpoints.has(`graph:m365/${user}:inbox`)).toBe(false);
+    expect(sink.checkpoints.get(`graph:m365/${user}`)).toMatchObject({ state: 'backoff' });
+    await until(() => sink.items.size === 45 && adapters[0]!.health()[0]!.state === 'idle', 'all after the retry', 30_000);
+    expect((sink.checkpoints.get(`graph:m365/${user}:inbox`) as { link: string }).link).toContain('$deltatoken=');
+    expect(sink.checkpoints.get(`graph:m365/${user}`)).toMatchObject({ state: 'ok' });
+    stop.abort();
+    await done;
+  });
+
   it('a 429 burst: nothing is sent before Retry-After, never more than 4 in flight', async () => {
     const user = 'support@contoso.test';
     standIn.addMailbox(user);
@@ -97,17 +116,21 @@ describe('graph adapter: delta rounds', () => {
     await done;
   });
 
-  it('a 403 mailbox has its own coded error; the mailbox beside it is read', async () => {
+  it('a 403 mailbox has its own coded error; the mailbox beside it is read; both start through the pacer', async () => {
     standIn.addMailbox('ok@contoso.test');
     standIn.addMailbox('denied@contoso.test', { forbidden: true });
     fill('ok@contoso.test', 5);
     const sink = new MemorySink();
-    const { adapters, done } = run(entryFor(standIn, ['denied@contoso.test', 'ok@contoso.test']), sink);
+    const pacer = new ConnectionPacer({ concurrency: 1, perSecond: 100 });
+    const { adapters, done } = run(entryFor(standIn, ['denied@contoso.test', 'ok@contoso.test']), sink, pacer);
     await until(() => sink.items.size === 5, 'the working mailbox');
     await until(() => adapters[0]!.health()[0]!.lastError !== undefined, 'the error');
     const denied = adapters[0]!.health()[0]!;
     expect(denied).toMatchObject({ ok: false, state: 'backoff', lastError: { code: 'MAILGATE_ERR_GRAPH_FORBIDDEN' } });
     expect(adapters[1]!.health()[0]).toMatchObject({ ok: true });
+    // Each mailbox's start took a permit, one at a time.
+    expect(pacer.grants).toBeGreaterThanOrEqual(2);
+    expect(pacer.peakInFlight).toBe(1);
     stop.abort();
     await done;
   });

@@ -1,5 +1,5 @@
 /** A clock for the connection pacer's tests. */
-import type { PacerClock } from '../../adapters/imap/pacer.js';
+import type { PacerClock } from '../../src/pipeline/pacer.js';
 
 /** A clock the test moves by hand: timers fire only in advance(). */
 export function manualClock(): PacerClock & { advance(ms: number): void; pending(): number } {

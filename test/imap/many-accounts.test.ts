@@ -5,7 +5,7 @@
  * driven by the test, so the bound is counted, not timed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectionPacer } from '../../adapters/imap/pacer.js';
+import { ConnectionPacer } from '../../src/pipeline/pacer.js';
 import { manualClock } from './manual-clock.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { MemorySink, eventually } from './memory-sink.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionPacer, checkPacing, type Release } from '../../adapters/imap/pacer.js';
+import { ConnectionPacer, checkPacing, type Release } from '../../src/pipeline/pacer.js';
 import { manualClock } from './manual-clock.js';
 
 const settle = () => new Promise((r) => setImmediate(r));

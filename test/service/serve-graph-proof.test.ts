@@ -6,6 +6,7 @@
  * notification dropped, through the next poll; a move after delivery; a 403 mailbox beside a
  * working one. In each case the emulator's counters show comments = AI units = messages.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { sampleMessage, startGraphStandIn, type GraphStandIn } from '../../adapters/graph/stand-in/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { freePort, graphEnv, graphStatus, writeGraphConfig } from './graph-serve-setup.js';
-import { eventually, killLeftovers, spawnServe } from './serve-process.js';
+import { CLI, eventually, killLeftovers, spawnServe } from './serve-process.js';
 
 let dir: string;
 let standIn: GraphStandIn;
@@ -142,7 +143,7 @@ describe('mailgate serve: Graph proof cases, billed through the emulator', () =>
     expect((await serve.exit).code).toBe(0);
   }, 120_000);
 
-  it('a 403 mailbox beside a working one: its coded error in /api/status, the other read', async () => {
+  it('a 403 mailbox beside a working one: its coded error in /api/status and mailgate status, the other read', async () => {
     standIn.addMailbox('denied@contoso.test', { forbidden: true });
     standIn.addMailbox(USER);
     fill(USER, 20);
@@ -157,6 +158,18 @@ describe('mailgate serve: Graph proof cases, billed through the emulator', () =>
     const lines = await graphStatus(url);
     expect(lines.find((l) => l.name === 'm365/denied@contoso.test')).toMatchObject({ healthy: false, state: 'backoff' });
     expect(lines.find((l) => l.name === `m365/${USER}`)).toMatchObject({ healthy: true, messages: 20 });
+    // `mailgate status` reads the store: the mailbox's error is there too.
+    const env = { PATH: process.env['PATH'] ?? '', ...graphEnv(emu) };
+    await eventually(
+      () =>
+        execFileSync(process.execPath, [CLI, 'status', '--config', config], { cwd: dir, env, encoding: 'utf8' }).includes(
+          'mailbox errors:',
+        ),
+      'mailgate status showing the mailbox error',
+    );
+    const status = execFileSync(process.execPath, [CLI, 'status', '--config', config], { cwd: dir, env, encoding: 'utf8' });
+    expect(status).toMatch(/graph:m365\/denied@contoso\.test: MAILGATE_ERR_GRAPH_FORBIDDEN: /);
+    expect(status).not.toMatch(/graph:m365\/support@contoso\.test: MAILGATE_ERR/);
     serve.child.kill('SIGTERM');
     expect((await serve.exit).code).toBe(0);
   }, 120_000);

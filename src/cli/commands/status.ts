@@ -44,6 +44,15 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
         `    PAUSED since ${String(p['since'])}: ${String(p['code'])}: ${String(p['message'])} (nothing is delivered; fix the token, URL or target)`,
       );
   }
+  // Mailboxes keep their current error in a checkpoint beside their folders' (Graph): listed first.
+  const failing = status.checkpoints.filter((c) => mailboxError(c.value) !== undefined);
+  if (failing.length > 0) {
+    lines.push('', 'mailbox errors:');
+    for (const c of failing) {
+      const e = mailboxError(c.value)!;
+      lines.push(`  ${c.key}: ${e.code}: ${e.message} (since ${e.at ?? c.updatedAt})`);
+    }
+  }
   lines.push('', 'checkpoints:');
   if (status.checkpoints.length === 0) lines.push('  (none)');
   for (const c of status.checkpoints) lines.push(`  ${c.key}: ${JSON.stringify(c.value)} (updated ${c.updatedAt})`);
@@ -56,6 +65,13 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   const orphans = status.leases.filter((l) => !status.owners.some((o) => o.id === l.owner));
   for (const l of orphans) lines.push(`  (lease ${l.name} held by ${l.owner}, not registered: expires ${l.expiresAt})`);
   await write(`${lines.join('\n')}\n`);
+}
+
+/** The `{ error: { code, message } }` a mailbox keeps in its state checkpoint, if any. */
+function mailboxError(value: Record<string, unknown>): { code: string; message: string; at?: string } | undefined {
+  const e = value['error'] as { code?: unknown; message?: unknown; at?: unknown } | undefined;
+  if (typeof e !== 'object' || e === null || typeof e.code !== 'string') return undefined;
+  return { code: e.code, message: String(e.message ?? ''), ...(typeof e.at === 'string' ? { at: e.at } : {}) };
 }
 
 /** Registered owners with the mailbox leases each holds, and every live lease. */

@@ -1,5 +1,6 @@
 /**
- * Paces the opening of IMAP connections across every account of the process: at most
+ * Paces the opening of mailbox connections across the process — IMAP connects and logins, a
+ * Graph mailbox's token and first requests — whatever kind the mailbox is: at most
  * `concurrency` connects/logins in flight and at most `perSecond` started per second (a token
  * bucket whose burst is `concurrency`). First connects and reconnects draw from the same
  * bucket, so a restart of mailgate or of the IMAP server (every connection drops at once)
@@ -8,7 +9,7 @@
  * Waiters are served in arrival order; one timer serves the whole queue. The clock is a
  * parameter so tests can drive it.
  */
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../errors.js';
 
 export interface PacerLimits {
   /** Connection attempts (TCP, greeting, STARTTLS, token request, login) in flight at once. */
