@@ -11,7 +11,7 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import type { AfterDeliveryQueue } from '../pipeline/after-delivery.js';
-import type { DeliveryLoop } from '../pipeline/delivery.js';
+import type { DeliveryLoop } from '../pipeline/delivery/index.js';
 import { RuntimeEvents } from '../pipeline/events.js';
 import { ParsePool } from '../pipeline/pool.js';
 import { sleep } from '../pipeline/sleep.js';
