@@ -55,7 +55,7 @@ export interface Metrics {
   messagesDeadLettered: Counter<'route' | 'adapter'>;
   /** Items waiting for delivery; filled on scrape when a collector is set with `outboxDepth.collect()`. */
   outboxDepth: Gauge<'route'>;
-  /** 1 while the route is paused (the API refused its credentials, target or requests), else 0; filled on scrape. */
+  /** 1 while delivery of the route is paused (a refused token, an unknown source or transform tag, …), else 0. */
   routePaused: Gauge<'route'>;
   /** Requests to the Text Analytics API by endpoint and outcome (HTTP status, `network` or `timeout`). */
   apiRequests: Counter<'endpoint' | 'status'>;
@@ -215,7 +215,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       registry,
       collectors,
       'mailgate_route_paused',
-      'Whether the route is paused (1): the API refused its credentials, target or requests, so nothing is delivered.',
+      '1 while delivery of the route is paused (a refused token, an unknown source or transform tag, ...), else 0.',
       route,
     ),
     apiRequests: counter(

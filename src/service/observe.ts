@@ -6,7 +6,6 @@
  */
 import type { AttemptInfo } from '../api/client.js';
 import type { Logger } from '../logger.js';
-import type { RoutePauses } from '../runtime/pauses.js';
 import type { Metrics } from '../metrics.js';
 import type { RuntimeEvents } from '../pipeline/events.js';
 import type { Store } from '../store/types.js';
@@ -73,22 +72,21 @@ export function logDelivery(events: RuntimeEvents, logger: Logger): void {
 }
 
 /**
+ * mailgate_route_paused{route}: 0 for every route from the start, 1 from the moment delivery of
+ * a route pauses (401/403, an unknown source or transform tag, …) until it resumes.
+ */
+export function trackPausedRoutes(events: RuntimeEvents, metrics: Metrics, routes: Iterable<string>): void {
+  for (const route of routes) metrics.routePaused.set({ route }, 0);
+  events.on('route:paused', (e) => metrics.routePaused.set({ route: e.route }, 1));
+  events.on('route:resumed', (e) => metrics.routePaused.set({ route: e.route }, 0));
+}
+
+/**
  * Gauges filled on scrape: outbox depth per route, and the connection state of each health line
  * of a pull adapter (an IMAP account), labelled by the line's name.
  */
-export function observeStore(
-  metrics: Metrics,
-  store: Store,
-  adapters: readonly AdapterEntry[],
-  routes: Iterable<string>,
-  pauses?: RoutePauses,
-): void {
+export function observeStore(metrics: Metrics, store: Store, adapters: readonly AdapterEntry[], routes: Iterable<string>): void {
   const names = [...routes];
-  if (pauses !== undefined) {
-    metrics.routePaused.collect(() => {
-      for (const route of names) metrics.routePaused.set({ route }, pauses.get(route) === undefined ? 0 : 1);
-    });
-  }
   metrics.outboxDepth.collect(async () => {
     const counts = await store.outboxCounts();
     metrics.outboxDepth.reset();
