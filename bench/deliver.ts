@@ -10,7 +10,7 @@
  * throughput on loopback, an upper bound on neither side alone.
  */
 import { createApiClient } from '../src/api/client.js';
-import { deliverBatch } from '../src/batcher/deliver.js';
+import { deliverBatch } from '../src/batcher/deliver-batch.js';
 import type { DeliveryItem, SyncTarget } from '../src/batcher/types.js';
 import { createEmulator } from '../src/emulator/index.js';
 import { DEFAULT_SYNC_DOCUMENTS, DEFAULT_TRANSFORM_TAG, MAX_SYNC_DOCUMENTS } from '../src/limits.js';

@@ -61,7 +61,9 @@ export function isSecretKey(key: string): boolean {
  * whitespace or a quote, and its value runs to the next `&`, `#`, `;`, quote or whitespace.
  * `code` is the OAuth authorization code (so a free-text `code=42` is redacted too).
  */
-const SECRET_PARAMS = 'password|passwd|pass|token|access_token|refresh_token|id_token|client_secret|secret|sslpassword|api_key|apikey|code';
+const SECRET_PARAMS =
+  'password|passwd|pass|token|access_token|refresh_token|id_token|client_secret|secret|sslpassword|sslkey|api_key|apikey|key|auth|' +
+  'private_key|secret_key|access_key|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|code';
 const SECRET_QUERY_RE = new RegExp(`((?:^|[?&;\\s"'])(?:${SECRET_PARAMS})=)[^&#;\\s"']*`, 'gi');
 
 /**

@@ -30,13 +30,17 @@ export const REFUSAL_CODES: Record<RefusalKind, ErrorCode> = {
   unavailable: 'MAILGATE_ERR_INTAKE_UNAVAILABLE',
 };
 
+/** Longest refusal message: a message may quote request text (an SNS Type or TopicArn), which is the sender's and unbounded. */
+export const MAX_REFUSAL_CHARS = 300;
+
 /** Thrown by verify/normalize: the request is refused with the provider's status for `kind`, nothing stored. */
 export class WebhookRefusal extends Error {
   constructor(
     readonly kind: RefusalKind,
     message: string,
   ) {
-    super(message);
+    // Cut here, once, so neither the answer nor the log reflects more of an unauthenticated request.
+    super(message.length > MAX_REFUSAL_CHARS ? `${message.slice(0, MAX_REFUSAL_CHARS)}… (cut)` : message);
     this.name = 'WebhookRefusal';
   }
   get code(): ErrorCode {

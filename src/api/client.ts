@@ -3,7 +3,7 @@
  * connections), gzip accepted, one deadline per attempt covering connect, upload and the
  * whole response body, retries per ./retry.ts. The token is sent, never logged or echoed.
  */
-import { DEFAULT_REQUEST_TIMEOUT_MS } from '../limits.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, parseLimit } from '../limits.js';
 import { GatewayError } from '../errors.js';
 import type { PredictRawEmailsRequest, PredictRawEmailsResponse, SyncRawEmailsRequest, SyncRawEmailsResponse } from '../model/index.js';
 import { isEncodedRequest, type EncodedRequest } from './encoded.js';
@@ -77,10 +77,7 @@ function checkOptions(options: ApiClientOptions): { base: string; timeoutMs: num
   if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) {
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'api token must be a non-empty single-line string');
   }
-  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `api timeoutMs must be a positive integer (got ${String(timeoutMs)})`);
-  }
+  const timeoutMs = parseLimit('api timeoutMs', options.timeoutMs, DEFAULT_REQUEST_TIMEOUT_MS);
   return { base: url.href.replace(/\/+$/, ''), timeoutMs };
 }
 

@@ -12,7 +12,11 @@ if (refusal !== undefined) {
   process.stderr.write(refusal);
   process.exitCode = EXIT_FAILED;
 } else {
-  const [{ isGatewayError }, { runCli }] = await Promise.all([import('../errors.js'), import('./program.js')]);
+  const [{ isGatewayError }, { runCli }, { redactString }] = await Promise.all([
+    import('../errors.js'),
+    import('./program.js'),
+    import('../logger.js'),
+  ]);
 
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
@@ -25,7 +29,8 @@ if (refusal !== undefined) {
     },
     (err: unknown) => {
       const text = isGatewayError(err) ? `${err.code}: ${err.message}` : err instanceof Error ? (err.stack ?? err.message) : String(err);
-      process.stderr.write(`mailgate: ${text}\n`);
+      // A connection string in an error (a store URL with ?password=) must not reach the terminal in clear.
+      process.stderr.write(`mailgate: ${redactString(text)}\n`);
       process.exitCode = 1;
     },
   );

@@ -9,7 +9,7 @@ import { GatewayError } from '../errors.js';
 import { ConfigSchema, type Config } from './schema.js';
 
 type Env = Record<string, string | undefined>;
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 /** Environment variables that set a configuration field directly (after the file, before flags). */
 export const ENV_FIELDS: Record<string, string[]> = {

@@ -10,7 +10,45 @@
  */
 import { decodeEntities } from './entities.js';
 
-const TAG_RE = /<!--[\s\S]*?(?:-->|$)|<[!?][^>]*>?|<(\/?)([a-zA-Z][a-zA-Z0-9:-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>?/g;
+/**
+ * Comments, `<!…>`/`<?…>` constructs and the start of an element (`<name` or `</name`). The rest of
+ * an element tag (its attributes, quoted values skipped) is scanned by TagScanner, not by the
+ * regex: a repeated group over attribute characters backtracks once per character, and a 10 MB
+ * attribute run overflowed the regex stack.
+ */
+const TAG_RE = /<!--[\s\S]*?(?:-->|$)|<[!?][^>]*>?|<(\/?)([a-zA-Z][a-zA-Z0-9:-]*)/g;
+
+/**
+ * Where the attributes of an element tag end: the next `>` outside quotes (consumed), or before a
+ * quote that is never closed (as `"[^"]*"` would stop there). Quote positions are cached and the
+ * scan only moves forward, so the whole document costs one pass however its tags are written.
+ */
+class TagScanner {
+  private readonly nextQuote = new Map<number, number>();
+  constructor(private readonly html: string) {}
+
+  private quote(q: number, from: number): number {
+    const known = this.nextQuote.get(q);
+    if (known === -1 || (known !== undefined && known >= from)) return known;
+    const at = this.html.indexOf(String.fromCharCode(q), from);
+    this.nextQuote.set(q, at);
+    return at;
+  }
+
+  /** `[attributes, index after the tag]` for attributes starting at `from`. */
+  scan(from: number): [string, number] {
+    const { html } = this;
+    for (let i = from; i < html.length; i++) {
+      const c = html.charCodeAt(i);
+      if (c === 62) return [html.slice(from, i), i + 1];
+      if (c !== 34 && c !== 39) continue;
+      const close = this.quote(c, i + 1);
+      if (close === -1) return [html.slice(from, i), i];
+      i = close;
+    }
+    return [html.slice(from), html.length];
+  }
+}
 
 const PARAGRAPH = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'dl', 'table', 'pre', 'blockquote', 'figure']);
 const LINE = new Set([
@@ -190,8 +228,11 @@ export function htmlToText(html: string): string {
   const st: State = { lines: [], cur: '', quote: 0, pre: 0, blank: false, lists: [] };
   const unclosed = new Set<string>();
   let last = 0;
+  const tags = new TagScanner(html);
   TAG_RE.lastIndex = 0;
   for (let m = TAG_RE.exec(html); m !== null; m = TAG_RE.exec(html)) {
+    let attributes = '';
+    if (m[2] !== undefined) [attributes, TAG_RE.lastIndex] = tags.scan(TAG_RE.lastIndex);
     if (m.index > last) {
       WS_ONLY_RE.lastIndex = last;
       WS_ONLY_RE.test(html);
@@ -206,7 +247,7 @@ export function htmlToText(html: string): string {
       closeTag(st, name);
       continue;
     }
-    if (SKIP.has(name) && !m[3]!.endsWith('/')) {
+    if (SKIP.has(name) && !attributes.endsWith('/')) {
       const after = skipElement(html, name, last, unclosed);
       if (after >= 0) last = TAG_RE.lastIndex = after;
       continue;

@@ -13,6 +13,7 @@
  * by the SHA-256 of its bytes within its route's target, and a provider event id is an alias
  * of the same item (`Store.enqueueKeyed`). A duplicate answers the first item's id.
  */
+import { parseLimit } from '../limits.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
@@ -44,13 +45,6 @@ interface Submission {
   inputs: OutboxInput[];
   resolve: (results: PushResult[]) => void;
   reject: (err: unknown) => void;
-}
-
-function checkCount(name: string, n: number): number {
-  if (!Number.isInteger(n) || n < 1) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${name} must be a positive integer, got ${String(n)}`);
-  }
-  return n;
 }
 
 function unavailable(err: unknown): GatewayError {
@@ -85,8 +79,8 @@ function resultOf(input: OutboxInput, id: number, duplicate: boolean, conflict: 
 
 export function createPushSink(options: PushSinkOptions): PushSink {
   const { intake, store, routes, logger } = options;
-  const maxOutbox = checkCount('maxOutbox', options.maxOutbox);
-  const maxCommit = checkCount('maxCommitMessages', options.maxCommitMessages ?? DEFAULT_PUSH_COMMIT_MESSAGES);
+  const maxOutbox = parseLimit('maxOutbox', options.maxOutbox, 0);
+  const maxCommit = parseLimit('maxCommitMessages', options.maxCommitMessages, DEFAULT_PUSH_COMMIT_MESSAGES);
   /**
    * Queued items per route as last read, plus what this sink stored since. Delivery drains and
    * other writers (pull intake, replicas) add meanwhile, so it is read again when it is older

@@ -7,15 +7,14 @@
  * `runtime.runAdapters(sink, signal)` beside `runtime.delivery.run(signal)`; serve-only pieces
  * (HTTP server, metrics, signals, drain) hook in through the options.
  */
+import { parseLimit } from '../limits.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ApiClient } from '../api/client.js';
 import type { Config, RouteConfig } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/after-delivery.js';
-import { createDeliverFn, checkRoutes } from '../pipeline/deliver-fn.js';
-import { createDelivery, type DeliveryLoop } from '../pipeline/delivery.js';
+import { checkRoutes, createDeliverFn, createDelivery, type DeliveryLoop } from '../pipeline/delivery/index.js';
 import { RuntimeEvents } from '../pipeline/events.js';
 import { createIntake, type Intake } from '../pipeline/intake.js';
 import { ParsePool } from '../pipeline/pool.js';
@@ -185,9 +184,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const logger = options.logger ?? createLogger({ level: config.log_level, destination: process.stderr });
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   checkRoutes(routes.values());
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-  if (!Number.isInteger(leaseMs) || leaseMs < 1)
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `leaseMs must be a positive integer, got ${leaseMs}`);
+  const leaseMs = parseLimit('leaseMs', options.leaseMs, DEFAULT_LEASE_MS);
   const adapters = options.adapters ? options.adapters.map(entryOf) : await buildAdapters(config, logger);
   const events = options.events ?? logPauses(new RuntimeEvents(), logger);
   events.onListenerError ??= (err, type) => logger.warn({ err, event: type }, 'a runtime event listener failed');

@@ -12,7 +12,6 @@ import type { OwnerInfo, OwnerRegistration, ReapResult, Store } from '../store/t
 
 /** Heartbeats an owner may miss before another process takes its claims back. */
 export const MISSED_BEATS = 3;
-export const DEFAULT_HEARTBEAT_MS = 5_000;
 
 /**
  * When process `pid` started (Linux: field 22 of /proc/<pid>/stat, clock ticks since boot),

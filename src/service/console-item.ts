@@ -5,6 +5,7 @@
  * the delivery attempts, predictions and the thread across everything ingested.
  */
 import type { RouteConfig } from '../config/schema.js';
+import { MAX_TEXT_CHARS } from '../limits.js';
 import { decodeWords } from '../mime/encoded-words.js';
 import { splitHeader } from '../mime/header-split.js';
 import { expand, makePart, type MimePart, type ParseContext } from '../mime/structure.js';
@@ -26,6 +27,12 @@ import type { ItemAttempt, Store, StoredItem } from '../store/types.js';
 
 /** Raw messages larger than this are summarized from the stored document only (a page, not a parser run). */
 export const MAX_SUMMARY_RAW_BYTES = 32 * 1024 * 1024;
+/**
+ * Characters of an HTML body converted to text for a view, on the service's thread. The text sent
+ * is at most MAX_TEXT_CHARS; twice that in HTML holds it for all but markup-heavy mail, and keeps
+ * a view of a hostile body (10 MB of `&amp;`) to milliseconds instead of seconds.
+ */
+export const MAX_VIEW_HTML_CHARS = 2 * MAX_TEXT_CHARS;
 /** Thread members listed at most. */
 export const MAX_THREAD_MEMBERS = 200;
 
@@ -63,18 +70,26 @@ export function bodySpans(text: string, body: string, signature: string | undefi
   return spans;
 }
 
+/** The document as a view reads it: a plain body whole, an HTML body cut to MAX_VIEW_HTML_CHARS. */
+function viewDocument(doc: RawEmailDocument): RawEmailDocument {
+  const b = doc.raw_email.body;
+  if ('plain' in b || b.html.length <= MAX_VIEW_HTML_CHARS) return doc;
+  return { ...doc, raw_email: { ...doc.raw_email, body: { html: b.html.slice(0, MAX_VIEW_HTML_CHARS) } } };
+}
+
 function isParsed(doc: RawEmailDocument): boolean {
   return 'raw' in doc.raw_email.headers ? doc.raw_email.headers.raw !== '' : true;
 }
 
 async function commentView(store: Store, item: StoredItem, route: RouteConfig | undefined): Promise<CommentView | null> {
   if (!isParsed(item.document)) return null;
-  const built: Comment = item.preview ?? buildComment(item.document, { override: route?.override_user_properties ?? [] }).comment;
+  const doc = viewDocument(item.document);
+  const built: Comment = item.preview ?? buildComment(doc, { override: route?.override_user_properties ?? [] }).comment;
   const placed =
     route === undefined
       ? { comment: built, thread: computeThreadProperties([built]).get(built.id) ?? null }
       : await threadInIndex(store, routeTarget(route), built);
-  const text = documentText(item.document);
+  const text = documentText(doc);
   const split = splitReply(text);
   return {
     comment: placed.comment,

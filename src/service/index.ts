@@ -7,11 +7,11 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
+import { parseLimit } from '../limits.js';
 import type { Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import type { AfterDeliveryQueue } from '../pipeline/after-delivery.js';
-import type { DeliveryLoop } from '../pipeline/delivery.js';
+import type { DeliveryLoop } from '../pipeline/delivery/index.js';
 import { RuntimeEvents } from '../pipeline/events.js';
 import { ParsePool } from '../pipeline/pool.js';
 import { sleep } from '../pipeline/sleep.js';
@@ -25,13 +25,11 @@ import { countApiAttempts, countMessages, logDelivery, observeStore } from './ob
 
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
 
-export const DEFAULT_DRAIN_MS = 30_000;
-
 export interface ServiceOptions {
+  /** Overrides `delivery.drain_ms` (tests); `mailgate serve --drain-ms` sets the configuration field itself. */
+  drainMs?: number;
   logger: Logger;
   metrics?: Metrics;
-  /** How long stop() waits for delivery to empty the outbox, in ms (0: not at all). Overrides `delivery.drain_ms` (default 30000). */
-  drainMs?: number;
   /** Identifies this process in outbox claims. */
   owner?: string;
   /** Outbox claim lease in ms (default 60000). */
@@ -72,9 +70,7 @@ function newPreviewPool(config: Readonly<Config>): ParsePool {
 
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger;
-  const drainMs = options.drainMs ?? config.delivery.drain_ms ?? DEFAULT_DRAIN_MS;
-  if (!Number.isInteger(drainMs) || drainMs < 0)
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `the drain bound must be an integer >= 0 ms, got ${drainMs}`);
+  const drainMs = parseLimit('drainMs', options.drainMs, config.delivery.drain_ms, { min: 0, max: 3_600_000 });
   const { host, port } = parseListen(config.server.listen);
   const metrics = options.metrics ?? createMetrics();
   const intakeStop = new AbortController();

@@ -3,7 +3,7 @@
  * prints where things are, and handles SIGTERM/SIGINT — the first stops gracefully, a second
  * exits at once.
  */
-import { loadConfig } from '../config/load.js';
+import { loadConfig, type Json } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { resolveLogFormat, useColors, type LogFormat } from '../log-pretty.js';
 import { createLogger, type Logger } from '../logger.js';
@@ -15,6 +15,7 @@ export interface RunServiceOptions {
   /** mailgate.yaml; omitted: the embedded defaults. */
   configFile?: string;
   env: Record<string, string | undefined>;
+  /** Overrides `delivery.drain_ms` (`--drain-ms`), validated with the rest of the configuration. */
   drainMs?: number;
   /** Outbox claim lease in ms (default 60000). */
   leaseMs?: number;
@@ -27,13 +28,14 @@ export interface RunServiceOptions {
 }
 
 function configOf(options: RunServiceOptions): { config: Readonly<Config>; adminKey?: EmbeddedAdminKey } {
-  if (options.configFile !== undefined) return { config: loadConfig({ file: options.configFile, env: options.env }) };
+  const flags: Record<string, Json> = options.drainMs === undefined ? {} : { delivery: { drain_ms: options.drainMs } };
+  if (options.configFile !== undefined) return { config: loadConfig({ file: options.configFile, env: options.env, overrides: flags }) };
   // Embedded defaults: an admin key kept under ./data so that the admin API, the console and the
   // preview page work locally, and an open console tab stays signed in across restarts.
   const adminKey = embeddedAdminKey();
   const config = loadConfig({
     env: options.env,
-    overrides: { ...(embeddedConfig() as Record<string, never>), server: { api_keys: [adminKey.key] } } as never,
+    overrides: { ...(embeddedConfig() as Record<string, never>), server: { api_keys: [adminKey.key] }, ...flags } as never,
   });
   return { config, adminKey };
 }
@@ -69,7 +71,6 @@ export async function runService(options: RunServiceOptions): Promise<number> {
   try {
     service = await startService(config, {
       logger,
-      ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
       ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     });
     if (service.emulatorUrl)

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../src/api/client.js';
-import { deliverBatch } from '../../src/batcher/deliver.js';
+import { deliverBatch } from '../../src/batcher/deliver-batch.js';
 import { MemoryLedger } from '../../src/ledger/index.js';
 import type { DeliveryItem, ItemOutcome, PredictTarget, SyncTarget, Target } from '../../src/batcher/types.js';
 import type { FaultRule } from '../../src/emulator/types.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/client.js';
 import { isEncodedRequest } from '../../src/api/encoded.js';
 import { ApiError } from '../../src/api/errors.js';
-import { deliverBatch } from '../../src/batcher/deliver.js';
+import { deliverBatch } from '../../src/batcher/deliver-batch.js';
 import { MemoryLedger } from '../../src/ledger/index.js';
 import type { SyncTarget } from '../../src/batcher/types.js';
 import type { SyncRawEmailsRequest } from '../../src/model/index.js';

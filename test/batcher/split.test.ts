@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
-import { failureSignature, isSplittable, requestRejected } from '../../src/batcher/deliver.js';
+import { failureSignature, isSplittable, requestRejected } from '../../src/batcher/deliver-batch.js';
 import { newSplitState, sendSplitting, type SendResult } from '../../src/batcher/split.js';
 
 const split = (maxSplitRequests: number) => ({ isSplittable, signature: failureSignature, requestRejected, maxSplitRequests });

@@ -6,8 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.js';
 import { ConfigSchema } from '../../src/config/schema.js';
-import { createDeliverFn } from '../../src/pipeline/deliver-fn.js';
-import { createDelivery } from '../../src/pipeline/delivery.js';
+import { createDeliverFn, createDelivery } from '../../src/pipeline/delivery/index.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake } from '../../src/pipeline/intake.js';
 import { preview } from '../../src/preview/index.js';

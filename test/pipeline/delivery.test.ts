@@ -2,8 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.js';
 import { ConfigSchema, type RouteConfig } from '../../src/config/schema.js';
-import { createDeliverFn, checkRoutes, targetOf } from '../../src/pipeline/deliver-fn.js';
-import { createDelivery } from '../../src/pipeline/delivery.js';
+import { checkRoutes, createDeliverFn, createDelivery, targetOf } from '../../src/pipeline/delivery/index.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
 import { RuntimeEvents } from '../../src/pipeline/events.js';
 import { createIntake } from '../../src/pipeline/intake.js';
@@ -337,7 +336,7 @@ describe('route mapping', () => {
 
 describe('retry delay of an item whose request failed', () => {
   it('is whole milliseconds the store accepts, growing per attempt, never below Retry-After', async () => {
-    const { defaultRetryDelay } = await import('../../src/pipeline/delivery.js');
+    const { defaultRetryDelay } = await import('../../src/pipeline/delivery/index.js');
     for (let attempts = 0; attempts < 25; attempts++) {
       for (let k = 0; k < 50; k++) {
         const d = defaultRetryDelay(attempts, k % 2 === 0 ? undefined : 1_234.5);

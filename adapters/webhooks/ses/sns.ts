@@ -107,10 +107,40 @@ export function snsUrl(value: string, config: SesConfig): URL | undefined {
 }
 
 const certificates = new Map<string, { key: KeyObject; at: number }>();
+/** URLs whose fetch failed lately (kept NEGATIVE_TTL_MS): a request naming one is refused without a fetch. */
+const failures = new Map<string, { message: string; at: number }>();
+/** Fetches under way by URL: concurrent requests naming one URL share one fetch. */
+const fetching = new Map<string, Promise<Buffer>>();
+const NEGATIVE_TTL_MS = 60_000;
+/** Certificate fetches at once across every SES endpoint; beyond, 503 (SNS retries) rather than a queue. */
+export const MAX_CERT_FETCHES = 4;
 
-/** Forgets every cached certificate (tests that sign with several keys under one URL). */
+/** Forgets every cached certificate and failure (tests that sign with several keys under one URL). */
 export function clearCertificateCache(): void {
   certificates.clear();
+  failures.clear();
+  fetching.clear();
+}
+
+/** The certificate bytes of `url`: one fetch per URL at a time, at most MAX_CERT_FETCHES URLs at once, failures remembered. */
+async function fetchCertificate(url: string, ctx: VerifyContext): Promise<Buffer> {
+  const failed = failures.get(url);
+  if (failed && ctx.now() - failed.at < NEGATIVE_TTL_MS) throw new Error(`${failed.message} (remembered; not fetched again yet)`);
+  let p = fetching.get(url);
+  if (p === undefined) {
+    if (fetching.size >= MAX_CERT_FETCHES) throw new Error(`${MAX_CERT_FETCHES} certificate fetches are under way; retry later`);
+    p = ctx.fetch(url);
+    fetching.set(url, p);
+    void p.then(
+      () => fetching.delete(url),
+      (err: unknown) => {
+        fetching.delete(url);
+        failures.set(url, { message: (err as Error).message, at: ctx.now() });
+        while (failures.size > MAX_CERTS) failures.delete(failures.keys().next().value!);
+      },
+    );
+  }
+  return p;
 }
 
 async function signingKey(certUrl: string, config: SesConfig, ctx: VerifyContext): Promise<KeyObject> {
@@ -125,7 +155,7 @@ async function signingKey(certUrl: string, config: SesConfig, ctx: VerifyContext
   if (cached && ctx.now() - cached.at < CERT_TTL_MS) return cached.key;
   let pem: Buffer;
   try {
-    pem = await ctx.fetch(url.href);
+    pem = await fetchCertificate(url.href, ctx);
   } catch (err) {
     throw new CertificateRefusal('unavailable', `cannot fetch the SNS signing certificate ${url.href}: ${(err as Error).message}`);
   }
@@ -133,6 +163,7 @@ async function signingKey(certUrl: string, config: SesConfig, ctx: VerifyContext
   try {
     key = new X509Certificate(pem).publicKey;
   } catch {
+    failures.set(url.href, { message: 'not an X.509 certificate', at: ctx.now() });
     throw new CertificateRefusal('unavailable', `${url.href} did not serve an X.509 certificate`);
   }
   certificates.delete(url.href);

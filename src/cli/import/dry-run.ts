@@ -6,7 +6,7 @@
 import { pathInputs } from '../../../adapters/index.js';
 import { deliverBatch } from '../../batcher/index.js';
 import { resolveUserProperties } from '../../pipeline/origin.js';
-import { targetOf } from '../../pipeline/deliver-fn.js';
+import { targetOf } from '../../pipeline/delivery/index.js';
 import { parseOrdered } from '../../pipeline/pool.js';
 import type { MboxQuoting, PathItem } from '../../pipeline/types.js';
 import type { PreviewOptions } from '../../preview/types.js';

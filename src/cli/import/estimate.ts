@@ -4,7 +4,7 @@
  * dry run. Shown before the first billable request, with the question (src/cli/consent.ts).
  */
 import { deliverBatch, type DeliveryItem } from '../../batcher/index.js';
-import { targetOf } from '../../pipeline/deliver-fn.js';
+import { targetOf } from '../../pipeline/delivery/index.js';
 import { routeTarget } from '../../pipeline/origin.js';
 import type { Runtime } from '../../runtime/index.js';
 import type { ItemListState, OutboxItem } from '../../store/types.js';

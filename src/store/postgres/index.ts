@@ -4,7 +4,8 @@
  * returned is on disk unless the server is configured otherwise.
  */
 import pg from 'pg';
-import { GatewayError } from '../../errors.js';
+import { parseLimit } from '../../limits.js';
+import { redactUrl } from '../../logger.js';
 import { wrapStoreError } from '../common.js';
 import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
@@ -38,33 +39,13 @@ export const DEFAULT_PG_POOL_SIZE = 10;
 export const DEFAULT_PG_CONNECT_TIMEOUT_MS = 10_000;
 
 function poolFor(url: string, options: PostgresOptions): pg.Pool {
-  const max = options.poolSize ?? DEFAULT_PG_POOL_SIZE;
-  const timeout = options.connectTimeoutMs ?? DEFAULT_PG_CONNECT_TIMEOUT_MS;
-  if (!Number.isInteger(max) || max < 1) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `PostgreSQL pool size must be a positive integer, got ${String(max)}`);
-  }
-  if (!Number.isInteger(timeout) || timeout < 0) {
-    throw new GatewayError(
-      'MAILGATE_ERR_CONFIG_INVALID',
-      `PostgreSQL connect timeout must be a non-negative integer, got ${String(timeout)}`,
-    );
-  }
+  const max = parseLimit('PostgreSQL poolSize', options.poolSize, DEFAULT_PG_POOL_SIZE);
+  const timeout = parseLimit('PostgreSQL connectTimeoutMs', options.connectTimeoutMs, DEFAULT_PG_CONNECT_TIMEOUT_MS, { min: 0 });
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: timeout });
   // An idle connection dropped by the server: the pool discards it and the next query reconnects
   // (or fails with a coded error). Without a listener the event would crash the process.
   pool.on('error', () => undefined);
   return pool;
-}
-
-/** `postgres://user:secret@host/db` without the password, for messages. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://…';
-  }
 }
 
 /** Connects and migrates (under an advisory lock). */
@@ -74,7 +55,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     await migratePostgres(pool);
   } catch (err) {
     await pool.end().catch(() => undefined);
-    throw wrapStoreError(err, isPgUnavailable, `opening ${redact(url)}`);
+    throw wrapStoreError(err, isPgUnavailable, `opening ${redactUrl(url)}`);
   }
   const clock = options.now;
   const leases = new PgLeases(pool, clock);

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { GatewayError } from '../../errors.js';
+import { parseLimit } from '../../limits.js';
 
 export interface SqliteOptions {
   /** `FULL` (default): every commit survives a power cut. `NORMAL`: faster; see ./index.ts. */
@@ -30,10 +31,7 @@ export function isUnavailable(err: unknown): boolean {
 export const SQLITE_PAGE_SIZE = 16_384;
 
 export function openDatabase(path: string, options: SqliteOptions): Database.Database {
-  const busy = options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
-  if (!Number.isInteger(busy) || busy < 0) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `SQLite busy timeout must be a non-negative integer, got ${String(busy)}`);
-  }
+  const busy = parseLimit('SQLite busyTimeoutMs', options.busyTimeoutMs, DEFAULT_SQLITE_BUSY_TIMEOUT_MS, { min: 0 });
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);

@@ -3,16 +3,16 @@
  * outcome per item — delivered, unchanged, retry later, or dead letter. Never holds more
  * than `claimLimit × concurrency` documents in memory.
  */
-import type { ItemOutcome } from '../batcher/types.js';
-import type { RouteConfig } from '../config/schema.js';
-import { atLeast, backoffDelay, type Backoff } from '../retry.js';
-import type { DeliveryInfo, LedgerRecord, OutboxItem, PredictionInput, Store } from '../store/types.js';
-import type { RuntimeEvents } from './events.js';
-import { fanOut } from './fan-out.js';
-import { routeTarget } from './origin.js';
-import { sleep } from './sleep.js';
+import type { ItemOutcome } from '../../batcher/types.js';
+import type { RouteConfig } from '../../config/schema.js';
+import { atLeast, backoffDelay, type Backoff } from '../../retry.js';
+import type { DeliveryInfo, LedgerRecord, OutboxItem, PredictionInput, Store } from '../../store/types.js';
+import type { RuntimeEvents } from '../events.js';
+import { fanOut } from '../fan-out.js';
+import { routeTarget } from '../origin.js';
+import { sleep } from '../sleep.js';
 
-/** One item's result from the batcher (src/batcher/deliver.ts). */
+/** One item's result from the batcher (src/batcher/deliver-batch.ts). */
 export type { ItemOutcome };
 
 export interface BatchResult {

@@ -2,14 +2,14 @@
  * The DeliverFn of a runtime: maps a route (mailgate.yaml, snake_case) to a batcher target
  * (camelCase) and hands claimed outbox items to `deliverBatch`, keyed by outbox id.
  */
-import type { ApiClient } from '../api/client.js';
-import { checkRouteProperties, deliverBatch, type DeliveryItem, type Target } from '../batcher/index.js';
-import type { Ledger, LedgerEntry } from '../ledger/index.js';
-import type { Config, RouteConfig } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
-import { MAX_PREDICT_DOCUMENTS } from '../limits.js';
-import type { LedgerRecord, OutboxItem } from '../store/types.js';
-import type { DeliverFn } from './delivery.js';
+import type { ApiClient } from '../../api/client.js';
+import { checkRouteProperties, deliverBatch, type DeliveryItem, type Target } from '../../batcher/index.js';
+import type { Ledger, LedgerEntry } from '../../ledger/index.js';
+import type { Config, RouteConfig } from '../../config/schema.js';
+import { GatewayError } from '../../errors.js';
+import { MAX_PREDICT_DOCUMENTS } from '../../limits.js';
+import type { LedgerRecord, OutboxItem } from '../../store/types.js';
+import type { DeliverFn } from './loop.js';
 
 /** The batcher target a route delivers to. */
 export function targetOf(route: RouteConfig, config: Pick<Config, 'delivery'>): Target {

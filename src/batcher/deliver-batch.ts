@@ -3,6 +3,7 @@
  * split-on-rejection, and one outcome per item. Never throws for a request failure: those
  * become `rejected` (the document's own fault) or `retry` (the caller reschedules).
  */
+import { parseLimit } from '../limits.js';
 import { ApiError } from '../api/errors.js';
 import type { ApiClient, AttemptInfo } from '../api/client.js';
 import { GatewayError } from '../errors.js';
@@ -53,13 +54,10 @@ export function requestRejected(error: unknown): ApiError {
 const SPLIT: Omit<SplitOptions, 'maxSplitRequests'> = { isSplittable, signature: failureSignature, requestRejected };
 
 function checkOptions(options: DeliverOptions): { concurrency: number; maxSplitRequests: number } {
-  const concurrency = options.concurrency ?? 1;
-  const maxSplitRequests = options.maxSplitRequests ?? DEFAULT_MAX_SPLIT_REQUESTS;
-  if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `concurrency must be an integer >= 1 (got ${String(concurrency)})`);
-  if (!Number.isInteger(maxSplitRequests) || maxSplitRequests < 0)
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `maxSplitRequests must be an integer >= 0 (got ${String(maxSplitRequests)})`);
-  return { concurrency, maxSplitRequests };
+  return {
+    concurrency: parseLimit('concurrency', options.concurrency, 1),
+    maxSplitRequests: parseLimit('maxSplitRequests', options.maxSplitRequests, DEFAULT_MAX_SPLIT_REQUESTS, { min: 0 }),
+  };
 }
 
 /**
