@@ -55,6 +55,8 @@ export interface Metrics {
   messagesDeadLettered: Counter<'route' | 'adapter'>;
   /** Items waiting for delivery; filled on scrape when a collector is set with `outboxDepth.collect()`. */
   outboxDepth: Gauge<'route'>;
+  /** 1 while delivery of the route is paused (a refused token, an unknown source or transform tag, …), else 0. */
+  routePaused: Gauge<'route'>;
   /** Requests to the Text Analytics API by endpoint and outcome (HTTP status, `network` or `timeout`). */
   apiRequests: Counter<'endpoint' | 'status'>;
   /** Latency of requests to the Text Analytics API, in seconds, by endpoint and outcome (as apiRequests). */
@@ -209,6 +211,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       routeAdapter,
     ),
     outboxDepth: scrapeGauge(registry, collectors, 'mailgate_outbox_depth', 'Items waiting for delivery.', route),
+    routePaused: scrapeGauge(
+      registry,
+      collectors,
+      'mailgate_route_paused',
+      '1 while delivery of the route is paused (a refused token, an unknown source or transform tag, ...), else 0.',
+      route,
+    ),
     apiRequests: counter(
       'mailgate_api_requests_total',
       'Requests to the Text Analytics API by endpoint and HTTP status (or network, timeout).',

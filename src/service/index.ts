@@ -21,7 +21,7 @@ import { baseUrl, listenError, parseListen } from '../server/listen.js';
 import type { PredictionSinks } from '../sinks/index.js';
 import { createConsole } from './console.js';
 import { createServiceDeps } from './deps.js';
-import { countApiAttempts, countMessages, logDelivery, observeStore } from './observe.js';
+import { countApiAttempts, countMessages, logDelivery, observeStore, trackPausedRoutes } from './observe.js';
 
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
 
@@ -79,6 +79,11 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const events = new RuntimeEvents();
   countMessages(events, metrics);
   countApiAttempts(events, metrics);
+  trackPausedRoutes(
+    events,
+    metrics,
+    config.routes.map((r) => r.name),
+  );
   logDelivery(events, logger.child({ component: 'delivery' }));
   logPauses(events, logger);
   const runtime = await createRuntime({

@@ -72,6 +72,16 @@ export function logDelivery(events: RuntimeEvents, logger: Logger): void {
 }
 
 /**
+ * mailgate_route_paused{route}: 0 for every route from the start, 1 from the moment delivery of
+ * a route pauses (401/403, an unknown source or transform tag, …) until it resumes.
+ */
+export function trackPausedRoutes(events: RuntimeEvents, metrics: Metrics, routes: Iterable<string>): void {
+  for (const route of routes) metrics.routePaused.set({ route }, 0);
+  events.on('route:paused', (e) => metrics.routePaused.set({ route: e.route }, 1));
+  events.on('route:resumed', (e) => metrics.routePaused.set({ route: e.route }, 0));
+}
+
+/**
  * Gauges filled on scrape: outbox depth per route, and the connection state of each health line
  * of a pull adapter (an IMAP account), labelled by the line's name.
  */

@@ -37,6 +37,11 @@ const INVENTORY: Record<string, Family> = {
     labels: ROUTE_ADAPTER,
   },
   mailgate_outbox_depth: { type: 'gauge', help: 'Items waiting for delivery.', labels: ['route'] },
+  mailgate_route_paused: {
+    type: 'gauge',
+    help: '1 while delivery of the route is paused (a refused token, an unknown source or transform tag, ...), else 0.',
+    labels: ['route'],
+  },
   mailgate_api_requests_total: {
     type: 'counter',
     help: 'Requests to the Text Analytics API by endpoint and HTTP status (or network, timeout).',
@@ -108,6 +113,7 @@ function touchEverySeries(m: Metrics): void {
   m.messagesRejected.inc(ra);
   m.messagesDeadLettered.inc(ra);
   m.outboxDepth.set({ route: 'support' }, 2);
+  m.routePaused.set({ route: 'support' }, 0);
   m.apiRequests.inc({ endpoint: 'sync-raw-emails', status: '200' });
   m.apiRequestDuration.observe({ endpoint: 'sync-raw-emails', status: '200' }, 0.2);
   m.setImapConnectionState('support-inbox', 'idle');
