@@ -1,10 +1,11 @@
 /** Inputs → items: one file of any kind, or a directory walked recursively. */
 import { readFile, stat } from 'node:fs/promises';
-import { basename, resolve, sep } from 'node:path';
+import { basename, extname, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
 import { readPst } from './pst.js';
+import { isVaultDir, isVaultZip, readVault } from './vault.js';
 import { convertMsg } from '../../src/mime/msg-convert.js';
 import { sniffFile, type Sniffed } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
@@ -72,6 +73,10 @@ async function* readKnown(
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if ('kind' in sniffed && sniffed.kind === 'mbox') {
     yield* readMbox(path, { ...options, resume });
+    return;
+  }
+  if ('skip' in sniffed && extname(path).toLowerCase() === '.zip' && (await isVaultZip(path))) {
+    yield* readVault(path, true, { ...options, resume });
     return;
   }
   if ('kind' in sniffed && sniffed.kind === 'pst') {
@@ -143,6 +148,11 @@ export async function* readInput(input: string, options: ReadOptions = {}): Asyn
   }
   if (!isDirectory) {
     yield* readOneFile(input, options, true, false);
+    return;
+  }
+  if (await isVaultDir(input)) {
+    const r = options.resumeFrom;
+    yield* readVault(input, false, { ...options, resume: r && resolve(r.path) === resolve(input) ? { index: r.index } : undefined });
     return;
   }
   try {

@@ -10,6 +10,8 @@ export interface Origin {
   /** Adapter instance / account name from the configuration, when there is one. */
   account?: string;
   folder?: string;
+  /** Labels an export gave the message (Google Vault), in its order. */
+  labels?: string[];
   /** The mailbox a message was read from (Graph: the user principal name or id as configured). */
   mailbox?: string;
   /** The message's Internet Message-ID as the mailbox reports it (Graph), angle brackets kept. */

@@ -60,6 +60,7 @@ const PLACEHOLDERS: Record<string, (o: Origin) => string | undefined> = {
   adapter: (o) => o.adapter,
   account: (o) => o.account,
   folder: (o) => o.folder,
+  labels: (o) => o.labels?.join(','),
   mailbox: (o) => o.mailbox,
   path: (o) => o.path,
   eventId: (o) => o.eventId,

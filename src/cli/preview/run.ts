@@ -29,6 +29,8 @@ const outputOrigin = (item: PathItem): OutputOrigin => ({
   path: item.origin.path,
   index: item.origin.index,
   ...(item.origin.folder !== undefined && { folder: item.origin.folder }),
+  ...(item.origin.labels !== undefined && { labels: item.origin.labels }),
+  ...(item.origin.account !== undefined && { account: item.origin.account }),
 });
 
 /** First pass: every item parsed and spooled; returns how many failed. A progress bar on stderr when it is a terminal. */

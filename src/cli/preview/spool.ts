@@ -21,8 +21,11 @@ import { writerFor, type Write } from '../write.js';
 export interface OutputOrigin {
   path: string;
   index: number;
-  /** The folder inside an archive (PST/OST), when the item comes from one. */
+  /** The folder inside an archive (PST/OST; a Vault export's mbox), when the item comes from one. */
   folder?: string;
+  /** Labels and account a Google Vault export gave the message. */
+  labels?: string[];
+  account?: string;
 }
 
 export interface ErrorRecord {
