@@ -58,6 +58,7 @@ describe('journal reports imported', () => {
       '--workers',
       '1',
       '--json',
+      '--yes',
     );
     expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ read: 2, queued: 2, deadLettered: 0 });
