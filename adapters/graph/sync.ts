@@ -48,7 +48,9 @@ export function isExpiredDelta(err: unknown): boolean {
 
 /** Reads the folder up to its current delta link; resolves with the messages stored. */
 export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promise<number> {
-  const initial = `/mailFolders/${encodeURIComponent(folder.id)}/messages/delta?$select=${DELTA_SELECT}`;
+  // Only arrivals: changes to a message already read (its flags, its categories — often made by
+  // the after-delivery actions) would otherwise bring it back in every round.
+  const initial = `/mailFolders/${encodeURIComponent(folder.id)}/messages/delta?$select=${DELTA_SELECT}&changeType=created`;
   const saved = (await ctx.sink.checkpoint(folder.key)) as FolderCheckpoint | undefined;
   let link = saved !== undefined && saved.folderId === folder.id ? saved.link : initial;
   let reset = false;

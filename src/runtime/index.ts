@@ -15,6 +15,7 @@ import type { Config, RouteConfig } from '../config/schema.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import { checkRoutes, createDeliverFn, createDelivery, type DeliveryLoop } from '../pipeline/delivery/index.js';
+import { RoutePauses } from './pauses.js';
 import { RuntimeEvents } from '../pipeline/events.js';
 import { createIntake, type Intake } from '../pipeline/intake.js';
 import { ParsePool } from '../pipeline/pool.js';
@@ -105,6 +106,8 @@ export interface Runtime {
   runAdapters(signal: AbortSignal, sink?: IntakeSink): Promise<void>;
   /** Set when the built-in emulator serves as the API (no `api.url`). */
   emulatorUrl?: string;
+  /** The routes that cannot deliver right now (paused after the API refused them), from the events. */
+  pauses: RoutePauses;
   close(): Promise<void>;
 }
 
@@ -261,6 +264,7 @@ function assemble(parts: Parts): Runtime {
     config: parts.config,
     logger: core.logger,
     events: core.events,
+    pauses: new RoutePauses(core.events, core.store),
     store: core.store,
     client: core.api.client,
     pool: core.pool,

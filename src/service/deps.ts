@@ -18,6 +18,7 @@ import { localPreview } from '../server/local-preview.js';
 import { ownerSummary } from '../store/common.js';
 import type { Store } from '../store/types.js';
 import type { AdapterEntry } from '../runtime/adapters.js';
+import { pauseJson, type RoutePauses } from '../runtime/pauses.js';
 
 export interface ServiceDepsOptions {
   config: Readonly<Config>;
@@ -36,6 +37,8 @@ export interface ServiceDepsOptions {
   events: RuntimeEvents;
   /** True once shutdown began: /readyz answers 503. */
   stopping: () => boolean;
+  /** Routes that cannot deliver right now: `paused` in /api/status (never a readiness check: intake still works). */
+  pauses?: RoutePauses;
 }
 
 function previewOptions(
@@ -103,7 +106,9 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
         deadLettered: 0,
         aiUnits: 0,
       };
-      return { route: r.name, mode: r.mode, target: r.mode === 'sync' ? r.source : r.dataset, outbox, ...totals };
+      const pause = o.pauses?.get(r.name);
+      const paused = pause === undefined ? null : pauseJson(pause);
+      return { route: r.name, mode: r.mode, target: r.mode === 'sync' ? r.source : r.dataset, paused, outbox, ...totals };
     });
     const list: Array<Record<string, unknown>> = [];
     const leases = new Map((await store.listLeases()).map((l) => [l.name, l]));

@@ -120,6 +120,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     logger,
     events,
     stopping: () => stopping,
+    pauses: runtime.pauses,
     previewPool: () => (previewPool ??= newPreviewPool(config)),
   });
   deps.push = { endpoints: runtime.endpoints(), sink: runtime.pushSink };
@@ -157,14 +158,25 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     await adaptersDone;
     const deadline = AbortSignal.any([AbortSignal.timeout(Math.max(drainMs, 1)), ...(force ? [force] : [])]);
     let drained = false;
+    // A paused route cannot deliver (the API refused it): its items are not waited for.
+    const deliverable = async () => {
+      let n = 0;
+      for (const route of routes.keys()) if (runtime.pauses.get(route) === undefined) n += await store.outboxDepth(route);
+      return n;
+    };
     while (!deadline.aborted && drainMs > 0) {
-      if ((await store.outboxDepth()) === 0) {
-        drained = true;
+      if ((await deliverable()) === 0) {
+        drained = (await store.outboxDepth()) === 0;
         break;
       }
       await sleep(100, deadline);
     }
-    if (!drained)
+    for (const p of runtime.pauses.list())
+      logger.warn(
+        { route: p.route, code: p.code, since: p.since.toISOString(), queued: await store.outboxDepth(p.route).catch(() => -1) },
+        `route ${p.route} is paused (${p.code}): not waiting for it; its queued items stay for the next start`,
+      );
+    if (!drained && runtime.pauses.list().length === 0)
       logger.warn(
         { code: 'MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT', queued: await store.outboxDepth().catch(() => -1) },
         'stopped waiting for delivery; queued items stay for the next start',

@@ -175,3 +175,36 @@ describe('graph adapter: delta rounds', () => {
     expect(second.adapters[0]!.health()[0]!.lastError!.code).toBe('MAILGATE_ERR_GRAPH_NOT_FOUND');
   });
 });
+
+describe('graph adapter: after delivery', () => {
+  it('read and category: applied by immutable id in $batch; the changes do not bring the messages back', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    const ids = fill(user, 6);
+    for (const action of ['read', 'category:Mailgate']) {
+      const sink = new MemorySink();
+      const { adapters, done } = run(entryFor(standIn, [user], { after_delivery: action }), sink);
+      await until(() => sink.items.size === 6 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
+      const origins = [...sink.items.values()].map((i) => i.origin);
+      expect([...sink.items.values()].every((i) => i.afterDelivery === true)).toBe(true);
+      const res = await adapters[0]!.afterDelivery(origins);
+      expect(res.applied).toHaveLength(6);
+      for (const id of ids) {
+        const m = standIn.find(user, id)!;
+        if (action === 'read') expect(m.isRead).toBe(true);
+        else expect(m.categories).toEqual(['Mailgate']);
+      }
+      // A repeat (a crash between the action and its bookkeeping) changes nothing.
+      expect((await adapters[0]!.afterDelivery(origins)).applied).toHaveLength(6);
+      const before = standIn.stats(user).requests;
+      adapters[0]!.runner.wake();
+      await until(() => standIn.stats(user).requests > before && adapters[0]!.health()[0]!.state === 'idle', 'a round');
+      // One delta request, no content read: updates are not arrivals.
+      expect(standIn.stats(user).requests - before).toBe(1);
+      expect(sink.accepted).toBe(6);
+      stop.abort();
+      await done;
+      stop = new AbortController();
+    }
+  });
+});

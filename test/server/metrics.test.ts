@@ -36,6 +36,7 @@ describe('mailgate metrics on prom-client', () => {
       '# TYPE mailgate_messages_rejected_total counter',
       '# TYPE mailgate_messages_dead_lettered_total counter',
       '# TYPE mailgate_outbox_depth gauge',
+      '# TYPE mailgate_route_paused gauge',
       '# TYPE mailgate_api_requests_total counter',
       '# TYPE mailgate_api_request_duration_seconds histogram',
       '# TYPE mailgate_imap_connection_state gauge',

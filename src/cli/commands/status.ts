@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { ownerSummary, type OwnerSummary } from '../../store/common.js';
 import type { Lease, Store } from '../../store/types.js';
+import { PAUSE_KEY_PREFIX } from '../../runtime/pauses.js';
 import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
@@ -11,14 +12,23 @@ interface StatusFlags extends StoreFlags {
 }
 
 async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
-  const status = await withStore(flags, process.env, async (store) => ({
-    store: store.kind,
-    outboxDepth: await store.outboxDepth(),
-    outbox: await store.outboxCounts(),
-    routes: await store.counters(),
-    checkpoints: await store.listCheckpoints(),
-    ...(await owners(store)),
-  }));
+  const status = await withStore(flags, process.env, async (store) => {
+    const all = await store.listCheckpoints();
+    const pauses = new Map(
+      all
+        .filter((c) => c.key.startsWith(PAUSE_KEY_PREFIX) && c.value['paused'] === true)
+        .map((c) => [c.key.slice(PAUSE_KEY_PREFIX.length), { ...c.value, reportedAt: c.updatedAt }]),
+    );
+    return {
+      store: store.kind,
+      outboxDepth: await store.outboxDepth(),
+      outbox: await store.outboxCounts(),
+      // `paused`: as the last process delivering the route reported it (null: delivering).
+      routes: (await store.counters()).map((r) => ({ ...r, paused: pauses.get(r.route) ?? null })),
+      checkpoints: all.filter((c) => !c.key.startsWith(PAUSE_KEY_PREFIX)),
+      ...(await owners(store)),
+    };
+  });
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify(status)}\n`);
   const lines = [`store: ${status.store}`, `outbox depth (queued): ${status.outboxDepth}`, '', 'routes:'];
@@ -28,6 +38,11 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
     lines.push(
       `  ${r.route}: enqueued ${r.enqueued}, queued ${queued}, delivered ${r.delivered}, unchanged ${r.unchanged}, dead-lettered ${r.deadLettered}, AI units ${r.aiUnits}`,
     );
+    const p = r.paused as Record<string, unknown> | null;
+    if (p !== null)
+      lines.push(
+        `    PAUSED since ${String(p['since'])}: ${String(p['code'])}: ${String(p['message'])} (nothing is delivered; fix the token, URL or target)`,
+      );
   }
   // Mailboxes keep their current error in a checkpoint beside their folders' (Graph): listed first.
   const failing = status.checkpoints.filter((c) => mailboxError(c.value) !== undefined);
