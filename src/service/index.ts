@@ -138,7 +138,9 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     } catch (err) {
       await app.close();
       await runtime.close();
-      throw listenError(err, at!.host, at!.port, `Set ${key} in the configuration to another host:port`);
+      throw key === 'server.listen'
+        ? listenError(err, at!.host, at!.port)
+        : listenError(err, at!.host, at!.port, `Set ${key} in the configuration to another host:port`);
     }
   }
   const url = baseUrl(app.server.address() as AddressInfo);

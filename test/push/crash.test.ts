@@ -31,7 +31,8 @@ function setup(emu: StartedEmulator): { dir: string; db: string; config: string 
       `store: sqlite:${db}`,
       // One attempt per request: a 503 schedules the item's retry rather than holding its claim.
       `api: { url: ${emu.url}, token: "\${TEST_API_TOKEN}", retry: { max_attempts: 1 } }`,
-      'server: { listen: 127.0.0.1:0, api_keys: [admin-key-0123456789abcdef] }',
+      // All senders come from one address: the per-client budget must let the whole burst in.
+      `server: { listen: 127.0.0.1:0, api_keys: [admin-key-0123456789abcdef], push: { max_per_client: ${SENDERS} } }`,
       'delivery: { flush_ms: 0 }',
       'routes: [{ name: support, source: acme/support }]',
       'adapters:',
