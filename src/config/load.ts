@@ -34,23 +34,38 @@ function unshield(value: unknown, held: string[]): unknown {
   return value;
 }
 
-/** Replaces `${VAR}` and `${VAR:-default}` in every string; `$$` stands for a literal `$`. */
+/**
+ * Replaces `${VAR}` and `${VAR:-default}` in every string; `$$` stands for a literal `$`. Every
+ * variable that is not set is named in one error (with its path), not one per run.
+ */
 export function interpolate(value: Json, env: Env, path: Array<string | number> = []): Json {
+  const missing: Array<{ path: string; name: string }> = [];
+  const out = substitute(value, env, path, missing);
+  if (missing.length > 0) {
+    const lines = missing.map((m) => `${m.path}: environment variable ${m.name} is not set; export it or write \${${m.name}:-default}`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_ENV_MISSING',
+      lines.length === 1 ? lines[0]! : `${lines.length} environment variables are not set:\n${lines.join('\n')}`,
+      { details: { missing: missing.map((m) => m.name) } },
+    );
+  }
+  return out;
+}
+
+function substitute(value: Json, env: Env, path: Array<string | number>, missing: Array<{ path: string; name: string }>): Json {
   if (typeof value === 'string') {
     return value.replace(PLACEHOLDER, (whole, name: string | undefined, fallback: string | undefined) => {
       if (whole === '$$') return '$';
       const v = env[name!];
       if (v !== undefined && v !== '') return v;
       if (fallback !== undefined) return fallback;
-      throw new GatewayError(
-        'MAILGATE_ERR_CONFIG_ENV_MISSING',
-        `${formatPath(path)}: environment variable ${name} is not set; export it or write \${${name}:-default}`,
-      );
+      missing.push({ path: formatPath(path), name: name! });
+      return whole;
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, [...path, i]));
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, env, [...path, i], missing));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...path, k])]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, env, [...path, k], missing)]));
   }
   return value;
 }

@@ -74,6 +74,16 @@ describe('loadConfig', () => {
     expect(e.message).toContain('NOPE');
   });
 
+  it('names every missing environment variable in one error, each with its path (missing-variables-one-per-run regression)', () => {
+    const yaml = 'api: { url: "${API_URL}", token: "${API_TOKEN}" }\nserver: { api_keys: ["${ADMIN_KEY}"] }\n';
+    const e = failure(() => loadConfig({ file: file(yaml), env: { API_URL: 'https://api.example' } }));
+    expect(e.code).toBe('MAILGATE_ERR_CONFIG_ENV_MISSING');
+    expect(e.message).toContain('2 environment variables are not set');
+    expect(e.message).toContain('api.token: environment variable API_TOKEN is not set');
+    expect(e.message).toContain('server.api_keys[0]: environment variable ADMIN_KEY is not set');
+    expect(e.message).not.toContain('API_URL');
+  });
+
   it('refuses unknown keys, naming the path', () => {
     const e = failure(() => loadConfig({ file: file(`${route}    sorce: typo\n`) }));
     expect(e.code).toBe('MAILGATE_ERR_CONFIG_INVALID');
