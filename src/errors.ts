@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   MAILGATE_ERR_API_UNAUTHORIZED: 'The API answered 401: the token is missing or invalid.',
   MAILGATE_ERR_API_FORBIDDEN: 'The API answered 403: the token lacks a permission.',
   MAILGATE_ERR_API_NOT_FOUND: 'The API answered 404: unknown project, source, dataset or model version.',
+  MAILGATE_ERR_API_QUOTA: 'The API answered 402: a quota of the project is reached (e.g. comments); the route pauses, the documents are kept.',
   MAILGATE_ERR_API_CONFLICT: 'The API answered 409 Conflict (retried).',
   MAILGATE_ERR_API_UNPROCESSABLE: 'The API answered 422 Unprocessable Entity.',
   MAILGATE_ERR_API_RATE_LIMITED: 'The API answered 429 Too Many Requests (retried, honouring Retry-After).',

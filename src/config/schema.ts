@@ -235,6 +235,16 @@ export const LeasesSchema = z
   .strict()
   .refine((l) => l.renew_ms * 3 <= l.ttl_ms, { message: 'renew_ms must be at most a third of ttl_ms', path: ['renew_ms'] });
 
+export const MailboxesSchema = z
+  .object({
+    check_ms: int(100, 600_000)
+      .default(5_000)
+      .describe(
+        'How often each replica reads the mailboxes’ states (a disable or enable by command reaches it within this long), writes their filtered counts and checks how long a failing mailbox has failed, in ms. Default 5000.',
+      ),
+  })
+  .strict();
+
 export const RouteSchema = z
   .object({
     name: z
@@ -361,6 +371,9 @@ export const ConfigSchema = z
     delivery: DeliverySchema.prefault({}).describe('Batching, concurrency and backpressure of delivery.'),
     leases: LeasesSchema.prefault({}).describe(
       'Mailbox ownership when several `mailgate serve` replicas share one store: each IMAP account and files drop is read by one live replica at a time.',
+    ),
+    mailboxes: MailboxesSchema.prefault({}).describe(
+      'Mailbox states (IMAP accounts, Graph and Gmail mailboxes): enabled, or disabled with a reason; see docs/mailbox-controls.md.',
     ),
     routes: z.array(RouteSchema).default([]).describe('Where messages go: one route per target source (sync) or dataset (predict).'),
     adapters: AdaptersSchema.describe('Where messages come from, per adapter kind; each entry names its route.'),

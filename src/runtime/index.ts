@@ -20,7 +20,7 @@ import { RuntimeEvents } from '../pipeline/events.js';
 import { createIntake, type Intake } from '../pipeline/intake.js';
 import { ParsePool } from '../pipeline/pool.js';
 import { createPushSink } from '../pipeline/push-sink.js';
-import type { Adapter, IntakeSink, PushEndpoint, PushSink } from '../pipeline/types.js';
+import type { Adapter, FilteredReport, IntakeSink, PushEndpoint, PushSink } from '../pipeline/types.js';
 import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -28,6 +28,7 @@ import { actionTarget } from './actions.js';
 import { buildAdapters, entryOf, runAdapters, type AdapterEntry } from './adapters.js';
 import { apiEndpoint, type ApiEndpoint } from './api.js';
 import { startOwner, type OwnerHandle } from './owner.js';
+import { MailboxGuard } from './mailboxes.js';
 import { leaseGroup, leaseName, Ownership } from './ownership.js';
 
 export { emulatorDataDir } from './api.js';
@@ -108,6 +109,8 @@ export interface Runtime {
   emulatorUrl?: string;
   /** The routes that cannot deliver right now (paused after the API refused them), from the events. */
   pauses: RoutePauses;
+  /** Mailbox states: which mailboxes run, filtered counts (src/runtime/mailboxes.ts). */
+  mailboxes: MailboxGuard;
   close(): Promise<void>;
 }
 
@@ -121,6 +124,8 @@ function defaultOwner(): string {
 
 interface Core {
   store: Store;
+  pauses: RoutePauses;
+  mailboxes: MailboxGuard;
   routes: Map<string, RouteConfig>;
   api: ApiEndpoint;
   pool: ParsePool;
@@ -164,6 +169,7 @@ function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDel
     flushMs: config.delivery.flush_ms,
     onError: (err, route) => c.logger.error({ err, route: route.name }, 'delivery failed'),
     events: c.events,
+    pauses: c.pauses,
     async onDelivered() {
       actions()?.wake();
     },
@@ -202,7 +208,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       timeoutMs: p.timeout_ms,
       maxMessageBytes: p.max_message_bytes,
     });
-    const core: Core = { store, routes, api, pool, logger, events, owner: options.owner ?? defaultOwner(), leaseMs };
+    const pauses = new RoutePauses(events, store);
+    const mailboxes = new MailboxGuard({ store, events, logger, checkMs: config.mailboxes.check_ms });
+    const core: Core = { store, pauses, mailboxes, routes, api, pool, logger, events, owner: options.owner ?? defaultOwner(), leaseMs };
     let actions: AfterDeliveryQueue | undefined;
     const delivery = buildDelivery(options, core, () => actions);
     const intake = buildIntake(options, core);
@@ -225,7 +233,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       core.ownerHandle = await startOwner({ store, id: core.owner, heartbeatMs, logger: ownerLog, ...(group ? { group } : {}) });
       if (group !== undefined) {
         const { ttl_ms: ttlMs, renew_ms: renewMs } = config.leases;
-        core.ownership = new Ownership(leased, { store, owner: core.owner, group, ttlMs, renewMs, logger, events });
+        core.ownership = new Ownership(leased, {
+          store,
+          owner: core.owner,
+          group,
+          ttlMs,
+          renewMs,
+          logger,
+          events,
+          mailboxes: core.mailboxes,
+        });
       }
     }
     return assemble({ config, core, intake, delivery, adapters, sinks, pushSink, ...(actions ? { actions } : {}) });
@@ -264,7 +281,8 @@ function assemble(parts: Parts): Runtime {
     config: parts.config,
     logger: core.logger,
     events: core.events,
-    pauses: new RoutePauses(core.events, core.store),
+    pauses: core.pauses,
+    mailboxes: core.mailboxes,
     store: core.store,
     client: core.api.client,
     pool: core.pool,
@@ -279,9 +297,14 @@ function assemble(parts: Parts): Runtime {
     endpoints: () => parts.adapters.flatMap((e) => e.adapter.endpoints?.() ?? []),
     runAdapters: async (signal, sink = parts.intake) => {
       // Adapters listening on their own port (SMTP) hand messages to the same push sink as the HTTP endpoints.
-      const adapterSink = { accept: sink.accept.bind(sink), checkpoint: sink.checkpoint.bind(sink), push: parts.pushSink };
+      const adapterSink = {
+        accept: sink.accept.bind(sink),
+        checkpoint: sink.checkpoint.bind(sink),
+        push: parts.pushSink,
+        filtered: (r: FilteredReport) => core.mailboxes.filtered(r),
+      };
       const { ownership, ownerHandle } = core;
-      const run = { logger: core.logger, events: core.events };
+      const run = { logger: core.logger, events: core.events, mailboxes: core.mailboxes };
       if (ownership === undefined) return runAdapters(parts.adapters, adapterSink, signal, run);
       const free = parts.adapters.filter((e) => leaseName(e) === undefined);
       // Stopping: leave the group first, so that the other replicas take the mailboxes as soon as they are released.
@@ -293,6 +316,7 @@ function assemble(parts: Parts): Runtime {
     async close() {
       if (closed) return;
       closed = true;
+      await core.mailboxes.flush();
       // Actions still due stay in the store for the next start.
       await actions?.close(AbortSignal.abort());
       await sinks.close();

@@ -57,6 +57,16 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     attemptCounts: true,
     aiUnitsByDay: true,
   },
+  controls: {
+    pauseRoute: true,
+    resumeRoute: true,
+    listRoutePauses: true,
+    mailboxState: true,
+    listMailboxStates: true,
+    putMailboxState: true,
+    putFolderState: true,
+    countFiltered: true,
+  },
 };
 
 type Method = (...args: unknown[]) => unknown;

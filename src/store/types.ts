@@ -14,6 +14,7 @@
  */
 import type { Ledger } from '../ledger/index.js';
 import type { ConsoleStore } from './contract/console.js';
+import type { ControlStore } from './contract/controls.js';
 import type { DeadLetterStore } from './contract/dead-letters.js';
 import type { KeyedStore, OutboxStore } from './contract/outbox.js';
 import type { CheckpointStore, LeaseStore, OwnerStore } from './contract/ownership.js';
@@ -23,6 +24,7 @@ import type { ThreadStore } from './contract/threads.js';
 /** The ledger the batcher reads and writes; every Store is one (src/ledger/). */
 export type { Ledger, LedgerEntry, LedgerRecord } from '../ledger/index.js';
 export type * from './contract/console.js';
+export type * from './contract/controls.js';
 export type * from './contract/dead-letters.js';
 export type * from './contract/outbox.js';
 export type * from './contract/ownership.js';
@@ -42,6 +44,7 @@ export interface StoreConcerns {
   predictions: PredictionStore;
   counters: CounterStore;
   console: ConsoleStore;
+  controls: ControlStore;
 }
 
 /** Opening, migrating and closing a store. */
@@ -65,4 +68,5 @@ export interface Store
     DeadLetterStore,
     PredictionStore,
     CounterStore,
-    ConsoleStore {}
+    ConsoleStore,
+    ControlStore {}
