@@ -106,7 +106,7 @@ export function previewParseRoutes(deps: ServerDeps, limits: PreviewLimits) {
         } catch (err) {
           // A message that cannot become a comment (422 on POST /api/preview) is that message's answer;
           // an unknown route or a busy server is the request's.
-          if (!isGatewayError(err) || statusFor(err.code) !== 422) throw err;
+          if (!isGatewayError(err) || (statusFor(err.code) !== 422 && err.code !== 'MAILGATE_ERR_MIME_TOO_LARGE')) throw err;
           messages.push({ index: m.index, error: { code: err.code, message: err.message } });
         }
       }
