@@ -182,6 +182,7 @@ export class Ownership {
     };
     return {
       ...(sink.push ? { push: sink.push } : {}),
+      ...(sink.filtered ? { filtered: sink.filtered.bind(sink) } : {}),
       checkpoint: (key) => sink.checkpoint(key),
       accept: (batch, checkpoint) => sink.accept(batch, checkpoint, fence).catch(onError),
     };
