@@ -33,8 +33,7 @@ describe('folder patterns', () => {
 });
 
 describe('participants', () => {
-  const filter = (participants: Record<string, unknown>) =>
-    compileFilter(controlsOf(account({ participants })), ['me@corp.example']);
+  const filter = (participants: Record<string, unknown>) => compileFilter(controlsOf(account({ participants })), ['me@corp.example']);
 
   it('drops a message when any participant matches deny', () => {
     const f = filter({ deny: ['*@newsletter.example', 'noreply@shop.example'] });
