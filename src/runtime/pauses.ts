@@ -75,10 +75,16 @@ export class RoutePauses {
     return [...this.paused.values()];
   }
 
-  /** Pauses recorded in the store that still run (a restart honours them). */
-  async stored(now = Date.now()): Promise<RoutePause[]> {
+  /** Pauses recorded in the store (by this process or another, running or gone). */
+  async stored(): Promise<RoutePause[]> {
     if (this.store === undefined) return [];
-    return (await this.store.listRoutePauses()).map(pauseOf).filter((p) => p.until.getTime() > now);
+    return (await this.store.listRoutePauses()).map(pauseOf);
+  }
+
+  /** Deletes a stored pause this process does not hold (one an earlier run left). */
+  async forget(route: string): Promise<void> {
+    if (this.paused.has(route)) return;
+    await this.store?.resumeRoute(route);
   }
 
   /** True when the route's pause was lifted by hand (`mailgate routes resume`: its stored pause is gone). */

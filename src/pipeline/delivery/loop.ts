@@ -80,12 +80,13 @@ export interface DeliveryOptions {
   /** Where each item's outcome, each settled batch and each pause and resume go. */
   events?: RuntimeEvents;
   /**
-   * Pauses kept beyond this process (the store's `route_pauses`): those still running when
-   * `run` starts are honoured, and a paused route checks every `pauseCheckMs` whether its pause
-   * was lifted by hand (`mailgate routes resume`).
+   * Pauses kept beyond this process (the store's `route_pauses`): those of an earlier run are
+   * forgotten when `run` starts, and a paused route checks every `pauseCheckMs` whether its
+   * pause was lifted by hand (`mailgate routes resume`).
    */
   pauses?: {
-    stored(): Promise<Array<{ route: string; code: string; message: string; since: Date; until: Date }>>;
+    stored(): Promise<Array<{ route: string }>>;
+    forget(route: string): Promise<unknown>;
     lifted(route: string): Promise<boolean>;
   };
   /** How often a paused route checks whether its pause was lifted by hand, in ms. Default 5000. */
@@ -381,17 +382,15 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     return true;
   }
 
-  /** Pauses another run recorded that still run: claims wait for them here too. */
-  async function restorePauses(): Promise<void> {
+  /**
+   * A new run tries its routes at once (the operator may have fixed the token or the target
+   * before starting it): pauses an earlier run recorded are forgotten; a refusal that persists
+   * pauses the route again at its first request.
+   */
+  async function forgetStalePauses(): Promise<void> {
     const stored = await options.pauses?.stored().catch(() => []);
     for (const p of stored ?? []) {
-      const route = options.routes.find((r) => r.name === p.route);
-      if (route === undefined) continue;
-      pausedUntil.set(p.route, p.until.getTime());
-      pausedSince.set(p.route, p.since);
-      const { code, message, since, until } = p;
-      const pauseMs = Math.max(0, until.getTime() - Date.now());
-      events?.emit('route:paused', { route: route.name, target: routeTarget(route), code, message, since, until, pauseMs });
+      if (options.routes.some((r) => r.name === p.route)) await options.pauses?.forget(p.route).catch(() => undefined);
     }
   }
 
@@ -433,7 +432,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     },
     resume: lift,
     async run(signal, until) {
-      await restorePauses();
+      await forgetStalePauses();
       const slots = options.routes.flatMap((route) => Array.from({ length: options.concurrency }, () => route));
       // Workers wait on their own signals: one listener on `signal` however many routes run.
       const fanned = fanOut(signal, slots.length);
