@@ -6,11 +6,11 @@ import { MAX_ADDRESS_CHARS, MAX_RECIPIENTS } from '../../../src/limits.js';
 import type { Envelope, PushRequest } from '../../../src/pipeline/types.js';
 import { type NormalizedMessage, type ProviderModule, refusalStatuses, WebhookRefusal } from '../provider.js';
 import { authorizeRaw, header, SIGNATURE_HEADER, signRaw, verifyRaw } from './auth.js';
-import type { RawConfig } from '../config.js';
+import { providerEntrySchema, type RawConfig } from '../config.js';
 
 export type { RawConfig } from '../config.js';
 /** The schema of a raw endpoint entry, common fields included. */
-export { rawEntrySchema as rawConfigSchema } from '../config.js';
+export const rawConfigSchema = providerEntrySchema('raw');
 
 export const ENVELOPE_FROM_HEADER = 'x-mailgate-envelope-from';
 export const ENVELOPE_TO_HEADER = 'x-mailgate-envelope-to';
@@ -54,6 +54,8 @@ export const rawProvider: ProviderModule<RawConfig> = {
   verify: async (req, config, ctx) => verifyRaw(req, config, ctx),
   normalize: async (req, config) => normalizeRaw(req, config),
   refusalStatus: refusalStatuses({ unsupported: 415 }),
+  fromSecrets: (s, need) =>
+    s.hmacSecret !== undefined ? { hmac_secret: s.hmacSecret } : { bearer_keys: [need(s.bearer, '--hmac-secret or --bearer')] },
   simulate(raw, config, options) {
     const headers: Record<string, string> = { 'content-type': 'message/rfc822' };
     if (config.hmac_secret !== undefined) {
