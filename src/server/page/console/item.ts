@@ -6,7 +6,7 @@
  */
 import type { AttemptView, BodySpan, CommentView, ItemDetail, MimePartView, PredictionView, RawSummary } from '../../console-types.js';
 import { download, get, url } from './api.js';
-import { announce, byId, clear, empty, errorBox, h, kv, panel, text } from './dom.js';
+import { announce, byId, clear, empty, errorBox, h, isolate, kv, panel, text } from './dom.js';
 import { bytes, when } from './format.js';
 
 interface Message {
@@ -54,9 +54,9 @@ function commentPanel(view: CommentView | null): HTMLElement {
     'Comment',
     kv([
       ['From', m.from],
-      ['To', m.to?.join(', ')],
-      ['Cc', m.cc?.join(', ')],
-      ['Bcc', m.bcc?.join(', ')],
+      ['To', m.to?.map(isolate).join(', ')],
+      ['Cc', m.cc?.map(isolate).join(', ')],
+      ['Bcc', m.bcc?.map(isolate).join(', ')],
       ['Sent at', m.sent_at],
       ['Comment id', c.id],
       ['Thread id', c.thread_id],
@@ -104,7 +104,7 @@ function threadPanel(d: ItemDetail): HTMLElement {
         'ol',
         { class: 'thread-list', 'aria-label': 'Messages of the thread, oldest first' },
         d.thread.map((m) => {
-          const label = `${when(m.timestamp)} — ${m.from ?? '(unknown sender)'}`;
+          const label = `${when(m.timestamp)} — ${isolate(m.from ?? '(unknown sender)')}`;
           const inner = m.self
             ? h('span', { text: label + ' (this item)' })
             : m.item_id !== null
