@@ -205,9 +205,10 @@ function rawPanel(id: number, raw: RawSummary): HTMLElement {
   );
 }
 
-function documentPanel(doc: unknown): HTMLElement {
+function documentPanel(doc: unknown, cut: ItemDetail['document_cut']): HTMLElement {
   const pre = h('pre', { class: 'json', tabindex: '0', 'aria-label': 'JSON document', text: JSON.stringify(doc, null, 2) });
-  return panel('Document sent', pre);
+  const note = cut ? h('p', { class: 'hint', text: `${cut.field} shown cut to ${cut.shown_chars} of its ${cut.chars} characters.` }) : null;
+  return panel('Document sent', note, pre);
 }
 
 function render(d: ItemDetail): void {
@@ -232,7 +233,7 @@ function render(d: ItemDetail): void {
     ...notes,
     h('div', { class: 'detail' }, [
       h('div', {}, [commentPanel(d.comment), threadPanel(d), predictionsPanel(d.predictions), historyPanel(d.attempts)]),
-      h('div', {}, [propertiesPanel(d.comment), documentPanel(d.document), rawPanel(it.id, d.raw)]),
+      h('div', {}, [propertiesPanel(d.comment), documentPanel(d.document, d.document_cut), rawPanel(it.id, d.raw)]),
     ]),
   );
 }
