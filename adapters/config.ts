@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import { filesEntrySchema } from './files/config.js';
+import { duplicateEntry as duplicateGmailEntry, gmailEntrySchema } from './gmail/config.js';
 import { duplicateEntry, graphEntrySchema } from './graph/config.js';
 import { duplicateAccount, imapAccountSchema } from './imap/config.js';
 import { uploadConfigSchema } from './upload/config.js';
@@ -47,6 +48,13 @@ export const ADAPTER_CONFIGS = {
     description:
       'Microsoft 365 mailboxes through Microsoft Graph, one app registration per entry, each mailbox under its own lease; docs/graph.md.',
     unique: duplicateEntry,
+  },
+  gmail: {
+    mode: 'pull',
+    schema: gmailEntrySchema,
+    description:
+      'Google Workspace mailboxes through the Gmail API, a service account with domain-wide delegation (or one refresh token) per entry, each mailbox under its own lease; docs/gmail.md.',
+    unique: duplicateGmailEntry,
   },
   webhooks: {
     mode: 'push',
