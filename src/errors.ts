@@ -167,7 +167,7 @@ export const ERROR_CODES = {
     'The token endpoint refused or failed to issue an access token (key file, client id, secret or refresh token); the mailbox retries with backoff.',
   MAILGATE_ERR_GMAIL_UNAUTHORIZED: 'Gmail answered 401 again after one token renewal; the mailbox retries with backoff.',
   MAILGATE_ERR_GMAIL_FORBIDDEN:
-    'Gmail answered 403 (not a rate limit): the API is not enabled, the scope is missing or the user may not use Gmail; retried with backoff.',
+    'Gmail answered 403 (not a rate limit: the API is not enabled for the project, or the scope is missing) or 400 failedPrecondition (Gmail is not enabled for the user); retried with backoff.',
   MAILGATE_ERR_GMAIL_NOT_FOUND: 'Gmail answered 404: the user or a configured label does not exist; retried with backoff.',
   MAILGATE_ERR_GMAIL_RATE_LIMITED:
     'Gmail answered 429 or 403 rateLimitExceeded/userRateLimitExceeded; the mailbox backs off with jitter before any other request.',

@@ -48,7 +48,8 @@ export function isRateLimited(status: number, body: unknown): boolean {
 export function codeFor(status: number, body: unknown): ErrorCode {
   if (isRateLimited(status, body)) return 'MAILGATE_ERR_GMAIL_RATE_LIMITED';
   if (status === 401) return 'MAILGATE_ERR_GMAIL_UNAUTHORIZED';
-  if (status === 403) return 'MAILGATE_ERR_GMAIL_FORBIDDEN';
+  // 400 failedPrecondition: "Mail service not enabled" for the user.
+  if (status === 403 || (status === 400 && reasonOf(body) === 'failedPrecondition')) return 'MAILGATE_ERR_GMAIL_FORBIDDEN';
   if (status === 404) return 'MAILGATE_ERR_GMAIL_NOT_FOUND';
   if (status >= 500) return 'MAILGATE_ERR_GMAIL_UNAVAILABLE';
   return 'MAILGATE_ERR_GMAIL_RESPONSE';
