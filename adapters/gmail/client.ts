@@ -145,10 +145,10 @@ export class GmailClient {
     let transient = 0;
     let waits = 0;
     for (;;) {
-      await this.quota.take(units, opts.signal);
+      const answered = await this.quota.take(units, opts.signal);
       let res: RawResponse & { token: string };
       try {
-        res = await this.once(url, units, calls, opts);
+        res = await this.once(url, units, calls, opts).finally(answered);
       } catch (err) {
         if (opts.signal.aborted || err instanceof GatewayError) throw err;
         if (transient >= MAX_TRANSIENT_RETRIES)

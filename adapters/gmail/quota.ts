@@ -27,16 +27,13 @@ export const UNITS = {
 
 export type GmailMethod = keyof typeof UNITS;
 
-/**
- * The one-second window is held over a little more than a second: a request admitted here reaches
- * Google some milliseconds later, and two requests need not take equally long.
- */
-const SECOND_MS = 1050;
+const SECOND_MS = 1000;
 
 export interface QuotaLimits {
   perSecond: number;
   perMinute: number;
-  now?: () => number;
+  /** The clock (tests drive it). Default Date.now and a real sleep. */
+  clock?: { now(): number; sleep(ms: number, signal: AbortSignal): Promise<void> };
 }
 
 export class QuotaBucket {
@@ -45,11 +42,13 @@ export class QuotaBucket {
   private queue: Promise<void> = Promise.resolve();
   private pausedUntil = 0;
   private readonly now: () => number;
+  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Units spent since the start. */
   spent = 0;
 
   constructor(readonly limits: QuotaLimits) {
-    this.now = limits.now ?? Date.now;
+    this.now = limits.clock ? () => limits.clock!.now() : Date.now;
+    this.sleep = limits.clock ? (ms, signal) => limits.clock!.sleep(ms, signal) : sleep;
   }
 
   /** Nothing is sent before `until` (epoch ms): a rate-limit answer's backoff. */
@@ -62,13 +61,31 @@ export class QuotaBucket {
   }
 
   /**
-   * Resolves once `units` may be spent now (and counts them spent). A request larger than a
-   * window's limit waits for an empty window (callers size batches to fit: `fits`).
+   * Resolves once `units` may be spent now (and counts them spent), with a function to call when
+   * the request's answer has arrived: Google counted the units at some instant between sending
+   * and answering, so the units are then counted from the answer's time — the latest instant
+   * Google can have counted them — and the next request's window never overlaps them, however
+   * long either took to travel. A request larger than a window's limit waits for an empty window
+   * (callers size batches to fit: `fits`).
    */
-  take(units: number, signal: AbortSignal): Promise<void> {
+  take(units: number, signal: AbortSignal): Promise<() => void> {
     const turn = this.queue.then(() => this.admit(units, signal));
-    this.queue = turn.catch(() => undefined);
+    this.queue = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     return turn;
+  }
+
+  /** Moves a spend to now, keeping the log in time order. */
+  private answered(entry: [number, number]): void {
+    const at = this.log.indexOf(entry);
+    if (at < 0) return;
+    this.log.splice(at, 1);
+    entry[0] = Math.max(entry[0], this.now());
+    let i = this.log.length;
+    while (i > 0 && this.log[i - 1]![0] > entry[0]) i--;
+    this.log.splice(i, 0, entry);
   }
 
   /** Calls of `unitsEach` that fit one second's limit. */
@@ -82,12 +99,12 @@ export class QuotaBucket {
     return s;
   }
 
-  private async admit(units: number, signal: AbortSignal): Promise<void> {
+  private async admit(units: number, signal: AbortSignal): Promise<() => void> {
     for (;;) {
       signal.throwIfAborted();
       const now = this.now();
       if (now < this.pausedUntil) {
-        await sleep(this.pausedUntil - now, signal);
+        await this.sleep(this.pausedUntil - now, signal);
         continue;
       }
       while (this.log.length > 0 && this.log[0]![0] <= now - 60_000) this.log.shift();
@@ -96,12 +113,13 @@ export class QuotaBucket {
         this.waitFor(now, 60_000, Math.min(units, this.limits.perMinute), this.limits.perMinute),
       );
       if (wait > 0) {
-        await sleep(wait, signal);
+        await this.sleep(wait, signal);
         continue;
       }
-      this.log.push([now, units]);
+      const entry: [number, number] = [now, units];
+      this.log.push(entry);
       this.spent += units;
-      return;
+      return () => this.answered(entry);
     }
   }
 
