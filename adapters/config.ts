@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import { assembleCatalogue, type ErrorCatalogue, type ErrorDefs } from '../src/errors.js';
 import { FILES_ERRORS } from './files/errors.js';
+import { GMAIL_ERRORS } from './gmail/errors.js';
 import { GRAPH_ERRORS } from './graph/errors.js';
 import { IMAP_ERRORS } from './imap/errors.js';
 import { SMTP_ERRORS } from './smtp/errors.js';
@@ -67,6 +68,7 @@ export const ADAPTER_CONFIGS = {
     description:
       'Google Workspace mailboxes through the Gmail API, a service account with domain-wide delegation (or one refresh token) per entry, each mailbox under its own lease; docs/gmail.md.',
     unique: duplicateGmailEntry,
+    errors: GMAIL_ERRORS,
   },
   webhooks: {
     mode: 'push',
