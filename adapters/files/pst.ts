@@ -91,7 +91,13 @@ async function headOf(file: string): Promise<Buffer> {
   }
 }
 
-export async function* readPst(file: string, options: ReadOptions & { resume?: { index: number } } = {}): AsyncGenerator<FileItem> {
+export interface PstReadOptions extends ReadOptions {
+  resume?: { index: number };
+  /** Called with an item's position before the reader loads it (the off-thread reader's watchdog reads it). */
+  onStep?: (index: number) => void;
+}
+
+export async function* readPst(file: string, options: PstReadOptions = {}): AsyncGenerator<FileItem> {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const size = (await stat(file)).size;
   let offsetOf = (_index: number) => 0;
@@ -131,9 +137,11 @@ export async function* readPst(file: string, options: ReadOptions & { resume?: {
         base += entry.count;
         continue;
       }
+      options.onStep?.(base + start);
       quietly(() => folder.moveChildCursorTo(start));
       for (;;) {
         const before = cursor(folder);
+        options.onStep?.(base + before);
         let child: unknown;
         try {
           child = quietly(() => folder.getNextChild());
