@@ -4,7 +4,7 @@ import { basename, extname, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
-import { readPstOffThread } from './pst-thread.js';
+import { readPstFile } from './pst.js';
 import { isVaultDir, isVaultZip, readVault } from './vault.js';
 import { convertMsg } from '../../src/mime/msg-convert.js';
 import { sniffFile, type Sniffed } from './sniff.js';
@@ -80,7 +80,7 @@ async function* readKnown(
     return;
   }
   if ('kind' in sniffed && sniffed.kind === 'pst') {
-    yield* readPstOffThread(path, { ...options, resume }, options.pstBudget);
+    yield* readPstFile(path, { ...options, resume });
     return;
   }
   if (resume && resume.index >= 1) return;

@@ -1,7 +1,7 @@
 /** Shapes shared by the file readers: items, options and resume points. */
 import type { GatewayError } from '../../src/errors.js';
 import type { Origin } from '../../src/pipeline/types.js';
-import type { PstBudget } from './pst-thread.js';
+import type { PstBudget } from '../../src/mime/pst-thread.js';
 
 /** How `>From ` lines in an mbox body are unquoted (see docs/cli.md "mbox rules"). */
 import type { MboxQuoting } from '../../src/mime/mbox-finish.js';

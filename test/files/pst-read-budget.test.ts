@@ -8,32 +8,32 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { requireBuild, ROOT } from '../cli/support/dist.js';
-import type { FileItem } from '../../adapters/files/types.js';
-import { ENRON_PST } from './pst.test.js';
+import type { PstItem } from '../../src/mime/pst.js';
+import { ENRON_PST } from './support/pst.js';
 
-type Module = typeof import('../../adapters/files/pst-thread.js');
+type Module = typeof import('../../src/mime/pst-thread.js');
 
 async function reader(): Promise<Module['readPstOffThread']> {
   requireBuild();
-  return ((await import(pathToFileURL(join(ROOT, 'dist/adapters/files/pst-thread.js')).href)) as Module).readPstOffThread;
+  return ((await import(pathToFileURL(join(ROOT, 'dist/src/mime/pst-thread.js')).href)) as Module).readPstOffThread;
 }
 
-async function collect(items: AsyncIterable<FileItem>): Promise<FileItem[]> {
-  const out: FileItem[] = [];
+async function collect(items: AsyncIterable<PstItem>): Promise<PstItem[]> {
+  const out: PstItem[] = [];
   for await (const item of items) out.push(item);
   return out;
 }
 
-const failures = (items: FileItem[]) => items.filter((i) => i.error).map((i) => [i.origin.index, i.error!.code, i.error!.message]);
+const failures = (items: PstItem[]) => items.filter((i) => i.error).map((i) => [i.index, i.error!.code, i.error!.message]);
 
 describe('PST read in a budgeted worker', () => {
   it('reads the same items as the reader on the calling thread, bytes and positions alike', async () => {
     const read = await reader();
     const off = await collect(read(ENRON_PST));
-    const { readPst } = await import('../../adapters/files/pst.js');
+    const { readPst } = await import('../../src/mime/pst.js');
     const on = await collect(readPst(ENRON_PST));
     expect(off).toHaveLength(71);
-    expect(off.map((i) => [i.origin.index, i.origin.folder, i.next])).toEqual(on.map((i) => [i.origin.index, i.origin.folder, i.next]));
+    expect(off.map((i) => [i.index, i.folder, i.next])).toEqual(on.map((i) => [i.index, i.folder, i.next]));
     expect(off.map((i) => i.raw!.toString('latin1'))).toEqual(on.map((i) => i.raw!.toString('latin1')));
   });
 
@@ -42,7 +42,7 @@ describe('PST read in a budgeted worker', () => {
     const items = await collect(read(ENRON_PST, {}, { itemTimeoutMs: 300, testHooks: { stallAt: 5 } }));
     expect(failures(items)).toEqual([[5, 'MAILGATE_ERR_INPUT_PST_INVALID', expect.stringMatching(/longer than the 300 ms budget/)]]);
     expect(items).toHaveLength(71);
-    expect(items.filter((i) => i.raw).map((i) => i.origin.index)).not.toContain(5);
+    expect(items.filter((i) => i.raw).map((i) => i.index)).not.toContain(5);
   });
 
   it('an item that exhausts the heap is a coded failure naming the heap limit; the rest is read', async () => {
@@ -56,6 +56,6 @@ describe('PST read in a budgeted worker', () => {
     const read = await reader();
     const items = await collect(read(ENRON_PST, { resume: { index: 40 } }));
     expect(items.length).toBeGreaterThan(0);
-    expect(items.every((i) => i.origin.index >= 40 && !i.error)).toBe(true);
+    expect(items.every((i) => i.index >= 40 && !i.error)).toBe(true);
   });
 });

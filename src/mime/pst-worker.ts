@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { readPst } from './pst.js';
-import type { FileItem } from './types.js';
+import type { PstItem } from './pst.js';
 
 export interface PstWorkerData {
   file: string;
@@ -21,7 +21,7 @@ export interface PstWorkerData {
 }
 
 /** An item as it crosses threads: the error as its code, message and details. */
-export type WireItem = Omit<FileItem, 'error' | 'raw'> & {
+export type WireItem = Omit<PstItem, 'error' | 'raw'> & {
   raw?: Uint8Array;
   error?: { code: string; message: string; details?: Record<string, unknown> };
 };
@@ -40,7 +40,7 @@ parentPort!.on('message', (m: { take: number }) => {
 
 const post = (m: PstWorkerMessage, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(m, transfer);
 
-function wire(item: FileItem): { item: WireItem; transfer: ArrayBuffer[] } {
+function wire(item: PstItem): { item: WireItem; transfer: ArrayBuffer[] } {
   const { error, raw, ...rest } = item;
   const out: WireItem = { ...rest };
   const transfer: ArrayBuffer[] = [];

@@ -9,11 +9,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { GatewayError, type ErrorCode } from '../../src/errors.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS } from '../../src/limits.js';
-import { readPst } from './pst.js';
+import { GatewayError, type ErrorCode } from '../errors.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS } from '../limits.js';
+import { readPst, type PstItem, type PstReadOptions } from './pst.js';
 import type { PstWorkerData, PstWorkerMessage, WireItem } from './pst-worker.js';
-import type { FileItem, ReadOptions } from './types.js';
 
 /** Heap of the reading worker in MiB: the reader's index pages, one folder's contents table, one item. */
 export const PST_WORKER_MEMORY_MB = 256;
@@ -39,7 +38,7 @@ const WORKER_URL = new URL('./pst-worker.js', import.meta.url);
 
 type Outcome = { done: true } | { done: false; index: number; why: string };
 
-const revive = (w: WireItem): FileItem => {
+const revive = (w: WireItem): PstItem => {
   const { raw, error, ...rest } = w;
   if (error === undefined) return { ...rest, raw: Buffer.from(raw!.buffer, raw!.byteOffset, raw!.byteLength) };
   const details = error.details === undefined ? {} : { details: error.details };
@@ -47,7 +46,7 @@ const revive = (w: WireItem): FileItem => {
 };
 
 /** One worker's run from `resumeIndex`: its items, then how it ended. */
-async function* run(file: string, resumeIndex: number, options: ReadOptions, budget: PstBudget): AsyncGenerator<FileItem, Outcome> {
+async function* run(file: string, resumeIndex: number, options: Omit<PstReadOptions, 'onStep'>, budget: PstBudget): AsyncGenerator<PstItem, Outcome> {
   const position = new SharedArrayBuffer(4);
   const at = new Int32Array(position);
   at[0] = -1;
@@ -104,8 +103,8 @@ async function* run(file: string, resumeIndex: number, options: ReadOptions, bud
   }
 }
 
-const failure = (file: string, index: number, message: string): FileItem => ({
-  origin: { adapter: 'files', path: file, index },
+const failure = (index: number, message: string): PstItem => ({
+  index,
   offset: 0,
   next: { index: index + 1, offset: 0 },
   error: new GatewayError('MAILGATE_ERR_INPUT_PST_INVALID', message),
@@ -118,9 +117,9 @@ const failure = (file: string, index: number, message: string): FileItem => ({
  */
 export async function* readPstOffThread(
   file: string,
-  options: ReadOptions & { resume?: { index: number } } = {},
+  options: Omit<PstReadOptions, 'onStep'> = {},
   budget: PstBudget = {},
-): AsyncGenerator<FileItem> {
+): AsyncGenerator<PstItem> {
   if (!existsSync(fileURLToPath(WORKER_URL))) {
     yield* readPst(file, options);
     return;
@@ -130,14 +129,14 @@ export async function* readPstOffThread(
     const outcome = yield* run(file, from, options, budget);
     if (outcome.done) return;
     if (outcome.index < 0) {
-      yield failure(file, from, `${file} cannot be opened as an Outlook PST/OST file: ${outcome.why}`);
+      yield failure(from, `${file} cannot be opened as an Outlook PST/OST file: ${outcome.why}`);
       return;
     }
-    yield failure(file, outcome.index, `item ${outcome.index} of ${file} cannot be read: ${outcome.why}`);
+    yield failure(outcome.index, `item ${outcome.index} of ${file} cannot be read: ${outcome.why}`);
     from = outcome.index + 1;
     if (restarts + 1 >= MAX_RESTARTS) {
       const message = `the rest of ${file} from item ${from} is not read: ${MAX_RESTARTS} items ran over the reader's budgets`;
-      yield failure(file, from, message);
+      yield failure(from, message);
       return;
     }
   }
