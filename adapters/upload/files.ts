@@ -84,8 +84,8 @@ export function kindOf(name: string | undefined, type: string, bytes: Buffer): F
   return bytes.toString('latin1', 0, 5) === 'From ' ? 'mbox' : 'eml';
 }
 
-const badRequest = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_BAD_REQUEST', message, { status: 400 });
-const tooLarge = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', message, { status: 413 });
+const badRequest = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_BAD_REQUEST', message);
+const tooLarge = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', message);
 
 /** A file part: the first bytes tell its kind; a PST/OST goes on to the spool, anything else into memory. */
 async function filePart(stream: Readable, name: string | undefined, type: string, spool: Spool): Promise<UploadedFile> {
@@ -189,9 +189,8 @@ export async function uploadedFiles(
   }
   if (type !== 'message/rfc822' && type !== 'application/mbox') {
     throw new GatewayError(
-      'MAILGATE_ERR_UPLOAD_BAD_REQUEST',
+      'MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE',
       `Content-Type ${type || '(none)'} is not message/rfc822, application/mbox, ${PST_TYPE} or multipart/form-data`,
-      { status: 415 },
     );
   }
   const bytes = await collect(body);

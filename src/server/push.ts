@@ -103,7 +103,7 @@ function tooLarge(endpoint: PushEndpoint): PushResponse {
   return { status: 413, body: { error: { code, message: `the body exceeds ${endpoint.bodyLimit} bytes` } } };
 }
 
-/** The body as it comes, ending with a 413 GatewayError in the endpoint's code once it passes the limit. */
+/** The body as it comes, ending with a GatewayError in the endpoint's 413 code once it passes the limit. */
 function limited(source: Readable, endpoint: PushEndpoint): Readable {
   let seen = 0;
   const out = new Transform({
@@ -111,7 +111,7 @@ function limited(source: Readable, endpoint: PushEndpoint): Readable {
       seen += chunk.length;
       if (seen <= endpoint.bodyLimit) return callback(null, chunk);
       const { code, message } = (tooLarge(endpoint).body as { error: { code: ErrorCode; message: string } }).error;
-      callback(new GatewayError(code, message, { status: 413 }));
+      callback(new GatewayError(code, message));
     },
   });
   source.on('error', (err) => out.destroy(err));
