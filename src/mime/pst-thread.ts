@@ -46,7 +46,12 @@ const revive = (w: WireItem): PstItem => {
 };
 
 /** One worker's run from `resumeIndex`: its items, then how it ended. */
-async function* run(file: string, resumeIndex: number, options: Omit<PstReadOptions, 'onStep'>, budget: PstBudget): AsyncGenerator<PstItem, Outcome> {
+async function* run(
+  file: string,
+  resumeIndex: number,
+  options: Omit<PstReadOptions, 'onStep'>,
+  budget: PstBudget,
+): AsyncGenerator<PstItem, Outcome> {
   const position = new SharedArrayBuffer(4);
   const at = new Int32Array(position);
   at[0] = -1;

@@ -197,14 +197,7 @@ export async function* readPst(file: string, options: PstReadOptions = {}): Asyn
   }
 }
 
-function convert(
-  file: string,
-  m: PSTMessage,
-  index: number,
-  folder: string,
-  maxBytes: number,
-  next: PstPosition,
-): PstItem {
+function convert(file: string, m: PSTMessage, index: number, folder: string, maxBytes: number, next: PstPosition): PstItem {
   const arrived = m.messageDeliveryTime ?? m.clientSubmitTime;
   const base = {
     index,
