@@ -7,6 +7,7 @@
 export { kind as files } from './files/kind.js';
 export { kind as imap } from './imap/kind.js';
 export { kind as graph } from './graph/kind.js';
+export { kind as gmail } from './gmail/kind.js';
 export { kind as webhooks } from './webhooks/kind.js';
 export { kind as upload } from './upload/kind.js';
 export { kind as smtp } from './smtp/kind.js';
