@@ -49,6 +49,8 @@ export const ERROR_CODES = {
 
   // --- store ---------------------------------------------------------------------
   MAILGATE_ERR_STORE_UNAVAILABLE: 'The store cannot be reached or opened.',
+  MAILGATE_ERR_STORE_FULL:
+    'Store writes fail for want of space (a full disk, or the SQLite max_page_count): senders are asked to retry, nothing is acknowledged, and work resumes when space returns.',
   MAILGATE_ERR_STORE_MIGRATION: 'A store migration failed or the store schema is newer than this mailgate.',
   MAILGATE_ERR_STORE_LEASE_LOST: 'A lease held by this process expired or was taken over.',
   MAILGATE_ERR_STORE_FENCED: 'A write made under a mailbox lease this process no longer holds was refused; nothing was written.',
