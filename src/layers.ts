@@ -17,8 +17,9 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['api'],
   ['batcher'],
   ['store'],
-  // The configuration schema: routes and the adapters' entries (adapters/config.ts).
-  ['config'],
+  // The configuration schema: routes and the adapters' entries (adapters/config.ts); the error
+  // catalogue, the core's codes and the kinds' assembled by the same registry.
+  ['config', 'error-catalogue'],
   // Intake, delivery, the parse pool, after-delivery; the Adapter contract (pipeline/types.ts).
   ['pipeline'],
   // Where predictions go besides the store: JSONL files and webhooks.

@@ -4,7 +4,7 @@
  * where an item stands. Only its own keys open it, only its own route's items are shown.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
+import { CORE_ERRORS, GatewayError, httpStatusOf, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type {
   Adapter,
@@ -17,6 +17,7 @@ import type {
   PushSink,
 } from '../../src/pipeline/types.js';
 import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from './config.js';
+import { UPLOAD_ERRORS } from './errors.js';
 import { uploadedFiles } from './files.js';
 import { fingerprint, IdempotencyCache, MAX_IDEMPOTENCY_KEY_CHARS } from './idempotency.js';
 import { messagesOf, type UploadedMessage } from './messages.js';
@@ -30,9 +31,12 @@ function header(req: Pick<PushRequest, 'headers'>, name: string): string | undef
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** A refusal in the one error body shape of every endpoint: `{ error: { code, message } }`. */
-function refuse(code: ErrorCode, status: number, message: string, headers?: Record<string, string>): PushResponse {
-  return { status, ...(headers && { headers }), body: { error: { code, message } } };
+/** The codes an upload is answered with: its own and the core's, each with its HTTP status. */
+const ANSWERS = { ...CORE_ERRORS, ...UPLOAD_ERRORS };
+
+/** A refusal in the one error body shape of every endpoint, `{ error: { code, message } }`, with the status of its code. */
+function refuse(code: ErrorCode, message: string, headers?: Record<string, string>): PushResponse {
+  return { status: httpStatusOf(code, ANSWERS), ...(headers && { headers }), body: { error: { code, message } } };
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -115,7 +119,7 @@ export class UploadAdapter implements Adapter {
 
   private unauthorized(req: Pick<PushRequest, 'headers'>): PushResponse | undefined {
     if (authorized(req, this.keys)) return undefined;
-    return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', 401, "send one of the adapter's keys as Authorization: Bearer <key> or X-Api-Key", {
+    return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', "send one of the adapter's keys as Authorization: Bearer <key> or X-Api-Key", {
       'www-authenticate': 'Bearer',
     });
   }
@@ -127,26 +131,26 @@ export class UploadAdapter implements Adapter {
   private async upload(req: PushRequest, sink: PushSink): Promise<PushResponse> {
     const key = header(req, 'idempotency-key');
     if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS)) {
-      return refuse('MAILGATE_ERR_UPLOAD_BAD_REQUEST', 400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters`);
+      return refuse('MAILGATE_ERR_UPLOAD_BAD_REQUEST', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters`);
     }
     let messages: UploadedMessage[];
     try {
       messages = await this.read(req);
     } catch (err) {
-      if (!isGatewayError(err) || err.status === undefined) throw err;
-      return refuse(err.code, err.status, err.message);
+      if (!isGatewayError(err) || !Object.hasOwn(ANSWERS, err.code) || httpStatusOf(err.code, ANSWERS) >= 500) throw err;
+      return refuse(err.code, err.message);
     }
     if (key === undefined) return this.store(messages, sink);
     const answer = await this.idempotency.answer(key, fingerprint(messages), () => this.store(messages, sink));
     if (answer !== 'conflict') return answer;
-    return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 422, 'this Idempotency-Key was used before with different content');
+    return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used before with different content');
   }
 
-  /** The messages of the upload; a GatewayError with a status for an upload refused as a whole. */
+  /** The messages of the upload; a GatewayError (answered with its code's status) for an upload refused as a whole. */
   private async read(req: PushRequest): Promise<UploadedMessage[]> {
     const { config } = this;
     if (req.body.length > config.body_limit) {
-      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`, { status: 413 });
+      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`);
     }
     const files = await uploadedFiles(header(req, 'content-type'), req.body, {
       maxFileBytes: config.body_limit,
@@ -163,7 +167,7 @@ export class UploadAdapter implements Adapter {
       results = await sink.submit(messages.map((m) => inbound(config, m, receivedAt)));
     } catch (err) {
       if (isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE') || isGatewayError(err, 'MAILGATE_ERR_INTAKE_OUTBOX_FULL')) {
-        return refuse(err.code, 503, err.message, { 'retry-after': String(RETRY_AFTER_S) });
+        return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
       }
       throw err;
     }
@@ -182,8 +186,7 @@ export class UploadAdapter implements Adapter {
   private async status(sink: PushSink, id: string): Promise<PushResponse> {
     const item = id === '' ? undefined : await sink.item(id);
     // Another route's item is as unknown here as a missing one: the keys open this route only.
-    if (!item || item.route !== this.config.route)
-      return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', 404, `no item ${id} in this upload's route`);
+    if (!item || item.route !== this.config.route) return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', `no item ${id} in this upload's route`);
     return { status: 200, body: item };
   }
 }

@@ -47,8 +47,8 @@ export function kindOf(name: string | undefined, type: string, bytes: Buffer): F
   return bytes.toString('latin1', 0, 5) === 'From ' ? 'mbox' : 'eml';
 }
 
-const badRequest = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_BAD_REQUEST', message, { status: 400 });
-const tooLarge = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', message, { status: 413 });
+const badRequest = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_BAD_REQUEST', message);
+const tooLarge = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', message);
 
 export function parseMultipart(contentType: string, body: Buffer, limits: FileLimits): Promise<UploadedFile[]> {
   return new Promise((resolve, reject) => {
@@ -99,8 +99,7 @@ export async function uploadedFiles(contentType: string | undefined, body: Buffe
   if (type === 'message/rfc822') return [{ kind: 'eml', bytes: body }];
   if (type === 'application/mbox') return [{ kind: 'mbox', bytes: body }];
   throw new GatewayError(
-    'MAILGATE_ERR_UPLOAD_BAD_REQUEST',
+    'MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE',
     `Content-Type ${type || '(none)'} is not message/rfc822, application/mbox or multipart/form-data`,
-    { status: 415 },
   );
 }

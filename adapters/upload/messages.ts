@@ -75,7 +75,7 @@ export async function messagesOf(
     out.push(m);
     stats.messages++;
     if (out.length > maxMessages) {
-      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the upload holds more than ${maxMessages} messages`, { status: 413 });
+      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the upload holds more than ${maxMessages} messages`);
     }
   };
   for (const f of files) {

@@ -135,9 +135,11 @@ export const ServerSchema = z
       .boolean()
       .default(false)
       .describe(
-        'Answer POST /api/preview and POST /api/preview/threads without an admin API key (they parse only: nothing is stored, sent or billed), and show the /preview page without a key field. Stored items (/api/preview/<id>), the dead letters and /api/status keep needing a key. Default false.',
+        'Answer POST /api/preview, POST /api/preview/file and POST /api/preview/threads without an admin API key (they parse only: nothing is stored, sent or billed), and show the /preview page without a key field. Stored items (/api/preview/<id>), the dead letters and /api/status keep needing a key. Default false.',
       ),
-    preview: PreviewServerSchema.prefault({}).describe('Limits of the preview endpoints (POST /api/preview, POST /api/preview/threads).'),
+    preview: PreviewServerSchema.prefault({}).describe(
+      'Limits of the preview endpoints (POST /api/preview, POST /api/preview/file, POST /api/preview/threads).',
+    ),
     allowed_hosts: z
       .array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port'))
       .default([])

@@ -4,7 +4,7 @@
  */
 import { MAX_ADDRESS_CHARS, MAX_RECIPIENTS } from '../../../src/limits.js';
 import type { Envelope, PushRequest } from '../../../src/pipeline/types.js';
-import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type RefusalKind } from '../provider.js';
+import { type NormalizedMessage, type ProviderModule, refusalStatuses, WebhookRefusal } from '../provider.js';
 import { authorizeRaw, header, SIGNATURE_HEADER, signRaw, verifyRaw } from './auth.js';
 import type { RawConfig } from '../config.js';
 
@@ -16,16 +16,6 @@ export const ENVELOPE_FROM_HEADER = 'x-mailgate-envelope-from';
 export const ENVELOPE_TO_HEADER = 'x-mailgate-envelope-to';
 export const EVENT_ID_HEADER = 'x-mailgate-event-id';
 const MAX_EVENT_ID_CHARS = 256;
-
-const STATUS: Record<RefusalKind, number> = {
-  unsigned: 401,
-  forged: 403,
-  replayed: 403,
-  malformed: 400,
-  too_large: 413,
-  unsupported: 415,
-  unavailable: 503,
-};
 
 function address(value: string, what: string): string {
   if (value.length > MAX_ADDRESS_CHARS) throw new WebhookRefusal('malformed', `${what} is longer than ${MAX_ADDRESS_CHARS} characters`);
@@ -63,7 +53,7 @@ export const rawProvider: ProviderModule<RawConfig> = {
   authorize: authorizeRaw,
   verify: async (req, config, ctx) => verifyRaw(req, config, ctx),
   normalize: async (req, config) => normalizeRaw(req, config),
-  refusalStatus: (kind) => STATUS[kind],
+  refusalStatus: refusalStatuses({ unsupported: 415 }),
   simulate(raw, config, options) {
     const headers: Record<string, string> = { 'content-type': 'message/rfc822' };
     if (config.hmac_secret !== undefined) {

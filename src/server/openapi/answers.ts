@@ -229,6 +229,14 @@ export const previewAnswer = z.object({
   thread_properties: ThreadProperties.nullable(),
   warnings: z.array(consoleError),
 });
+export const previewFileAnswer = z.object({
+  file: z.string(),
+  kind: z.enum(['eml', 'mbox', 'msg', 'pst']).nullable().describe('How the file was read; null when it is not mail'),
+  messages: z.array(
+    z.union([previewAnswer.extend({ index: z.number().int().min(0) }), z.object({ index: z.number().int().min(0), error: consoleError })]),
+  ),
+  more: z.boolean().describe('The file holds more messages than one request previews; the rest was not read'),
+});
 export const threadsAnswer = z.object({ threads: z.array(z.object({ comment: Comment, thread_properties: ThreadProperties.nullable() })) });
 export const storedPreview = z.looseObject({});
 

@@ -7,7 +7,8 @@
 import type { AdapterHealthLine, ConsoleItemState, Overview, RouteOverview, StoreView } from '../../console-types.js';
 import { get, url } from './api.js';
 import { announce, byId, clear, empty, errorBox, h, kv, panel } from './dom.js';
-import { when } from './format.js';
+import { duration, when } from './format.js';
+import { pausedRoutes, pauseFix, renderPaused, type PausedRoute } from './paused.js';
 
 const STATES: ConsoleItemState[] = ['queued', 'retrying', 'delivered', 'unchanged', 'dead'];
 const box = () => byId('overview-body');
@@ -60,10 +61,19 @@ function unitsChart(r: RouteOverview): HTMLElement {
   ]);
 }
 
-function routeCard(r: RouteOverview): HTMLElement {
+function routeCard(r: RouteOverview, pause: PausedRoute | undefined): HTMLElement {
+  const p = pause?.paused;
   return panel(
     'Route ' + r.route,
+    p
+      ? h('p', { class: 'paused-line', role: 'note' }, [
+          `Delivery paused since ${when(p.since)}: `,
+          h('code', { text: p.code }),
+          ` ${p.message}. ${pauseFix(p.code, p.target)}`,
+        ])
+      : null,
     kv([
+      ['Delivery', p ? 'paused' : r.mode === null ? '' : 'delivering'],
       ['Mode', r.mode === null ? '(no longer configured)' : `${r.mode} → ${r.target ?? ''}`],
       ['Outbox depth', r.outbox_depth],
       ['Delivered, last minute', r.delivered_last_minute],
@@ -99,13 +109,16 @@ function health(a: AdapterHealthLine): string {
 
 function render(o: Overview, status: Record<string, unknown> | undefined): void {
   const server = status?.['server'] as { uptime_seconds?: number } | undefined;
+  const paused = pausedRoutes(status);
+  if (status) renderPaused(paused);
+  const pauseOf = (route: string) => paused.find((p) => p.route === route);
   clear(
     box(),
     h('p', {
       class: 'hint',
       text:
         `As of ${when(o.at)} · API: ${String(status?.['api'] ?? '?')} · store: ${String((status?.['store'] as { kind?: string } | undefined)?.kind ?? '?')}` +
-        (server?.uptime_seconds === undefined ? '' : ` · up ${server.uptime_seconds} s`),
+        (server?.uptime_seconds === undefined ? '' : ` · up ${duration(server.uptime_seconds)}`),
     }),
     ...(o.store.full === null
       ? []
@@ -115,7 +128,13 @@ function render(o: Overview, status: Record<string, unknown> | undefined): void 
             `The store is full since ${when(o.store.full.since)} (${o.store.full.message}): senders are asked to retry and nothing is acknowledged until space returns.`,
           ),
         ]),
-    o.routes.length ? h('div', { class: 'cards' }, o.routes.map(routeCard)) : empty('No routes.'),
+    o.routes.length
+      ? h(
+          'div',
+          { class: 'cards' },
+          o.routes.map((r) => routeCard(r, pauseOf(r.route))),
+        )
+      : empty('No routes.'),
     panel(
       'Per route and adapter',
       o.lines.length
@@ -146,7 +165,7 @@ function render(o: Overview, status: Record<string, unknown> | undefined): void 
       o.owners.length
         ? table(
             ['Owner', 'Host', 'PID', 'Started', 'Heartbeat age'],
-            o.owners.map((w) => [w.id, w.host, String(w.pid), when(w.started_at), `${Math.round(w.heartbeat_age_ms / 1000)} s`]),
+            o.owners.map((w) => [w.id, w.host, String(w.pid), when(w.started_at), duration(w.heartbeat_age_ms / 1000)]),
           )
         : empty('No registered owners.'),
     ),
