@@ -7,12 +7,14 @@
 import type { z } from 'zod';
 import { assembleCatalogue, type ErrorCatalogue, type ErrorDefs } from '../src/errors.js';
 import { FILES_ERRORS } from './files/errors.js';
+import { GMAIL_ERRORS } from './gmail/errors.js';
 import { GRAPH_ERRORS } from './graph/errors.js';
 import { IMAP_ERRORS } from './imap/errors.js';
 import { SMTP_ERRORS } from './smtp/errors.js';
 import { UPLOAD_ERRORS } from './upload/errors.js';
 import { WEBHOOK_ERRORS } from './webhooks/errors.js';
 import { filesEntrySchema } from './files/config.js';
+import { duplicateEntry as duplicateGmailEntry, gmailEntrySchema } from './gmail/config.js';
 import { duplicateEntry, graphEntrySchema } from './graph/config.js';
 import { duplicateAccount, imapAccountSchema } from './imap/config.js';
 import { uploadConfigSchema } from './upload/config.js';
@@ -59,6 +61,14 @@ export const ADAPTER_CONFIGS = {
     description:
       'Microsoft 365 mailboxes through Microsoft Graph, one app registration per entry, each mailbox under its own lease; docs/graph.md.',
     unique: duplicateEntry,
+  },
+  gmail: {
+    mode: 'pull',
+    schema: gmailEntrySchema,
+    description:
+      'Google Workspace mailboxes through the Gmail API, a service account with domain-wide delegation (or one refresh token) per entry, each mailbox under its own lease; docs/gmail.md.',
+    unique: duplicateGmailEntry,
+    errors: GMAIL_ERRORS,
   },
   webhooks: {
     mode: 'push',
