@@ -109,6 +109,8 @@ export const CORE_ERRORS = defineErrors({
   MAILGATE_ERR_INPUT_NOT_FOUND: { message: 'An input path does not exist or cannot be read.', http: 422 },
   MAILGATE_ERR_INPUT_UNSUPPORTED: { message: 'An input file is of a kind mailgate cannot read.', http: 422 },
   MAILGATE_ERR_INPUT_MSG_INVALID: { message: 'An Outlook .msg file could not be read.', http: 422 },
+  MAILGATE_ERR_INPUT_PST_ENCRYPTED: { message: 'An Outlook PST/OST file uses "high" encryption, which mailgate does not read.', http: 422 },
+  MAILGATE_ERR_INPUT_PST_INVALID: { message: 'An Outlook PST/OST file, or one item in it, could not be read.', http: 422 },
 
   // --- emulator: the local Text Analytics API stand-in -----------------------------
   MAILGATE_ERR_EMULATOR_OPTIONS_INVALID: { message: 'An emulator option is invalid (token, limits, model versions, transform tags).' },

@@ -183,6 +183,13 @@ export interface ThreadMemberView {
   self: boolean;
 }
 
+/** A field of the document cut for the view: its length stored and shown, in UTF-16 code units. */
+export interface DocumentCut {
+  field: 'raw_email.body.html';
+  chars: number;
+  shown_chars: number;
+}
+
 /** `GET /api/items/:id` */
 export interface ItemDetail {
   item: ItemRow;
@@ -190,8 +197,10 @@ export interface ItemDetail {
   key: string;
   /** The full origin as stored. */
   origin: Record<string, unknown>;
-  /** The exact JSON document sent (or to be sent). */
+  /** The exact JSON document sent (or to be sent), with an HTML body over 131072 characters cut (`document_cut`). */
   document: unknown;
+  /** What `document` leaves out of the stored one; null when it is whole. */
+  document_cut: DocumentCut | null;
   /** Null for a message that never parsed. */
   comment: CommentView | null;
   raw: RawSummary;

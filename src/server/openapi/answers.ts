@@ -98,6 +98,7 @@ export const itemDetail = z.object({
   key: z.string(),
   origin: z.record(z.string(), z.unknown()),
   document: z.unknown(),
+  document_cut: z.object({ field: z.literal('raw_email.body.html'), chars: z.number(), shown_chars: z.number() }).nullable(),
   comment: z
     .object({
       comment: z.unknown(),

@@ -69,7 +69,7 @@ function routeCard(r: RouteOverview, pause: PausedRoute | undefined): HTMLElemen
       ? h('p', { class: 'paused-line', role: 'note' }, [
           `Delivery paused since ${when(p.since)}: `,
           h('code', { text: p.code }),
-          ` ${p.message}. ${pauseFix(p.code, p.target)}`,
+          ` ${p.message}. ${pauseFix(p.code, p.target, p.message)}`,
         ])
       : null,
     kv([
