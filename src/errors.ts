@@ -87,6 +87,12 @@ export const CORE_ERRORS = defineErrors({
 
   // --- store ---------------------------------------------------------------------
   MAILGATE_ERR_STORE_UNAVAILABLE: { message: 'The store cannot be reached or opened.', http: 503 },
+  MAILGATE_ERR_STORE_FULL: {
+    message:
+      'Store writes fail for want of space (a full disk, or the SQLite max_page_count): senders are asked to retry, nothing is acknowledged, and work resumes when space returns.',
+    http: 503,
+    smtp: 451,
+  },
   MAILGATE_ERR_STORE_MIGRATION: { message: 'A store migration failed or the store schema is newer than this mailgate.' },
   MAILGATE_ERR_STORE_LEASE_LOST: { message: 'A lease held by this process expired or was taken over.' },
   MAILGATE_ERR_STORE_FENCED: {
@@ -106,6 +112,8 @@ export const CORE_ERRORS = defineErrors({
   MAILGATE_ERR_INPUT_NOT_FOUND: { message: 'An input path does not exist or cannot be read.', http: 422 },
   MAILGATE_ERR_INPUT_UNSUPPORTED: { message: 'An input file is of a kind mailgate cannot read.', http: 422 },
   MAILGATE_ERR_INPUT_MSG_INVALID: { message: 'An Outlook .msg file could not be read.', http: 422 },
+  MAILGATE_ERR_INPUT_PST_ENCRYPTED: { message: 'An Outlook PST/OST file uses "high" encryption, which mailgate does not read.', http: 422 },
+  MAILGATE_ERR_INPUT_PST_INVALID: { message: 'An Outlook PST/OST file, or one item in it, could not be read.', http: 422 },
 
   // --- emulator: the local Text Analytics API stand-in -----------------------------
   MAILGATE_ERR_EMULATOR_OPTIONS_INVALID: { message: 'An emulator option is invalid (token, limits, model versions, transform tags).' },

@@ -1,9 +1,7 @@
-/** The file kind's codes for archives (the core keeps the codes of inputs in general: MAILGATE_ERR_INPUT_*). */
+/** The file kind's codes for archives (the core keeps the codes of inputs in general and of the readers in src/mime, PST/OST included). */
 import { defineErrors, type CodesOf } from '../../src/errors.js';
 
 export const FILES_ERRORS = defineErrors({
-  MAILGATE_ERR_INPUT_PST_ENCRYPTED: { message: 'An Outlook PST/OST file uses "high" encryption, which mailgate does not read.', http: 422 },
-  MAILGATE_ERR_INPUT_PST_INVALID: { message: 'An Outlook PST/OST file, or one item in it, could not be read.', http: 422 },
   MAILGATE_ERR_INPUT_VAULT_INVALID: { message: 'A Google Vault export (zip or metadata XML) could not be read.', http: 422 },
 });
 

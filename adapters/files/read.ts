@@ -4,7 +4,7 @@ import { basename, extname, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
-import { readPst } from './pst.js';
+import { readPstFile } from './pst.js';
 import { isVaultDir, isVaultZip, readVault } from './vault.js';
 import { convertMsg } from '../../src/mime/msg-convert.js';
 import { damagedMessage, notMailMessage } from '../../src/mime/sniff.js';
@@ -81,7 +81,7 @@ async function* readKnown(
     return;
   }
   if ('kind' in sniffed && sniffed.kind === 'pst') {
-    yield* readPst(path, { ...options, resume });
+    yield* readPstFile(path, { ...options, resume });
     return;
   }
   if (resume && resume.index >= 1) return;

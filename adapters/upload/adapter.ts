@@ -4,6 +4,7 @@
  * where an item stands. Only its own keys open it, only its own route's items are shown.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { CORE_ERRORS, GatewayError, httpStatusOf, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type {
@@ -18,7 +19,7 @@ import type {
 } from '../../src/pipeline/types.js';
 import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from './config.js';
 import { UPLOAD_ERRORS } from './errors.js';
-import { uploadedFiles } from './files.js';
+import { Spool, uploadedFiles } from './files.js';
 import { fingerprint, IdempotencyCache, MAX_IDEMPOTENCY_KEY_CHARS } from './idempotency.js';
 import { messagesOf, type UploadedMessage } from './messages.js';
 import { uploadOperations } from './openapi.js';
@@ -56,6 +57,7 @@ function inbound(config: UploadConfig, m: UploadedMessage, receivedAt: Date): In
   const origin: Inbound['origin'] = { adapter: 'upload', account: config.name, pushed: true, envelope: { provider: 'upload' } };
   if (m.file !== undefined) origin.path = m.file;
   if (m.index !== undefined) origin.index = m.index;
+  if (m.folder !== undefined) origin.folder = m.folder;
   return { raw: m.raw, route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
 }
 
@@ -100,6 +102,8 @@ export class UploadAdapter implements Adapter {
         path: this.path,
         bodyLimit: this.config.body_limit,
         tooLarge: 'MAILGATE_ERR_UPLOAD_TOO_LARGE',
+        // Read as it comes: an archive goes to the spool folder, never whole into memory.
+        streamBody: true,
         public: true,
         authorize,
         handle: (req, sink) => this.guard(req, () => this.upload(req, sink)),
@@ -149,14 +153,21 @@ export class UploadAdapter implements Adapter {
   /** The messages of the upload; a GatewayError (answered with its code's status) for an upload refused as a whole. */
   private async read(req: PushRequest): Promise<UploadedMessage[]> {
     const { config } = this;
-    if (req.body.length > config.body_limit) {
+    if (req.stream === undefined && req.body.length > config.body_limit) {
       throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`);
     }
-    const files = await uploadedFiles(header(req, 'content-type'), req.body, {
-      maxFileBytes: config.body_limit,
-      maxFiles: config.max_files,
-    });
-    return messagesOf(files, config.body_limit, config.max_messages);
+    const spool = new Spool(config.spool_dir ?? tmpdir());
+    try {
+      const files = await uploadedFiles(
+        header(req, 'content-type'),
+        req.stream ?? req.body,
+        { maxFileBytes: config.body_limit, maxFiles: config.max_files },
+        spool,
+      );
+      return await messagesOf(files, config.body_limit, config.max_messages);
+    } finally {
+      await spool.remove();
+    }
   }
 
   private async store(messages: UploadedMessage[], sink: PushSink): Promise<PushResponse> {

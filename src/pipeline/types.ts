@@ -3,9 +3,9 @@
  * else from the core pipeline; they never import each other.
  */
 
+import type { Readable } from 'node:stream';
 import type { ErrorCode } from '../errors.js';
 import type { OperationDoc } from './operation-doc.js';
-import type { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { MboxQuoting } from '../mime/mbox-finish.js';
 import type { Checkpoint, Origin } from '../model/origin.js';
@@ -120,6 +120,12 @@ export interface PushRequest {
   /** Lower-case header names. */
   headers: Readonly<Record<string, string | string[] | undefined>>;
   body: Buffer;
+  /**
+   * The body unread, for an endpoint that declares `streamBody` (`body` is then empty): it ends
+   * with an error carrying the endpoint's `tooLarge` code (status 413) once more than
+   * `bodyLimit` bytes came.
+   */
+  stream?: Readable;
   remoteAddress?: string;
 }
 
@@ -179,6 +185,11 @@ export interface PushEndpoint {
   bodyLimit: number;
   /** The code of the 413 answer over `bodyLimit`, in the endpoint's terms. Default MAILGATE_ERR_SERVER_BODY_TOO_LARGE. */
   tooLarge?: ErrorCode;
+  /**
+   * Hand the body over unread as `PushRequest.stream` (an upload of an archive spooled to disk)
+   * rather than buffered. A declared length over `bodyLimit` is still answered 413 before it is read.
+   */
+  streamBody?: boolean;
   handle(req: PushRequest, sink: PushSink, params: Record<string, string>): Promise<PushResponse>;
   /**
    * Checks a credential the request carries in its headers (an API key, basic auth, a bearer
@@ -223,20 +234,6 @@ export interface AdapterContext {
   logger: Logger;
   /** Size budget of one raw message (`parsing.max_message_bytes`): larger ones become failures. */
   maxMessageBytes: number;
-}
-
-/** A kind in the registry (adapters/index.ts). */
-export interface AdapterDefinition<E = unknown> {
-  kind: string;
-  mode: AdapterMode;
-  schema: z.ZodType;
-  /** One adapter, or one per mailbox of the entry (each under its own lease). */
-  create(entry: E, ctx: AdapterContext): Adapter | Adapter[];
-}
-
-/** What an adapter folder's index.ts exports for the registry. */
-export interface AdapterModule {
-  create(entry: never, ctx: AdapterContext): Adapter | Adapter[];
 }
 
 /** One message (or unreadable item) of a path input, before parsing. */

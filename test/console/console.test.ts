@@ -414,7 +414,7 @@ describe('console', () => {
     const banner = page.locator('#paused');
     await banner.locator('li', { hasText: 'Route triage → dataset:acme/triage: delivery paused' }).waitFor();
     expect(await banner.textContent()).toContain('MAILGATE_ERR_API_UNAUTHORIZED');
-    expect(await banner.textContent()).toContain('Check api.token');
+    expect(await banner.textContent()).toMatch(/check api\.token/i);
     expect(await page.locator('#announce').textContent()).toBe('A route cannot deliver: triage.');
     await screenshot(page, 'paused-banner');
     const status = await s.api<{ routes: Array<{ route: string; paused: { code: string } | null }> }>('status');
@@ -430,7 +430,7 @@ describe('console', () => {
     const card = page.locator('#p-route-triage').locator('xpath=..');
     await card.locator('.paused-line').waitFor();
     expect(await card.locator('.paused-line').textContent()).toMatch(
-      /^Delivery paused since .+ UTC: MAILGATE_ERR_API_UNAUTHORIZED .*Check api\.token/,
+      /^Delivery paused since .+ UTC: MAILGATE_ERR_API_UNAUTHORIZED .*check api\.token/,
     );
     expect(await card.textContent()).toMatch(/Delivery\s*paused/);
     expect(await page.locator('#p-route-inbound').locator('xpath=..').textContent()).toMatch(/Delivery\s*delivering/);

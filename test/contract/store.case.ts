@@ -10,6 +10,7 @@ import { isGatewayError } from '../../src/errors.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
 import { controlCases } from './controls.case.js';
 import { itemCases } from './items.case.js';
+import { maintenanceCases } from './maintenance.case.js';
 import { ownerCases } from './owners.case.js';
 
 export interface StoreOpenOptions {
@@ -466,6 +467,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
     ownerCases(ctx);
     itemCases(ctx);
     controlCases(ctx);
+    maintenanceCases(ctx);
   });
 }
 

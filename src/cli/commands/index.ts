@@ -10,6 +10,8 @@ import { mailboxesCommand, routesCommand } from './mailboxes.js';
 import { predictionsCommand } from './predictions.js';
 import { uploadCommand } from './upload.js';
 import { webhookCommand } from './webhook.js';
+import { backupCommand } from './backup.js';
+import { compactCommand } from './compact.js';
 
 export const COMMANDS: readonly CliCommand[] = [
   previewCommand,
@@ -19,6 +21,8 @@ export const COMMANDS: readonly CliCommand[] = [
   statusCommand,
   mailboxesCommand,
   routesCommand,
+  backupCommand,
+  compactCommand,
   emulatorCommand,
   serveCommand,
   webhookCommand,

@@ -13,10 +13,11 @@ import { PgCheckpoints } from './checkpoints.js';
 import { PgConsole } from './console.js';
 import { PgControls } from './controls.js';
 import { PgCounters } from './counters.js';
-import { isPgUnavailable } from './db.js';
+import { isPgFull, isPgUnavailable } from './db.js';
 import { PgDeadLetters } from './dead-letters.js';
 import { PgKeyed } from './keyed.js';
 import { PgLeases } from './leases.js';
+import { PgMaintenance } from './maintenance.js';
 import { PgLedger } from './ledger.js';
 import { migratePostgres } from './migrations.js';
 import { PgOutbox } from './outbox.js';
@@ -75,6 +76,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     counters: new PgCounters(pool, clock),
     console: new PgConsole(pool),
     controls: new PgControls(pool, clock),
+    maintenance: new PgMaintenance(pool),
   };
   let closed = false;
   const lifecycle = {
@@ -85,5 +87,5 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
       await pool.end();
     },
   };
-  return composeStore('postgres', concerns, lifecycle, isPgUnavailable);
+  return composeStore('postgres', concerns, lifecycle, { unavailable: isPgUnavailable, full: isPgFull });
 }

@@ -20,8 +20,12 @@ export interface PausedRoute {
   paused: RoutePause;
 }
 
-/** What the operator can do about a pause, by its code. */
-export function pauseFix(code: string, target: string | undefined): string {
+/**
+ * What the operator can do about a pause, by its code: '' when the message says it already (the
+ * API client names the resource and what to check for a refused token, permission or target).
+ */
+export function pauseFix(code: string, target: string | undefined, message = ''): string {
+  if (/; (the API refused|the token's account|.* was not found: )/.test(message)) return '';
   // `source:acme/inbound` → `source acme/inbound`
   const what = target ? ` ${target.replace(':', ' ')}` : '';
   switch (code) {
@@ -58,7 +62,7 @@ export function pauseLine(p: PausedRoute): HTMLElement {
     ` since ${when(p.paused.since)} (${ago(p.paused.since)}). `,
     h('code', { text: p.paused.code }),
     ` ${p.paused.message}. `,
-    h('span', { class: 'fix', text: pauseFix(p.paused.code, p.paused.target) }),
+    h('span', { class: 'fix', text: pauseFix(p.paused.code, p.paused.target, p.paused.message) }),
   ]);
 }
 
