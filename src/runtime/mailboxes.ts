@@ -10,11 +10,19 @@
  */
 import { mailboxErrorKind } from '../controls/errors.js';
 import type { Logger } from '../logger.js';
-import type { RuntimeEvents } from '../pipeline/events.js';
+import type { AdapterState, RuntimeEvents } from '../pipeline/events.js';
 import { sleep } from '../pipeline/sleep.js';
-import type { AdapterHealth, FilteredReport } from '../pipeline/types.js';
+import type { Adapter, AdapterHealth, FilteredReport } from '../pipeline/types.js';
 import type { ControlStore, MailboxStateRow } from '../store/types.js';
-import type { AdapterEntry } from './adapters.js';
+
+/** What the guard needs of a running adapter (the runtime's AdapterEntry). */
+export interface GuardedEntry {
+  kind: string;
+  name: string;
+  adapter: Adapter;
+  state: AdapterState;
+  disabled?: MailboxHold;
+}
 
 export interface MailboxGuardOptions {
   store: ControlStore;
@@ -101,7 +109,7 @@ export class MailboxGuard {
    * Runs `run` (the adapter) while the mailbox is enabled; stops it when it is disabled and
    * starts it again once enabled. Resolves when the signal aborts or the adapter finished by itself.
    */
-  async run(e: AdapterEntry, name: string, run: (signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
+  async run(e: GuardedEntry, name: string, run: (signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
     const controls = e.adapter.controls ?? { enabled: true, disableAfterMs: Number.POSITIVE_INFINITY };
     const log = this.opts.logger.child({ mailbox: name });
     while (!signal.aborted) {
@@ -137,7 +145,7 @@ export class MailboxGuard {
   }
 
   /** While the adapter runs: stops it once its mailbox is disabled, and disables one that fails too long. */
-  private async watch(e: AdapterEntry, name: string, disableAfterMs: number, child: AbortController, log: Logger): Promise<void> {
+  private async watch(e: GuardedEntry, name: string, disableAfterMs: number, child: AbortController, log: Logger): Promise<void> {
     while (!child.signal.aborted) {
       await sleep(this.opts.checkMs, child.signal);
       if (child.signal.aborted) return;
@@ -155,7 +163,7 @@ export class MailboxGuard {
   }
 
   /** Writes the folders' sync states the adapter reports, those that changed since the last write. */
-  private async saveFolders(name: string, e: AdapterEntry): Promise<void> {
+  private async saveFolders(name: string, e: GuardedEntry): Promise<void> {
     for (const line of e.adapter.health?.() ?? []) {
       for (const f of line.folders ?? []) {
         const state = { state: f.state, syncedUntil: f.syncedUntil ?? null, lastSynced: f.lastSynced ?? null, behind: f.behind ?? null };
