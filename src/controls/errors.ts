@@ -29,14 +29,17 @@ const KINDS: Readonly<Record<string, MailboxErrorKind>> = {
   MAILGATE_ERR_GRAPH_NOT_FOUND: 'not_found',
   MAILGATE_ERR_GRAPH_UNAVAILABLE: 'unreachable',
   MAILGATE_ERR_GRAPH_THROTTLED: 'quota',
-  MAILGATE_ERR_GMAIL_AUTH: 'bad_credentials',
   MAILGATE_ERR_GMAIL_TOKEN: 'bad_credentials',
+  MAILGATE_ERR_GMAIL_UNAUTHORIZED: 'bad_credentials',
+  MAILGATE_ERR_GMAIL_DELEGATION: 'insufficient_scope',
   MAILGATE_ERR_GMAIL_FORBIDDEN: 'access_denied',
-  MAILGATE_ERR_GMAIL_SCOPE: 'insufficient_scope',
   MAILGATE_ERR_GMAIL_NOT_FOUND: 'not_found',
   MAILGATE_ERR_GMAIL_UNAVAILABLE: 'unreachable',
-  MAILGATE_ERR_GMAIL_QUOTA: 'quota',
+  MAILGATE_ERR_GMAIL_RATE_LIMITED: 'quota',
 };
+
+/** The codes the table maps (a test checks each is in the error catalogue). */
+export const MAPPED_CODES: readonly string[] = Object.keys(KINDS);
 
 /** The kind of a mailbox failure from its MAILGATE_* code. */
 export function mailboxErrorKind(code: string | undefined): MailboxErrorKind {
