@@ -21,13 +21,14 @@ import { dryRunImport } from './dry-run.js';
 import { countImport, progressLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
+import { cliFilter, FilteredCount, type FilterFlags } from '../filter.js';
 import { ask, requireConsentPossible } from '../consent.js';
 import { estimateQueued, estimateText } from './estimate.js';
 
 /** Messages per intake transaction: fewer commits (each one fsynced) than the adapter default. */
 export const IMPORT_BATCH_SIZE = 500;
 
-export interface ImportFlags extends RouteFlags {
+export interface ImportFlags extends RouteFlags, FilterFlags {
   dryRun?: boolean;
   json?: boolean;
   workers?: number;
@@ -89,10 +90,15 @@ export async function runImport(
   }
   try {
     const skips = new Skips((line) => printer.write(line));
-    const run = { rt, paths, flags, ctx, printer, counts, inputs: (await fileInputs()).inputs, skips };
+    const filtered = new FilteredCount();
+    const run = { rt, paths, flags, ctx, printer, counts, inputs: (await fileInputs()).inputs, skips, filtered };
     const summary = flags.dryRun === true ? await dryRun(run) : await realRun(run, controller);
     summary.skipped = run.skips.total;
     summary.skippedBy = run.skips.byReason;
+    if (filtered.total > 0) {
+      summary.filtered = filtered.total;
+      summary.filteredBy = filtered.byReason;
+    }
     if (rt.emulatorUrl !== undefined) summary.emulatorUrl = rt.emulatorUrl;
     ctx.stderr.write(summaryText(summary));
     if (refused !== undefined) summary.error = refused;
@@ -160,9 +166,11 @@ interface Run {
   counts: ImportCounts;
   inputs: PathInputs;
   skips: Skips;
+  /** Messages the --allow/--deny/--skip filter left out. */
+  filtered: FilteredCount;
 }
 
-async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): Promise<ImportSummary> {
+async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips, filtered }: Run): Promise<ImportSummary> {
   let last: ImportSummary | undefined;
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
@@ -178,6 +186,7 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): P
       (s) => (last = { ...s }),
       (path, offset) => display.at(path, offset),
       skips.count,
+      { filter: cliFilter(flags), count: filtered },
     );
   } finally {
     display.stop();
@@ -185,22 +194,39 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): P
   }
 }
 
-/** The intake as the adapter sees it, reporting each batch's checkpoint (the position the read reached) on the way. */
-function reportingSink(sink: AdapterSink, at: (path: string, offset: number) => void): AdapterSink {
+/**
+ * The intake as the adapter sees it, reporting each batch's checkpoint (the position the read
+ * reached) on the way, and leaving out what the --allow/--deny/--skip filter refuses (never
+ * parsed, stored or billed; its checkpoint moves all the same).
+ */
+function reportingSink(
+  sink: AdapterSink,
+  at: (path: string, offset: number) => void,
+  filter?: { judge: NonNullable<ReturnType<typeof cliFilter>>['judge']; count: FilteredCount },
+): AdapterSink {
   return {
     ...(sink.push === undefined ? {} : { push: sink.push }),
     // Every argument passed on as it came (a fence too, should the runtime ever set one).
-    accept(...args: Parameters<AdapterSink['accept']>): Promise<void> {
-      const v = args[1]?.value;
+    accept(batch, ...rest): Promise<void> {
+      const v = rest[0]?.value;
       if (typeof v?.['path'] === 'string' && typeof v['offset'] === 'number') at(v['path'], v['offset']);
-      return sink.accept(...args);
+      const kept =
+        filter === undefined
+          ? batch
+          : batch.filter((m) => {
+              if (m.failure !== undefined) return true;
+              const verdict = filter.judge(m.raw);
+              if (!verdict.keep) filter.count.add(verdict.reason);
+              return verdict.keep;
+            });
+      return sink.accept(kept, ...rest);
     },
     checkpoint: (key) => sink.checkpoint(key),
   };
 }
 
 async function realRun(
-  { rt, paths, flags, ctx, printer, counts, inputs, skips }: Run,
+  { rt, paths, flags, ctx, printer, counts, inputs, skips, filtered }: Run,
   controller: AbortController,
 ): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
@@ -239,7 +265,8 @@ async function realRun(
   let sink: { sent: number; flushed: boolean } | undefined;
   let declined = false;
   try {
-    await adapter.start(reportingSink(rt.intake, display.at), controller.signal);
+    const filter = cliFilter(flags);
+    await adapter.start(reportingSink(rt.intake, display.at, filter && { judge: filter.judge, count: filtered }), controller.signal);
     intakeDone = true;
     if (delivering === undefined && !controller.signal.aborted) {
       display.stop();
