@@ -23,6 +23,7 @@ export const CONSOLE_MODULES = [
   'item',
   'dead',
   'overview',
+  'mailboxes',
   'paused',
   'live',
   'sse',
