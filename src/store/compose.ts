@@ -66,6 +66,8 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     putMailboxState: true,
     putFolderState: true,
     countFiltered: true,
+    countParseAttempts: true,
+    clearParseAttempts: true,
   },
   maintenance: { pruneBatch: true, reclaimSpace: true, storeStats: true },
 };

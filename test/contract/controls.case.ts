@@ -106,5 +106,26 @@ export function controlCases(ctx: ContractContext): void {
       expect(imap).toMatchObject({ enabled: false, reason: 'user', byCommand: true, folders: [] });
       await expectCode(s.countFiltered('imap:b', 'INBOX', -1), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
     });
+
+    it('counts parse attempts per key durably, and forgets them once cleared', async () => {
+      const s = ctx.store();
+      expect(await s.countParseAttempts('r', ['a', 'b'])).toEqual(
+        new Map([
+          ['a', 1],
+          ['b', 1],
+        ]),
+      );
+      const other = await ctx.open();
+      expect(await other.countParseAttempts('r', ['a'])).toEqual(new Map([['a', 2]]));
+      expect(await s.countParseAttempts('q', ['a'])).toEqual(new Map([['a', 1]]));
+      await s.clearParseAttempts('r', ['a']);
+      expect(await other.countParseAttempts('r', ['a', 'b'])).toEqual(
+        new Map([
+          ['a', 1],
+          ['b', 2],
+        ]),
+      );
+      expect(await s.countParseAttempts('r', [])).toEqual(new Map());
+    });
   });
 }

@@ -87,4 +87,12 @@ export interface ControlStore {
   putFolderState(mailbox: string, folder: string, state: FolderStateInput): Promise<void>;
   /** Adds `n` messages left out by the filter to a folder's count. */
   countFiltered(mailbox: string, folder: string, n: number): Promise<void>;
+  /**
+   * Poison messages: counts one more parse attempt of each key of `route`, durably, before the
+   * parse runs (a message that kills the process every time is then known by its count after a
+   * restart). Answers each key's attempts, this one included.
+   */
+  countParseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>>;
+  /** Forgets the attempts of keys whose messages are now stored (queued or set aside). */
+  clearParseAttempts(route: string, keys: readonly string[]): Promise<void>;
 }

@@ -74,6 +74,23 @@ export class PgControls implements Backend<ControlStore> {
     );
   }
 
+  async countParseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>> {
+    if (keys.length === 0) return new Map();
+    const sorted = [...new Set(keys)].sort();
+    const { rows } = await this.pool.query<{ key: string; attempts: number }>(
+      `INSERT INTO parse_attempts (route, key, attempts, updated_at) SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k
+       ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + 1, updated_at = excluded.updated_at
+       RETURNING key, attempts`,
+      [route, sorted, nowParam(this.clock)],
+    );
+    return new Map(rows.map((r) => [r.key, Number(r.attempts)]));
+  }
+
+  async clearParseAttempts(route: string, keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.pool.query('DELETE FROM parse_attempts WHERE route = $1 AND key = ANY($2::text[])', [route, [...keys]]);
+  }
+
   async countFiltered(mailbox: string, folder: string, n: number): Promise<void> {
     await this.pool.query(
       `INSERT INTO folder_states (mailbox, folder, filtered, updated_at) VALUES ($1, $2, $3, ${pgNow(4)})

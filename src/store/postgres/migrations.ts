@@ -236,7 +236,7 @@ ${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
     // Controls: route pauses (were `route-pause:<route>` checkpoints, moved here), mailbox
     // states and per-folder sync states.
     version: 9,
-    name: 'controls: route pauses, mailbox states, folder sync states',
+    name: 'controls: route pauses, mailbox states, folder sync states, parse attempts',
     sql: `
       CREATE TABLE route_pauses (
         route TEXT PRIMARY KEY,
@@ -258,6 +258,14 @@ ${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
         by_command BOOLEAN NOT NULL,
         failing_since TEXT,
         updated_at TIMESTAMPTZ NOT NULL
+      );
+
+      CREATE TABLE parse_attempts (
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (route, key)
       );
 
       CREATE TABLE folder_states (

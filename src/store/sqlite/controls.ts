@@ -84,6 +84,21 @@ export class SqliteControls implements Backend<ControlStore> {
       .run(mailbox, folder, s.state, s.syncedUntil ?? null, s.lastSynced ?? null, s.behind ?? null, this.iso());
   }
 
+  countParseAttempts(route: string, keys: readonly string[]): Map<string, number> {
+    const bump = this.db.prepare(
+      `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, 1, ?)
+       ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + 1, updated_at = excluded.updated_at
+       RETURNING attempts`,
+    );
+    const at = this.iso();
+    return this.db.transaction(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts]))).immediate();
+  }
+
+  clearParseAttempts(route: string, keys: readonly string[]): void {
+    const del = this.db.prepare('DELETE FROM parse_attempts WHERE route = ? AND key = ?');
+    this.db.transaction(() => keys.forEach((k) => del.run(route, k))).immediate();
+  }
+
   countFiltered(mailbox: string, folder: string, n: number): void {
     this.db
       .prepare(

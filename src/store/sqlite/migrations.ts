@@ -225,7 +225,7 @@ ${attemptsTableSql('INTEGER', 'INTEGER')}
     // Controls: route pauses (were `route-pause:<route>` checkpoints, moved here), mailbox
     // states and per-folder sync states.
     version: 9,
-    name: 'controls: route pauses, mailbox states, folder sync states',
+    name: 'controls: route pauses, mailbox states, folder sync states, parse attempts',
     sql: `
       CREATE TABLE route_pauses (
         route TEXT PRIMARY KEY,
@@ -247,6 +247,14 @@ ${attemptsTableSql('INTEGER', 'INTEGER')}
         by_command INTEGER NOT NULL,
         failing_since TEXT,
         updated_at TEXT NOT NULL
+      );
+
+      CREATE TABLE parse_attempts (
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (route, key)
       );
 
       CREATE TABLE folder_states (
