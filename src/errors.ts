@@ -175,6 +175,12 @@ export const CORE_ERRORS = defineErrors({
     smtp: 451,
   },
 
+  MAILGATE_ERR_INTAKE_POISON: {
+    message:
+      'A message killed its parse worker or the process on each of parsing.poison_after attempts (counted in the store before each): it is set aside as a dead letter with its raw bytes, and its mailbox moves on.',
+    http: 422,
+  },
+
   // --- sink: predictions to a JSONL file or webhook ------------------------------------
   MAILGATE_ERR_SINK_WRITE_FAILED: {
     message: 'Appending predictions to the JSONL sink file failed (retried with backoff; nothing is skipped).',

@@ -175,6 +175,11 @@ export const ParsingSchema = z
       .default(DEFAULT_MAX_MESSAGE_BYTES)
       .describe('Size budget of one raw message in bytes; larger messages are dead-lettered. Default 52428800 (50 MiB).'),
     timeout_ms: int(1).default(DEFAULT_PARSE_TIMEOUT_MS).describe('Time budget to parse one message in ms. Default 5000.'),
+    poison_after: int(1, 100)
+      .default(3)
+      .describe(
+        'Parse attempts of one message (each counted in the store before it runs) after which a message that kills its parse worker or the process is set aside as a dead letter (MAILGATE_ERR_INTAKE_POISON, raw bytes kept), so its mailbox moves on. Default 3.',
+      ),
     workers: int(1, 64)
       .optional()
       .describe('Parse worker threads. Default: one fewer than the CPU cores (at least 1); the main thread keeps a core busy.'),
