@@ -12,7 +12,7 @@ import { anyMatches } from './participants.js';
 import type { MailboxControls } from './schema.js';
 
 /** Why a message was left out (the `reason` label of `mailgate_messages_filtered_total`). */
-export type FilterReason = 'participants' | 'auto_reply' | 'mailing_list' | 'since';
+export type FilterReason = 'participants' | 'auto_reply' | 'mailing_list' | 'since' | 'excluded_label';
 
 export type FilterVerdict = { keep: true } | { keep: false; reason: FilterReason };
 

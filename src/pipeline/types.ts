@@ -67,7 +67,7 @@ export interface FilteredReport {
   /** The adapter instance (IMAP account, `<entry>/<user>` of Graph). */
   instance: string;
   folder: string;
-  reason: 'participants' | 'auto_reply' | 'mailing_list' | 'since';
+  reason: 'participants' | 'auto_reply' | 'mailing_list' | 'since' | 'excluded_label';
 }
 
 /**
