@@ -73,6 +73,11 @@ export interface RuntimeOptions {
   signal?: AbortSignal;
   /** Aborts the requests of delivery (with their retries). Default: `signal`. */
   deliverySignal?: AbortSignal;
+  /**
+   * Internal, for tests only: parse workers honour `X-Mailgate-Internal-Test-Hook: crash|hang`
+   * (src/pipeline/worker.ts), so a test can stand in for a message that kills its worker or hangs.
+   */
+  parseTestHooks?: boolean;
 }
 
 export interface Runtime {
@@ -207,6 +212,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(p.workers === undefined ? {} : { size: p.workers }),
       timeoutMs: p.timeout_ms,
       maxMessageBytes: p.max_message_bytes,
+      ...(options.parseTestHooks === true ? { testHooks: true } : {}),
     });
     const pauses = new RoutePauses(events, store);
     const mailboxes = new MailboxGuard({ store, events, logger, checkMs: config.mailboxes.check_ms });
