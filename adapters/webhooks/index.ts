@@ -3,6 +3,7 @@
  * normalized by the entry's provider module (providers.ts), stored through the PushSink before
  * the provider gets its 2xx.
  */
+import { intakeSlot } from '../../src/pipeline/push-slot.js';
 import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { GatewayError } from '../../src/errors.js';
@@ -36,6 +37,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
   const entry = webhookEntrySchema.parse(input);
   const now = ctx.now ?? Date.now;
   const logger = ctx.logger.child({ adapter: 'webhooks', account: entry.name, provider: entry.provider });
+  const slot = intakeSlot(`webhook ${entry.name}`);
   const counters: EndpointCounters = { accepted: 0, duplicates: 0, dead: 0, refused: {}, unavailable: 0 };
   const deps = {
     entry,
@@ -46,6 +48,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     replay: new ReplayCache(now),
     counters,
     bodyLimit: entry.body_limit,
+    intake: () => slot.intake(),
   };
   const handle = createHandler(deps);
   const authorize = createAuthorizer(deps);
@@ -57,7 +60,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     tooLarge: 'MAILGATE_ERR_WEBHOOK_TOO_LARGE',
     public: true,
     ...(authorize && { authorize }),
-    handle: (req, sink) => handle(req, sink),
+    handle: (req) => handle(req),
     openapi: webhookOperation(entry, deps.module, method),
   });
 
@@ -65,11 +68,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     kind: 'webhooks',
     name: entry.name,
     mode: 'push',
-    start: (_sink, signal) =>
-      new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      }),
+    start: (intake, signal) => slot.start(intake, signal),
     endpoints: () => (HEAD_PROBES.has(entry.provider) ? [endpoint('POST'), endpoint('HEAD')] : [endpoint('POST')]),
     health: (): AdapterHealth[] => [
       {

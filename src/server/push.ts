@@ -5,12 +5,12 @@
  * 413 with a coded error before more of it is read.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { PushEndpoint, PushResponse, PushSink } from '../pipeline/types.js';
+import type { PushEndpoint, PushResponse } from '../pipeline/types.js';
 import { pushGuard, type PushGuardOptions } from './push-guard.js';
 
 export interface PushRoutes {
+  /** Each answers with the intake its adapter's `start` got. */
   endpoints: readonly PushEndpoint[];
-  sink: PushSink;
 }
 
 function send(reply: FastifyReply, res: PushResponse): FastifyReply {
@@ -58,7 +58,6 @@ export function pushRoutes(push: PushRoutes, guardOptions: PushGuardOptions) {
               body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
               remoteAddress: request.ip,
             },
-            push.sink,
             request.params as Record<string, string>,
           );
           return send(reply, res);
