@@ -12,6 +12,7 @@ const MODULES: Record<AdapterKind, () => Promise<AdapterModule>> = {
   files: () => import('./files/index.js'),
   imap: () => import('./imap/index.js'),
   graph: () => import('./graph/index.js'),
+  gmail: () => import('./gmail/index.js'),
   webhooks: () => import('./webhooks/index.js'),
   upload: () => import('./upload/index.js'),
   smtp: () => import('./smtp/index.js'),

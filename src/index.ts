@@ -18,7 +18,8 @@ export type { ParsedMessage, HeaderField, AttachmentMeta } from './mime/types.js
 export { buildDocument, commentIdFor } from './document/index.js';
 export type { DocumentOptions, DocumentResult } from './document/types.js';
 export * from './model/index.js';
-export { GatewayError, isGatewayError, ERROR_CODES, WARNING_CODES, type ErrorCode, type Warning, type WarningCode } from './errors.js';
+export { GatewayError, isGatewayError, WARNING_CODES, type ErrorCode, type ErrorDef, type Warning, type WarningCode } from './errors.js';
+export { ERROR_CATALOGUE, ERROR_CODES } from './error-catalogue.js';
 export { createApiClient, ApiError, type ApiClient, type ApiClientOptions } from './api/client.js';
 export { MemoryLedger, documentHashes } from './ledger/index.js';
 export { deliverBatch, type DeliveryReport, type ItemOutcome, type SyncTarget, type PredictTarget } from './batcher/index.js';

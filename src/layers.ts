@@ -8,7 +8,7 @@
  * test/core/architecture.test.ts checks every import against this list.
  */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['layers', 'model', 'limits', 'errors', 'logger', 'log-pretty', 'prng', 'retry', 'net', 'tokens'],
+  ['layers', 'model', 'limits', 'errors', 'line-safe', 'logger', 'log-pretty', 'prng', 'retry', 'net', 'tokens'],
   ['mime'],
   ['document'],
   ['preview'],
@@ -17,8 +17,9 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['api'],
   ['batcher'],
   ['store'],
-  // The configuration schema: routes and the adapters' entries (adapters/config.ts).
-  ['config'],
+  // The configuration schema: routes and the adapters' entries (adapters/config.ts); the error
+  // catalogue, the core's codes and the kinds' assembled by the same registry.
+  ['config', 'error-catalogue'],
   // Intake, delivery, the parse pool, after-delivery; the Adapter contract (pipeline/types.ts).
   ['pipeline'],
   // Where predictions go besides the store: JSONL files and webhooks.

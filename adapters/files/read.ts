@@ -4,9 +4,10 @@ import { basename, extname, resolve, sep } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/limits.js';
 import { readMbox } from './mbox.js';
-import { readPst } from './pst.js';
+import { readPstFile } from './pst.js';
 import { isVaultDir, isVaultZip, readVault } from './vault.js';
 import { convertMsg } from '../../src/mime/msg-convert.js';
+import { damagedMessage, notMailMessage } from '../../src/mime/sniff.js';
 import { sniffFile, type Sniffed } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
 import { walkDir } from './walk.js';
@@ -80,7 +81,7 @@ async function* readKnown(
     return;
   }
   if ('kind' in sniffed && sniffed.kind === 'pst') {
-    yield* readPst(path, { ...options, resume });
+    yield* readPstFile(path, { ...options, resume });
     return;
   }
   if (resume && resume.index >= 1) return;
@@ -95,11 +96,7 @@ async function* readKnown(
   if (explicit)
     yield failure(
       path,
-      new GatewayError(
-        'MAILGATE_ERR_INPUT_UNSUPPORTED',
-        `${path} is not mail (${sniffed.skip}): neither a message, an mbox, a maildir, an Outlook .msg nor an Outlook PST/OST file`,
-        { details: { reason: sniffed.skip } },
-      ),
+      new GatewayError('MAILGATE_ERR_INPUT_UNSUPPORTED', notMailMessage(path, sniffed.skip), { details: { reason: sniffed.skip } }),
     );
   else options.onSkip?.(path, sniffed.skip);
 }
@@ -108,7 +105,7 @@ async function* readKnown(
 async function* damaged(path: string, why: string, maxBytes: number): AsyncGenerator<FileItem> {
   const size = (await stat(path)).size;
   const bytes = size > maxBytes ? undefined : await readFile(path);
-  const error = new GatewayError('MAILGATE_ERR_MIME_NOT_EMAIL', `${path} is not readable as mail: ${why}`);
+  const error = new GatewayError('MAILGATE_ERR_MIME_NOT_EMAIL', damagedMessage(path, why));
   yield { ...failure(path, error), next: { index: 1, offset: size }, ...(bytes ? { bytes } : {}) };
 }
 

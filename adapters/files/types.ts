@@ -1,6 +1,7 @@
 /** Shapes shared by the file readers: items, options and resume points. */
 import type { GatewayError } from '../../src/errors.js';
 import type { Origin } from '../../src/pipeline/types.js';
+import type { PstBudget } from '../../src/mime/pst-thread.js';
 
 /** How `>From ` lines in an mbox body are unquoted (see docs/cli.md "mbox rules"). */
 import type { MboxQuoting } from '../../src/mime/mbox-finish.js';
@@ -70,6 +71,8 @@ export interface ReadOptions {
   onSkip?: (path: string, reason: string) => void;
   /** Read chunk size for streamed files (default 64 KiB). */
   chunkBytes?: number;
+  /** Budgets of the worker that reads PST/OST files (pst-thread.ts; defaults there). */
+  pstBudget?: PstBudget;
 }
 
 export const DEFAULT_CHUNK_BYTES = 64 * 1024;

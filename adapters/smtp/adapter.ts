@@ -1,6 +1,6 @@
 /**
  * The SMTP/LMTP adapter (kind `smtp`, push mode): a listener on its own port whose 250 is the
- * acknowledgement, given only once the message is durable in the outbox (PushSink.submit).
+ * acknowledgement, given only once the message is durable in the outbox (`Intake.accept` with `whenFull: 'refuse'`).
  * Unknown recipients are refused at RCPT (550), a message over the limit with 552 (SIZE at
  * MAIL FROM, else at the end of DATA, never buffered past the limit), a store that cannot take
  * it with 451 so that the sending server keeps it and retries. LMTP answers each recipient

@@ -4,21 +4,15 @@
  * where an item stands. Only its own keys open it, only its own route's items are shown.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
+import { tmpdir } from 'node:os';
+import { CORE_ERRORS, GatewayError, httpStatusOf, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type {
-  Adapter,
-  AdapterHealth,
-  Inbound,
-  Intake,
-  PushEndpoint,
-  PushRequest,
-  PushResponse,
-} from '../../src/pipeline/types.js';
+import type { Adapter, AdapterHealth, Inbound, Intake, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import { contentKey } from '../../src/pipeline/origin.js';
 import { intakeSlot } from '../../src/pipeline/push-slot.js';
 import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from './config.js';
-import { uploadedFiles } from './files.js';
+import { UPLOAD_ERRORS } from './errors.js';
+import { Spool, uploadedFiles } from './files.js';
 import { fingerprint, IdempotencyCache, MAX_IDEMPOTENCY_KEY_CHARS } from './idempotency.js';
 import { messagesOf, type UploadedMessage } from './messages.js';
 import { uploadOperations } from './openapi.js';
@@ -31,9 +25,12 @@ function header(req: Pick<PushRequest, 'headers'>, name: string): string | undef
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** A refusal in the one error body shape of every endpoint: `{ error: { code, message } }`. */
-function refuse(code: ErrorCode, status: number, message: string, headers?: Record<string, string>): PushResponse {
-  return { status, ...(headers && { headers }), body: { error: { code, message } } };
+/** The codes an upload is answered with: its own and the core's, each with its HTTP status. */
+const ANSWERS = { ...CORE_ERRORS, ...UPLOAD_ERRORS };
+
+/** A refusal in the one error body shape of every endpoint, `{ error: { code, message } }`, with the status of its code. */
+function refuse(code: ErrorCode, message: string, headers?: Record<string, string>): PushResponse {
+  return { status: httpStatusOf(code, ANSWERS), ...(headers && { headers }), body: { error: { code, message } } };
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -53,6 +50,7 @@ function inbound(config: UploadConfig, m: UploadedMessage, receivedAt: Date): In
   const origin: Inbound['origin'] = { adapter: 'upload', account: config.name, pushed: true, envelope: { provider: 'upload' } };
   if (m.file !== undefined) origin.path = m.file;
   if (m.index !== undefined) origin.index = m.index;
+  if (m.folder !== undefined) origin.folder = m.folder;
   return { raw: m.raw, key: contentKey(m.raw), route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
 }
 
@@ -97,6 +95,8 @@ export class UploadAdapter implements Adapter {
         path: this.path,
         bodyLimit: this.config.body_limit,
         tooLarge: 'MAILGATE_ERR_UPLOAD_TOO_LARGE',
+        // Read as it comes: an archive goes to the spool folder, never whole into memory.
+        streamBody: true,
         public: true,
         authorize,
         handle: (req) => this.guard(req, () => this.upload(req)),
@@ -116,7 +116,7 @@ export class UploadAdapter implements Adapter {
 
   private unauthorized(req: Pick<PushRequest, 'headers'>): PushResponse | undefined {
     if (authorized(req, this.keys)) return undefined;
-    return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', 401, "send one of the adapter's keys as Authorization: Bearer <key> or X-Api-Key", {
+    return refuse('MAILGATE_ERR_UPLOAD_UNAUTHORIZED', "send one of the adapter's keys as Authorization: Bearer <key> or X-Api-Key", {
       'www-authenticate': 'Bearer',
     });
   }
@@ -128,32 +128,39 @@ export class UploadAdapter implements Adapter {
   private async upload(req: PushRequest): Promise<PushResponse> {
     const key = header(req, 'idempotency-key');
     if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS)) {
-      return refuse('MAILGATE_ERR_UPLOAD_BAD_REQUEST', 400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters`);
+      return refuse('MAILGATE_ERR_UPLOAD_BAD_REQUEST', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters`);
     }
     let messages: UploadedMessage[];
     try {
       messages = await this.read(req);
     } catch (err) {
-      if (!isGatewayError(err) || err.status === undefined) throw err;
-      return refuse(err.code, err.status, err.message);
+      if (!isGatewayError(err) || !Object.hasOwn(ANSWERS, err.code) || httpStatusOf(err.code, ANSWERS) >= 500) throw err;
+      return refuse(err.code, err.message);
     }
     if (key === undefined) return this.store(messages);
     const answer = await this.idempotency.answer(key, fingerprint(messages), () => this.store(messages));
     if (answer !== 'conflict') return answer;
-    return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 422, 'this Idempotency-Key was used before with different content');
+    return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used before with different content');
   }
 
-  /** The messages of the upload; a GatewayError with a status for an upload refused as a whole. */
+  /** The messages of the upload; a GatewayError (answered with its code's status) for an upload refused as a whole. */
   private async read(req: PushRequest): Promise<UploadedMessage[]> {
     const { config } = this;
-    if (req.body.length > config.body_limit) {
-      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`, { status: 413 });
+    if (req.stream === undefined && req.body.length > config.body_limit) {
+      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`);
     }
-    const files = await uploadedFiles(header(req, 'content-type'), req.body, {
-      maxFileBytes: config.body_limit,
-      maxFiles: config.max_files,
-    });
-    return messagesOf(files, config.body_limit, config.max_messages);
+    const spool = new Spool(config.spool_dir ?? tmpdir());
+    try {
+      const files = await uploadedFiles(
+        header(req, 'content-type'),
+        req.stream ?? req.body,
+        { maxFileBytes: config.body_limit, maxFiles: config.max_files },
+        spool,
+      );
+      return await messagesOf(files, config.body_limit, config.max_messages);
+    } finally {
+      await spool.remove();
+    }
   }
 
   private async store(messages: UploadedMessage[]): Promise<PushResponse> {
@@ -167,7 +174,7 @@ export class UploadAdapter implements Adapter {
       );
     } catch (err) {
       if (isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE') || isGatewayError(err, 'MAILGATE_ERR_INTAKE_OUTBOX_FULL')) {
-        return refuse(err.code, 503, err.message, { 'retry-after': String(RETRY_AFTER_S) });
+        return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
       }
       throw err;
     }
@@ -189,11 +196,10 @@ export class UploadAdapter implements Adapter {
       item = id === '' ? undefined : await this.slot.intake().item(id);
     } catch (err) {
       if (!isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE')) throw err;
-      return refuse(err.code, 503, err.message, { 'retry-after': String(RETRY_AFTER_S) });
+      return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
     }
     // Another route's item is as unknown here as a missing one: the keys open this route only.
-    if (!item || item.route !== this.config.route)
-      return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', 404, `no item ${id} in this upload's route`);
+    if (!item || item.route !== this.config.route) return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', `no item ${id} in this upload's route`);
     return { status: 200, body: item };
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Configuration of one upload endpoint (`adapters.upload[]`): POST /api/upload/<name> takes
- * messages (.eml, mbox, Outlook .msg) from people and scripts holding one of its keys.
+ * messages (.eml, mbox, Outlook .msg, Outlook PST/OST) from people and scripts holding one of its keys.
  */
 import { z } from 'zod';
 
@@ -44,6 +44,14 @@ export const uploadConfigSchema = z
       .min(1)
       .default(UPLOAD_DEFAULT_MAX_MESSAGES)
       .describe(`Most messages in one upload, counting every message of every mbox (413 over it). Default ${UPLOAD_DEFAULT_MAX_MESSAGES}.`),
+    spool_dir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Folder an uploaded PST/OST is written to while it is read (a folder of its own per upload, removed once the upload is answered). ' +
+          "Default the system's temporary folder.",
+      ),
     idempotency_keys: z
       .number()
       .int()

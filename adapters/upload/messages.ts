@@ -1,17 +1,22 @@
 /**
  * Uploaded files → messages. An mbox gives one message per `From ` separator (mboxrd rules,
- * as the files adapter reads them); an Outlook .msg is converted to RFC 5322. A file that
- * cannot be read becomes a dead letter with its bytes and the reason, never a silent drop.
+ * as the files adapter reads them); an Outlook .msg is converted to RFC 5322; a PST/OST, spooled
+ * to disk, is read item by item in the budgeted reader's worker (src/mime/pst-thread.ts), each
+ * item with its folder. A file that cannot be read becomes a dead letter with its bytes (a PST
+ * item: its reason) and the reason, never a silent drop.
  */
 import { GatewayError, isGatewayError } from '../../src/errors.js';
 import { mboxMessages } from '../../src/mime/mbox.js';
 import { convertMsg } from '../../src/mime/msg-convert.js';
+import { readPstOffThread } from '../../src/mime/pst-thread.js';
 import type { UploadedFile } from './files.js';
 
 export interface UploadedMessage {
   /** File name (multipart) and index inside the file (mbox), for the answer and the origin. */
   file?: string;
   index?: number;
+  /** The folder of a PST/OST item. */
+  folder?: string;
   raw: Buffer;
   failure?: { code: string; message: string };
 }
@@ -46,6 +51,19 @@ async function fromMsg(f: UploadedFile): Promise<UploadedMessage> {
   }
 }
 
+/** Skipped items (contacts, calendar items) are not messages: they are left out, as the files adapter does. */
+async function* fromPst(f: UploadedFile, maxBytes: number): AsyncGenerator<UploadedMessage> {
+  for await (const item of readPstOffThread(f.path!, { maxMessageBytes: maxBytes })) {
+    const at = {
+      ...(f.name !== undefined && { file: f.name }),
+      index: item.index,
+      ...(item.folder !== undefined && { folder: item.folder }),
+    };
+    if (item.error === undefined) yield { ...at, raw: item.raw };
+    else yield { ...at, raw: Buffer.alloc(0), failure: { code: item.error.code, message: item.error.message } };
+  }
+}
+
 function fromEml(f: UploadedFile): UploadedMessage {
   const at = f.name !== undefined ? { file: f.name } : {};
   if (f.bytes.toString('latin1').trim() === '') {
@@ -75,11 +93,12 @@ export async function messagesOf(
     out.push(m);
     stats.messages++;
     if (out.length > maxMessages) {
-      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the upload holds more than ${maxMessages} messages`, { status: 413 });
+      throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the upload holds more than ${maxMessages} messages`);
     }
   };
   for (const f of files) {
     if (f.kind === 'mbox') for (const m of fromMbox(f, maxBytes)) take(m);
+    else if (f.kind === 'pst') for await (const m of fromPst(f, maxBytes)) take(m);
     else take(f.kind === 'msg' ? await fromMsg(f) : fromEml(f));
   }
   return out;

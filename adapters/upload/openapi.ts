@@ -14,7 +14,7 @@ const stored = z.object({
       duplicate: z.boolean().describe('The same message was stored before on this route: nothing new stored'),
       dead: z.boolean().optional().describe('Stored as a dead letter (it cannot become a comment)'),
       file: z.string().optional().describe('The multipart file name'),
-      index: z.number().optional().describe('The message index inside an mbox'),
+      index: z.number().optional().describe('The message index inside an mbox, or the item position inside a PST/OST'),
     }),
   ),
 });
@@ -41,16 +41,16 @@ export function uploadOperations(name: string): { post: OperationDoc; get: Opera
   return {
     post: {
       id: `upload_${name}`,
-      summary: `Upload messages to the upload adapter "${name}": one message, an mbox, or multipart files (.eml, .mbox, .msg); 202 once durable.`,
+      summary: `Upload messages to the upload adapter "${name}": one message, an mbox, an Outlook PST/OST, or multipart files (.eml, .mbox, .msg, .pst, .ost); 202 once durable.`,
       tag: 'upload',
       security: 'upload',
-      body: { contentTypes: ['message/rfc822', 'application/mbox', 'multipart/form-data'] },
+      body: { contentTypes: ['message/rfc822', 'application/mbox', 'application/vnd.ms-outlook-pst', 'multipart/form-data'] },
       answers: {
         202: { description: 'Every message is stored (or known as a duplicate); one result per message.', schema: stored },
         400: refused('An unreadable body or Idempotency-Key.'),
         401: unauthorized,
         413: refused("The body exceeds the adapter's body_limit."),
-        415: refused('Not message/rfc822, application/mbox or multipart/form-data.'),
+        415: refused('Not message/rfc822, application/mbox, application/vnd.ms-outlook-pst or multipart/form-data.'),
         422: refused('The Idempotency-Key was used before with different content.'),
         503: refused('The store cannot take the messages now (Retry-After); nothing was stored.'),
       },

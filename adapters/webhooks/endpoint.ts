@@ -1,6 +1,6 @@
 /**
  * The request handler of one webhook endpoint: handshake? → verify → normalize → submit → the
- * provider's success answer. Nothing is acknowledged before `PushSink.submit` resolved; a refusal
+ * provider's success answer. Nothing is acknowledged before `Intake.accept` resolved; a refusal
  * answers the provider's status for its kind; our own failures answer 503 so the provider retries.
  */
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';

@@ -1,6 +1,6 @@
 /**
  * The webhooks adapter: one push endpoint per `adapters.webhooks[]` entry, verified and
- * normalized by the entry's provider module (providers.ts), stored through the PushSink before
+ * normalized by the entry's provider module (providers.ts), stored through the intake (`accept`, `whenFull: 'refuse'`) before
  * the provider gets its 2xx.
  */
 import { intakeSlot } from '../../src/pipeline/push-slot.js';

@@ -4,8 +4,9 @@
  * envelope, the status codes the provider understands, and a simulator that builds a request
  * exactly as the provider would (for `mailgate webhook simulate` and the tests).
  */
-import type { ErrorCode } from '../../src/errors.js';
+import { CORE_ERRORS, httpStatusOf, type ErrorCode } from '../../src/errors.js';
 import type { Envelope, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import { WEBHOOK_ERRORS } from './errors.js';
 
 export type ProviderName = 'sendgrid' | 'mailgun' | 'postmark' | 'ses' | 'mandrill' | 'sparkpost' | 'raw';
 
@@ -29,6 +30,16 @@ export const REFUSAL_CODES: Record<RefusalKind, ErrorCode> = {
   unsupported: 'MAILGATE_ERR_WEBHOOK_UNSUPPORTED',
   unavailable: 'MAILGATE_ERR_INTAKE_UNAVAILABLE',
 };
+
+const ANSWERS = { ...CORE_ERRORS, ...WEBHOOK_ERRORS };
+
+/**
+ * A provider's refusal statuses: the status each code declares (webhooks/errors.ts; 503 for
+ * `unavailable`), except where the provider's retry contract needs its own (`own`).
+ */
+export function refusalStatuses(own: Partial<Record<RefusalKind, number>> = {}): (kind: RefusalKind) => number {
+  return (kind) => own[kind] ?? httpStatusOf(REFUSAL_CODES[kind], ANSWERS);
+}
 
 /** Longest refusal message: a message may quote request text (an SNS Type or TopicArn), which is the sender's and unbounded. */
 export const MAX_REFUSAL_CHARS = 300;

@@ -7,7 +7,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, parseLimit } from '../limits.js';
 import { GatewayError } from '../errors.js';
 import type { PredictRawEmailsRequest, PredictRawEmailsResponse, SyncRawEmailsRequest, SyncRawEmailsResponse } from '../model/index.js';
 import { isEncodedRequest, type EncodedRequest } from './encoded.js';
-import { ApiError, readEnvelope } from './errors.js';
+import { ApiError, namedRefusal, readEnvelope, type ApiResource } from './errors.js';
 import { datasetPath, predictPath, sourcePath, type Endpoint, type ModelVersion } from './paths.js';
 import { checkPredictResponse, checkSyncResponse } from './responses.js';
 import { resolveRetryPolicy, type RetryPolicy } from './retry.js';
@@ -106,7 +106,15 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     random: options.random ?? Math.random,
     onAttempt: options.onAttempt,
   };
-  const request = <T>(endpoint: Endpoint, method: string, path: string, body: unknown, opts: RequestOptions, check: Check<T>) =>
+  const request = <T>(
+    endpoint: Endpoint,
+    method: string,
+    path: string,
+    body: unknown,
+    opts: RequestOptions,
+    check: Check<T>,
+    resource: ApiResource,
+  ): Promise<T> =>
     send(
       call,
       {
@@ -120,26 +128,46 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         ...(endpoint === 'create-source' || endpoint === 'create-dataset' ? { final: (err: ApiError) => err.status === 409 } : {}),
       },
       check,
-    );
+    ).catch((err: unknown) => {
+      throw namedRefusal(err, resource);
+    });
   const count = (req: { documents: unknown[] } | EncodedRequest): number => (isEncodedRequest(req) ? req.documents : req.documents.length);
 
   const client: ApiClient = {
     async syncRawEmails(source, req, opts = {}) {
       const query = opts.noCharge === true ? '?no_charge=true' : '';
-      return request('sync-raw-emails', 'POST', `${sourcePath(source)}/sync-raw-emails${query}`, req, opts, (status, body) =>
-        checkSyncResponse(status, body, count(req)),
+      return request(
+        'sync-raw-emails',
+        'POST',
+        `${sourcePath(source)}/sync-raw-emails${query}`,
+        req,
+        opts,
+        (status, body) => checkSyncResponse(status, body, count(req)),
+        { kind: 'source', name: source },
       );
     },
     async predictRawEmails(dataset, version, req, opts = {}) {
-      return request('predict-raw-emails', 'POST', predictPath(dataset, version), req, opts, (status, body) =>
-        checkPredictResponse(status, body, count(req)),
+      return request(
+        'predict-raw-emails',
+        'POST',
+        predictPath(dataset, version),
+        req,
+        opts,
+        (status, body) => checkPredictResponse(status, body, count(req)),
+        { kind: 'dataset', name: dataset, version: String(version) },
       );
     },
     async getSource(source, opts = {}) {
-      return request('get-source', 'GET', sourcePath(source), undefined, opts, (_, body) => sourceOf(body));
+      return request('get-source', 'GET', sourcePath(source), undefined, opts, (_, body) => sourceOf(body), {
+        kind: 'source',
+        name: source,
+      });
     },
     async createSource(source, body = {}, opts = {}) {
-      return request('create-source', 'PUT', sourcePath(source), { source: body }, opts, (_, res) => sourceOf(res));
+      return request('create-source', 'PUT', sourcePath(source), { source: body }, opts, (_, res) => sourceOf(res), {
+        kind: 'source',
+        name: source,
+      });
     },
     async ensureSource(source, opts = {}) {
       try {
@@ -156,7 +184,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     },
     async ensureDataset(dataset, opts = {}) {
       try {
-        await request('create-dataset', 'PUT', datasetPath(dataset), { dataset: {} }, opts, () => undefined);
+        await request('create-dataset', 'PUT', datasetPath(dataset), { dataset: {} }, opts, () => undefined, {
+          kind: 'dataset',
+          name: dataset,
+        });
       } catch (err) {
         if (!(err instanceof ApiError) || err.status !== 409) throw err;
       }

@@ -20,6 +20,8 @@ export interface ApiErrorOptions {
   attempts?: number;
   /** Set when retries ran out: the attempts or the time budget. */
   exhausted?: 'attempts' | 'budget';
+  /** What to check or do about a refusal of the token or the target (see namedRefusal). */
+  hint?: string;
 }
 
 export class ApiError extends GatewayError {
@@ -28,6 +30,7 @@ export class ApiError extends GatewayError {
   readonly bodySnippet: string | undefined;
   readonly attempts: number | undefined;
   readonly exhausted: 'attempts' | 'budget' | undefined;
+  readonly hint: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(code, message, { cause: options.cause, status: options.status });
@@ -37,7 +40,49 @@ export class ApiError extends GatewayError {
     this.bodySnippet = options.bodySnippet;
     this.attempts = options.attempts;
     this.exhausted = options.exhausted;
+    this.hint = options.hint;
   }
+}
+
+/** The resource a request is about: a source (sync, get, create) or a dataset's model version (predict). */
+export type ApiResource = { kind: 'source'; name: string } | { kind: 'dataset'; name: string; version?: string };
+
+function hintFor(status: number | undefined, r: ApiResource): string | undefined {
+  const what =
+    r.kind === 'source' ? `source ${r.name}` : `dataset ${r.name}${r.version === undefined ? '' : ` (model version ${r.version})`}`;
+  if (status === 401)
+    return `the API refused the token for ${what}: check api.token (MAILGATE_API_TOKEN) and that it is a token of api.url's tenant`;
+  if (status === 403)
+    return r.kind === 'source'
+      ? `the token's account may not write to ${what}: grant it the sources permission on project ${r.name.split('/')[0]} or use another token`
+      : `the token's account may not predict with ${what}: grant it the datasets permission on project ${r.name.split('/')[0]} or use another token`;
+  if (status === 404)
+    return r.kind === 'source'
+      ? `${what} was not found: create it in project ${r.name.split('/')[0]}, or check the route's source (project/name) and api.url`
+      : `${what} was not found: check the route's dataset (project/name) and model_version, that the dataset has a trained model, and api.url`;
+  return undefined;
+}
+
+/**
+ * A refusal of the token or the target (401, 403, 404) as an error that names the resource and
+ * what to check; other errors are returned as they are.
+ */
+export function namedRefusal(err: unknown, resource: ApiResource): unknown {
+  if (!(err instanceof ApiError) || err.hint !== undefined) return err;
+  const hint = hintFor(err.status, resource);
+  if (hint === undefined) return err;
+  const named = new ApiError(err.code, `${err.message}; ${hint}`, {
+    status: err.status,
+    apiMessage: err.apiMessage,
+    retryAfterMs: err.retryAfterMs,
+    bodySnippet: err.bodySnippet,
+    cause: err.cause,
+    attempts: err.attempts,
+    exhausted: err.exhausted,
+    hint,
+  });
+  named.stack = err.stack;
+  return named;
 }
 
 export function isApiError(err: unknown): err is ApiError {

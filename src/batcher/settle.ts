@@ -30,7 +30,8 @@ export function describe(error: unknown): Described {
     const said = error.apiMessage ?? error.message;
     const message =
       error.exhausted !== undefined && error.apiMessage !== undefined ? `${said} (gave up after ${error.attempts ?? 1} attempts)` : said;
-    const d: Described = { code: error.code, message };
+    // A refused token or target: the API's words, then which resource and what to check.
+    const d: Described = { code: error.code, message: error.hint === undefined ? message : `${message}; ${error.hint}` };
     if (error.status !== undefined) d.status = error.status;
     if (error.retryAfterMs !== undefined) d.retryAfterMs = error.retryAfterMs;
     return d;

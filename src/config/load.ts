@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { explainIssues, formatPath, locator, type Locate } from './explain.js';
 import { ConfigSchema, type Config } from './schema.js';
 
 type Env = Record<string, string | undefined>;
@@ -70,15 +71,6 @@ function substitute(value: Json, env: Env, path: Array<string | number>, missing
   return value;
 }
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.length === 0
-    ? '(root)'
-    : path
-        .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
-        .join('')
-        .replace(/^\./, '');
-}
-
 function setPath(target: Record<string, Json>, path: string[], value: Json): void {
   let node = target;
   for (const key of path.slice(0, -1)) {
@@ -109,16 +101,43 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** What a YAML error code means, in words that say the fix (the parser's own text may quote a secret). */
+const YAML_HINTS: Record<string, string> = {
+  BAD_INDENT: 'wrong indentation: line it up with the settings it belongs to (spaces only)',
+  BLOCK_AS_IMPLICIT_KEY: 'this line is indented deeper than the setting above it: line it up with its siblings',
+  TAB_AS_INDENT: 'a tab in the indentation: indent with spaces',
+  DUPLICATE_KEY: 'this setting is given twice in the same mapping: keep one',
+  MULTILINE_IMPLICIT_KEY: 'a setting without its colon, or a value that runs on to the next line: write `name: value`',
+  MISSING_CHAR: 'a missing character: a list item without its "- ", a quote or bracket left open',
+  UNEXPECTED_TOKEN: 'a character YAML does not expect here',
+  BAD_SCALAR_START: 'a value that cannot start with this character: quote it',
+  BLOCK_IN_FLOW: 'a block inside { } or [ ]: write it on one line or drop the brackets',
+  MISSING_ANCHOR: 'an alias (*name) without its anchor (&name) above it',
+};
+
+/** The 1-based line of the next line after `line` that is neither blank nor a comment. */
+function nextContentLine(text: string, line: number): number | undefined {
+  const lines = text.split(/\r?\n/);
+  for (let i = line; i < lines.length; i++) if (!/^\s*(#.*)?$/.test(lines[i]!)) return i + 1;
+  return undefined;
+}
+
 /**
  * Where and what a YAML syntax error is, without the text of the line: `line 3, column 9:
- * missing char (MISSING_CHAR)`. The column counts a `${VAR}` placeholder on that line as the
- * token it is swapped for while parsing.
+ * a missing character: … (MISSING_CHAR)`. The column counts a `${VAR}` placeholder on that line
+ * as the token it is swapped for while parsing. An over-indented line is reported by the parser
+ * at the line above it (where the mapping it would nest in starts): named as the line itself.
  */
-export function yamlErrorWhere(err: unknown): string {
+export function yamlErrorWhere(err: unknown, text?: string): string {
   const e = err as { code?: unknown; linePos?: Array<{ line: number; col: number }> };
   const code = typeof e.code === 'string' && /^[A-Z_]+$/.test(e.code) ? e.code : undefined;
-  const kind = code === undefined ? 'syntax error' : `${code.toLowerCase().replace(/_/g, ' ')} (${code})`;
-  const at = e.linePos?.[0];
+  const hint = code === undefined ? undefined : YAML_HINTS[code];
+  const kind = code === undefined ? 'syntax error' : `${hint ?? code.toLowerCase().replace(/_/g, ' ')} (${code})`;
+  let at = e.linePos?.[0];
+  if (at !== undefined && code === 'BLOCK_AS_IMPLICIT_KEY' && text !== undefined) {
+    const line = nextContentLine(text, at.line);
+    if (line !== undefined) at = { line, col: (/^\s*/.exec(text.split(/\r?\n/)[line - 1]!)?.[0].length ?? 0) + 1 };
+  }
   return at === undefined ? kind : `line ${at.line}, column ${at.col}: ${kind}`;
 }
 
@@ -131,8 +150,15 @@ export interface LoadOptions {
 }
 
 /** Turns zod issues into one message that names each path and what to do. */
-export function describeIssues(error: z.ZodError, at: Array<string | number> = []): string {
-  return error.issues.map((i) => `${formatPath([...at, ...i.path])}: ${i.message}`).join('\n');
+export function describeIssues(error: z.ZodError, at: Array<string | number> = [], input?: unknown, locate?: Locate): string {
+  return explainIssues(error, { schema: at.length === 0 ? ConfigSchema : ConfigSchema.shape.store, input, at, ...(locate && { locate }) });
+}
+
+/** A mailgate.yaml as read: its settings (placeholders not yet replaced) and where each one is written. */
+export interface ConfigSource {
+  settings: Record<string, Json>;
+  /** Line and column of a setting; the file is parsed again for it only when an error is reported. */
+  locate: Locate;
 }
 
 /**
@@ -140,6 +166,10 @@ export function describeIssues(error: z.ZodError, at: Array<string | number> = [
  * caller can resolve only the settings it needs, and the variables only those use).
  */
 export function readConfigFile(file: string): Record<string, Json> {
+  return readConfigSource(file).settings;
+}
+
+export function readConfigSource(file: string): ConfigSource {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -157,12 +187,14 @@ export function readConfigFile(file: string): Record<string, Json> {
     doc = unshield(parseYaml(shielded), held);
   } catch (cause) {
     // No cause and no message text from the parser: both quote the offending line, which may hold a secret.
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${file} is not valid YAML: ${yamlErrorWhere(cause)}`);
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${file} is not valid YAML: ${yamlErrorWhere(cause, shielded)}`);
   }
   if (doc !== null && doc !== undefined && (typeof doc !== 'object' || Array.isArray(doc))) {
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${file}: the top level must be a mapping of settings`);
   }
-  return (doc ?? {}) as Record<string, Json>;
+  let located: Locate | undefined;
+  const locate: Locate = (path, key) => (located ??= locator(shielded))(path, key);
+  return { settings: (doc ?? {}) as Record<string, Json>, locate };
 }
 
 /**
@@ -176,13 +208,14 @@ export function loadStoreUrl(options: LoadOptions = {}): string {
   if (typeof flag === 'string') return flag;
   const fromEnv = env['MAILGATE_STORE'];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  const written = options.file === undefined ? undefined : readConfigFile(options.file)['store'];
+  const source = options.file === undefined ? undefined : readConfigSource(options.file);
+  const written = source?.settings['store'];
   const store = written === undefined ? undefined : interpolate(written, env, ['store']);
   const result = ConfigSchema.shape.store.safeParse(store);
   if (!result.success) {
     throw new GatewayError(
       'MAILGATE_ERR_CONFIG_INVALID',
-      `${options.file ?? 'configuration'} is invalid:\n${describeIssues(result.error, ['store'])}`,
+      `${options.file ?? 'configuration'} is invalid:\n${describeIssues(result.error, ['store'], store, source?.locate)}`,
     );
   }
   return result.data;
@@ -190,7 +223,8 @@ export function loadStoreUrl(options: LoadOptions = {}): string {
 
 export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
   const env = options.env ?? {};
-  const fromFile = options.file === undefined ? {} : (interpolate(readConfigFile(options.file), env) as Record<string, Json>);
+  const source = options.file === undefined ? undefined : readConfigSource(options.file);
+  const fromFile = source === undefined ? {} : (interpolate(source.settings, env) as Record<string, Json>);
   const fromEnv: Record<string, Json> = {};
   for (const [name, path] of Object.entries(ENV_FIELDS)) {
     const v = env[name];
@@ -200,7 +234,10 @@ export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
   const result = ConfigSchema.safeParse(merged);
   if (!result.success) {
     const where = options.file ?? 'configuration';
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${where} is invalid:\n${describeIssues(result.error)}`);
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `${where} is invalid:\n${describeIssues(result.error, [], merged, source?.locate)}`,
+    );
   }
   return deepFreeze(result.data);
 }

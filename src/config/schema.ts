@@ -135,9 +135,11 @@ export const ServerSchema = z
       .boolean()
       .default(false)
       .describe(
-        'Answer POST /api/preview and POST /api/preview/threads without an admin API key (they parse only: nothing is stored, sent or billed), and show the /preview page without a key field. Stored items (/api/preview/<id>), the dead letters and /api/status keep needing a key. Default false.',
+        'Answer POST /api/preview, POST /api/preview/file and POST /api/preview/threads without an admin API key (they parse only: nothing is stored, sent or billed), and show the /preview page without a key field. Stored items (/api/preview/<id>), the dead letters and /api/status keep needing a key. Default false.',
       ),
-    preview: PreviewServerSchema.prefault({}).describe('Limits of the preview endpoints (POST /api/preview, POST /api/preview/threads).'),
+    preview: PreviewServerSchema.prefault({}).describe(
+      'Limits of the preview endpoints (POST /api/preview, POST /api/preview/file, POST /api/preview/threads).',
+    ),
     allowed_hosts: z
       .array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port'))
       .default([])
@@ -217,6 +219,45 @@ export const DeliverySchema = z
   })
   .strict();
 
+const DAY_S = 86_400;
+
+export const RetentionSchema = z
+  .object({
+    delivered_s: int(60)
+      .nullable()
+      .default(7 * DAY_S)
+      .describe(
+        'How long a delivered (or unchanged) item stays in the store after delivery, in seconds: its document, preview, console row and attempts; then it is pruned. ' +
+          'The ledger and thread index stay, so a message read again after that costs no AI units. null: kept for good. Default 604800 (7 days).',
+      ),
+    dead_s: int(60)
+      .nullable()
+      .default(null)
+      .describe(
+        'How long a dead letter (with its raw bytes) stays after it died, in seconds; null: until purged (`mailgate dlq purge`). Default null.',
+      ),
+    predictions_s: int(60)
+      .nullable()
+      .default(30 * DAY_S)
+      .describe(
+        'How long a stored prediction stays, in seconds (the sinks got it when it was made); null: kept for good. Default 2592000 (30 days).',
+      ),
+    interval_s: int(1, DAY_S)
+      .default(300)
+      .describe('How often `mailgate serve` prunes what is older than the above, in seconds. Default 300.'),
+    batch: int(1, 10_000)
+      .default(500)
+      .describe(
+        'Rows deleted per transaction while pruning: intake and delivery wait at most one such transaction for the store. Default 500.',
+      ),
+    reclaim_bytes: int(0)
+      .default(64 * 1024 * 1024)
+      .describe(
+        'SQLite: free space given back to the file system after each pruning round, at most this many bytes (0: none; the space is then reused inside the file). Default 67108864 (64 MiB).',
+      ),
+  })
+  .strict();
+
 const PropertyConflict = z.enum(['reject', 'override', 'drop']);
 
 export const LeasesSchema = z
@@ -287,7 +328,7 @@ export const RouteSchema = z
       .record(z.string(), z.union([z.string(), z.number()]))
       .default({})
       .describe(
-        'Client properties added to every document; string values may use {adapter}, {account}, {folder}, {labels} (Google Vault), {mailbox} (Graph), {path}, {eventId}, ' +
+        'Client properties added to every document; string values may use {adapter}, {account}, {folder}, {labels} (Google Vault, Gmail), {mailbox} (Graph, Gmail), {path}, {eventId}, ' +
           'and for pushed mail {envelope.from}, {envelope.to} (comma-joined), {envelope.provider}, {envelope.spf}, {envelope.dkim}, ' +
           '{envelope.dmarc}, {envelope.spamVerdict}, {envelope.remoteAddress}, {envelope.helo}, {envelope.tls}, {envelope.extra.<key>} ' +
           '(SMTP: {envelope.extra.plus}), {envelope.journal.*} (see unwrap); a value left empty is omitted.',
@@ -324,6 +365,7 @@ export const RouteSchema = z
       });
   });
 export type RouteConfig = z.infer<typeof RouteSchema>;
+export type RetentionConfig = z.infer<typeof RetentionSchema>;
 
 /** An unknown key under `adapters:` is a kind mailgate does not have: say which ones it has. */
 function unknownKind(iss: { code?: string; keys?: string[] }): string | undefined {
@@ -359,6 +401,9 @@ export const ConfigSchema = z
     server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
     parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),
     delivery: DeliverySchema.prefault({}).describe('Batching, concurrency and backpressure of delivery.'),
+    retention: RetentionSchema.prefault({}).describe(
+      'What `mailgate serve` deletes from the store by age, a few rows at a time (docs/store.md "Retention"). Durations in seconds.',
+    ),
     leases: LeasesSchema.prefault({}).describe(
       'Mailbox ownership when several `mailgate serve` replicas share one store: each IMAP account and files drop is read by one live replica at a time.',
     ),

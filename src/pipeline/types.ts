@@ -3,6 +3,7 @@
  * else from the core pipeline; they never import each other.
  */
 
+import type { Readable } from 'node:stream';
 import type { ErrorCode } from '../errors.js';
 import type { OperationDoc } from './operation-doc.js';
 import type { z } from 'zod';
@@ -127,6 +128,12 @@ export interface PushRequest {
   /** Lower-case header names. */
   headers: Readonly<Record<string, string | string[] | undefined>>;
   body: Buffer;
+  /**
+   * The body unread, for an endpoint that declares `streamBody` (`body` is then empty): it ends
+   * with an error carrying the endpoint's `tooLarge` code (status 413) once more than
+   * `bodyLimit` bytes came.
+   */
+  stream?: Readable;
   remoteAddress?: string;
 }
 
@@ -158,6 +165,11 @@ export interface PushEndpoint {
   bodyLimit: number;
   /** The code of the 413 answer over `bodyLimit`, in the endpoint's terms. Default MAILGATE_ERR_SERVER_BODY_TOO_LARGE. */
   tooLarge?: ErrorCode;
+  /**
+   * Hand the body over unread as `PushRequest.stream` (an upload of an archive spooled to disk)
+   * rather than buffered. A declared length over `bodyLimit` is still answered 413 before it is read.
+   */
+  streamBody?: boolean;
   /** Answers a request; the adapter hands its messages to the intake its `start` got (`intakeSlot`). */
   handle(req: PushRequest, params: Record<string, string>): Promise<PushResponse>;
   /**

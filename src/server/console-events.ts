@@ -67,7 +67,7 @@ export class ConsoleEventBus {
     };
   }
 
-  /** Listens to the runtime's item events; returns the removal of its listeners. */
+  /** Listens to the runtime's item and pause events; returns the removal of its listeners. */
   follow(events: RuntimeEvents): () => void {
     const off = [
       events.on('item:stored', (e) => {
@@ -81,6 +81,9 @@ export class ConsoleEventBus {
       events.on('item:retrying', (e) => this.item(e.id, 'retrying')),
       events.on('item:dead', (e) => this.item(e.id, 'dead')),
       events.on('item:replayed', (e) => this.item(e.id, e.state)),
+      // A route that stops or starts delivering: a status line at once, so the console's banner follows.
+      events.on('route:paused', () => this.statusNow()),
+      events.on('route:resumed', () => this.statusNow()),
     ];
     return () => off.forEach((f) => f());
   }
@@ -90,6 +93,11 @@ export class ConsoleEventBus {
     if (!this.active) return;
     if (this.lastId !== undefined && id > this.lastId) this.lastId = id;
     this.emit({ type: 'item', data: { id, state } });
+  }
+
+  /** Sends a status line now (between the ticks). */
+  statusNow(): void {
+    if (this.active) void this.tick();
   }
 
   /** Items were stored whose ids the writer does not know: scan for them (coalesced). */

@@ -69,6 +69,7 @@ export function consolePageHtml(nonce: string, auth: PreviewAuthMode, admin: boo
     <button id="logout" type="button" class="secondary small" hidden>Sign out</button></p>
 </header>
 <main id="main" tabindex="-1">
+<section id="paused" class="paused" aria-label="Paused delivery" hidden></section>
 <section id="login" class="view login" hidden aria-labelledby="login-title">
   <h1 id="login-title">Sign in</h1>
   <p>The console reads the admin API. Enter one of the keys of <code>server.api_keys</code>; it is kept in this tab only

@@ -96,4 +96,13 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 a { color: var(--accent); }
 @media (max-width: 600px) { .bar { padding: .5rem .75rem; } .bar nav { order: 3; width: 100%; } .console main { padding: .75rem .75rem 2rem; } }
 .view h1[tabindex="-1"]:focus { outline: none; }
+.paused { border: 2px solid var(--danger); border-left-width: 6px; border-radius: 10px; background: var(--err-bg); color: var(--err-fg);
+  padding: .5rem 1rem; margin: 0 0 1rem; overflow-wrap: anywhere; }
+.paused .title { font-weight: 700; margin: .25rem 0; }
+.paused ul { margin: .25rem 0; padding-left: 1.25rem; }
+.paused li { margin: .2rem 0; }
+.paused code { font-weight: 600; }
+.paused .fix { font-weight: 600; }
+.paused a { color: inherit; }
+.panel .paused-line { color: var(--danger); font-weight: 600; margin: 0 0 .5rem; }
 `;

@@ -1,40 +1,20 @@
 /**
  * Every error answer has the shape `{ error: { code, message } }` with a stable
- * MAILGATE_ERR_* code. Coded errors keep their code and get the matching HTTP status;
+ * MAILGATE_ERR_* code. Coded errors keep their code and get the HTTP status the catalogue declares
+ * with it (src/errors.ts, adapters/<kind>/errors.ts);
  * anything else is logged and answered as MAILGATE_ERR_SERVER_INTERNAL.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
+import { ERROR_CATALOGUE } from '../error-catalogue.js';
+import { GatewayError, httpStatusOf, isGatewayError, type ErrorCode } from '../errors.js';
 
 export interface ErrorBody {
   error: { code: string; message: string };
 }
 
-const EXACT_STATUS: Record<string, number> = {
-  MAILGATE_ERR_SERVER_UNAUTHORIZED: 401,
-  MAILGATE_ERR_SERVER_ADMIN_DISABLED: 403,
-  MAILGATE_ERR_SERVER_BAD_REQUEST: 400,
-  MAILGATE_ERR_SERVER_NOT_FOUND: 404,
-  MAILGATE_ERR_SERVER_GONE: 410,
-  MAILGATE_ERR_SERVER_BODY_TOO_LARGE: 413,
-  MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE: 415,
-  MAILGATE_ERR_SERVER_MISDIRECTED: 421,
-  MAILGATE_ERR_SERVER_BUSY: 503,
-  MAILGATE_ERR_STORE_NOT_FOUND: 404,
-  MAILGATE_ERR_STORE_UNAVAILABLE: 503,
-  MAILGATE_ERR_STORE_REPLAY_MISMATCH: 409,
-  MAILGATE_ERR_MIME_TOO_LARGE: 413,
-  MAILGATE_ERR_CONFIG_INVALID: 400,
-};
-
-/** Input the request carried that cannot become a comment: 422. */
-const UNPROCESSABLE_AREAS = ['MAILGATE_ERR_MIME_', 'MAILGATE_ERR_DOCUMENT_', 'MAILGATE_ERR_PROPERTY_', 'MAILGATE_ERR_INPUT_'];
-
+/** The HTTP status of a code, as the catalogue declares it (500 for a code without one). */
 export function statusFor(code: string): number {
-  const exact = EXACT_STATUS[code];
-  if (exact !== undefined) return exact;
-  if (UNPROCESSABLE_AREAS.some((p) => code.startsWith(p))) return 422;
-  return 500;
+  return httpStatusOf(code, ERROR_CATALOGUE);
 }
 
 export function httpError(code: ErrorCode, message: string): GatewayError {

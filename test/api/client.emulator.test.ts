@@ -129,13 +129,20 @@ describe('sync-raw-emails under faults', () => {
     expect(counted?.['200']).toBe(6); // one create, and one read for each of the others
   });
 
-  it('401 for a wrong token, 404 for an unknown source', async () => {
+  it('401 for a wrong token, 404 for an unknown source: each names the resource and what to check', async () => {
     const bad = createApiClient({ baseUrl: emu.url, token: 'wrong', retry: fast });
-    await expect(bad.getSource('acme/inbox')).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_UNAUTHORIZED', status: 401 });
+    const refused = bad.getSource('acme/inbox');
+    await expect(refused).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_UNAUTHORIZED', status: 401 });
+    await expect(refused).rejects.toThrow(/; the API refused the token for source acme\/inbox: check api\.token \(MAILGATE_API_TOKEN\)/);
     const { client } = await clientWithSource();
-    await expect(client.syncRawEmails('acme/missing', { documents: docs('f'), transform_tag: TAG })).rejects.toMatchObject({
-      code: 'MAILGATE_ERR_API_NOT_FOUND',
-    });
+    const missing = client.syncRawEmails('acme/missing', { documents: docs('f'), transform_tag: TAG });
+    await expect(missing).rejects.toMatchObject({ code: 'MAILGATE_ERR_API_NOT_FOUND', status: 404 });
+    // Once "404 Not Found" alone: now which source, and the two ways out.
+    await expect(missing).rejects.toThrow(
+      /^API answered 404: .*; source acme\/missing was not found: create it in project acme, or check the route's source/,
+    );
     expect(requestsTo(await control.stats(), 'sync-raw-emails')).toBe(1);
+    const predict = client.predictRawEmails('acme/nodata', 'live', { documents: docs('g'), threshold: 0.5 } as never);
+    await expect(predict).rejects.toThrow(/dataset acme\/nodata \(model version live\) was not found: check the route's dataset/);
   });
 });

@@ -5,11 +5,15 @@
  * see a message arrive live, use it at a phone's width, and show hostile mail as text only.
  * Screenshots of each view land in docs/console/ (shown in docs/console.md).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { FIRST, HOSTILE, plain, REPLY } from './mail.js';
+import { ROOT } from '../service/serve-process.js';
 import { eventually, launch, screenshot, signIn, startConsoleServe, storedAs, watchedPage, type ConsoleServe } from './support.js';
 
+const SAMPLES = join(ROOT, 'samples', 'files');
 let s: ConsoleServe;
 let browser: Browser;
 const ids: Record<string, number> = {};
@@ -290,6 +294,51 @@ describe('console', () => {
     await page.close();
   });
 
+  it('reads dropped files as the CLI does: an mbox split into its messages, an Outlook .msg converted, a JSON file refused', async () => {
+    const { page, problems } = await open('#/drop');
+    await page.locator('#drop').waitFor();
+    const files = [
+      ['mboxrd.mbox', readFileSync(join(SAMPLES, 'mbox/mboxrd.mbox')).toString('base64')],
+      ['properties.msg', readFileSync(join(SAMPLES, 'msg/properties.msg')).toString('base64')],
+      ['00001.7c53336b37003a9286aba55d2945844c.json', Buffer.from('{"label": "ham"}').toString('base64')],
+    ];
+    // A real drop event with a DataTransfer of File objects, as the browser makes when files are dropped.
+    const transfer = await page.evaluateHandle(`(() => {
+      const dt = new DataTransfer();
+      for (const [name, b64] of ${JSON.stringify(files)}) {
+        const bin = atob(b64);
+        const bytes = new Uint8Array(bin.length);
+        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        dt.items.add(new File([bytes], name));
+      }
+      return dt;
+    })()`);
+    await page.dispatchEvent('#drop', 'drop', { dataTransfer: transfer });
+    await page.locator('#status', { hasText: 'Previewed 4 of 5 messages (1 failed).' }).waitFor();
+    const cards = page.locator('#results article.card');
+    expect(await cards.locator('.file').allTextContents()).toEqual([
+      'mboxrd.mbox — message 1 of 3',
+      'mboxrd.mbox — message 2 of 3',
+      'mboxrd.mbox — message 3 of 3',
+      'properties.msg',
+    ]);
+    expect(await cards.locator('h2').allTextContents()).toEqual([
+      'Quarterly report',
+      'Re: Quarterly report',
+      'Lunch?',
+      'Réunion budget 2024',
+      '00001.7c53336b37003a9286aba55d2945844c.json',
+    ]);
+    expect(await cards.nth(1).locator('.body').first().textContent()).toContain('Thanks Alice, looks great.');
+    expect(await cards.nth(1).textContent()).not.toContain('Lunch on Friday');
+    expect(await cards.nth(1).locator('.thread').textContent()).toMatch(/thread_position\s*1/);
+    expect(await cards.nth(3).locator('section.comment').textContent()).toContain('kim@example.com');
+    expect(await cards.nth(4).locator('.error').textContent()).toMatch(/^MAILGATE_ERR_INPUT_UNSUPPORTED .*is not mail \(JSON\)/);
+    await screenshot(page, 'drop-zone-files');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('works at a phone width: one column, no sideways scrolling', async () => {
     const phone = { width: 390, height: 844 };
     const { page, problems } = await open('#/items', phone);
@@ -351,6 +400,41 @@ describe('console', () => {
     await page.keyboard.press('Enter');
     expect(await page.locator('#view-items').isVisible()).toBe(true);
     expect(await page.evaluate(JS.focused)).toBe('main');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  // Last: the route stays paused for a minute (the pause the API's 401 starts), which the views above must not see.
+  it('shows a route that cannot deliver: a banner on every view as it happens, and the Overview names the pause and the fix', async () => {
+    const { page, problems } = await open('#/items');
+    await page.locator('#live.on', { hasText: /^live$/ }).waitFor();
+    expect(await page.locator('#paused').isHidden()).toBe(true);
+    await s.faults([{ endpoint: 'predict-raw-emails', status: 401, times: 1 }]);
+    const id = await s.upload(plain('stuck-1', 'Waiting for a good token'), 'triage');
+    const banner = page.locator('#paused');
+    await banner.locator('li', { hasText: 'Route triage → dataset:acme/triage: delivery paused' }).waitFor();
+    expect(await banner.textContent()).toContain('MAILGATE_ERR_API_UNAUTHORIZED');
+    expect(await banner.textContent()).toMatch(/check api\.token/i);
+    expect(await page.locator('#announce').textContent()).toBe('A route cannot deliver: triage.');
+    await screenshot(page, 'paused-banner');
+    const status = await s.api<{ routes: Array<{ route: string; paused: { code: string } | null }> }>('status');
+    expect(status.routes.find((r) => r.route === 'triage')?.paused?.code).toBe('MAILGATE_ERR_API_UNAUTHORIZED');
+    expect(status.routes.find((r) => r.route === 'inbound')?.paused).toBeNull();
+
+    await page.goto(`${s.url}/console#/items/${id}`);
+    await page.locator('#item-title', { hasText: 'Waiting for a good token' }).waitFor();
+    await banner.locator('li', { hasText: 'Route triage' }).waitFor();
+    expect(await page.locator('#item-body .state').textContent()).toBe('retrying');
+
+    await page.goto(`${s.url}/console#/overview`);
+    const card = page.locator('#p-route-triage').locator('xpath=..');
+    await card.locator('.paused-line').waitFor();
+    expect(await card.locator('.paused-line').textContent()).toMatch(
+      /^Delivery paused since .+ UTC: MAILGATE_ERR_API_UNAUTHORIZED .*check api\.token/,
+    );
+    expect(await card.textContent()).toMatch(/Delivery\s*paused/);
+    expect(await page.locator('#p-route-inbound').locator('xpath=..').textContent()).toMatch(/Delivery\s*delivering/);
+    await screenshot(page, 'overview-paused');
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
 import { itemCases } from './items.case.js';
+import { maintenanceCases } from './maintenance.case.js';
 import { ownerCases } from './owners.case.js';
 
 /** Where each input went: the one enqueue's per-input answers. */
@@ -404,7 +405,12 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         await s.scheduleRetry(id(4), 0, { code: 'MAILGATE_ERR_API_SERVER', message: '503' });
         const due = await s.pendingActions(10);
         expect(due.map((d) => d.id)).toEqual([id(1), id(2)]);
-        expect(due[0]).toEqual({ id: id(1), route: 'r', key: 'files:/tmp/archive.mbox:1', origin: { adapter: 'files', path: '/tmp/archive.mbox', index: 1 } });
+        expect(due[0]).toEqual({
+          id: id(1),
+          route: 'r',
+          key: 'files:/tmp/archive.mbox:1',
+          origin: { adapter: 'files', path: '/tmp/archive.mbox', index: 1 },
+        });
         expect((await s.pendingActions(1, id(1))).map((d) => d.id)).toEqual([id(2)]);
         // Retention never drops an item whose action is still due.
         expect(await s.pruneDelivered(new Date(Date.now() + 60_000))).toBe(1);
@@ -467,6 +473,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
     pushCases(ctx);
     ownerCases(ctx);
     itemCases(ctx);
+    maintenanceCases(ctx);
   });
 }
 

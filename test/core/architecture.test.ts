@@ -76,8 +76,10 @@ function violations(src: readonly string[], adapters: readonly string[], read: R
  */
 function configSide(adapters: readonly string[], read: Read): string[] {
   const out: string[] = [];
-  // Schema modules: `config.ts` (or `<something>-config.ts`) at any depth of a kind's folder.
-  const isSchema = (path: string) => path === 'adapters/config.ts' || /^adapters\/.+\/([a-z-]+-)?config\.ts$/.test(path);
+  // Schema modules: `config.ts` (or `<something>-config.ts`) at any depth of a kind's folder, and
+  // a kind's `errors.ts` (its codes, read into the error catalogue).
+  const isSchema = (path: string) =>
+    path === 'adapters/config.ts' || /^adapters\/.+\/([a-z-]+-)?config\.ts$/.test(path) || /^adapters\/[a-z-]+\/errors\.ts$/.test(path);
   const ceiling = LAYERS.findIndex((l) => l.includes('config'));
   for (const file of adapters.filter(isSchema)) {
     for (const target of importsOf(file, read(file))) {

@@ -6,17 +6,12 @@
 import { copyFile, mkdtemp, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFilesAdapter, readInputs, type FileItem, type ReadOptions } from '../../adapters/files/index.js';
 import type { AcceptOptions, Accepted, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { previewSync } from '../../src/preview/index.js';
 import { readBack } from './support/mail.js';
-
-const TESTDATA = join(dirname(createRequire(import.meta.url).resolve('pst-extractor/package.json')), 'example', 'testdata');
-export const ENRON_PST = join(TESTDATA, 'enron.pst');
-export const TEST_OST = join(TESTDATA, 'pstextractortest@outlook.com.ost');
+import { ENRON_PST, TEST_OST } from './support/pst.js';
 
 async function collect(paths: string[], options: ReadOptions = {}): Promise<FileItem[]> {
   const out: FileItem[] = [];

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { Writable } from 'node:stream';
-import { ERROR_CODES } from '../../src/errors.js';
+import { ERROR_CODES } from '../../src/error-catalogue.js';
 import { createLogger } from '../../src/logger.js';
 import { app as makeApp, auth, fixture, KEY, OTHER_KEY } from './support.js';
 

@@ -144,7 +144,7 @@ describe('real answers of mailgate serve conform to its /api/openapi.json', () =
     await conformsAt('POST', '/webhooks/raw-in', '/webhooks/raw-in', { headers: signed.headers, body: new Uint8Array(signed.body) }, 200);
     const forged = {
       ...signed.headers,
-      'x-mailgate-signature': signed.headers['x-mailgate-signature']!.replace(/v1=\w+/, `v1=${'0'.repeat(64)}`),
+      'x-mailgate-signature': signed.headers['x-mailgate-signature']!.replace(/v2=\w+/, `v2=${'0'.repeat(64)}`),
     };
     const refused = await conformsAt(
       'POST',
@@ -156,7 +156,7 @@ describe('real answers of mailgate serve conform to its /api/openapi.json', () =
     expect(refused.error.code).toBe('MAILGATE_ERR_WEBHOOK_FORGED');
   });
 
-  it('preview endpoints: a message, its thread, a wrong type, an unknown item', async () => {
+  it('preview endpoints: a message, a file of two, a file that is not mail, its thread, a wrong type, an unknown item', async () => {
     const previewed = await conformsAt(
       'POST',
       '/api/preview',
@@ -175,6 +175,12 @@ describe('real answers of mailgate serve conform to its /api/openapi.json', () =
       200,
     );
     await conformsAt('POST', '/api/preview', '/api/preview', { headers: { ...admin, 'content-type': 'text/plain' }, body: 'x' }, 415);
+    const mbox = `From a@example.com Mon Mar  4 09:00:00 2024\n${message(5)}\nFrom b@example.com Mon Mar  4 09:00:00 2024\n${message(6)}`;
+    const octets = { ...admin, 'content-type': 'application/octet-stream' };
+    const file = await conformsAt('POST', '/api/preview/file', '/api/preview/file?name=two.mbox', { headers: octets, body: mbox }, 200);
+    expect(file.messages).toHaveLength(2);
+    const json = await conformsAt('POST', '/api/preview/file', '/api/preview/file?name=a.json', { headers: octets, body: '{"a":1}' }, 200);
+    expect(json.messages[0].error.code).toBe('MAILGATE_ERR_INPUT_UNSUPPORTED');
     await conformsAt('GET', '/api/preview/:id', '/api/preview/999999', { headers: admin }, 404);
   });
 

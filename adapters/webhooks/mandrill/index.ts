@@ -13,19 +13,9 @@ import type { MandrillEntry } from '../config.js';
 import { urlencodedBody } from '../encode.js';
 import { formOf } from '../form.js';
 import { addresses, rawHeader } from '../mime.js';
-import type { NormalizedMessage, ProviderModule, RefusalKind } from '../provider.js';
+import { type NormalizedMessage, type ProviderModule, refusalStatuses } from '../provider.js';
 import type { Envelope } from '../../../src/pipeline/types.js';
 import { header, isRecord, jsonStringBytes, num, refuse, safeEqual, str } from '../util.js';
-
-const STATUS: Record<RefusalKind, number> = {
-  unsigned: 401,
-  forged: 403,
-  replayed: 403,
-  malformed: 400,
-  too_large: 413,
-  unsupported: 422,
-  unavailable: 503,
-};
 
 export function mandrillSignature(key: string, url: string, fields: ReadonlyArray<readonly [string, Buffer]>): string {
   const sorted = [...fields].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -90,7 +80,7 @@ export const mandrill: ProviderModule<MandrillEntry> = {
       .map(([e, i]) => inboundMessage(e, i));
   },
 
-  refusalStatus: (kind) => STATUS[kind],
+  refusalStatus: refusalStatuses(),
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 

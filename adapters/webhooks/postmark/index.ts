@@ -12,19 +12,9 @@ import { createHash } from 'node:crypto';
 import type { Envelope } from '../../../src/pipeline/types.js';
 import type { PostmarkEntry } from '../config.js';
 import { addresses, rawHeader } from '../mime.js';
-import type { ProviderModule, RefusalKind } from '../provider.js';
+import { type ProviderModule, refusalStatuses } from '../provider.js';
 import { basicAuthHeader, checkBasicAuth, isRecord, jsonBody, jsonStringBytes, num, refuse, str } from '../util.js';
 import { rebuildPostmark } from './rebuild.js';
-
-const STATUS: Record<RefusalKind, number> = {
-  unsigned: 403,
-  forged: 403,
-  replayed: 403,
-  malformed: 400,
-  too_large: 413,
-  unsupported: 403,
-  unavailable: 503,
-};
 
 const bare = (v: string) => v.trim().replace(/^<|>$/g, '');
 
@@ -76,7 +66,7 @@ export const postmark: ProviderModule<PostmarkEntry> = {
     return [{ raw, envelope: envelopeOf(p), ...(id ? { eventId: id } : {}) }];
   },
 
-  refusalStatus: (kind) => STATUS[kind],
+  refusalStatus: refusalStatuses({ unsigned: 403, unsupported: 403 }),
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 

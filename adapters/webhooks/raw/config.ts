@@ -22,7 +22,8 @@ export const rawFields = {
   hmac_secret: secret('hmac_secret')
     .optional()
     .describe(
-      'Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">. Exclusive with bearer_keys.',
+      'Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v2=<hex HMAC-SHA256 of "<t>.<envelope from>\\n<envelope to>\\n<event id>\\n<body>"> ' +
+        '(v1=<HMAC of "<t>.<body>"> only for requests without X-Mailgate-Envelope-* and X-Mailgate-Event-Id). Exclusive with bearer_keys.',
     ),
   max_age_s: z
     .number()

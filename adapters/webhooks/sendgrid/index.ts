@@ -12,23 +12,13 @@ import type { SendGridEntry } from '../config.js';
 import { encodeHeaderValue, rawHeader, addresses } from '../mime.js';
 import { multipartBody } from '../encode.js';
 import { formOf, type ParsedForm } from '../form.js';
-import type { NormalizedMessage, ProviderModule, RefusalKind } from '../provider.js';
+import { type NormalizedMessage, type ProviderModule, refusalStatuses } from '../provider.js';
 import type { Envelope } from '../../../src/pipeline/types.js';
 import { basicAuthHeader, checkBasicAuth, isRecord, num } from '../util.js';
 import { rebuildParsed } from './parsed.js';
 import { verifySignature } from './signature.js';
 
 export { signatureHeaders } from './signature.js';
-
-const STATUS: Record<RefusalKind, number> = {
-  unsigned: 401,
-  forged: 403,
-  replayed: 403,
-  malformed: 500,
-  too_large: 413,
-  unsupported: 422,
-  unavailable: 503,
-};
 
 function envelopeOf(form: ParsedForm): Envelope {
   const env: Envelope = { provider: 'sendgrid' };
@@ -70,7 +60,7 @@ export const sendgrid: ProviderModule<SendGridEntry> = {
     return [{ raw, envelope: envelopeOf(form) }];
   },
 
-  refusalStatus: (kind) => STATUS[kind],
+  refusalStatus: refusalStatuses({ malformed: 500 }),
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 

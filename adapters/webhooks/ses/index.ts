@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../../../src/errors.js';
 import type { PushRequest } from '../../../src/pipeline/types.js';
-import { WebhookRefusal, type ProviderModule, type RefusalKind, type SimulatedRequest, type VerifyContext } from '../provider.js';
+import { type ProviderModule, refusalStatuses, type SimulatedRequest, type VerifyContext, WebhookRefusal } from '../provider.js';
 import type { SesConfig } from '../config.js';
 import { sesMessages } from './notification.js';
 import { parseSns, signSnsMessage, snsUrl, verifySns, type SnsMessage } from './sns.js';
@@ -16,17 +16,6 @@ export type { SesConfig } from '../config.js';
 /** The schema of an SES endpoint entry, common fields included. */
 export { sesEntrySchema as sesConfigSchema } from '../config.js';
 export { clearCertificateCache, signSnsMessage, stringToSign } from './sns.js';
-
-/** SNS retries only 5xx: every refusal that can never succeed is a 4xx. */
-const STATUS: Record<RefusalKind, number> = {
-  unsigned: 401,
-  forged: 403,
-  replayed: 403,
-  malformed: 400,
-  too_large: 413,
-  unsupported: 400,
-  unavailable: 503,
-};
 
 /** The handler parses each request up to three times (handshake, verify, normalize): once is enough. */
 const parsed = new WeakMap<PushRequest, SnsMessage>();
@@ -105,7 +94,8 @@ export const sesProvider: ProviderModule<SesConfig> = {
     if (m.Type !== 'Notification') throw new WebhookRefusal('unsupported', `SNS ${m.Type} carries no mail`);
     return sesMessages(m, config, ctx);
   },
-  refusalStatus: (kind) => STATUS[kind],
+  /** SNS retries only 5xx: every refusal that can never succeed is a 4xx. */
+  refusalStatus: refusalStatuses({ unsupported: 400 }),
   simulate(raw, config, options) {
     const sim = config.simulation;
     if (!sim) {

@@ -8,18 +8,8 @@
 import type { Envelope, PushRequest } from '../../../src/pipeline/types.js';
 import type { SparkPostEntry } from '../config.js';
 import { addresses, rawHeader } from '../mime.js';
-import type { NormalizedMessage, ProviderModule, RefusalKind } from '../provider.js';
+import { type NormalizedMessage, type ProviderModule, refusalStatuses } from '../provider.js';
 import { decodeBase64, header, isRecord, jsonBody, jsonStringBytes, refuse, safeEqual, str } from '../util.js';
-
-const STATUS: Record<RefusalKind, number> = {
-  unsigned: 401,
-  forged: 403,
-  replayed: 403,
-  malformed: 400,
-  too_large: 413,
-  unsupported: 422,
-  unavailable: 503,
-};
 
 export const TOKEN_HEADER = 'x-messagesystems-webhook-token';
 
@@ -75,7 +65,7 @@ export const sparkpost: ProviderModule<SparkPostEntry> = {
     return out;
   },
 
-  refusalStatus: (kind) => STATUS[kind],
+  refusalStatus: refusalStatuses(),
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 

@@ -98,6 +98,7 @@ export const itemDetail = z.object({
   key: z.string(),
   origin: z.record(z.string(), z.unknown()),
   document: z.unknown(),
+  document_cut: z.object({ field: z.literal('raw_email.body.html'), chars: z.number(), shown_chars: z.number() }).nullable(),
   comment: z
     .object({
       comment: z.unknown(),
@@ -186,6 +187,14 @@ export const overview = z.object({
       heartbeat_age_ms: z.number(),
     }),
   ),
+  store: z.object({
+    kind: z.string(),
+    bytes: z.number(),
+    free_bytes: z.number().nullable(),
+    auto_vacuum: z.string().nullable(),
+    oldest: z.object({ queued: instant.nullable(), delivered: instant.nullable(), dead: instant.nullable() }),
+    full: z.object({ since: instant, method: z.string(), message: z.string() }).nullable(),
+  }),
 });
 same<z.output<typeof overview>, Overview>(true);
 
@@ -220,6 +229,14 @@ export const previewAnswer = z.object({
   comment: Comment,
   thread_properties: ThreadProperties.nullable(),
   warnings: z.array(consoleError),
+});
+export const previewFileAnswer = z.object({
+  file: z.string(),
+  kind: z.enum(['eml', 'mbox', 'msg', 'pst']).nullable().describe('How the file was read; null when it is not mail'),
+  messages: z.array(
+    z.union([previewAnswer.extend({ index: z.number().int().min(0) }), z.object({ index: z.number().int().min(0), error: consoleError })]),
+  ),
+  more: z.boolean().describe('The file holds more messages than one request previews; the rest was not read'),
 });
 export const threadsAnswer = z.object({ threads: z.array(z.object({ comment: Comment, thread_properties: ThreadProperties.nullable() })) });
 export const storedPreview = z.looseObject({});

@@ -6,7 +6,7 @@
 import { listQuery, purgeQuery } from '../admin.js';
 import { itemsQuery, replayBody } from '../console.js';
 import { idParams } from '../params.js';
-import { previewQuery, RAW_MESSAGE_TYPES, threadsBody } from '../preview-routes.js';
+import { previewFileQuery, previewQuery, RAW_MESSAGE_TYPES, threadsBody } from '../preview-routes.js';
 import * as answers from './answers.js';
 import type { ApiOperation, OperationAnswer } from './operation.js';
 
@@ -172,7 +172,8 @@ export function coreOperations(): ApiOperation[] {
       method: 'get',
       path: '/api/overview',
       id: 'overview',
-      summary: "The console's overview: per route and adapter counts, rates, AI units, adapter health, owners.",
+      summary:
+        "The console's overview: per route and adapter counts, rates, AI units, adapter health, owners, the store's size and oldest items.",
       tag: 'console',
       security: 'admin',
       answers: { 200: ok('The overview.', answers.overview) },
@@ -203,6 +204,26 @@ export function coreOperations(): ApiOperation[] {
         413: coded('The body exceeds server.preview.max_body_bytes.'),
         415: coded('Not message/rfc822 or application/octet-stream.'),
         422: coded('The message cannot become a comment.'),
+        503: coded('server.preview.max_concurrent previews are running (Retry-After).'),
+      },
+    },
+    {
+      method: 'post',
+      path: '/api/preview/file',
+      id: 'previewFile',
+      summary:
+        "One file's messages as `mailgate preview` reads a file: sniffed (only mail is mail), an mbox split, an Outlook .msg converted; stores, sends and bills nothing.",
+      tag: 'preview',
+      security: 'admin',
+      query: previewFileQuery,
+      body: { contentTypes: RAW_MESSAGE_TYPES, description: 'The bytes of one file (.eml, .mbox, .msg).' },
+      answers: {
+        200: ok(
+          'Each message of the file with its preview or the reason it has none; a file that is not mail is one refused message.',
+          answers.previewFileAnswer,
+        ),
+        413: coded('The body exceeds server.preview.max_body_bytes.'),
+        415: coded('Not message/rfc822 or application/octet-stream.'),
         503: coded('server.preview.max_concurrent previews are running (Retry-After).'),
       },
     },

@@ -13,7 +13,20 @@ import type { FastifyInstance } from 'fastify';
 export const PREVIEW_SCRIPT_PATH = '/preview/app.js';
 
 /** The console's ES modules (page/console/<name>.ts), imported by one another with relative URLs. */
-export const CONSOLE_MODULES = ['app', 'api', 'dom', 'format', 'login', 'items', 'item', 'dead', 'overview', 'live', 'sse'] as const;
+export const CONSOLE_MODULES = [
+  'app',
+  'api',
+  'dom',
+  'format',
+  'login',
+  'items',
+  'item',
+  'dead',
+  'overview',
+  'paused',
+  'live',
+  'sse',
+] as const;
 
 /**
  * A compiled page script: beside this module when it runs from dist/; from the sources (the

@@ -46,9 +46,24 @@ interface ThreadView {
   comment: PreviewComment;
   thread_properties: Properties | null;
 }
+/** POST /api/preview/file: the messages of one file, each a preview or the reason it has none. */
+interface FileAnswer {
+  kind: string | null;
+  messages: Array<(PreviewData & { index: number }) | { index: number; error: ApiError }>;
+  more: boolean;
+}
 interface Item {
   name: string;
+  /** A file (read as the CLI reads files: sniffed, an mbox split, a .msg converted), else pasted text (one message). */
+  file: boolean;
   bytes(): BodyInit | Promise<BodyInit>;
+}
+/** One message to show: where it came from and its preview (or the refusal). */
+interface Shown {
+  label: string;
+  res: Result<PreviewData>;
+  /** Not a message: a line about the file (the messages left unread). */
+  note?: string;
 }
 type UpdateCard = (t: ThreadView, scope: string) => void;
 
@@ -70,6 +85,16 @@ const paste = byId<HTMLTextAreaElement>('paste');
 const files = byId<HTMLInputElement>('files');
 const drop = byId('drop');
 let batch = 0;
+/** Comments one POST /api/preview/threads takes (the server's MAX_THREAD_COMMENTS). */
+const MAX_THREAD_COMMENTS = 1000;
+
+/**
+ * Text holding a bidi control wrapped in FIRST STRONG ISOLATE … POP DIRECTIONAL ISOLATE, so an
+ * override read from mail stays inside its value (as the console's dom.ts `isolate`).
+ */
+function isolate(text: string): string {
+  return /\p{Bidi_Control}/u.test(text) ? `\u2068${text}\u2069` : text;
+}
 
 function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -82,12 +107,12 @@ function h<K extends keyof HTMLElementTagNameMap>(
     if (typeof v === 'function') {
       if (k.slice(0, 2) === 'on') e.addEventListener(k.slice(2), v);
     } else if (k === 'class') e.className = String(v);
-    else if (k === 'text') e.textContent = String(v);
+    else if (k === 'text') e.textContent = isolate(String(v));
     else e.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
-    e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    e.appendChild(typeof c === 'string' ? document.createTextNode(isolate(c)) : c);
   }
   return e;
 }
@@ -308,7 +333,27 @@ function renderCard(name: string, res: Result<PreviewData>): { card: HTMLElement
   return { card, update };
 }
 
-/** Previews the items one after the other, then, for two or more, their thread properties together. */
+/** The messages of one item: a pasted message as it is, a file as the server reads it. */
+async function read(it: Item, q: string): Promise<Shown[]> {
+  if (!it.file) return [{ label: it.name, res: await post<PreviewData>('api/preview' + q, 'message/rfc822', await it.bytes()) }];
+  const name = 'name=' + encodeURIComponent(it.name);
+  const res = await post<FileAnswer>('api/preview/file' + (q ? q + '&' : '?') + name, 'application/octet-stream', await it.bytes());
+  if (!res.ok) return [{ label: it.name, res }];
+  const all = res.data.messages;
+  const shown = all.map(
+    (m): Shown => ({
+      label: all.length > 1 ? it.name + ' — message ' + (m.index + 1) + ' of ' + all.length + (res.data.more ? '+' : '') : it.name,
+      res: 'error' in m ? { ok: false, error: m.error } : { ok: true, data: m },
+    }),
+  );
+  if (res.data.more) {
+    const text = `${it.name} holds more messages: the first ${all.length} are previewed here; \`mailgate preview\` reads the whole file.`;
+    shown.push({ label: it.name, res: { ok: true, data: {} }, note: text });
+  }
+  return shown;
+}
+
+/** Previews the items one after the other, then, for two or more messages, their thread properties together. */
 async function previewAll(items: Item[]): Promise<void> {
   if (!items.length) return;
   if (auth === 'key' && !keyInput.value.trim()) {
@@ -320,22 +365,28 @@ async function previewAll(items: Item[]): Promise<void> {
   const comments: PreviewComment[] = [];
   const updates: UpdateCard[] = [];
   const q = query();
+  let total = 0;
+  let ok = 0;
   for (let i = 0; i < items.length; i++) {
     const it = items[i]!;
     say('Previewing ' + (i + 1) + ' of ' + items.length + '…');
-    const res = await post<PreviewData>('api/preview' + q, 'message/rfc822', await it.bytes());
-    const { card, update } = renderCard(it.name, res);
-    const last = cards[cards.length - 1];
-    results.insertBefore(card, last ? last.nextSibling : results.firstChild);
-    cards.push(card);
-    if (res.ok && update) {
-      comments.push(res.data.comment as PreviewComment);
-      updates.push(update);
+    for (const { label, res, note } of await read(it, q)) {
+      const { card, update } =
+        note === undefined ? renderCard(label, res) : { card: h('p', { class: 'hint note', text: note }), update: undefined };
+      if (note === undefined) total++;
+      if (note === undefined && res.ok) ok++;
+      const last = cards[cards.length - 1];
+      results.insertBefore(card, last ? last.nextSibling : results.firstChild);
+      cards.push(card);
+      if (res.ok && update && comments.length < MAX_THREAD_COMMENTS) {
+        comments.push(res.data.comment as PreviewComment);
+        updates.push(update);
+      }
     }
   }
-  const failed = items.length - comments.length;
-  const plural = items.length > 1 ? 's' : '';
-  const summary = `Previewed ${comments.length} of ${items.length} message${plural}${failed ? ` (${failed} failed)` : ''}.`;
+  const failed = total - ok;
+  const plural = total === 1 ? '' : 's';
+  const summary = `Previewed ${ok} of ${total} message${plural}${failed ? ` (${failed} failed)` : ''}.`;
   if (comments.length < 2) return say(summary);
   const res = await post<{ threads: ThreadView[] }>('api/preview/threads', 'application/json', JSON.stringify({ comments }));
   if (res.ok) res.data.threads.forEach((t, k) => updates[k]!(t, 'Within the ' + comments.length + ' messages previewed together'));
@@ -343,7 +394,7 @@ async function previewAll(items: Item[]): Promise<void> {
 }
 
 function fromFiles(list: FileList): Item[] {
-  return Array.from(list, (f) => ({ name: f.name, bytes: () => f.arrayBuffer() }));
+  return Array.from(list, (f) => ({ name: f.name || 'dropped file', file: true, bytes: () => f.arrayBuffer() }));
 }
 
 byId('go').addEventListener('click', () => {
@@ -353,7 +404,7 @@ byId('go').addEventListener('click', () => {
     return;
   }
   const raw = paste.value.replace(/\r?\n/g, '\r\n');
-  void previewAll([{ name: 'pasted message', bytes: () => new TextEncoder().encode(raw) }]);
+  void previewAll([{ name: 'pasted message', file: false, bytes: () => new TextEncoder().encode(raw) }]);
 });
 paste.addEventListener('keydown', (ev) => {
   if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) {

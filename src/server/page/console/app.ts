@@ -12,6 +12,7 @@ import { refresh, setupItems, showItems } from './items.js';
 import { follow } from './live.js';
 import { setupLogin, showLogin } from './login.js';
 import { showOverview } from './overview.js';
+import { hidePaused, refreshPaused } from './paused.js';
 
 const VIEWS = ['items', 'item', 'dead', 'overview', 'drop'] as const;
 type View = (typeof VIEWS)[number];
@@ -88,7 +89,11 @@ function startLive(): void {
         if (current === 'items') void refresh();
         if (typeof id === 'number') itemChanged(id);
         if (current === 'dead') void showDead(true);
-      } else if (name === 'status' && current === 'overview') void showOverview(true);
+      } else if (name === 'status') {
+        // The Overview reads /api/status itself (and sets the banner from it).
+        if (current === 'overview') void showOverview(true);
+        else void refreshPaused();
+      }
     },
     (on) => {
       badge.textContent = on ? 'live' : 'offline';
@@ -104,6 +109,7 @@ function signedIn(moveFocus = true): void {
   byId('live').hidden = false;
   startLive();
   route(moveFocus);
+  if (current !== 'overview') void refreshPaused();
 }
 
 function signOut(): void {
@@ -111,6 +117,7 @@ function signOut(): void {
   setKey('');
   byId('logout').hidden = true;
   byId('live').hidden = true;
+  hidePaused();
   route();
 }
 

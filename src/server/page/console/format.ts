@@ -37,3 +37,33 @@ export function isoToLocal(iso: string | undefined): string {
   const p = (n: number) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }
+
+/** A span of seconds for people: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h` (two units at most). */
+export function duration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '';
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  const units: Array<[number, string]> = [
+    [86_400, 'd'],
+    [3_600, 'h'],
+    [60, 'min'],
+  ];
+  const parts: string[] = [];
+  let rest = s;
+  for (const [size, name] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0 || parts.length > 0) parts.push(`${n} ${name}`);
+    rest -= n * size;
+    if (parts.length === 2) break;
+  }
+  return parts.filter((p) => !p.startsWith('0 ')).join(' ');
+}
+
+/** How long ago an instant was: `5 min ago`; `just now` under a second. */
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '';
+  const t = new Date(iso).getTime();
+  if (Number.isNaN(t)) return '';
+  const s = (now - t) / 1000;
+  return s < 1 ? 'just now' : `${duration(s)} ago`;
+}

@@ -6,7 +6,7 @@
  */
 import type { AttemptView, BodySpan, CommentView, ItemDetail, MimePartView, PredictionView, RawSummary } from '../../console-types.js';
 import { download, get, url } from './api.js';
-import { announce, byId, clear, empty, errorBox, h, kv, panel, text } from './dom.js';
+import { announce, byId, clear, empty, errorBox, h, isolate, kv, panel, text } from './dom.js';
 import { bytes, when } from './format.js';
 
 interface Message {
@@ -54,9 +54,9 @@ function commentPanel(view: CommentView | null): HTMLElement {
     'Comment',
     kv([
       ['From', m.from],
-      ['To', m.to?.join(', ')],
-      ['Cc', m.cc?.join(', ')],
-      ['Bcc', m.bcc?.join(', ')],
+      ['To', m.to?.map(isolate).join(', ')],
+      ['Cc', m.cc?.map(isolate).join(', ')],
+      ['Bcc', m.bcc?.map(isolate).join(', ')],
       ['Sent at', m.sent_at],
       ['Comment id', c.id],
       ['Thread id', c.thread_id],
@@ -104,7 +104,7 @@ function threadPanel(d: ItemDetail): HTMLElement {
         'ol',
         { class: 'thread-list', 'aria-label': 'Messages of the thread, oldest first' },
         d.thread.map((m) => {
-          const label = `${when(m.timestamp)} — ${m.from ?? '(unknown sender)'}`;
+          const label = `${when(m.timestamp)} — ${isolate(m.from ?? '(unknown sender)')}`;
           const inner = m.self
             ? h('span', { text: label + ' (this item)' })
             : m.item_id !== null
@@ -205,9 +205,10 @@ function rawPanel(id: number, raw: RawSummary): HTMLElement {
   );
 }
 
-function documentPanel(doc: unknown): HTMLElement {
+function documentPanel(doc: unknown, cut: ItemDetail['document_cut']): HTMLElement {
   const pre = h('pre', { class: 'json', tabindex: '0', 'aria-label': 'JSON document', text: JSON.stringify(doc, null, 2) });
-  return panel('Document sent', pre);
+  const note = cut ? h('p', { class: 'hint', text: `${cut.field} shown cut to ${cut.shown_chars} of its ${cut.chars} characters.` }) : null;
+  return panel('Document sent', note, pre);
 }
 
 function render(d: ItemDetail): void {
@@ -232,7 +233,7 @@ function render(d: ItemDetail): void {
     ...notes,
     h('div', { class: 'detail' }, [
       h('div', {}, [commentPanel(d.comment), threadPanel(d), predictionsPanel(d.predictions), historyPanel(d.attempts)]),
-      h('div', {}, [propertiesPanel(d.comment), documentPanel(d.document), rawPanel(it.id, d.raw)]),
+      h('div', {}, [propertiesPanel(d.comment), documentPanel(d.document, d.document_cut), rawPanel(it.id, d.raw)]),
     ]),
   );
 }

@@ -4,10 +4,11 @@
  * units per day; counts per route and adapter; mailbox and adapter health; the replicas that
  * claim work (registered owners). From GET /api/overview, with GET /api/status for the rest.
  */
-import type { AdapterHealthLine, ConsoleItemState, Overview, RouteOverview } from '../../console-types.js';
+import type { AdapterHealthLine, ConsoleItemState, Overview, RouteOverview, StoreView } from '../../console-types.js';
 import { get, url } from './api.js';
 import { announce, byId, clear, empty, errorBox, h, kv, panel } from './dom.js';
-import { when } from './format.js';
+import { duration, when } from './format.js';
+import { pausedRoutes, pauseFix, renderPaused, type PausedRoute } from './paused.js';
 
 const STATES: ConsoleItemState[] = ['queued', 'retrying', 'delivered', 'unchanged', 'dead'];
 const box = () => byId('overview-body');
@@ -60,10 +61,19 @@ function unitsChart(r: RouteOverview): HTMLElement {
   ]);
 }
 
-function routeCard(r: RouteOverview): HTMLElement {
+function routeCard(r: RouteOverview, pause: PausedRoute | undefined): HTMLElement {
+  const p = pause?.paused;
   return panel(
     'Route ' + r.route,
+    p
+      ? h('p', { class: 'paused-line', role: 'note' }, [
+          `Delivery paused since ${when(p.since)}: `,
+          h('code', { text: p.code }),
+          ` ${p.message}. ${pauseFix(p.code, p.target, p.message)}`,
+        ])
+      : null,
     kv([
+      ['Delivery', p ? 'paused' : r.mode === null ? '' : 'delivering'],
       ['Mode', r.mode === null ? '(no longer configured)' : `${r.mode} → ${r.target ?? ''}`],
       ['Outbox depth', r.outbox_depth],
       ['Delivered, last minute', r.delivered_last_minute],
@@ -75,6 +85,22 @@ function routeCard(r: RouteOverview): HTMLElement {
   );
 }
 
+const mib = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+
+/** The store's size, free space, mode and oldest items. */
+function storePanel(s: StoreView): HTMLElement {
+  const rows: Array<[string, unknown]> = [['Size on disk', mib(s.bytes)]];
+  if (s.free_bytes !== null) rows.push(['Free for reuse', mib(s.free_bytes)]);
+  if (s.auto_vacuum !== null)
+    rows.push(['Auto-vacuum', s.auto_vacuum === 'incremental' ? 'incremental' : `${s.auto_vacuum} (run mailgate store compact once)`]);
+  rows.push(
+    ['Oldest queued', s.oldest.queued === null ? '(none)' : when(s.oldest.queued)],
+    ['Oldest delivered', s.oldest.delivered === null ? '(none)' : when(s.oldest.delivered)],
+    ['Oldest dead letter', s.oldest.dead === null ? '(none)' : when(s.oldest.dead)],
+  );
+  return panel(`Store (${s.kind})`, kv(rows));
+}
+
 function health(a: AdapterHealthLine): string {
   if (a.healthy === true) return 'healthy';
   if (a.healthy === false) return 'unhealthy';
@@ -83,15 +109,32 @@ function health(a: AdapterHealthLine): string {
 
 function render(o: Overview, status: Record<string, unknown> | undefined): void {
   const server = status?.['server'] as { uptime_seconds?: number } | undefined;
+  const paused = pausedRoutes(status);
+  if (status) renderPaused(paused);
+  const pauseOf = (route: string) => paused.find((p) => p.route === route);
   clear(
     box(),
     h('p', {
       class: 'hint',
       text:
         `As of ${when(o.at)} · API: ${String(status?.['api'] ?? '?')} · store: ${String((status?.['store'] as { kind?: string } | undefined)?.kind ?? '?')}` +
-        (server?.uptime_seconds === undefined ? '' : ` · up ${server.uptime_seconds} s`),
+        (server?.uptime_seconds === undefined ? '' : ` · up ${duration(server.uptime_seconds)}`),
     }),
-    o.routes.length ? h('div', { class: 'cards' }, o.routes.map(routeCard)) : empty('No routes.'),
+    ...(o.store.full === null
+      ? []
+      : [
+          errorBox(
+            'MAILGATE_ERR_STORE_FULL',
+            `The store is full since ${when(o.store.full.since)} (${o.store.full.message}): senders are asked to retry and nothing is acknowledged until space returns.`,
+          ),
+        ]),
+    o.routes.length
+      ? h(
+          'div',
+          { class: 'cards' },
+          o.routes.map((r) => routeCard(r, pauseOf(r.route))),
+        )
+      : empty('No routes.'),
     panel(
       'Per route and adapter',
       o.lines.length
@@ -116,12 +159,13 @@ function render(o: Overview, status: Record<string, unknown> | undefined): void 
           )
         : empty('No adapters.'),
     ),
+    storePanel(o.store),
     panel(
       'Replicas',
       o.owners.length
         ? table(
             ['Owner', 'Host', 'PID', 'Started', 'Heartbeat age'],
-            o.owners.map((w) => [w.id, w.host, String(w.pid), when(w.started_at), `${Math.round(w.heartbeat_age_ms / 1000)} s`]),
+            o.owners.map((w) => [w.id, w.host, String(w.pid), when(w.started_at), duration(w.heartbeat_age_ms / 1000)]),
           )
         : empty('No registered owners.'),
     ),

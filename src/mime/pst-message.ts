@@ -10,8 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { PSTAttachment, PSTMessage } from 'pst-extractor';
-import { bodyTexts, encodeWord, mailbox, multipart, textPart, transportHeaders } from '../../src/mime/msg.js';
-import { synthesizedLine } from '../../src/mime/synthesized.js';
+import { bodyTexts, encodeWord, mailbox, multipart, textPart, transportHeaders } from './msg.js';
+import { synthesizedLine } from './synthesized.js';
 
 const PR_RTF_COMPRESSED = 0x1009;
 const PR_SENDER_SMTP_ADDRESS = 0x5d01;

@@ -1,0 +1,125 @@
+/**
+ * Pub/Sub push as wake-ups (developers.google.com/workspace/gmail/api/guides/push): each mailbox
+ * calls `users.watch` on the configured topic for its labels, again every `watch_renew_ms` (a
+ * watch lapses after 7 days; Google advises renewing daily). Pub/Sub posts each notification to
+ * mailgate's push endpoint with an OIDC token in `Authorization: Bearer`; the endpoint verifies it
+ * before anything else — signed by Google (keys from `certs_url`, the configured URL only),
+ * issued by accounts.google.com, for the configured audience, naming the configured service
+ * account with a verified email, not expired — and only then reads the notification
+ * (`{ emailAddress, historyId }`) and wakes that mailbox's runner. A refused push is answered 401
+ * and fetches nothing. Pushes are lossy, so the poll runs whether or not they come.
+ */
+import { OAuth2Client } from 'google-auth-library';
+import { isGatewayError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import type { PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import type { GmailEntry } from './config.js';
+import type { MailboxRunner } from './mailbox.js';
+
+/** Pub/Sub push bodies are a few hundred bytes (the notification is two fields): bound before trust. */
+const BODY_LIMIT = 64 * 1024;
+/** A bearer token longer than this is not looked at (Google's are about 1 kB). */
+const TOKEN_LIMIT = 8 * 1024;
+
+type Notifications = NonNullable<GmailEntry['notifications']>;
+
+export class Watcher {
+  private readonly runners = new Map<string, MailboxRunner>();
+  private readonly watchedAt = new Map<MailboxRunner, number>();
+  private readonly verifier: OAuth2Client;
+  refused = 0;
+  received = 0;
+
+  constructor(
+    private readonly entry: GmailEntry & { notifications: Notifications },
+    private readonly log: Logger,
+  ) {
+    this.verifier = new OAuth2Client({ endpoints: { oauth2FederatedSignonPemCertsUrl: entry.notifications.certs_url } });
+  }
+
+  /** Starts or renews the mailbox's watch when due; a failure is logged and retried at the next pass (polling goes on). */
+  async ensure(runner: MailboxRunner, signal: AbortSignal): Promise<void> {
+    this.runners.set(runner.opts.user.toLowerCase(), runner);
+    if (this.nextRenewalMs(runner) > 1000) return;
+    try {
+      const res = await runner.opts.client.call<{ historyId?: string; expiration?: string }>('watch', '/watch', {
+        method: 'POST',
+        json: { topicName: this.entry.notifications.topic, labelIds: runner.labelIds, labelFilterBehavior: 'INCLUDE' },
+        signal,
+      });
+      this.watchedAt.set(runner, Date.now());
+      runner.opts.log.info({ expiration: res.expiration }, `users.watch on ${this.entry.notifications.topic}`);
+    } catch (err) {
+      if (signal.aborted) return;
+      // Tried again at the next round rather than at once.
+      this.watchedAt.set(runner, Date.now() - this.entry.watch_renew_ms + this.entry.poll_interval_ms);
+      runner.opts.log.warn(
+        { code: 'MAILGATE_ERR_GMAIL_WATCH', cause: isGatewayError(err) ? err.code : undefined },
+        `users.watch failed (${(err as Error).message}); the mailbox is read every ${this.entry.poll_interval_ms} ms`,
+      );
+    }
+  }
+
+  /** When the mailbox's watch is due for renewal, in ms from now (0: now). */
+  nextRenewalMs(runner: MailboxRunner): number {
+    const at = this.watchedAt.get(runner);
+    if (at === undefined) return 0;
+    return Math.max(0, at + this.entry.watch_renew_ms - Date.now());
+  }
+
+  /** The push endpoint, mounted by the server at `notifications.path` (on the public listener too). */
+  endpoint(): PushEndpoint {
+    return {
+      method: 'POST',
+      path: this.entry.notifications.path,
+      bodyLimit: BODY_LIMIT,
+      tooLarge: 'MAILGATE_ERR_GMAIL_PUSH',
+      public: true,
+      authorize: (req) => (bearer(req.headers['authorization']) === undefined ? this.refuse('no bearer token') : undefined),
+      handle: (req) => this.receive(req),
+    };
+  }
+
+  private refuse(why: string): PushResponse {
+    this.refused += 1;
+    this.log.warn({ code: 'MAILGATE_ERR_GMAIL_PUSH' }, `Pub/Sub push refused: ${why}`);
+    return { status: 401, body: { error: { code: 'MAILGATE_ERR_GMAIL_PUSH', message: `push refused: ${why}` } } };
+  }
+
+  private async receive(req: PushRequest): Promise<PushResponse> {
+    const token = bearer(req.headers['authorization']);
+    if (token === undefined) return this.refuse('no bearer token');
+    const { audience, service_account } = this.entry.notifications;
+    let email: string | undefined;
+    try {
+      const ticket = await this.verifier.verifyIdToken({ idToken: token, audience });
+      const p = ticket.getPayload();
+      if (p?.email_verified !== true) return this.refuse('the token has no verified email');
+      email = p.email;
+    } catch (err) {
+      return this.refuse(`the token does not verify (${(err as Error).message.split('\n')[0]})`);
+    }
+    if (email?.toLowerCase() !== service_account.toLowerCase()) return this.refuse(`the token names ${email}, not ${service_account}`);
+    let note: { emailAddress?: string; historyId?: string | number };
+    try {
+      const body = JSON.parse(req.body.toString('utf8')) as { message?: { data?: string } };
+      note = JSON.parse(Buffer.from(body.message?.data ?? '', 'base64').toString('utf8')) as typeof note;
+    } catch {
+      // Acknowledged: Pub/Sub would redeliver a malformed message forever.
+      this.log.warn({ code: 'MAILGATE_ERR_GMAIL_PUSH' }, 'Pub/Sub push without a Gmail notification; acknowledged and ignored');
+      return { status: 204 };
+    }
+    this.received += 1;
+    // The refresh-token form reads `me`: any address is its own.
+    const runner = this.runners.get(String(note.emailAddress ?? '').toLowerCase()) ?? this.runners.get('me');
+    // Not read here (another replica holds the lease, or not started): the owner's poll reads it.
+    if (runner?.active === true) runner.wake();
+    return { status: 204 };
+  }
+}
+
+function bearer(h: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(h) ? h[0] : h;
+  const m = /^Bearer ([A-Za-z0-9_.-]+)$/i.exec(v ?? '');
+  return m && m[1]!.length <= TOKEN_LIMIT ? m[1] : undefined;
+}
