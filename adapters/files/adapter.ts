@@ -99,7 +99,13 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
       batch.push({ raw, key: fileKey(item.origin), origin: item.origin, route: config.route, receivedAt: now(), failure });
       bytes += item.bytes?.length ?? 0;
     } else {
-      batch.push({ raw: item.raw, key: fileKey(item.origin), origin: item.origin, route: config.route, receivedAt: item.receivedAt ?? now() });
+      batch.push({
+        raw: item.raw,
+        key: fileKey(item.origin),
+        origin: item.origin,
+        route: config.route,
+        receivedAt: item.receivedAt ?? now(),
+      });
       bytes += item.raw.length;
     }
     checkpoint = { key, value: { path: item.origin.path, index: item.next.index, offset: item.next.offset } };

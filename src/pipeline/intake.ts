@@ -221,6 +221,9 @@ export function createIntake(options: IntakeOptions): IntakeCore {
   };
 }
 
-function marks(opts: AcceptOptions): { checkpoint?: NonNullable<AcceptOptions['checkpoint']>; fence?: NonNullable<AcceptOptions['fence']> } {
+function marks(opts: AcceptOptions): {
+  checkpoint?: NonNullable<AcceptOptions['checkpoint']>;
+  fence?: NonNullable<AcceptOptions['fence']>;
+} {
   return { ...(opts.checkpoint ? { checkpoint: opts.checkpoint } : {}), ...(opts.fence ? { fence: opts.fence } : {}) };
 }

@@ -35,7 +35,13 @@ describe('runtime push sink', () => {
     try {
       let wakes = 0;
       runtime.delivery.wake = () => void wakes++;
-      const inbound = { raw: message('wake'), key: contentKey(message('wake')), route: 'support', receivedAt: new Date(), origin: { adapter: 'webhook:raw', account: 'w' } };
+      const inbound = {
+        raw: message('wake'),
+        key: contentKey(message('wake')),
+        route: 'support',
+        receivedAt: new Date(),
+        origin: { adapter: 'webhook:raw', account: 'w' },
+      };
       await runtime.intake.accept([inbound], { whenFull: 'refuse' });
       expect(wakes).toBe(1);
       await runtime.intake.accept([inbound], { whenFull: 'refuse' });

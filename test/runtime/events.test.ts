@@ -116,7 +116,14 @@ describe('runtime events', () => {
     await rt.intake.accept([pulled('a', 1), pulled('a', 1), pulled('c', 2, { failure })]);
     expect(of('item:stored')).toEqual([
       { id: expect.any(Number), route: 'support', adapter: 'files', key: expect.any(String), outcome: 'queued', via: 'pull' },
-      { id: of('item:stored')[0]!.id, route: 'support', adapter: 'files', key: of('item:stored')[0]!.key, outcome: 'duplicate', via: 'pull' },
+      {
+        id: of('item:stored')[0]!.id,
+        route: 'support',
+        adapter: 'files',
+        key: of('item:stored')[0]!.key,
+        outcome: 'duplicate',
+        via: 'pull',
+      },
       { id: expect.any(Number), route: 'support', adapter: 'files', key: expect.any(String), outcome: 'dead', via: 'pull', error: failure },
     ]);
     // Push intake: a message, then the provider's retry of it.

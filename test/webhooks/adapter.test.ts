@@ -74,9 +74,7 @@ describe('webhook adapter', () => {
     expect(adapter.endpoints!().map((e) => [e.method, e.path])).toEqual([['POST', '/in/pm']]);
     const ac = new AbortController();
     let done = false;
-    const started = adapter
-      .start(recordingSink(), ac.signal)
-      .then(() => (done = true));
+    const started = adapter.start(recordingSink(), ac.signal).then(() => (done = true));
     await new Promise((r) => setImmediate(r));
     expect(done).toBe(false);
     ac.abort();

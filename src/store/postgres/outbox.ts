@@ -5,16 +5,7 @@
 import type pg from 'pg';
 import type { Origin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
-import type {
-  DeliveryInfo,
-  ItemError,
-  OutboxCount,
-  OutboxItem,
-  OutboxStatus,
-  PendingAction,
-  StoredItem,
-  OutboxStore,
-} from '../types.js';
+import type { DeliveryInfo, ItemError, OutboxCount, OutboxItem, OutboxStatus, PendingAction, StoredItem, OutboxStore } from '../types.js';
 import type { Backend } from '../compose.js';
 import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PG_ITEM_COLUMNS, pgToItem, type PgOutboxRow } from './rows.js';
