@@ -8,7 +8,7 @@
  * test/core/architecture.test.ts checks every import against this list.
  */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['layers', 'model', 'limits', 'errors', 'logger', 'log-pretty', 'prng', 'retry', 'net', 'tokens'],
+  ['layers', 'model', 'limits', 'errors', 'line-safe', 'logger', 'log-pretty', 'prng', 'retry', 'net', 'tokens'],
   ['mime'],
   ['document'],
   ['preview'],

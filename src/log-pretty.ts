@@ -51,13 +51,17 @@ const LEVELS: Record<string, { label: string; color: number }> = {
 const HEAD_KEYS = new Set(['time', 'level', 'msg', 'pid', 'hostname', 'name', 'component', 'adapter', 'instance', 'account', 'v']);
 const ERROR_KEYS = new Set(['err', 'error']);
 
+// Control characters, line and paragraph separators and bidi controls (src/line-safe.ts).
 // eslint-disable-next-line no-control-regex
-const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/g;
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Bidi_Control}]/gu;
 // eslint-disable-next-line no-control-regex
-const HAS_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const HAS_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Bidi_Control}]/u;
 const ESCAPES: Record<string, string> = { '\n': '\\n', '\t': '\\t', '\r': '\\r' };
 
-/** Control characters as visible escapes (`\n`, `\u001b`): one record stays one line, and no escape sequence reaches the terminal. */
+/**
+ * Control characters as visible escapes (`\n`, `\u001b`, `\u202e`): one record stays one line, no
+ * escape sequence reaches the terminal, and no bidi override reverses the rest of the line.
+ */
 function escapeControls(text: string): string {
   return text.replace(CONTROL_RE, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

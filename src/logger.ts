@@ -11,7 +11,8 @@
  *   become "[TOO DEEP]".
  * Components log through `logger.child({ adapter, account })`; tests pass `false`.
  * Two formats: JSON lines (the default) and, for people on a terminal, one pretty line per
- * record (src/log-pretty.ts), formatted from the redacted JSON line.
+ * record (src/log-pretty.ts), formatted from the redacted JSON line. Line separators and bidi
+ * controls are escaped in both (src/line-safe.ts).
  */
 import { hostname } from 'node:os';
 import {
@@ -24,6 +25,7 @@ import {
   type Logger,
   type LevelWithSilent,
 } from 'pino';
+import { escapeLineAndBidi } from './line-safe.js';
 import { prettyDestination, type LogFormat } from './log-pretty.js';
 
 export type { Logger };
@@ -178,6 +180,9 @@ export function createLogger(options: LoggerOptions | false = {}): Logger {
           args.map((a, i) => (typeof a === 'string' ? redactString(a) : i === 0 ? serializeFields(a, options.fields) : a)),
         );
       },
+      // U+2028/U+2029 and bidi controls from mail as \u escapes: one record stays one line for
+      // every line reader, and no text is reordered (the same value for a JSON reader).
+      streamWrite: escapeLineAndBidi,
     },
   };
   const destination = destinationOf(options, opts.level);

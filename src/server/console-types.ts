@@ -187,6 +187,13 @@ export interface ThreadMemberView {
   text: string | null;
 }
 
+/** A field of the document cut for the view: its length stored and shown, in UTF-16 code units. */
+export interface DocumentCut {
+  field: 'raw_email.body.html';
+  chars: number;
+  shown_chars: number;
+}
+
 /** `GET /api/items/:id` */
 export interface ItemDetail {
   item: ItemRow;
@@ -194,8 +201,10 @@ export interface ItemDetail {
   key: string;
   /** The full origin as stored. */
   origin: Record<string, unknown>;
-  /** The exact JSON document sent (or to be sent). */
+  /** The exact JSON document sent (or to be sent), with an HTML body over 131072 characters cut (`document_cut`). */
   document: unknown;
+  /** What `document` leaves out of the stored one; null when it is whole. */
+  document_cut: DocumentCut | null;
   /** Null for a message that never parsed. */
   comment: CommentView | null;
   raw: RawSummary;
@@ -272,6 +281,19 @@ export interface OwnerView {
   heartbeat_age_ms: number;
 }
 
+/** The store's size and oldest items (docs/store.md "Retention"), and whether writes fail for want of space. */
+export interface StoreView {
+  kind: string;
+  bytes: number;
+  /** SQLite: free pages inside the file, in bytes; null on PostgreSQL. */
+  free_bytes: number | null;
+  /** SQLite's auto-vacuum mode (`none`: the file never shrinks until `mailgate store compact`); null on PostgreSQL. */
+  auto_vacuum: string | null;
+  oldest: { queued: string | null; delivered: string | null; dead: string | null };
+  /** Set while store writes fail for want of space (MAILGATE_ERR_STORE_FULL). */
+  full: { since: string; method: string; message: string } | null;
+}
+
 export interface Overview {
   at: string;
   /** When the item counts were taken: they are reused for up to 10 s (counting reads every item). */
@@ -281,6 +303,7 @@ export interface Overview {
   lines: OverviewLine[];
   adapters: AdapterHealthLine[];
   owners: OwnerView[];
+  store: StoreView;
 }
 
 /** `POST /api/dlq/replay` body `{ids: number[]}` (1..1000): per id, in order. */

@@ -15,7 +15,7 @@ import { threadInIndex } from '../pipeline/thread-index.js';
 import { buildComment, computeThreadProperties, documentHeaders, documentText, isGeneratedName, splitReply } from '../preview/index.js';
 import { itemRow } from '../server/console-rows.js';
 import { threadView } from './console-thread.js';
-import type { AttemptView, BodySpan, CommentView, ItemDetail, MimePartView, RawSummary } from '../server/console-types.js';
+import type { AttemptView, BodySpan, CommentView, DocumentCut, ItemDetail, MimePartView, RawSummary } from '../server/console-types.js';
 import type { ItemAttempt, Store, StoredItem } from '../store/types.js';
 
 /** Raw messages larger than this are summarized from the stored document only (a page, not a parser run). */
@@ -61,20 +61,34 @@ export function bodySpans(text: string, body: string, signature: string | undefi
   return spans;
 }
 
-/** The document as a view reads it: a plain body whole, an HTML body cut to MAX_VIEW_HTML_CHARS. */
-function viewDocument(doc: RawEmailDocument): RawEmailDocument {
+/**
+ * The document as a view reads and shows it: a plain body whole (at most MAX_TEXT_CHARS), an
+ * HTML body cut to MAX_VIEW_HTML_CHARS. The answer never carries the whole of a large HTML body
+ * (up to 32 MiB of characters): serializing it for every view of a hostile item held the server
+ * for tens of milliseconds and hundreds of megabytes; `document_cut` says what was left out, and
+ * the original bytes stay downloadable.
+ */
+function viewDocument(doc: RawEmailDocument): { doc: RawEmailDocument; cut: DocumentCut | null } {
   const b = doc.raw_email.body;
-  if ('plain' in b || b.html.length <= MAX_VIEW_HTML_CHARS) return doc;
-  return { ...doc, raw_email: { ...doc.raw_email, body: { html: b.html.slice(0, MAX_VIEW_HTML_CHARS) } } };
+  if ('plain' in b || b.html.length <= MAX_VIEW_HTML_CHARS) return { doc, cut: null };
+  const html = b.html.slice(0, MAX_VIEW_HTML_CHARS);
+  return {
+    doc: { ...doc, raw_email: { ...doc.raw_email, body: { html } } },
+    cut: { field: 'raw_email.body.html', chars: b.html.length, shown_chars: html.length },
+  };
 }
 
 function isParsed(doc: RawEmailDocument): boolean {
   return 'raw' in doc.raw_email.headers ? doc.raw_email.headers.raw !== '' : true;
 }
 
-async function commentView(store: Store, item: StoredItem, route: RouteConfig | undefined): Promise<CommentView | null> {
-  if (!isParsed(item.document)) return null;
-  const doc = viewDocument(item.document);
+async function commentView(
+  store: Store,
+  item: StoredItem,
+  doc: RawEmailDocument,
+  route: RouteConfig | undefined,
+): Promise<CommentView | null> {
+  if (!isParsed(doc)) return null;
   const built: Comment = item.preview ?? buildComment(doc, { override: route?.override_user_properties ?? [] }).comment;
   const placed =
     route === undefined
@@ -156,7 +170,8 @@ export async function itemDetail(store: Store, routes: ReadonlyMap<string, Route
   const [summary] = await store.listItems({ limit: 1, beforeId: id + 1 });
   if (summary === undefined || summary.id !== id) return undefined;
   const route = routes.get(item.route);
-  const comment = await commentView(store, item, route);
+  const view = viewDocument(item.document);
+  const comment = await commentView(store, item, view.doc, route);
   const [raw, attempts, thread] = await Promise.all([
     rawSummary(store, item),
     store.itemAttempts(id),
@@ -175,7 +190,8 @@ export async function itemDetail(store: Store, routes: ReadonlyMap<string, Route
     item: itemRow(summary),
     key: item.key,
     origin: { ...item.origin },
-    document: item.document,
+    document: view.doc,
+    document_cut: view.cut,
     comment,
     raw,
     warnings: item.warnings.map((w) => ({ code: w.code, message: w.message })),

@@ -9,6 +9,7 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { GatewayError } from '../errors.js';
 import { parseRetryAfter } from '../api/retry.js';
+import { escapeLineAndBidi } from '../line-safe.js';
 import { redactUrl } from '../logger.js';
 import type { PredictedLabel } from '../model/index.js';
 import type { StoredPrediction } from '../store/types.js';
@@ -47,7 +48,10 @@ export interface SinkOutput {
   close(): Promise<void>;
 }
 
-/** Appends one JSON line per prediction, one write and one fsync per batch. */
+/**
+ * Appends one JSON line per prediction, one write and one fsync per batch (line separators and
+ * bidi controls escaped: a file path in the key cannot split a record).
+ */
 export function jsonlOutput(path: string): SinkOutput {
   let file: FileHandle | undefined;
 
@@ -68,7 +72,7 @@ export function jsonlOutput(path: string): SinkOutput {
   return {
     name: 'jsonl',
     async send(batch) {
-      const text = batch.map((p) => `${JSON.stringify(predictionRecord(p))}\n`).join('');
+      const text = batch.map((p) => `${escapeLineAndBidi(JSON.stringify(predictionRecord(p)))}\n`).join('');
       try {
         const fh = await handle();
         await fh.write(text);

@@ -144,7 +144,7 @@ describe('real answers of mailgate serve conform to its /api/openapi.json', () =
     await conformsAt('POST', '/webhooks/raw-in', '/webhooks/raw-in', { headers: signed.headers, body: new Uint8Array(signed.body) }, 200);
     const forged = {
       ...signed.headers,
-      'x-mailgate-signature': signed.headers['x-mailgate-signature']!.replace(/v1=\w+/, `v1=${'0'.repeat(64)}`),
+      'x-mailgate-signature': signed.headers['x-mailgate-signature']!.replace(/v2=\w+/, `v2=${'0'.repeat(64)}`),
     };
     const refused = await conformsAt(
       'POST',

@@ -20,7 +20,7 @@ vi.mock('../../src/mime/parse.js', async (importOriginal) => {
 
 const { buildDocument } = await import('../../src/document/index.js');
 const { parseMessage } = await import('../../src/mime/parse.js');
-const { itemDetail } = await import('../../src/service/console-item.js');
+const { itemDetail, MAX_VIEW_HTML_CHARS } = await import('../../src/service/console-item.js');
 
 const RAW = Buffer.from(
   [
@@ -45,29 +45,50 @@ const RAW = Buffer.from(
   ].join('\r\n'),
 );
 
+function storeOf(raw: Buffer) {
+  const { document } = buildDocument(parseMessage(raw));
+  const item = {
+    id: 7,
+    route: 'in',
+    key: 'k',
+    commentId: 'c',
+    status: 'queued',
+    attempts: 0,
+    origin: { adapter: 'upload' },
+    document,
+    warnings: [],
+  };
+  return {
+    getItem: async () => item,
+    listItems: async () => [{ id: 7, route: 'in', state: 'queued', attempts: 0, origin: { adapter: 'upload' }, commentId: 'c' }],
+    itemRaw: async () => ({ raw }),
+    itemAttempts: async () => [],
+    threadMembers: async () => new Map(),
+    itemsByComment: async () => new Map(),
+    listPredictions: async () => [],
+  };
+}
+
 describe('console item view (main-thread re-parse)', () => {
+  it('answers with at most MAX_VIEW_HTML_CHARS of a 10 MB HTML body and says what it cut (whole-document serialization)', async () => {
+    const html = `<p>${'&amp;'.repeat(2 * 1024 * 1024)}</p>`;
+    const raw = Buffer.from(`From: a@example.com\r\nSubject: big\r\nContent-Type: text/html\r\n\r\n${html}\r\n`);
+    const detail = await itemDetail(storeOf(raw) as never, new Map(), 7);
+    expect(detail!.document_cut).toEqual({ field: 'raw_email.body.html', chars: html.length + 1, shown_chars: MAX_VIEW_HTML_CHARS });
+    const body = (detail!.document as { raw_email: { body: { html: string } } }).raw_email.body.html;
+    expect(body).toHaveLength(MAX_VIEW_HTML_CHARS);
+    // The whole answer, as it is sent, is a small multiple of the cut, not of the body.
+    expect(JSON.stringify(detail).length).toBeLessThan(4 * MAX_VIEW_HTML_CHARS);
+    const small = await itemDetail(
+      storeOf(Buffer.from('Subject: s\r\nContent-Type: text/html\r\n\r\n<p>hi</p>\r\n')) as never,
+      new Map(),
+      7,
+    );
+    expect(small!.document_cut).toBeNull();
+  });
+
   it('shows headers, MIME tree and attachments of a kept message without running the parser', async () => {
-    const { document } = buildDocument(parseMessage(RAW));
-    const item = {
-      id: 7,
-      route: 'in',
-      key: 'k',
-      commentId: 'c',
-      status: 'queued',
-      attempts: 0,
-      origin: { adapter: 'upload' },
-      document,
-      warnings: [],
-    };
-    const store = {
-      getItem: async () => item,
-      listItems: async () => [{ id: 7, route: 'in', state: 'queued', attempts: 0, origin: { adapter: 'upload' }, commentId: 'c' }],
-      itemRaw: async () => ({ raw: RAW }),
-      itemAttempts: async () => [],
-      threadMembers: async () => new Map(),
-      itemsByComment: async () => new Map(),
-      listPredictions: async () => [],
-    };
+    const store = storeOf(RAW);
     parses.count = 0;
     const detail = await itemDetail(store as never, new Map(), 7);
     expect(parses.count).toBe(0);

@@ -20,6 +20,21 @@ function sign(body: Buffer, t: number, secret = SECRET): string {
   return createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
 }
 
+/** v2, written out as docs/webhooks.md tells a sender: `<t>.<from>\n<to>\n<event id>\n<body>`. */
+function signV2(body: Buffer, t: number, h: { from?: string; to?: string; id?: string }, secret = SECRET): string {
+  return createHmac('sha256', secret)
+    .update(`${t}.${h.from ?? ''}\n${h.to ?? ''}\n${h.id ?? ''}\n`)
+    .update(body)
+    .digest('hex');
+}
+
+const ENVELOPE = { from: 'bounce@example.com', to: 'b@example.com, c@example.com,', id: 'evt-1' };
+const envelopeHeaders = (h: { from?: string; to?: string; id?: string }): Record<string, string> => ({
+  ...(h.from !== undefined && { 'x-mailgate-envelope-from': h.from }),
+  ...(h.to !== undefined && { 'x-mailgate-envelope-to': h.to }),
+  ...(h.id !== undefined && { 'x-mailgate-event-id': h.id }),
+});
+
 async function run(body: Buffer | string, headers: Record<string, string>, config = hmacConfig) {
   const sink = new MemorySink();
   const outcome = await runProvider(rawProvider, request(body, headers), config, testContext(NOW), sink);
@@ -41,14 +56,12 @@ describe('raw provider configuration', () => {
 });
 
 describe('raw provider, HMAC', () => {
-  it('stores the exact body bytes with the envelope and event id from the headers', async () => {
+  it('stores the exact body bytes with the envelope and event id from the headers (v2 signs them)', async () => {
     const t = NOW / 1000;
     const { response, sink } = await run(MESSAGE, {
       'content-type': 'message/rfc822',
-      'x-mailgate-signature': `t=${t},v1=${sign(MESSAGE, t)}`,
-      'x-mailgate-envelope-from': 'bounce@example.com',
-      'x-mailgate-envelope-to': 'b@example.com, c@example.com,',
-      'x-mailgate-event-id': 'evt-1',
+      'x-mailgate-signature': `t=${t},v2=${signV2(MESSAGE, t, ENVELOPE)}`,
+      ...envelopeHeaders(ENVELOPE),
     });
     expect(response.status).toBe(200);
     expect(sink.stored).toHaveLength(1);
@@ -68,6 +81,36 @@ describe('raw provider, HMAC', () => {
     const { response, sink } = await run(MESSAGE, { 'x-mailgate-signature': header });
     expect(response.status).toBe(200);
     expect(sink.stored).toHaveLength(1);
+  });
+
+  it('refuses envelope and event-id headers a signature does not cover (a replayed body with a new envelope or a stolen event id)', async () => {
+    const t = NOW / 1000;
+    // v1 signs the body alone: the headers beside it are refused, each named.
+    const v1 = await run(MESSAGE, { 'x-mailgate-signature': `t=${t},v1=${sign(MESSAGE, t)}`, ...envelopeHeaders(ENVELOPE) });
+    expect(v1.response).toMatchObject({ status: 403, body: { code: 'MAILGATE_ERR_WEBHOOK_FORGED' } });
+    expect(JSON.stringify(v1.response.body)).toContain('x-mailgate-envelope-from, x-mailgate-envelope-to, x-mailgate-event-id');
+    const stolenId = await run(MESSAGE, { 'x-mailgate-signature': `t=${t},v1=${sign(MESSAGE, t)}`, 'x-mailgate-event-id': 'evt-next' });
+    expect(stolenId.response).toMatchObject({ status: 403, body: { code: 'MAILGATE_ERR_WEBHOOK_FORGED' } });
+    // v2 over other header values: each changed header breaks it.
+    for (const changed of [{ from: 'attacker@example.net' }, { to: 'attacker@example.net' }, { id: 'evt-next' }]) {
+      const headers = envelopeHeaders({ ...ENVELOPE, ...changed });
+      const r = await run(MESSAGE, { 'x-mailgate-signature': `t=${t},v2=${signV2(MESSAGE, t, ENVELOPE)}`, ...headers });
+      expect(r.response).toMatchObject({ status: 403, body: { code: 'MAILGATE_ERR_WEBHOOK_FORGED' } });
+    }
+    // A header v2 did not see (sent empty when signed) is refused as well.
+    const added = await run(MESSAGE, {
+      'x-mailgate-signature': `t=${t},v2=${signV2(MESSAGE, t, { from: ENVELOPE.from })}`,
+      ...envelopeHeaders({ from: ENVELOPE.from, id: 'evt-9' }),
+    });
+    expect(added.response).toMatchObject({ status: 403, body: { code: 'MAILGATE_ERR_WEBHOOK_FORGED' } });
+    for (const r of [v1, stolenId, added]) expect(r.sink.submits).toBe(0);
+  });
+
+  it('accepts v1 for a request that carries no envelope or event-id header', async () => {
+    const t = NOW / 1000;
+    const { response, sink } = await run(MESSAGE, { 'x-mailgate-signature': `t=${t},v1=${sign(MESSAGE, t)}` });
+    expect(response.status).toBe(200);
+    expect(sink.stored[0]!.origin.envelope).toEqual({ provider: 'raw', remoteAddress: '192.0.2.7' });
   });
 
   it('refuses an unsigned request with 401 and stores nothing', async () => {

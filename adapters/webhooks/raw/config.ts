@@ -22,7 +22,8 @@ export const rawFields = {
   hmac_secret: secret('hmac_secret')
     .optional()
     .describe(
-      'Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v1=<hex HMAC-SHA256 of "<t>.<body>">. Exclusive with bearer_keys.',
+      'Shared secret: requests carry X-Mailgate-Signature: t=<unix s>,v2=<hex HMAC-SHA256 of "<t>.<envelope from>\\n<envelope to>\\n<event id>\\n<body>"> ' +
+        '(v1=<HMAC of "<t>.<body>"> only for requests without X-Mailgate-Envelope-* and X-Mailgate-Event-Id). Exclusive with bearer_keys.',
     ),
   max_age_s: z
     .number()
@@ -36,4 +37,13 @@ export const rawFields = {
     .min(1)
     .optional()
     .describe('Accepted keys for Authorization: Bearer <key> (several for rotation). Exclusive with hmac_secret.'),
+};
+
+/** The provider as the configuration sees it: its fields and the rules across them (one line in webhooks/providers-config.ts). */
+export const provider = {
+  fields: rawFields,
+  check: (e: { hmac_secret?: string; bearer_keys?: string[] }) =>
+    (e.hmac_secret === undefined) === (e.bearer_keys === undefined)
+      ? [{ path: 'hmac_secret', message: 'a raw endpoint needs exactly one of hmac_secret and bearer_keys' }]
+      : [],
 };

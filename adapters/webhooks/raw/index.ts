@@ -1,20 +1,29 @@
 /**
  * The `raw` provider: the request body is the message, byte for byte (Cloudflare Email
- * Workers, scripts, relays). Envelope and event id travel in X-Mailgate-* headers.
+ * Workers, scripts, relays). Envelope and event id travel in X-Mailgate-* headers, covered by the
+ * `v2` signature (auth.ts).
  */
 import { MAX_ADDRESS_CHARS, MAX_RECIPIENTS } from '../../../src/limits.js';
 import type { Envelope, PushRequest } from '../../../src/pipeline/types.js';
 import { type NormalizedMessage, type ProviderModule, refusalStatuses, WebhookRefusal } from '../provider.js';
-import { authorizeRaw, header, SIGNATURE_HEADER, signRaw, verifyRaw } from './auth.js';
-import type { RawConfig } from '../config.js';
+import {
+  authorizeRaw,
+  ENVELOPE_FROM_HEADER,
+  ENVELOPE_TO_HEADER,
+  EVENT_ID_HEADER,
+  header,
+  SIGNATURE_HEADER,
+  signRawV2,
+  verifyRaw,
+  type SignedHeaderValues,
+} from './auth.js';
+import { providerEntrySchema, type RawConfig } from '../config.js';
 
 export type { RawConfig } from '../config.js';
 /** The schema of a raw endpoint entry, common fields included. */
-export { rawEntrySchema as rawConfigSchema } from '../config.js';
+export const rawConfigSchema = providerEntrySchema('raw');
 
-export const ENVELOPE_FROM_HEADER = 'x-mailgate-envelope-from';
-export const ENVELOPE_TO_HEADER = 'x-mailgate-envelope-to';
-export const EVENT_ID_HEADER = 'x-mailgate-event-id';
+export { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, EVENT_ID_HEADER } from './auth.js';
 const MAX_EVENT_ID_CHARS = 256;
 
 function address(value: string, what: string): string {
@@ -54,16 +63,20 @@ export const rawProvider: ProviderModule<RawConfig> = {
   verify: async (req, config, ctx) => verifyRaw(req, config, ctx),
   normalize: async (req, config) => normalizeRaw(req, config),
   refusalStatus: refusalStatuses({ unsupported: 415 }),
+  fromSecrets: (s, need) =>
+    s.hmacSecret !== undefined ? { hmac_secret: s.hmacSecret } : { bearer_keys: [need(s.bearer, '--hmac-secret or --bearer')] },
   simulate(raw, config, options) {
     const headers: Record<string, string> = { 'content-type': 'message/rfc822' };
+    const signed: SignedHeaderValues = {};
+    if (options.envelope?.from !== undefined) signed[ENVELOPE_FROM_HEADER] = options.envelope.from;
+    if (options.envelope?.to !== undefined) signed[ENVELOPE_TO_HEADER] = options.envelope.to.join(', ');
+    Object.assign(headers, signed);
     if (config.hmac_secret !== undefined) {
       const t = Math.floor(options.now / 1000);
-      headers[SIGNATURE_HEADER] = `t=${t},v1=${signRaw(config.hmac_secret, t, raw)}`;
+      headers[SIGNATURE_HEADER] = `t=${t},v2=${signRawV2(config.hmac_secret, t, signed, raw)}`;
     } else if (config.bearer_keys !== undefined) {
       headers['authorization'] = `Bearer ${config.bearer_keys[0]!}`;
     }
-    if (options.envelope?.from !== undefined) headers[ENVELOPE_FROM_HEADER] = options.envelope.from;
-    if (options.envelope?.to !== undefined) headers[ENVELOPE_TO_HEADER] = options.envelope.to.join(', ');
     return { method: 'POST', headers, body: raw };
   },
 };

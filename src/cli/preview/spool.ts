@@ -7,13 +7,16 @@
  * Record: `<comment id>\t<head>\t<rest>\t<tail>` for a message, `!\t<json>` for a failure.
  * `head` ends just before the position value and `rest` runs from after it to the end of the
  * comment; when the comment has no such property `head` holds the whole comment and `rest` is
- * empty. JSON text never holds a raw tab or newline, so the separators are unambiguous.
+ * empty. JSON text never holds a raw tab or newline, so the separators are unambiguous; U+2028,
+ * U+2029 and bidi controls from mail are written as `\u` escapes (src/line-safe.ts), so a reader
+ * of the JSONL that ends lines there still sees one record per line.
  */
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { escapeLineAndBidi } from '../../line-safe.js';
 import type { Comment, ThreadProperties } from '../../model/index.js';
 import type { PreviewResult } from '../../preview/types.js';
 import { writerFor, type Write } from '../write.js';
@@ -94,11 +97,11 @@ export class Spool {
     const comment = split ?? [JSON.stringify(result.comment), ''];
     const head = `{"origin":${JSON.stringify(origin)},"document":${JSON.stringify(result.document)},"comment":${comment[0]}`;
     const tail = `"warnings":${JSON.stringify(result.warnings.map((w) => ({ code: w.code, message: w.message })))}}`;
-    await this.write(`${result.comment.id}\t${head}\t${comment[1]}\t${tail}\n`);
+    await this.write(escapeLineAndBidi(`${result.comment.id}\t${head}\t${comment[1]}\t${tail}\n`));
   }
 
   async error(record: ErrorRecord): Promise<void> {
-    await this.write(`!\t${JSON.stringify(record)}\n`);
+    await this.write(`!\t${escapeLineAndBidi(JSON.stringify(record))}\n`);
   }
 
   async close(): Promise<void> {
@@ -120,7 +123,7 @@ export class Spool {
       const props = threads.get(id);
       const rest = line.slice(t2 + 1, t3);
       const position = rest === '' ? '' : String(props?.thread_position ?? 0);
-      const middle = props === undefined ? '' : `,"thread_properties":${JSON.stringify(props)}`;
+      const middle = props === undefined ? '' : `,"thread_properties":${escapeLineAndBidi(JSON.stringify(props))}`;
       yield { kind: 'message', json: `${line.slice(t1 + 1, t2)}${position}${rest}${middle},${line.slice(t3 + 1)}` };
     }
   }

@@ -1,5 +1,6 @@
 /** The `table` format: one row per message with what people check, fitted to the terminal. */
 import type { Comment, ThreadProperties } from '../../model/index.js';
+import { escapeLineAndBidi } from '../../line-safe.js';
 import type { SpooledLine } from './spool.js';
 
 const GAP = '  ';
@@ -29,9 +30,14 @@ export function columnWidths(columns: number | undefined): Widths {
   return { total, num, from, subject: flexible - body - from, thread, body, warnings };
 }
 
-/** One line of text: controls and runs of whitespace become one space, cut with an ellipsis. */
+/**
+ * One line of text: controls and runs of whitespace become one space, bidi controls visible
+ * escapes (an override would reverse the rest of the row), cut with an ellipsis.
+ */
 export function cell(text: string | undefined, width: number): string {
-  const flat = (text ?? '').replace(/[\s\p{Cc}]+/gu, ' ').trim();
+  const flat = escapeLineAndBidi(text ?? '')
+    .replace(/[\s\p{Cc}]+/gu, ' ')
+    .trim();
   const chars = [...flat];
   const cut = chars.length > width ? `${chars.slice(0, Math.max(0, width - 1)).join('')}…` : flat;
   return cut + ' '.repeat(Math.max(0, width - [...cut].length));

@@ -98,6 +98,7 @@ export const itemDetail = z.object({
   key: z.string(),
   origin: z.record(z.string(), z.unknown()),
   document: z.unknown(),
+  document_cut: z.object({ field: z.literal('raw_email.body.html'), chars: z.number(), shown_chars: z.number() }).nullable(),
   comment: z
     .object({
       comment: z.unknown(),
@@ -188,6 +189,14 @@ export const overview = z.object({
       heartbeat_age_ms: z.number(),
     }),
   ),
+  store: z.object({
+    kind: z.string(),
+    bytes: z.number(),
+    free_bytes: z.number().nullable(),
+    auto_vacuum: z.string().nullable(),
+    oldest: z.object({ queued: instant.nullable(), delivered: instant.nullable(), dead: instant.nullable() }),
+    full: z.object({ since: instant, method: z.string(), message: z.string() }).nullable(),
+  }),
 });
 same<z.output<typeof overview>, Overview>(true);
 

@@ -88,6 +88,14 @@ let batch = 0;
 /** Comments one POST /api/preview/threads takes (the server's MAX_THREAD_COMMENTS). */
 const MAX_THREAD_COMMENTS = 1000;
 
+/**
+ * Text holding a bidi control wrapped in FIRST STRONG ISOLATE … POP DIRECTIONAL ISOLATE, so an
+ * override read from mail stays inside its value (as the console's dom.ts `isolate`).
+ */
+function isolate(text: string): string {
+  return /\p{Bidi_Control}/u.test(text) ? `\u2068${text}\u2069` : text;
+}
+
 function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Record<string, AttrValue> = {},
@@ -99,12 +107,12 @@ function h<K extends keyof HTMLElementTagNameMap>(
     if (typeof v === 'function') {
       if (k.slice(0, 2) === 'on') e.addEventListener(k.slice(2), v);
     } else if (k === 'class') e.className = String(v);
-    else if (k === 'text') e.textContent = String(v);
+    else if (k === 'text') e.textContent = isolate(String(v));
     else e.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
-    e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    e.appendChild(typeof c === 'string' ? document.createTextNode(isolate(c)) : c);
   }
   return e;
 }

@@ -5,7 +5,7 @@
  */
 import type { BulkReplayResult, DeadLetterPage, DeadLetterRow, ItemRow, ItemsPage } from '../../console-types.js';
 import { del, download, get, post, url, type Result } from './api.js';
-import { announce, byId, clear, empty, errorBox, h } from './dom.js';
+import { announce, byId, clear, empty, errorBox, h, isolate } from './dom.js';
 import { plural, when } from './format.js';
 
 const PAGE = 100;
@@ -75,7 +75,8 @@ function rowView(r: DeadLetterRow): HTMLLIElement {
 
 function summary(item: ItemRow | undefined): HTMLElement | null {
   if (!item) return null;
-  const who = item.sender_name && item.sender ? `${item.sender_name} <${item.sender}>` : (item.sender ?? item.sender_name ?? '');
+  const who =
+    item.sender_name && item.sender ? `${isolate(item.sender_name)} <${isolate(item.sender)}>` : (item.sender ?? item.sender_name ?? '');
   return h('p', { class: 'about' }, [h('strong', { text: item.subject ?? '(no subject)' }), who ? ' — ' + who : '']);
 }
 

@@ -1,8 +1,23 @@
 /// <reference lib="dom" />
 /**
  * Building the console's DOM: elements from tag, attributes and children; text only ever as
- * text nodes or textContent. There is no way here to insert markup, so mail can not run.
+ * text nodes or textContent. There is no way here to insert markup, so mail can not run. Text
+ * holding bidi controls is isolated (isolate), so an override read from mail cannot reorder
+ * anything shown after it.
  */
+
+const BIDI_CONTROL = /\p{Bidi_Control}/u;
+
+/**
+ * Text holding a bidi control (U+202E RIGHT-TO-LEFT OVERRIDE, an embedding, an isolate, a mark)
+ * wrapped in U+2068 FIRST STRONG ISOLATE … U+2069 POP DIRECTIONAL ISOLATE: the closing isolate
+ * ends every embedding and override opened inside it (UAX #9, X6a), so they stay within the
+ * value; other text is returned as it is. Values read from mail are isolated one by one before
+ * they are joined with other text.
+ */
+export function isolate(text: string): string {
+  return BIDI_CONTROL.test(text) ? `\u2068${text}\u2069` : text;
+}
 
 export type AttrValue = string | number | boolean | null | undefined | ((ev: Event) => void);
 export type Child = Node | string | null | undefined | false;
@@ -24,13 +39,13 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     if (typeof v === 'function') {
       if (k.slice(0, 2) === 'on') e.addEventListener(k.slice(2), v);
     } else if (k === 'class') e.className = String(v);
-    else if (k === 'text') e.textContent = String(v);
+    else if (k === 'text') e.textContent = isolate(String(v));
     else if (k === 'href') e.setAttribute('href', safeHref(String(v)));
     else e.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
-    e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    e.appendChild(typeof c === 'string' ? document.createTextNode(isolate(c)) : c);
   }
   return e;
 }
@@ -42,7 +57,7 @@ function safeHref(v: string): string {
 
 export function clear(e: HTMLElement, ...children: Child[]): void {
   e.textContent = '';
-  for (const c of children) if (c) e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+  for (const c of children) if (c) e.appendChild(typeof c === 'string' ? document.createTextNode(isolate(c)) : c);
 }
 
 /** A value as text: strings as they are, anything else as JSON. */

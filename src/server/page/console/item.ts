@@ -7,7 +7,7 @@
  */
 import type { AttemptView, BodySpan, CommentView, ItemDetail, MimePartView, PredictionView, RawSummary } from '../../console-types.js';
 import { download, get, url } from './api.js';
-import { announce, byId, clear, empty, errorBox, h, kv, panel, text } from './dom.js';
+import { announce, byId, clear, empty, errorBox, h, isolate, kv, panel, text } from './dom.js';
 import { bytes, duration, when } from './format.js';
 import { originPanel } from './origin.js';
 import { threadPanel } from './thread.js';
@@ -57,9 +57,9 @@ function commentPanel(view: CommentView | null): HTMLElement {
     'Comment',
     kv([
       ['From', m.from],
-      ['To', m.to?.join(', ')],
-      ['Cc', m.cc?.join(', ')],
-      ['Bcc', m.bcc?.join(', ')],
+      ['To', m.to?.map(isolate).join(', ')],
+      ['Cc', m.cc?.map(isolate).join(', ')],
+      ['Bcc', m.bcc?.map(isolate).join(', ')],
       ['Sent at', m.sent_at],
       ['Comment id', c.id],
       ['Thread id', c.thread_id],
@@ -187,9 +187,10 @@ function rawPanel(id: number, raw: RawSummary): HTMLElement {
   );
 }
 
-function documentPanel(doc: unknown): HTMLElement {
+function documentPanel(doc: unknown, cut: ItemDetail['document_cut']): HTMLElement {
   const pre = h('pre', { class: 'json', tabindex: '0', 'aria-label': 'JSON document', text: JSON.stringify(doc, null, 2) });
-  return panel('Document sent', pre);
+  const note = cut ? h('p', { class: 'hint', text: `${cut.field} shown cut to ${cut.shown_chars} of its ${cut.chars} characters.` }) : null;
+  return panel('Document sent', note, pre);
 }
 
 function render(d: ItemDetail): void {
@@ -214,7 +215,7 @@ function render(d: ItemDetail): void {
     ...notes,
     h('div', { class: 'detail' }, [
       h('div', {}, [commentPanel(d.comment), threadPanel(d), predictionsPanel(d.predictions), historyPanel(d.attempts)]),
-      h('div', {}, [propertiesPanel(d.comment), originPanel(d), documentPanel(d.document), rawPanel(it.id, d.raw)]),
+      h('div', {}, [propertiesPanel(d.comment), originPanel(d), documentPanel(d.document, d.document_cut), rawPanel(it.id, d.raw)]),
     ]),
   );
 }

@@ -6,7 +6,7 @@
  */
 import type { ItemRow, ItemsPage } from '../../console-types.js';
 import { get, url } from './api.js';
-import { announce, byId, clear, empty, errorBox, h } from './dom.js';
+import { announce, byId, clear, empty, errorBox, h, isolate } from './dom.js';
 import { isoToLocal, localToIso, plural, when } from './format.js';
 
 const FILTERS = ['q', 'state', 'route', 'adapter', 'since', 'until'] as const;
@@ -33,7 +33,8 @@ function query(extra: Record<string, string | number | undefined> = {}): Record<
 }
 
 function rowView(r: ItemRow, isFresh: boolean): HTMLLIElement {
-  const who = r.sender_name && r.sender ? `${r.sender_name} <${r.sender}>` : (r.sender ?? r.sender_name ?? '(unknown sender)');
+  const who =
+    r.sender_name && r.sender ? `${isolate(r.sender_name)} <${isolate(r.sender)}>` : (r.sender ?? r.sender_name ?? '(unknown sender)');
   const link = h('a', { class: 'entry', href: '#/items/' + r.id, 'data-id': r.id }, [
     h('span', { class: 'state ' + r.state, text: r.state }),
     h('span', { class: 'subject', text: r.subject ?? '(no subject)' }),

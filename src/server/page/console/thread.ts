@@ -5,7 +5,7 @@
  * the subject where it changes, and the start of what each message says.
  */
 import type { ItemDetail, ThreadMemberView } from '../../console-types.js';
-import { empty, h, kv, panel } from './dom.js';
+import { empty, h, isolate, kv, panel } from './dom.js';
 import { duration, when } from './format.js';
 
 /** Thread properties for people: durations in hours and minutes beside the seconds the service counts. */
@@ -21,7 +21,8 @@ function threadRows(props: Record<string, unknown>): Array<[string, unknown]> {
 /** One message of the conversation: who, when (and how long after the one before), what it says. */
 function turn(m: ThreadMemberView, before: ThreadMemberView | undefined): HTMLElement {
   const gap = before === undefined ? null : (new Date(m.timestamp).getTime() - new Date(before.timestamp).getTime()) / 1000;
-  const who = m.from ?? '(unknown sender)';
+  // Mail's own text is isolated (bidi controls stay inside it) before it stands beside other text.
+  const who = isolate(m.from ?? '(unknown sender)');
   const head = h('p', { class: 'turn-head' }, [
     m.self || m.item_id === null ? h('strong', { text: who }) : h('a', { href: '#/items/' + m.item_id, text: who }),
     h('span', { class: 'hint', text: ` · ${when(m.timestamp)}${gap !== null && gap >= 0 ? ` · ${duration(gap)} later` : ''}` }),
@@ -33,8 +34,8 @@ function turn(m: ThreadMemberView, before: ThreadMemberView | undefined): HTMLEl
   ]);
   return h('li', { class: m.self ? 'turn self' : 'turn', 'aria-current': m.self ? 'true' : null }, [
     head,
-    m.subject && m.subject !== before?.subject ? h('p', { class: 'turn-subject', text: m.subject }) : null,
-    m.text ? h('p', { class: 'turn-text', text: m.text }) : null,
+    m.subject && m.subject !== before?.subject ? h('p', { class: 'turn-subject', text: isolate(m.subject) }) : null,
+    m.text ? h('p', { class: 'turn-text', text: isolate(m.text) }) : null,
   ]);
 }
 
