@@ -18,7 +18,7 @@ import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
 import { dryRunImport } from './dry-run.js';
-import { countImport, progressLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
+import { countImport, liveLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
 import { ask, requireConsentPossible } from '../consent.js';
@@ -167,7 +167,7 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): P
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
     messages: () => last?.read ?? 0,
-    counters: () => (last ? progressLine(last) : 'reading…'),
+    counters: () => (last ? liveLine(last) : 'reading…'),
   });
   printer.via(display);
   try {
@@ -232,7 +232,7 @@ async function realRun(
     startDisplay(ctx.stderr, {
       files: () => inputs.files(paths),
       messages: () => counts.read,
-      counters: () => progressLine(current()),
+      counters: () => liveLine(current()),
     });
   let display = show();
   printer.via(display);
