@@ -14,7 +14,7 @@ import type {
   AdapterContext,
   AdapterHealth,
   AfterDeliveryResult,
-  IntakeSink,
+  Intake,
   Origin,
   PushEndpoint,
 } from '../../src/pipeline/types.js';
@@ -54,7 +54,7 @@ export class GmailMailboxAdapter implements Adapter {
     this.controls = { enabled: runner.opts.controls.enabled, disableAfterMs: runner.opts.controls.disable_after_ms };
   }
 
-  async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async start(sink: Intake, signal: AbortSignal): Promise<void> {
     await this.runner.run(sink, AbortSignal.any([signal, this.stop.signal]));
   }
 

@@ -8,7 +8,7 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
-import type { AdapterHealth, AdapterSink, FolderSync, IntakeSink } from '../../src/pipeline/types.js';
+import type { AdapterHealth, FolderSync, Intake } from '../../src/pipeline/types.js';
 import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
 import type { MailboxControls } from '../../src/controls/schema.js';
 import { resolveSince } from '../../src/controls/since.js';
@@ -104,7 +104,7 @@ export class MailboxRunner {
     this.wakeUp?.abort();
   }
 
-  async run(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async run(sink: Intake, signal: AbortSignal): Promise<void> {
     this.active = true;
     this.health.state = 'starting';
     let failures = 0;
@@ -166,11 +166,11 @@ export class MailboxRunner {
     });
   }
 
-  private async round(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  private async round(sink: Intake, signal: AbortSignal): Promise<void> {
     this.health.state = 'syncing';
     const { entry, client, log, instance } = this.opts;
     this.since ??= (await resolveSince(this.opts.controls.since, sink, `gmail:${instance}`)) ?? null;
-    const report = (sink as AdapterSink).filtered?.bind(sink);
+    const report = sink.filtered?.bind(sink);
     const started = new Date().toISOString();
     await round({
       filter: this.filter,
@@ -212,7 +212,7 @@ export class MailboxRunner {
   }
 
   /** Keeps the mailbox's state (`gmail:<name>/<user>`) in the store whenever its error changes; best effort. */
-  private async persist(sink: IntakeSink): Promise<void> {
+  private async persist(sink: Intake): Promise<void> {
     const e = this.health.lastError;
     const code = e?.code ?? '';
     if (code === this.persisted || (this.persisted === undefined && code === '')) return;
@@ -220,7 +220,7 @@ export class MailboxRunner {
       ? { state: 'backoff', error: e, nextAttemptAt: this.health.nextAttemptAt }
       : { state: 'ok', since: new Date().toISOString() };
     try {
-      await sink.accept([], { key: `gmail:${this.opts.instance}`, value });
+      await sink.accept([], { checkpoint: { key: `gmail:${this.opts.instance}`, value } });
       this.persisted = code;
     } catch {
       // written at the next change

@@ -5,6 +5,7 @@
  * token cache and notification receiver. docs/graph.md describes the behaviour and every option.
  */
 import { controlsOf } from '../../src/controls/schema.js';
+import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import type { KindImplementation } from '../../src/pipeline/kind.js';
@@ -13,7 +14,7 @@ import type {
   AdapterContext,
   AdapterHealth,
   AfterDeliveryResult,
-  IntakeSink,
+  Intake,
   Origin,
   PushEndpoint,
 } from '../../src/pipeline/types.js';
@@ -56,7 +57,7 @@ export class GraphMailboxAdapter implements Adapter {
     this.controls = { enabled: runner.opts.controls.enabled, disableAfterMs: runner.opts.controls.disable_after_ms };
   }
 
-  async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async start(sink: Intake, signal: AbortSignal): Promise<void> {
     await this.runner.run(sink, AbortSignal.any([signal, this.stop.signal]));
   }
 
@@ -80,8 +81,15 @@ export class GraphMailboxAdapter implements Adapter {
     const { client, entry, log } = this.runner.opts;
     try {
       await applyAction(client, this.action, mine, entry.max_in_flight, this.stop.signal, this.folderIds);
+      delete this.runner.health.actionError;
       return { applied: mine, skipped };
     } catch (err) {
+      if (isGatewayError(err, 'MAILGATE_ERR_GRAPH_MOVE_FOLDER')) {
+        // Retrying cannot make the folder exist: finished unapplied, the reason logged and shown in the mailbox's status.
+        this.runner.health.actionError = { code: err.code, message: err.message, at: new Date().toISOString(), skipped: mine.length };
+        log.error({ code: err.code, count: mine.length }, `${err.message}; ${mine.length} message(s) stay where they are`);
+        return { applied: [], skipped: [...skipped, ...mine] };
+      }
       const code = (err as { code?: string }).code ?? 'MAILGATE_ERR_GRAPH_UNAVAILABLE';
       log.warn({ code, count: mine.length }, `after-delivery ${this.action.kind} failed: ${(err as Error).message}; the actions stay due`);
       return { applied: [], deferred: mine, skipped };

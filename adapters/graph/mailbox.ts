@@ -9,7 +9,7 @@
 import { isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
-import type { AdapterHealth, AdapterSink, FolderSync, IntakeSink } from '../../src/pipeline/types.js';
+import type { AdapterHealth, FolderSync, Intake } from '../../src/pipeline/types.js';
 import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
 import type { MailboxControls } from '../../src/controls/schema.js';
 import { resolveSince } from '../../src/controls/since.js';
@@ -47,6 +47,8 @@ export interface MailboxHealth {
   /** Messages left out by the mailbox's controls (participants, skip, since): never handed to intake. */
   filtered: number;
   folders: Record<string, { lastSyncAt?: string; syncedUntil?: string; inProgress?: boolean }>;
+  /** The last after-delivery failure that finished actions unapplied (the move folder missing); cleared by the next applied batch. */
+  actionError?: { code: string; message: string; at: string; skipped: number };
 }
 
 export interface MailboxOptions {
@@ -106,7 +108,7 @@ export class MailboxRunner {
     this.wakeUp?.abort();
   }
 
-  async run(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async run(sink: Intake, signal: AbortSignal): Promise<void> {
     this.active = true;
     this.health.state = 'starting';
     let failures = 0;
@@ -164,11 +166,11 @@ export class MailboxRunner {
     return d;
   }
 
-  private async round(sink: IntakeSink, signal: AbortSignal, only: Set<string> | undefined): Promise<void> {
+  private async round(sink: Intake, signal: AbortSignal, only: Set<string> | undefined): Promise<void> {
     this.health.state = 'syncing';
     const { entry, client, log, instance } = this.opts;
     this.since ??= (await resolveSince(this.opts.controls.since, sink, `graph:${instance}`)) ?? null;
-    const report = (sink as AdapterSink).filtered?.bind(sink);
+    const report = sink.filtered?.bind(sink);
     for (const target of this.targets) {
       if (only !== undefined && !only.has(target.id)) continue;
       const started = new Date().toISOString();
@@ -218,7 +220,7 @@ export class MailboxRunner {
    * checkpoints) whenever its error changes, so that `mailgate status` shows a mailbox error
    * without asking the running service. Best effort: a failing store is the next round's problem.
    */
-  private async persist(sink: IntakeSink): Promise<void> {
+  private async persist(sink: Intake): Promise<void> {
     const e = this.health.lastError;
     const code = e?.code ?? '';
     if (code === this.persisted || (this.persisted === undefined && code === '')) return;
@@ -226,7 +228,7 @@ export class MailboxRunner {
       ? { state: 'backoff', error: e, nextAttemptAt: this.health.nextAttemptAt }
       : { state: 'ok', since: new Date().toISOString() };
     try {
-      await sink.accept([], { key: `graph:${this.opts.instance}`, value });
+      await sink.accept([], { checkpoint: { key: `graph:${this.opts.instance}`, value } });
       this.persisted = code;
     } catch {
       // written at the next change

@@ -11,7 +11,7 @@ import { sleep } from '../../src/pipeline/sleep.js';
 import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
 import { controlsOf } from '../../src/controls/schema.js';
 import { resolveSince } from '../../src/controls/since.js';
-import type { AdapterSink, FolderSync, IntakeSink } from '../../src/pipeline/types.js';
+import type { FolderSync, Intake } from '../../src/pipeline/types.js';
 import { parseAfterDelivery, type AfterDeliveryAction, type ImapAccountConfig } from './config.js';
 import { endConnection, openConnection } from './connection.js';
 import { AccountHealthTracker, type ImapHealth } from './health.js';
@@ -119,7 +119,7 @@ export class AccountRunner {
   }
 
   /** Connects, syncs and idles until `signal` aborts; then logs out (bounded) and resolves. */
-  async run(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async run(sink: Intake, signal: AbortSignal): Promise<void> {
     this.active = true;
     try {
       while (!signal.aborted) {
@@ -135,7 +135,7 @@ export class AccountRunner {
   }
 
   /** One connection's life; resolves with the backoff before the next one, if it failed. */
-  private async attempt(sink: IntakeSink, signal: AbortSignal): Promise<number | undefined> {
+  private async attempt(sink: Intake, signal: AbortSignal): Promise<number | undefined> {
     let client: ImapFlow | undefined;
     try {
       this.tracker.set('connecting');
@@ -164,9 +164,9 @@ export class AccountRunner {
     }
   }
 
-  private async serve(client: ImapFlow, sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  private async serve(client: ImapFlow, sink: Intake, signal: AbortSignal): Promise<void> {
     this.since ??= (await resolveSince(this.config.since, sink, `imap:${this.config.name}`)) ?? null;
-    const report = (sink as AdapterSink).filtered?.bind(sink);
+    const report = sink.filtered?.bind(sink);
     const session = new Session(client, {
       since: this.since ?? undefined,
       filter: this.filter,

@@ -35,7 +35,7 @@ export function firstSyncKey(mailbox: string): string {
 export async function firstSync(
   sink: {
     checkpoint(key: string): Promise<unknown>;
-    accept(batch: never[], checkpoint: { key: string; value: Record<string, unknown> }): Promise<void>;
+    accept(batch: never[], options: { checkpoint: { key: string; value: Record<string, unknown> } }): Promise<unknown>;
   },
   mailbox: string,
   now: () => Date = () => new Date(),
@@ -44,7 +44,7 @@ export async function firstSync(
   const stored = (await sink.checkpoint(key)) as { at?: unknown } | undefined;
   if (stored !== undefined && typeof stored.at === 'string' && !Number.isNaN(Date.parse(stored.at))) return new Date(stored.at);
   const at = now();
-  await sink.accept([], { key, value: { at: at.toISOString() } });
+  await sink.accept([], { checkpoint: { key, value: { at: at.toISOString() } } });
   return at;
 }
 

@@ -9,7 +9,7 @@ import { GatewayError } from '../../errors.js';
 import type { LogFormat } from '../../log-pretty.js';
 import { RuntimeEvents } from '../../pipeline/events.js';
 import { routeTarget } from '../../pipeline/origin.js';
-import type { AdapterSink, MboxQuoting, PathInputs } from '../../pipeline/types.js';
+import type { AcceptOptions, Accepted, Inbound, Intake, MboxQuoting, PathInputs } from '../../pipeline/types.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
 import { EXIT_FAILED, EXIT_OK } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
@@ -18,7 +18,7 @@ import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
 import { dryRunImport } from './dry-run.js';
-import { countImport, progressLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
+import { countImport, liveLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
 import { cliFilter, FilteredCount, type FilterFlags } from '../filter.js';
@@ -175,7 +175,7 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips, filtered 
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
     messages: () => last?.read ?? 0,
-    counters: () => (last ? progressLine(last) : 'reading…'),
+    counters: () => (last ? liveLine(last) : 'reading…'),
   });
   printer.via(display);
   try {
@@ -200,15 +200,14 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips, filtered 
  * parsed, stored or billed; its checkpoint moves all the same).
  */
 function reportingSink(
-  sink: AdapterSink,
+  sink: Intake,
   at: (path: string, offset: number) => void,
   filter?: { judge: NonNullable<ReturnType<typeof cliFilter>>['judge']; count: FilteredCount },
-): AdapterSink {
+): Intake {
   return {
-    ...(sink.push === undefined ? {} : { push: sink.push }),
-    // Every argument passed on as it came (a fence too, should the runtime ever set one).
-    accept(batch, ...rest): Promise<void> {
-      const v = rest[0]?.value;
+    // Every option passed on as it came (a fence too, should the runtime ever set one).
+    accept(batch: Inbound[], options?: AcceptOptions): Promise<Accepted[]> {
+      const v = options?.checkpoint?.value;
       if (typeof v?.['path'] === 'string' && typeof v['offset'] === 'number') at(v['path'], v['offset']);
       const kept =
         filter === undefined
@@ -219,9 +218,10 @@ function reportingSink(
               if (!verdict.keep) filter.count.add(verdict.reason);
               return verdict.keep;
             });
-      return sink.accept(kept, ...rest);
+      return sink.accept(kept, options);
     },
     checkpoint: (key) => sink.checkpoint(key),
+    item: (id) => sink.item(id),
   };
 }
 
@@ -258,7 +258,7 @@ async function realRun(
     startDisplay(ctx.stderr, {
       files: () => inputs.files(paths),
       messages: () => counts.read,
-      counters: () => progressLine(current()),
+      counters: () => liveLine(current()),
     });
   let display = show();
   printer.via(display);
