@@ -16,6 +16,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import { checkRoutes, createDeliverFn, createDelivery, type DeliveryLoop } from '../pipeline/delivery/index.js';
 import { RoutePauses } from './pauses.js';
+import { poisonGuard } from '../pipeline/poison.js';
 import { RuntimeEvents } from '../pipeline/events.js';
 import { createIntake, type IntakeCore } from '../pipeline/intake.js';
 import { ParsePool } from '../pipeline/pool.js';
@@ -151,6 +152,7 @@ function buildIntake(options: RuntimeOptions, c: Core): IntakeCore {
     ...(options.signal ? { signal: options.signal } : {}),
     logger: c.logger,
     events: c.events,
+    poison: poisonGuard(c.store, p.poison_after),
   });
 }
 

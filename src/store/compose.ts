@@ -66,6 +66,7 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     putFolderState: true,
     countFiltered: true,
     countParseAttempts: true,
+    parseAttempts: true,
     clearParseAttempts: true,
   },
   maintenance: { pruneBatch: true, reclaimSpace: true, storeStats: true },

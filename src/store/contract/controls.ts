@@ -93,6 +93,8 @@ export interface ControlStore {
    * restart). Answers each key's attempts, this one included.
    */
   countParseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>>;
+  /** The parse attempts counted for keys of `route` (keys never counted are left out). */
+  parseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>>;
   /** Forgets the attempts of keys whose messages are now stored (queued or set aside). */
   clearParseAttempts(route: string, keys: readonly string[]): Promise<void>;
 }

@@ -86,6 +86,15 @@ export class PgControls implements Backend<ControlStore> {
     return new Map(rows.map((r) => [r.key, Number(r.attempts)]));
   }
 
+  async parseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>> {
+    if (keys.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ key: string; attempts: number }>(
+      'SELECT key, attempts FROM parse_attempts WHERE route = $1 AND key = ANY($2::text[])',
+      [route, [...keys]],
+    );
+    return new Map(rows.map((r) => [r.key, Number(r.attempts)]));
+  }
+
   async clearParseAttempts(route: string, keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
     await this.pool.query('DELETE FROM parse_attempts WHERE route = $1 AND key = ANY($2::text[])', [route, [...keys]]);

@@ -94,6 +94,16 @@ export class SqliteControls implements Backend<ControlStore> {
     return this.db.transaction(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts]))).immediate();
   }
 
+  parseAttempts(route: string, keys: readonly string[]): Map<string, number> {
+    const get = this.db.prepare('SELECT attempts FROM parse_attempts WHERE route = ? AND key = ?');
+    const out = new Map<string, number>();
+    for (const k of keys) {
+      const row = get.get(route, k) as { attempts: number } | undefined;
+      if (row !== undefined) out.set(k, row.attempts);
+    }
+    return out;
+  }
+
   clearParseAttempts(route: string, keys: readonly string[]): void {
     const del = this.db.prepare('DELETE FROM parse_attempts WHERE route = ? AND key = ?');
     this.db.transaction(() => keys.forEach((k) => del.run(route, k))).immediate();
