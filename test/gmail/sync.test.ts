@@ -52,6 +52,7 @@ describe('gmail adapter: rounds', () => {
     expect(full).toHaveLength(19);
     const origin = sink.items.get(`gmail:workspace/${USER}:${ids[1]}:0`)!.origin;
     expect(origin).toMatchObject({
+      threadId: ids[1],
       adapter: 'gmail',
       mailbox: USER,
       labels: expect.arrayContaining(['INBOX']),
