@@ -218,7 +218,7 @@ async function main(): Promise<void> {
       headers: { authorization: `Bearer ${UPLOAD_KEY}`, 'content-type': 'message/rfc822' },
       body: new Uint8Array(html),
     });
-    const itemId = ((await stored.json()) as { results: Array<{ id: string }> }).results[0]!.id;
+    const itemId = ((await stored.json()) as { results: Array<{ item: string }> }).results[0]!.item;
     await waitDelivered(ports.http, itemId);
     const base = rssMb(child.pid!);
     console.log(`serve RSS at rest ${base.toFixed(0)} MB (after storing and delivering the 10 MB HTML item)\n`);
