@@ -7,6 +7,8 @@ import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.j
 import type { Logger } from '../../src/logger.js';
 import type { Inbound, PushRequest, PushResponse, PushSink } from '../../src/pipeline/types.js';
 import type { WebhookEntry } from './config.js';
+import { header } from './util.js';
+import { readBody } from './body.js';
 import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type VerifyContext } from './provider.js';
 import type { ReplayCache } from './replay.js';
 
@@ -138,6 +140,8 @@ export function createHandler(d: EndpointDeps): (req: PushRequest, sink: PushSin
   return async (req, sink) => {
     const { ctx, release } = requestContext(d);
     try {
+      // The body as it arrives: a form is refused the moment it holds more parts than it may (body.ts).
+      if (req.stream !== undefined) req = { ...req, body: await readBody(req.stream, header(req, 'content-type')) };
       const answer = d.module.handshake ? await d.module.handshake(req, d.entry, ctx) : undefined;
       if (answer) return answer;
       if (req.method !== 'POST')
