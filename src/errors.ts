@@ -84,6 +84,12 @@ export const CORE_ERRORS = defineErrors({
 
   // --- store ---------------------------------------------------------------------
   MAILGATE_ERR_STORE_UNAVAILABLE: { message: 'The store cannot be reached or opened.', http: 503 },
+  MAILGATE_ERR_STORE_FULL: {
+    message:
+      'Store writes fail for want of space (a full disk, or the SQLite max_page_count): senders are asked to retry, nothing is acknowledged, and work resumes when space returns.',
+    http: 503,
+    smtp: 451,
+  },
   MAILGATE_ERR_STORE_MIGRATION: { message: 'A store migration failed or the store schema is newer than this mailgate.' },
   MAILGATE_ERR_STORE_LEASE_LOST: { message: 'A lease held by this process expired or was taken over.' },
   MAILGATE_ERR_STORE_FENCED: {

@@ -73,6 +73,30 @@ function mustExist(url: string): void {
   );
 }
 
+/** The store URL the flags name (as `storeFrom` resolves it), for commands that work on the file itself. */
+export function storeUrlFrom(flags: StoreFlags, env: Record<string, string | undefined>): string {
+  return loadStoreUrl({
+    ...(flags.config === undefined ? {} : { file: flags.config }),
+    env,
+    overrides: flags.store === undefined ? {} : { store: flags.store },
+  });
+}
+
+/** The file of a SQLite store the flags name, which must exist; `what` names the command for other stores. */
+export function sqliteFileFrom(flags: StoreFlags, env: Record<string, string | undefined>, what: string): string {
+  const url = storeUrlFrom(flags, env);
+  if (!url.startsWith('sqlite:')) {
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `${what} works on a SQLite store; this store is PostgreSQL: use its own tools (pg_dump, base backups, VACUUM) as docs/store.md describes`,
+    );
+  }
+  mustExist(url);
+  const { path } = parseSqliteUrl(url);
+  if (path === ':memory:') throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${what} needs a store file, not sqlite::memory:`);
+  return path;
+}
+
 export async function storeFrom(flags: StoreFlags, env: Record<string, string | undefined>): Promise<Store> {
   const url = loadStoreUrl({
     ...(flags.config === undefined ? {} : { file: flags.config }),

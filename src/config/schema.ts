@@ -3,7 +3,8 @@
  * Every field says what it is, its unit and its default; docs/config.md is generated from it.
  */
 import { z } from 'zod';
-import { ADAPTER_CONFIGS, ADAPTER_KINDS } from '../../adapters/config.js';
+import { KINDS, ADAPTER_KINDS } from '../../adapters/config.js';
+import type { KindDefinition } from './kind.js';
 import { insecureUrlIssue } from '../net.js';
 import { isPlaceholderKey } from './placeholder-keys.js';
 import {
@@ -219,6 +220,45 @@ export const DeliverySchema = z
   })
   .strict();
 
+const DAY_S = 86_400;
+
+export const RetentionSchema = z
+  .object({
+    delivered_s: int(60)
+      .nullable()
+      .default(7 * DAY_S)
+      .describe(
+        'How long a delivered (or unchanged) item stays in the store after delivery, in seconds: its document, preview, console row and attempts; then it is pruned. ' +
+          'The ledger and thread index stay, so a message read again after that costs no AI units. null: kept for good. Default 604800 (7 days).',
+      ),
+    dead_s: int(60)
+      .nullable()
+      .default(null)
+      .describe(
+        'How long a dead letter (with its raw bytes) stays after it died, in seconds; null: until purged (`mailgate dlq purge`). Default null.',
+      ),
+    predictions_s: int(60)
+      .nullable()
+      .default(30 * DAY_S)
+      .describe(
+        'How long a stored prediction stays, in seconds (the sinks got it when it was made); null: kept for good. Default 2592000 (30 days).',
+      ),
+    interval_s: int(1, DAY_S)
+      .default(300)
+      .describe('How often `mailgate serve` prunes what is older than the above, in seconds. Default 300.'),
+    batch: int(1, 10_000)
+      .default(500)
+      .describe(
+        'Rows deleted per transaction while pruning: intake and delivery wait at most one such transaction for the store. Default 500.',
+      ),
+    reclaim_bytes: int(0)
+      .default(64 * 1024 * 1024)
+      .describe(
+        'SQLite: free space given back to the file system after each pruning round, at most this many bytes (0: none; the space is then reused inside the file). Default 67108864 (64 MiB).',
+      ),
+  })
+  .strict();
+
 const PropertyConflict = z.enum(['reject', 'override', 'drop']);
 
 export const LeasesSchema = z
@@ -326,6 +366,7 @@ export const RouteSchema = z
       });
   });
 export type RouteConfig = z.infer<typeof RouteSchema>;
+export type RetentionConfig = z.infer<typeof RetentionSchema>;
 
 /** An unknown key under `adapters:` is a kind mailgate does not have: say which ones it has. */
 function unknownKind(iss: { code?: string; keys?: string[] }): string | undefined {
@@ -334,14 +375,14 @@ function unknownKind(iss: { code?: string; keys?: string[] }): string | undefine
   return `unknown adapter kind ${keys.map((k) => `"${k}"`).join(', ')}; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.${keys[0] ?? ''})`;
 }
 
-type AdapterConfigs = typeof ADAPTER_CONFIGS;
+type AdapterConfigs = typeof KINDS;
 type AdapterLists = { [K in keyof AdapterConfigs]: z.ZodDefault<z.ZodArray<AdapterConfigs[K]['schema']>> };
 
 /** `adapters.<kind>`: a list of the kind's entries, for every kind of the registry (adapters/config.ts). */
 function adapterLists(): AdapterLists {
   const lists = Object.fromEntries(
     ADAPTER_KINDS.map((kind) => {
-      const def = ADAPTER_CONFIGS[kind];
+      const def = KINDS[kind];
       return [kind, z.array(def.schema).default([]).describe(def.description)];
     }),
   );
@@ -361,6 +402,9 @@ export const ConfigSchema = z
     server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
     parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),
     delivery: DeliverySchema.prefault({}).describe('Batching, concurrency and backpressure of delivery.'),
+    retention: RetentionSchema.prefault({}).describe(
+      'What `mailgate serve` deletes from the store by age, a few rows at a time (docs/store.md "Retention"). Durations in seconds.',
+    ),
     leases: LeasesSchema.prefault({}).describe(
       'Mailbox ownership when several `mailgate serve` replicas share one store: each IMAP account and files drop is read by one live replica at a time.',
     ),
@@ -379,12 +423,6 @@ export const ConfigSchema = z
   // Cross-field checks run even when fields are invalid, so that one round reports every mistake.
   .superRefine((c, ctx) => crossChecks(c, ctx), { when: () => true });
 
-/** A kind's rule across its entries (adapters/config.ts): the first offending entry. */
-type UniqueRule = (entries: ReadonlyArray<{ name: string }>) => { index: number; message: string } | undefined;
-
-/** Routes an entry names besides its `route` (adapters/config.ts), each with its path in the entry. */
-type RoutesRule = (entry: Record<string, unknown>) => Array<{ path: Array<string | number>; route: unknown }>;
-
 type Ctx = Parameters<Parameters<z.ZodType['superRefine']>[0]>[1];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -402,7 +440,7 @@ function crossChecks(input: unknown, ctx: Ctx): void {
   });
   const adapters = isRecord(c['adapters']) ? c['adapters'] : {};
   for (const kind of ADAPTER_KINDS) {
-    const def = ADAPTER_CONFIGS[kind] as { routes?: RoutesRule };
+    const def: KindDefinition = KINDS[kind];
     listOf(adapters[kind]).forEach((a, i) => {
       for (const { path, route } of [{ path: ['route'], route: a['route'] }, ...(def.routes?.(a) ?? [])]) {
         if (typeof route === 'string' && !names.has(route))
@@ -417,7 +455,7 @@ function crossChecks(input: unknown, ctx: Ctx): void {
   // A kind's own rule across its entries (IMAP: unique account names). An entry without a name
   // gets one no other can have (its missing name is reported already).
   for (const kind of ADAPTER_KINDS) {
-    const def = ADAPTER_CONFIGS[kind] as { unique?: UniqueRule };
+    const def: KindDefinition = KINDS[kind];
     const named = listOf(adapters[kind]).map((a, i) => ({ name: typeof a['name'] === 'string' ? a['name'] : `\u0000${i}` }));
     const duplicate = def.unique?.(named);
     if (duplicate === undefined) continue;

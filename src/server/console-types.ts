@@ -277,6 +277,19 @@ export interface OwnerView {
   heartbeat_age_ms: number;
 }
 
+/** The store's size and oldest items (docs/store.md "Retention"), and whether writes fail for want of space. */
+export interface StoreView {
+  kind: string;
+  bytes: number;
+  /** SQLite: free pages inside the file, in bytes; null on PostgreSQL. */
+  free_bytes: number | null;
+  /** SQLite's auto-vacuum mode (`none`: the file never shrinks until `mailgate store compact`); null on PostgreSQL. */
+  auto_vacuum: string | null;
+  oldest: { queued: string | null; delivered: string | null; dead: string | null };
+  /** Set while store writes fail for want of space (MAILGATE_ERR_STORE_FULL). */
+  full: { since: string; method: string; message: string } | null;
+}
+
 export interface Overview {
   at: string;
   /** When the item counts were taken: they are reused for up to 10 s (counting reads every item). */
@@ -286,6 +299,7 @@ export interface Overview {
   lines: OverviewLine[];
   adapters: AdapterHealthLine[];
   owners: OwnerView[];
+  store: StoreView;
 }
 
 /** `POST /api/dlq/replay` body `{ids: number[]}` (1..1000): per id, in order. */

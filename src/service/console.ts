@@ -107,12 +107,13 @@ export function createConsole(o: ConsoleOptions): { deps: ConsoleDeps; bus: Cons
     const now = Date.now();
     const dayList = days(now);
     const counted = itemCounts(now);
-    const [counts, minute, hour, units, owners] = await Promise.all([
+    const [counts, minute, hour, units, owners, stats] = await Promise.all([
       counted.counts,
       store.attemptCounts(new Date(now - 60_000)),
       store.attemptCounts(new Date(now - 3_600_000)),
       store.aiUnitsByDay(dayList[0]!),
       store.listOwners(),
+      store.storeStats(),
     ]);
     const names = [...new Set([...o.routes.keys(), ...counts.map((c) => c.route)])];
     const routes = names.map((name): RouteOverview => {
@@ -146,6 +147,14 @@ export function createConsole(o: ConsoleOptions): { deps: ConsoleDeps; bus: Cons
         heartbeat_at: w.heartbeatAt,
         heartbeat_age_ms: w.heartbeatAgeMs,
       })),
+      store: {
+        kind: store.kind,
+        bytes: stats.bytes,
+        free_bytes: stats.freeBytes ?? null,
+        auto_vacuum: stats.autoVacuum ?? null,
+        oldest: { queued: stats.oldest.queued ?? null, delivered: stats.oldest.delivered ?? null, dead: stats.oldest.dead ?? null },
+        full: store.health().full ?? null,
+      },
     };
   }
 

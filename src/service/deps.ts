@@ -64,7 +64,11 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     const checks: ReadyReport['checks'] = {};
     try {
       await store.outboxDepth();
-      checks['store'] = { ok: true };
+      const { full } = store.health();
+      checks['store'] =
+        full === undefined
+          ? { ok: true }
+          : { ok: false, state: 'full', code: 'MAILGATE_ERR_STORE_FULL', detail: `since ${full.since}, ${full.method}: ${full.message}` };
     } catch (err) {
       const code = isGatewayError(err) ? err.code : 'MAILGATE_ERR_STORE_UNAVAILABLE';
       checks['store'] = { ok: false, state: 'unreachable', code, detail: (err as Error).message };

@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from '../metrics.js';
 import type { AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import type { DeliveryLoop } from '../pipeline/delivery/index.js';
 import { RuntimeEvents } from '../pipeline/events.js';
+import { createRetention, type Retention } from '../pipeline/retention.js';
 import { ParsePool } from '../pipeline/pool.js';
 import { sleep } from '../pipeline/sleep.js';
 import { createRuntime, logPauses, type AdapterEntry, type Runtime } from '../runtime/index.js';
@@ -21,7 +22,7 @@ import { baseUrl, listenError, parseListen } from '../server/listen.js';
 import type { PredictionSinks } from '../sinks/index.js';
 import { createConsole } from './console.js';
 import { createServiceDeps } from './deps.js';
-import { countApiAttempts, countMessages, logDelivery, observeStore, trackPausedRoutes } from './observe.js';
+import { countApiAttempts, countMessages, logDelivery, observeStore, trackPausedRoutes, watchStoreSpace } from './observe.js';
 
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
 
@@ -49,6 +50,8 @@ export interface Service {
   /** The JSONL/webhook workers of predict routes with a `sink` (docs/predictions.md). */
   readonly sinks: PredictionSinks;
   readonly actions?: AfterDeliveryQueue;
+  /** Pruning by age (`retention:`), running every `retention.interval_s`; `runOnce` prunes now. */
+  readonly retention: Retention;
   /** Graceful stop; `force` aborts the drain. Resolves with whether the outbox was drained. Idempotent. */
   stop(force?: AbortSignal): Promise<{ drained: boolean }>;
 }
@@ -147,6 +150,10 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   const publicUrl = publicApp && baseUrl(publicApp.server.address() as AddressInfo);
   const adaptersDone = runtime.runAdapters(intakeStop.signal);
   const deliveryDone = delivery.run(deliveryStop.signal);
+  const retentionStop = new AbortController();
+  const retention = createRetention({ store, retention: config.retention, logger: logger.child({ component: 'retention' }) });
+  const retentionDone = retention.run(retentionStop.signal);
+  const stopWatch = watchStoreSpace(store, logger.child({ component: 'store' }));
   sinks.start();
   if (publicUrl) logger.info({ url: publicUrl }, `push endpoints and /livez also on ${publicUrl}`);
   logger.info({ url, routes: [...routes.keys()], adapters: adapters.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
@@ -154,7 +161,10 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   async function stop(force?: AbortSignal): Promise<{ drained: boolean }> {
     stopping = true;
     logger.info({ drainMs }, 'stopping: intake first, then draining delivery');
+    retentionStop.abort();
+    stopWatch();
     intakeStop.abort();
+    await retentionDone;
     await adaptersDone;
     const deadline = AbortSignal.any([AbortSignal.timeout(Math.max(drainMs, 1)), ...(force ? [force] : [])]);
     let drained = false;
@@ -207,6 +217,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     adapters: runtime.adapters,
     delivery,
     sinks,
+    retention,
     ...(actions ? { actions } : {}),
     stop: (force) => (stopped ??= stop(force)),
   };

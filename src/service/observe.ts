@@ -100,3 +100,26 @@ export function observeStore(metrics: Metrics, store: Store, adapters: readonly 
     });
   }
 }
+
+/**
+ * Watches the store's record of writes failing for want of space (`store.health()`): one error
+ * line when writes start failing, one line when they succeed again. Returns the stop function.
+ */
+export function watchStoreSpace(store: Store, logger: Logger, intervalMs = 1_000): () => void {
+  let since: string | undefined;
+  const timer = setInterval(() => {
+    const { full } = store.health();
+    if (full !== undefined && since === undefined) {
+      since = full.since;
+      logger.error(
+        { code: 'MAILGATE_ERR_STORE_FULL', method: full.method, since: full.since, err: full.message },
+        'store full: writes fail for want of space; senders are asked to retry and nothing is acknowledged until space returns',
+      );
+    } else if (full === undefined && since !== undefined) {
+      logger.info({ since }, 'store writable again: intake and delivery resume');
+      since = undefined;
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

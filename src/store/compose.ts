@@ -5,7 +5,7 @@
  * implementations compose this way, so neither repeats a delegation per method.
  */
 import { wrapStoreError } from './common.js';
-import type { Store, StoreConcerns } from './types.js';
+import type { Store, StoreConcerns, StoreFull } from './types.js';
 
 /**
  * A concern as a backend implements it: the contract's methods, each free to answer at once
@@ -57,20 +57,51 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     attemptCounts: true,
     aiUnitsByDay: true,
   },
+  maintenance: { pruneBatch: true, reclaimSpace: true, storeStats: true },
 };
 
 type Method = (...args: unknown[]) => unknown;
 
+/** Tracks writes that fail for want of space, per method, until that method succeeds again. */
+class SpaceHealth {
+  private readonly failing = new Map<string, StoreFull>();
+
+  failed(method: string, err: unknown): void {
+    if (!this.failing.has(method)) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.failing.set(method, { since: new Date().toISOString(), method, message });
+    }
+  }
+
+  succeeded(method: string): void {
+    if (this.failing.size > 0) this.failing.delete(method);
+  }
+
+  health(): { full?: StoreFull } {
+    let first: StoreFull | undefined;
+    for (const f of this.failing.values()) if (first === undefined || f.since < first.since) first = f;
+    return first === undefined ? {} : { full: first };
+  }
+}
+
 /** `impl`'s listed methods, each answering a promise and wrapping a failure under its name. */
-function guarded(impl: object, methods: Record<string, true | string>, unavailable: (err: unknown) => boolean): Record<string, Method> {
+function guarded(
+  impl: object,
+  methods: Record<string, true | string>,
+  unavailable: (err: unknown) => boolean,
+  space: { full: (err: unknown) => boolean; health: SpaceHealth },
+): Record<string, Method> {
   const out: Record<string, Method> = {};
   for (const [name, label] of Object.entries(methods)) {
     const fn = (impl as Record<string, Method>)[name]!;
     const what = label === true ? name : label;
     out[name] = async (...args: unknown[]) => {
       try {
-        return await fn.apply(impl, args);
+        const result = await fn.apply(impl, args);
+        space.health.succeeded(name);
+        return result;
       } catch (err) {
+        if (space.full(err)) space.health.failed(name, err);
         throw wrapStoreError(err, unavailable, what);
       }
     };
@@ -78,20 +109,28 @@ function guarded(impl: object, methods: Record<string, true | string>, unavailab
   return out;
 }
 
+/** What tells a backend's failures apart: "cannot reach the store", and "no space left to write". */
+export interface BackendFailures {
+  unavailable: (err: unknown) => boolean;
+  full: (err: unknown) => boolean;
+}
+
 /**
  * The Store of a backend: its concerns behind the guard, `migrate` guarded too, `close` as
- * given. `unavailable` tells the backend's "cannot reach the store" failures from failed writes.
+ * given, `health` from the guard's record of writes that failed for space.
  */
 export function composeStore(
   kind: string,
   concerns: BackendConcerns,
   lifecycle: { migrate(): number | Promise<number>; close(): Promise<void> },
-  unavailable: (err: unknown) => boolean,
+  failures: BackendFailures,
 ): Store {
-  const store: Record<string, unknown> = { kind, close: () => lifecycle.close() };
+  const health = new SpaceHealth();
+  const space = { full: failures.full, health };
+  const store: Record<string, unknown> = { kind, close: () => lifecycle.close(), health: () => health.health() };
   for (const name of Object.keys(METHODS) as Array<keyof StoreConcerns>) {
-    Object.assign(store, guarded(concerns[name], METHODS[name], unavailable));
+    Object.assign(store, guarded(concerns[name], METHODS[name], failures.unavailable, space));
   }
-  Object.assign(store, guarded(lifecycle, { migrate: true }, unavailable));
+  Object.assign(store, guarded(lifecycle, { migrate: true }, failures.unavailable, space));
   return store as unknown as Store;
 }

@@ -2,6 +2,7 @@
  * Opens a store from a URL:
  *   sqlite:PATH                 a SQLite file (parent directories are created)
  *   sqlite:PATH?synchronous=normal   the same with synchronous=NORMAL (see docs/store.md)
+ *   sqlite:PATH?max_page_count=N     the file may not grow past N pages (writes then fail as on a full disk)
  *   sqlite::memory:             an in-memory SQLite database (tests)
  *   postgres://… postgresql://… a PostgreSQL database
  * The store is migrated before it is returned.
@@ -28,7 +29,7 @@ function invalid(message: string): GatewayError {
   return new GatewayError('MAILGATE_ERR_CONFIG_INVALID', message);
 }
 
-/** Splits `sqlite:PATH[?synchronous=full|normal]` into a path and options. */
+/** Splits `sqlite:PATH[?synchronous=full|normal&max_page_count=N]` into a path and options. */
 export function parseSqliteUrl(url: string): { path: string; options: SqliteOptions } {
   let rest = url.slice('sqlite:'.length);
   const options: SqliteOptions = {};
@@ -37,7 +38,14 @@ export function parseSqliteUrl(url: string): { path: string; options: SqliteOpti
     const params = new URLSearchParams(rest.slice(q + 1));
     rest = rest.slice(0, q);
     for (const [name, value] of params) {
-      if (name !== 'synchronous') throw invalid(`unknown SQLite store option "${name}" (known: synchronous)`);
+      if (name === 'max_page_count') {
+        const n = Number(value);
+        if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+          throw invalid(`SQLite max_page_count must be a positive integer, got "${value}"`);
+        options.maxPageCount = n;
+        continue;
+      }
+      if (name !== 'synchronous') throw invalid(`unknown SQLite store option "${name}" (known: synchronous, max_page_count)`);
       const v = value.toUpperCase();
       if (v !== 'FULL' && v !== 'NORMAL') throw invalid(`SQLite synchronous must be full or normal, got "${value}"`);
       options.synchronous = v;

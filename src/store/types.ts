@@ -15,6 +15,7 @@
 import type { Ledger } from '../ledger/index.js';
 import type { ConsoleStore } from './contract/console.js';
 import type { DeadLetterStore } from './contract/dead-letters.js';
+import type { MaintenanceStore, StoreFull } from './contract/maintenance.js';
 import type { KeyedStore, OutboxStore } from './contract/outbox.js';
 import type { CheckpointStore, LeaseStore, OwnerStore } from './contract/ownership.js';
 import type { CounterStore, PredictionStore } from './contract/predictions.js';
@@ -24,6 +25,7 @@ import type { ThreadStore } from './contract/threads.js';
 export type { Ledger, LedgerEntry, LedgerRecord } from '../ledger/index.js';
 export type * from './contract/console.js';
 export type * from './contract/dead-letters.js';
+export type * from './contract/maintenance.js';
 export type * from './contract/outbox.js';
 export type * from './contract/ownership.js';
 export type * from './contract/predictions.js';
@@ -42,6 +44,7 @@ export interface StoreConcerns {
   predictions: PredictionStore;
   counters: CounterStore;
   console: ConsoleStore;
+  maintenance: MaintenanceStore;
 }
 
 /** Opening, migrating and closing a store. */
@@ -50,6 +53,12 @@ export interface StoreLifecycle {
   readonly kind: string;
   /** Applies pending migrations (run by openStore; safe to call again). Returns the schema version. */
   migrate(): Promise<number>;
+  /**
+   * Writes failing for want of space: set by the first such failure (SQLITE_FULL, a full disk,
+   * PostgreSQL disk_full), cleared when the method that failed succeeds again. Readiness, the
+   * log and the console report it.
+   */
+  health(): { full?: StoreFull };
   close(): Promise<void>;
 }
 
@@ -65,4 +74,5 @@ export interface Store
     DeadLetterStore,
     PredictionStore,
     CounterStore,
-    ConsoleStore {}
+    ConsoleStore,
+    MaintenanceStore {}

@@ -9,6 +9,8 @@ import { statusCommand } from './status.js';
 import { predictionsCommand } from './predictions.js';
 import { uploadCommand } from './upload.js';
 import { webhookCommand } from './webhook.js';
+import { backupCommand } from './backup.js';
+import { compactCommand } from './compact.js';
 
 export const COMMANDS: readonly CliCommand[] = [
   previewCommand,
@@ -16,6 +18,8 @@ export const COMMANDS: readonly CliCommand[] = [
   dlqCommand,
   predictionsCommand,
   statusCommand,
+  backupCommand,
+  compactCommand,
   emulatorCommand,
   serveCommand,
   webhookCommand,

@@ -1,7 +1,7 @@
 /** `mailgate status`: outbox depth, per-route counters, checkpoints, AI units spent and the running processes. */
 import type { Command } from 'commander';
 import { ownerSummary, type OwnerSummary } from '../../store/common.js';
-import type { Lease, Store } from '../../store/types.js';
+import type { Lease, Store, StoreStats } from '../../store/types.js';
 import { PAUSE_KEY_PREFIX } from '../../runtime/pauses.js';
 import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
@@ -21,6 +21,7 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
     );
     return {
       store: store.kind,
+      storeStats: await store.storeStats(),
       outboxDepth: await store.outboxDepth(),
       outbox: await store.outboxCounts(),
       // `paused`: as the last process delivering the route reported it (null: delivering).
@@ -31,7 +32,7 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   });
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify(status)}\n`);
-  const lines = [`store: ${status.store}`, `outbox depth (queued): ${status.outboxDepth}`, '', 'routes:'];
+  const lines = [`store: ${status.store}`, ...storeLines(status.storeStats), `outbox depth (queued): ${status.outboxDepth}`, '', 'routes:'];
   if (status.routes.length === 0) lines.push('  (none yet)');
   for (const r of status.routes) {
     const queued = status.outbox.find((o) => o.route === r.route && o.status === 'queued')?.count ?? 0;
@@ -65,6 +66,21 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   const orphans = status.leases.filter((l) => !status.owners.some((o) => o.id === l.owner));
   for (const l of orphans) lines.push(`  (lease ${l.name} held by ${l.owner}, not registered: expires ${l.expiresAt})`);
   await write(`${lines.join('\n')}\n`);
+}
+
+const MIB = 1024 * 1024;
+const mib = (bytes: number): string => `${(bytes / MIB).toFixed(1)} MiB`;
+
+/** The store's size, free space and oldest items (docs/store.md "Retention"). */
+function storeLines(s: StoreStats): string[] {
+  const free = s.freeBytes === undefined ? '' : `, ${mib(s.freeBytes)} of it free for reuse`;
+  const vacuum =
+    s.autoVacuum === undefined || s.autoVacuum === 'incremental'
+      ? ''
+      : ` (auto-vacuum ${s.autoVacuum}: pruned space is reused but the file never shrinks; \`mailgate store compact\` converts it once)`;
+  const o = s.oldest;
+  const oldest = (['queued', 'delivered', 'dead'] as const).map((k) => `${k} ${o[k] ?? '(none)'}`).join(', ');
+  return [`store size: ${mib(s.bytes)}${free}${vacuum}`, `oldest items: ${oldest}`];
 }
 
 /** The `{ error: { code, message } }` a mailbox keeps in its state checkpoint, if any. */

@@ -187,6 +187,14 @@ export const overview = z.object({
       heartbeat_age_ms: z.number(),
     }),
   ),
+  store: z.object({
+    kind: z.string(),
+    bytes: z.number(),
+    free_bytes: z.number().nullable(),
+    auto_vacuum: z.string().nullable(),
+    oldest: z.object({ queued: instant.nullable(), delivered: instant.nullable(), dead: instant.nullable() }),
+    full: z.object({ since: instant, method: z.string(), message: z.string() }).nullable(),
+  }),
 });
 same<z.output<typeof overview>, Overview>(true);
 

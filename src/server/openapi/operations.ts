@@ -172,7 +172,8 @@ export function coreOperations(): ApiOperation[] {
       method: 'get',
       path: '/api/overview',
       id: 'overview',
-      summary: "The console's overview: per route and adapter counts, rates, AI units, adapter health, owners.",
+      summary:
+        "The console's overview: per route and adapter counts, rates, AI units, adapter health, owners, the store's size and oldest items.",
       tag: 'console',
       security: 'admin',
       answers: { 200: ok('The overview.', answers.overview) },

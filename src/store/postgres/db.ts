@@ -18,8 +18,8 @@ export function nowParam(clock: PgClock): Date | null {
 /** SQL for "now", given the number of the parameter that holds `nowParam()`. */
 export const pgNow = (n: number): string => `COALESCE($${n}::timestamptz, clock_timestamp())`;
 
-/** Connection-level failures: the store is unreachable (retry later), not a bad write. */
-const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53300|53200|3D000|28)/;
+/** Connection-level failures and a full disk: the store is unreachable (retry later), not a bad write. */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53300|53200|53100|3D000|28)/;
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'EHOSTUNREACH']);
 
 export function isPgUnavailable(err: unknown): boolean {
@@ -27,6 +27,11 @@ export function isPgUnavailable(err: unknown): boolean {
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
   const message = err instanceof Error ? err.message : '';
   return /Connection terminated|connection.*(ended|closed)|Client was closed|Cannot use a pool after calling end/i.test(message);
+}
+
+/** A write that failed for want of space on the server (disk_full), which is also unavailable: retry later. */
+export function isPgFull(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '53100';
 }
 
 /** Deadlock and serialization failures: the transaction rolled back and may simply run again. */

@@ -12,10 +12,11 @@ import type { Store } from '../types.js';
 import { PgCheckpoints } from './checkpoints.js';
 import { PgConsole } from './console.js';
 import { PgCounters } from './counters.js';
-import { isPgUnavailable } from './db.js';
+import { isPgFull, isPgUnavailable } from './db.js';
 import { PgDeadLetters } from './dead-letters.js';
 import { PgKeyed } from './keyed.js';
 import { PgLeases } from './leases.js';
+import { PgMaintenance } from './maintenance.js';
 import { PgLedger } from './ledger.js';
 import { migratePostgres } from './migrations.js';
 import { PgOutbox } from './outbox.js';
@@ -73,6 +74,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     predictions: new PgPredictions(pool),
     counters: new PgCounters(pool, clock),
     console: new PgConsole(pool),
+    maintenance: new PgMaintenance(pool),
   };
   let closed = false;
   const lifecycle = {
@@ -83,5 +85,5 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
       await pool.end();
     },
   };
-  return composeStore('postgres', concerns, lifecycle, isPgUnavailable);
+  return composeStore('postgres', concerns, lifecycle, { unavailable: isPgUnavailable, full: isPgFull });
 }

@@ -15,6 +15,11 @@ export interface SqliteOptions {
    * times, leases), in ms since the epoch; default `Date.now`. Tests inject a fake one.
    */
   now?: () => number;
+  /**
+   * A ceiling on the database file, in pages (SQLite `max_page_count`): a write that would grow
+   * it further fails with SQLITE_FULL, as on a full disk. Default: SQLite's own (no practical limit).
+   */
+  maxPageCount?: number;
 }
 
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;
@@ -25,6 +30,12 @@ export function isUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && UNAVAILABLE.test(code)) return true;
   return err instanceof TypeError && /database connection is not open/.test(err.message);
+}
+
+/** A write that failed for want of space: the disk, or the file's `max_page_count`. */
+export function isFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_FULL') || code === 'ENOSPC');
 }
 
 /** Page size of a new database, in bytes. */
@@ -40,9 +51,16 @@ export function openDatabase(path: string, options: SqliteOptions): Database.Dat
     // then fit in one page instead of spilling into overflow pages, which halves what an
     // enqueue writes. An existing database keeps its page size (it is fixed once written).
     db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
+    // A new database gives the pages of deleted rows back to the file system when asked
+    // (retention runs `incremental_vacuum` after pruning). An existing one keeps its mode until
+    // converted once with VACUUM (`mailgate store compact`, docs/store.md).
+    db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');
+    if (options.maxPageCount !== undefined) {
+      db.pragma(`max_page_count = ${parseLimit('SQLite max_page_count', options.maxPageCount, 1, { min: 1 })}`);
+    }
     return db;
   } catch (err) {
     throw new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', `cannot open SQLite store ${path}: ${(err as Error).message}`, { cause: err });

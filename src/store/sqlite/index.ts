@@ -13,10 +13,11 @@ import type { Store } from '../types.js';
 import { SqliteCheckpoints } from './checkpoints.js';
 import { SqliteConsole } from './console.js';
 import { SqliteCounters } from './counters.js';
-import { isUnavailable, openDatabase, type SqliteOptions } from './db.js';
+import { isFull, isUnavailable, openDatabase, type SqliteOptions } from './db.js';
 import { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteKeyed } from './keyed.js';
 import { SqliteLeases } from './leases.js';
+import { SqliteMaintenance } from './maintenance.js';
 import { SqliteLedger } from './ledger.js';
 import { migrateSqlite } from './migrations.js';
 import { SqliteOutbox } from './outbox.js';
@@ -53,6 +54,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     owners: new SqliteOwners(db, now, leases),
     deadLetters: new SqliteDeadLetters(db, outbox, now),
     predictions: new SqlitePredictions(db, now),
+    maintenance: new SqliteMaintenance(db),
   };
   const lifecycle = {
     migrate: () => migrateSqlite(db),
@@ -60,5 +62,5 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
       if (db.open) db.close();
     },
   };
-  return composeStore('sqlite', concerns, lifecycle, isUnavailable);
+  return composeStore('sqlite', concerns, lifecycle, { unavailable: isUnavailable, full: isFull });
 }

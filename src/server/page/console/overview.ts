@@ -4,7 +4,7 @@
  * units per day; counts per route and adapter; mailbox and adapter health; the replicas that
  * claim work (registered owners). From GET /api/overview, with GET /api/status for the rest.
  */
-import type { AdapterHealthLine, ConsoleItemState, Overview, RouteOverview } from '../../console-types.js';
+import type { AdapterHealthLine, ConsoleItemState, Overview, RouteOverview, StoreView } from '../../console-types.js';
 import { get, url } from './api.js';
 import { announce, byId, clear, empty, errorBox, h, kv, panel } from './dom.js';
 import { duration, when } from './format.js';
@@ -85,6 +85,22 @@ function routeCard(r: RouteOverview, pause: PausedRoute | undefined): HTMLElemen
   );
 }
 
+const mib = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+
+/** The store's size, free space, mode and oldest items. */
+function storePanel(s: StoreView): HTMLElement {
+  const rows: Array<[string, unknown]> = [['Size on disk', mib(s.bytes)]];
+  if (s.free_bytes !== null) rows.push(['Free for reuse', mib(s.free_bytes)]);
+  if (s.auto_vacuum !== null)
+    rows.push(['Auto-vacuum', s.auto_vacuum === 'incremental' ? 'incremental' : `${s.auto_vacuum} (run mailgate store compact once)`]);
+  rows.push(
+    ['Oldest queued', s.oldest.queued === null ? '(none)' : when(s.oldest.queued)],
+    ['Oldest delivered', s.oldest.delivered === null ? '(none)' : when(s.oldest.delivered)],
+    ['Oldest dead letter', s.oldest.dead === null ? '(none)' : when(s.oldest.dead)],
+  );
+  return panel(`Store (${s.kind})`, kv(rows));
+}
+
 function health(a: AdapterHealthLine): string {
   if (a.healthy === true) return 'healthy';
   if (a.healthy === false) return 'unhealthy';
@@ -104,6 +120,14 @@ function render(o: Overview, status: Record<string, unknown> | undefined): void 
         `As of ${when(o.at)} · API: ${String(status?.['api'] ?? '?')} · store: ${String((status?.['store'] as { kind?: string } | undefined)?.kind ?? '?')}` +
         (server?.uptime_seconds === undefined ? '' : ` · up ${duration(server.uptime_seconds)}`),
     }),
+    ...(o.store.full === null
+      ? []
+      : [
+          errorBox(
+            'MAILGATE_ERR_STORE_FULL',
+            `The store is full since ${when(o.store.full.since)} (${o.store.full.message}): senders are asked to retry and nothing is acknowledged until space returns.`,
+          ),
+        ]),
     o.routes.length
       ? h(
           'div',
@@ -135,6 +159,7 @@ function render(o: Overview, status: Record<string, unknown> | undefined): void 
           )
         : empty('No adapters.'),
     ),
+    storePanel(o.store),
     panel(
       'Replicas',
       o.owners.length

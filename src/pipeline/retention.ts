@@ -1,0 +1,87 @@
+/**
+ * Retention: `mailgate serve` deletes, by age, what the product no longer needs — delivered
+ * (and unchanged) items, dead letters when `retention.dead_s` says so, stored predictions — a
+ * batch per short transaction with the event loop free between batches, so intake and delivery
+ * never wait for more than one batch; then SQLite gives the space back (incremental vacuum).
+ * The ledger and the thread index are never pruned: they keep a message read again after its
+ * item was pruned from costing AI units, and thread properties complete (docs/store.md).
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { RetentionConfig } from '../config/schema.js';
+import { isGatewayError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { MaintenanceStore, PruneKind } from '../store/types.js';
+import { sleep } from './sleep.js';
+
+export interface RetentionOptions {
+  store: MaintenanceStore;
+  retention: RetentionConfig;
+  logger: Logger;
+  /** The clock ages are measured by, in ms since the epoch. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** What one round deleted and gave back. */
+export interface RetentionRound {
+  delivered: number;
+  dead: number;
+  predictions: number;
+  /** Bytes given back to the file system (SQLite incremental vacuum). */
+  reclaimedBytes: number;
+}
+
+export interface Retention {
+  /** One round now: every kind pruned until nothing older is left (or `signal` aborts), then space reclaimed. */
+  runOnce(signal?: AbortSignal): Promise<RetentionRound>;
+  /** A round every `interval_s` until `signal` aborts; a failed round is logged and the next one tries again. */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+/** The age setting of each kind, in seconds (null: kept). */
+function ages(r: RetentionConfig): Record<PruneKind, number | null> {
+  return { delivered: r.delivered_s, dead: r.dead_s, predictions: r.predictions_s };
+}
+
+export function createRetention(o: RetentionOptions): Retention {
+  const now = o.now ?? Date.now;
+  const { batch } = o.retention;
+  const log = o.logger;
+
+  async function prune(kind: PruneKind, ageS: number, signal: AbortSignal | undefined): Promise<number> {
+    const before = new Date(now() - ageS * 1000);
+    let total = 0;
+    while (signal?.aborted !== true) {
+      const n = await o.store.pruneBatch(kind, before, batch);
+      total += n;
+      if (n < batch) break;
+      // Between batches the loop is free: intake and delivery take the store first.
+      await yieldToLoop();
+    }
+    return total;
+  }
+
+  async function runOnce(signal?: AbortSignal): Promise<RetentionRound> {
+    const round: RetentionRound = { delivered: 0, dead: 0, predictions: 0, reclaimedBytes: 0 };
+    for (const [kind, age] of Object.entries(ages(o.retention)) as Array<[PruneKind, number | null]>) {
+      if (age !== null) round[kind] = await prune(kind, age, signal);
+    }
+    if (o.retention.reclaim_bytes > 0 && signal?.aborted !== true)
+      round.reclaimedBytes = await o.store.reclaimSpace(o.retention.reclaim_bytes);
+    return round;
+  }
+
+  async function run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        const r = await runOnce(signal);
+        if (r.delivered + r.dead + r.predictions + r.reclaimedBytes > 0) log.info({ ...r }, 'retention: pruned the store');
+      } catch (err) {
+        const code = isGatewayError(err) ? err.code : undefined;
+        log.warn({ err, code }, 'retention: pruning failed; the next round tries again');
+      }
+      await sleep(o.retention.interval_s * 1000, signal);
+    }
+  }
+
+  return { runOnce, run };
+}

@@ -1,0 +1,55 @@
+/**
+ * Keeping a long-running store bounded: retention (deleting what the product no longer needs,
+ * a few rows per transaction), giving the space back, and what an operator sees of it (size,
+ * oldest items, a full disk).
+ */
+
+/** What retention deletes by age: delivered (and unchanged) items, dead letters, predictions. */
+export type PruneKind = 'delivered' | 'dead' | 'predictions';
+
+export interface StoreStats {
+  /**
+   * Bytes the store takes on disk: SQLite, the database file and its WAL; PostgreSQL, mailgate's
+   * tables with their indexes and TOAST (not the server's WAL or other databases).
+   */
+  bytes: number;
+  /** Of `bytes`, space inside the store free for reuse (SQLite free pages); absent on PostgreSQL. */
+  freeBytes?: number;
+  /**
+   * SQLite's auto-vacuum mode: `incremental` gives the space of pruned rows back to the file
+   * system; `none` (stores created before it was the default) reuses it but never shrinks until
+   * converted once (`mailgate store compact`). Absent on PostgreSQL.
+   */
+  autoVacuum?: 'none' | 'full' | 'incremental';
+  /** The oldest item of each status (ISO-8601): queued, when it was stored; delivered and dead, when they became so. */
+  oldest: { queued?: string; delivered?: string; dead?: string };
+}
+
+/** A write that failed for want of space (SQLITE_FULL, a full disk, PostgreSQL disk_full). */
+export interface StoreFull {
+  /** When the first such failure happened since the store last wrote successfully (ISO-8601). */
+  since: string;
+  /** The store method whose write failed. */
+  method: string;
+  /** The driver's message. */
+  message: string;
+}
+
+export interface MaintenanceStore {
+  /**
+   * Deletes at most `limit` of the oldest items of one kind finished (or, for predictions,
+   * written) before `olderThan`, in one short transaction, with their side rows (document, search
+   * row, attempts, aliases). Delivered items whose after-delivery action is still due are kept.
+   * Returns how many were deleted: fewer than `limit` means there is nothing more to prune.
+   */
+  pruneBatch(kind: PruneKind, olderThan: Date, limit: number): Promise<number>;
+  /**
+   * Gives free space back to the file system, at most `maxBytes` of it (SQLite with incremental
+   * auto-vacuum: that many free pages are released and the WAL is checkpointed). Returns the
+   * bytes released; 0 where the store does not shrink itself (PostgreSQL: autovacuum reuses the
+   * space, see docs/store.md).
+   */
+  reclaimSpace(maxBytes: number): Promise<number>;
+  /** Size on disk, free space and the oldest items: cheap (indexes and file sizes only). */
+  storeStats(): Promise<StoreStats>;
+}

@@ -1,0 +1,59 @@
+/**
+ * PostgreSQL retention and size: pruning a few rows per statement (rows another replica is
+ * pruning at the same moment are skipped, not waited for), and the size of mailgate's tables.
+ * The space of deleted rows is reused by autovacuum and not given back to the file system
+ * (docs/store.md "Retention": VACUUM FULL or pg_repack do that, under their own locks).
+ */
+import type pg from 'pg';
+import { checkLimit } from '../common.js';
+import type { Backend } from '../compose.js';
+import type { MaintenanceStore, PruneKind, StoreStats } from '../types.js';
+import { deleteItems } from './outbox.js';
+
+const OLDEST: Record<PruneKind, string> = {
+  delivered: `status = 'delivered' AND finished_at < $1 AND NOT action_due ORDER BY finished_at`,
+  dead: `status = 'dead' AND finished_at < $1 ORDER BY id`,
+  predictions: '',
+};
+
+export class PgMaintenance implements Backend<MaintenanceStore> {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async pruneBatch(kind: PruneKind, olderThan: Date, limit: number): Promise<number> {
+    checkLimit(limit);
+    if (kind === 'predictions') {
+      const res = await this.pool.query(
+        `DELETE FROM predictions WHERE id IN (
+           SELECT id FROM (SELECT id, created_at FROM predictions ORDER BY id LIMIT $2) p WHERE created_at < $1
+         )`,
+        [olderThan, limit],
+      );
+      return res.rowCount ?? 0;
+    }
+    return deleteItems(this.pool, `id IN (SELECT id FROM outbox WHERE ${OLDEST[kind]} LIMIT $2 FOR UPDATE SKIP LOCKED)`, [
+      olderThan,
+      limit,
+    ]);
+  }
+
+  reclaimSpace(): number {
+    return 0;
+  }
+
+  async storeStats(): Promise<StoreStats> {
+    const { rows } = await this.pool.query<{ bytes: string | null; queued: Date | null; delivered: Date | null; dead: Date | null }>(
+      `SELECT
+         (SELECT SUM(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE c.relkind IN ('r', 'p', 'm') AND n.nspname = current_schema()) AS bytes,
+         (SELECT enqueued_at FROM outbox WHERE status = 'queued' ORDER BY id LIMIT 1) AS queued,
+         (SELECT finished_at FROM outbox WHERE status = 'delivered' ORDER BY finished_at LIMIT 1) AS delivered,
+         (SELECT MIN(finished_at) FROM outbox WHERE status = 'dead') AS dead`,
+    );
+    const r = rows[0]!;
+    const oldest: StoreStats['oldest'] = {};
+    if (r.queued !== null) oldest.queued = r.queued.toISOString();
+    if (r.delivered !== null) oldest.delivered = r.delivered.toISOString();
+    if (r.dead !== null) oldest.dead = r.dead.toISOString();
+    return { bytes: Number(r.bytes ?? 0), oldest };
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * SQLite retention and space: pruning a few rows per IMMEDIATE transaction (so intake and
+ * delivery wait at most one short batch for the write lock), incremental vacuum, and the file's
+ * size. The search rows, attempts and aliases of an item go with it (ON DELETE CASCADE); its
+ * document and raw bytes are deleted here.
+ */
+import { statSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import { checkLimit } from '../common.js';
+import type { Backend } from '../compose.js';
+import type { MaintenanceStore, PruneKind, StoreStats } from '../types.js';
+
+/** The ids one prune batch deletes, oldest first, each along its index. */
+const SELECT_IDS: Record<PruneKind, string> = {
+  // The partial index of delivered items by finished_at: the oldest come first.
+  delivered: `SELECT id FROM outbox WHERE status = 'delivered' AND finished_at < @before AND action_due = 0 ORDER BY finished_at LIMIT @limit`,
+  // Dead letters are few (the partial index of dead items).
+  dead: `SELECT id FROM outbox WHERE status = 'dead' AND finished_at < @before ORDER BY id LIMIT @limit`,
+  // A prediction's id grows with its time (an update gets a new id): read at most `limit` rows
+  // from the oldest, never the whole table when nothing is old enough.
+  predictions: `SELECT id FROM (SELECT id, created_at FROM predictions ORDER BY id LIMIT @limit) WHERE created_at < @before`,
+};
+
+const AUTO_VACUUM = ['none', 'full', 'incremental'] as const;
+
+export class SqliteMaintenance implements Backend<MaintenanceStore> {
+  private readonly pruneTx: (kind: PruneKind, before: number, limit: number) => number;
+
+  constructor(private readonly db: Database.Database) {
+    const select = Object.fromEntries(Object.entries(SELECT_IDS).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
+      PruneKind,
+      Database.Statement
+    >;
+    const del = (table: string) => db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`);
+    const items = [del('outbox_docs'), del('outbox_raw'), del('outbox')];
+    const predictions = del('predictions');
+    const tx = db.transaction((kind: PruneKind, before: number, limit: number) => {
+      const ids = (select[kind].all({ before, limit }) as Array<{ id: number }>).map((r) => r.id);
+      if (ids.length === 0) return 0;
+      const json = JSON.stringify(ids);
+      if (kind === 'predictions') return predictions.run(json).changes;
+      let n = 0;
+      for (const stmt of items) n = stmt.run(json).changes;
+      return n;
+    });
+    this.pruneTx = (kind, before, limit) => tx.immediate(kind, before, limit);
+  }
+
+  pruneBatch(kind: PruneKind, olderThan: Date, limit: number): number {
+    return this.pruneTx(kind, olderThan.getTime(), checkLimit(limit));
+  }
+
+  reclaimSpace(maxBytes: number): number {
+    if (this.autoVacuum() !== 'incremental') return 0;
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    const pages = Math.min(free, Math.floor(maxBytes / pageSize));
+    if (pages <= 0) return 0;
+    this.db.pragma(`incremental_vacuum(${pages})`);
+    // The file shrinks when the WAL is checkpointed; TRUNCATE also empties the WAL file. A reader
+    // in another process may hold it back: then the next checkpoint does it.
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return (free - (this.db.pragma('freelist_count', { simple: true }) as number)) * pageSize;
+  }
+
+  storeStats(): StoreStats {
+    const pageSize = this.db.pragma('page_size', { simple: true }) as number;
+    const pages = this.db.pragma('page_count', { simple: true }) as number;
+    const free = this.db.pragma('freelist_count', { simple: true }) as number;
+    const file = this.db.memory ? 0 : fileSize(this.db.name) + fileSize(`${this.db.name}-wal`);
+    const iso = (ms: number | null | undefined): string | undefined =>
+      ms === null || ms === undefined ? undefined : new Date(ms).toISOString();
+    const one = (sql: string) => (this.db.prepare(sql).get() as { t: number | null } | undefined)?.t;
+    const oldest: StoreStats['oldest'] = {};
+    const queued = iso(one(`SELECT enqueued_at AS t FROM outbox WHERE status = 'queued' ORDER BY id LIMIT 1`));
+    const delivered = iso(one(`SELECT finished_at AS t FROM outbox WHERE status = 'delivered' ORDER BY finished_at LIMIT 1`));
+    const dead = iso(one(`SELECT MIN(finished_at) AS t FROM outbox WHERE status = 'dead'`));
+    if (queued !== undefined) oldest.queued = queued;
+    if (delivered !== undefined) oldest.delivered = delivered;
+    if (dead !== undefined) oldest.dead = dead;
+    return { bytes: Math.max(file, pages * pageSize), freeBytes: free * pageSize, autoVacuum: this.autoVacuum(), oldest };
+  }
+
+  private autoVacuum(): StoreStats['autoVacuum'] {
+    return AUTO_VACUUM[this.db.pragma('auto_vacuum', { simple: true }) as number] ?? 'none';
+  }
+}
+
+function fileSize(path: string): number {
+  return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+}

@@ -1,0 +1,97 @@
+/**
+ * Contract cases for retention: pruning by age in batches (delivered, dead, predictions), what
+ * goes with a pruned item and what stays (the ledger), the store's size and oldest items.
+ */
+import { describe, expect, it } from 'vitest';
+import { input, type ContractContext } from './store.case.js';
+
+const LATER = () => new Date(Date.now() + 60_000);
+const EARLIER = () => new Date(Date.now() - 3_600_000);
+
+export function maintenanceCases(ctx: ContractContext): void {
+  describe('retention', () => {
+    it('prunes delivered items oldest first, a batch at a time, with their side rows; keeps queued, dead and due actions', async () => {
+      const s = ctx.store();
+      await s.enqueue([1, 2, 3, 4, 5].map((n) => input('r', n, { aliases: [`alias-${n}`] })));
+      await s.enqueue([input('r', 6, { afterDelivery: true }), input('r', 7), input('r', 8)]);
+      const items = await s.claim('r', 8, 'w', 60_000);
+      const [i1, i2, i3, i4, i5, i6, i7] = items.map((i) => i.id);
+      // One at a time, so that their delivery times are in this order.
+      for (const id of [i1!, i2!, i3!, i4!, i5!, i6!]) await s.markDelivered([id], { outcome: 'delivered' });
+      await s.deadLetter(i7!, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
+
+      expect(await s.pruneBatch('delivered', EARLIER(), 10)).toBe(0);
+      expect(await s.pruneBatch('delivered', LATER(), 2)).toBe(2);
+      expect(await s.getItem(i1!)).toBeUndefined();
+      expect(await s.getItem(i2!)).toBeUndefined();
+      expect(await s.itemAttempts(i1!)).toEqual([]);
+      expect((await s.getItem(i3!))?.status).toBe('delivered');
+      // The rest: fewer than the limit means nothing more is left.
+      expect(await s.pruneBatch('delivered', LATER(), 10)).toBe(3);
+      expect(await s.pruneBatch('delivered', LATER(), 10)).toBe(0);
+      // The item whose after-delivery action is due, the dead letter and the queued one stay.
+      expect((await s.getItem(i6!))?.status).toBe('delivered');
+      expect((await s.getItem(i7!))?.status).toBe('dead');
+      expect(await s.outboxDepth('r')).toBe(1);
+      // A pruned item's key and aliases are forgotten: the message may be stored again.
+      expect(await s.knownKeys('r', [input('r', 1).key, input('r', 8).key])).toEqual(new Set([input('r', 8).key]));
+      expect((await s.findKeys('r', ['alias-1', 'alias-5'])).size).toBe(0);
+      expect((await s.enqueue([input('r', 1)])).queued).toBe(1);
+    });
+
+    it('keeps the ledger: a pruned message stays known to it', async () => {
+      const s = ctx.store();
+      await s.enqueue([input('r', 1)]);
+      const [item] = await s.claim('r', 1, 'w', 60_000);
+      const entries = [
+        { commentId: item!.commentId, textHash: 't1', docHash: 'd1', outcome: 'delivered' as const, updatedAt: new Date().toISOString() },
+      ];
+      await s.markDelivered([item!.id], { outcome: 'delivered', ledger: [{ source: 'acme/emails', entries }] });
+      expect(await s.pruneBatch('delivered', LATER(), 10)).toBe(1);
+      const known = await s.lookup('acme/emails', [item!.commentId]);
+      expect(known.get(item!.commentId)?.textHash).toBe('t1');
+    });
+
+    it('prunes dead letters only when asked, by the time they died', async () => {
+      const s = ctx.store();
+      await s.enqueue([input('r', 1), input('r', 2)]);
+      const [a, b] = await s.claim('r', 2, 'w', 60_000);
+      await s.deadLetter(a!.id, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
+      await s.markDelivered([b!.id], { outcome: 'delivered' });
+      expect(await s.pruneBatch('dead', EARLIER(), 10)).toBe(0);
+      expect(await s.pruneBatch('dead', LATER(), 10)).toBe(1);
+      expect(await s.getDeadLetter(a!.id)).toBeUndefined();
+      expect((await s.getItem(b!.id))?.status).toBe('delivered');
+    });
+
+    it('prunes predictions by age', async () => {
+      const s = ctx.store();
+      const model = { version: 1, time: '2026-01-01T00:00:00Z' };
+      await s.savePredictions('r', [
+        { commentId: 'aa', key: 'k1', predictions: [], model },
+        { commentId: 'bb', key: 'k2', predictions: [], model },
+      ]);
+      expect(await s.pruneBatch('predictions', EARLIER(), 10)).toBe(0);
+      expect(await s.pruneBatch('predictions', LATER(), 1)).toBe(1);
+      expect(await s.pruneBatch('predictions', LATER(), 10)).toBe(1);
+      expect(await s.listPredictions({ limit: 10 })).toEqual([]);
+    });
+
+    it('reports its size and oldest items, and is not full', async () => {
+      const s = ctx.store();
+      const empty = await s.storeStats();
+      expect(empty.bytes).toBeGreaterThan(0);
+      expect(empty.oldest).toEqual({});
+      await s.enqueue([input('r', 1), input('r', 2), input('r', 3)]);
+      const [a, b] = await s.claim('r', 2, 'w', 60_000);
+      await s.markDelivered([a!.id], { outcome: 'delivered' });
+      await s.deadLetter(b!.id, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
+      const stats = await s.storeStats();
+      for (const k of ['queued', 'delivered', 'dead'] as const) {
+        expect(Date.parse(stats.oldest[k]!)).toBeGreaterThan(Date.now() - 600_000);
+      }
+      expect(s.health()).toEqual({});
+      expect(await s.reclaimSpace(1 << 20)).toBeGreaterThanOrEqual(0);
+    });
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * Retention through the real pipeline (SQLite, intake, delivery, the emulator over HTTP): items
+ * pruned after delivery are forgotten by the outbox, and a message read again afterwards is
+ * stored again but costs no AI units — the ledger outlives the items.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../src/api/client.js';
+import { ConfigSchema } from '../../src/config/schema.js';
+import { createDeliverFn, createDelivery } from '../../src/pipeline/delivery/index.js';
+import { encodePreview } from '../../src/pipeline/encoded.js';
+import { createIntake } from '../../src/pipeline/intake.js';
+import { createRetention } from '../../src/pipeline/retention.js';
+import { preview } from '../../src/preview/index.js';
+import { openStore } from '../../src/store/index.js';
+import { createLogger } from '../../src/logger.js';
+import { startEmulator } from '../support/emulator.js';
+
+const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/kept' }], retention: { delivered_s: 3600, batch: 3 } });
+const route = config.routes[0]!;
+const DAY = 86_400_000;
+const msg = (i: number) =>
+  Buffer.from(
+    `From: A <a@x.com>\r\nTo: b@y.com\r\nSubject: s${i}\r\nMessage-ID: <kept${i}@x.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nbody ${i}\r\n`,
+  );
+
+let cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanup.reverse()) await c();
+  cleanup = [];
+});
+
+describe('retention', () => {
+  it('bills 0 for a message read again after its item was pruned: the ledger outlives it', async () => {
+    const emu = await startEmulator({ autoCreateSources: true });
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(
+      () => emu.stop(),
+      () => store.close(),
+    );
+    const routes = new Map([[route.name, route]]);
+    const intake = createIntake({
+      store,
+      routes,
+      parse: async (raw, o) => encodePreview(await preview(raw, o)),
+      parsing: {},
+      maxOutbox: 1_000,
+    });
+    const inputs = () =>
+      Array.from({ length: 10 }, (_, i) => ({
+        raw: msg(i),
+        origin: { adapter: 'files', path: '/k.mbox', index: i },
+        route: 'r',
+        receivedAt: new Date(),
+      }));
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+    const delivery = createDelivery({
+      store,
+      routes: [route],
+      deliver: createDeliverFn({ client, ledger: store, config }),
+      owner: 'test',
+      leaseMs: 10_000,
+      claimLimit: 100,
+      concurrency: 1,
+      maxItemAttempts: 3,
+      pauseMs: 60_000,
+    });
+    const drain = () => delivery.run(new AbortController().signal, async () => (await store.outboxDepth('r')) === 0);
+
+    await intake.accept(inputs());
+    await drain();
+    expect(emu.emulator.stats()).toMatchObject({ comments: 10, ai_units: 10 });
+
+    // Within the retention window nothing goes; a day later everything delivered does, 3 at a time.
+    const logger = createLogger({ level: 'silent' });
+    let now = Date.now();
+    const retention = createRetention({ store, retention: config.retention, logger, now: () => now });
+    expect((await retention.runOnce()).delivered).toBe(0);
+    now += DAY;
+    expect(await retention.runOnce()).toMatchObject({ delivered: 10, dead: 0 });
+    expect(await store.outboxCounts()).toEqual([]);
+
+    // Read again (a re-run import, a UIDVALIDITY change): stored again, delivered as unchanged, nothing billed.
+    await intake.accept(inputs());
+    expect(await store.outboxDepth('r')).toBe(10);
+    await drain();
+    expect(emu.emulator.stats()).toMatchObject({ comments: 10, ai_units: 10 });
+    expect(await store.outboxCounts()).toEqual([{ route: 'r', status: 'delivered', count: 10 }]);
+    expect((await store.counters())[0]).toMatchObject({ delivered: 10, unchanged: 10, aiUnits: 10 });
+  });
+});
