@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argInt } from './support/args.js';
 
@@ -182,6 +182,11 @@ async function waitDelivered(port: number, id: string): Promise<void> {
   }
 }
 
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
 const repeat = (count: number, fn: (i: number) => Promise<unknown>) => Promise.all(Array.from({ length: count }, (_, i) => fn(i)));
 
 async function main(): Promise<void> {
@@ -210,6 +215,7 @@ async function main(): Promise<void> {
     console.log(
       `bench:attack — ${SECONDS} s per attack; targets: /livez p99 < ${TARGET.p99} ms, max < ${TARGET.max} ms, RSS growth < ${TARGET.rssMb} MB`,
     );
+    console.log(`load average at start ${load()} (a shared machine's other work shows in every figure)`);
     const html = Buffer.from(
       mail('entities', '').replace('\r\n\r\n', '\r\nContent-Type: text/html\r\n\r\n') + `<p>${'&amp;'.repeat(2 * MIB)}</p>\r\n`,
     );
@@ -277,6 +283,7 @@ async function main(): Promise<void> {
         s.destroy();
       }),
     );
+    console.log(`\nload average at end ${load()}`);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
