@@ -1,7 +1,7 @@
 /**
  * npm run bench:attack [-- seconds]: each attack of the "bound before trust" review against a
  * running `mailgate serve` (built-in emulator, SQLite, every server on loopback), while a probe
- * GETs /livez every 50 ms and a genuine raw-webhook sender (from 127.0.0.2) and SMTP sender (from
+ * on a worker thread of its own (support/livez-probe.ts) GETs /livez every 50 ms and a genuine raw-webhook sender (from 127.0.0.2) and SMTP sender (from
  * 127.0.0.3) keep sending. Per attack: the probe's p99 and max, RSS growth of the serve process
  * over its baseline, and the genuine senders' success rate (a 503 with Retry-After retried
  * counts as success once it lands). Bounded: every attack runs `seconds` with a fixed number of
@@ -14,6 +14,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argInt } from './support/args.js';
+import { probeLivez } from './support/livez-probe.js';
 
 const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
 const SECONDS = argInt(2, 6);
@@ -120,15 +121,12 @@ const ONLY = process.argv[3];
 async function measure(name: string, ports: Ports, pid: number, baseRss: number, attack: (deadline: number) => Promise<unknown>) {
   if (ONLY !== undefined && !name.includes(ONLY) && !name.startsWith('baseline')) return;
   const deadline = Date.now() + SECONDS * 1000;
-  const probes: number[] = [];
   const genuine = { webhook: [0, 0], smtp: [0, 0] };
   let peakRss = rssMb(pid);
   let n = 0;
-  const probe = (async () => {
+  const probe = probeLivez(ports.http, deadline);
+  const rss = (async () => {
     while (Date.now() < deadline) {
-      const t0 = performance.now();
-      await http(ports.http, '/livez');
-      probes.push(performance.now() - t0);
       peakRss = Math.max(peakRss, rssMb(pid));
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -161,7 +159,7 @@ async function measure(name: string, ports: Ports, pid: number, baseRss: number,
       await new Promise((r) => setTimeout(r, 300));
     }
   })();
-  await Promise.all([attack(deadline), probe, webhook, smtp]);
+  const [probes] = await Promise.all([probe, attack(deadline), rss, webhook, smtp]);
   const sorted = [...probes].sort((a, b) => a - b);
   const rate = ([ok, all]: number[]) => (all === 0 ? '-' : `${((100 * ok!) / all!).toFixed(0)}% of ${all}`);
   const p99 = percentile(sorted, 99);
