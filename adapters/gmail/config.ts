@@ -85,8 +85,8 @@ export const gmailEntrySchema = z.strictObject({
       path: z
         .string()
         .regex(/^\/[A-Za-z0-9/._-]*$/, 'an absolute path')
-        .default('/gmail/push')
-        .describe("Path of mailgate's push endpoint the subscription posts to. Default /gmail/push."),
+        .optional()
+        .describe("Path of mailgate's push endpoint the subscription posts to. Default /gmail/<name>/push."),
       audience: z.string().min(1).describe("Audience the push subscription's OIDC token names (set on the subscription)."),
       service_account: z
         .string()

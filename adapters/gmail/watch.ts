@@ -78,11 +78,11 @@ export class Watcher {
     return Math.max(0, at + this.entry.watch_renew_ms - Date.now());
   }
 
-  /** The push endpoint, mounted by the server at `notifications.path` (on the public listener too). */
+  /** The push endpoint, mounted by the server at `notifications.path` (default `/gmail/<name>/push`; on the public listener too). */
   endpoint(): PushEndpoint {
     return {
       method: 'POST',
-      path: this.entry.notifications.path,
+      path: this.entry.notifications.path ?? `/gmail/${this.entry.name}/push`,
       bodyLimit: BODY_LIMIT,
       tooLarge: 'MAILGATE_ERR_GMAIL_PUSH',
       public: true,

@@ -8,16 +8,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { CORE_ERRORS, GatewayError, httpStatusOf, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type {
-  Adapter,
-  AdapterHealth,
-  Inbound,
-  IntakeSink,
-  PushEndpoint,
-  PushRequest,
-  PushResponse,
-  PushSink,
-} from '../../src/pipeline/types.js';
+import type { Adapter, AdapterHealth, Inbound, Intake, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import { contentKey } from '../../src/pipeline/origin.js';
+import { intakeSlot } from '../../src/pipeline/push-slot.js';
 import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from './config.js';
 import { UPLOAD_ERRORS } from './errors.js';
 import { Spool, uploadedFiles } from './files.js';
@@ -65,7 +58,7 @@ function inbound(config: UploadConfig, m: UploadedMessage, receivedAt: Date): In
   if (m.file !== undefined) origin.path = m.file;
   if (m.index !== undefined) origin.index = m.index;
   if (m.folder !== undefined) origin.folder = m.folder;
-  return { raw: m.raw, route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
+  return { raw: m.raw, key: contentKey(m.raw), route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
 }
 
 export class UploadAdapter implements Adapter {
@@ -75,6 +68,7 @@ export class UploadAdapter implements Adapter {
   private readonly keys: Buffer[];
   private readonly idempotency: IdempotencyCache;
   private readonly log: Logger;
+  private readonly slot = intakeSlot('upload');
 
   constructor(
     private readonly config: UploadConfig,
@@ -86,9 +80,8 @@ export class UploadAdapter implements Adapter {
     this.log = logger.child({ adapter: 'upload', endpoint: config.name });
   }
 
-  async start(_sink: IntakeSink, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return;
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  start(intake: Intake, signal: AbortSignal): Promise<void> {
+    return this.slot.start(intake, signal);
   }
 
   health(): AdapterHealth[] {
@@ -113,7 +106,7 @@ export class UploadAdapter implements Adapter {
         streamBody: true,
         public: true,
         authorize,
-        handle: (req, sink) => this.guard(req, () => this.upload(req, sink)),
+        handle: (req) => this.guard(req, () => this.upload(req)),
         openapi: openapi.post,
       },
       {
@@ -122,7 +115,7 @@ export class UploadAdapter implements Adapter {
         bodyLimit: 0,
         public: true,
         authorize,
-        handle: (req, sink, params) => this.guard(req, () => this.status(req, sink, params['id'] ?? '')),
+        handle: (req, params) => this.guard(req, () => this.status(req, params['id'] ?? '')),
         openapi: openapi.get,
       },
     ];
@@ -139,7 +132,7 @@ export class UploadAdapter implements Adapter {
     return this.unauthorized(req) ?? run();
   }
 
-  private async upload(req: PushRequest, sink: PushSink): Promise<PushResponse> {
+  private async upload(req: PushRequest): Promise<PushResponse> {
     const key = header(req, 'idempotency-key');
     if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS)) {
       return refuse('MAILGATE_ERR_UPLOAD_BAD_REQUEST', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters`);
@@ -152,10 +145,10 @@ export class UploadAdapter implements Adapter {
       return refuse(err.code, err.message);
     }
     const uploader = presentedKey(req);
-    if (key === undefined) return this.store(messages, sink, uploader);
+    if (key === undefined) return this.store(messages, uploader);
     // Kept per uploading key: its answer holds ids only that key can look up.
     const scoped = `${digest(uploader).toString('hex')}:${key}`;
-    const answer = await this.idempotency.answer(scoped, fingerprint(messages), () => this.store(messages, sink, uploader));
+    const answer = await this.idempotency.answer(scoped, fingerprint(messages), () => this.store(messages, uploader));
     if (answer !== 'conflict') return answer;
     return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used before with different content');
   }
@@ -180,12 +173,15 @@ export class UploadAdapter implements Adapter {
     }
   }
 
-  private async store(messages: UploadedMessage[], sink: PushSink, uploader: string): Promise<PushResponse> {
+  private async store(messages: UploadedMessage[], uploader: string): Promise<PushResponse> {
     const { config } = this;
     const receivedAt = new Date();
     let results;
     try {
-      results = await sink.submit(messages.map((m) => inbound(config, m, receivedAt)));
+      results = await this.slot.intake().accept(
+        messages.map((m) => inbound(config, m, receivedAt)),
+        { whenFull: 'refuse' },
+      );
     } catch (err) {
       if (isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE') || isGatewayError(err, 'MAILGATE_ERR_INTAKE_OUTBOX_FULL')) {
         return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
@@ -210,9 +206,15 @@ export class UploadAdapter implements Adapter {
    * other id (a bare item number, another key's or endpoint's, another route's) is as unknown as
    * a missing one.
    */
-  private async status(req: PushRequest, sink: PushSink, ref: string): Promise<PushResponse> {
+  private async status(req: PushRequest, ref: string): Promise<PushResponse> {
     const id = itemOfRef(presentedKey(req), this.name, ref);
-    const item = id === undefined ? undefined : await sink.item(id);
+    let item;
+    try {
+      item = id === undefined ? undefined : await this.slot.intake().item(id);
+    } catch (err) {
+      if (!isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE')) throw err;
+      return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
+    }
     if (!item || item.route !== this.config.route) return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', `no item ${ref} uploaded with this key`);
     return { status: 200, body: { ...item, id: ref } };
   }

@@ -25,12 +25,23 @@ export interface KindDefinition<S extends z.ZodType = z.ZodType> {
   unique?(entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined;
   /** Routes an entry names besides `route` (SMTP recipients), each checked against the routes. The entry may be invalid. */
   routes?(entry: Record<string, unknown>): Array<{ path: Array<string | number>; route: unknown }>;
+  /**
+   * Capability: a gauge of its own for its adapters' health lines besides mailgate_adapter_state
+   * (a name dashboards know): metric name, HELP text, the label that names the line, and the
+   * states to report as 0 before they are seen.
+   */
+  readonly health?: { metric: string; help: string; instanceLabel: string; states?: readonly string[] };
   /** The implementation: `{ implementation: KindImplementation }` (src/pipeline/kind.ts), loaded on first use. */
   load(): Promise<unknown>;
   /** Capability: reads files and folders named on the command line (`import`, `preview`); `{ fileInputs: PathInputs }`. */
   fileInputs?(): Promise<unknown>;
   /** Capability: builds requests as the kind's senders would (`mailgate <command> simulate`); `{ simulator: Simulator }`. */
   simulate?(): Promise<unknown>;
+  /**
+   * Capability: a local stand-in for the remote service the kind reads (to try it without an
+   * account), started beside the API emulator by `mailgate emulator --stand-in <kind>`; `{ standIn: StandIn }`.
+   */
+  standIn?(): Promise<unknown>;
 }
 
 /** Holds a definition to the contract, keeping its literal kind, mode and schema types. */

@@ -11,9 +11,10 @@ import { routeTarget } from '../pipeline/origin.js';
 import { threadInIndex } from '../pipeline/thread-index.js';
 import { buildComment, computeThreadProperties, documentText, isGeneratedName, splitReply } from '../preview/index.js';
 import { itemRow } from '../server/console-rows.js';
-import type { AttemptView, BodySpan, CommentView, DocumentCut, ItemDetail, RawSummary, ThreadMemberView } from '../server/console-types.js';
+import type { AttemptView, BodySpan, CommentView, DocumentCut, ItemDetail, RawSummary } from '../server/console-types.js';
 import type { ItemAttempt, ItemState, Store, StoredItem } from '../store/types.js';
 import { rawSummary } from './console-raw.js';
+import { threadView } from './console-thread.js';
 
 /**
  * Characters of an HTML body converted to text for a view, on the service's thread. The text sent
@@ -21,8 +22,6 @@ import { rawSummary } from './console-raw.js';
  * a view of a hostile body (10 MB of `&amp;`) to milliseconds instead of seconds.
  */
 export const MAX_VIEW_HTML_CHARS = 2 * MAX_TEXT_CHARS;
-/** Thread members listed at most. */
-export const MAX_THREAD_MEMBERS = 200;
 
 /**
  * Cuts `text` into spans by lines: lines of the kept body are `text`, lines of the signature
@@ -110,25 +109,6 @@ function attemptView(a: ItemAttempt): AttemptView {
   return { at: a.at, outcome: a.outcome, code: a.error?.code ?? null, message: a.error?.message ?? null, delay_ms: a.delayMs ?? null };
 }
 
-async function threadView(store: Store, item: ItemState, route: RouteConfig | undefined, comment: CommentView | null) {
-  const threadId = (comment?.comment as Comment | undefined)?.thread_id;
-  if (route === undefined || threadId === undefined) return [];
-  const members = ((await store.threadMembers(routeTarget(route), [threadId])).get(threadId) ?? []).slice(0, MAX_THREAD_MEMBERS);
-  const items = await store.itemsByComment(
-    item.route,
-    members.map((m) => m.commentId),
-  );
-  return members.map(
-    (m): ThreadMemberView => ({
-      comment_id: m.commentId,
-      timestamp: m.timestamp,
-      from: m.from ?? null,
-      item_id: items.get(m.commentId) ?? null,
-      self: m.commentId === item.commentId,
-    }),
-  );
-}
-
 /**
  * What a view derives from the stored document and the kept bytes — the document cut for the
  * view, the comment built from it, the raw summary — kept for the last MAX_DERIVED views per
@@ -181,7 +161,14 @@ export async function itemDetail(store: Store, routes: ReadonlyMap<string, Route
   const derived = await derivedOf(store, state, route);
   if (derived === undefined) return undefined;
   const comment = await commentView(store, derived.built, route);
-  const [attempts, thread] = await Promise.all([store.itemAttempts(id), threadView(store, state, route, comment)]);
+  // This item in its thread: what it says is read from the comment built for the view (the cut document).
+  const self = {
+    route: state.route,
+    commentId: state.commentId,
+    document: derived.doc,
+    ...(derived.built && { preview: derived.built.comment }),
+  };
+  const [attempts, thread] = await Promise.all([store.itemAttempts(id), threadView(store, self, route, comment)]);
   const predictions =
     route?.mode === 'predict'
       ? (await store.listPredictions({ route: state.route, commentIds: [state.commentId], limit: 10 })).map((p) => ({
