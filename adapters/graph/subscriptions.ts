@@ -13,6 +13,7 @@ import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { GraphEntry } from './config.js';
+import { notificationOperation } from './openapi.js';
 import type { MailboxClient } from './client.js';
 import type { FolderTarget } from './sync.js';
 
@@ -138,6 +139,7 @@ export class Subscriber {
       // Graph must reach it: served on `server.public_listen` too. Its proof is the clientState in the body.
       public: true,
       handle: async (req) => this.receive(req),
+      openapi: notificationOperation(this.entry.name),
     };
   }
 
