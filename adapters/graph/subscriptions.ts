@@ -11,7 +11,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type { IntakeSink, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import type { Intake, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { GraphEntry } from './config.js';
 import { notificationOperation } from './openapi.js';
 import type { MailboxClient } from './client.js';
@@ -37,7 +37,7 @@ interface Sub {
 }
 
 /** Where a mailbox keeps its subscriptions (its sink: written under the mailbox's lease). */
-export type SubscriptionStore = Pick<IntakeSink, 'accept' | 'checkpoint'>;
+export type SubscriptionStore = Pick<Intake, 'accept' | 'checkpoint'>;
 
 /** The record of a mailbox's subscriptions in the store, beside its folders' checkpoints. */
 interface SavedSubscriptions {
@@ -135,7 +135,7 @@ export class Subscriber {
       .filter((s) => s.runner === runner)
       .map(({ id, folderId, expiresAt }) => ({ id, folderId, expiresAt }));
     try {
-      await store.accept([], { key: storeKey(runner), value: { subscriptions } satisfies SavedSubscriptions });
+      await store.accept([], { checkpoint: { key: storeKey(runner), value: { subscriptions } satisfies SavedSubscriptions } });
     } catch {
       // Written at the next change; until then a restart makes new subscriptions (the old expire).
     }

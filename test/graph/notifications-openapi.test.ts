@@ -25,7 +25,7 @@ describe('Graph notification receiver in /api/openapi.json', () => {
     });
     const [adapter] = createGraphAdapters(entry, { logger: quiet });
     const f = fixture();
-    f.deps.push = { endpoints: adapter!.endpoints(), sink: { submit: async () => [], item: async () => undefined } };
+    f.deps.push = { endpoints: adapter!.endpoints() };
     const app = buildApp({ api_keys: [] }, f.deps as never);
     const doc = (await app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     const op = doc.paths['/graph/m365/notifications'].post;

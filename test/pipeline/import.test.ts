@@ -271,7 +271,13 @@ describe('mailgate import', () => {
         'From: a@example.com\r\nTo: b@example.com\r\nSubject: over budget\r\nMessage-ID: <replay-1@example.com>\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nThis body is over the budget.\r\n',
       );
       await intake.accept([
-        { raw, origin: { adapter: 'files', path: '/in/replay.eml', index: 0 }, route: 'import', receivedAt: new Date() },
+        {
+          raw,
+          key: 'files:/in/replay.eml:0',
+          origin: { adapter: 'files', path: '/in/replay.eml', index: 0 },
+          route: 'import',
+          receivedAt: new Date(),
+        },
       ]);
     } finally {
       await pool.close();
