@@ -1,43 +1,48 @@
 /**
- * The adapter registry: kind → definition `{ kind, mode, schema, create(entry, ctx) }`. `src/`
- * reaches a concrete adapter only through here. Implementations load on first use, so that
- * reading the configuration (and `mailgate --help`) never loads an IMAP client. A new adapter
- * kind is a folder, one line in adapters/config.ts (its schema) and one line below.
+ * The adapter registry: the kinds' definitions (adapters/kinds.ts, one line a kind) with their
+ * implementations and capabilities, loaded on first use so that reading the configuration (and
+ * `mailgate --help`) never loads an IMAP client. `src/` reaches a concrete adapter only through
+ * here, and asks for a capability (file inputs, a simulator), never for a kind by name.
  */
 import type { z } from 'zod';
-import type { Adapter, AdapterContext, AdapterDefinition, AdapterModule, PathInputs } from '../src/pipeline/types.js';
-import { ADAPTER_CONFIGS, ADAPTER_KINDS, type AdapterKind } from './config.js';
+import type { FileInputsModule, KindImplementation, SimulatorModule } from '../src/pipeline/kind.js';
+import type { Adapter, AdapterContext, AdapterMode, PathInputs } from '../src/pipeline/types.js';
+import { ADAPTER_KINDS, KINDS, kindsWith, type AdapterKind } from './config.js';
 
-const MODULES: Record<AdapterKind, () => Promise<AdapterModule>> = {
-  files: () => import('./files/index.js'),
-  imap: () => import('./imap/index.js'),
-  graph: () => import('./graph/index.js'),
-  gmail: () => import('./gmail/index.js'),
-  webhooks: () => import('./webhooks/index.js'),
-  upload: () => import('./upload/index.js'),
-  smtp: () => import('./smtp/index.js'),
+export { ADAPTER_KINDS, KINDS, type AdapterKind };
+export type AdapterEntryOf<K extends AdapterKind> = z.output<(typeof KINDS)[K]['schema']>;
+
+/**
+ * Every kind's loaders held to the pipeline's contract: a definition whose implementation or
+ * capability does not fit fails to compile here, naming the kind.
+ */
+type Loaders = {
+  readonly [K in AdapterKind]: {
+    load(): Promise<{ implementation: KindImplementation<AdapterEntryOf<K>> }>;
+    fileInputs?(): Promise<FileInputsModule>;
+    simulate?(): Promise<SimulatorModule>;
+  };
 };
+const LOADERS: Loaders = KINDS;
 
-/** The kind that reads files and folders named on the command line (`mailgate import`, `preview`). */
-const PATHS: () => Promise<{ pathInputs: PathInputs }> = () => import('./files/index.js');
-
-/** What `mailgate webhook simulate` needs: providers' request builders, loaded on first use. */
-export type WebhookSimulator = typeof import('./webhooks/simulate.js');
-export type { SimulatedRequest } from './webhooks/provider.js';
-export type { WebhookEntry } from './webhooks/config.js';
-
-export { ADAPTER_CONFIGS, ADAPTER_KINDS, type AdapterKind };
-export type AdapterEntryOf<K extends AdapterKind> = z.output<(typeof ADAPTER_CONFIGS)[K]['schema']>;
+/** A kind, its mode and schema, and its factory, loaded by this call. */
+export interface AdapterDefinition<E = unknown> {
+  kind: string;
+  mode: AdapterMode;
+  schema: z.ZodType;
+  /** One adapter, or one per mailbox of the entry (each under its own lease). */
+  create(entry: E, ctx: AdapterContext): Adapter | Adapter[];
+}
 
 export function isAdapterKind(kind: string): kind is AdapterKind {
-  return Object.hasOwn(MODULES, kind);
+  return Object.hasOwn(KINDS, kind);
 }
 
 /** The definition of a kind; its implementation is loaded by this call. */
 export async function adapterDefinition<K extends AdapterKind>(kind: K): Promise<AdapterDefinition<AdapterEntryOf<K>>> {
-  const { create } = await MODULES[kind]();
-  const { mode, schema } = ADAPTER_CONFIGS[kind];
-  return { kind, mode, schema, create: create as AdapterDefinition<AdapterEntryOf<K>>['create'] };
+  const { implementation } = await LOADERS[kind].load();
+  const { mode, schema } = KINDS[kind];
+  return { kind, mode, schema, create: (entry, ctx) => implementation.create(entry, ctx) };
 }
 
 /** The one adapter of a configuration entry of a kind that makes one per entry. */
@@ -56,12 +61,21 @@ export async function createAdapters<K extends AdapterKind>(kind: K, entry: Adap
   return Array.isArray(made) ? made : [made];
 }
 
-/** The reader of files and folders given as paths, and the adapter that imports them. */
-export async function pathInputs(): Promise<PathInputs> {
-  return (await PATHS()).pathInputs;
+/** The one kind offering a capability; a registry with none or several is a programming error. */
+function onlyKindWith(capability: 'fileInputs' | 'simulate'): AdapterKind {
+  const found = kindsWith(capability);
+  if (found.length !== 1) throw new Error(`exactly one adapter kind must offer "${capability}"; found ${found.join(', ') || 'none'}`);
+  return found[0]!;
 }
 
-/** The webhook providers' simulators (`mailgate webhook simulate`, benchmarks). */
-export async function webhookSimulator(): Promise<WebhookSimulator> {
-  return import('./webhooks/simulate.js');
+/** The kind that reads files and folders named on the command line (`mailgate import`, `preview`), and its reader. */
+export async function fileInputs(): Promise<{ kind: AdapterKind; inputs: PathInputs }> {
+  const kind = onlyKindWith('fileInputs');
+  return { kind, inputs: (await LOADERS[kind].fileInputs!()).fileInputs };
+}
+
+/** The kind whose requests the CLI can simulate, and its simulator. */
+export async function simulator(): Promise<{ kind: AdapterKind } & SimulatorModule> {
+  const kind = onlyKindWith('simulate');
+  return { kind, simulator: (await LOADERS[kind].simulate!()).simulator };
 }

@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { webhookSimulator } from '../adapters/index.js';
+import { simulator } from '../adapters/index.js';
 import { cpuOf } from './support/cpu.js';
 import { quantile, runLoad, type LoadRequest, type LoadResult } from './support/http-load.js';
 
@@ -146,14 +146,14 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-webhooks-'));
   const children: ChildProcess[] = [];
   try {
-    const { entryFromSecrets, simulateWebhook } = await webhookSimulator();
-    const entry = entryFromSecrets('raw', { hmacSecret: SECRET }, 'http://127.0.0.1/');
+    const { simulator: sim } = await simulator();
+    const entry = sim.entryFromSecrets('raw', { hmacSecret: SECRET }, 'http://127.0.0.1/');
     let runs = 0;
     /** The requests of one load run: each signed at send time, each message new. */
     const requests = () => {
       const run = (runs += 1);
       return (i: number): LoadRequest => {
-        const req = simulateWebhook(entry, message(run, i), { url: PATH, now: Date.now() });
+        const req = sim.request(entry, message(run, i), { url: PATH, now: Date.now() });
         return { path: PATH, headers: req.headers, body: req.body };
       };
     };

@@ -1,4 +1,5 @@
 /** The files adapter: .eml, directories, mbox (mboxo/mboxrd/Content-Length), maildir, Outlook .msg. */
+import type { KindImplementation } from '../../src/pipeline/kind.js';
 import type { Adapter, AdapterContext, PathInputs } from '../../src/pipeline/types.js';
 import { createFilesAdapter as build } from './adapter.js';
 import type { FilesEntry } from './config.js';
@@ -12,7 +13,7 @@ export { msgToRfc822 } from '../../src/mime/msg.js';
 export { RECOGNISERS, SKIP, sniffBytes, sniffFile, type FileKind, type Recogniser, type Sniffed } from './sniff.js';
 export type { FileItem, FileMessage, FileFailure, FileOrigin, FilePosition, MboxQuoting, ReadOptions, ResumePoint } from './types.js';
 
-/** The registry's factory: one entry of `adapters.files[]`. Unreadable items are logged as they are kept as dead letters. */
+/** The factory of one entry of `adapters.files[]`. Unreadable items are logged as they are kept as dead letters. */
 export function create(entry: FilesEntry, ctx: AdapterContext): Adapter {
   // `instance`, not `name`: pino's own `name` field is the program's.
   const log = ctx.logger.child({ adapter: 'files', instance: entry.name });
@@ -27,6 +28,9 @@ export function create(entry: FilesEntry, ctx: AdapterContext): Adapter {
     onSkip: (path, reason) => log.debug({ path, reason }, 'not mail, skipped'),
   });
 }
+
+/** The kind's implementation (adapters/files/kind.ts). */
+export const implementation: KindImplementation<FilesEntry> = { create };
 
 /** `mailgate import` and `preview`: the files and folders named on the command line. */
 export const pathInputs: PathInputs = {

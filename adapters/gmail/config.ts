@@ -85,8 +85,8 @@ export const gmailEntrySchema = z.strictObject({
       path: z
         .string()
         .regex(/^\/[A-Za-z0-9/._-]*$/, 'an absolute path')
-        .default('/gmail/push')
-        .describe("Path of mailgate's push endpoint the subscription posts to. Default /gmail/push."),
+        .optional()
+        .describe("Path of mailgate's push endpoint the subscription posts to. Default /gmail/<name>/push."),
       audience: z.string().min(1).describe("Audience the push subscription's OIDC token names (set on the subscription)."),
       service_account: z
         .string()
@@ -111,9 +111,9 @@ export const gmailEntrySchema = z.strictObject({
     .number()
     .int()
     .min(0)
-    .default(1_000_000)
+    .default(100_000)
     .describe(
-      'A message larger than this (sizeEstimate) is read with format=full, attachment bodies left on the server, instead of format=raw. Default 1000000.',
+      'A message larger than this with attachments is read with format=full, attachment bodies left on the server, instead of format=raw. Default 100000.',
     ),
   quota_units_per_second: z
     .number()

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
+import type { KindImplementation } from '../../src/pipeline/kind.js';
 import type {
   Adapter,
   AdapterContext,
@@ -112,3 +113,6 @@ export function createGmailAdapters(entry: GmailEntry, opts: GmailAdapterOptions
 export function create(entry: GmailEntry, ctx: AdapterContext): GmailMailboxAdapter[] {
   return createGmailAdapters(entry, { logger: ctx.logger });
 }
+
+/** The kind's implementation (adapters/gmail/kind.ts). */
+export const implementation: KindImplementation<GmailEntry> = { create };

@@ -14,7 +14,18 @@ import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { GmailEntry } from './config.js';
-import type { MailboxRunner } from './mailbox.js';
+import type { GmailClient } from './client.js';
+
+/** What the watcher needs of a mailbox's runner (mailbox.ts), named here so the two files do not import each other. */
+export interface MailboxRunner {
+  readonly opts: { readonly user: string; readonly client: GmailClient; readonly log: Logger };
+  /** The labels it reads (users.watch watches those). */
+  readonly labelIds: string[];
+  /** True while it reads its mailbox in this process. */
+  readonly active: boolean;
+  /** A history round now. */
+  wake(): void;
+}
 
 /** Pub/Sub push bodies are a few hundred bytes (the notification is two fields): bound before trust. */
 const BODY_LIMIT = 64 * 1024;
@@ -67,11 +78,11 @@ export class Watcher {
     return Math.max(0, at + this.entry.watch_renew_ms - Date.now());
   }
 
-  /** The push endpoint, mounted by the server at `notifications.path` (on the public listener too). */
+  /** The push endpoint, mounted by the server at `notifications.path` (default `/gmail/<name>/push`; on the public listener too). */
   endpoint(): PushEndpoint {
     return {
       method: 'POST',
-      path: this.entry.notifications.path,
+      path: this.entry.notifications.path ?? `/gmail/${this.entry.name}/push`,
       bodyLimit: BODY_LIMIT,
       tooLarge: 'MAILGATE_ERR_GMAIL_PUSH',
       public: true,

@@ -6,6 +6,7 @@
  */
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
+import type { KindImplementation } from '../../src/pipeline/kind.js';
 import type {
   Adapter,
   AdapterContext,
@@ -113,3 +114,6 @@ export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions
 export function create(entry: GraphEntry, ctx: AdapterContext): GraphMailboxAdapter[] {
   return createGraphAdapters(entry, { logger: ctx.logger });
 }
+
+/** The kind's implementation (adapters/graph/kind.ts). */
+export const implementation: KindImplementation<GraphEntry> = { create };

@@ -13,8 +13,17 @@ import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { GraphEntry } from './config.js';
-import type { MailboxRunner } from './mailbox.js';
+import type { MailboxClient } from './client.js';
 import type { FolderTarget } from './sync.js';
+
+/** What the subscriber needs of a mailbox's runner (mailbox.ts), named here so the two files do not import each other. */
+export interface MailboxRunner {
+  readonly opts: { readonly client: MailboxClient; readonly log: Logger };
+  /** True while it reads its mailbox in this process. */
+  readonly active: boolean;
+  /** A delta round of one folder, or of every folder. */
+  wake(folderId?: string): void;
+}
 
 /** Largest notification body accepted (Graph sends a few kB; bound before trust). */
 const BODY_LIMIT = 1024 * 1024;

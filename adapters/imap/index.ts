@@ -5,6 +5,7 @@
  */
 import { GatewayError } from '../../src/errors.js';
 import { fanOut } from '../../src/pipeline/fan-out.js';
+import type { KindImplementation } from '../../src/pipeline/kind.js';
 import type { Adapter, AdapterContext, AdapterHealth, IntakeSink, Origin } from '../../src/pipeline/types.js';
 import { AccountRunner, type AccountOptions } from './account.js';
 import { groupOrigins, runAfterDelivery, type AfterDeliveryResult } from './actions.js';
@@ -114,3 +115,6 @@ export function createImapAdapter(accounts: readonly unknown[], opts: ImapAdapte
 export function create(entry: ImapAccountConfig, ctx: AdapterContext): ImapAdapter {
   return new ImapAdapter([entry], { logger: ctx.logger });
 }
+
+/** The kind's implementation (adapters/imap/kind.ts). */
+export const implementation: KindImplementation<ImapAccountConfig> = { create };

@@ -1,4 +1,5 @@
 /** The SMTP/LMTP adapter: mail servers hand messages to mailgate; 250 once they are durable. docs/smtp.md. */
+import type { KindImplementation } from '../../src/pipeline/kind.js';
 import type { Adapter, AdapterContext } from '../../src/pipeline/types.js';
 import { SmtpAdapter } from './adapter.js';
 import type { SmtpEntry } from './config.js';
@@ -9,7 +10,10 @@ export { recipientMatcher, plusParts, type RecipientMatch } from './recipients.j
 export { allowList, isLoopback } from './network.js';
 export { verifyMessage, type DnsResolver } from './verify.js';
 
-/** The registry's factory: one entry of `adapters.smtp[]`. */
+/** The factory of one entry of `adapters.smtp[]`. */
 export function create(entry: SmtpEntry, ctx: AdapterContext): Adapter {
   return new SmtpAdapter(entry, ctx.logger);
 }
+
+/** The kind's implementation (adapters/smtp/kind.ts). */
+export const implementation: KindImplementation<SmtpEntry> = { create };

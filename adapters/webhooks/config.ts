@@ -1,16 +1,11 @@
 /**
  * Configuration of one webhook endpoint, embedded as `adapters.webhooks[]`. One strict object per
  * provider, told apart by `provider`: a field of another provider is an error. Each provider's
- * own fields live in its folder (`<provider>/config.ts`); this file holds the common ones.
+ * own fields and rules live in its folder (`<provider>/config.ts`, listed in providers-config.ts);
+ * this file holds the common ones.
  */
 import { z } from 'zod';
-import { mailgunFields } from './mailgun/config.js';
-import { mandrillFields } from './mandrill/config.js';
-import { postmarkFields } from './postmark/config.js';
-import { rawFields } from './raw/config.js';
-import { sendgridFields } from './sendgrid/config.js';
-import { sesFields } from './ses/config.js';
-import { sparkpostFields } from './sparkpost/config.js';
+import * as PROVIDER_CONFIGS from './providers-config.js';
 
 const MIB = 1024 * 1024;
 /** Large enough for the biggest provider payloads (SendGrid 30 MB, Mailgun 25 MB, SES via S3 40 MB) plus form overhead. */
@@ -40,55 +35,53 @@ const common = {
     ),
 };
 
-const entry = <S extends z.ZodRawShape>(fields: S) => z.strictObject({ ...common, ...fields });
+type Configs = typeof PROVIDER_CONFIGS;
+/** The providers' names (the keys of providers-config.ts). */
+export type ProviderName = keyof Configs;
+/** In the order of the names (a module namespace's keys are, natively; not under every test runner). */
+export const PROVIDER_NAMES = (Object.keys(PROVIDER_CONFIGS) as ProviderName[]).sort();
 
-export const sendgridEntrySchema = entry(sendgridFields);
-export const mailgunEntrySchema = entry(mailgunFields);
-export const postmarkEntrySchema = entry(postmarkFields);
-export const sesEntrySchema = entry(sesFields);
-export const mandrillEntrySchema = entry(mandrillFields);
-export const sparkpostEntrySchema = entry(sparkpostFields);
-export const rawEntrySchema = entry(rawFields).superRefine((e, ctx) => {
-  if ((e.hmac_secret === undefined) === (e.bearer_keys === undefined)) {
-    ctx.addIssue({ code: 'custom', path: ['hmac_secret'], message: 'a raw endpoint needs exactly one of hmac_secret and bearer_keys' });
-  }
-});
+type Issue = { path: string; message: string };
+const checkOf = (p: object): ((entry: never) => Issue[]) | undefined => ('check' in p ? (p.check as (entry: never) => Issue[]) : undefined);
 
-export type SendGridEntry = z.infer<typeof sendgridEntrySchema>;
-export type MailgunEntry = z.infer<typeof mailgunEntrySchema>;
-export type PostmarkEntry = z.infer<typeof postmarkEntrySchema>;
-export type SesEntry = z.infer<typeof sesEntrySchema>;
-export type MandrillEntry = z.infer<typeof mandrillEntrySchema>;
-export type SparkPostEntry = z.infer<typeof sparkpostEntrySchema>;
-export type RawEntry = z.infer<typeof rawEntrySchema>;
+/** One provider's entry: the common fields and its own, strict, with its rules across fields. */
+function entrySchema<P extends ProviderName>(name: P) {
+  const config = PROVIDER_CONFIGS[name];
+  const check = checkOf(config);
+  return z.strictObject({ ...common, ...(config.fields as Configs[P]['fields']) }).superRefine((e, ctx) => {
+    for (const issue of check?.(e as never) ?? []) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message });
+  });
+}
+type EntrySchema<P extends ProviderName> = ReturnType<typeof entrySchema<P>>;
+
+/** The schema of one provider's entries (tests and tools; the configuration uses webhookEntrySchema). */
+export function providerEntrySchema<P extends ProviderName>(name: P): EntrySchema<P> {
+  return entrySchema(name);
+}
+
+/** One entry of `adapters.webhooks[]`: one strict object per provider, told apart by `provider`. */
+export const webhookEntrySchema = z
+  .discriminatedUnion(
+    'provider',
+    PROVIDER_NAMES.map((name) => entrySchema(name)) as unknown as [EntrySchema<ProviderName>, ...Array<EntrySchema<ProviderName>>],
+  )
+  .describe('A mail-provider inbound webhook endpoint; the fields after route depend on provider (docs/webhooks.md).');
+
+/** The entry of provider P. */
+export type EntryOf<P extends ProviderName> = { [K in P]: z.output<EntrySchema<K>> }[P];
+export type SendGridEntry = EntryOf<'sendgrid'>;
+export type MailgunEntry = EntryOf<'mailgun'>;
+export type PostmarkEntry = EntryOf<'postmark'>;
+export type SesEntry = EntryOf<'ses'>;
+export type MandrillEntry = EntryOf<'mandrill'>;
+export type SparkPostEntry = EntryOf<'sparkpost'>;
+export type RawEntry = EntryOf<'raw'>;
 /** The names the raw and SES provider modules use for their validated entries. */
 export type RawConfig = RawEntry;
 export type SesConfig = SesEntry;
 
-/** One entry of `adapters.webhooks[]`. */
-export const webhookEntrySchema = z
-  .discriminatedUnion('provider', [
-    sendgridEntrySchema,
-    mailgunEntrySchema,
-    postmarkEntrySchema,
-    sesEntrySchema,
-    mandrillEntrySchema,
-    sparkpostEntrySchema,
-    rawEntrySchema,
-  ])
-  .superRefine((e, ctx) => {
-    // An endpoint without any check would store whatever anyone posts.
-    if (e.provider === 'sendgrid' && e.basic_auth === undefined && e.public_key === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['basic_auth'], message: 'a SendGrid endpoint needs basic_auth, public_key or both' });
-    }
-    if (e.provider === 'sendgrid' && e.max_age_s !== undefined && e.public_key === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['max_age_s'], message: 'max_age_s applies to signed requests: set public_key too' });
-    }
-  })
-  .describe('A mail-provider inbound webhook endpoint; the fields after route depend on provider (docs/webhooks.md).');
-
-export type WebhookEntry = z.infer<typeof webhookEntrySchema>;
-export type WebhookEntryInput = z.input<typeof webhookEntrySchema>;
+export type WebhookEntry = EntryOf<ProviderName>;
+export type WebhookEntryInput = { [K in ProviderName]: z.input<EntrySchema<K>> }[ProviderName];
 
 /** The path an endpoint listens on. */
 export function webhookPath(e: Pick<WebhookEntry, 'name' | 'path'>): string {

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
+import type { KindImplementation } from '../../src/pipeline/kind.js';
 import type { Adapter, AdapterContext, AdapterHealth, PushEndpoint } from '../../src/pipeline/types.js';
 import { webhookEntrySchema, webhookPath, type WebhookEntry, type WebhookEntryInput } from './config.js';
 import { createAuthorizer, createHandler, type EndpointCounters } from './endpoint.js';
@@ -117,3 +118,6 @@ export function pinnedFetch(entry: WebhookEntry, fallback: (url: string) => Prom
 export function create(entry: WebhookEntry, ctx: AdapterContext): Adapter {
   return createWebhookAdapter(entry, { logger: ctx.logger, fetch: pinnedFetch(entry) });
 }
+
+/** The kind's implementation (adapters/webhooks/kind.ts). */
+export const implementation: KindImplementation<WebhookEntry> = { create };

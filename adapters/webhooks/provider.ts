@@ -5,10 +5,13 @@
  * exactly as the provider would (for `mailgate webhook simulate` and the tests).
  */
 import { CORE_ERRORS, httpStatusOf, type ErrorCode } from '../../src/errors.js';
+import type { SimulatedRequest, SimulationSecrets } from '../../src/pipeline/kind.js';
 import type { Envelope, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import type { ProviderName } from './config.js';
 import { WEBHOOK_ERRORS } from './errors.js';
 
-export type ProviderName = 'sendgrid' | 'mailgun' | 'postmark' | 'ses' | 'mandrill' | 'sparkpost' | 'raw';
+export type { ProviderName } from './config.js';
+export type { SimulatedRequest } from '../../src/pipeline/kind.js';
 
 /** One message found in a webhook request. `raw` holds the exact MIME bytes (never re-encoded when the provider sent them). */
 export interface NormalizedMessage {
@@ -69,12 +72,8 @@ export interface VerifyContext {
   fetch(url: string): Promise<Buffer>;
 }
 
-/** A request built as the provider builds it. */
-export interface SimulatedRequest {
-  method: 'POST';
-  headers: Record<string, string>;
-  body: Buffer;
-}
+/** Asks for a flag's value: the value, or an error naming the flag. */
+export type NeedFlag = <T>(value: T | undefined, flag: string) => T;
 
 export interface ProviderModule<C> {
   readonly name: ProviderName;
@@ -100,6 +99,11 @@ export interface ProviderModule<C> {
   refusalStatus(kind: RefusalKind): number;
   /** The success answer once every message is durable (most: 200 with a short JSON body). */
   accepted?(): PushResponse;
-  /** Builds a signed request for `raw` as the provider would send it to `url`. */
-  simulate(raw: Buffer, config: C, options: { url: string; now: number; envelope?: Envelope }): SimulatedRequest;
+  /** Builds a signed request for `raw` as the provider would send it to `url` (SendGrid: also signed with `privateKeyPem`). */
+  simulate(raw: Buffer, config: C, options: { url: string; now: number; envelope?: Envelope; privateKeyPem?: string }): SimulatedRequest;
+  /**
+   * `mailgate webhook simulate` without a configuration: the provider's own fields of an entry
+   * from the secrets given as flags (`need` names a missing flag).
+   */
+  fromSecrets(secrets: SimulationSecrets, need: NeedFlag, url: string): Record<string, unknown>;
 }

@@ -1,15 +1,16 @@
-/** The provider registry: provider name → module. A new provider is a folder and one line here. */
-import type { WebhookEntry } from './config.js';
+/**
+ * The provider registry: provider name → module. A new provider is a folder, one line in
+ * providers-config.ts (its fields) and one line here (the compiler asks for it).
+ */
+import type { EntryOf, ProviderName, WebhookEntry } from './config.js';
 import { mailgun } from './mailgun/index.js';
 import { mandrill } from './mandrill/index.js';
 import { postmark } from './postmark/index.js';
-import type { ProviderModule, ProviderName } from './provider.js';
+import type { ProviderModule } from './provider.js';
 import { rawProvider as raw } from './raw/index.js';
 import { sendgrid } from './sendgrid/index.js';
 import { sesProvider as ses } from './ses/index.js';
 import { sparkpost } from './sparkpost/index.js';
-
-type EntryOf<P extends ProviderName> = Extract<WebhookEntry, { provider: P }>;
 
 export const PROVIDERS: { readonly [P in ProviderName]: ProviderModule<EntryOf<P>> } = {
   sendgrid,

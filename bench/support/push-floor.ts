@@ -7,7 +7,7 @@
  *   node dist/bench/support/push-floor.js <hmac_secret>
  * Listens on 127.0.0.1 port 0 and prints `floor listening on <url>`; stops on SIGTERM.
  */
-import { ADAPTER_CONFIGS, createAdapter } from '../../adapters/index.js';
+import { KINDS, createAdapter } from '../../adapters/index.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
 import type { PushSink } from '../../src/pipeline/types.js';
@@ -25,7 +25,7 @@ const sink: PushSink = {
 };
 
 const logger = createLogger(false);
-const entry = ADAPTER_CONFIGS.webhooks.schema.parse({ name: 'raw-in', provider: 'raw', route: 'hooks', hmac_secret: secret });
+const entry = KINDS.webhooks.schema.parse({ name: 'raw-in', provider: 'raw', route: 'hooks', hmac_secret: secret });
 const adapter = await createAdapter('webhooks', entry, { logger, maxMessageBytes: 50 * 1024 * 1024 });
 const unused = async (): Promise<never> => {
   throw new Error('not served by the floor');

@@ -3,7 +3,8 @@
  * Every field says what it is, its unit and its default; docs/config.md is generated from it.
  */
 import { z } from 'zod';
-import { ADAPTER_CONFIGS, ADAPTER_KINDS } from '../../adapters/config.js';
+import { KINDS, ADAPTER_KINDS } from '../../adapters/config.js';
+import type { KindDefinition } from './kind.js';
 import { insecureUrlIssue } from '../net.js';
 import { isPlaceholderKey } from './placeholder-keys.js';
 import {
@@ -374,14 +375,14 @@ function unknownKind(iss: { code?: string; keys?: string[] }): string | undefine
   return `unknown adapter kind ${keys.map((k) => `"${k}"`).join(', ')}; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.${keys[0] ?? ''})`;
 }
 
-type AdapterConfigs = typeof ADAPTER_CONFIGS;
+type AdapterConfigs = typeof KINDS;
 type AdapterLists = { [K in keyof AdapterConfigs]: z.ZodDefault<z.ZodArray<AdapterConfigs[K]['schema']>> };
 
 /** `adapters.<kind>`: a list of the kind's entries, for every kind of the registry (adapters/config.ts). */
 function adapterLists(): AdapterLists {
   const lists = Object.fromEntries(
     ADAPTER_KINDS.map((kind) => {
-      const def = ADAPTER_CONFIGS[kind];
+      const def = KINDS[kind];
       return [kind, z.array(def.schema).default([]).describe(def.description)];
     }),
   );
@@ -422,12 +423,6 @@ export const ConfigSchema = z
   // Cross-field checks run even when fields are invalid, so that one round reports every mistake.
   .superRefine((c, ctx) => crossChecks(c, ctx), { when: () => true });
 
-/** A kind's rule across its entries (adapters/config.ts): the first offending entry. */
-type UniqueRule = (entries: ReadonlyArray<{ name: string }>) => { index: number; message: string } | undefined;
-
-/** Routes an entry names besides its `route` (adapters/config.ts), each with its path in the entry. */
-type RoutesRule = (entry: Record<string, unknown>) => Array<{ path: Array<string | number>; route: unknown }>;
-
 type Ctx = Parameters<Parameters<z.ZodType['superRefine']>[0]>[1];
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -445,7 +440,7 @@ function crossChecks(input: unknown, ctx: Ctx): void {
   });
   const adapters = isRecord(c['adapters']) ? c['adapters'] : {};
   for (const kind of ADAPTER_KINDS) {
-    const def = ADAPTER_CONFIGS[kind] as { routes?: RoutesRule };
+    const def: KindDefinition = KINDS[kind];
     listOf(adapters[kind]).forEach((a, i) => {
       for (const { path, route } of [{ path: ['route'], route: a['route'] }, ...(def.routes?.(a) ?? [])]) {
         if (typeof route === 'string' && !names.has(route))
@@ -460,7 +455,7 @@ function crossChecks(input: unknown, ctx: Ctx): void {
   // A kind's own rule across its entries (IMAP: unique account names). An entry without a name
   // gets one no other can have (its missing name is reported already).
   for (const kind of ADAPTER_KINDS) {
-    const def = ADAPTER_CONFIGS[kind] as { unique?: UniqueRule };
+    const def: KindDefinition = KINDS[kind];
     const named = listOf(adapters[kind]).map((a, i) => ({ name: typeof a['name'] === 'string' ? a['name'] : `\u0000${i}` }));
     const duplicate = def.unique?.(named);
     if (duplicate === undefined) continue;

@@ -15,13 +15,17 @@
  *
  * The report is replaced by the original message; the recipients it lists become the origin's
  * envelope (`to`: every recipient; `journal`: by line type, with the expanded lists and the
- * recipients reached by forwarding apart). A message that is not a well-formed report passes
- * through unchanged with MAILGATE_WARN_JOURNAL_MALFORMED.
+ * recipients reached by forwarding apart). A report in TNEF form carries the original inside its
+ * `winmail.dat` (unwrapTnef). A message that is not a well-formed report passes through unchanged
+ * with MAILGATE_WARN_JOURNAL_MALFORMED.
  */
+import { createHash } from 'node:crypto';
 import { warning, type Warning } from '../errors.js';
 import { getHeader } from '../mime/headers.js';
 import { splitHeader } from '../mime/header-split.js';
 import { expand, makePart, type MimePart } from '../mime/structure.js';
+import { readMessage, str, type TnefAttachment, type TnefMessage } from '../mime/tnef.js';
+import { tnefBodyText, tnefToRfc822 } from '../mime/tnef-message.js';
 import { decodeContent } from '../mime/transfer.js';
 import type { Envelope, JournalEnvelope } from '../model/origin.js';
 
@@ -100,6 +104,8 @@ export function unwrapJournalReport(raw: Buffer): JournalResult {
   const parts = leaves(root);
   const report = parts.find((p) => p.type === 'text/plain');
   const original = parts.find((p) => p.type === 'message/rfc822');
+  const tnef = original === undefined ? parts.find(isTnef) : undefined;
+  if (tnef !== undefined) return unwrapTnef(raw, report, tnef);
   if (report === undefined) return malformed('no text part listing the envelope');
   if (original === undefined) return malformed('no attached original message');
   const body = parseReportBody(decodeContent(raw, report.start, report.end, report.encoding).toString('utf8'));
@@ -107,6 +113,45 @@ export function unwrapJournalReport(raw: Buffer): JournalResult {
   const inner = Buffer.from(decodeContent(raw, original.start, original.end, original.encoding));
   if (splitHeader(inner, 0, inner.length).fields.length === 0) return malformed('the attached original has no header');
   return { kind: 'unwrapped', raw: inner, ...body };
+}
+
+const isTnef = (p: MimePart): boolean =>
+  p.type === 'application/ms-tnef' || p.type === 'application/vnd.ms-tnef' || p.name?.toLowerCase() === 'winmail.dat';
+
+/**
+ * A report in TNEF form (sent with Outlook rich text, or to a journal recipient whose domain
+ * keeps TNEF): the original is an attachment inside `winmail.dat` — an attached e-mail (an
+ * embedded message, rebuilt as RFC 5322 by the Outlook rules) or an attached .eml — and the
+ * envelope is the text part beside it, else the TNEF's own body.
+ */
+function unwrapTnef(raw: Buffer, report: MimePart | undefined, part: MimePart): JournalResult {
+  const bytes = decodeContent(raw, part.start, part.end, part.encoding);
+  let message: TnefMessage;
+  try {
+    message = readMessage(Buffer.from(bytes));
+  } catch (err) {
+    return malformed(`its winmail.dat cannot be read: ${(err as Error).message}`);
+  }
+  const text = report ? decodeContent(raw, report.start, report.end, report.encoding).toString('utf8') : tnefBodyText(message);
+  if (text === undefined) return malformed('no text part listing the envelope');
+  const body = parseReportBody(text);
+  if (body === undefined) return malformed('the report lists no recipient');
+  let inner: Buffer | undefined;
+  for (const a of message.attachments) {
+    if (a.message !== undefined) {
+      inner = tnefToRfc822(a.message, createHash('sha256').update(bytes).digest('hex').slice(0, 24)).raw;
+    } else if (a.data !== undefined && isAttachedMail(a)) inner = a.data;
+    if (inner !== undefined) break;
+  }
+  if (inner === undefined) return malformed('no attached original message in its winmail.dat');
+  if (splitHeader(inner, 0, inner.length).fields.length === 0) return malformed('the attached original has no header');
+  return { kind: 'unwrapped', raw: inner, ...body };
+}
+
+function isAttachedMail(a: TnefAttachment): boolean {
+  const type = (str(a.props, 0x370e) ?? '').trim().toLowerCase();
+  const name = (str(a.props, 0x3707) ?? str(a.props, 0x3704) ?? a.title ?? '').toLowerCase();
+  return type === 'message/rfc822' || name.endsWith('.eml');
 }
 
 const union = (a: readonly string[], b: readonly string[]): string[] => [...a, ...b.filter((x) => !a.includes(x))];

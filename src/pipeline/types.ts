@@ -6,7 +6,6 @@
 import type { Readable } from 'node:stream';
 import type { ErrorCode } from '../errors.js';
 import type { OperationDoc } from './operation-doc.js';
-import type { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { MboxQuoting } from '../mime/mbox-finish.js';
 import type { Checkpoint, Origin } from '../model/origin.js';
@@ -199,20 +198,6 @@ export interface AdapterContext {
   logger: Logger;
   /** Size budget of one raw message (`parsing.max_message_bytes`): larger ones become failures. */
   maxMessageBytes: number;
-}
-
-/** A kind in the registry (adapters/index.ts). */
-export interface AdapterDefinition<E = unknown> {
-  kind: string;
-  mode: AdapterMode;
-  schema: z.ZodType;
-  /** One adapter, or one per mailbox of the entry (each under its own lease). */
-  create(entry: E, ctx: AdapterContext): Adapter | Adapter[];
-}
-
-/** What an adapter folder's index.ts exports for the registry. */
-export interface AdapterModule {
-  create(entry: never, ctx: AdapterContext): Adapter | Adapter[];
 }
 
 /** One message (or unreadable item) of a path input, before parsing. */

@@ -1,11 +1,12 @@
 /**
  * The embedded defaults of `mailgate serve` without a configuration file: SQLite under
  * ./data, the built-in emulator as the API, one route into `mailgate/samples` and the
- * sample mail shipped with the package read by the files adapter.
+ * sample mail shipped with the package read by the kind that reads files (its `files` capability).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { kindsWith } from '../../adapters/config.js';
 
 export const SAMPLES_ROUTE = 'samples';
 export const SAMPLES_SOURCE = 'mailgate/samples';
@@ -41,6 +42,8 @@ export function samplePaths(root: string = packageRoot()): string[] {
 export function embeddedConfig(root: string = packageRoot()): Record<string, unknown> {
   return {
     routes: [{ name: SAMPLES_ROUTE, mode: 'sync', source: SAMPLES_SOURCE, user_properties: { 'string:Origin': '{adapter}' } }],
-    adapters: { files: [{ name: 'samples', route: SAMPLES_ROUTE, paths: samplePaths(root) }] },
+    adapters: Object.fromEntries(
+      kindsWith('fileInputs').map((kind) => [kind, [{ name: 'samples', route: SAMPLES_ROUTE, paths: samplePaths(root) }]]),
+    ),
   };
 }

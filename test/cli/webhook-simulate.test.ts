@@ -105,7 +105,7 @@ describe('mailgate webhook simulate', () => {
     expect(missing.stderr).toContain('MAILGATE_ERR_CONFIG_INVALID: simulating mailgun needs --signing-key');
     const unknown = await simulate('mailchimp', 'mailgun-in');
     expect(unknown.stderr).toContain(
-      'unknown provider "mailchimp"; the providers are sendgrid, mailgun, postmark, ses, mandrill, sparkpost, raw',
+      'unknown provider "mailchimp"; the providers are mailgun, mandrill, postmark, raw, sendgrid, ses, sparkpost',
     );
     const entry = await simulate('raw', 'raw-in', '--config', s.config, '--name', 'nope');
     expect(entry.stderr).toContain('has no adapters.webhooks entry "nope"; the entries are raw-in, mailgun-in, postmark-in, sendgrid-in');

@@ -21,11 +21,11 @@ function tsFiles(dir: string): string[] {
 type Read = (file: string) => string;
 const readRepo: Read = (file) => readFileSync(join(ROOT, file), 'utf8');
 
-/** Repository-relative `.ts` paths of a file's relative imports. */
-function importsOf(file: string, text: string): string[] {
+/** Repository-relative `.ts` paths of a file's relative imports (`dynamic: false`: static ones only). */
+function importsOf(file: string, text: string, { dynamic = true } = {}): string[] {
   const specs = [
     ...text.matchAll(/\bfrom\s*'([^']+)'/g),
-    ...text.matchAll(/\bimport\s*\(\s*'([^']+)'\s*\)/g),
+    ...(dynamic ? text.matchAll(/\bimport\s*\(\s*'([^']+)'\s*\)/g) : []),
     ...text.matchAll(/^\s*import\s*'([^']+)'/gm),
   ].map((m) => m[1]!);
   return [
@@ -35,7 +35,7 @@ function importsOf(file: string, text: string): string[] {
 
 const SRC = tsFiles('src');
 const ADAPTERS = tsFiles('adapters');
-const REGISTRY = new Set(['adapters/index.ts', 'adapters/config.ts']);
+const REGISTRY = new Set(['adapters/index.ts', 'adapters/config.ts', 'adapters/kinds.ts']);
 const kindOf = (path: string): string | undefined => (path.startsWith('adapters/') && !REGISTRY.has(path) ? path.split('/')[1] : undefined);
 const srcPart = (path: string): string | undefined => (path.startsWith('src/') ? path.slice('src/'.length) : undefined);
 
@@ -70,19 +70,23 @@ function violations(src: readonly string[], adapters: readonly string[], read: R
 }
 
 /**
- * The configuration reads adapters/config.ts: it and the kinds' config.ts files import only
- * schemas (no implementation, so `mailgate --help` loads no IMAP client) and src/ only up to
- * the config layer.
+ * The configuration reads adapters/config.ts: it, the list of kinds and the kinds' definitions
+ * (kind.ts), schemas (config.ts) and codes (errors.ts) import only each other statically (an
+ * implementation only through a loader, `() => import(...)`, so `mailgate --help` loads no IMAP
+ * client) and src/ only up to the config layer.
  */
 function configSide(adapters: readonly string[], read: Read): string[] {
   const out: string[] = [];
-  // Schema modules: `config.ts` (or `<something>-config.ts`) at any depth of a kind's folder, and
-  // a kind's `errors.ts` (its codes, read into the error catalogue).
+  // `config.ts` (or `<something>-config.ts`) at any depth of a kind's folder; a kind's `kind.ts`
+  // (its definition) and `errors.ts` (its codes, read into the error catalogue).
   const isSchema = (path: string) =>
-    path === 'adapters/config.ts' || /^adapters\/.+\/([a-z-]+-)?config\.ts$/.test(path) || /^adapters\/[a-z-]+\/errors\.ts$/.test(path);
+    path === 'adapters/config.ts' ||
+    path === 'adapters/kinds.ts' ||
+    /^adapters\/.+\/([a-z-]+-)?config\.ts$/.test(path) ||
+    /^adapters\/[a-z-]+\/(kind|errors)\.ts$/.test(path);
   const ceiling = LAYERS.findIndex((l) => l.includes('config'));
   for (const file of adapters.filter(isSchema)) {
-    for (const target of importsOf(file, read(file))) {
+    for (const target of importsOf(file, read(file), { dynamic: false })) {
       const inner = srcPart(target);
       if (inner !== undefined && layerOf(inner) > ceiling)
         out.push(`${file} imports ${target}: the configuration side imports src/ only up to config`);
@@ -92,23 +96,78 @@ function configSide(adapters: readonly string[], read: Read): string[] {
   return out;
 }
 
-/** Every import cycle among the given files (each reported once, from its smallest member). */
-function cycles(files: readonly string[], read: Read): string[][] {
-  const graph = new Map(files.map((f) => [f, importsOf(f, read(f)).filter((t) => files.includes(t))]));
-  const found = new Map<string, string[]>();
-  const visit = (path: string[]): void => {
-    for (const next of graph.get(path.at(-1)!) ?? []) {
-      const at = path.indexOf(next);
-      if (at >= 0) {
-        const cycle = path.slice(at);
-        const start = cycle.indexOf([...cycle].sort()[0]!);
-        const key = [...cycle.slice(start), ...cycle.slice(0, start)];
-        found.set(key.join(' → '), key);
-      } else visit([...path, next]);
+/** A file's imports that bring types only (`import type … from`, `export type … from`). */
+function typeImportsOf(file: string, text: string): Set<string> {
+  const specs = [...text.matchAll(/\b(?:import|export)\s+type\b[^;]*?\bfrom\s*'([^']+)'/g)].map((m) => m[1]!);
+  return new Set(
+    specs.filter((s) => s.startsWith('.')).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts')),
+  );
+}
+
+/**
+ * Every import cycle among the given files: the strongly connected components of the import
+ * graph with more than one file (Tarjan), each sorted. `skip(from, to)` leaves an edge out.
+ */
+function cycles(files: readonly string[], read: Read, skip: (from: string, to: string) => boolean = () => false): string[][] {
+  const inside = new Set(files);
+  const graph = new Map(files.map((f) => [f, importsOf(f, read(f)).filter((t) => inside.has(t) && !skip(f, t))]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v)!) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
     }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (let w = stack.pop()!; ; w = stack.pop()!) {
+      onStack.delete(w);
+      component.push(w);
+      if (w === v) break;
+    }
+    if (component.length > 1) found.push(component.sort());
   };
-  for (const f of files) visit([f]);
-  return [...found.values()];
+  for (const f of files) if (!index.has(f)) visit(f);
+  return found;
+}
+
+/**
+ * Where src/ may still spell a kind's name, each with its reason: none of them picks a kind.
+ * Anything else in code (comments aside) that quotes a kind's name, reads `adapters.<kind>` or
+ * tests an origin for a kind's prefix makes the core know a kind.
+ */
+const KIND_WORDS_ALLOWED: Record<string, string> = {
+  "src/cli/commands/upload.ts 'upload'": '`mailgate upload` is the command users type; it is a client over HTTP',
+  'src/cli/commands/upload.ts adapters.upload': 'the help text of `mailgate upload --name`',
+  "src/pipeline/operation-doc.ts 'upload'": 'an OpenAPI tag and security scheme of the published document',
+  "src/server/openapi/document.ts 'upload'": 'an OpenAPI tag of the published document',
+  "src/server/page/preview.ts 'files'": 'the id of the file picker in the preview page',
+  "src/service/defaults.ts 'files'": 'the folder samples/files of the package',
+  "src/cli/skips.ts 'files'": 'the English plural of file',
+};
+
+function kindWords(files: readonly string[], kinds: readonly string[], read: Read): string[] {
+  const any = kinds.join('|');
+  // An origin's adapter may carry a prefix of the kind's name in the singular (`webhook:mailgun`).
+  const prefixes = [...new Set(kinds.flatMap((k) => [k, k.replace(/s$/, '')]))].join('|');
+  const word = new RegExp(`'(${any})'|\\badapters\\.(${any})\\b|'(${prefixes}):`, 'g');
+  const out: string[] = [];
+  for (const file of files) {
+    const code = read(file)
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+    for (const m of code.matchAll(word)) if (KIND_WORDS_ALLOWED[`${file} ${m[0]}`] === undefined) out.push(`${file}: ${m[0]}`);
+  }
+  return [...new Set(out)];
 }
 
 describe('architecture', () => {
@@ -169,6 +228,31 @@ describe('architecture', () => {
       'src/cli/d.ts': "import { a } from './a.js';",
     };
     expect(cycles(Object.keys(files), (f) => files[f]!)).toEqual([['src/cli/a.ts', 'src/cli/b.ts', 'src/cli/c.ts']]);
+    expect(
+      cycles(
+        Object.keys(files),
+        (f) => files[f]!,
+        (from, to) => from === 'src/cli/c.ts' && to === 'src/cli/a.ts',
+      ),
+    ).toEqual([]);
+  });
+
+  it("reports a kind's name in the core's code, not in its comments", () => {
+    const files: Record<string, string> = {
+      'src/service/a.ts': "// adapters.imap is read by the kind\nconst x = config.adapters.imap;\nif (o.adapter === 'imap') go();",
+      'src/server/b.ts': "/* 'webhooks' */ const p = o.adapter.startsWith('webhook:');",
+    };
+    expect(kindWords(Object.keys(files), ['imap', 'webhooks'], (f) => files[f]!)).toEqual([
+      'src/service/a.ts: adapters.imap',
+      "src/service/a.ts: 'imap'",
+      "src/server/b.ts: 'webhook:",
+    ]);
+  });
+
+  it("has no import cycle in src/ or adapters/ but the emulator's type-only ones", () => {
+    const emulatorTypes = (from: string, to: string) =>
+      from.startsWith('src/emulator/') && to.startsWith('src/emulator/') && typeImportsOf(from, readRepo(from)).has(to);
+    expect(cycles([...SRC, ...ADAPTERS], readRepo, emulatorTypes).map((c) => c.join(' ⇄ '))).toEqual([]);
   });
 
   it('has no import cycle in src/cli', () => {

@@ -8,7 +8,7 @@ import type { GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
 import type { StartedEmulator } from '../support/emulator.js';
 
 export const ADMIN_KEY = 'admin-key-0123456789abcdef';
-export const AUDIENCE = 'https://mailgate.example.test/gmail/push';
+export const AUDIENCE = 'https://mailgate.example.test/gmail/workspace/push';
 export const PUSHER = 'pubsub-push@stand-in-project.iam.gserviceaccount.com';
 
 export interface GmailConfigExtra {
@@ -37,7 +37,11 @@ export function writeGmailConfig(
       ? ''
       : `, notifications: { topic: projects/stand-in-project/topics/gmail, audience: "${AUDIENCE}", service_account: "${PUSHER}", certs_url: "${standIn.certsUrl}" }`;
   if (extra.pushPort !== undefined)
-    standIn.pubsub.target = { endpoint: `http://127.0.0.1:${extra.pushPort}/gmail/push`, audience: AUDIENCE, serviceAccount: PUSHER };
+    standIn.pubsub.target = {
+      endpoint: `http://127.0.0.1:${extra.pushPort}/gmail/workspace/push`,
+      audience: AUDIENCE,
+      serviceAccount: PUSHER,
+    };
   writeFileSync(
     file,
     [

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sampleMessage, startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
-import { gmailEnv, gmailStatus, writeGmailConfig } from './gmail-serve-setup.js';
+import { ADMIN_KEY, gmailEnv, gmailStatus, writeGmailConfig } from './gmail-serve-setup.js';
 import { freePort } from './graph-serve-setup.js';
 import { CLI, eventually, killLeftovers, spawnServe } from './serve-process.js';
 
@@ -166,6 +166,13 @@ describe('mailgate serve: Gmail proof cases, billed through the emulator', () =>
     const lines = await gmailStatus(url);
     expect(lines.find((l) => l.name === 'workspace/nodelegation@example.test')).toMatchObject({ healthy: false, state: 'backoff' });
     expect(lines.find((l) => l.name === `workspace/${USER}`)).toMatchObject({ healthy: true, messages: 20 });
+    // The console's overview (the page's "Mailboxes and adapters" panel) shows it too.
+    const overview = (await (await fetch(`${url}/api/overview`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as {
+      adapters: Array<{ name: string; last_error: { code: string } | null }>;
+    };
+    expect(overview.adapters.find((a) => a.name === 'workspace/nodelegation@example.test')?.last_error?.code).toBe(
+      'MAILGATE_ERR_GMAIL_DELEGATION',
+    );
     const env = { PATH: process.env['PATH'] ?? '', ...gmailEnv(emu) };
     const status = () => execFileSync(process.execPath, [CLI, 'status', '--config', config], { cwd: dir, env, encoding: 'utf8' });
     await eventually(() => status().includes('mailbox errors:'), 'mailgate status showing the mailbox error');

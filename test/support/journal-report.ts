@@ -6,6 +6,7 @@
  * `, Expanded: <list>` or `, Forwarded: <original recipient>`), and the original message,
  * unaltered, as a message/rfc822 part.
  */
+import { PT, writeTnef, type TnefSpec } from './tnef-writer.js';
 export interface ReportSpec {
   original: Buffer;
   sender: string;
@@ -90,3 +91,79 @@ export const SECOND_REPORT = journalReport({
   lines: ['To: frank@contoso.com, Expanded: sales@contoso.com', 'To: gina@fabrikam.com, Forwarded: bob@contoso.com'],
   boundary: 'second-report',
 });
+
+/**
+ * A report in TNEF form, as Exchange sends one with Outlook rich text or to a domain that keeps
+ * TNEF: multipart/mixed with the envelope as a text/plain part (unless `envelopeInTnef`, which
+ * puts it in the TNEF's body instead) and `winmail.dat` (application/ms-tnef), whose attachment
+ * is the original — an attached e-mail (embedded message) or, with `attachEml`, an .eml file.
+ */
+export function tnefJournalReport(spec: ReportSpec & { originalTnef: TnefSpec; envelopeInTnef?: boolean; attachEml?: boolean }): Buffer {
+  const b = spec.boundary ?? 'tnef-report-boundary';
+  const envelope = [`Sender: ${spec.sender}`, `Subject: ${spec.subject}`, `Message-Id: ${spec.messageId}`, ...spec.lines].join('\r\n');
+  const original = spec.attachEml
+    ? {
+        props: [
+          { type: PT.UNICODE, id: 0x3707, value: 'original.eml' },
+          { type: PT.STRING8, id: 0x370e, value: 'message/rfc822' },
+          { type: PT.LONG, id: 0x3705, value: 1 },
+        ],
+        data: spec.original,
+      }
+    : {
+        props: [
+          { type: PT.LONG, id: 0x3705, value: 5 },
+          { type: PT.OBJECT, id: 0x3701, value: spec.originalTnef },
+        ],
+      };
+  const tnef = writeTnef({
+    props: [
+      { type: PT.UNICODE, id: 0x0037, value: spec.subject },
+      ...(spec.envelopeInTnef ? [{ type: PT.UNICODE, id: 0x1000, value: envelope }] : []),
+    ],
+    attachments: [original],
+  });
+  const text = spec.envelopeInTnef
+    ? []
+    : [`--${b}`, 'Content-Type: text/plain; charset="us-ascii"', 'Content-Transfer-Encoding: 7bit', '', envelope, ''];
+  return Buffer.from(
+    [
+      'From: Microsoft Exchange Server <postmaster@contoso.com>',
+      `To: ${spec.journal ?? 'journal@contoso.com'}`,
+      `Subject: ${spec.subject}`,
+      'Date: Tue, 04 Jun 2024 10:00:07 +0000',
+      `Message-ID: <tnef-report-${Math.abs(hash(envelope))}@contoso.com>`,
+      'X-MS-Journal-Report:',
+      'MIME-Version: 1.0',
+      `Content-Type: multipart/mixed; boundary="${b}"`,
+      '',
+      ...text,
+      `--${b}`,
+      'Content-Type: application/ms-tnef; name="winmail.dat"',
+      'Content-Disposition: attachment; filename="winmail.dat"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      tnef.toString('base64').replace(/.{76}/g, '$&\r\n'),
+      `--${b}--`,
+      '',
+    ].join('\r\n'),
+  );
+}
+
+/** The original of the samples as Outlook keeps it: its transport headers, its plain body, one attachment. */
+export const ORIGINAL_TNEF: TnefSpec = {
+  props: [
+    { type: PT.UNICODE, id: 0x0037, value: 'Budget 2025' },
+    { type: PT.STRING8, id: 0x007d, value: ORIGINAL.toString('latin1').slice(0, ORIGINAL.indexOf('\r\n\r\n') + 2) },
+    { type: PT.UNICODE, id: 0x1000, value: 'The budget is attached in spirit.\r\n' },
+  ],
+  attachments: [
+    {
+      props: [
+        { type: PT.UNICODE, id: 0x3707, value: 'budget.xlsx' },
+        { type: PT.STRING8, id: 0x370e, value: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' },
+      ],
+      data: Buffer.alloc(1234, 7),
+    },
+  ],
+};

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { postmarkEntrySchema, webhookEntrySchema, webhooksSchema } from '../../adapters/webhooks/config.js';
+import { providerEntrySchema, webhookEntrySchema, webhooksSchema } from '../../adapters/webhooks/config.js';
 import { createWebhookAdapter, PROVIDERS } from '../../adapters/webhooks/index.js';
 import { ReplayCache } from '../../adapters/webhooks/replay.js';
 import { postmark } from '../../adapters/webhooks/postmark/index.js';
 import { createLogger } from '../../src/logger.js';
 import { NOW, endpointFor, errorCode, recordingSink, sample, toRequest } from './support.js';
+
+const postmarkEntrySchema = providerEntrySchema('postmark');
 
 /** The configuration example of the webhook documentation, with the variables filled in. */
 const EXAMPLE = [

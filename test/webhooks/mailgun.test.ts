@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { mailgunEntrySchema } from '../../adapters/webhooks/config.js';
+import { providerEntrySchema } from '../../adapters/webhooks/config.js';
 import { multipartBody, urlencodedBody } from '../../adapters/webhooks/encode.js';
 import { mailgun, mailgunSignature } from '../../adapters/webhooks/mailgun/index.js';
 import { NOW, endpointFor, errorCode, sample, toRequest, verifyContext } from './support.js';
+
+const mailgunEntrySchema = providerEntrySchema('mailgun');
 
 const KEY = 'key-3ax6xnjp29jd6fds4gc373sgvjxteol0';
 const entry = { name: 'mailgun-in', provider: 'mailgun', route: 'support', signing_key: KEY } as const;

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { mandrillEntrySchema } from '../../adapters/webhooks/config.js';
+import { providerEntrySchema } from '../../adapters/webhooks/config.js';
 import { urlencodedBody } from '../../adapters/webhooks/encode.js';
 import { mandrill, mandrillSignature } from '../../adapters/webhooks/mandrill/index.js';
 import { NOW, endpointFor, errorCode, sample, toRequest, verifyContext } from './support.js';
+
+const mandrillEntrySchema = providerEntrySchema('mandrill');
 
 const URL_ = 'https://mail.example.com/webhooks/mandrill-in?a=1';
 const entry = { name: 'mandrill-in', provider: 'mandrill', route: 'support', webhook_key: 'k3y-Mandrill', url: URL_ } as const;

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { postmarkEntrySchema } from '../../adapters/webhooks/config.js';
+import { providerEntrySchema } from '../../adapters/webhooks/config.js';
 import { postmark } from '../../adapters/webhooks/postmark/index.js';
 import { parseMessage } from '../../src/mime/parse.js';
 import { NOW, endpointFor, errorCode, sample, toRequest, verifyContext } from './support.js';
+
+const postmarkEntrySchema = providerEntrySchema('postmark');
 
 const entry = { name: 'postmark-in', provider: 'postmark', route: 'support', basic_auth: { user: 'pm', pass: 'pm-pass-7' } } as const;
 const config = postmarkEntrySchema.parse(entry);

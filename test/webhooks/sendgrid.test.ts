@@ -1,10 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { multipartBody } from '../../adapters/webhooks/encode.js';
-import { sendgridEntrySchema } from '../../adapters/webhooks/config.js';
+import { providerEntrySchema } from '../../adapters/webhooks/config.js';
 import { sendgrid, signatureHeaders } from '../../adapters/webhooks/sendgrid/index.js';
 import { parseMessage } from '../../src/mime/parse.js';
 import { NOW, capturingLogger, endpointFor, errorCode, sample, toRequest, verifyContext } from './support.js';
+
+const sendgridEntrySchema = providerEntrySchema('sendgrid');
 
 const entry = {
   name: 'sendgrid-in',

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { sparkpostEntrySchema } from '../../adapters/webhooks/config.js';
+import { providerEntrySchema } from '../../adapters/webhooks/config.js';
 import { sparkpost } from '../../adapters/webhooks/sparkpost/index.js';
 import { NOW, endpointFor, errorCode, sample, toRequest, verifyContext } from './support.js';
+
+const sparkpostEntrySchema = providerEntrySchema('sparkpost');
 
 const entry = { name: 'sparkpost-in', provider: 'sparkpost', route: 'support', auth_token: 'sp-token-5' } as const;
 const config = sparkpostEntrySchema.parse(entry);

@@ -16,3 +16,8 @@ export const mailgunFields = {
     .default(MAILGUN_DEFAULT_MAX_AGE_S)
     .describe(`Largest difference between the signed timestamp and now, in seconds, either way. Default ${MAILGUN_DEFAULT_MAX_AGE_S}.`),
 };
+
+/** The provider as the configuration sees it: its fields and the rules across them (one line in webhooks/providers-config.ts). */
+export const provider = {
+  fields: mailgunFields,
+};

@@ -79,6 +79,7 @@ export const mailgun: ProviderModule<MailgunEntry> = {
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 
+  fromSecrets: (s, need) => ({ signing_key: need(s.signingKey, '--signing-key') }),
   simulate(raw, config, options) {
     const timestamp = String(Math.floor(options.now / 1000));
     const token = randomBytes(25).toString('hex');

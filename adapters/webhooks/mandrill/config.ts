@@ -9,3 +9,8 @@ export const mandrillFields = {
     .url({ protocol: /^https?$/ })
     .describe('The webhook URL exactly as configured in Mandrill (scheme, user:pass@, host, port, path, query): Mandrill signs it.'),
 };
+
+/** The provider as the configuration sees it: its fields and the rules across them (one line in webhooks/providers-config.ts). */
+export const provider = {
+  fields: mandrillFields,
+};

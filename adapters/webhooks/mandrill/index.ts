@@ -84,6 +84,7 @@ export const mandrill: ProviderModule<MandrillEntry> = {
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 
+  fromSecrets: (s, need, url) => ({ webhook_key: need(s.signingKey, '--signing-key (the webhook key)'), url }),
   simulate(raw, config, options) {
     const to = options.envelope?.to?.[0] ?? addresses(rawHeader(raw, 'to'))[0] ?? '';
     const event = {

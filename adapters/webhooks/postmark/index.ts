@@ -70,6 +70,7 @@ export const postmark: ProviderModule<PostmarkEntry> = {
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 
+  fromSecrets: (s, need) => ({ basic_auth: need(s.basicAuth, '--basic-auth user:pass') }),
   simulate(raw, config, options) {
     const from = options.envelope?.from ?? addresses(rawHeader(raw, 'from'))[0] ?? '';
     const to = options.envelope?.to ?? addresses(rawHeader(raw, 'to'));

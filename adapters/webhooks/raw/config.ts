@@ -38,3 +38,12 @@ export const rawFields = {
     .optional()
     .describe('Accepted keys for Authorization: Bearer <key> (several for rotation). Exclusive with hmac_secret.'),
 };
+
+/** The provider as the configuration sees it: its fields and the rules across them (one line in webhooks/providers-config.ts). */
+export const provider = {
+  fields: rawFields,
+  check: (e: { hmac_secret?: string; bearer_keys?: string[] }) =>
+    (e.hmac_secret === undefined) === (e.bearer_keys === undefined)
+      ? [{ path: 'hmac_secret', message: 'a raw endpoint needs exactly one of hmac_secret and bearer_keys' }]
+      : [],
+};

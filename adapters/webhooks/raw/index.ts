@@ -17,11 +17,11 @@ import {
   verifyRaw,
   type SignedHeaderValues,
 } from './auth.js';
-import type { RawConfig } from '../config.js';
+import { providerEntrySchema, type RawConfig } from '../config.js';
 
 export type { RawConfig } from '../config.js';
 /** The schema of a raw endpoint entry, common fields included. */
-export { rawEntrySchema as rawConfigSchema } from '../config.js';
+export const rawConfigSchema = providerEntrySchema('raw');
 
 export { ENVELOPE_FROM_HEADER, ENVELOPE_TO_HEADER, EVENT_ID_HEADER } from './auth.js';
 const MAX_EVENT_ID_CHARS = 256;
@@ -63,6 +63,8 @@ export const rawProvider: ProviderModule<RawConfig> = {
   verify: async (req, config, ctx) => verifyRaw(req, config, ctx),
   normalize: async (req, config) => normalizeRaw(req, config),
   refusalStatus: refusalStatuses({ unsupported: 415 }),
+  fromSecrets: (s, need) =>
+    s.hmacSecret !== undefined ? { hmac_secret: s.hmacSecret } : { bearer_keys: [need(s.bearer, '--hmac-secret or --bearer')] },
   simulate(raw, config, options) {
     const headers: Record<string, string> = { 'content-type': 'message/rfc822' };
     const signed: SignedHeaderValues = {};

@@ -22,3 +22,17 @@ export const sendgridFields = {
         'that retries are re-signed; a replayed request only repeats a stored message, which is deduplicated).',
     ),
 };
+
+/** The provider as the configuration sees it: its fields and the rules across them (one line in webhooks/providers-config.ts). */
+export const provider = {
+  fields: sendgridFields,
+  // An endpoint without any check would store whatever anyone posts.
+  check: (e: { basic_auth?: unknown; public_key?: string; max_age_s?: number }) => [
+    ...(e.basic_auth === undefined && e.public_key === undefined
+      ? [{ path: 'basic_auth', message: 'a SendGrid endpoint needs basic_auth, public_key or both' }]
+      : []),
+    ...(e.max_age_s !== undefined && e.public_key === undefined
+      ? [{ path: 'max_age_s', message: 'max_age_s applies to signed requests: set public_key too' }]
+      : []),
+  ],
+};

@@ -8,6 +8,7 @@
  * request we cannot read (`malformed`) gets a 500: SendGrid keeps retrying while the operator
  * sees the refusals, instead of the mail being lost at once.
  */
+import { createPublicKey } from 'node:crypto';
 import type { SendGridEntry } from '../config.js';
 import { encodeHeaderValue, rawHeader, addresses } from '../mime.js';
 import { multipartBody } from '../encode.js';
@@ -16,7 +17,7 @@ import { type NormalizedMessage, type ProviderModule, refusalStatuses } from '..
 import type { Envelope } from '../../../src/pipeline/types.js';
 import { basicAuthHeader, checkBasicAuth, isRecord, num } from '../util.js';
 import { rebuildParsed } from './parsed.js';
-import { verifySignature } from './signature.js';
+import { pemPrivateKey, signatureHeaders, verifySignature } from './signature.js';
 
 export { signatureHeaders } from './signature.js';
 
@@ -64,6 +65,14 @@ export const sendgrid: ProviderModule<SendGridEntry> = {
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 
+  fromSecrets(s, need) {
+    if (s.basicAuth === undefined && s.privateKeyPem === undefined) need(undefined, '--basic-auth user:pass or --private-key FILE');
+    const pub = s.privateKeyPem === undefined ? undefined : createPublicKey(pemPrivateKey(s.privateKeyPem));
+    return {
+      ...(s.basicAuth && { basic_auth: s.basicAuth }),
+      ...(pub && { public_key: pub.export({ type: 'spki', format: 'der' }).toString('base64') }),
+    };
+  },
   simulate(raw, config, options) {
     const from = options.envelope?.from ?? addresses(rawHeader(raw, 'from'))[0] ?? '';
     const to = options.envelope?.to ?? addresses(rawHeader(raw, 'to'));
@@ -84,6 +93,8 @@ export const sendgrid: ProviderModule<SendGridEntry> = {
     );
     const headers: Record<string, string> = { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'User-Agent': 'Sendlib/1.0' };
     if (config.basic_auth) headers['Authorization'] = basicAuthHeader(config.basic_auth);
+    if (options.privateKeyPem !== undefined)
+      Object.assign(headers, signatureHeaders(body, pemPrivateKey(options.privateKeyPem), options.now));
     return { method: 'POST', headers, body };
   },
 };

@@ -3,7 +3,8 @@
  * signature base64 DER in X-Twilio-Email-Event-Webhook-Signature, the Unix-seconds timestamp in
  * X-Twilio-Email-Event-Webhook-Timestamp.
  */
-import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { GatewayError } from '../../../src/errors.js';
 import type { PushRequest } from '../../../src/pipeline/types.js';
 import { header, refuse } from '../util.js';
 
@@ -53,4 +54,16 @@ export function signatureHeaders(body: Buffer, privateKey: KeyObject, nowMs: num
   const timestamp = String(Math.floor(nowMs / 1000));
   const sig = sign('sha256', Buffer.concat([Buffer.from(timestamp, 'utf8'), body]), { key: privateKey, dsaEncoding: 'der' });
   return { 'X-Twilio-Email-Event-Webhook-Signature': sig.toString('base64'), 'X-Twilio-Email-Event-Webhook-Timestamp': timestamp };
+}
+
+/** A PEM private key given to `mailgate webhook simulate` (the signed-webhook policy's signing key). */
+export function pemPrivateKey(pem: string): KeyObject {
+  try {
+    return createPrivateKey(pem);
+  } catch (err) {
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      `the SendGrid signing key is not a PEM private key: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
 }

@@ -90,3 +90,8 @@ export const sesFields = {
     .optional()
     .describe('For `mailgate webhook simulate` and tests only: how to sign simulated SNS notifications. Default: none (simulate refuses).'),
 };
+
+/** The provider as the configuration sees it: its fields and the rules across them (one line in webhooks/providers-config.ts). */
+export const provider = {
+  fields: sesFields,
+};

@@ -8,13 +8,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../../../src/errors.js';
 import type { PushRequest } from '../../../src/pipeline/types.js';
 import { type ProviderModule, refusalStatuses, type SimulatedRequest, type VerifyContext, WebhookRefusal } from '../provider.js';
-import type { SesConfig } from '../config.js';
+import { providerEntrySchema, type SesConfig } from '../config.js';
 import { sesMessages } from './notification.js';
 import { parseSns, signSnsMessage, snsUrl, verifySns, type SnsMessage } from './sns.js';
 
 export type { SesConfig } from '../config.js';
 /** The schema of an SES endpoint entry, common fields included. */
-export { sesEntrySchema as sesConfigSchema } from '../config.js';
+export const sesConfigSchema = providerEntrySchema('ses');
 export { clearCertificateCache, signSnsMessage, stringToSign } from './sns.js';
 
 /** The handler parses each request up to three times (handshake, verify, normalize): once is enough. */
@@ -96,6 +96,12 @@ export const sesProvider: ProviderModule<SesConfig> = {
   },
   /** SNS retries only 5xx: every refusal that can never succeed is a 4xx. */
   refusalStatus: refusalStatuses({ unsupported: 400 }),
+  fromSecrets: () => {
+    throw new GatewayError(
+      'MAILGATE_ERR_CONFIG_INVALID',
+      'simulating ses needs an entry with a simulation block: use --config FILE --name ENTRY',
+    );
+  },
   simulate(raw, config, options) {
     const sim = config.simulation;
     if (!sim) {

@@ -69,6 +69,7 @@ export const sparkpost: ProviderModule<SparkPostEntry> = {
 
   accepted: () => ({ status: 200, body: { ok: true } }),
 
+  fromSecrets: (s, need) => ({ auth_token: need(s.token, '--token') }),
   simulate(raw, config, options) {
     const item = {
       msys: {

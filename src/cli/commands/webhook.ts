@@ -7,9 +7,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { webhookSimulator, type SimulatedRequest, type WebhookEntry } from '../../../adapters/index.js';
+import { kindsWith } from '../../../adapters/config.js';
+import { simulator } from '../../../adapters/index.js';
 import { loadConfig } from '../../config/load.js';
 import { GatewayError } from '../../errors.js';
+import type { SimulatedRequest } from '../../pipeline/kind.js';
 import type { Envelope } from '../../pipeline/types.js';
 import { EXIT_FAILED } from '../exit-codes.js';
 import { integerOption } from '../options.js';
@@ -57,11 +59,11 @@ function readFile(path: string, what: string): Buffer {
 }
 
 /** The entry whose secrets sign: `--config` + `--name`, else one assembled from the flags. */
-async function entryOf(provider: string, flags: SimulateFlags): Promise<WebhookEntry> {
+async function entryOf(provider: string, flags: SimulateFlags): Promise<unknown> {
+  const { kind, simulator: sim } = await simulator();
   if (flags.config === undefined) {
     if (flags.name !== undefined) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', '--name needs --config FILE');
-    const { entryFromSecrets } = await webhookSimulator();
-    return entryFromSecrets(
+    return sim.entryFromSecrets(
       provider,
       {
         ...(flags.signingKey !== undefined && { signingKey: flags.signingKey }),
@@ -75,21 +77,19 @@ async function entryOf(provider: string, flags: SimulateFlags): Promise<WebhookE
     );
   }
   if (flags.name === undefined)
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', '--config needs --name ENTRY (an adapters.webhooks[] name)');
-  const entries = loadConfig({ file: flags.config, env: process.env }).adapters.webhooks as readonly WebhookEntry[];
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `--config needs --name ENTRY (an adapters.${kind}[] name)`);
+  const entries = loadConfig({ file: flags.config, env: process.env }).adapters[kind] as ReadonlyArray<{ name: string }>;
   const entry = entries.find((e) => e.name === flags.name);
   if (entry === undefined) {
     const names = entries.map((e) => e.name).join(', ') || '(none)';
     throw new GatewayError(
       'MAILGATE_ERR_CONFIG_INVALID',
-      `${flags.config} has no adapters.webhooks entry "${flags.name}"; the entries are ${names}`,
+      `${flags.config} has no adapters.${kind} entry "${flags.name}"; the entries are ${names}`,
     );
   }
-  if (entry.provider !== provider) {
-    throw new GatewayError(
-      'MAILGATE_ERR_CONFIG_INVALID',
-      `adapters.webhooks "${entry.name}" is a ${entry.provider} endpoint, not ${provider}`,
-    );
+  const variant = sim.variantOf(entry);
+  if (variant !== provider) {
+    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.${kind} "${entry.name}" is a ${variant} endpoint, not ${provider}`);
   }
   return entry;
 }
@@ -113,9 +113,9 @@ async function simulate(provider: string, file: string, flags: SimulateFlags, ct
     ...(flags.from !== undefined && { from: flags.from }),
     ...(flags.to !== undefined && { to: flags.to }),
   };
-  const { simulateWebhook } = await webhookSimulator();
+  const { simulator: sim } = await simulator();
   const privateKeyPem = flags.privateKey === undefined ? undefined : readFile(flags.privateKey, 'the private key').toString('utf8');
-  const req = simulateWebhook(entry, raw, {
+  const req = sim.request(entry, raw, {
     url: flags.url,
     now: Date.now(),
     ...(Object.keys(envelope).length > 0 && { envelope }),
@@ -147,7 +147,7 @@ export const webhookCommand: CliCommand = {
       .argument('<file>', 'the message (.eml)')
       .requiredOption('--url <url>', 'the endpoint, e.g. http://127.0.0.1:8080/webhooks/mailgun-in (user:pass@ taken as basic auth)')
       .option('--config <file>', "mailgate.yaml whose entry's secrets sign (with --name)")
-      .option('--name <entry>', 'the adapters.webhooks[] entry of --config')
+      .option('--name <entry>', `the adapters.${kindsWith('simulate').join('|')}[] entry of --config`)
       .option('--signing-key <key>', 'mailgun: signing key; mandrill: webhook key')
       .option('--basic-auth <user:pass>', 'postmark, sendgrid: HTTP basic auth', basicAuth)
       .option('--token <token>', 'sparkpost: the relay webhook auth_token')

@@ -3,7 +3,7 @@
  * a real run would send and what it would cost. Nothing is sent; the outbox, checkpoints and
  * ledger are not touched (the store is only read), so a later real run is unaffected.
  */
-import { pathInputs } from '../../../adapters/index.js';
+import { fileInputs } from '../../../adapters/index.js';
 import { deliverBatch } from '../../batcher/index.js';
 import { resolveUserProperties } from '../../pipeline/origin.js';
 import { targetOf } from '../../pipeline/delivery/index.js';
@@ -63,7 +63,11 @@ export async function dryRunImport(
     onUpdate(s);
   };
   const p = rt.config.parsing;
-  const items = (await pathInputs()).read(paths, { maxMessageBytes: p.max_message_bytes, onSkip, ...(mbox ? { mboxQuoting: mbox } : {}) });
+  const items = (await fileInputs()).inputs.read(paths, {
+    maxMessageBytes: p.max_message_bytes,
+    onSkip,
+    ...(mbox ? { mboxQuoting: mbox } : {}),
+  });
   const optionsOf = (item: PathItem): PreviewOptions => ({
     body: p.body,
     headers: p.headers,

@@ -4,7 +4,7 @@
  * the outbox are durable, so a killed import continues where it stopped when run again.
  */
 import { stat } from 'node:fs/promises';
-import { pathInputs } from '../../../adapters/index.js';
+import { fileInputs } from '../../../adapters/index.js';
 import { GatewayError } from '../../errors.js';
 import type { LogFormat } from '../../log-pretty.js';
 import { RuntimeEvents } from '../../pipeline/events.js';
@@ -89,7 +89,7 @@ export async function runImport(
   }
   try {
     const skips = new Skips((line) => printer.write(line));
-    const run = { rt, paths, flags, ctx, printer, counts, inputs: await pathInputs(), skips };
+    const run = { rt, paths, flags, ctx, printer, counts, inputs: (await fileInputs()).inputs, skips };
     const summary = flags.dryRun === true ? await dryRun(run) : await realRun(run, controller);
     summary.skipped = run.skips.total;
     summary.skippedBy = run.skips.byReason;

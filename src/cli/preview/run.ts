@@ -2,7 +2,7 @@
  * `mailgate preview`: read → parse in the pool (in order) → spool; then thread properties over
  * every message of the run → output as jsonl, json (streamed array) or table.
  */
-import { pathInputs } from '../../../adapters/index.js';
+import { fileInputs } from '../../../adapters/index.js';
 import type { MboxQuoting, PathItem } from '../../pipeline/types.js';
 import { parseOrdered, ParsePool } from '../../pipeline/pool.js';
 import { startDisplay } from '../terminal/display.js';
@@ -35,7 +35,7 @@ const outputOrigin = (item: PathItem): OutputOrigin => ({
 
 /** First pass: every item parsed and spooled; returns how many failed. A progress bar on stderr when it is a terminal. */
 async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, threads: ThreadInputs, ctx: CliContext): Promise<number> {
-  const inputs = await pathInputs();
+  const inputs = (await fileInputs()).inputs;
   const pool = new ParsePool({
     size: flags.workers,
     timeoutMs: flags.timeoutMs,

@@ -1,0 +1,15 @@
+/** The Microsoft Graph kind: Microsoft 365 mailboxes read with one app registration (docs/graph.md). */
+import { defineKind } from '../../src/config/kind.js';
+import { duplicateEntry, graphEntrySchema } from './config.js';
+import { GRAPH_ERRORS } from './errors.js';
+
+export const kind = defineKind({
+  kind: 'graph',
+  mode: 'pull',
+  schema: graphEntrySchema,
+  description:
+    'Microsoft 365 mailboxes through Microsoft Graph, one app registration per entry, each mailbox under its own lease; docs/graph.md.',
+  errors: GRAPH_ERRORS,
+  unique: duplicateEntry,
+  load: () => import('./index.js'),
+});

@@ -1,0 +1,14 @@
+/** The IMAP kind: one connection per account, IDLE with a polling fallback (docs/imap.md). */
+import { defineKind } from '../../src/config/kind.js';
+import { duplicateAccount, imapAccountSchema } from './config.js';
+import { IMAP_ERRORS } from './errors.js';
+
+export const kind = defineKind({
+  kind: 'imap',
+  mode: 'pull',
+  schema: imapAccountSchema,
+  description: 'IMAP accounts, one connection each; behaviour in docs/imap.md.',
+  errors: IMAP_ERRORS,
+  unique: duplicateAccount,
+  load: () => import('./index.js'),
+});

@@ -1,0 +1,53 @@
+/**
+ * The definition of a kind of adapter: one object in its folder (adapters/<kind>/kind.ts) and
+ * one line in adapters/kinds.ts. It says what the configuration, the error catalogue and the
+ * CLI need to know without loading the implementation (`mailgate --help` loads no IMAP
+ * client): the kind's name, pull or push, the schema of one entry, its error codes with their
+ * answers, and loaders for the implementation and for each optional capability. The loaders'
+ * results are held to the pipeline's contract (src/pipeline/kind.ts) by the registry
+ * (adapters/index.ts); this side sits in the configuration layer, below the pipeline.
+ */
+import type { z } from 'zod';
+import type { ErrorDefs } from '../errors.js';
+
+export interface KindDefinition<S extends z.ZodType = z.ZodType> {
+  /** The key under `adapters:` in the configuration, the `adapter` of its messages' origin. */
+  readonly kind: string;
+  /** `pull`: reads a source it owns (checkpoints, leases); `push`: messages are handed to it. */
+  readonly mode: 'pull' | 'push';
+  /** The zod schema of one entry under `adapters.<kind>[]`: options validated and defaulted once, here. */
+  readonly schema: S;
+  /** Shown for `adapters.<kind>` in docs/config.md. */
+  readonly description: string;
+  /** The kind's own error codes with their HTTP/SMTP answers (adapters/<kind>/errors.ts). */
+  readonly errors: ErrorDefs;
+  /** A rule across the kind's entries (unique names): the first offending entry, or undefined. */
+  unique?(entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined;
+  /** Routes an entry names besides `route` (SMTP recipients), each checked against the routes. The entry may be invalid. */
+  routes?(entry: Record<string, unknown>): Array<{ path: Array<string | number>; route: unknown }>;
+  /** The implementation: `{ implementation: KindImplementation }` (src/pipeline/kind.ts), loaded on first use. */
+  load(): Promise<unknown>;
+  /** Capability: reads files and folders named on the command line (`import`, `preview`); `{ fileInputs: PathInputs }`. */
+  fileInputs?(): Promise<unknown>;
+  /** Capability: builds requests as the kind's senders would (`mailgate <command> simulate`); `{ simulator: Simulator }`. */
+  simulate?(): Promise<unknown>;
+}
+
+/** Holds a definition to the contract, keeping its literal kind, mode and schema types. */
+export function defineKind<const S extends z.ZodType, const D extends KindDefinition<S>>(definition: D & { schema: S }): D {
+  return Object.freeze(definition);
+}
+
+/** `unique` for kinds whose entries are told apart by `name`: the first entry whose name an earlier one has. */
+export function uniqueNames(kind: string) {
+  return (entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined => {
+    const seen = new Map<string, number>();
+    for (const [index, e] of entries.entries()) {
+      const first = seen.get(e.name);
+      if (first !== undefined)
+        return { index, message: `name "${e.name}" is already used by adapters.${kind}[${first}]; give each entry its own name` };
+      seen.set(e.name, index);
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * What a kind's implementation and its capabilities hand the core (the loaders of a kind's
+ * definition, src/config/kind.ts, resolve to these; adapters/index.ts holds each kind to them).
+ */
+import type { Envelope } from '../model/origin.js';
+import type { Adapter, AdapterContext, PathInputs } from './types.js';
+
+/** `load()` of a kind: `{ implementation }`. */
+export interface KindImplementation<E = never> {
+  /** One adapter, or one per mailbox of the entry (each under its own lease). The entry is validated by the kind's schema. */
+  create(entry: E, ctx: AdapterContext): Adapter | Adapter[];
+}
+
+/** `fileInputs()` of a kind: the reader of files and folders named on the command line (`import`, `preview`). */
+export interface FileInputsModule {
+  fileInputs: PathInputs;
+}
+
+/** A request built as the kind's senders would build it. */
+export interface SimulatedRequest {
+  method: 'POST';
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Secrets given as command-line flags; each variant (provider) takes the ones it signs with. */
+export interface SimulationSecrets {
+  signingKey?: string;
+  basicAuth?: { user: string; pass: string };
+  token?: string;
+  hmacSecret?: string;
+  bearer?: string;
+  /** A PEM private key that signs (its public key goes in the entry). */
+  privateKeyPem?: string;
+}
+
+export interface SimulateOptions {
+  url: string;
+  /** Unix milliseconds. */
+  now: number;
+  envelope?: Envelope;
+  privateKeyPem?: string;
+}
+
+/** `simulate()` of a kind: `mailgate <command> simulate <variant> FILE --url URL`. */
+export interface Simulator {
+  /** The CLI command it hangs under (`webhook`). */
+  readonly command: string;
+  /** The variants a request can be built for (providers). */
+  readonly variants: readonly string[];
+  /** An entry of the kind for `variant` from flags; an error names the missing flag. */
+  entryFromSecrets(variant: string, secrets: SimulationSecrets, url: string): unknown;
+  /** The variant a configured (validated) entry is of. */
+  variantOf(entry: unknown): string;
+  /** The request the entry's sender would send for `raw`. */
+  request(entry: unknown, raw: Buffer, options: SimulateOptions): SimulatedRequest;
+}
+
+export interface SimulatorModule {
+  simulator: Simulator;
+}
