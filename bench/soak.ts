@@ -20,7 +20,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ImapFlow } from 'imapflow';
-import { webhookSimulator } from '../adapters/index.js';
+import { simulator } from '../adapters/index.js';
 import { buildEmulatorApp } from '../src/emulator/app.js';
 import { FaultPlan } from '../src/emulator/faults.js';
 import { resolveOptions } from '../src/emulator/options.js';
@@ -217,8 +217,8 @@ async function main(): Promise<void> {
       return c;
     }),
   );
-  const { entryFromSecrets, simulateWebhook } = await webhookSimulator();
-  const hook = entryFromSecrets('raw', { hmacSecret: SECRET }, serve.url);
+  const { simulator: sim } = await simulator();
+  const hook = sim.entryFromSecrets('raw', { hmacSecret: SECRET }, serve.url);
   const smtp = new SmtpSender(smtpPort);
   const stop = new AbortController();
   const run = randomBytes(3).toString('hex');
@@ -239,7 +239,7 @@ async function main(): Promise<void> {
       stop.signal,
       async (n) => {
         const tag = `hook-${run}-${n}`;
-        const req = simulateWebhook(hook, message(tag, 'webhook'), { url: '/webhooks/raw-in', now: Date.now() });
+        const req = sim.request(hook, message(tag, 'webhook'), { url: '/webhooks/raw-in', now: Date.now() });
         const res = await fetch(`${serve.url}/webhooks/raw-in`, { method: 'POST', headers: req.headers, body: new Uint8Array(req.body) });
         await res.arrayBuffer();
         if (res.ok) sent.webhook.add(hexId(tag));

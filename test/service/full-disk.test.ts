@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookSimulator } from '../../adapters/index.js';
+import { simulator } from '../../adapters/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { openStore } from '../../src/store/index.js';
@@ -115,10 +115,10 @@ describe('a full disk under mailgate serve', () => {
       const smtp = service.adapters.find((e) => e.kind === 'smtp')!;
       await eventually(() => smtp.adapter.health!()[0]!.state === 'listening', 'smtp listening');
       const smtpPort = Number(String(smtp.adapter.health!()[0]!.detail!['address']).split(':').pop());
-      const { entryFromSecrets, simulateWebhook } = await webhookSimulator();
-      const hook = entryFromSecrets('raw', { hmacSecret: SECRET }, service.url);
+      const { simulator: sim } = await simulator();
+      const hook = sim.entryFromSecrets('raw', { hmacSecret: SECRET }, service.url);
       const post = async (tag: string) => {
-        const req = simulateWebhook(hook, Buffer.from(big(tag)), { url: '/webhooks/raw-in', now: Date.now() });
+        const req = sim.request(hook, Buffer.from(big(tag)), { url: '/webhooks/raw-in', now: Date.now() });
         return fetch(`${service.url}/webhooks/raw-in`, { method: 'POST', headers: req.headers, body: new Uint8Array(req.body) });
       };
 
