@@ -7,7 +7,11 @@
  * The server only serializes `registry`.
  */
 import { collectDefaultMetrics, Counter as PromCounter, Gauge as PromGauge, Histogram as PromHistogram, Registry } from 'prom-client';
+import { ADAPTER_KINDS, KINDS, type AdapterKind } from '../adapters/config.js';
+import type { KindDefinition } from './config/kind.js';
 import { GatewayError } from './errors.js';
+
+const isAdapterKind = (kind: string): kind is AdapterKind => Object.hasOwn(KINDS, kind);
 
 export { Registry } from 'prom-client';
 
@@ -61,8 +65,10 @@ export interface Metrics {
   apiRequests: Counter<'endpoint' | 'status'>;
   /** Latency of requests to the Text Analytics API, in seconds, by endpoint and outcome (as apiRequests). */
   apiRequestDuration: Histogram<'endpoint' | 'status'>;
-  /** 1 for the current connection state of each IMAP account, 0 for the others; use setImapConnectionState. */
-  imapConnectionState: Gauge<'account' | 'state'>;
+  /** 1 for the current state of each health line of an adapter (a mailbox, an account), 0 for the others seen; use setAdapterState. */
+  adapterState: Gauge<'kind' | 'instance' | 'state'>;
+  /** The gauges kinds declare for their health lines (`health.metric`, e.g. mailgate_imap_connection_state), by kind. */
+  kindStates: ReadonlyMap<string, Gauge<string>>;
   /** AI units billed (created comments and updates whose text changed). */
   aiUnits: Counter<'route'>;
   /** Requests answered by mailgate's own HTTP server, by route pattern. */
@@ -71,8 +77,10 @@ export interface Metrics {
   pushRefused: Counter<'listener' | 'reason'>;
   /** Scrape-time collectors that failed or timed out. */
   collectErrors: Counter<'metric'>;
-  /** Marks `state` as the current state of `account` (1) and every other state seen for it as 0. */
-  setImapConnectionState(account: string, state: string): void;
+  /** Marks `state` as the current state of an adapter's health line (1), and every other state seen for it as 0. */
+  setAdapterState(kind: string, instance: string, state: string): void;
+  /** Sets the collector that fills the adapter state gauges on each scrape. */
+  collectAdapterStates(fn: () => void): void;
 }
 
 export interface MetricsOptions {
@@ -84,9 +92,6 @@ export interface MetricsOptions {
   /** Bound on one scrape-time collector, in ms. Default 5000. */
   collectTimeoutMs?: number;
 }
-
-/** The states the IMAP adapter reports (ImapState in adapters/imap/health.ts); any other string is accepted too. */
-export const IMAP_CONNECTION_STATES = ['connecting', 'idle', 'syncing', 'backoff', 'auth_failed', 'stopped'] as const;
 
 const DEFAULT_COLLECT_TIMEOUT_MS = 5_000;
 
@@ -230,12 +235,25 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       buckets: [...DEFAULT_SECONDS_BUCKETS],
       registers: [registry],
     }),
-    imapConnectionState: scrapeGauge(
+    adapterState: scrapeGauge(
       registry,
       collectors,
-      'mailgate_imap_connection_state',
-      'Current connection state of each IMAP account (1 = current).',
-      ['account', 'state'] as const,
+      'mailgate_adapter_state',
+      'Current state of each health line of an adapter (a mailbox, an account) by kind and instance (1 = current).',
+      ['kind', 'instance', 'state'] as const,
+    ),
+    kindStates: new Map(
+      ADAPTER_KINDS.flatMap((kind) => {
+        const health = (KINDS[kind] as KindDefinition).health;
+        return health
+          ? [
+              [
+                kind as string,
+                scrapeGauge<string>(registry, collectors, health.metric, health.help, [health.instanceLabel, 'state']),
+              ] as const,
+            ]
+          : [];
+      }),
     ),
     aiUnits: counter('mailgate_ai_units_total', 'AI units billed: created comments and updates whose text changed.', route),
     httpRequests: counter('mailgate_http_requests_total', 'Requests answered by the mailgate HTTP server, by route pattern.', [
@@ -260,11 +278,21 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   };
   if (options.processMetrics ?? true) addProcessMetrics(registry);
   const seen = new Map<string, Set<string>>();
-  const setImapConnectionState = (account: string, state: string): void => {
-    const states = seen.get(account) ?? new Set(IMAP_CONNECTION_STATES);
+  const setAdapterState = (kind: string, instance: string, state: string): void => {
+    const key = `${kind}\u0000${instance}`;
+    const health = isAdapterKind(kind) ? (KINDS[kind] as KindDefinition).health : undefined;
+    const states = seen.get(key) ?? new Set(health?.states ?? []);
     states.add(state);
-    seen.set(account, states);
-    for (const s of states) m.imapConnectionState.set({ account, state: s }, s === state ? 1 : 0);
+    seen.set(key, states);
+    const own = health === undefined ? undefined : m.kindStates.get(kind);
+    for (const s of states) {
+      m.adapterState.set({ kind, instance, state: s }, s === state ? 1 : 0);
+      own?.set({ [health!.instanceLabel]: instance, state: s }, s === state ? 1 : 0);
+    }
   };
-  return { ...m, setImapConnectionState };
+  const collectAdapterStates = (fn: () => void): void => {
+    // Every gauge runs the collector at its own scrape, so each reads this scrape's states.
+    for (const g of [m.adapterState, ...m.kindStates.values()]) g.collect(fn);
+  };
+  return { ...m, setAdapterState, collectAdapterStates };
 }

@@ -45,7 +45,7 @@ export async function runBatch(
     pending = pending.slice(per);
     const parts = chunk.length === 1 ? await single(client, chunk[0]!, signal) : await batch(client, chunk, signal);
     const retry: BatchCall[] = [];
-    let limited = false;
+    let limited: BatchAnswer | undefined;
     for (const c of chunk) {
       const a = parts.get(c.id);
       if (a === undefined) throw new GatewayError('MAILGATE_ERR_GMAIL_RESPONSE', `the batch answer has no response for call ${c.id}`);
@@ -57,10 +57,10 @@ export async function runBatch(
       const n = (attempts.get(c.id) ?? 0) + 1;
       if (n > MAX_ATTEMPTS) throw gmailError(a.status, a.body, `${c.method} ${c.path} (after ${n - 1} attempts)`);
       attempts.set(c.id, n);
-      limited = true;
+      limited = a;
       retry.push(c);
     }
-    if (limited) client.rateLimited(new Headers(), 429);
+    if (limited) client.rateLimited(new Headers(), limited.status, limited.body);
     else client.settled();
     pending = [...retry, ...pending];
   }

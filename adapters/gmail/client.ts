@@ -76,6 +76,13 @@ export function retryAfterMs(headers: { get(name: string): string | null }): num
   return Number.isNaN(at) ? undefined : Math.min(Math.max(at - Date.now(), 0), MAX_RETRY_AFTER_MS);
 }
 
+/** The wait a rate-limit message names ("Retry after 2026-01-01T08:00:00.000Z"), clamped; undefined without one. */
+export function retryAfterInMessage(body: unknown): number | undefined {
+  const m = /Retry after (\S+)/i.exec((body as ErrorBody | undefined)?.error?.message ?? '');
+  const at = m ? Date.parse(m[1]!) : Number.NaN;
+  return Number.isNaN(at) ? undefined : Math.min(Math.max(at - Date.now(), 0), MAX_RETRY_AFTER_MS);
+}
+
 export interface ClientStats {
   /** HTTP requests sent (a batch is one). */
   requests: number;
@@ -171,7 +178,7 @@ export class GmailClient {
       }
       if (isRateLimited(res.status, body) && waits < MAX_RATE_WAITS) {
         waits += 1;
-        this.rateLimited(res.headers, res.status);
+        this.rateLimited(res.headers, res.status, body);
         continue;
       }
       if (res.status >= 500 && transient < MAX_TRANSIENT_RETRIES) {
@@ -182,9 +189,13 @@ export class GmailClient {
     }
   }
 
-  /** A rate-limit answer pauses the whole mailbox: a growing, jittered wait (a Retry-After is a floor). */
-  rateLimited(headers: { get(name: string): string | null }, status: number): void {
-    const wait = atLeast(backoffDelay(this.rateStreak++, RATE_BACKOFF), retryAfterMs(headers));
+  /**
+   * A rate-limit answer pauses the whole mailbox: a growing, jittered wait. A `Retry-After`
+   * header, or the time in Gmail's "User-rate limit exceeded. Retry after <time>", is a floor.
+   */
+  rateLimited(headers: { get(name: string): string | null }, status: number, body?: unknown): void {
+    const floor = Math.max(retryAfterMs(headers) ?? 0, retryAfterInMessage(body) ?? 0);
+    const wait = atLeast(backoffDelay(this.rateStreak++, RATE_BACKOFF), floor);
     this.stats.rateLimited += 1;
     this.quota.pause(Date.now() + wait);
     this.onRateLimit(wait, status);

@@ -24,6 +24,10 @@ export const GRAPH_ERRORS = defineErrors({
   MAILGATE_ERR_GRAPH_SUBSCRIPTION: {
     message: 'A change-notification subscription could not be created or renewed; the folder is still read every poll_interval_ms.',
   },
+  MAILGATE_ERR_GRAPH_MOVE_FOLDER: {
+    message:
+      'The folder of after_delivery move: does not exist in the mailbox: the messages stay where they are and their actions are finished, not retried (create the folder or change the action; later messages look it up again).',
+  },
   MAILGATE_ERR_GRAPH_NOTIFICATION: { message: 'A change notification was refused: its clientState is not the configured one.' },
 });
 

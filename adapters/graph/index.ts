@@ -4,6 +4,7 @@
  * adapter (so that each runs under its own lease, `graph:<name>/<user>`), sharing the entry's
  * token cache and notification receiver. docs/graph.md describes the behaviour and every option.
  */
+import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import type { KindImplementation } from '../../src/pipeline/kind.js';
@@ -77,8 +78,15 @@ export class GraphMailboxAdapter implements Adapter {
     const { client, entry, log } = this.runner.opts;
     try {
       await applyAction(client, this.action, mine, entry.max_in_flight, this.stop.signal, this.folderIds);
+      delete this.runner.health.actionError;
       return { applied: mine, skipped };
     } catch (err) {
+      if (isGatewayError(err, 'MAILGATE_ERR_GRAPH_MOVE_FOLDER')) {
+        // Retrying cannot make the folder exist: finished unapplied, the reason logged and shown in the mailbox's status.
+        this.runner.health.actionError = { code: err.code, message: err.message, at: new Date().toISOString(), skipped: mine.length };
+        log.error({ code: err.code, count: mine.length }, `${err.message}; ${mine.length} message(s) stay where they are`);
+        return { applied: [], skipped: [...skipped, ...mine] };
+      }
       const code = (err as { code?: string }).code ?? 'MAILGATE_ERR_GRAPH_UNAVAILABLE';
       log.warn({ code, count: mine.length }, `after-delivery ${this.action.kind} failed: ${(err as Error).message}; the actions stay due`);
       return { applied: [], deferred: mine, skipped };

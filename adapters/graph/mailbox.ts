@@ -42,6 +42,8 @@ export interface MailboxHealth {
   requests: number;
   throttled: number;
   folders: Record<string, { lastSyncAt?: string }>;
+  /** The last after-delivery failure that finished actions unapplied (the move folder missing); cleared by the next applied batch. */
+  actionError?: { code: string; message: string; at: string; skipped: number };
 }
 
 export interface MailboxOptions {

@@ -10,5 +10,12 @@ export const kind = defineKind({
   description: 'IMAP accounts, one connection each; behaviour in docs/imap.md.',
   errors: IMAP_ERRORS,
   unique: duplicateAccount,
+  health: {
+    metric: 'mailgate_imap_connection_state',
+    help: 'Current connection state of each IMAP account (1 = current).',
+    instanceLabel: 'account',
+    // ImapState (health.ts); any other state is reported too once seen.
+    states: ['connecting', 'idle', 'syncing', 'backoff', 'auth_failed', 'stopped'],
+  },
   load: () => import('./index.js'),
 });

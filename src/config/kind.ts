@@ -25,6 +25,12 @@ export interface KindDefinition<S extends z.ZodType = z.ZodType> {
   unique?(entries: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined;
   /** Routes an entry names besides `route` (SMTP recipients), each checked against the routes. The entry may be invalid. */
   routes?(entry: Record<string, unknown>): Array<{ path: Array<string | number>; route: unknown }>;
+  /**
+   * Capability: a gauge of its own for its adapters' health lines besides mailgate_adapter_state
+   * (a name dashboards know): metric name, HELP text, the label that names the line, and the
+   * states to report as 0 before they are seen.
+   */
+  readonly health?: { metric: string; help: string; instanceLabel: string; states?: readonly string[] };
   /** The implementation: `{ implementation: KindImplementation }` (src/pipeline/kind.ts), loaded on first use. */
   load(): Promise<unknown>;
   /** Capability: reads files and folders named on the command line (`import`, `preview`); `{ fileInputs: PathInputs }`. */

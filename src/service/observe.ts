@@ -82,8 +82,9 @@ export function trackPausedRoutes(events: RuntimeEvents, metrics: Metrics, route
 }
 
 /**
- * Gauges filled on scrape: outbox depth per route, and the connection state of each health line
- * of a pull adapter (an IMAP account), labelled by the line's name.
+ * Gauges filled on scrape: outbox depth per route, and the state of each health line of a pull
+ * adapter (an IMAP account, a Graph or Gmail mailbox) by kind and the line's name, and under the
+ * gauge its kind declares (`health.metric`).
  */
 export function observeStore(metrics: Metrics, store: Store, adapters: readonly AdapterEntry[], routes: Iterable<string>): void {
   const names = [...routes];
@@ -95,8 +96,8 @@ export function observeStore(metrics: Metrics, store: Store, adapters: readonly 
   });
   const connected = adapters.filter((e) => e.adapter.mode === 'pull' && e.adapter.health !== undefined);
   if (connected.length > 0) {
-    metrics.imapConnectionState.collect(() => {
-      for (const e of connected) for (const h of e.adapter.health!()) metrics.setImapConnectionState(h.name, h.state);
+    metrics.collectAdapterStates(() => {
+      for (const e of connected) for (const h of e.adapter.health!()) metrics.setAdapterState(e.adapter.kind, h.name, h.state);
     });
   }
 }

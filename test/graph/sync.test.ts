@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGraphAdapters } from '../../adapters/graph/index.js';
 import { ConnectionPacer } from '../../src/pipeline/pacer.js';
 import { sampleMessage, startGraphStandIn, type GraphStandIn } from '../../adapters/graph/stand-in/index.js';
+import { resolveUserProperties } from '../../src/pipeline/origin.js';
 import { entryFor, MemorySink, quiet, until } from './setup.js';
 
 let standIn: GraphStandIn;
@@ -210,5 +211,51 @@ describe('graph adapter: after delivery', () => {
       await done;
       stop = new AbortController();
     }
+  });
+});
+
+describe('graph adapter: move to a folder that does not exist', () => {
+  it('is MAILGATE_ERR_GRAPH_MOVE_FOLDER in the mailbox status, the actions finished unapplied (not due forever); once the folder exists, later messages move', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    fill(user, 3);
+    const sink = new MemorySink();
+    const { adapters, done } = run(entryFor(standIn, [user], { after_delivery: 'move:inbox/Handled' }), sink);
+    await until(() => sink.items.size === 3 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
+    const origins = [...sink.items.values()].map((i) => i.origin);
+    const res = await adapters[0]!.afterDelivery(origins);
+    // Skipped, not deferred: the queue finishes them instead of retrying them for ever.
+    expect(res).toMatchObject({ applied: [], skipped: origins });
+    expect(res.deferred ?? []).toEqual([]);
+    const line = adapters[0]!.health()[0]!;
+    expect(line.ok).toBe(true);
+    expect(line.detail!['actionError']).toMatchObject({ code: 'MAILGATE_ERR_GRAPH_MOVE_FOLDER', skipped: 3 });
+    expect((line.detail!['actionError'] as { message: string }).message).toMatch(/"inbox\/Handled"/);
+    expect(standIn.count(user, 'inbox')).toBe(3);
+    standIn.deliver(user, 'inbox/Handled', []);
+    expect((await adapters[0]!.afterDelivery(origins)).applied).toHaveLength(3);
+    expect(standIn.count(user, 'inbox/Handled')).toBe(3);
+    expect(adapters[0]!.health()[0]!.detail!['actionError']).toBeUndefined();
+    stop.abort();
+    await done;
+  });
+});
+
+describe('graph adapter: origin', () => {
+  it('fills {mailbox}, {folder} and {account} in route properties with the mailbox, the folder as configured and the instance', async () => {
+    const user = 'help@contoso.test';
+    standIn.addMailbox(user);
+    fill(user, 1);
+    const sink = new MemorySink();
+    const { adapters, done } = run(entryFor(standIn, [user]), sink);
+    await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
+    const [item] = [...sink.items.values()];
+    const props = resolveUserProperties(
+      { 'string:Mailbox': '{mailbox}', 'string:Folder': '{folder}', 'string:Account': '{account}' },
+      item!.origin,
+    );
+    expect(props).toEqual({ 'string:Mailbox': user, 'string:Folder': 'inbox', 'string:Account': `m365/${user}` });
+    stop.abort();
+    await done;
   });
 });

@@ -53,6 +53,11 @@ const INVENTORY: Record<string, Family> = {
     labels: ['endpoint', 'status'],
     buckets: SECONDS_BUCKETS,
   },
+  mailgate_adapter_state: {
+    type: 'gauge',
+    help: 'Current state of each health line of an adapter (a mailbox, an account) by kind and instance (1 = current).',
+    labels: ['instance', 'kind', 'state'],
+  },
   mailgate_imap_connection_state: {
     type: 'gauge',
     help: 'Current connection state of each IMAP account (1 = current).',
@@ -116,7 +121,7 @@ function touchEverySeries(m: Metrics): void {
   m.routePaused.set({ route: 'support' }, 0);
   m.apiRequests.inc({ endpoint: 'sync-raw-emails', status: '200' });
   m.apiRequestDuration.observe({ endpoint: 'sync-raw-emails', status: '200' }, 0.2);
-  m.setImapConnectionState('support-inbox', 'idle');
+  m.setAdapterState('imap', 'support-inbox', 'idle');
   m.aiUnits.inc({ route: 'support' }, 3);
   m.httpRequests.inc({ method: 'GET', path: '/livez', status: '200' });
   m.collectErrors.inc({ metric: 'mailgate_outbox_depth' });

@@ -39,6 +39,7 @@ describe('mailgate metrics on prom-client', () => {
       '# TYPE mailgate_route_paused gauge',
       '# TYPE mailgate_api_requests_total counter',
       '# TYPE mailgate_api_request_duration_seconds histogram',
+      '# TYPE mailgate_adapter_state gauge',
       '# TYPE mailgate_imap_connection_state gauge',
       '# TYPE mailgate_ai_units_total counter',
       '# TYPE mailgate_http_requests_total counter',
@@ -54,14 +55,29 @@ describe('mailgate metrics on prom-client', () => {
 
   it('keeps exactly one current IMAP connection state per account', async () => {
     const m = createMetrics({ processMetrics: false });
-    m.setImapConnectionState('support-inbox', 'connecting');
-    m.setImapConnectionState('support-inbox', 'idle');
-    m.setImapConnectionState('support-inbox', 'weird-new-state');
+    m.setAdapterState('imap', 'support-inbox', 'connecting');
+    m.setAdapterState('imap', 'support-inbox', 'idle');
+    m.setAdapterState('imap', 'support-inbox', 'weird-new-state');
     const lines = (await m.registry.metrics()).split('\n').filter((l) => l.startsWith('mailgate_imap_connection_state{'));
     expect(lines.filter((l) => l.endsWith(' 1'))).toEqual([
       'mailgate_imap_connection_state{account="support-inbox",state="weird-new-state"} 1',
     ]);
-    expect(lines.filter((l) => l.endsWith(' 0')).length).toBe(6); // the six states of the adapter (IMAP_CONNECTION_STATES)
+    expect(lines.filter((l) => l.endsWith(' 0')).length).toBe(6); // the six states the imap kind declares (health.states)
+  });
+
+  it('keeps one current state per health line of any kind, and a kind-declared gauge only for its own kind', async () => {
+    const m = createMetrics({ processMetrics: false });
+    m.setAdapterState('graph', 'tenant/ana@example.com', 'backoff');
+    m.setAdapterState('graph', 'tenant/ana@example.com', 'ok');
+    m.setAdapterState('imap', 'support-inbox', 'idle');
+    const text = await m.registry.metrics();
+    const current = text.split('\n').filter((l) => l.startsWith('mailgate_adapter_state{') && l.endsWith(' 1'));
+    expect(current).toEqual([
+      'mailgate_adapter_state{kind="graph",instance="tenant/ana@example.com",state="ok"} 1',
+      'mailgate_adapter_state{kind="imap",instance="support-inbox",state="idle"} 1',
+    ]);
+    expect(text).toContain('mailgate_adapter_state{kind="graph",instance="tenant/ana@example.com",state="backoff"} 0');
+    expect(text).not.toMatch(/mailgate_imap_connection_state\{account="tenant/);
   });
 
   it("adds prom-client's default process metrics by default, and the names dashboards used before", async () => {
