@@ -13,7 +13,7 @@ import type {
   AdapterContext,
   AdapterHealth,
   AfterDeliveryResult,
-  IntakeSink,
+  Intake,
   Origin,
   PushEndpoint,
 } from '../../src/pipeline/types.js';
@@ -54,7 +54,7 @@ export class GraphMailboxAdapter implements Adapter {
     this.action = parseAction(runner.opts.entry.after_delivery);
   }
 
-  async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async start(sink: Intake, signal: AbortSignal): Promise<void> {
     await this.runner.run(sink, AbortSignal.any([signal, this.stop.signal]));
   }
 
