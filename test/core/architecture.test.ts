@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { ADAPTER_KINDS } from '../../adapters/config.js';
 import { ADAPTER_CEILING, LAYERS, layerOf } from '../../src/layers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -235,6 +236,10 @@ describe('architecture', () => {
         (from, to) => from === 'src/cli/c.ts' && to === 'src/cli/a.ts',
       ),
     ).toEqual([]);
+  });
+
+  it('no file under src/ names a concrete kind: the core asks the registry for a capability', () => {
+    expect(kindWords(SRC, ADAPTER_KINDS, readRepo)).toEqual([]);
   });
 
   it("reports a kind's name in the core's code, not in its comments", () => {
