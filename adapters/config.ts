@@ -22,7 +22,7 @@ export type AdapterKind = keyof typeof KINDS;
 export const ADAPTER_KINDS = Object.keys(KINDS) as AdapterKind[];
 
 /** The kinds that offer a capability, by name. */
-export function kindsWith(capability: 'fileInputs' | 'simulate'): AdapterKind[] {
+export function kindsWith(capability: 'fileInputs' | 'simulate' | 'standIn'): AdapterKind[] {
   return ADAPTER_KINDS.filter((kind) => (KINDS[kind] as KindDefinition)[capability] !== undefined);
 }
 

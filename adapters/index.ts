@@ -5,7 +5,14 @@
  * here, and asks for a capability (file inputs, a simulator), never for a kind by name.
  */
 import type { z } from 'zod';
-import type { FileInputsModule, KindContext, KindImplementation, SimulatorModule } from '../src/pipeline/kind.js';
+import type {
+  FileInputsModule,
+  KindContext,
+  KindImplementation,
+  RunningStandIn,
+  SimulatorModule,
+  StandInModule,
+} from '../src/pipeline/kind.js';
 import { processPacer } from '../src/pipeline/pacer.js';
 import { backoffDelay } from '../src/retry.js';
 import { createTokenCache } from '../src/tokens.js';
@@ -24,6 +31,7 @@ type Loaders = {
     load(): Promise<{ implementation: KindImplementation<AdapterEntryOf<K>> }>;
     fileInputs?(): Promise<FileInputsModule>;
     simulate?(): Promise<SimulatorModule>;
+    standIn?(): Promise<StandInModule>;
   };
 };
 const LOADERS: Loaders = KINDS;
@@ -93,4 +101,16 @@ export async function fileInputs(): Promise<{ kind: AdapterKind; inputs: PathInp
 export async function simulator(): Promise<{ kind: AdapterKind } & SimulatorModule> {
   const kind = onlyKindWith('simulate');
   return { kind, simulator: (await LOADERS[kind].simulate!()).simulator };
+}
+
+/** The kinds that offer a local stand-in of the service they read (`mailgate emulator --stand-in <kind>`). */
+export function standInKinds(): AdapterKind[] {
+  return kindsWith('standIn');
+}
+
+/** Starts the stand-in of `kind` (one of standInKinds()). */
+export async function startStandIn(kind: AdapterKind, options: { host: string; print: (line: string) => void }): Promise<RunningStandIn> {
+  const load = LOADERS[kind].standIn;
+  if (load === undefined) throw new Error(`adapters.${kind} offers no stand-in`);
+  return (await load()).standIn.start(options);
 }

@@ -13,7 +13,7 @@ import { ConfigSchema } from '../src/config/schema.js';
 import { createLogger } from '../src/logger.js';
 import { createIntake } from '../src/pipeline/intake.js';
 import { ParsePool } from '../src/pipeline/pool.js';
-import { createPushSink } from '../src/pipeline/push-sink.js';
+import { contentKey } from '../src/pipeline/origin.js';
 import type { Inbound } from '../src/pipeline/types.js';
 import { openStore } from '../src/store/index.js';
 import { argInt } from './support/args.js';
@@ -33,7 +33,7 @@ function message(i: number): Inbound {
   );
   const envelope = { from: `c${i}@example.com`, to: ['support@acme.example'], provider: 'mailgun', spf: 'pass' };
   const origin = { adapter: 'webhook:mailgun', account: 'in', eventId: `ev-${i}`, envelope };
-  return { raw, route: 'hooks', receivedAt: new Date(), origin };
+  return { raw, key: contentKey(raw), route: 'hooks', receivedAt: new Date(), origin };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -48,11 +48,18 @@ async function main(): Promise<void> {
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   const store = await openStore(`sqlite:${join(dir, 'push.db')}`);
   let commits = 0;
-  const enqueueKeyed = store.enqueueKeyed.bind(store);
-  store.enqueueKeyed = (items) => ((commits += 1), enqueueKeyed(items));
+  const enqueue = store.enqueue.bind(store);
+  store.enqueue = (items, checkpoint, fence) => ((commits += 1), enqueue(items, checkpoint, fence));
   const pool = new ParsePool({});
-  const intake = createIntake({ store, routes, parse: (raw, o) => pool.parseEncoded(raw, o), parsing: {}, maxOutbox: MESSAGES + 1 });
-  const sink = createPushSink({ intake, store, routes, maxOutbox: MESSAGES + 1, logger: createLogger(false) });
+  const intake = createIntake({
+    store,
+    routes,
+    parse: (raw, o) => pool.parseEncoded(raw, o),
+    parsing: {},
+    maxOutbox: MESSAGES + 1,
+    logger: createLogger(false),
+  });
+  const sink = { submit: (batch: Inbound[]) => intake.accept(batch, { whenFull: 'refuse' }) };
   const messages = Array.from({ length: MESSAGES }, (_, i) => message(i));
   // Workers load their modules on first use: start them before the clock does.
   await pool.parseEncoded(message(-1).raw, {});

@@ -24,7 +24,6 @@ import { ConfigSchema } from '../src/config/schema.js';
 import { createLogger } from '../src/logger.js';
 import { createIntake } from '../src/pipeline/intake.js';
 import { ParsePool } from '../src/pipeline/pool.js';
-import { createPushSink } from '../src/pipeline/push-sink.js';
 import { openStore } from '../src/store/index.js';
 import { argInt } from './support/args.js';
 
@@ -174,16 +173,16 @@ async function durable(): Promise<Figures & { commits: number; busy: number }> {
     parse: (raw, opts) => pool.parseEncoded(raw, opts),
     parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
     maxOutbox: 10_000_000,
+    logger,
   });
-  // Commits counted where they happen: one enqueueKeyed transaction each.
+  // Commits counted where they happen: one enqueue transaction each.
   let commits = 0;
-  const enqueueKeyed = store.enqueueKeyed.bind(store);
-  store.enqueueKeyed = (inputs) => ((commits += 1), enqueueKeyed(inputs));
-  const push = createPushSink({ intake, store, routes, maxOutbox: 10_000_000, logger });
+  const enqueue = store.enqueue.bind(store);
+  store.enqueue = (inputs, checkpoint, fence) => ((commits += 1), enqueue(inputs, checkpoint, fence));
   const entry = smtpEntrySchema.parse({ name: 'bench', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: '*' }] });
   const adapter = new SmtpAdapter(entry, logger);
   const stop = new AbortController();
-  const running = adapter.start({ accept: () => Promise.resolve(), checkpoint: () => Promise.resolve(undefined), push }, stop.signal);
+  const running = adapter.start(intake, stop.signal);
   while (adapter.listening() === undefined) await new Promise((r) => setTimeout(r, 10));
   try {
     const before = performance.eventLoopUtilization();

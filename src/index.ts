@@ -29,4 +29,4 @@ export type { Store } from './store/types.js';
 export { loadConfig } from './config/load.js';
 export type { Config, RouteConfig } from './config/schema.js';
 export { createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
-export type { Adapter, AdapterHealth, Inbound, IntakeSink, Origin, PushEndpoint, PushSink } from './pipeline/types.js';
+export type { Accepted, AcceptOptions, Adapter, AdapterHealth, Inbound, Intake, Origin, PushEndpoint } from './pipeline/types.js';

@@ -5,7 +5,8 @@
  * it stopped, and the same input read for another destination starts afresh.
  */
 import { resolve } from 'node:path';
-import type { Adapter, Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { Accepted, Adapter, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
+import { fileKey } from './identity.js';
 import { readInput } from './read.js';
 import type { FileFailure, MboxQuoting, ResumePoint } from './types.js';
 
@@ -57,7 +58,7 @@ function toResume(value: Record<string, unknown> | undefined): ResumePoint | und
   return { path: value.path, index: value.index, offset: typeof value.offset === 'number' ? value.offset : undefined };
 }
 
-async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSink, signal: AbortSignal): Promise<void> {
+async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, signal: AbortSignal): Promise<void> {
   const key = checkpointKey(config.scope ?? config.route, input);
   const batchSize = config.batchSize ?? DEFAULT_FILES_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
@@ -71,10 +72,10 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
   // Up to IN_FLIGHT batches accepted but not yet durable while the next is read (the sink
   // stores batches in call order, each with its checkpoint, so nothing is acknowledged before
   // it is durable).
-  const inFlight: Array<Promise<void>> = [];
+  const inFlight: Array<Promise<Accepted[]>> = [];
   const flush = async () => {
     if (!dirty) return;
-    const accepted = sink.accept(batch, checkpoint);
+    const accepted = sink.accept(batch, checkpoint === undefined ? {} : { checkpoint });
     accepted.catch(() => undefined);
     inFlight.push(accepted);
     batch = [];
@@ -94,10 +95,17 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: IntakeSi
     if (item.error) {
       config.onError?.(item);
       const failure = { code: item.error.code, message: item.error.message };
-      batch.push({ raw: item.bytes ?? Buffer.alloc(0), origin: item.origin, route: config.route, receivedAt: now(), failure });
+      const raw = item.bytes ?? Buffer.alloc(0);
+      batch.push({ raw, key: fileKey(item.origin), origin: item.origin, route: config.route, receivedAt: now(), failure });
       bytes += item.bytes?.length ?? 0;
     } else {
-      batch.push({ raw: item.raw, origin: item.origin, route: config.route, receivedAt: item.receivedAt ?? now() });
+      batch.push({
+        raw: item.raw,
+        key: fileKey(item.origin),
+        origin: item.origin,
+        route: config.route,
+        receivedAt: item.receivedAt ?? now(),
+      });
       bytes += item.raw.length;
     }
     checkpoint = { key, value: { path: item.origin.path, index: item.next.index, offset: item.next.offset } };
@@ -113,7 +121,7 @@ export function createFilesAdapter(config: FilesAdapterConfig): Adapter {
     kind: 'files',
     name: config.name ?? 'files',
     mode: 'pull',
-    async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+    async start(sink: Intake, signal: AbortSignal): Promise<void> {
       for (const input of config.paths) {
         if (signal.aborted) return;
         await readOne(input, config, sink, signal);

@@ -8,7 +8,7 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
-import type { AdapterHealth, IntakeSink } from '../../src/pipeline/types.js';
+import type { AdapterHealth, Intake } from '../../src/pipeline/types.js';
 import { backoffDelay, type Backoff } from '../../src/retry.js';
 import type { GmailClient } from './client.js';
 import type { GmailEntry } from './config.js';
@@ -92,7 +92,7 @@ export class MailboxRunner {
     this.wakeUp?.abort();
   }
 
-  async run(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async run(sink: Intake, signal: AbortSignal): Promise<void> {
     this.active = true;
     this.health.state = 'starting';
     let failures = 0;
@@ -154,7 +154,7 @@ export class MailboxRunner {
     });
   }
 
-  private async round(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  private async round(sink: Intake, signal: AbortSignal): Promise<void> {
     this.health.state = 'syncing';
     const { entry, client, log, instance } = this.opts;
     await round({
@@ -190,7 +190,7 @@ export class MailboxRunner {
   }
 
   /** Keeps the mailbox's state (`gmail:<name>/<user>`) in the store whenever its error changes; best effort. */
-  private async persist(sink: IntakeSink): Promise<void> {
+  private async persist(sink: Intake): Promise<void> {
     const e = this.health.lastError;
     const code = e?.code ?? '';
     if (code === this.persisted || (this.persisted === undefined && code === '')) return;
@@ -198,7 +198,7 @@ export class MailboxRunner {
       ? { state: 'backoff', error: e, nextAttemptAt: this.health.nextAttemptAt }
       : { state: 'ok', since: new Date().toISOString() };
     try {
-      await sink.accept([], { key: `gmail:${this.opts.instance}`, value });
+      await sink.accept([], { checkpoint: { key: `gmail:${this.opts.instance}`, value } });
       this.persisted = code;
     } catch {
       // written at the next change

@@ -14,7 +14,7 @@
  *   nothing twice.
  */
 import type { Logger } from '../../src/logger.js';
-import type { Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { Inbound, Intake } from '../../src/pipeline/types.js';
 import { GmailHttpError, type GmailClient } from './client.js';
 import { fetchContents, largeIds, type Content, type MessageRef } from './content.js';
 
@@ -42,7 +42,7 @@ export interface LabelTarget {
 
 export interface RoundContext {
   client: GmailClient;
-  sink: IntakeSink;
+  sink: Intake;
   log: Logger;
   instance: string;
   route: string;
@@ -189,7 +189,7 @@ async function store(ctx: RoundContext, key: string, refs: MessageRef[], large: 
   const contents = await fetchContents(ctx.client, refs, large, { batchSize: ctx.batchSize, signal: ctx.signal });
   const batch = contents.map((c) => inbound(ctx, c));
   const value = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined));
-  await ctx.sink.accept(batch, { key, value });
+  await ctx.sink.accept(batch, { checkpoint: { key, value } });
   ctx.onStored(batch.length, contents.filter((c) => c.viaFull).length);
 }
 
@@ -200,11 +200,17 @@ function messageId(raw: Buffer): string | undefined {
   return /^message-id:[ \t]*(<[^>\r\n]*>)/im.exec(head)?.[1];
 }
 
+/** The identity of a Gmail message: the instance and the message's id in the mailbox (`gmail:<instance>:<id>:0`). */
+export function gmailKey(instance: string, id: string): string {
+  return `gmail:${instance}:${id}:0`;
+}
+
 function inbound(ctx: RoundContext, c: Content): Inbound {
   const names = ctx.labelNames;
   const mid = messageId(c.raw);
   return {
     raw: c.raw,
+    key: gmailKey(ctx.instance, c.id),
     route: ctx.route,
     receivedAt: c.internalDate === undefined ? new Date() : new Date(c.internalDate),
     origin: {

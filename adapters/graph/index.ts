@@ -8,7 +8,7 @@ import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
-import type { Adapter, AdapterHealth, AfterDeliveryResult, IntakeSink, Origin, PushEndpoint } from '../../src/pipeline/types.js';
+import type { Adapter, AdapterHealth, AfterDeliveryResult, Intake, Origin, PushEndpoint } from '../../src/pipeline/types.js';
 import type { TokenCache } from '../../src/tokens.js';
 import { applyAction } from './actions.js';
 import { graphTokens } from './auth.js';
@@ -46,7 +46,7 @@ export class GraphMailboxAdapter implements Adapter {
     this.action = parseAction(runner.opts.entry.after_delivery);
   }
 
-  async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async start(sink: Intake, signal: AbortSignal): Promise<void> {
     await this.runner.run(sink, AbortSignal.any([signal, this.stop.signal]));
   }
 

@@ -9,7 +9,7 @@
 import { isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
-import type { AdapterHealth, IntakeSink } from '../../src/pipeline/types.js';
+import type { AdapterHealth, Intake } from '../../src/pipeline/types.js';
 import { backoffDelay, type Backoff } from '../../src/retry.js';
 import type { MailboxClient } from './client.js';
 import type { GraphEntry } from './config.js';
@@ -96,7 +96,7 @@ export class MailboxRunner {
     this.wakeUp?.abort();
   }
 
-  async run(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async run(sink: Intake, signal: AbortSignal): Promise<void> {
     this.active = true;
     this.health.state = 'starting';
     let failures = 0;
@@ -154,7 +154,7 @@ export class MailboxRunner {
     return d;
   }
 
-  private async round(sink: IntakeSink, signal: AbortSignal, only: Set<string> | undefined): Promise<void> {
+  private async round(sink: Intake, signal: AbortSignal, only: Set<string> | undefined): Promise<void> {
     this.health.state = 'syncing';
     const { entry, client, log, instance } = this.opts;
     for (const target of this.targets) {
@@ -198,7 +198,7 @@ export class MailboxRunner {
    * checkpoints) whenever its error changes, so that `mailgate status` shows a mailbox error
    * without asking the running service. Best effort: a failing store is the next round's problem.
    */
-  private async persist(sink: IntakeSink): Promise<void> {
+  private async persist(sink: Intake): Promise<void> {
     const e = this.health.lastError;
     const code = e?.code ?? '';
     if (code === this.persisted || (this.persisted === undefined && code === '')) return;
@@ -206,7 +206,7 @@ export class MailboxRunner {
       ? { state: 'backoff', error: e, nextAttemptAt: this.health.nextAttemptAt }
       : { state: 'ok', since: new Date().toISOString() };
     try {
-      await sink.accept([], { key: `graph:${this.opts.instance}`, value });
+      await sink.accept([], { checkpoint: { key: `graph:${this.opts.instance}`, value } });
       this.persisted = code;
     } catch {
       // written at the next change

@@ -8,7 +8,7 @@
  * twice. Removed messages (`@removed`) are ignored: nothing is deleted at the service.
  */
 import type { Logger } from '../../src/logger.js';
-import type { Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { Inbound, Intake } from '../../src/pipeline/types.js';
 import { GraphHttpError, type MailboxClient } from './client.js';
 import { DELTA_SELECT, fetchContents, type Content, type DeltaItem } from './content.js';
 
@@ -28,7 +28,7 @@ export interface FolderTarget {
 
 export interface RoundContext {
   client: MailboxClient;
-  sink: IntakeSink;
+  sink: Intake;
   log: Logger;
   /** The adapter instance (`<name>/<user>`). */
   instance: string;
@@ -90,7 +90,7 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
       const checkpoint: FolderCheckpoint = { link: next, folderId: folder.id };
       const viaJson = contents.filter((c) => c.viaJson).length;
       await writing;
-      writing = ctx.sink.accept(batch, { key: folder.key, value: { ...checkpoint } }).then(() => {
+      writing = ctx.sink.accept(batch, { checkpoint: { key: folder.key, value: { ...checkpoint } } }).then(() => {
         stored += batch.length;
         ctx.onStored(batch.length, viaJson);
       });
@@ -105,10 +105,19 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
   }
 }
 
+/**
+ * The identity of a Graph message: the instance and the message's immutable id in the mailbox
+ * (`graph:<instance>:<id>:0`, the form stores written before use: their keys stay valid).
+ */
+export function graphKey(instance: string, id: string): string {
+  return `graph:${instance}:${id}:0`;
+}
+
 function inbound(ctx: RoundContext, folder: FolderTarget, c: Content): Inbound {
   const received = c.item.receivedDateTime === undefined ? Number.NaN : Date.parse(c.item.receivedDateTime);
   return {
     raw: c.raw,
+    key: graphKey(ctx.instance, c.item.id),
     route: ctx.route,
     receivedAt: Number.isNaN(received) ? new Date() : new Date(received),
     origin: {

@@ -8,7 +8,7 @@ import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
-import type { IntakeSink } from '../../src/pipeline/types.js';
+import type { Intake } from '../../src/pipeline/types.js';
 import { parseAfterDelivery, type AfterDeliveryAction, type ImapAccountConfig } from './config.js';
 import { endConnection, openConnection } from './connection.js';
 import { AccountHealthTracker, type ImapHealth } from './health.js';
@@ -107,7 +107,7 @@ export class AccountRunner {
   }
 
   /** Connects, syncs and idles until `signal` aborts; then logs out (bounded) and resolves. */
-  async run(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async run(sink: Intake, signal: AbortSignal): Promise<void> {
     this.active = true;
     try {
       while (!signal.aborted) {
@@ -123,7 +123,7 @@ export class AccountRunner {
   }
 
   /** One connection's life; resolves with the backoff before the next one, if it failed. */
-  private async attempt(sink: IntakeSink, signal: AbortSignal): Promise<number | undefined> {
+  private async attempt(sink: Intake, signal: AbortSignal): Promise<number | undefined> {
     let client: ImapFlow | undefined;
     try {
       this.tracker.set('connecting');
@@ -152,7 +152,7 @@ export class AccountRunner {
     }
   }
 
-  private async serve(client: ImapFlow, sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  private async serve(client: ImapFlow, sink: Intake, signal: AbortSignal): Promise<void> {
     const session = new Session(client, {
       config: this.config,
       action: this.action,

@@ -6,7 +6,7 @@
 import { GatewayError } from '../../src/errors.js';
 import { fanOut } from '../../src/pipeline/fan-out.js';
 import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
-import type { Adapter, AdapterHealth, IntakeSink, Origin } from '../../src/pipeline/types.js';
+import type { Adapter, AdapterHealth, Intake, Origin } from '../../src/pipeline/types.js';
 import { AccountRunner, type AccountOptions } from './account.js';
 import { groupOrigins, runAfterDelivery, type AfterDeliveryResult } from './actions.js';
 import { duplicateAccount, parseImapAccount, type ImapAccountConfig } from './config.js';
@@ -45,7 +45,7 @@ export class ImapAdapter implements Adapter {
   }
 
   /** Runs every account until the signal aborts. Never rejects because of a server or socket error. */
-  async start(sink: IntakeSink, signal: AbortSignal): Promise<void> {
+  async start(sink: Intake, signal: AbortSignal): Promise<void> {
     // One listener on the caller's signal, fanned out: accounts listen on their own signals.
     const fanned = fanOut(signal, this.runners.length);
     try {

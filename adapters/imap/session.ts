@@ -7,7 +7,7 @@
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type { IntakeSink } from '../../src/pipeline/types.js';
+import type { Intake } from '../../src/pipeline/types.js';
 import type { AfterDeliveryAction, ImapAccountConfig } from './config.js';
 import { AUTO_IDLE_DELAY_MS } from './connection.js';
 import { listFolders } from './folders.js';
@@ -24,7 +24,7 @@ export interface SessionContext {
   config: ImapAccountConfig;
   action: AfterDeliveryAction;
   tracker: AccountHealthTracker;
-  sink: IntakeSink;
+  sink: Intake;
   signal: AbortSignal;
   /** Runs one step alone on the connection (after-delivery actions run between steps). */
   exclusive: <T>(fn: () => Promise<T>) => Promise<T>;

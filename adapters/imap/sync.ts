@@ -5,7 +5,8 @@
  */
 import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
-import type { Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
+import { imapKey } from './identity.js';
 import { parseAfterDelivery, type ImapAccountConfig } from './config.js';
 import { checkpointKey, checkpointValue, readCheckpoint } from './checkpoint.js';
 import { assertSelected, fetchChunk } from './fetcher.js';
@@ -24,7 +25,7 @@ export interface FolderResult {
 
 export interface SyncContext {
   config: ImapAccountConfig;
-  sink: IntakeSink;
+  sink: Intake;
   signal: AbortSignal;
   /** Runs one step alone on the connection (after-delivery actions run between steps). */
   exclusive?: <T>(fn: () => Promise<T>) => Promise<T>;
@@ -48,9 +49,9 @@ function notFound(err: unknown, folder: string): GatewayError | undefined {
 }
 
 /** The sink owns durability; a failure there leaves the checkpoint where it was. */
-async function accept(sink: IntakeSink, batch: Inbound[], checkpoint: Parameters<IntakeSink['accept']>[1]): Promise<void> {
+async function accept(sink: Intake, batch: Inbound[], checkpoint: Checkpoint): Promise<void> {
   try {
-    await sink.accept(batch, checkpoint);
+    await sink.accept(batch, { checkpoint });
   } catch (err) {
     if (err instanceof GatewayError) throw err;
     throw new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', `intake did not accept the batch: ${(err as Error)?.message ?? String(err)}`, {
@@ -205,6 +206,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
             const { messages, lastUid: covered } = next.value;
             const batch: Inbound[] = messages.map((m) => ({
               raw: m.raw,
+              key: imapKey(config.name, folder, uidValidity, m.uid),
               route: config.route,
               receivedAt: m.internalDate ?? new Date(),
               origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },

@@ -1,6 +1,6 @@
 /**
  * The SMTP/LMTP adapter (kind `smtp`, push mode): a listener on its own port whose 250 is the
- * acknowledgement, given only once the message is durable in the outbox (PushSink.submit).
+ * acknowledgement, given only once the message is durable in the outbox (`Intake.accept` with `whenFull: 'refuse'`).
  * Unknown recipients are refused at RCPT (550), a message over the limit with 552 (SIZE at
  * MAIL FROM, else at the end of DATA, never buffered past the limit), a store that cannot take
  * it with 451 so that the sending server keeps it and retries. LMTP answers each recipient
@@ -18,7 +18,7 @@ import {
 } from 'smtp-server';
 import { GatewayError, isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type { Adapter, AdapterHealth, AdapterSink, PushResult, PushSink } from '../../src/pipeline/types.js';
+import type { Accepted, Adapter, AdapterHealth, Inbound, Intake } from '../../src/pipeline/types.js';
 import type { SmtpEntry } from './config.js';
 import { byRoute, inboundOf, readData, receivedHeader } from './message.js';
 import { allowList, isLoopback, parseListen, plainAddress } from './network.js';
@@ -119,9 +119,7 @@ export class SmtpAdapter implements Adapter {
     return { host: this.address.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(this.address.slice(i + 1)) };
   }
 
-  async start(sink: AdapterSink, signal: AbortSignal): Promise<void> {
-    const push = sink.push;
-    if (push === undefined) throw new GatewayError('MAILGATE_ERR_SMTP_LISTEN', `smtp ${this.name}: started without a push sink`);
+  async start(push: Intake, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const server = new SMTPServer(await this.options(push));
     this.guard.attach(server);
@@ -169,7 +167,7 @@ export class SmtpAdapter implements Adapter {
     });
   }
 
-  private async options(push: PushSink): Promise<SMTPServerOptions> {
+  private async options(push: Intake): Promise<SMTPServerOptions> {
     const e = this.entry;
     const tls = e.tls ? await this.tlsFiles(e.tls) : undefined;
     const auth = this.users.length > 0;
@@ -266,7 +264,7 @@ export class SmtpAdapter implements Adapter {
   }
 
   private onData(
-    push: PushSink,
+    push: Intake,
     stream: SMTPServerDataStream,
     session: SMTPServerSession,
     cb: (err?: Error | null, message?: string | Array<string | Error>) => void,
@@ -284,7 +282,7 @@ export class SmtpAdapter implements Adapter {
 
   /** The answer to DATA: a 250 text, one answer per recipient (LMTP), or an error. */
   private async transaction(
-    push: PushSink,
+    push: Intake,
     stream: SMTPServerDataStream,
     session: SMTPServerSession,
   ): Promise<string | Error | Array<string | Error>> {
@@ -330,10 +328,10 @@ export class SmtpAdapter implements Adapter {
   }
 
   /** Submits one route's item: its 250 text, or a 451 error the sender retries. */
-  private async store(push: PushSink, inbound: Parameters<PushSink['submit']>[0][number]): Promise<string | Error> {
-    let result: PushResult;
+  private async store(push: Intake, inbound: Inbound): Promise<string | Error> {
+    let result: Accepted;
     try {
-      [result] = (await push.submit([inbound])) as [PushResult];
+      [result] = (await push.accept([inbound], { whenFull: 'refuse' })) as [Accepted];
     } catch (err) {
       this.counters.deferred++;
       const full = isGatewayError(err, 'MAILGATE_ERR_INTAKE_OUTBOX_FULL');

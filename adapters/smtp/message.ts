@@ -2,6 +2,7 @@
  * One mail transaction's DATA: read within the size limit (past it, bytes are counted and
  * dropped, never buffered), then one Inbound per route its recipients belong to.
  */
+import { contentKey } from '../../src/pipeline/origin.js';
 import type { Readable } from 'node:stream';
 import type { SMTPServerSession } from 'smtp-server';
 import type { Envelope, Inbound } from '../../src/pipeline/types.js';
@@ -82,8 +83,10 @@ function withVerdicts(envelope: Envelope, v: TransactionFacts['verdicts']): Enve
 
 export function inboundOf(facts: TransactionFacts, raw: Buffer, route: string, recipients: readonly RecipientMatch[]): Inbound {
   const { session } = facts;
+  const bytes = facts.received ? Buffer.concat([facts.received, raw]) : raw;
   return {
-    raw: facts.received ? Buffer.concat([facts.received, raw]) : raw,
+    raw: bytes,
+    key: contentKey(bytes),
     route,
     receivedAt: facts.receivedAt,
     origin: {

@@ -7,16 +7,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { CORE_ERRORS, GatewayError, httpStatusOf, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type {
-  Adapter,
-  AdapterHealth,
-  Inbound,
-  IntakeSink,
-  PushEndpoint,
-  PushRequest,
-  PushResponse,
-  PushSink,
-} from '../../src/pipeline/types.js';
+import type { Adapter, AdapterHealth, Inbound, Intake, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import { contentKey } from '../../src/pipeline/origin.js';
+import { intakeSlot } from '../../src/pipeline/push-slot.js';
 import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from './config.js';
 import { UPLOAD_ERRORS } from './errors.js';
 import { Spool, uploadedFiles } from './files.js';
@@ -58,7 +51,7 @@ function inbound(config: UploadConfig, m: UploadedMessage, receivedAt: Date): In
   if (m.file !== undefined) origin.path = m.file;
   if (m.index !== undefined) origin.index = m.index;
   if (m.folder !== undefined) origin.folder = m.folder;
-  return { raw: m.raw, route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
+  return { raw: m.raw, key: contentKey(m.raw), route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
 }
 
 export class UploadAdapter implements Adapter {
@@ -68,6 +61,7 @@ export class UploadAdapter implements Adapter {
   private readonly keys: Buffer[];
   private readonly idempotency: IdempotencyCache;
   private readonly log: Logger;
+  private readonly slot = intakeSlot('upload');
 
   constructor(
     private readonly config: UploadConfig,
@@ -79,9 +73,8 @@ export class UploadAdapter implements Adapter {
     this.log = logger.child({ adapter: 'upload', instance: config.name, endpoint: config.name });
   }
 
-  async start(_sink: IntakeSink, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return;
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  start(intake: Intake, signal: AbortSignal): Promise<void> {
+    return this.slot.start(intake, signal);
   }
 
   health(): AdapterHealth[] {
@@ -106,7 +99,7 @@ export class UploadAdapter implements Adapter {
         streamBody: true,
         public: true,
         authorize,
-        handle: (req, sink) => this.guard(req, () => this.upload(req, sink)),
+        handle: (req) => this.guard(req, () => this.upload(req)),
         openapi: openapi.post,
       },
       {
@@ -115,7 +108,7 @@ export class UploadAdapter implements Adapter {
         bodyLimit: 0,
         public: true,
         authorize,
-        handle: (req, sink, params) => this.guard(req, () => this.status(sink, params['id'] ?? '')),
+        handle: (req, params) => this.guard(req, () => this.status(params['id'] ?? '')),
         openapi: openapi.get,
       },
     ];
@@ -132,7 +125,7 @@ export class UploadAdapter implements Adapter {
     return this.unauthorized(req) ?? run();
   }
 
-  private async upload(req: PushRequest, sink: PushSink): Promise<PushResponse> {
+  private async upload(req: PushRequest): Promise<PushResponse> {
     const key = header(req, 'idempotency-key');
     if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS)) {
       return refuse('MAILGATE_ERR_UPLOAD_BAD_REQUEST', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_CHARS} characters`);
@@ -144,8 +137,8 @@ export class UploadAdapter implements Adapter {
       if (!isGatewayError(err) || !Object.hasOwn(ANSWERS, err.code) || httpStatusOf(err.code, ANSWERS) >= 500) throw err;
       return refuse(err.code, err.message);
     }
-    if (key === undefined) return this.store(messages, sink);
-    const answer = await this.idempotency.answer(key, fingerprint(messages), () => this.store(messages, sink));
+    if (key === undefined) return this.store(messages);
+    const answer = await this.idempotency.answer(key, fingerprint(messages), () => this.store(messages));
     if (answer !== 'conflict') return answer;
     return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used before with different content');
   }
@@ -170,12 +163,15 @@ export class UploadAdapter implements Adapter {
     }
   }
 
-  private async store(messages: UploadedMessage[], sink: PushSink): Promise<PushResponse> {
+  private async store(messages: UploadedMessage[]): Promise<PushResponse> {
     const { config } = this;
     const receivedAt = new Date();
     let results;
     try {
-      results = await sink.submit(messages.map((m) => inbound(config, m, receivedAt)));
+      results = await this.slot.intake().accept(
+        messages.map((m) => inbound(config, m, receivedAt)),
+        { whenFull: 'refuse' },
+      );
     } catch (err) {
       if (isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE') || isGatewayError(err, 'MAILGATE_ERR_INTAKE_OUTBOX_FULL')) {
         return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
@@ -194,8 +190,14 @@ export class UploadAdapter implements Adapter {
     return { status: 202, body: { results: body } };
   }
 
-  private async status(sink: PushSink, id: string): Promise<PushResponse> {
-    const item = id === '' ? undefined : await sink.item(id);
+  private async status(id: string): Promise<PushResponse> {
+    let item;
+    try {
+      item = id === '' ? undefined : await this.slot.intake().item(id);
+    } catch (err) {
+      if (!isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE')) throw err;
+      return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
+    }
     // Another route's item is as unknown here as a missing one: the keys open this route only.
     if (!item || item.route !== this.config.route) return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', `no item ${id} in this upload's route`);
     return { status: 200, body: item };

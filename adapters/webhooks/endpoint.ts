@@ -1,11 +1,12 @@
 /**
  * The request handler of one webhook endpoint: handshake? → verify → normalize → submit → the
- * provider's success answer. Nothing is acknowledged before `PushSink.submit` resolved; a refusal
+ * provider's success answer. Nothing is acknowledged before `Intake.accept` resolved; a refusal
  * answers the provider's status for its kind; our own failures answer 503 so the provider retries.
  */
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type { Inbound, PushRequest, PushResponse, PushSink } from '../../src/pipeline/types.js';
+import { contentKey } from '../../src/pipeline/origin.js';
+import type { Inbound, Intake, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { WebhookEntry } from './config.js';
 import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type VerifyContext } from './provider.js';
 import type { ReplayCache } from './replay.js';
@@ -32,6 +33,8 @@ export interface EndpointDeps {
   replay: ReplayCache;
   counters: EndpointCounters;
   bodyLimit: number;
+  /** The intake the adapter's `start` got (throws MAILGATE_ERR_INTAKE_UNAVAILABLE before and after). */
+  intake: () => Intake;
 }
 
 const errorBody = (code: ErrorCode, message: string) => ({ error: { code, message } });
@@ -60,6 +63,7 @@ function inbounds(d: EndpointDeps, messages: NormalizedMessage[]): Inbound[] {
   const receivedAt = new Date(d.now());
   return messages.map((m) => ({
     raw: m.raw,
+    key: contentKey(m.raw),
     route: d.entry.route,
     receivedAt,
     origin: {
@@ -103,12 +107,12 @@ function unavailable(d: EndpointDeps, err: unknown): PushResponse {
   return { status, headers: { 'Retry-After': String(retryAfterS(err)) }, body: errorBody(code, message) };
 }
 
-async function accept(d: EndpointDeps, req: PushRequest, sink: PushSink, ctx: VerifyContext): Promise<PushResponse> {
+async function accept(d: EndpointDeps, req: PushRequest, ctx: VerifyContext): Promise<PushResponse> {
   if (req.body.length > d.bodyLimit) throw new WebhookRefusal('too_large', `the body exceeds ${d.bodyLimit} bytes`);
   await d.module.verify(req, d.entry, ctx);
   const messages = await d.module.normalize(req, d.entry, ctx);
   if (messages.length > 0) {
-    const results = await sink.submit(inbounds(d, messages));
+    const results = await d.intake().accept(inbounds(d, messages), { whenFull: 'refuse' });
     for (const r of results) {
       if (r.duplicate) d.counters.duplicates++;
       else if (r.dead) d.counters.dead++;
@@ -134,15 +138,15 @@ export function createAuthorizer(d: EndpointDeps): ((req: Omit<PushRequest, 'bod
   };
 }
 
-export function createHandler(d: EndpointDeps): (req: PushRequest, sink: PushSink) => Promise<PushResponse> {
-  return async (req, sink) => {
+export function createHandler(d: EndpointDeps): (req: PushRequest) => Promise<PushResponse> {
+  return async (req) => {
     const { ctx, release } = requestContext(d);
     try {
       const answer = d.module.handshake ? await d.module.handshake(req, d.entry, ctx) : undefined;
       if (answer) return answer;
       if (req.method !== 'POST')
         return { status: 405, headers: { Allow: 'POST' }, body: errorBody('MAILGATE_ERR_WEBHOOK_MALFORMED', 'use POST') };
-      return await accept(d, req, sink, ctx);
+      return await accept(d, req, ctx);
     } catch (err) {
       // Not stored: a retry with the same token must not look like a replay.
       release();

@@ -1,8 +1,9 @@
 /**
  * The webhooks adapter: one push endpoint per `adapters.webhooks[]` entry, verified and
- * normalized by the entry's provider module (providers.ts), stored through the PushSink before
+ * normalized by the entry's provider module (providers.ts), stored through the intake (`accept`, `whenFull: 'refuse'`) before
  * the provider gets its 2xx.
  */
+import { intakeSlot } from '../../src/pipeline/push-slot.js';
 import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { GatewayError } from '../../src/errors.js';
@@ -37,6 +38,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
   const entry = webhookEntrySchema.parse(input);
   const now = ctx.now ?? Date.now;
   const logger = ctx.logger.child({ adapter: 'webhooks', instance: entry.name, account: entry.name, provider: entry.provider });
+  const slot = intakeSlot(`webhook ${entry.name}`);
   const counters: EndpointCounters = { accepted: 0, duplicates: 0, dead: 0, refused: {}, unavailable: 0 };
   const deps = {
     entry,
@@ -47,6 +49,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     replay: new ReplayCache(now),
     counters,
     bodyLimit: entry.body_limit,
+    intake: () => slot.intake(),
   };
   const handle = createHandler(deps);
   const authorize = createAuthorizer(deps);
@@ -58,7 +61,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     tooLarge: 'MAILGATE_ERR_WEBHOOK_TOO_LARGE',
     public: true,
     ...(authorize && { authorize }),
-    handle: (req, sink) => handle(req, sink),
+    handle: (req) => handle(req),
     openapi: webhookOperation(entry, deps.module, method),
   });
 
@@ -66,11 +69,7 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     kind: 'webhooks',
     name: entry.name,
     mode: 'push',
-    start: (_sink, signal) =>
-      new Promise<void>((resolve) => {
-        if (signal.aborted) resolve();
-        else signal.addEventListener('abort', () => resolve(), { once: true });
-      }),
+    start: (intake, signal) => slot.start(intake, signal),
     endpoints: () => (HEAD_PROBES.has(entry.provider) ? [endpoint('POST'), endpoint('HEAD')] : [endpoint('POST')]),
     health: (): AdapterHealth[] => [
       {

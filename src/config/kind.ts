@@ -37,6 +37,11 @@ export interface KindDefinition<S extends z.ZodType = z.ZodType> {
   fileInputs?(): Promise<unknown>;
   /** Capability: builds requests as the kind's senders would (`mailgate <command> simulate`); `{ simulator: Simulator }`. */
   simulate?(): Promise<unknown>;
+  /**
+   * Capability: a local stand-in for the remote service the kind reads (to try it without an
+   * account), started beside the API emulator by `mailgate emulator --stand-in <kind>`; `{ standIn: StandIn }`.
+   */
+  standIn?(): Promise<unknown>;
 }
 
 /** Holds a definition to the contract, keeping its literal kind, mode and schema types. */

@@ -82,3 +82,19 @@ export interface Simulator {
 export interface SimulatorModule {
   simulator: Simulator;
 }
+
+/** A stand-in running beside the emulator: where it listens, and how to stop it. */
+export interface RunningStandIn {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `standIn()` of a kind: a local stand-in for the service the kind reads, seeded with sample mail. */
+export interface StandIn {
+  /** Listens on `host` (a free port), fills itself with sample mail and prints how to point an entry of the kind at it. */
+  start(options: { host: string; print: (line: string) => void }): Promise<RunningStandIn>;
+}
+
+export interface StandInModule {
+  standIn: StandIn;
+}

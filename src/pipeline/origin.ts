@@ -1,43 +1,26 @@
-/** Helpers tying an origin to its outbox key, its route's target and its route properties. */
+/** Helpers tying a message to its outbox key, its route's target and its route properties. */
 import { createHash } from 'node:crypto';
 import type { RouteConfig } from '../config/schema.js';
 import type { UserProperties } from '../model/index.js';
 import type { Origin } from './types.js';
 
-/** Messages handed to mailgate (webhooks, uploads, SMTP) rather than read from a place it can read again. */
-export function isPushOrigin(origin: Origin): boolean {
-  return origin.pushed === true;
+/**
+ * The key of a message handed to mailgate (webhooks, uploads, SMTP) rather than read from a
+ * place it can read again: the SHA-256 of its bytes (`sha256:<hex>`), so that a sender's retry
+ * of the same bytes is stored once whatever ids it carries. Push kinds build their key with it;
+ * a pull kind builds its own from where the message sits (an IMAP UID, a file's path and index).
+ */
+export function contentKey(raw: Buffer): string {
+  return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
 }
 
 /**
- * The idempotency key of a message within its route. Re-reading the same message from the
- * same place (a re-run import, an IMAP re-fetch) yields the same key, so it is stored once.
- * A pushed message has no place: its key is the SHA-256 of its bytes (`sha256:<hex>`), so a
- * sender's retry of the same bytes is stored once whatever ids it carries (`raw` is required
- * for push origins). Otherwise the key is told by the origin's shape, not its adapter kind: a
- * mailbox message by its UID coordinates (`<adapter>:<account>:<folder>:<uidvalidity>:<uid>`),
- * a message of a file by its path and index (`<adapter>:<path>:<index>`), anything else by
- * account and event id or path.
+ * The outbox key of a message: the key its adapter built, within the route's target. The same
+ * message read again for the same target is stored once; for another target (a route pointed
+ * at a new source, an import into a second source) it is new.
  */
-export function keyFor(origin: Origin, raw?: Buffer): string {
-  const push = isPushOrigin(origin);
-  if (push && raw !== undefined) return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
-  if (!push && origin.uid !== undefined) {
-    return `${origin.adapter}:${origin.account ?? ''}:${origin.folder ?? ''}:${origin.uidValidity ?? 0}:${origin.uid}`;
-  }
-  if (!push && origin.account === undefined && origin.eventId === undefined && origin.path !== undefined) {
-    return `${origin.adapter}:${origin.path}:${origin.index ?? 0}`;
-  }
-  return `${origin.adapter}:${origin.account ?? ''}:${origin.eventId ?? origin.path ?? ''}:${origin.index ?? 0}`;
-}
-
-/**
- * The outbox key of a message: its origin's key within the route's target. The same message
- * read again for the same target is stored once; for another target (a route pointed at a new
- * source, an import into a second source) it is new.
- */
-export function outboxKey(route: RouteConfig, origin: Origin, raw?: Buffer): string {
-  return `${keyFor(origin, raw)}|${routeTarget(route)}`;
+export function outboxKey(route: RouteConfig, key: string): string {
+  return `${key}|${routeTarget(route)}`;
 }
 
 /**
@@ -47,7 +30,7 @@ export function outboxKey(route: RouteConfig, origin: Origin, raw?: Buffer): str
  * clients may well use the same one; its messages are deduplicated on their bytes alone).
  */
 export function eventKey(route: RouteConfig, origin: Origin): string | undefined {
-  if (origin.eventId === undefined || origin.eventId === '' || !isPushOrigin(origin)) return undefined;
+  if (origin.eventId === undefined || origin.eventId === '' || origin.pushed !== true) return undefined;
   return `${origin.adapter}:${origin.account ?? ''}:event:${origin.eventId}|${routeTarget(route)}`;
 }
 

@@ -17,6 +17,14 @@ export type { MboxQuoting } from '../mime/mbox-finish.js';
 
 export interface Inbound {
   raw: Buffer;
+  /**
+   * The message's identity, built by its adapter and stable across reads: re-reading the same
+   * message (a re-run import, an IMAP re-fetch) yields the same key, so it is stored once. Pull
+   * kinds build it from where the message sits (IMAP `imap:<account>:<folder>:<uidvalidity>:<uid>`,
+   * files `files:<path>:<index>`); push kinds from its bytes (`contentKey`, `sha256:<hex>`).
+   * The core stores it within the route's target and never reads it.
+   */
+  key: string;
   origin: Origin;
   /** Name of the route (configuration) this message belongs to. */
   route: string;
@@ -31,33 +39,63 @@ export interface Inbound {
   failure?: { code: string; message: string };
 }
 
-export interface IntakeSink {
+/** How the door answers when a route's outbox is full (`delivery.max_outbox`). */
+export type WhenFull = 'wait' | 'refuse';
+
+export interface AcceptOptions {
+  /** Written in the same transaction as the messages, and only once every `wait` call accepted before it is durable. */
+  checkpoint?: Checkpoint;
   /**
-   * Resolves once every message of the batch (and the checkpoint) is durable. An adapter may
-   * call it again before the previous call resolved: batches are stored in call order, and a
-   * batch queued behind one that failed fails too (its checkpoint is never written).
-   * `fence`: set by the runtime for an adapter that runs under a mailbox lease (adapters never
-   * pass it): the batch and checkpoint are written only while the lease is held with that token.
+   * Set by the runtime for an adapter that runs under a mailbox lease (adapters never pass it):
+   * the messages and checkpoint are written only while the lease is held with that token.
    */
-  accept(batch: Inbound[], checkpoint?: Checkpoint, fence?: Fence): Promise<void>;
-  /** Reads a checkpoint written earlier with accept(). */
-  checkpoint(key: string): Promise<Checkpoint['value'] | undefined>;
+  fence?: Fence;
+  /**
+   * `wait` (default; pull kinds): waits while a route's outbox is full, and stores calls in call
+   * order (a call queued behind one that failed fails too, its checkpoint never written).
+   * `refuse` (push kinds): rejects at once with MAILGATE_ERR_INTAKE_OUTBOX_FULL, nothing stored;
+   * the sender retries.
+   */
+  whenFull?: WhenFull;
+  /** The sender went away before its messages were taken into a commit: they are not stored, the call rejects. */
+  signal?: AbortSignal;
+}
+
+/** What became of one accepted message, once durable. */
+export interface Accepted {
+  /** The outbox item id (stable: a duplicate answers the id of the first item). */
+  id: string;
+  /** Already stored for this route (same key, or same id at the sender): nothing was stored. */
+  duplicate: boolean;
+  /** Stored as a dead letter (unreadable or unparseable; raw bytes kept) rather than queued. */
+  dead?: { code: string; message: string };
+  /**
+   * A duplicate by its id at the sender whose bytes differ from the first item's (a provider
+   * re-encoding a retry, an upload reusing an Idempotency-Key for other content): nothing stored.
+   */
+  conflict?: boolean;
 }
 
 /**
- * What `Adapter.start` gets: intake, and the push sink for push adapters that listen on their
- * own port (SMTP) rather than through the HTTP server's endpoints. The runtime hands every
- * adapter the same push sink its HTTP endpoints use; callers that run only pull adapters
- * (`mailgate import`, tests) may leave it out, and an adapter that needs it refuses to start.
+ * The one intake door, for pull and push kinds alike. `accept` resolves once every message is
+ * durable (concurrent calls share one commit: group commit), with one answer per message in
+ * order; it rejects with nothing of the call stored: MAILGATE_ERR_INTAKE_UNAVAILABLE (store
+ * failing; `refuse` calls), MAILGATE_ERR_INTAKE_OUTBOX_FULL (`whenFull: 'refuse'`), the store's
+ * error (`wait` calls; MAILGATE_ERR_STORE_FENCED when the lease was lost). An adapter
+ * acknowledges nothing before it resolved.
  */
-export interface AdapterSink extends IntakeSink {
-  readonly push?: PushSink;
+export interface Intake {
+  accept(inputs: Inbound[], options?: AcceptOptions): Promise<Accepted[]>;
+  /** Reads a checkpoint written earlier with accept(). */
+  checkpoint(key: string): Promise<Checkpoint['value'] | undefined>;
+  /** The state of an item by id (upload status); undefined for an id that names none. */
+  item(id: string): Promise<PushItemState | undefined>;
 }
 
 /**
  * `pull`: the adapter reads a source it owns (IMAP, files) and resumes from checkpoints.
  * `push`: messages are handed to it (webhooks, uploads, SMTP); its answer to the sender is the
- * acknowledgement, given only once `PushSink.submit` resolved.
+ * acknowledgement, given only once `Intake.accept` resolved.
  */
 export type AdapterMode = 'pull' | 'push';
 
@@ -105,34 +143,6 @@ export interface PushResponse {
   body?: unknown;
 }
 
-/** The outcome of one pushed message once `submit` resolved. */
-export interface PushResult {
-  /** The outbox item id (stable: a duplicate answers the id of the first item). */
-  id: string;
-  /** Already stored for this route (same provider event id or same SHA-256 of the bytes). */
-  duplicate: boolean;
-  /** Stored as a dead letter (unparseable; raw bytes kept) rather than queued. */
-  dead?: { code: string; message: string };
-  /**
-   * A duplicate by its event id whose bytes differ from the first item's (a provider re-encoding
-   * a retry, or an upload reusing an Idempotency-Key for other content): nothing was stored.
-   */
-  conflict?: boolean;
-}
-
-/** What a push adapter's endpoints hand messages to. */
-export interface PushSink {
-  /**
-   * Resolves once every message is durable (concurrent calls share one commit), with one
-   * result per message in order. Rejects with a GatewayError whose code is
-   * MAILGATE_ERR_INTAKE_UNAVAILABLE (store failing) or MAILGATE_ERR_INTAKE_OUTBOX_FULL (over
-   * the depth limit) and nothing stored: the endpoint answers 503 with Retry-After.
-   */
-  submit(batch: Inbound[], signal?: AbortSignal): Promise<PushResult[]>;
-  /** The state of an item by id (upload status). */
-  item(id: string): Promise<PushItemState | undefined>;
-}
-
 export interface PushItemState {
   id: string;
   route: string;
@@ -159,7 +169,8 @@ export interface PushEndpoint {
    * rather than buffered. A declared length over `bodyLimit` is still answered 413 before it is read.
    */
   streamBody?: boolean;
-  handle(req: PushRequest, sink: PushSink, params: Record<string, string>): Promise<PushResponse>;
+  /** Answers a request; the adapter hands its messages to the intake its `start` got (`intakeSlot`). */
+  handle(req: PushRequest, params: Record<string, string>): Promise<PushResponse>;
   /**
    * Checks a credential the request carries in its headers (an API key, basic auth, a bearer
    * key) before the body is read: a response refuses the request at once (the body is never
@@ -182,8 +193,12 @@ export interface Adapter {
   /** The instance name from the configuration (an IMAP adapter built from one account: the account's name). */
   readonly name: string;
   readonly mode: AdapterMode;
-  /** Runs until the input is exhausted (files) or the signal aborts (services). Push adapters resolve when the signal aborts. */
-  start(sink: AdapterSink, signal: AbortSignal): Promise<void>;
+  /**
+   * Runs until the input is exhausted (files) or the signal aborts (services), handing messages
+   * to `intake`. Push adapters keep it until the signal aborts (their endpoints refuse with a
+   * retryable answer before and after).
+   */
+  start(intake: Intake, signal: AbortSignal): Promise<void>;
   /** Health lines for readiness and status; none means healthy while running. */
   health?(): AdapterHealth[];
   /** Actions to apply once the API accepted messages of this adapter (IMAP seen/flag/move). Never rejects. */

@@ -8,7 +8,7 @@ import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AdapterState, RuntimeEvents } from '../pipeline/events.js';
 import { fanOut } from '../pipeline/fan-out.js';
-import type { Adapter, AdapterSink } from '../pipeline/types.js';
+import type { Adapter, Intake } from '../pipeline/types.js';
 
 export type { AdapterState };
 
@@ -43,7 +43,7 @@ export function entryOf(adapter: Adapter): AdapterEntry {
 }
 
 /** Starts every adapter; resolves when all have returned (files: input exhausted; services: signal aborted). */
-export async function runAdapters(entries: AdapterEntry[], sink: AdapterSink, shared: AbortSignal, ctx: RunContext): Promise<void> {
+export async function runAdapters(entries: AdapterEntry[], sink: Intake, shared: AbortSignal, ctx: RunContext): Promise<void> {
   // Each adapter listens on its own signal: one listener on the shared one however many adapters run.
   const fanned = fanOut(shared, entries.length);
   try {
@@ -54,7 +54,7 @@ export async function runAdapters(entries: AdapterEntry[], sink: AdapterSink, sh
 }
 
 /** Runs one adapter to its end, keeping its state; never rejects. */
-export async function runOne(e: AdapterEntry, sink: AdapterSink, signal: AbortSignal, ctx: RunContext): Promise<void> {
+export async function runOne(e: AdapterEntry, sink: Intake, signal: AbortSignal, ctx: RunContext): Promise<void> {
   const log = ctx.logger.child({ adapter: e.kind, instance: e.name });
   setState(e, 'running', ctx.events);
   try {

@@ -17,10 +17,9 @@ import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/a
 import { checkRoutes, createDeliverFn, createDelivery, type DeliveryLoop } from '../pipeline/delivery/index.js';
 import { RoutePauses } from './pauses.js';
 import { RuntimeEvents } from '../pipeline/events.js';
-import { createIntake, type Intake } from '../pipeline/intake.js';
+import { createIntake, type IntakeCore } from '../pipeline/intake.js';
 import { ParsePool } from '../pipeline/pool.js';
-import { createPushSink } from '../pipeline/push-sink.js';
-import type { Adapter, IntakeSink, PushEndpoint, PushSink } from '../pipeline/types.js';
+import type { Adapter, Intake, PushEndpoint } from '../pipeline/types.js';
 import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -82,7 +81,8 @@ export interface Runtime {
   store: Store;
   client: ApiClient;
   pool: ParsePool;
-  intake: Intake;
+  /** The one intake door every adapter gets in `start()`, pull and push alike. */
+  intake: IntakeCore;
   /** The one delivery loop of this process; woken by every stored intake batch. */
   delivery: DeliveryLoop;
   /** The owner string of this process's outbox claims. */
@@ -94,16 +94,14 @@ export interface Runtime {
   sinks: PredictionSinks;
   /** After-delivery actions of the adapters that have them (IMAP seen/flag/move); woken by delivery. */
   actions?: AfterDeliveryQueue;
-  /** What push adapters' endpoints hand messages to. */
-  pushSink: PushSink;
   /** Every adapter's push endpoints, for the HTTP server to mount. */
   endpoints(): PushEndpoint[];
   /**
-   * Starts every adapter on `sink` (default: intake); resolves when all have returned. With
+   * Starts every adapter on `intake` (default: the runtime's); resolves when all have returned. With
    * `ownership`, pull adapters run while this process holds their lease, and their leases are
    * released once they have stopped.
    */
-  runAdapters(signal: AbortSignal, sink?: IntakeSink): Promise<void>;
+  runAdapters(signal: AbortSignal, intake?: Intake): Promise<void>;
   /** Set when the built-in emulator serves as the API (no `api.url`). */
   emulatorUrl?: string;
   /** The routes that cannot deliver right now (paused after the API refused them), from the events. */
@@ -132,7 +130,7 @@ interface Core {
   ownership?: Ownership;
 }
 
-function buildIntake(options: RuntimeOptions, c: Core): Intake {
+function buildIntake(options: RuntimeOptions, c: Core): IntakeCore {
   const p = options.config.parsing;
   return createIntake({
     store: c.store,
@@ -141,6 +139,7 @@ function buildIntake(options: RuntimeOptions, c: Core): Intake {
     parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
     maxOutbox: options.config.delivery.max_outbox,
     ...(options.signal ? { signal: options.signal } : {}),
+    logger: c.logger,
     events: c.events,
   });
 }
@@ -214,7 +213,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
     const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
     delivery.onPredictionsSaved((route) => sinks.notify(route));
-    const pushSink = createPushSink({ intake, store, routes, maxOutbox: config.delivery.max_outbox, logger, events });
     // Registered before the first claim, which then finds the claims of dead owners released.
     // A dry run claims nothing and writes nothing.
     if (options.dryRun !== true) {
@@ -228,7 +226,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         core.ownership = new Ownership(leased, { store, owner: core.owner, group, ttlMs, renewMs, logger, events });
       }
     }
-    return assemble({ config, core, intake, delivery, adapters, sinks, pushSink, ...(actions ? { actions } : {}) });
+    return assemble({ config, core, intake, delivery, adapters, sinks, ...(actions ? { actions } : {}) });
   } catch (err) {
     await pool?.close();
     await api?.stop?.();
@@ -240,11 +238,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 interface Parts {
   config: Readonly<Config>;
   core: Core;
-  intake: Intake;
+  intake: IntakeCore;
   delivery: DeliveryLoop;
   adapters: AdapterEntry[];
   sinks: PredictionSinks;
-  pushSink: PushSink;
   actions?: AfterDeliveryQueue;
 }
 
@@ -274,12 +271,9 @@ function assemble(parts: Parts): Runtime {
     routes: core.routes,
     adapters: parts.adapters,
     sinks,
-    pushSink: parts.pushSink,
     ...(actions ? { actions } : {}),
     endpoints: () => parts.adapters.flatMap((e) => e.adapter.endpoints?.() ?? []),
-    runAdapters: async (signal, sink = parts.intake) => {
-      // Adapters listening on their own port (SMTP) hand messages to the same push sink as the HTTP endpoints.
-      const adapterSink = { accept: sink.accept.bind(sink), checkpoint: sink.checkpoint.bind(sink), push: parts.pushSink };
+    runAdapters: async (signal, adapterSink = parts.intake) => {
       const { ownership, ownerHandle } = core;
       const run = { logger: core.logger, events: core.events };
       if (ownership === undefined) return runAdapters(parts.adapters, adapterSink, signal, run);

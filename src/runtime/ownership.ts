@@ -17,7 +17,7 @@ import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RuntimeEvents } from '../pipeline/events.js';
 import { sleep } from '../pipeline/sleep.js';
-import type { AdapterSink } from '../pipeline/types.js';
+import type { Intake } from '../pipeline/types.js';
 import type { Fence, Lease, OwnerInfo, Store } from '../store/types.js';
 import { runOne, setState, type AdapterEntry } from './adapters.js';
 import { MISSED_BEATS } from './owner.js';
@@ -103,7 +103,7 @@ export class Ownership {
    * Checks leases every `renewMs` until `signal` aborts; then stops every adapter it runs and
    * releases their leases at once (the other replicas take them at their next check).
    */
-  async run(sink: AdapterSink, signal: AbortSignal, beforeStop?: Promise<void>): Promise<void> {
+  async run(sink: Intake, signal: AbortSignal, beforeStop?: Promise<void>): Promise<void> {
     // Replicas started together register before any takes a lease: each then takes only its
     // share rather than one taking every mailbox and handing most over a moment later.
     await sleep(Math.min(this.opts.renewMs, FIRST_CHECK_DELAY_MS), signal);
@@ -125,7 +125,7 @@ export class Ownership {
     this.wake?.abort();
   }
 
-  private async check(sink: AdapterSink): Promise<void> {
+  private async check(sink: Intake): Promise<void> {
     const { store, owner, ttlMs, group } = this.opts;
     const held = new Map((await store.renewLeases(owner, ttlMs)).map((l) => [l.name, l]));
     for (const [name, run] of this.runs) {
@@ -159,7 +159,7 @@ export class Ownership {
     this.log.info({ members: members.length, replicas: [...members].sort() }, `${members.length} live replicas share the mailboxes`);
   }
 
-  private start(entry: AdapterEntry, lease: Lease, base: AdapterSink): void {
+  private start(entry: AdapterEntry, lease: Lease, base: Intake): void {
     const fence: Fence = { lease: lease.name, owner: this.opts.owner, token: lease.token };
     const controller = new AbortController();
     const sink = this.fencedSink(base, fence);
@@ -172,15 +172,15 @@ export class Ownership {
   }
 
   /** The adapter's sink: every write carries the fence; a refused one (stale token) wakes the check loop at once. */
-  private fencedSink(sink: AdapterSink, fence: Fence): AdapterSink {
+  private fencedSink(sink: Intake, fence: Fence): Intake {
     const onError = (err: unknown): never => {
       if (isGatewayError(err) && err.code === 'MAILGATE_ERR_STORE_FENCED') this.poke();
       throw err;
     };
     return {
-      ...(sink.push ? { push: sink.push } : {}),
       checkpoint: (key) => sink.checkpoint(key),
-      accept: (batch, checkpoint) => sink.accept(batch, checkpoint, fence).catch(onError),
+      item: (id) => sink.item(id),
+      accept: (batch, options) => sink.accept(batch, { ...options, fence }).catch(onError),
     };
   }
 

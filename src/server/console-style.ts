@@ -88,6 +88,14 @@ button:disabled { opacity: .55; cursor: not-allowed; }
 .thread-list { margin: 0; padding-left: 1.25rem; }
 .thread-list li { margin: .2rem 0; overflow-wrap: anywhere; }
 .thread-list li[aria-current] { font-weight: 600; }
+.conversation { list-style: none; padding: 0; margin: .5rem 0 0; }
+.conversation .turn { border-left: 3px solid var(--line); padding: .25rem 0 .25rem .75rem; margin: .5rem 0; font-weight: 400; }
+.conversation .turn[aria-current] { border-left-color: var(--accent); background: var(--sig); font-weight: 400; }
+.conversation .turn p { margin: .1rem 0; }
+.conversation .turn-subject { font-weight: 600; }
+.conversation .turn-text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.panel td.hname { white-space: nowrap; vertical-align: top; }
+@media (max-width: 600px) { .panel td.hname { white-space: normal; overflow-wrap: anywhere; } }
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr)); gap: 1rem; }
 .stat { font-size: 1.6rem; font-weight: 700; margin: 0; }
 .announce { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }

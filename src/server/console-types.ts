@@ -181,6 +181,10 @@ export interface ThreadMemberView {
   item_id: number | null;
   /** This item. */
   self: boolean;
+  /** Subject of the stored message, for the members nearest this item (null: not stored here, or not read). */
+  subject: string | null;
+  /** The start of what it says (its comment's body: quoted history and signature removed); null as for `subject`. */
+  text: string | null;
 }
 
 /** A field of the document cut for the view: its length stored and shown, in UTF-16 code units. */

@@ -9,12 +9,12 @@
 import { Readable, Transform } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, type ErrorCode } from '../errors.js';
-import type { PushEndpoint, PushResponse, PushSink } from '../pipeline/types.js';
+import type { PushEndpoint, PushResponse } from '../pipeline/types.js';
 import { pushGuard, type PushGuardOptions } from './push-guard.js';
 
 export interface PushRoutes {
+  /** Each answers with the intake its adapter's `start` got. */
   endpoints: readonly PushEndpoint[];
-  sink: PushSink;
 }
 
 function send(reply: FastifyReply, res: PushResponse): FastifyReply {
@@ -38,7 +38,7 @@ export function pushRoutes(push: PushRoutes, guardOptions: PushGuardOptions) {
     type Done = (err: Error | null, body?: Buffer) => void;
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req: FastifyRequest, body: Buffer, done: Done) => done(null, body));
     const streamed = push.endpoints.filter((e) => e.streamBody === true);
-    for (const endpoint of push.endpoints) if (endpoint.streamBody !== true) mount(app, endpoint, push.sink, guard);
+    for (const endpoint of push.endpoints) if (endpoint.streamBody !== true) mount(app, endpoint, guard);
     // Endpoints that take their body unread: in a context of their own, whose parser hands the stream on.
     if (streamed.length > 0) {
       await app.register(async (scope) => {
@@ -46,13 +46,13 @@ export function pushRoutes(push: PushRoutes, guardOptions: PushGuardOptions) {
         scope.addContentTypeParser('*', (_req: FastifyRequest, payload: Readable, done: (err: Error | null, body?: Readable) => void) =>
           done(null, payload),
         );
-        for (const endpoint of streamed) mount(scope, endpoint, push.sink, guard);
+        for (const endpoint of streamed) mount(scope, endpoint, guard);
       });
     }
   };
 }
 
-function mount(app: FastifyInstance, endpoint: PushEndpoint, sink: PushSink, guard: ReturnType<typeof pushGuard>): void {
+function mount(app: FastifyInstance, endpoint: PushEndpoint, guard: ReturnType<typeof pushGuard>): void {
   app.route({
     method: endpoint.method,
     url: endpoint.path,
@@ -83,7 +83,6 @@ function mount(app: FastifyInstance, endpoint: PushEndpoint, sink: PushSink, gua
           ...(streaming && { stream: limited(request.body as Readable, endpoint) }),
           remoteAddress: request.ip,
         },
-        sink,
         request.params as Record<string, string>,
       );
       // An answer given before the body was read whole: the rest is not read, the connection closes.

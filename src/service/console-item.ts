@@ -14,16 +14,8 @@ import { routeTarget } from '../pipeline/origin.js';
 import { threadInIndex } from '../pipeline/thread-index.js';
 import { buildComment, computeThreadProperties, documentHeaders, documentText, isGeneratedName, splitReply } from '../preview/index.js';
 import { itemRow } from '../server/console-rows.js';
-import type {
-  AttemptView,
-  BodySpan,
-  CommentView,
-  DocumentCut,
-  ItemDetail,
-  MimePartView,
-  RawSummary,
-  ThreadMemberView,
-} from '../server/console-types.js';
+import { threadView } from './console-thread.js';
+import type { AttemptView, BodySpan, CommentView, DocumentCut, ItemDetail, MimePartView, RawSummary } from '../server/console-types.js';
 import type { ItemAttempt, Store, StoredItem } from '../store/types.js';
 
 /** Raw messages larger than this are summarized from the stored document only (a page, not a parser run). */
@@ -34,8 +26,6 @@ export const MAX_SUMMARY_RAW_BYTES = 32 * 1024 * 1024;
  * a view of a hostile body (10 MB of `&amp;`) to milliseconds instead of seconds.
  */
 export const MAX_VIEW_HTML_CHARS = 2 * MAX_TEXT_CHARS;
-/** Thread members listed at most. */
-export const MAX_THREAD_MEMBERS = 200;
 
 /**
  * Cuts `text` into spans by lines: lines of the kept body are `text`, lines of the signature
@@ -172,25 +162,6 @@ async function rawSummary(store: Store, item: StoredItem): Promise<RawSummary> {
 
 function attemptView(a: ItemAttempt): AttemptView {
   return { at: a.at, outcome: a.outcome, code: a.error?.code ?? null, message: a.error?.message ?? null, delay_ms: a.delayMs ?? null };
-}
-
-async function threadView(store: Store, item: StoredItem, route: RouteConfig | undefined, comment: CommentView | null) {
-  const threadId = (comment?.comment as Comment | undefined)?.thread_id;
-  if (route === undefined || threadId === undefined) return [];
-  const members = ((await store.threadMembers(routeTarget(route), [threadId])).get(threadId) ?? []).slice(0, MAX_THREAD_MEMBERS);
-  const items = await store.itemsByComment(
-    item.route,
-    members.map((m) => m.commentId),
-  );
-  return members.map(
-    (m): ThreadMemberView => ({
-      comment_id: m.commentId,
-      timestamp: m.timestamp,
-      from: m.from ?? null,
-      item_id: items.get(m.commentId) ?? null,
-      self: m.commentId === item.commentId,
-    }),
-  );
 }
 
 export async function itemDetail(store: Store, routes: ReadonlyMap<string, RouteConfig>, id: number): Promise<ItemDetail | undefined> {

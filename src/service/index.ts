@@ -126,7 +126,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     pauses: runtime.pauses,
     previewPool: () => (previewPool ??= newPreviewPool(config)),
   });
-  deps.push = { endpoints: runtime.endpoints(), sink: runtime.pushSink };
+  deps.push = { endpoints: runtime.endpoints() };
   deps.console = consoleData.deps;
   const { listen: _listen, public_listen: publicListen, ...server } = config.server;
   const app = buildApp({ ...server, listen_host: host }, deps);

@@ -25,7 +25,6 @@ export type BackendConcerns = { [K in keyof StoreConcerns]: Backend<StoreConcern
  */
 const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true | string> } = {
   outbox: {
-    enqueue: true,
     knownKeys: true,
     claim: true,
     markDelivered: true,
@@ -39,7 +38,7 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     pendingActions: true,
     finishActions: true,
   },
-  keyed: { enqueueKeyed: true, findKeys: true, itemState: true },
+  keyed: { enqueue: true, findKeys: true, itemState: true },
   checkpoints: { getCheckpoint: true, setCheckpoint: true, listCheckpoints: true },
   leases: { acquireLease: true, renewLease: true, renewLeases: true, releaseLease: true, getLease: true, listLeases: true },
   owners: { registerOwner: true, heartbeatOwner: true, deregisterOwner: true, listOwners: true, reapOwners: true },

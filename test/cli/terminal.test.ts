@@ -65,7 +65,7 @@ describe('on a terminal', () => {
     expect(lines.join('\n')).toMatch(PRETTY_WARN);
     const frames = lines.filter((l) => BAR.test(l));
     expect(frames.length).toBeGreaterThan(0);
-    expect(frames.at(-1)).toMatch(/ {2}\| {2}read \d+ {2}parsed \d+ {2}queued \d+/);
+    expect(frames.at(-1)).toMatch(/ {2}\| {2}AI units \d+ · read \d+ · parsed \d+ · queued \d+/);
     expect(run.text).toContain('import into route import: read 1500  parsed 1500');
     expect(run.text).not.toMatch(/^\{"level"/m);
   }, 120_000);

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { FIRST, HOSTILE, plain, REPLY } from './mail.js';
 import { ROOT } from '../service/serve-process.js';
+import { RawClient } from '../smtp/client.js';
 import { eventually, launch, screenshot, signIn, startConsoleServe, storedAs, watchedPage, type ConsoleServe } from './support.js';
 
 const SAMPLES = join(ROOT, 'samples', 'files');
@@ -23,6 +24,8 @@ const JS = {
   injected: `document.querySelectorAll('main img, main iframe, main script, main object, main embed, [onerror], [onclick], a[href^="javascript:"]').length`,
   pwned: `window.__pwned === undefined`,
   phoneOverflow: `document.documentElement.scrollWidth - window.innerWidth`,
+  // Header names cut over two lines (once "Message-" / "ID").
+  brokenNames: `[...document.querySelectorAll('td.hname')].filter((td) => { const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length > 1; }).map((td) => td.textContent)`,
   focused: `document.activeElement && (document.activeElement.getAttribute('href') || document.activeElement.id)`,
 };
 
@@ -156,6 +159,7 @@ describe('console', () => {
     expect(doc.comment_id).toBe(Buffer.from('<invoice-1234@example.com>').toString('hex'));
     const raw = await body.locator('#p-raw-message').locator('xpath=..').textContent();
     expect(raw).toContain('Message-ID');
+    expect(await page.evaluate(JS.brokenNames)).toEqual([]);
     expect(raw).toContain('Original bytes dropped after delivery');
     expect(await body.locator('#p-delivery-history').locator('xpath=..').textContent()).toContain('delivered');
     await screenshot(page, 'item');
@@ -173,6 +177,17 @@ describe('console', () => {
     await thread.locator('ol.thread-list li').nth(1).waitFor();
     expect(await thread.textContent()).toMatch(/num_messages\s*2/);
     expect(await thread.locator('li[aria-current="true"]').textContent()).toContain('(this item)');
+    // A conversation: who wrote, when and how long after, and what each said.
+    const turns = thread.locator('ol.conversation li');
+    expect(await turns.count()).toBe(2);
+    expect(await turns.nth(0).locator('.turn-text').textContent()).toContain('the amount on invoice 1234 is twice what we agreed.');
+    expect(await turns.nth(0).textContent()).not.toContain('Please find attached');
+    expect(await turns.nth(1).locator('.turn-head').textContent()).toMatch(
+      /Support <support@example.com> · 2026-03-03 11:45:00 UTC · 1 h 30 min later \(this item\)/,
+    );
+    expect(await thread.textContent()).toMatch(/response_time\s*1 h 30 min \(5400 s\)/);
+    await page.evaluate(`document.getElementById('p-thread').scrollIntoView({ block: 'start' })`);
+    await screenshot(page, 'item-thread');
     await thread.locator(`a[href="#/items/${ids['first']}"]`).click();
     await page.locator('#item-title', { hasText: /^Invoice 1234 is wrong$/ }).waitFor();
     expect(await page.locator('#p-thread').locator('xpath=..').locator('li[aria-current="true"]').textContent()).toContain(
@@ -400,6 +415,34 @@ describe('console', () => {
     await page.keyboard.press('Enter');
     expect(await page.locator('#view-items').isVisible()).toBe(true);
     expect(await page.evaluate(JS.focused)).toBe('main');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("shows an SMTP message's envelope: MAIL FROM, RCPT TO, HELO, the client's address", async () => {
+    const status = await s.api<{ adapters: Array<{ kind: string; address?: string }> }>('status');
+    const address = status.adapters.find((a) => a.kind === 'smtp')?.address;
+    const [, host, port] = /^(.+):(\d+)$/.exec(address ?? '') ?? [];
+    const { client } = await RawClient.open(Number(port), host);
+    expect((await client.cmd('EHLO client.example')).code).toBe(250);
+    expect((await client.cmd('MAIL FROM:<bounces@lists.example.org>')).code).toBe(250);
+    expect((await client.cmd('RCPT TO:<support+billing@example.com>')).code).toBe(250);
+    expect((await client.cmd('DATA')).code).toBe(354);
+    expect((await client.data(plain('smtp-1', 'Sent over SMTP'))).code).toBe(250);
+    await client.cmd('QUIT');
+    client.destroy();
+    const { page, problems } = await open('#/items?q=smtp');
+    await page.locator('#items-list .subject', { hasText: 'Sent over SMTP' }).click();
+    const origin = page.locator('#p-origin').locator('xpath=..');
+    await origin.waitFor();
+    const text = (await origin.textContent()) ?? '';
+    expect(text).toMatch(/Adapter\s*smtp/);
+    expect(text).toMatch(/MAIL FROM\s*bounces@lists\.example\.org/);
+    expect(text).toMatch(/RCPT TO\s*support\+billing@example\.com/);
+    expect(text).toMatch(/HELO\s*client\.example/);
+    expect(text).toMatch(/Client address\s*127\.0\.0\.1/);
+    await page.evaluate(`document.getElementById('p-origin').scrollIntoView({ block: 'center' })`);
+    await screenshot(page, 'item-envelope');
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -54,6 +54,8 @@ export async function startConsoleServe(): Promise<ConsoleServe> {
       '  upload:',
       `    - { name: uploads, route: inbound, api_keys: [${UPLOAD_KEY}] }`,
       `    - { name: triage-uploads, route: triage, api_keys: [${UPLOAD_KEY}] }`,
+      '  smtp:',
+      "    - { name: mx, route: inbound, listen: '127.0.0.1:0', recipients: [{ match: '*' }] }",
       '',
     ].join('\n'),
   );

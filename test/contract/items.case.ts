@@ -4,8 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SEARCH_PROBE_LIMIT } from '../../src/store/console.js';
-import type { OutboxInput } from '../../src/store/types.js';
+import type { OutboxInput, Store } from '../../src/store/types.js';
 import { expectCode, fakeClock, input, type ContractContext } from './store.case.js';
+
+/** Where each input went: the one enqueue's per-input answers. */
+const itemsOf = async (s: Pick<Store, 'enqueue'>, items: OutboxInput[]) => (await s.enqueue(items)).items;
 
 const HOUR = 3_600_000;
 
@@ -75,7 +78,7 @@ export function itemCases(ctx: ContractContext): void {
         return item;
       };
       expect(await s.enqueue([encoded(1)])).toMatchObject({ queued: 1 });
-      expect(await s.enqueueKeyed([encoded(2)])).toMatchObject([{ duplicate: false }]);
+      expect(await itemsOf(s, [encoded(2)])).toMatchObject([{ duplicate: false }]);
       const dead = await s.enqueue([{ ...input('r', 3), error: { code: 'MAILGATE_ERR_MIME_INTERNAL', message: 'x' } }]);
       expect(dead.deadLettered).toBe(1);
       const [dl] = await s.listDeadLetters({ limit: 1 });
@@ -249,7 +252,7 @@ export function itemCases(ctx: ContractContext): void {
       expect(await s.purgeDeadLetters({ ids: [one!.id] })).toBe(1);
       expect(await s.listItems({ limit: 10, q: 'z@' })).toEqual([]);
       expect(await s.itemAttempts(one!.id)).toEqual([]);
-      const keyed = await s.enqueueKeyed([
+      const keyed = await itemsOf(s, [
         mail('r', 9, 'pushed@example.com', 'Pushed', { key: 'sha256:9', origin: { adapter: 'upload', pushed: true } }),
       ]);
       expect((await s.listItems({ limit: 10, q: 'pushed@' })).map((i) => i.id)).toEqual([keyed[0]!.id]);

@@ -12,6 +12,9 @@ import { itemCases } from './items.case.js';
 import { maintenanceCases } from './maintenance.case.js';
 import { ownerCases } from './owners.case.js';
 
+/** Where each input went: the one enqueue's per-input answers. */
+const itemsOf = async (s: Pick<Store, 'enqueue'>, items: OutboxInput[]) => (await s.enqueue(items)).items;
+
 export interface StoreOpenOptions {
   now?: () => number;
 }
@@ -402,7 +405,12 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         await s.scheduleRetry(id(4), 0, { code: 'MAILGATE_ERR_API_SERVER', message: '503' });
         const due = await s.pendingActions(10);
         expect(due.map((d) => d.id)).toEqual([id(1), id(2)]);
-        expect(due[0]).toEqual({ id: id(1), route: 'r', origin: { adapter: 'files', path: '/tmp/archive.mbox', index: 1 } });
+        expect(due[0]).toEqual({
+          id: id(1),
+          route: 'r',
+          key: 'files:/tmp/archive.mbox:1',
+          origin: { adapter: 'files', path: '/tmp/archive.mbox', index: 1 },
+        });
         expect((await s.pendingActions(1, id(1))).map((d) => d.id)).toEqual([id(2)]);
         // Retention never drops an item whose action is still due.
         expect(await s.pruneDelivered(new Date(Date.now() + 60_000))).toBe(1);
@@ -817,14 +825,14 @@ function pushCases(ctx: ContractContext): void {
   describe('push intake keys', () => {
     it('answers each input its item id, a duplicate by key or by alias the first item, and writes nothing for duplicates', async () => {
       const s = ctx.store();
-      const [a, b] = await s.enqueueKeyed([pushed('r', 1), pushed('r', 2)]);
+      const [a, b] = await itemsOf(s, [pushed('r', 1), pushed('r', 2)]);
       expect(a).toMatchObject({ duplicate: false, status: 'queued', key: pushed('r', 1).key });
       expect(b?.id).not.toBe(a?.id);
       // Same bytes again; then a re-encoded retry (other bytes, same event id); then both within one batch.
       const sameBytes = pushed('r', 1, { aliases: [] });
       const sameEvent = pushed('r', 1, { key: 'sha256:other|acme/support' });
       const twice = pushed('r', 3);
-      const again = await s.enqueueKeyed([sameBytes, sameEvent, twice, twice]);
+      const again = await itemsOf(s, [sameBytes, sameEvent, twice, twice]);
       expect(again.map((o) => [o.id, o.duplicate, o.key])).toEqual([
         [a?.id, true, pushed('r', 1).key],
         [a?.id, true, pushed('r', 1).key],
@@ -832,21 +840,21 @@ function pushCases(ctx: ContractContext): void {
         [again[2]?.id, true, twice.key],
       ]);
       // The same message for another route is another item.
-      const [other] = await s.enqueueKeyed([pushed('q', 1)]);
+      const [other] = await itemsOf(s, [pushed('q', 1)]);
       expect(other?.duplicate).toBe(false);
       expect(await s.outboxDepth('r')).toBe(3);
       expect((await s.counters('r'))[0]?.enqueued).toBe(3);
-      expect(await s.enqueueKeyed([])).toEqual([]);
+      expect(await itemsOf(s, [])).toEqual([]);
       const item = await s.getItem(a?.id ?? 0);
       expect(item?.origin).toEqual(pushed('r', 1).origin);
     });
 
     it('adds the aliases of a duplicate to the item it matched', async () => {
       const s = ctx.store();
-      const [first] = await s.enqueueKeyed([pushed('r', 1)]);
+      const [first] = await itemsOf(s, [pushed('r', 1)]);
       // The same bytes under a second event id: afterwards that id alone finds the item too.
-      await s.enqueueKeyed([pushed('r', 1, { aliases: ['webhook:mailgun:in:event:second|acme/support'] })]);
-      const [byAlias] = await s.enqueueKeyed([pushed('r', 9, { aliases: ['webhook:mailgun:in:event:second|acme/support'] })]);
+      await itemsOf(s, [pushed('r', 1, { aliases: ['webhook:mailgun:in:event:second|acme/support'] })]);
+      const [byAlias] = await itemsOf(s, [pushed('r', 9, { aliases: ['webhook:mailgun:in:event:second|acme/support'] })]);
       expect(byAlias).toMatchObject({ id: first?.id, duplicate: true });
       expect(await s.outboxDepth('r')).toBe(1);
     });
@@ -854,25 +862,25 @@ function pushCases(ctx: ContractContext): void {
     it('stores parse failures as dead letters with their bytes', async () => {
       const s = ctx.store();
       const failed = pushed('r', 1, { error: { code: 'MAILGATE_ERR_MIME_NOT_EMAIL', message: 'no header' } });
-      const [dead] = await s.enqueueKeyed([failed]);
+      const [dead] = await itemsOf(s, [failed]);
       expect(dead).toMatchObject({ duplicate: false, status: 'dead' });
       expect((await s.getDeadLetter(dead?.id ?? 0))?.raw?.equals(failed.raw!)).toBe(true);
       expect((await s.counters('r'))[0]).toMatchObject({ enqueued: 0, deadLettered: 1 });
-      expect((await s.enqueueKeyed([failed]))[0]).toMatchObject({ id: dead?.id, duplicate: true, status: 'dead' });
+      expect((await itemsOf(s, [failed]))[0]).toMatchObject({ id: dead?.id, duplicate: true, status: 'dead' });
     });
 
     it('keeps nothing of a batch that fails midway, aliases included', async () => {
       const s = ctx.store();
       const bad = pushed('r', 3, { commentId: null as unknown as string });
-      await expectCode(s.enqueueKeyed([pushed('r', 1), pushed('r', 2), bad]), 'MAILGATE_ERR_STORE_WRITE_FAILED');
+      await expectCode(itemsOf(s, [pushed('r', 1), pushed('r', 2), bad]), 'MAILGATE_ERR_STORE_WRITE_FAILED');
       expect(await s.outboxDepth()).toBe(0);
       expect((await s.findKeys('r', [pushed('r', 1).key, ...pushed('r', 1).aliases!])).size).toBe(0);
-      expect((await s.enqueueKeyed([pushed('r', 1)]))[0]?.duplicate).toBe(false);
+      expect((await itemsOf(s, [pushed('r', 1)]))[0]?.duplicate).toBe(false);
     });
 
     it('finds keys and aliases through delivery; purging the item forgets them', async () => {
       const s = ctx.store();
-      const [one, two] = await s.enqueueKeyed([pushed('r', 1), pushed('r', 2)]);
+      const [one, two] = await itemsOf(s, [pushed('r', 1), pushed('r', 2)]);
       const keys = (n: number): string[] => [pushed('r', n).key, ...pushed('r', n).aliases!];
       expect(await s.findKeys('r', [...keys(1), ...keys(2), 'sha256:unknown'])).toEqual(
         new Map([
@@ -889,7 +897,7 @@ function pushCases(ctx: ContractContext): void {
       await s.deadLetter(two?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
       expect(claimed).toHaveLength(2);
       // Delivered (raw bytes dropped): a retry still answers the first item.
-      const [retry] = await s.enqueueKeyed([pushed('r', 1, { key: 'sha256:reencoded|acme/support' })]);
+      const [retry] = await itemsOf(s, [pushed('r', 1, { key: 'sha256:reencoded|acme/support' })]);
       expect(retry).toMatchObject({ id: one?.id, duplicate: true, status: 'delivered' });
       expect(await s.purgeDeadLetters({ ids: [two?.id ?? 0] })).toBe(1);
       expect((await s.findKeys('r', keys(2))).size).toBe(0);
@@ -903,7 +911,7 @@ function pushCases(ctx: ContractContext): void {
       const batch = Array.from({ length: 50 }, (_, i) => pushed('r', i));
       // Half of one writer's inputs carry only their event id under other bytes: they must still meet the first item.
       const reencoded = batch.map((it, i) => (i % 2 === 0 ? it : { ...it, key: `sha256:re-${i}|acme/support` }));
-      const results = await Promise.all([a.enqueueKeyed(batch), b.enqueueKeyed([...reencoded].reverse()), b.enqueueKeyed(batch)]);
+      const results = await Promise.all([itemsOf(a, batch), itemsOf(b, [...reencoded].reverse()), itemsOf(b, batch)]);
       expect(await a.outboxDepth('r')).toBe(50);
       const ids = results.map((r, w) => (w === 1 ? [...r].reverse() : r).map((o) => o.id));
       expect(ids[1]).toEqual(ids[0]);
@@ -914,7 +922,7 @@ function pushCases(ctx: ContractContext): void {
 
     it('tells the delivery state of an item', async () => {
       const s = ctx.store();
-      const [q, r, d, x] = await s.enqueueKeyed([pushed('r', 1), pushed('r', 2), pushed('r', 3), pushed('r', 4)]);
+      const [q, r, d, x] = await itemsOf(s, [pushed('r', 1), pushed('r', 2), pushed('r', 3), pushed('r', 4)]);
       const queued = await s.itemState(q?.id ?? 0);
       expect(queued).toMatchObject({ id: q?.id, route: 'r', key: pushed('r', 1).key, commentId: 'c0de0001', status: 'queued' });
       expect(queued?.attempts).toBe(0);

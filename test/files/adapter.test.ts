@@ -6,33 +6,38 @@ import { adapterDefinition, createAdapter, isAdapterKind } from '../../adapters/
 import { checkpointKey, createFilesAdapter } from '../../adapters/files/index.js';
 import type { FileFailure } from '../../adapters/files/index.js';
 import { createLogger } from '../../src/logger.js';
-import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { AcceptOptions, Accepted, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { SAMPLES } from './support/paths.js';
 
 /**
  * An in-memory sink honouring the contract: a batch and its checkpoint land together, or not
  * at all, and a message read again (same origin) is stored once, as intake does by its key.
  */
-class MemorySink implements IntakeSink {
+const id = (m: Inbound) => `${m.origin.path}#${m.origin.index}`;
+
+class MemorySink implements Intake {
   readonly stored: Inbound[] = [];
   readonly checkpoints = new Map<string, Checkpoint['value']>();
   accepts = 0;
   constructor(private readonly failAfter = Infinity) {}
 
-  async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+  async accept(batch: Inbound[], { checkpoint }: AcceptOptions = {}): Promise<Accepted[]> {
     if (this.accepts >= this.failAfter) throw new Error('store went away');
     this.accepts++;
-    const known = new Set(this.stored.map(id));
-    this.stored.push(...batch.filter((m) => !known.has(id(m))));
+    const known = new Set(this.stored.map((m) => m.key));
+    this.stored.push(...batch.filter((m) => !known.has(m.key)));
     if (checkpoint) this.checkpoints.set(checkpoint.key, checkpoint.value);
+    return batch.map((m) => ({ id: m.key, duplicate: known.has(m.key) }));
+  }
+
+  async item(): Promise<undefined> {
+    return undefined;
   }
 
   async checkpoint(key: string): Promise<Checkpoint['value'] | undefined> {
     return this.checkpoints.get(key);
   }
 }
-
-const id = (m: Inbound) => `${m.origin.path}#${m.origin.index}`;
 
 async function copySamples(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'mailgate-adapter-'));
@@ -87,14 +92,16 @@ describe('files adapter', () => {
     let pending = 0;
     let maxPending = 0;
     const releases: Array<() => void> = [];
-    const sink: IntakeSink = {
+    const sink: Intake = {
       async accept(batch) {
         batches.push(batch.reduce((n, m) => n + m.raw.length, 0));
         pending++;
         maxPending = Math.max(maxPending, pending);
         await new Promise<void>((r) => releases.push(r));
         pending--;
+        return [];
       },
+      item: async () => undefined,
       async checkpoint() {
         return undefined;
       },
@@ -155,9 +162,10 @@ describe('files adapter', () => {
     await createFilesAdapter({ paths: [join(dir, 'mbox')], route: 'r', scope: 'r@acme/one' }).start(sink, new AbortController().signal);
     const second: Inbound[] = [];
     const other = Object.assign(new MemorySink(), { checkpoints: sink.checkpoints });
-    other.accept = async (batch, checkpoint) => {
+    other.accept = async (batch, { checkpoint } = {}) => {
       second.push(...batch);
       if (checkpoint) other.checkpoints.set(checkpoint.key, checkpoint.value);
+      return [];
     };
     await createFilesAdapter({ paths: [join(dir, 'mbox')], route: 'r', scope: 'r@acme/two' }).start(other, new AbortController().signal);
     expect(second.map(id)).toEqual(sink.stored.map(id));
@@ -170,9 +178,10 @@ describe('files adapter', () => {
     const controller = new AbortController();
     const sink = new MemorySink();
     const accept = sink.accept.bind(sink);
-    sink.accept = async (batch, checkpoint) => {
-      await accept(batch, checkpoint);
+    sink.accept = async (batch, options) => {
+      const results = await accept(batch, options);
       controller.abort();
+      return results;
     };
     await createFilesAdapter({ paths: [join(dir, 'mbox')], route: 'r', batchSize: 1 }).start(sink, controller.signal);
     expect(sink.stored).toHaveLength(1);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFilesAdapter, readInputs, type FileItem, type ReadOptions } from '../../adapters/files/index.js';
-import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { AcceptOptions, Accepted, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { previewSync } from '../../src/preview/index.js';
 import { readBack } from './support/mail.js';
 import { ENRON_PST, TEST_OST } from './support/pst.js';
@@ -119,14 +119,18 @@ describe('OST', () => {
 });
 
 /** A sink that stores batches with their checkpoint, and goes away after `failAfter` batches (a crash). */
-class CrashingSink implements IntakeSink {
+class CrashingSink implements Intake {
   readonly stored: Inbound[] = [];
   readonly checkpoints = new Map<string, Checkpoint['value']>();
   failAfter = Infinity;
-  async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+  async accept(batch: Inbound[], { checkpoint }: AcceptOptions = {}): Promise<Accepted[]> {
     if (this.failAfter-- <= 0) throw new Error('store went away');
     this.stored.push(...batch);
     if (checkpoint) this.checkpoints.set(checkpoint.key, checkpoint.value);
+    return batch.map((m) => ({ id: m.key, duplicate: false }));
+  }
+  async item(): Promise<undefined> {
+    return undefined;
   }
   async checkpoint(key: string): Promise<Checkpoint['value'] | undefined> {
     return this.checkpoints.get(key);

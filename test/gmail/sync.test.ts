@@ -50,7 +50,7 @@ describe('gmail adapter: rounds', () => {
     expect(cursor.phase).toBe('history');
     const full = [...sink.items.values()].filter((i) => i.raw.includes('X-Mailgate-Omitted-Size: 60000'));
     expect(full).toHaveLength(19);
-    const origin = sink.items.get(`workspace/${USER}:${ids[1]}`)!.origin;
+    const origin = sink.items.get(`gmail:workspace/${USER}:${ids[1]}:0`)!.origin;
     expect(origin).toMatchObject({
       adapter: 'gmail',
       mailbox: USER,

@@ -54,7 +54,6 @@ describe('gmail watch and push', () => {
     void adapter!.start(sink, stop.signal);
     await until(() => standIn.pubsub.watches === 1, 'the watch');
     const endpoint = adapter!.endpoints()[0]!;
-    const sinkless = undefined as never;
     const post = async (forged?: 'signature' | 'audience' | 'account') => {
       const note = { emailAddress: USER, historyId: 1 };
       const token = standIn.identity.pushToken(
@@ -64,7 +63,7 @@ describe('gmail watch and push', () => {
       );
       const body = Buffer.from(JSON.stringify({ message: { data: Buffer.from(JSON.stringify(note)).toString('base64'), messageId: '1' } }));
       const headers = { authorization: `Bearer ${token}` };
-      return endpoint.handle({ method: 'POST', url: endpoint.path, headers, body }, sinkless, {});
+      return endpoint.handle({ method: 'POST', url: endpoint.path, headers, body }, {});
     };
     for (const forged of ['signature', 'audience', 'account'] as const) expect((await post(forged)).status).toBe(401);
     expect(endpoint.authorize!({ method: 'POST', url: endpoint.path, headers: {} })?.status).toBe(401);

@@ -34,7 +34,7 @@ beforeEach(async () => {
         return;
       }
       const request = { method: req.method, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) };
-      void endpoint.handle(request, undefined as never, {}).then((r) => {
+      void endpoint.handle(request, {}).then((r) => {
         res.writeHead(r.status, r.headers ?? {});
         res.end(typeof r.body === 'string' || Buffer.isBuffer(r.body) ? r.body : r.body === undefined ? undefined : JSON.stringify(r.body));
       });

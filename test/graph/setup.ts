@@ -1,6 +1,6 @@
 /** Shared set-up of the Graph tests: a stand-in, an entry pointing at it, and an in-memory intake sink. */
 import { createLogger } from '../../src/logger.js';
-import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { AcceptOptions, Accepted, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { graphEntrySchema, type GraphEntry } from '../../adapters/graph/config.js';
 import type { GraphStandIn } from '../../adapters/graph/stand-in/index.js';
 
@@ -24,23 +24,28 @@ export function entryFor(standIn: GraphStandIn, users: string[], more: Record<st
 }
 
 /** Stores what it is given by key (as intake does: one item per key) and the checkpoints. */
-export class MemorySink implements IntakeSink {
+export class MemorySink implements Intake {
   readonly items = new Map<string, Inbound>();
   readonly checkpoints = new Map<string, Checkpoint['value']>();
   accepted = 0;
   /** Fails the next accept() calls (a store outage). */
   failNext = 0;
 
-  async accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
+  async accept(batch: Inbound[], { checkpoint }: AcceptOptions = {}): Promise<Accepted[]> {
     if (this.failNext > 0) {
       this.failNext -= 1;
       throw new Error('store unavailable');
     }
     for (const b of batch) {
       this.accepted += 1;
-      this.items.set(`${b.origin.account}:${b.origin.eventId}`, b);
+      this.items.set(b.key, b);
     }
     if (checkpoint) this.checkpoints.set(checkpoint.key, checkpoint.value);
+    return batch.map((b) => ({ id: b.key, duplicate: false }));
+  }
+
+  async item(): Promise<undefined> {
+    return undefined;
   }
 
   async checkpoint(key: string): Promise<Checkpoint['value'] | undefined> {

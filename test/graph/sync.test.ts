@@ -55,7 +55,7 @@ describe('graph adapter: delta rounds', () => {
     // Attachments never crossed the wire: those messages came through $select/$expand.
     const withAttachment = [...sink.items.values()].filter((i) => i.raw.includes('X-Mailgate-Omitted-Size: 20000'));
     expect(withAttachment).toHaveLength(19);
-    const origin = sink.items.get(`m365/${user}:${ids[1]}`)!.origin;
+    const origin = sink.items.get(`graph:m365/${user}:${ids[1]}:0`)!.origin;
     expect(origin).toMatchObject({ adapter: 'graph', mailbox: user, folder: 'inbox', internetMessageId: '<graph-1@mail.example.com>' });
     // New mail: found by the next round (woken here as a notification would).
     fill(user, 3, 'inbox', 100);

@@ -1,10 +1,10 @@
 /**
- * An in-memory IntakeSink: records every accepted batch and checkpoint (a real object standing
+ * An in-memory intake: records every accepted batch and checkpoint (a real object standing
  * in for the durable store at the adapter level). It can be told to fail the next N batches.
  */
-import type { Checkpoint, Inbound, IntakeSink } from '../../src/pipeline/types.js';
+import type { AcceptOptions, Accepted, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 
-export class MemorySink implements IntakeSink {
+export class MemorySink implements Intake {
   readonly accepted: Inbound[] = [];
   readonly checkpoints = new Map<string, Checkpoint['value']>();
   /** Every checkpoint write in order (to prove it never moves on a failed batch). */
@@ -17,13 +17,17 @@ export class MemorySink implements IntakeSink {
   /** As intake: batches are stored in call order, and one queued behind a failed batch fails too. */
   private storing: Promise<void> = Promise.resolve();
 
-  accept(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {
-    const done = this.storing.then(() => this.acceptNow(batch, checkpoint));
+  accept(batch: Inbound[], options: AcceptOptions = {}): Promise<Accepted[]> {
+    const done = this.storing.then(() => this.acceptNow(batch, options.checkpoint));
     this.storing = done;
     done.catch(() => {
       if (this.storing === done) this.storing = Promise.resolve();
     });
-    return done;
+    return done.then(() => batch.map((_, i) => ({ id: String(this.accepted.length - batch.length + i + 1), duplicate: false })));
+  }
+
+  async item(): Promise<undefined> {
+    return undefined;
   }
 
   private async acceptNow(batch: Inbound[], checkpoint?: Checkpoint): Promise<void> {

@@ -25,7 +25,7 @@ export async function mailgateOnTerminal(...args: string[]): Promise<{ code: num
 
 async function run(args: string[], terminal: boolean): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new Capture();
-  const stderr = Object.assign(new Capture(), terminal ? { isTTY: true, columns: 250 } : {});
+  const stderr = Object.assign(new Capture(), terminal ? { isTTY: true, columns: 160 } : {});
   const { runCli } = (await import(PROGRAM)) as typeof import('../../src/cli/program.js');
   const code = await runCli(['node', 'mailgate', ...args], { stdout, stderr });
   return { code, stdout: stdout.text, stderr: stderr.text };

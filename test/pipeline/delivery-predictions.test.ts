@@ -50,6 +50,7 @@ async function setup(n: number): Promise<{ store: Store; emu: StartedEmulator }>
   await intake.accept(
     Array.from({ length: n }, (_, i) => ({
       raw: msg(i),
+      key: `files:/p.mbox:${i}`,
       origin: { adapter: 'files', path: '/p.mbox', index: i },
       route: 'p',
       receivedAt: new Date(),

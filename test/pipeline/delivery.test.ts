@@ -45,11 +45,12 @@ async function setup(options?: OpenStoreOptions): Promise<{ store: Store; emu: S
   await intake.accept(
     Array.from({ length: 10 }, (_, i) => ({
       raw: msg(i),
+      key: `files:/x.mbox:${i}`,
       origin: { adapter: 'files', path: '/x.mbox', index: i },
       route: 'r',
       receivedAt: new Date(),
     })),
-    { key: 'files:/x.mbox', value: { index: 10 } },
+    { checkpoint: { key: 'files:/x.mbox', value: { index: 10 } } },
   );
   return { store, emu };
 }
@@ -194,7 +195,9 @@ describe('delivery', () => {
       maxOutbox: 10_000,
       events: wakes(d),
     });
-    await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/w.mbox', index: 1 }, route: 'r', receivedAt: new Date() }]);
+    await intake.accept([
+      { raw: msg(1), key: 'files:/w.mbox:1', origin: { adapter: 'files', path: '/w.mbox', index: 1 }, route: 'r', receivedAt: new Date() },
+    ]);
     while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
     controller.abort();
     await running;
@@ -234,7 +237,15 @@ describe('delivery', () => {
         events: wakes(d),
       });
       for (let i = 10; i < 15; i++) {
-        await intake.accept([{ raw: msg(i), origin: { adapter: 'files', path: '/y.mbox', index: i }, route: 'r', receivedAt: new Date() }]);
+        await intake.accept([
+          {
+            raw: msg(i),
+            key: `files:/y.mbox:${i}`,
+            origin: { adapter: 'files', path: '/y.mbox', index: i },
+            route: 'r',
+            receivedAt: new Date(),
+          },
+        ]);
         await turn();
       }
       await running;
@@ -311,7 +322,7 @@ describe('delivery', () => {
       parsing: {},
       maxOutbox: 10,
     });
-    await intake.accept([], { key: 'files:/empty', value: { index: 3 } });
+    await intake.accept([], { checkpoint: { key: 'files:/empty', value: { index: 3 } } });
     expect(await intake.checkpoint('files:/empty')).toEqual({ index: 3 });
   });
 });
@@ -359,7 +370,9 @@ describe('retry delay of an item whose request failed', () => {
       parsing: {},
       maxOutbox: 100,
     });
-    await intake.accept([{ raw: msg(1), origin: { adapter: 'files', path: '/f.mbox', index: 0 }, route: 'r', receivedAt: new Date() }]);
+    await intake.accept([
+      { raw: msg(1), key: 'files:/f.mbox:0', origin: { adapter: 'files', path: '/f.mbox', index: 0 }, route: 'r', receivedAt: new Date() },
+    ]);
     const client = createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 't', retry: { maxAttempts: 1 } });
     const errors: unknown[] = [];
     const d = createDelivery({

@@ -40,7 +40,13 @@ describe('intake facts', () => {
       maxOutbox: 100,
     });
     await intake.accept(
-      [1, 2].map((n) => ({ raw: raw(n), origin: { adapter: 'files', path: '/m', index: n }, route: 'r', receivedAt: new Date() })),
+      [1, 2].map((n) => ({
+        raw: raw(n),
+        key: `files:/m:${n}`,
+        origin: { adapter: 'files', path: '/m', index: n },
+        route: 'r',
+        receivedAt: new Date(),
+      })),
     );
     expect(handed).toHaveLength(2);
     for (const input of handed) {

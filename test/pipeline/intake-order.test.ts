@@ -19,6 +19,7 @@ const raw = (i: number) => Buffer.from(`From: a@x.com\r\nSubject: s${i}\r\nMessa
 const batch = (from: number, n: number): Inbound[] =>
   Array.from({ length: n }, (_, k) => ({
     raw: raw(from + k),
+    key: `files:/o.mbox:${from + k}`,
     origin: { adapter: 'files', path: '/o.mbox', index: from + k },
     route: 'r',
     receivedAt: new Date(),
@@ -55,9 +56,9 @@ describe('intake with batches in flight', () => {
     store = rec.store;
     const intake = createIntake({ store, routes, parse: slowFirst, parsing: {}, maxOutbox: 10_000 });
     await Promise.all([
-      intake.accept(batch(0, 10), checkpoint(10)),
-      intake.accept(batch(10, 10), checkpoint(20)),
-      intake.accept(batch(20, 5), checkpoint(25)),
+      intake.accept(batch(0, 10), { checkpoint: checkpoint(10) }),
+      intake.accept(batch(10, 10), { checkpoint: checkpoint(20) }),
+      intake.accept(batch(20, 5), { checkpoint: checkpoint(25) }),
     ]);
     expect(rec.order).toEqual([10, 20, 25]);
     expect(await store.getCheckpoint('files:/o.mbox')).toEqual({ index: 25 });
@@ -69,14 +70,14 @@ describe('intake with batches in flight', () => {
     const rec = await recordingStore(10);
     store = rec.store;
     const intake = createIntake({ store, routes, parse: slowFirst, parsing: {}, maxOutbox: 10_000 });
-    const first = intake.accept(batch(0, 10), checkpoint(10));
-    const second = intake.accept(batch(10, 10), checkpoint(20));
+    const first = intake.accept(batch(0, 10), { checkpoint: checkpoint(10) });
+    const second = intake.accept(batch(10, 10), { checkpoint: checkpoint(20) });
     await expect(first).rejects.toThrow('disk full');
     await expect(second).rejects.toThrow('disk full');
     expect(rec.order).toEqual([]);
     expect(await store.getCheckpoint('files:/o.mbox')).toBeUndefined();
     // The adapter starts again from its checkpoint: a new accept is not held back by the failure.
-    await intake.accept(batch(20, 5), checkpoint(25));
+    await intake.accept(batch(20, 5), { checkpoint: checkpoint(25) });
     expect(rec.order).toEqual([25]);
   });
 });

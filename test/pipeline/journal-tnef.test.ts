@@ -3,6 +3,7 @@
  * without a text part, the envelope live inside `winmail.dat`. Reports written to MS-XJRNL's
  * envelope format with the TNEF laid out as MS-OXTNEF describes (test/support/tnef-writer.ts).
  */
+import { contentKey } from '../../src/pipeline/origin.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
@@ -118,6 +119,7 @@ describe('a MIME report and a TNEF report of one message', () => {
     const intake = createIntake({ store, routes: new Map([['j', route]]), parse, parsing: {}, maxOutbox: 1000 });
     const inbound = (raw: Buffer, n: number): Inbound => ({
       raw,
+      key: contentKey(raw),
       origin: {
         adapter: 'smtp',
         pushed: true,

@@ -3,6 +3,7 @@
  * replaces the report, the envelope the report lists becomes the origin's, and several reports
  * of one message are one comment whose envelope is their union.
  */
+import { contentKey } from '../../src/pipeline/origin.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
@@ -39,6 +40,7 @@ function intakeFor(unwrap: 'none' | 'exchange_journal') {
 
 const inbound = (raw: Buffer, n: number): Inbound => ({
   raw,
+  key: contentKey(raw),
   origin: { adapter: 'smtp', pushed: true, envelope: { from: 'postmaster@contoso.com', to: ['journal@contoso.com'], provider: 'smtp' } },
   route: 'j',
   receivedAt: new Date(Date.UTC(2024, 5, 4, 10, n)),

@@ -48,6 +48,7 @@ describe('retention', () => {
     const inputs = () =>
       Array.from({ length: 10 }, (_, i) => ({
         raw: msg(i),
+        key: `files:/k.mbox:${i}`,
         origin: { adapter: 'files', path: '/k.mbox', index: i },
         route: 'r',
         receivedAt: new Date(),

@@ -3,6 +3,7 @@
  * not after delivery's idle wait) and reports each committed message (`item:stored`) on the
  * runtime's event stream (the service's metrics).
  */
+import { contentKey } from '../../src/pipeline/origin.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,10 +35,16 @@ describe('runtime push sink', () => {
     try {
       let wakes = 0;
       runtime.delivery.wake = () => void wakes++;
-      const inbound = { raw: message('wake'), route: 'support', receivedAt: new Date(), origin: { adapter: 'webhook:raw', account: 'w' } };
-      await runtime.pushSink.submit([inbound]);
+      const inbound = {
+        raw: message('wake'),
+        key: contentKey(message('wake')),
+        route: 'support',
+        receivedAt: new Date(),
+        origin: { adapter: 'webhook:raw', account: 'w' },
+      };
+      await runtime.intake.accept([inbound], { whenFull: 'refuse' });
       expect(wakes).toBe(1);
-      await runtime.pushSink.submit([inbound]);
+      await runtime.intake.accept([inbound], { whenFull: 'refuse' });
       // A duplicate stores nothing: nothing new to deliver.
       expect(wakes).toBe(1);
       expect(committed).toEqual([

@@ -8,7 +8,7 @@ import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ImapAdapter } from '../../adapters/imap/index.js';
 import { createLogger } from '../../src/logger.js';
-import type { Adapter, AdapterSink } from '../../src/pipeline/types.js';
+import type { Adapter, Intake } from '../../src/pipeline/types.js';
 import { entryOf, runAdapters } from '../../src/runtime/adapters.js';
 import { closedPort } from '../imap/setup.js';
 import { MemorySink } from '../imap/memory-sink.js';
@@ -31,7 +31,7 @@ function waitingAdapter(name: string): Adapter {
     kind: 'test',
     name,
     mode: 'push',
-    start: (_sink: AdapterSink, signal: AbortSignal) =>
+    start: (_sink: Intake, signal: AbortSignal) =>
       new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
   } as Adapter;
 }
@@ -46,7 +46,7 @@ describe('abort listeners on the shared signal', () => {
   it('20 adapters run on one signal without a warning, and all stop when it aborts', async () => {
     const entries = Array.from({ length: 20 }, (_, i) => entryOf(waitingAdapter(`a${i}`)));
     const ctl = new AbortController();
-    const done = runAdapters(entries, {} as AdapterSink, ctl.signal, { logger: createLogger({ level: 'silent' }) });
+    const done = runAdapters(entries, {} as Intake, ctl.signal, { logger: createLogger({ level: 'silent' }) });
     await settle();
     expect(getEventListeners(ctl.signal, 'abort').length).toBeLessThanOrEqual(1);
     ctl.abort();

@@ -5,6 +5,7 @@
  * happened once, in order, with the item's id, route and adapter; a listener that throws or
  * rejects changes nothing the pipeline does.
  */
+import { contentKey } from '../../src/pipeline/origin.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +93,7 @@ async function start(name: string, options: { adapters?: Adapter[]; throwing?: b
 
 const pulled = (tag: string, index: number, extra: Partial<Inbound> = {}): Inbound => ({
   raw: message(tag),
+  key: `files:/in.mbox:${index}`,
   route: 'support',
   receivedAt: new Date(),
   origin: { adapter: 'files', path: '/in.mbox', index },
@@ -99,6 +101,7 @@ const pulled = (tag: string, index: number, extra: Partial<Inbound> = {}): Inbou
 });
 const pushed = (tag: string): Inbound => ({
   raw: message(tag),
+  key: contentKey(message(tag)),
   route: 'support',
   receivedAt: new Date(),
   origin: { adapter: 'webhook:raw', account: 'hooks' },
@@ -112,13 +115,20 @@ describe('runtime events', () => {
     const failure = { code: 'MAILGATE_ERR_INPUT_TOO_LARGE', message: 'over the budget' };
     await rt.intake.accept([pulled('a', 1), pulled('a', 1), pulled('c', 2, { failure })]);
     expect(of('item:stored')).toEqual([
-      { route: 'support', adapter: 'files', key: expect.any(String), outcome: 'queued', via: 'pull' },
-      { route: 'support', adapter: 'files', key: of('item:stored')[0]!.key, outcome: 'duplicate', via: 'pull' },
-      { route: 'support', adapter: 'files', key: expect.any(String), outcome: 'dead', via: 'pull', error: failure },
+      { id: expect.any(Number), route: 'support', adapter: 'files', key: expect.any(String), outcome: 'queued', via: 'pull' },
+      {
+        id: of('item:stored')[0]!.id,
+        route: 'support',
+        adapter: 'files',
+        key: of('item:stored')[0]!.key,
+        outcome: 'duplicate',
+        via: 'pull',
+      },
+      { id: expect.any(Number), route: 'support', adapter: 'files', key: expect.any(String), outcome: 'dead', via: 'pull', error: failure },
     ]);
     // Push intake: a message, then the provider's retry of it.
-    const [first] = await rt.pushSink.submit([pushed('b')]);
-    const [again] = await rt.pushSink.submit([pushed('b')]);
+    const [first] = await rt.intake.accept([pushed('b')], { whenFull: 'refuse' });
+    const [again] = await rt.intake.accept([pushed('b')], { whenFull: 'refuse' });
     const b = Number(first!.id);
     expect(again!.id).toBe(first!.id);
     expect(of('item:stored').slice(3)).toEqual([
@@ -162,7 +172,7 @@ describe('runtime events', () => {
     expect(of('delivery:batch')[1]).toMatchObject({ delivered: 3, rejected: 0, aiUnits: 3 });
 
     // The same text read again from another file: the ledger knows it, nothing is billed.
-    await rt.intake.accept([pulled('a', 1, { origin: { adapter: 'files', path: '/other.mbox', index: 1 } })]);
+    await rt.intake.accept([pulled('a', 1, { key: 'files:/other.mbox:1', origin: { adapter: 'files', path: '/other.mbox', index: 1 } })]);
     expect(kinds(await deliver())).toEqual(['item:unchanged', 'delivery:batch']);
     expect(of('item:unchanged')).toHaveLength(1);
     // Each item reached one end once: no id delivered twice, none both dead and delivered after its replay.
@@ -215,7 +225,7 @@ describe('runtime events', () => {
   it('a listener that throws or rejects breaks nothing: every item is stored and delivered, the failures reported', async () => {
     const { rt, of, deliver, listenerErrors } = await start('throwing', { throwing: true });
     await rt.intake.accept([pulled('t', 1), pulled('u', 2)]);
-    await rt.pushSink.submit([pushed('v')]);
+    await rt.intake.accept([pushed('v')], { whenFull: 'refuse' });
     await deliver();
     expect(of('item:stored').map((s) => s.outcome)).toEqual(['queued', 'queued', 'queued']);
     expect(of('item:delivered')).toHaveLength(3);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import type { Adapter, AdapterSink } from '../../src/pipeline/types.js';
+import type { Adapter, Intake } from '../../src/pipeline/types.js';
 import { entryOf, type AdapterEntry } from '../../src/runtime/adapters.js';
 import { startOwner, type OwnerHandle } from '../../src/runtime/owner.js';
 import { leaseGroup, leaseName, liveMembers, Ownership, preferredOwner } from '../../src/runtime/ownership.js';
@@ -64,21 +64,21 @@ class MailboxAdapter implements Adapter {
   readonly mode = 'pull';
   running = false;
   writes: Array<Promise<unknown>> = [];
-  private sink: AdapterSink | undefined;
+  private sink: Intake | undefined;
   constructor(readonly name: string) {}
-  async start(sink: AdapterSink, signal: AbortSignal): Promise<void> {
+  async start(sink: Intake, signal: AbortSignal): Promise<void> {
     this.running = true;
     this.sink = sink;
     try {
-      await sink.accept([], { key: `imap:${this.name}:INBOX`, value: { lastUid: 1 } });
+      await sink.accept([], { checkpoint: { key: `imap:${this.name}:INBOX`, value: { lastUid: 1 } } });
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     } finally {
       this.running = false;
     }
   }
   /** A write made now on the sink of the last run (stale if the lease moved meanwhile). */
-  write(uid: number): Promise<void> {
-    return this.sink!.accept([], { key: `imap:${this.name}:INBOX`, value: { lastUid: uid } });
+  async write(uid: number): Promise<void> {
+    await this.sink!.accept([], { checkpoint: { key: `imap:${this.name}:INBOX`, value: { lastUid: uid } } });
   }
 }
 
@@ -123,9 +123,13 @@ describe('Ownership on a real SQLite store', () => {
     const handle = await startOwner({ store, id, heartbeatMs: 100, logger: silent, group });
     const ownership = new Ownership(entries, { store, owner: id, group, ttlMs: 3_000, renewMs: 50, logger: silent });
     const stop = new AbortController();
-    const sink: AdapterSink = {
-      accept: (batch, checkpoint, fence) => (checkpoint ? store.setCheckpoint(checkpoint.key, checkpoint.value, fence) : Promise.resolve()),
+    const sink: Intake = {
+      accept: async (_batch, { checkpoint, fence } = {}) => {
+        if (checkpoint) await store.setCheckpoint(checkpoint.key, checkpoint.value, fence);
+        return [];
+      },
       checkpoint: (key) => store.getCheckpoint(key),
+      item: async () => undefined,
     };
     const leaving = new Promise<void>((r) => stop.signal.addEventListener('abort', () => r(), { once: true })).then(() =>
       handle.leaveGroup(),

@@ -17,6 +17,10 @@ import { openStore } from '../../src/store/index.js';
 import { input } from '../contract/store.case.js';
 import { eventually } from '../service/serve-process.js';
 
+/** Where each input went: the one enqueue's per-input answers. */
+import type { OutboxInput, Store } from '../../src/store/types.js';
+const itemsOf = async (s: Pick<Store, 'enqueue'>, items: OutboxInput[]) => (await s.enqueue(items)).items;
+
 const dir = mkdtempSync(join(tmpdir(), 'mailgate-console-events-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -49,7 +53,7 @@ describe('console events', () => {
         [3, 'queued'],
       ]);
       events.emit('item:stored', { ...ref, key: 'k2', outcome: 'duplicate', via: 'pull' });
-      const keyed = await store.enqueueKeyed([input('r', 4, { key: 'sha256:4' })]);
+      const keyed = await itemsOf(store, [input('r', 4, { key: 'sha256:4' })]);
       events.emit('item:stored', { ...ref, id: keyed[0]!.id, key: 'sha256:4', outcome: 'queued', via: 'push' });
       events.emit('item:unchanged', { ...ref, id: 1 });
       events.emit('item:retrying', { ...ref, id: 2, code: 'MAILGATE_ERR_API_SERVER', message: '503', attempts: 1, delayMs: 1_000 });

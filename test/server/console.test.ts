@@ -207,6 +207,10 @@ describe('mailgate serve: the console API', () => {
         [question.id, false],
         [reply.id, true],
       ]);
+      // The thread as a conversation: each stored message's subject and what it says, quote and signature removed.
+      expect(detail.thread[0]).toMatchObject({ subject: expect.stringContaining('Invoice 1234'), text: expect.any(String) });
+      expect(detail.thread[1]!.text).toContain('we corrected it');
+      expect(detail.thread[1]!.text).not.toContain('Support team');
       expect(detail.raw).toMatchObject({ kept: false, reason: 'dropped_after_delivery', parts: null });
       expect(detail.raw.headers).toContainEqual({ name: 'In-Reply-To', value: '<invoice-1234@example.com>' });
       expect(detail.attempts).toEqual([{ at: expect.any(String), outcome: 'delivered', code: null, message: null, delay_ms: null }]);

@@ -74,7 +74,7 @@ describe('Host header on a loopback listener', () => {
       bodyLimit: 1024,
       handle: async () => ({ status: 202, body: { ok: true } }),
     };
-    f.deps.push = { endpoints: [endpoint], sink: { submit: async () => [] } as never };
+    f.deps.push = { endpoints: [endpoint] };
     const { app } = makeApp({ listen_host: '127.0.0.1' }, f);
     current = app;
     await app.listen({ host: '127.0.0.1', port: 0 });

@@ -88,7 +88,7 @@ describe('preview page', () => {
     expect(thread).toContain('Within the 2 messages previewed together');
     expect(thread).toMatch(/thread_position\s*1/);
     expect(thread).toMatch(/num_messages\s*2/);
-    expect(thread).toMatch(/response_time\s*5400 s/);
+    expect(thread).toMatch(/response_time\s*1 h 30 min \(5400 s\)/);
     expect(await cards.nth(1).locator('.props').textContent()).toMatch(/number:Position in Thread\s*1\s*generated/);
     await page.screenshot({ path: THREAD_SCREENSHOT, fullPage: true });
 

@@ -6,17 +6,23 @@
 import { describe, expect, it } from 'vitest';
 import { createUploadAdapter } from '../../adapters/upload/adapter.js';
 import { createLogger } from '../../src/logger.js';
-import type { PushEndpoint, PushSink } from '../../src/pipeline/types.js';
+import type { Intake, PushEndpoint } from '../../src/pipeline/types.js';
+import { startOn } from '../support/push-start.js';
 import { buildApp } from '../../src/server/index.js';
 import { auth, fixture, KEY } from './support.js';
 
-const sink: PushSink = { submit: async (batch) => batch.map((_, i) => ({ id: `i${i}`, duplicate: false })), item: async () => undefined };
+const sink: Intake = {
+  accept: async (batch) => batch.map((_, i) => ({ id: `i${i}`, duplicate: false })),
+  checkpoint: async () => undefined,
+  item: async () => undefined,
+};
 
 function endpoints(): PushEndpoint[] {
   const upload = createUploadAdapter(
     { name: 'desk', route: 'in', api_keys: ['upload-key-0123456789abcdef'] },
     { logger: createLogger(false) },
   );
+  startOn(upload, sink);
   const internal: PushEndpoint = { method: 'POST', path: '/internal/hook', bodyLimit: 10, handle: async () => ({ status: 200 }) };
   return [...upload.endpoints!(), internal];
 }
@@ -24,7 +30,7 @@ function endpoints(): PushEndpoint[] {
 describe('public listener', () => {
   it('serves /livez and the public push endpoints only', async () => {
     const f = fixture();
-    f.deps.push = { endpoints: endpoints(), sink };
+    f.deps.push = { endpoints: endpoints() };
     const app = buildApp({ api_keys: [KEY], public_preview: true, role: 'public', listen_host: '127.0.0.1' }, f.deps as never);
     expect((await app.inject({ method: 'GET', url: '/livez', headers: { host: 'mail.example.com' } })).statusCode).toBe(200);
     const upload = await app.inject({ method: 'POST', url: '/api/upload/desk', payload: 'x', headers: { host: 'mail.example.com' } });
@@ -39,7 +45,7 @@ describe('public listener', () => {
 
   it('keeps everything on the private listener', async () => {
     const f = fixture();
-    f.deps.push = { endpoints: endpoints(), sink };
+    f.deps.push = { endpoints: endpoints() };
     const app = buildApp({ api_keys: [KEY] }, f.deps as never);
     expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(200);
     expect((await app.inject({ method: 'GET', url: '/api/status', headers: auth() })).statusCode).toBe(200);

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createUploadAdapter } from '../../adapters/upload/adapter.js';
 import { createWebhookAdapter } from '../../adapters/webhooks/index.js';
 import { createLogger } from '../../src/logger.js';
-import type { PushEndpoint, PushSink } from '../../src/pipeline/types.js';
+import type { PushEndpoint, Intake } from '../../src/pipeline/types.js';
+import { startOn } from '../support/push-start.js';
 import { buildApp, type ServerOptions } from '../../src/server/index.js';
 import { PushBudget } from '../../src/server/push-budget.js';
 import { fixture } from './support.js';
@@ -18,7 +19,11 @@ import { fixture } from './support.js';
 const UPLOAD_KEY = 'upload-key-0123456789abcdef';
 const MIB = 1024 * 1024;
 
-const sink: PushSink = { submit: async (batch) => batch.map((_, i) => ({ id: `i${i}`, duplicate: false })), item: async () => undefined };
+const sink: Intake = {
+  accept: async (batch) => batch.map((_, i) => ({ id: `i${i}`, duplicate: false })),
+  checkpoint: async () => undefined,
+  item: async () => undefined,
+};
 
 function endpoints(): PushEndpoint[] {
   const logger = createLogger(false);
@@ -27,6 +32,8 @@ function endpoints(): PushEndpoint[] {
     { name: 'pm-in', provider: 'postmark', route: 'in', basic_auth: { user: 'pm', pass: 'postmark-pass-0123456789' } },
     { logger },
   );
+  startOn(upload, sink);
+  startOn(postmark, sink);
   return [...upload.endpoints!(), ...postmark.endpoints!()];
 }
 
@@ -38,7 +45,7 @@ afterEach(async () => {
 
 async function listening(options: Partial<ServerOptions> = {}) {
   const f = fixture();
-  f.deps.push = { endpoints: endpoints(), sink };
+  f.deps.push = { endpoints: endpoints() };
   const app = buildApp({ api_keys: [], ...options }, f.deps as never);
   await app.listen({ host: '127.0.0.1', port: 0 });
   closeApp = () => app.close();

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 // The built runtime: its parse pool runs dist/src/pipeline/worker.js (`npm run build` first).
 import { loadConfig } from '../../dist/src/config/load.js';
 import { createLogger } from '../../dist/src/logger.js';
-import type { Adapter, PushEndpoint, PushRequest } from '../../dist/src/pipeline/types.js';
+import type { Adapter, Intake, PushEndpoint, PushRequest } from '../../dist/src/pipeline/types.js';
 import { createRuntime, type Runtime } from '../../dist/src/runtime/index.js';
 import { buildApp } from '../../dist/src/server/app.js';
 import { fixture, SAMPLE } from './support.js';
@@ -19,19 +19,21 @@ import { fixture, SAMPLE } from './support.js';
 const LIMIT = 4096;
 
 function pushAdapter(seen: PushRequest[]): Adapter {
+  let intake: Intake | undefined;
   const endpoint: PushEndpoint = {
     method: 'POST',
     path: '/webhooks/test-in',
     bodyLimit: LIMIT,
-    async handle(req, sink) {
+    async handle(req) {
       seen.push(req);
-      const [result] = await sink.submit([
-        { raw: req.body, origin: { adapter: 'test', eventId: String(req.headers['x-event-id']) }, route: 'in', receivedAt: new Date() },
-      ]);
+      const origin = { adapter: 'test', eventId: String(req.headers['x-event-id']) };
+      const key = `test:${origin.eventId}`;
+      const [result] = await intake!.accept([{ raw: req.body, key, origin, route: 'in', receivedAt: new Date() }], { whenFull: 'refuse' });
       return { status: 202, headers: { 'x-item': result!.id }, body: { accepted: result!.id } };
     },
   };
-  return { kind: 'test', name: 'test-in', mode: 'push', start: async () => undefined, endpoints: () => [endpoint] };
+  const start = async (given: Intake) => void (intake = given);
+  return { kind: 'test', name: 'test-in', mode: 'push', start, endpoints: () => [endpoint] };
 }
 
 describe('push endpoints', () => {
@@ -50,7 +52,8 @@ describe('push endpoints', () => {
     });
     rt = await createRuntime({ config, dryRun: true, adapters: [pushAdapter(seen)], logger: createLogger(false) });
     const f = fixture();
-    f.deps.push = { endpoints: rt.endpoints(), sink: rt.pushSink };
+    await rt.runAdapters(new AbortController().signal);
+    f.deps.push = { endpoints: rt.endpoints() };
     return buildApp({ api_keys: [] }, f.deps as never);
   }
 

@@ -5,11 +5,10 @@
  * addresses, and clients behind one proxy are not lumped together as the proxy.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PushEndpoint, PushSink } from '../../src/pipeline/types.js';
+import type { PushEndpoint } from '../../src/pipeline/types.js';
 import { buildApp } from '../../src/server/index.js';
 import { fixture, KEY } from './support.js';
 
-const sink: PushSink = { submit: async () => [], item: async () => undefined };
 const PROXY = '10.0.0.7';
 
 /** A push endpoint that holds every request open until `open()`: what stays admitted is counted. */
@@ -36,7 +35,7 @@ afterEach(async () => {
 function app(trusted: string[]) {
   const held = heldEndpoint();
   const f = fixture();
-  f.deps.push = { endpoints: [held.endpoint], sink };
+  f.deps.push = { endpoints: [held.endpoint] };
   const a = buildApp({ api_keys: [KEY], trusted_proxies: trusted, push: { max_per_client: 1 } }, f.deps as never);
   apps.push(a);
   const post = (peer: string, forwardedFor?: string) =>

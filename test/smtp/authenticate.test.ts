@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SmtpAdapter } from '../../adapters/smtp/adapter.js';
 import { smtpEntrySchema } from '../../adapters/smtp/config.js';
 import { createLogger } from '../../src/logger.js';
-import type { Inbound, PushSink } from '../../src/pipeline/types.js';
+import type { Inbound, Intake } from '../../src/pipeline/types.js';
 import { eventually } from '../service/serve-process.js';
 
 // mailauth's index loads its BIMI module, which needs Node 22: the signer is taken from its own module.
@@ -29,8 +29,9 @@ const resolver = (name: string, rrtype: string): Promise<string[][]> => {
 };
 
 const stored: Inbound[] = [];
-const push: PushSink = {
-  submit: (batch) => {
+const push: Intake = {
+  checkpoint: () => Promise.resolve(undefined),
+  accept: (batch) => {
     stored.push(...batch);
     return Promise.resolve(batch.map((_, i) => ({ id: String(stored.length + i), duplicate: false })));
   },
@@ -50,7 +51,7 @@ beforeAll(async () => {
     authenticate: true,
   });
   adapter = new SmtpAdapter(entry, createLogger(false), resolver);
-  running = adapter.start({ accept: () => Promise.resolve(), checkpoint: () => Promise.resolve(undefined), push }, stop.signal);
+  running = adapter.start(push, stop.signal);
   await eventually(() => adapter.listening() !== undefined, 'listening');
   port = adapter.listening()!.port;
 });

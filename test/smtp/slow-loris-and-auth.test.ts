@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SmtpAdapter, smtpEntrySchema } from '../../adapters/smtp/index.js';
 import { createLogger } from '../../src/logger.js';
-import type { AdapterSink, Inbound, PushSink } from '../../src/pipeline/types.js';
+import type { Inbound, Intake } from '../../src/pipeline/types.js';
 import { RawClient } from './client.js';
 
 let dir: string;
@@ -38,8 +38,9 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const stored: Inbound[][] = [];
-const push: PushSink = {
-  submit: async (batch) => (stored.push(batch), batch.map((_, i) => ({ id: `i${i}`, duplicate: false }))),
+const push: Intake = {
+  checkpoint: async () => undefined,
+  accept: async (batch) => (stored.push(batch), batch.map((_, i) => ({ id: `i${i}`, duplicate: false }))),
   item: async () => undefined,
 };
 const stops: AbortController[] = [];
@@ -51,7 +52,7 @@ async function listener(entry: Record<string, unknown>, log: string[] = []): Pro
   const adapter = new SmtpAdapter(parsed, createLogger({ level: 'info', destination }));
   const stop = new AbortController();
   stops.push(stop);
-  void adapter.start({ push } as AdapterSink, stop.signal);
+  void adapter.start(push, stop.signal);
   for (let i = 0; i < 200 && adapter.listening() === undefined; i++) await new Promise((r) => setTimeout(r, 10));
   return adapter.listening()!.port;
 }

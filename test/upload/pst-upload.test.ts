@@ -4,6 +4,7 @@
  * gone once the upload is answered. Through the real HTTP server (the endpoint takes its body as a
  * stream), with the PST shipped with the reader.
  */
+import { startOn } from '../support/push-start.js';
 import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -34,8 +35,9 @@ async function server(extra: Record<string, unknown> = {}) {
     { logger: createLogger(false) },
   );
   const sink = new MemorySink();
+  startOn(upload, sink);
   const f = fixture();
-  f.deps.push = { endpoints: upload.endpoints(), sink };
+  f.deps.push = { endpoints: upload.endpoints() };
   const app = buildApp({ api_keys: [] }, f.deps as never);
   await app.listen({ host: '127.0.0.1', port: 0 });
   closeApp = () => app.close();

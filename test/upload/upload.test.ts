@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parseMultipart } from '../../adapters/upload/files.js';
 import { createUploadAdapter, uploadConfigSchema, type UploadAdapter } from '../../adapters/upload/index.js';
 import { createLogger } from '../../src/logger.js';
-import type { PushEndpoint, PushRequest } from '../../src/pipeline/types.js';
+import type { PushRequest } from '../../src/pipeline/types.js';
+import { endpointOn } from '../support/push-start.js';
 import { MemorySink } from './support/memory-sink.js';
 
 const KEY = 'upload-key-0123456789';
@@ -33,8 +34,8 @@ function adapter(extra: Record<string, unknown> = {}): UploadAdapter {
   return createUploadAdapter({ name: 'desk', route: 'r', api_keys: [KEY], ...extra }, { logger: createLogger(false) });
 }
 
-function endpoint(a: UploadAdapter, method: 'GET' | 'POST'): PushEndpoint {
-  return a.endpoints().find((e) => e.method === method)!;
+function endpoint(a: UploadAdapter, method: 'GET' | 'POST') {
+  return endpointOn(a, a.endpoints().find((e) => e.method === method)!);
 }
 
 function req(body: Buffer | string, headers: Record<string, string>, auth = true): PushRequest {

@@ -76,9 +76,7 @@ describe('webhook adapter', () => {
     expect(adapter.endpoints!().map((e) => [e.method, e.path])).toEqual([['POST', '/in/pm']]);
     const ac = new AbortController();
     let done = false;
-    const started = adapter
-      .start({ accept: () => Promise.resolve(), checkpoint: () => Promise.resolve(undefined) }, ac.signal)
-      .then(() => (done = true));
+    const started = adapter.start(recordingSink(), ac.signal).then(() => (done = true));
     await new Promise((r) => setImmediate(r));
     expect(done).toBe(false);
     ac.abort();
@@ -93,7 +91,7 @@ describe('webhook adapter', () => {
 
   it('answers 503 (the provider retries) when the sink fails with an unexpected error', async () => {
     const { send, sink } = endpointFor(entry);
-    sink.submit = () => Promise.reject(new Error('disk on fire'));
+    sink.accept = () => Promise.reject(new Error('disk on fire'));
     const sim = postmark.simulate(sample('plain-utf8.eml'), postmarkEntrySchema.parse(entry), { url: 'x', now: NOW });
     const res = await send(toRequest(sim));
     expect([res.status, errorCode(res), res.headers?.['Retry-After']]).toEqual([503, 'MAILGATE_ERR_INTAKE_UNAVAILABLE', '30']);
@@ -101,7 +99,7 @@ describe('webhook adapter', () => {
 
   it('answers 405 to a method other than POST on a provider without a probe', async () => {
     const { post } = endpointFor(entry);
-    const res = await post.handle(toRequest({ method: 'GET', headers: {}, body: Buffer.alloc(0) }), recordingSink(), {});
+    const res = await post.handle(toRequest({ method: 'GET', headers: {}, body: Buffer.alloc(0) }), {});
     expect(res.status).toBe(405);
   });
 });

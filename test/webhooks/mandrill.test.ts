@@ -70,7 +70,7 @@ describe('mandrill endpoint', () => {
     const { endpoints, sink } = endpointFor(entry);
     const head = endpoints.find((e) => e.method === 'HEAD')!;
     expect(head.path).toBe('/webhooks/mandrill-in');
-    const res = await head.handle(toRequest({ method: 'HEAD', headers: {}, body: Buffer.alloc(0) }), sink, {});
+    const res = await head.handle(toRequest({ method: 'HEAD', headers: {}, body: Buffer.alloc(0) }), {});
     expect(res.status).toBe(200);
     expect(sink.batches).toEqual([]);
   });

@@ -3,6 +3,7 @@
  * text into warn logs and answers (1 MB in, 1 MB logged), and fetched any SNS-host certificate
  * an unauthenticated request named, without a negative cache or a bound on fetches at once.
  */
+import { startOn } from '../support/push-start.js';
 import { describe, expect, it } from 'vitest';
 import { createWebhookAdapter } from '../../adapters/webhooks/index.js';
 import { clearCertificateCache, MAX_CERT_FETCHES } from '../../adapters/webhooks/ses/sns.js';
@@ -36,8 +37,8 @@ function endpoint(fetch: (url: string) => Promise<Buffer>) {
     { logger, now: () => NOW, fetch },
   );
   const post = adapter.endpoints!().find((e) => e.method === 'POST')!;
-  const sink = recordingSink();
-  return { send: (req: ReturnType<typeof snsRequest>): Promise<PushResponse> => post.handle(req, sink, {}), lines };
+  startOn(adapter, recordingSink());
+  return { send: (req: ReturnType<typeof snsRequest>): Promise<PushResponse> => post.handle(req, {}), lines };
 }
 
 describe('SES reflected text', () => {

@@ -1,4 +1,4 @@
-/** Helpers of the webhook tests: requests from simulations, an in-memory PushSink that records, a capturing logger. */
+/** Helpers of the webhook tests: requests from simulations, an in-memory intake that records, a capturing logger. */
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { createWebhookAdapter } from '../../adapters/webhooks/index.js';
@@ -7,7 +7,8 @@ import type { SimulatedRequest, VerifyContext } from '../../adapters/webhooks/pr
 import { ReplayCache } from '../../adapters/webhooks/replay.js';
 import { GatewayError, type ErrorCode } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/logger.js';
-import type { Inbound, PushRequest, PushResponse, PushResult, PushSink } from '../../src/pipeline/types.js';
+import type { Accepted, Inbound, Intake, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import { startOn } from '../support/push-start.js';
 
 export const NOW = Date.UTC(2026, 10, 24, 12, 0, 0);
 
@@ -27,7 +28,7 @@ export function verifyContext(now = NOW): VerifyContext {
   return { now: () => now, remember: (t, ttl) => cache.remember(t, ttl), fetch: () => Promise.reject(new Error('no fetch in tests')) };
 }
 
-export interface RecordingSink extends PushSink {
+export interface RecordingSink extends Intake {
   batches: Inbound[][];
   failWith?: ErrorCode;
 }
@@ -37,7 +38,8 @@ export function recordingSink(): RecordingSink {
   const seen = new Set<string>();
   const sink: RecordingSink = {
     batches: [],
-    async submit(batch): Promise<PushResult[]> {
+    checkpoint: () => Promise.resolve(undefined),
+    async accept(batch): Promise<Accepted[]> {
       if (sink.failWith) throw new GatewayError(sink.failWith, 'store down', { details: { retryAfterMs: 7_500 } });
       sink.batches.push(batch);
       return batch.map((m, i) => {
@@ -69,7 +71,8 @@ export function endpointFor(entry: WebhookEntryInput, options: { now?: number; l
   const endpoints = adapter.endpoints!();
   const post = endpoints.find((e) => e.method === 'POST')!;
   const sink = recordingSink();
-  const send = (req: PushRequest): Promise<PushResponse> => post.handle(req, sink, {});
+  startOn(adapter, sink);
+  const send = (req: PushRequest): Promise<PushResponse> => post.handle(req, {});
   return { adapter, endpoints, post, sink, send };
 }
 

@@ -1,6 +1,9 @@
 /** `mailgate emulator`: a local stand-in for the Text Analytics API, until SIGINT/SIGTERM (docs/emulator.md). */
 import type { Command } from 'commander';
 import type { EmulatorOptions } from '../../emulator/types.js';
+import { kindsWith } from '../../../adapters/config.js';
+import { GatewayError } from '../../errors.js';
+import type { RunningStandIn } from '../../pipeline/kind.js';
 import { MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
 import { LOG_FORMATS, resolveLogFormat, type LogFormat } from '../../log-pretty.js';
 import { commandLogger } from '../log.js';
@@ -32,6 +35,7 @@ interface EmulatorFlags extends Pick<EmulatorOptions, SameAsOption> {
   emptyDocuments: boolean;
   log?: boolean;
   logFormat?: LogFormat;
+  standIn?: string[];
 }
 
 /**
@@ -57,8 +61,32 @@ function requestLogger(flags: EmulatorFlags): EmulatorOptions['logger'] {
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
+/** Starts the stand-ins asked for beside the emulator; they stop with it (SIGINT/SIGTERM). */
+async function startStandIns(kinds: string[], host: string, ctx: CliContext): Promise<void> {
+  const { isAdapterKind, standInKinds, startStandIn } = await import('../../../adapters/index.js');
+  const offered = standInKinds();
+  const running: RunningStandIn[] = [];
+  for (const kind of new Set(kinds)) {
+    if (!isAdapterKind(kind) || !offered.includes(kind)) {
+      throw new GatewayError(
+        'MAILGATE_ERR_CONFIG_INVALID',
+        `--stand-in ${kind}: no adapter kind of that name offers a stand-in (offered: ${offered.join(', ') || 'none'})`,
+      );
+    }
+    running.push(await startStandIn(kind, { host, print: (line) => void ctx.stdout.write(`${line}\n`) }));
+  }
+  const stop = (): void => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    for (const r of running) void r.close();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
 async function run(flags: EmulatorFlags, ctx: CliContext): Promise<void> {
   const { runEmulatorCommand } = await import('../../emulator/index.js');
+  if (flags.standIn !== undefined) await startStandIns(flags.standIn, flags.host ?? '127.0.0.1', ctx);
   await runEmulatorCommand({
     port: flags.port,
     host: flags.host,
@@ -133,6 +161,11 @@ export const emulatorCommand: CliCommand = {
         '--label-names <form>',
         'predicted label names: parts (default, ["A","B"]) or string ("A > B")',
         choiceOption(['parts', 'string'] as const),
+      )
+      .option(
+        '--stand-in <kind>',
+        `also run the kind's local stand-in of the service it reads, seeded with sample mail (repeat for several; ${kindsWith('standIn').join(', ')})`,
+        collect,
       )
       .option('--log', 'log requests (the Authorization header is redacted)')
       .option('--log-format <format>', 'with --log: json | pretty (default: pretty when stdout is a terminal)', choiceOption(LOG_FORMATS))

@@ -113,8 +113,37 @@ function estimated(s: ImportSummary): string {
   return s.aiUnitsEstimated === s.aiUnits ? '' : ` (estimated ${s.aiUnitsEstimated})`;
 }
 
+/** The counters in order; a dry run queues nothing: what it would send is "would send". */
+function counters(s: ImportSummary): Array<[string, number]> {
+  return [
+    ['read', s.read],
+    ['parsed', s.parsed],
+    [s.dryRun ? 'would send' : 'queued', s.queued],
+    ['delivered', s.delivered],
+    ['unchanged', s.unchanged],
+    ['rejected', s.rejected],
+    ['dead letters', s.deadLettered],
+  ];
+}
+
+function units(s: ImportSummary): string {
+  return `AI units ${s.aiUnits}${s.dryRun ? ' (estimated)' : estimated(s)}`;
+}
+
+/** Every counter: the summary at the end. */
 export function progressLine(s: ImportSummary): string {
-  return `read ${s.read}  parsed ${s.parsed}  queued ${s.queued}  delivered ${s.delivered}  unchanged ${s.unchanged}  rejected ${s.rejected}  dead letters ${s.deadLettered}  AI units ${s.aiUnits}${estimated(s)}`;
+  return `${counters(s)
+    .map(([k, v]) => `${k} ${v}`)
+    .join('  ')}  ${units(s)}`;
+}
+
+/**
+ * The counters beside the progress bar, short enough for 160 columns: AI units first (the
+ * figure that costs), then the counters that are not 0 (read always); the summary has them all.
+ */
+export function liveLine(s: ImportSummary): string {
+  const set = counters(s).filter(([k, v]) => v > 0 || k === 'read');
+  return [units(s), ...set.map(([k, v]) => `${k} ${v}`)].join(' · ');
 }
 
 export function summaryText(s: ImportSummary): string {

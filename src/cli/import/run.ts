@@ -9,7 +9,7 @@ import { GatewayError } from '../../errors.js';
 import type { LogFormat } from '../../log-pretty.js';
 import { RuntimeEvents } from '../../pipeline/events.js';
 import { routeTarget } from '../../pipeline/origin.js';
-import type { AdapterSink, MboxQuoting, PathInputs } from '../../pipeline/types.js';
+import type { Accepted, Intake, MboxQuoting, PathInputs } from '../../pipeline/types.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
 import { EXIT_FAILED, EXIT_OK } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
@@ -18,7 +18,7 @@ import type { CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
 import { dryRunImport } from './dry-run.js';
-import { countImport, progressLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
+import { countImport, liveLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
 import { ask, requireConsentPossible } from '../consent.js';
@@ -167,7 +167,7 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): P
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
     messages: () => last?.read ?? 0,
-    counters: () => (last ? progressLine(last) : 'reading…'),
+    counters: () => (last ? liveLine(last) : 'reading…'),
   });
   printer.via(display);
   try {
@@ -186,16 +186,16 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): P
 }
 
 /** The intake as the adapter sees it, reporting each batch's checkpoint (the position the read reached) on the way. */
-function reportingSink(sink: AdapterSink, at: (path: string, offset: number) => void): AdapterSink {
+function reportingSink(sink: Intake, at: (path: string, offset: number) => void): Intake {
   return {
-    ...(sink.push === undefined ? {} : { push: sink.push }),
-    // Every argument passed on as it came (a fence too, should the runtime ever set one).
-    accept(...args: Parameters<AdapterSink['accept']>): Promise<void> {
-      const v = args[1]?.value;
+    // Every option passed on as it came (a fence too, should the runtime ever set one).
+    accept(...args: Parameters<Intake['accept']>): Promise<Accepted[]> {
+      const v = args[1]?.checkpoint?.value;
       if (typeof v?.['path'] === 'string' && typeof v['offset'] === 'number') at(v['path'], v['offset']);
       return sink.accept(...args);
     },
     checkpoint: (key) => sink.checkpoint(key),
+    item: (id) => sink.item(id),
   };
 }
 
@@ -232,7 +232,7 @@ async function realRun(
     startDisplay(ctx.stderr, {
       files: () => inputs.files(paths),
       messages: () => counts.read,
-      counters: () => progressLine(current()),
+      counters: () => liveLine(current()),
     });
   let display = show();
   printer.via(display);

@@ -144,6 +144,8 @@ export const itemDetail = z.object({
       from: z.string().nullable(),
       item_id: z.number().nullable(),
       self: z.boolean(),
+      subject: z.string().nullable(),
+      text: z.string().nullable(),
     }),
   ),
 });

@@ -21,6 +21,8 @@ export const CONSOLE_MODULES = [
   'login',
   'items',
   'item',
+  'thread',
+  'origin',
   'dead',
   'overview',
   'paused',

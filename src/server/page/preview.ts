@@ -219,6 +219,16 @@ function propertiesTable(comment: PreviewComment, doc: PreviewData['document']):
   ]);
 }
 
+/** A span of seconds for people, the seconds beside it: `1 h 30 min (5400 s)`; `45 s`. */
+function seconds(v: number): string {
+  if (v < 60) return v + ' s';
+  const d = Math.floor(v / 86400);
+  const hr = Math.floor((v % 86400) / 3600);
+  const min = Math.floor((v % 3600) / 60);
+  const parts = d ? [d + ' d', hr ? hr + ' h' : ''] : hr ? [hr + ' h', min ? min + ' min' : ''] : [min + ' min'];
+  return parts.filter(Boolean).join(' ') + ' (' + v + ' s)';
+}
+
 function renderThread(box: HTMLElement, props: Properties | null | undefined, scope: string): void {
   box.textContent = '';
   if (!props || typeof props !== 'object') {
@@ -231,7 +241,7 @@ function renderThread(box: HTMLElement, props: Properties | null | undefined, sc
       Object.keys(props).map((k): [string, unknown] => {
         const v = props[k];
         if (v === null) return [k, 'null'];
-        return [k, typeof v === 'number' && (k === 'duration' || k === 'response_time') ? v + ' s' : v];
+        return [k, typeof v === 'number' && (k === 'duration' || k === 'response_time') ? seconds(v) : v];
       }),
     ),
   );

@@ -61,12 +61,12 @@ export interface OutboxInput {
   thread?: { source: string; entry: ThreadEntry };
   /**
    * More idempotency keys of the item within its route (a pushed message's provider event id),
-   * read by `enqueueKeyed` only: an input whose key or any alias its route holds is a duplicate.
+   * read by `enqueue`: an input whose key or any alias its route holds is a duplicate.
    */
   aliases?: string[];
 }
 
-/** Where one input of `enqueueKeyed` is stored. */
+/** Where one input of `enqueue` is stored. */
 export interface KeyedOutcome {
   /** The item: a new one, or the one that already held the input's key or one of its aliases. */
   id: number;
@@ -101,8 +101,10 @@ export interface EnqueueResult {
   queued: number;
   /** New items stored as dead letters (inputs with `error`). */
   deadLettered: number;
-  /** Inputs whose (route, key) was already stored: nothing changed for them. */
+  /** Inputs whose (route, key) or alias was already stored: nothing changed for them. */
   duplicates: number;
+  /** Per input, in order: the item it is stored as (new, or the one that held its key or alias). */
+  items: KeyedOutcome[];
 }
 
 export type OutboxStatus = 'queued' | 'delivered' | 'dead';
@@ -165,11 +167,6 @@ export interface OutboxCount {
 
 /** Intake writes, delivery claims and settles. */
 export interface OutboxStore {
-  /**
-   * Stores the items (idempotent on route+key) and the checkpoint in one transaction; with a
-   * `fence`, only while its lease is held with that token (else MAILGATE_ERR_STORE_FENCED, nothing written).
-   */
-  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult>;
   /** Which of these keys the route already holds (any status, until pruned): intake skips parsing them. */
   knownKeys(route: string, keys: string[]): Promise<Set<string>>;
   /** Ready items (queued, due, not leased or lease expired), oldest first, leased to `owner` for `leaseMs`. */
@@ -205,17 +202,19 @@ export interface OutboxStore {
   finishActions(ids: number[]): Promise<number>;
 }
 
-/** Push intake: writes that answer each input's item, idempotent on keys and aliases; an item's narrow state. */
+/** Intake's writes (pull and push alike), idempotent on keys and aliases; an item's narrow state. */
 export interface KeyedStore {
   /**
-   * Push intake: stores the items in one transaction (all or none) and answers, per input in
-   * order, the item it is stored as. Idempotent on (route, key) and on (route, alias): an input
-   * whose key or any alias its route holds already (stored before, by a concurrent writer, or
-   * earlier in the batch) is a duplicate of that item, writes nothing but its aliases for that
-   * item, and is not indexed nor counted. Aliases live as long as their item (pruning or purging
-   * it forgets them, as it forgets its key).
+   * The one enqueue: stores the items, the checkpoint and the items' thread index entries (also
+   * for duplicates) in one transaction, all or none, and answers per input in order the item it
+   * is stored as. Idempotent on (route, key) and on (route, alias): an input whose key or any
+   * alias its route holds already (stored before, by a concurrent writer, or earlier in the
+   * batch) is a duplicate of that item, writes nothing but its aliases for that item, and is
+   * not counted. Aliases live as long as their item (pruning or purging it forgets them, as it
+   * forgets its key). With a `fence`, only while its lease is held with that token (else
+   * MAILGATE_ERR_STORE_FENCED, nothing written).
    */
-  enqueueKeyed(items: OutboxInput[]): Promise<KeyedOutcome[]>;
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult>;
   /** Which of these keys or aliases the route holds (any status, until pruned), each with its item id. */
   findKeys(route: string, keys: string[]): Promise<Map<string, number>>;
   /** The delivery state of one item by id (queued, delivered until pruned, dead until purged). */

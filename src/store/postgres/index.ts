@@ -64,7 +64,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   const ledger = new PgLedger(pool);
   const concerns = {
     outbox: new PgOutbox(pool, clock, { leases, threads, ledger }),
-    keyed: new PgKeyed(pool, threads, clock),
+    keyed: new PgKeyed(pool, threads, clock, leases),
     checkpoints: new PgCheckpoints(pool, leases),
     leases,
     owners: new PgOwners(pool, clock),

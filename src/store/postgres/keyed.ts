@@ -1,25 +1,36 @@
 /**
- * PostgreSQL push intake: enqueue answering each input's item id, idempotent on the outbox
- * key and on aliases (`outbox_aliases`, a provider's event id pointing to an item), and the
- * narrow state of an item.
+ * PostgreSQL intake: the one enqueue (pull and push), answering each input's item id,
+ * idempotent on the outbox key and on aliases (`outbox_aliases`, a provider's event id
+ * pointing to an item), with the checkpoint under the optional fence; and the narrow state of
+ * an item.
  *
- * Replicas may store the same message at the same moment. Each input is one INSERT of its
- * row, side rows and aliases that does nothing on a key conflict (waiting for a concurrent
- * writer of that key to finish first); an alias taken meanwhile by another item undoes the
- * row again inside the transaction. Either way the input then answers the item that holds
- * the key or alias. Inputs go in key order so that two writers take their locks alike.
+ * A batch without aliases (pulled messages, pushed ones without a sender id) goes in
+ * multi-row INSERTs (one per 5454 items) in input order. With aliases, each input is one
+ * INSERT of its row, side rows and aliases that does nothing on a key conflict (waiting for a
+ * concurrent writer of that key to finish first); an alias taken meanwhile by another item
+ * undoes the row again inside the transaction. Either way the input then answers the item
+ * that holds the key or alias. Inputs go in key order so that two writers take their locks alike.
  */
 import type pg from 'pg';
 import { countByRoute, itemStateOf } from '../common.js';
-import type { ItemError, ItemState, KeyedOutcome, KeyedStore, OutboxInput, OutboxStatus } from '../types.js';
+import type { Checkpoint } from '../../model/origin.js';
+import type { EnqueueResult, Fence, ItemError, ItemState, KeyedOutcome, KeyedStore, OutboxInput, OutboxStatus } from '../types.js';
 import type { Backend } from '../compose.js';
-import { searchFields, type SearchFields } from '../console.js';
+import { searchFields } from '../console.js';
 import { putSearch } from './console.js';
 import { bumpCounters } from './counters.js';
 import { nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { deleteItems } from './outbox.js';
-import { inputParams } from './rows.js';
+import { putCheckpoint } from './checkpoints.js';
+import type { PgLeases } from './leases.js';
+import { PARAMS_PER_ROW, inputParams, insertStatement } from './rows.js';
 import type { PgThreads } from './threads.js';
+
+/** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
+const ROWS_PER_INSERT = Math.floor(60_000 / PARAMS_PER_ROW);
+
+/** An input's route and key as one map key. */
+const idOf = (it: { route: string; key: string }): string => JSON.stringify([it.route, it.key]);
 
 type Found = Omit<KeyedOutcome, 'duplicate'>;
 
@@ -60,10 +71,13 @@ export class PgKeyed implements Backend<KeyedStore> {
     private readonly pool: pg.Pool,
     private readonly threads: PgThreads,
     private readonly clock: PgClock,
+    private readonly leases: PgLeases,
   ) {}
 
-  enqueueKeyed(items: OutboxInput[]): Promise<KeyedOutcome[]> {
-    if (items.length === 0) return Promise.resolve([]);
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult> {
+    if (items.length === 0 && checkpoint === undefined && fence === undefined) {
+      return Promise.resolve({ queued: 0, deadLettered: 0, duplicates: 0, items: [] });
+    }
     const order = items
       .map((_, i) => i)
       .sort((a, b) => {
@@ -73,22 +87,56 @@ export class PgKeyed implements Backend<KeyedStore> {
       });
     const now = nowParam(this.clock);
     const fields = items.map(searchFields);
+    const bulk = items.every((it) => (it.aliases ?? []).length === 0);
     return withTransaction(this.pool, async (client) => {
-      const out: KeyedOutcome[] = new Array<KeyedOutcome>(items.length);
-      const fresh: OutboxInput[] = [];
-      const search: SearchFields[] = [];
-      for (const i of order) {
-        const item = items[i]!;
-        out[i] = await this.one(client, item, now);
-        if (out[i]!.duplicate) continue;
-        fresh.push(item);
-        search.push(fields[i]!);
-      }
-      await bumpCounters(client, 'enqueued', countByRoute(fresh.filter((i) => i.error === undefined).map((i) => i.route)));
-      await bumpCounters(client, 'dead_lettered', countByRoute(fresh.filter((i) => i.error !== undefined).map((i) => i.route)));
-      await this.threads.indexItems(client, fresh);
-      await putSearch(client, search, false);
-      return out;
+      await this.leases.check(client, fence);
+      let out: KeyedOutcome[] = new Array<KeyedOutcome>(items.length);
+      if (bulk) out = await this.many(client, items, now);
+      else for (const i of order) out[i] = await this.one(client, items[i]!, now);
+      const fresh = items.filter((_, i) => !out[i]!.duplicate);
+      const queued = fresh.filter((i) => i.error === undefined).map((i) => i.route);
+      const dead = fresh.filter((i) => i.error !== undefined).map((i) => i.route);
+      await bumpCounters(client, 'enqueued', countByRoute(queued));
+      await bumpCounters(client, 'dead_lettered', countByRoute(dead));
+      // Duplicates too: the index entry of a message read again is written again (idempotent).
+      await this.threads.indexItems(client, items);
+      await putSearch(
+        client,
+        fields.filter((_, i) => !out[i]!.duplicate),
+        false,
+      );
+      if (checkpoint !== undefined) await putCheckpoint(client, checkpoint.key, checkpoint.value);
+      return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - fresh.length, items: out };
+    });
+  }
+
+  /** Multi-row INSERTs in input order; an input whose key is held (stored before, or earlier in the batch) answers that item. */
+  private async many(client: pg.PoolClient, items: OutboxInput[], now: Date | null): Promise<KeyedOutcome[]> {
+    const first = new Map<string, OutboxInput>();
+    for (const it of items) if (!first.has(idOf(it))) first.set(idOf(it), it);
+    const unique = [...first.values()];
+    const stored = new Map<string, Found>();
+    for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) {
+      const st = insertStatement(unique.slice(i, i + ROWS_PER_INSERT), now);
+      const { rows } = await client.query<{ id: string; route: string; key: string; status: OutboxStatus }>(st.text, st.values);
+      for (const r of rows) stored.set(idOf(r), { id: toId(r.id), key: r.key, status: r.status });
+    }
+    const held = new Map<string, Found>();
+    const missing = unique.filter((it) => !stored.has(idOf(it)));
+    for (const route of new Set(missing.map((it) => it.route))) {
+      const keys = missing.filter((it) => it.route === route).map((it) => pgText(it.key));
+      const { rows } = await client.query<{ id: string; key: string; status: OutboxStatus }>(
+        'SELECT id, key, status FROM outbox WHERE route = $1 AND key = ANY($2::text[])',
+        [pgText(route), keys],
+      );
+      for (const r of rows) held.set(idOf({ route, key: r.key }), { id: toId(r.id), key: r.key, status: r.status });
+    }
+    return items.map((it) => {
+      const s = stored.get(idOf(it));
+      if (s !== undefined) return { ...s, duplicate: first.get(idOf(it)) !== it };
+      const h = held.get(idOf(it));
+      if (h === undefined) throw new Error(`outbox key ${it.key} of route ${it.route} conflicts but names no item`);
+      return { ...h, duplicate: true };
     });
   }
 

@@ -1,30 +1,15 @@
 /**
- * The PostgreSQL outbox. Enqueue is multi-row INSERTs (one per 5454 items) plus the
- * checkpoint in one transaction; claims lock ready rows with FOR UPDATE SKIP LOCKED so any
- * number of replicas can claim concurrently without ever sharing an item.
+ * The PostgreSQL outbox (the enqueue is `keyed.ts`): claims lock ready rows with FOR UPDATE
+ * SKIP LOCKED so any number of replicas can claim concurrently without ever sharing an item.
  */
 import type pg from 'pg';
-import type { Checkpoint, Origin } from '../../model/origin.js';
+import type { Origin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
-import type {
-  Fence,
-  DeliveryInfo,
-  EnqueueResult,
-  ItemError,
-  OutboxCount,
-  OutboxInput,
-  OutboxItem,
-  OutboxStatus,
-  PendingAction,
-  StoredItem,
-  OutboxStore,
-} from '../types.js';
+import type { DeliveryInfo, ItemError, OutboxCount, OutboxItem, OutboxStatus, PendingAction, StoredItem, OutboxStore } from '../types.js';
 import type { Backend } from '../compose.js';
-import { searchFields } from '../console.js';
 import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
-import { PARAMS_PER_ROW, PG_ITEM_COLUMNS, insertStatement, pgToItem, type PgOutboxRow } from './rows.js';
-import { putCheckpoint } from './checkpoints.js';
-import { attemptInsert, putSearch } from './console.js';
+import { PG_ITEM_COLUMNS, pgToItem, type PgOutboxRow } from './rows.js';
+import { attemptInsert } from './console.js';
 import { addDailyUnits, bumpCounters } from './counters.js';
 import type { PgLeases } from './leases.js';
 import type { PgLedger } from './ledger.js';
@@ -36,9 +21,6 @@ export interface OutboxParts {
   threads: PgThreads;
   ledger: PgLedger;
 }
-
-/** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
-const ROWS_PER_INSERT = Math.floor(60_000 / PARAMS_PER_ROW);
 
 /** Due and not leased at `now` (SQL). */
 const ready = (now: string): string => `status = 'queued' AND next_attempt_at <= ${now}
@@ -59,44 +41,12 @@ export async function deleteItems(db: Queryable, where: string, params: unknown[
   return toId(rows[0]?.n ?? 0);
 }
 
-/** The first input per (route, key): a later one in the same batch is a duplicate. */
-function firstPerKey(items: OutboxInput[]): OutboxInput[] {
-  const seen = new Set<string>();
-  return items.filter((it) => {
-    const k = JSON.stringify([it.route, it.key]);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-
 export class PgOutbox implements Backend<OutboxStore> {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: PgClock,
     private readonly parts: OutboxParts,
   ) {}
-
-  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult> {
-    const statements: Array<{ text: string; values: unknown[] }> = [];
-    const unique = firstPerKey(items);
-    const search = unique.map(searchFields);
-    const now = nowParam(this.clock);
-    for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) statements.push(insertStatement(unique.slice(i, i + ROWS_PER_INSERT), now));
-    return withTransaction(this.pool, async (client) => {
-      await this.parts.leases.check(client, fence);
-      const rows: Array<{ route: string; status: string }> = [];
-      for (const st of statements) rows.push(...(await client.query<{ route: string; status: string }>(st.text, st.values)).rows);
-      await putSearch(client, search, false);
-      const queued = rows.filter((r) => r.status === 'queued').map((r) => r.route);
-      const dead = rows.filter((r) => r.status === 'dead').map((r) => r.route);
-      await bumpCounters(client, 'enqueued', countByRoute(queued));
-      await bumpCounters(client, 'dead_lettered', countByRoute(dead));
-      if (checkpoint !== undefined) await putCheckpoint(client, checkpoint.key, checkpoint.value);
-      await this.parts.threads.indexItems(client, items);
-      return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - rows.length };
-    });
-  }
 
   async getItem(id: number): Promise<StoredItem | undefined> {
     const { rows } = await this.pool.query<PgOutboxRow & { status: OutboxStatus; outcome: string | null }>(

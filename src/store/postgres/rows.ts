@@ -139,7 +139,7 @@ export function insertStatement(items: OutboxInput[], now: Date | null): { text:
     raws AS (
       INSERT INTO outbox_raw (id, raw)
       SELECT ins.id, v.raw FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key WHERE v.raw IS NOT NULL)
-    SELECT route, status FROM ins`;
+    SELECT id, route, key, status FROM ins`;
   values.push(now);
   return { text, values };
 }

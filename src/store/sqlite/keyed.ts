@@ -1,14 +1,16 @@
 /**
- * SQLite push intake: enqueue answering each input's item id, idempotent on the outbox key
- * and on aliases (`outbox_aliases`, a provider's event id pointing to an item), and the
- * narrow state of an item. better-sqlite3 runs the whole batch in one IMMEDIATE transaction,
- * so a duplicate is found before anything is written for it.
+ * SQLite intake: the one enqueue (pull and push), answering each input's item id, idempotent
+ * on the outbox key and on aliases (`outbox_aliases`, a provider's event id pointing to an
+ * item), with the checkpoint under the optional fence; and the narrow state of an item.
+ * better-sqlite3 runs the whole batch in one IMMEDIATE transaction, so a duplicate is found
+ * before anything is written for it.
  */
 import type Database from 'better-sqlite3';
 import { itemStateOf, parseItemError, type ItemStateRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import { searchFields, type SearchFields } from '../console.js';
-import type { ItemState, KeyedOutcome, KeyedStore, OutboxInput } from '../types.js';
+import type { Checkpoint } from '../../model/origin.js';
+import type { EnqueueResult, Fence, ItemState, KeyedOutcome, KeyedStore, OutboxInput } from '../types.js';
 import type { SqliteOutbox } from './outbox.js';
 import { insertSql, inputValues } from './rows.js';
 
@@ -24,14 +26,14 @@ export class SqliteKeyed implements Backend<KeyedStore> {
   private readonly addAlias: Database.Statement;
   private readonly known: Database.Statement;
   private readonly state: Database.Statement;
-  private readonly tx: (items: OutboxInput[]) => KeyedOutcome[];
+  private readonly tx: (items: OutboxInput[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => EnqueueResult;
 
   constructor(
     db: Database.Database,
     private readonly outbox: SqliteOutbox,
     private readonly now: () => number,
   ) {
-    this.insert = db.prepare(insertSql('RETURNING id'));
+    this.insert = db.prepare(insertSql('ON CONFLICT (route, key) DO NOTHING RETURNING id'));
     this.byKey = db.prepare('SELECT id, key, status FROM outbox WHERE route = ? AND key = ?');
     this.byAlias = db.prepare(
       'SELECT o.id, o.key, o.status FROM outbox_aliases a JOIN outbox o ON o.id = a.item_id WHERE a.route = ? AND a.key = ?',
@@ -45,43 +47,56 @@ export class SqliteKeyed implements Backend<KeyedStore> {
       `SELECT id, route, key, comment_id, status, attempts, next_attempt_at, enqueued_at, finished_at, outcome, last_error
        FROM outbox WHERE id = ?`,
     );
-    const tx = db.transaction((items: OutboxInput[], fields: SearchFields[]) => this.enqueueNow(items, fields));
-    this.tx = (items) => tx.immediate(items, items.map(searchFields));
+    const tx = db.transaction(
+      (items: OutboxInput[], fields: SearchFields[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => {
+        this.outbox.parts.leases.check(fence);
+        const result = this.enqueueNow(items, fields);
+        if (checkpoint !== undefined) this.outbox.parts.checkpoints.put(checkpoint.key, checkpoint.value);
+        return result;
+      },
+    );
+    this.tx = (items, checkpoint, fence) => tx.immediate(items, items.map(searchFields), checkpoint, fence);
   }
 
-  enqueueKeyed(items: OutboxInput[]): KeyedOutcome[] {
-    return items.length === 0 ? [] : this.tx(items);
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): EnqueueResult {
+    if (items.length === 0 && checkpoint === undefined && fence === undefined) {
+      return { queued: 0, deadLettered: 0, duplicates: 0, items: [] };
+    }
+    return this.tx(items, checkpoint, fence);
   }
 
-  private enqueueNow(items: OutboxInput[], fields: SearchFields[]): KeyedOutcome[] {
+  private enqueueNow(items: OutboxInput[], fields: SearchFields[]): EnqueueResult {
     const now = this.now();
     const fresh: OutboxInput[] = [];
     const out = items.map((item, i): KeyedOutcome => {
-      const found = this.find(item);
-      if (found !== undefined) {
+      const aliased = this.byAliases(item);
+      const row = aliased === undefined ? (this.insert.get(...inputValues(item, now)) as { id: number } | undefined) : undefined;
+      if (row === undefined) {
+        const found = aliased ?? (this.byKey.get(item.route, item.key) as Found);
         this.alias(item, found.id);
         return { ...found, duplicate: true };
       }
-      const { id } = this.insert.get(...inputValues(item, now)) as { id: number };
-      this.outbox.putBody(id, item, fields[i]!);
-      this.alias(item, id);
+      this.outbox.putBody(row.id, item, fields[i]!);
+      this.alias(item, row.id);
       fresh.push(item);
-      return { id, key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
+      return { id: row.id, key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
     });
-    this.outbox.parts.threads.indexItems(fresh);
-    const routesOf = (dead: boolean): string[] => fresh.filter((i) => (i.error !== undefined) === dead).map((i) => i.route);
-    this.outbox.parts.counters.bumpEach(routesOf(false), 'enqueued');
-    this.outbox.parts.counters.bumpEach(routesOf(true), 'dead_lettered');
-    return out;
+    // Duplicates too: the index entry of a message read again is written again (idempotent).
+    this.outbox.parts.threads.indexItems(items);
+    const queued = fresh.filter((i) => i.error === undefined).map((i) => i.route);
+    const dead = fresh.filter((i) => i.error !== undefined).map((i) => i.route);
+    this.outbox.parts.counters.bumpEach(queued, 'enqueued');
+    this.outbox.parts.counters.bumpEach(dead, 'dead_lettered');
+    return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - fresh.length, items: out };
   }
 
-  /** The item an alias of the input names (the provider's id first), else the one holding its key. */
-  private find(item: OutboxInput): Found | undefined {
+  /** The item an alias of the input names (the provider's id first). */
+  private byAliases(item: OutboxInput): Found | undefined {
     for (const alias of item.aliases ?? []) {
       const row = this.byAlias.get(item.route, alias) as Found | undefined;
       if (row !== undefined) return row;
     }
-    return this.byKey.get(item.route, item.key) as Found | undefined;
+    return undefined;
   }
 
   private alias(item: OutboxInput, id: number): void {

@@ -1,17 +1,15 @@
 /**
- * The SQLite outbox: enqueue (with checkpoint), claim, outcomes, depth and counts.
+ * The SQLite outbox: claim, outcomes, depth and counts (the enqueue is `keyed.ts`).
  * better-sqlite3 is synchronous: each method runs to completion, inside one IMMEDIATE
  * transaction when it writes more than one statement.
  */
 import type Database from 'better-sqlite3';
-import type { Checkpoint, Origin } from '../../model/origin.js';
+import type { Origin } from '../../model/origin.js';
 import { checkDelay, checkLimit, jsonOrNull } from '../common.js';
 import type { Backend } from '../compose.js';
-import { searchFields, type SearchFields } from '../console.js';
+import type { SearchFields } from '../console.js';
 import type {
-  Fence,
   DeliveryInfo,
-  EnqueueResult,
   ItemError,
   OutboxCount,
   OutboxInput,
@@ -21,7 +19,7 @@ import type {
   PendingAction,
   StoredItem,
 } from '../types.js';
-import { insertSql, ITEM_COLUMNS, inputValues, toItem, type DocRow, type OutboxRow } from './rows.js';
+import { ITEM_COLUMNS, toItem, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteCheckpoints } from './checkpoints.js';
 import type { SqliteConsole } from './console.js';
 import type { SqliteCounters } from './counters.js';
@@ -40,7 +38,6 @@ export interface OutboxParts {
 }
 
 export class SqliteOutbox implements Backend<OutboxStore> {
-  private readonly insert: Database.Statement;
   private readonly insertDoc: Database.Statement;
   private readonly insertRaw: Database.Statement;
   private readonly selectDocs: Database.Statement;
@@ -49,12 +46,6 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   private readonly renewLeases: Database.Statement;
   private readonly claimRoute: Database.Statement;
   private readonly claimAny: Database.Statement;
-  private readonly enqueueTx: (
-    items: OutboxInput[],
-    fields: SearchFields[],
-    checkpoint: Checkpoint | undefined,
-    fence: Fence | undefined,
-  ) => EnqueueResult;
   private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
 
   constructor(
@@ -62,7 +53,6 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     private readonly now: () => number,
     readonly parts: OutboxParts,
   ) {
-    this.insert = db.prepare(insertSql('ON CONFLICT (route, key) DO NOTHING'));
     this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES (?, ?, ?, ?, ?)');
     this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
     this.selectDocs = db.prepare(
@@ -82,13 +72,6 @@ export class SqliteOutbox implements Backend<OutboxStore> {
       );
     this.claimRoute = claim('route = @route AND');
     this.claimAny = claim('');
-    const tx = db.transaction(
-      (items: OutboxInput[], fields: SearchFields[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => {
-        this.parts.leases.check(fence);
-        return this.enqueueNow(items, fields, checkpoint);
-      },
-    );
-    this.enqueueTx = (items, fields, checkpoint, fence) => tx.immediate(items, fields, checkpoint, fence);
     const claimTx = db.transaction((route: string | undefined, params: Record<string, unknown>) => this.claimNow(route, params));
     this.claimTx = (route, params) => claimTx.immediate(route, params);
   }
@@ -112,33 +95,6 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     for (const table of ['outbox_docs', 'outbox_raw']) {
       this.db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT id FROM outbox WHERE ${where})`).run(params);
     }
-  }
-
-  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): EnqueueResult {
-    return this.enqueueTx(items, items.map(searchFields), checkpoint, fence);
-  }
-
-  private enqueueNow(items: OutboxInput[], fields: SearchFields[], checkpoint: Checkpoint | undefined): EnqueueResult {
-    const now = this.now();
-    const result: EnqueueResult = { queued: 0, deadLettered: 0, duplicates: 0 };
-    const queued: string[] = [];
-    const dead: string[] = [];
-    for (const [i, item] of items.entries()) {
-      const res = this.insert.run(...inputValues(item, now));
-      if (res.changes === 0) {
-        result.duplicates += 1;
-        continue;
-      }
-      this.putBody(Number(res.lastInsertRowid), item, fields[i]!);
-      (item.error === undefined ? queued : dead).push(item.route);
-    }
-    this.parts.threads.indexItems(items);
-    this.parts.counters.bumpEach(queued, 'enqueued');
-    this.parts.counters.bumpEach(dead, 'dead_lettered');
-    if (checkpoint !== undefined) this.parts.checkpoints.put(checkpoint.key, checkpoint.value);
-    result.queued = queued.length;
-    result.deadLettered = dead.length;
-    return result;
   }
 
   getItem(id: number): StoredItem | undefined {

@@ -1,20 +1,24 @@
 /**
- * An in-memory PushSink with the real sink's observable rules: one result per message in
+ * An in-memory intake with the real door's observable rules for push calls: one result per message in
  * order, dedupe per route on the event id and on the SHA-256 of the bytes, `failure` stored
- * as a dead letter, and a switch that makes submit reject as an unavailable store would.
+ * as a dead letter, and a switch that makes accept reject as an unavailable store would.
  */
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../../../src/errors.js';
-import type { Inbound, PushItemState, PushResult, PushSink } from '../../../src/pipeline/types.js';
+import type { Accepted, Checkpoint, Inbound, Intake, PushItemState } from '../../../src/pipeline/types.js';
 
-export class MemorySink implements PushSink {
+export class MemorySink implements Intake {
   readonly stored: Inbound[] = [];
   readonly items = new Map<string, PushItemState>();
   private readonly keys = new Map<string, string>();
   submits = 0;
   unavailable = false;
 
-  async submit(batch: Inbound[]): Promise<PushResult[]> {
+  async checkpoint(): Promise<Checkpoint['value'] | undefined> {
+    return undefined;
+  }
+
+  async accept(batch: Inbound[]): Promise<Accepted[]> {
     this.submits++;
     if (this.unavailable) throw new GatewayError('MAILGATE_ERR_INTAKE_UNAVAILABLE', 'store down');
     return batch.map((msg) => this.one(msg));
@@ -24,7 +28,7 @@ export class MemorySink implements PushSink {
     return this.items.get(id);
   }
 
-  private one(msg: Inbound): PushResult {
+  private one(msg: Inbound): Accepted {
     const sha = `${msg.route}:sha:${createHash('sha256').update(msg.raw).digest('hex')}`;
     const event = msg.origin.eventId === undefined ? undefined : `${msg.route}:event:${msg.origin.eventId}`;
     const known = this.keys.get(sha) ?? (event === undefined ? undefined : this.keys.get(event));

@@ -4,7 +4,8 @@
  * provider tests need not wait for the endpoint and the server.
  */
 import { isGatewayError } from '../../../src/errors.js';
-import type { PushRequest, PushResponse, PushSink } from '../../../src/pipeline/types.js';
+import { contentKey } from '../../../src/pipeline/origin.js';
+import type { Intake, PushRequest, PushResponse } from '../../../src/pipeline/types.js';
 import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type VerifyContext } from '../../../adapters/webhooks/provider.js';
 
 export interface Outcome {
@@ -17,20 +18,22 @@ export async function runProvider<C>(
   req: PushRequest,
   config: C,
   ctx: VerifyContext,
-  sink: PushSink,
+  sink: Intake,
 ): Promise<Outcome> {
   try {
     const early = p.handshake ? await p.handshake(req, config, ctx) : undefined;
     if (early) return { response: early, messages: [] };
     await p.verify(req, config, ctx);
     const messages = await p.normalize(req, config, ctx);
-    const results = await sink.submit(
+    const results = await sink.accept(
       messages.map((m) => ({
         raw: m.raw,
+        key: contentKey(m.raw),
         route: 'r',
         receivedAt: new Date(ctx.now()),
         origin: { adapter: `webhook:${p.name}`, ...(m.eventId && { eventId: m.eventId }), envelope: m.envelope },
       })),
+      { whenFull: 'refuse' },
     );
     return { response: p.accepted ? p.accepted() : { status: 200, body: { results } }, messages };
   } catch (err) {

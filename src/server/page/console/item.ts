@@ -1,13 +1,16 @@
 /// <reference lib="dom" />
 /**
  * The Item view (`#/items/<id>`): the comment with its quoted history and signature marked,
- * properties, thread properties and the thread's members, predictions, the exact document
- * sent, the raw message's headers, parts and attachments, warnings and the delivery history.
+ * properties, thread properties and the thread as a conversation, predictions, where it came
+ * from (with a pushed message's envelope), the exact document sent, the raw message's headers,
+ * parts and attachments, warnings and the delivery history.
  */
 import type { AttemptView, BodySpan, CommentView, ItemDetail, MimePartView, PredictionView, RawSummary } from '../../console-types.js';
 import { download, get, url } from './api.js';
 import { announce, byId, clear, empty, errorBox, h, isolate, kv, panel, text } from './dom.js';
-import { bytes, when } from './format.js';
+import { bytes, duration, when } from './format.js';
+import { originPanel } from './origin.js';
+import { threadPanel } from './thread.js';
 
 interface Message {
   from?: string;
@@ -97,28 +100,6 @@ function table(head: string[], rows: string[][], classes: string[] = []): HTMLTa
   return h('table', {}, [h('thead', {}, [top]), h('tbody', {}, body)]);
 }
 
-function threadPanel(d: ItemDetail): HTMLElement {
-  const props = d.comment?.thread_properties as Record<string, unknown> | null | undefined;
-  const members = d.thread.length
-    ? h(
-        'ol',
-        { class: 'thread-list', 'aria-label': 'Messages of the thread, oldest first' },
-        d.thread.map((m) => {
-          const label = `${when(m.timestamp)} — ${isolate(m.from ?? '(unknown sender)')}`;
-          const inner = m.self
-            ? h('span', { text: label + ' (this item)' })
-            : m.item_id !== null
-              ? h('a', { href: '#/items/' + m.item_id, text: label })
-              : h('span', { text: label + ' (not stored on this route)' });
-          return h('li', { 'aria-current': m.self ? 'true' : null }, [inner]);
-        }),
-      )
-    : empty('No thread known.');
-  const rows =
-    props && typeof props === 'object' ? kv(Object.entries(props).map(([k, v]): [string, unknown] => [k, v === null ? 'null' : v])) : null;
-  return panel('Thread', rows ?? empty('(thread properties not computed)'), members);
-}
-
 function labelRow(p: unknown): string[] {
   if (p && typeof p === 'object' && 'probability' in p) {
     const l = p as { name?: unknown; probability?: unknown; sentiment?: unknown };
@@ -155,7 +136,7 @@ function historyPanel(attempts: AttemptView[]): HTMLElement {
         when(a.at),
         a.outcome,
         a.code ?? '',
-        (a.message ?? '') + (a.delay_ms === null ? '' : ` (next try in ${Math.round(a.delay_ms / 1000)} s)`),
+        (a.message ?? '') + (a.delay_ms === null ? '' : ` (next try in ${duration(a.delay_ms / 1000)})`),
       ]),
     ),
   );
@@ -191,6 +172,7 @@ function rawPanel(id: number, raw: RawSummary): HTMLElement {
       ? table(
           ['Name', 'Value'],
           raw.headers.map((x) => [x.name, x.value]),
+          ['hname', ''],
         )
       : empty('(none)'),
     h('h3', { text: 'Parts' }),
@@ -233,7 +215,7 @@ function render(d: ItemDetail): void {
     ...notes,
     h('div', { class: 'detail' }, [
       h('div', {}, [commentPanel(d.comment), threadPanel(d), predictionsPanel(d.predictions), historyPanel(d.attempts)]),
-      h('div', {}, [propertiesPanel(d.comment), documentPanel(d.document, d.document_cut), rawPanel(it.id, d.raw)]),
+      h('div', {}, [propertiesPanel(d.comment), originPanel(d), documentPanel(d.document, d.document_cut), rawPanel(it.id, d.raw)]),
     ]),
   );
 }

@@ -1,5 +1,5 @@
 /**
- * Push intake against real stores (SQLite files and PostgreSQL) and the real parse pool. The
+ * The intake door's push calls (`whenFull: 'refuse'`) against real stores (SQLite files and PostgreSQL) and the real parse pool. The
  * pipeline runs as compiled (dist/: `npm run build` first), because the pool's workers do and
  * errors are told apart by class: durability before the answer, group commit, idempotency on
  * the bytes and on the provider's event id (also across a restart, delivery and concurrent
@@ -12,10 +12,10 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigSchema, type RouteConfig } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
-import type { Intake } from '../../src/pipeline/intake.js';
-import { eventKey, keyFor, outboxKey } from '../../src/pipeline/origin.js';
+import type { IntakeOptions } from '../../src/pipeline/intake.js';
+import { contentKey, eventKey, outboxKey } from '../../src/pipeline/origin.js';
 import type { ParsePool } from '../../src/pipeline/pool.js';
-import type { Inbound, PushSink } from '../../src/pipeline/types.js';
+import type { Accepted, Inbound, PushItemState } from '../../src/pipeline/types.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
 import { ROOT, importPool, requireBuild } from '../cli/support/dist.js';
 import { createTestDatabase, stopTestServer } from '../support/postgres.js';
@@ -54,7 +54,7 @@ function pushed(raw: Buffer, eventId?: string): Inbound {
     remoteAddress: '203.0.113.9',
   };
   const origin = { adapter: 'webhook:mailgun', account: 'in', pushed: true, ...(eventId ? { eventId } : {}), envelope };
-  return { raw, route: 'hooks', receivedAt: new Date('2024-03-04T09:00:01Z'), origin };
+  return { raw, key: contentKey(raw), route: 'hooks', receivedAt: new Date('2024-03-04T09:00:01Z'), origin };
 }
 
 async function codeOf(p: Promise<unknown>): Promise<unknown> {
@@ -72,7 +72,6 @@ async function dist<T>(path: string): Promise<T> {
 
 let pool: ParsePool;
 let createIntake: typeof import('../../src/pipeline/intake.js').createIntake;
-let createPushSink: typeof import('../../src/pipeline/push-sink.js').createPushSink;
 let openStore: typeof import('../../src/store/index.js').openStore;
 let isGatewayError: typeof import('../../src/errors.js').isGatewayError;
 const dir = mkdtempSync(join(tmpdir(), 'mailgate-push-'));
@@ -80,7 +79,6 @@ beforeAll(async () => {
   const { ParsePool: Pool } = await importPool();
   pool = new Pool({ size: 1 });
   ({ createIntake } = await dist<typeof import('../../src/pipeline/intake.js')>('src/pipeline/intake.js'));
-  ({ createPushSink } = await dist<typeof import('../../src/pipeline/push-sink.js')>('src/pipeline/push-sink.js'));
   ({ openStore } = await dist<typeof import('../../src/store/index.js')>('src/store/index.js'));
   ({ isGatewayError } = await dist<typeof import('../../src/errors.js')>('src/errors.js'));
 });
@@ -95,26 +93,33 @@ afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
 });
 
-function intakeFor(store: Store): Intake {
-  return createIntake({ store, routes, parse: (raw, o) => pool.parseEncoded(raw, o), parsing: {}, maxOutbox: 1_000 });
+/** A push sender's view of the door: `accept` with `whenFull: 'refuse'`. */
+interface PushDoor {
+  submit(batch: Inbound[], signal?: AbortSignal): Promise<Accepted[]>;
+  item(id: string): Promise<PushItemState | undefined>;
 }
 
-/** An intake that counts the batches it has finished preparing. */
-function countingIntake(store: Store): { intake: Intake; prepared: () => number } {
-  const intake = intakeFor(store);
+function doorFor(store: Store, options: Partial<IntakeOptions> = {}): PushDoor {
+  const intake = createIntake({ store, routes, parse: (raw, o) => pool.parseEncoded(raw, o), parsing: {}, maxOutbox: 1_000, ...options });
+  return {
+    submit: (batch, signal) => intake.accept(batch, { whenFull: 'refuse', ...(signal ? { signal } : {}) }),
+    item: (id) => intake.item(id),
+  };
+}
+
+/** A door that counts the messages it has finished parsing. */
+function countingDoor(store: Store): { sink: PushDoor; prepared: () => number } {
   let prepared = 0;
-  const prepare = intake.prepare.bind(intake);
-  intake.prepare = async (batch) => {
-    const out = await prepare(batch);
+  const parse: IntakeOptions['parse'] = async (raw, o) => {
+    const out = await pool.parseEncoded(raw, o);
     prepared += 1;
     return out;
   };
-  return { intake, prepared: () => prepared };
+  return { sink: doorFor(store, { parse, logger: createLogger(false) }), prepared: () => prepared };
 }
 
-function sinkFor(store: Store, maxOutbox = 1_000, onCommit?: () => void): PushSink {
-  const logger = createLogger(false);
-  return createPushSink({ intake: intakeFor(store), store, routes, maxOutbox, logger, ...(onCommit ? { onCommit } : {}) });
+function sinkFor(store: Store, maxOutbox = 1_000): PushDoor {
+  return doorFor(store, { maxOutbox, logger: createLogger(false) });
 }
 
 /** The exact bytes stored for an item (read back as a dead letter, the one place the contract returns them). */
@@ -123,16 +128,16 @@ async function rawOf(store: Store, id: string): Promise<Buffer | undefined> {
   return (await store.getDeadLetter(Number(id)))?.raw;
 }
 
-/** A store whose enqueueKeyed waits for `release()` the first time (the others pass). */
+/** A store whose enqueue waits for `release()` the first time (the others pass). */
 function gated(store: Store): { store: Store; calls: OutboxInput[][]; release: () => void } {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const calls: OutboxInput[][] = [];
   const wrapped = Object.create(store) as Store;
-  wrapped.enqueueKeyed = async (items) => {
+  wrapped.enqueue = async (items, checkpoint, fence) => {
     calls.push(items);
     if (calls.length === 1) await gate;
-    return store.enqueueKeyed(items);
+    return store.enqueue(items, checkpoint, fence);
   };
   return { store: wrapped, calls, release };
 }
@@ -162,7 +167,7 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     expect(result).toEqual({ id: expect.stringMatching(/^[1-9][0-9]*$/), duplicate: false });
     // Another connection sees the committed item at once.
     const other = await open();
-    expect(await other.itemState(Number(result!.id))).toMatchObject({ status: 'queued', key: outboxKey(route, pushed(raw).origin, raw) });
+    expect(await other.itemState(Number(result!.id))).toMatchObject({ status: 'queued', key: outboxKey(route, contentKey(raw)) });
     // A restart between the write and the answer: the sender's retry meets the first item.
     await store.close();
     const restarted = await open();
@@ -174,8 +179,7 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
 
   it('lets concurrent submits share one commit', async () => {
     const g = gated(await fresh());
-    const { intake, prepared } = countingIntake(g.store);
-    const sink = createPushSink({ intake, store: g.store, routes, maxOutbox: 1_000, logger: createLogger(false) });
+    const { sink, prepared } = countingDoor(g.store);
     const first = sink.submit([pushed(mail(0))]);
     await vi.waitFor(() => expect(g.calls).toHaveLength(1));
     // While the first commit holds the store, 20 more submits are parsed and wait.
@@ -224,7 +228,7 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     // The transaction fails after writing the first messages of the submit: all roll back.
     const failing = Object.create(store) as Store;
     const poison = (it: OutboxInput): OutboxInput => ({ ...it, key: 'poison', aliases: [], commentId: null as unknown as string });
-    failing.enqueueKeyed = (items) => store.enqueueKeyed([...items, poison(items[0]!)]);
+    failing.enqueue = (items) => store.enqueue([...items, poison(items[0]!)]);
     const batch = [pushed(mail(1), 'ev-1'), pushed(mail(2), 'ev-2')];
     expect(await codeOf(sinkFor(failing).submit(batch))).toBe('MAILGATE_ERR_INTAKE_UNAVAILABLE');
     expect(await store.outboxDepth()).toBe(0);
@@ -232,7 +236,7 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
       (
         await store.findKeys(
           'hooks',
-          batch.map((m) => outboxKey(route, m.origin, m.raw)),
+          batch.map((m) => outboxKey(route, m.key)),
         )
       ).size,
     ).toBe(0);
@@ -247,9 +251,8 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     const g = gated(await fresh());
     const poisoned = Object.create(g.store) as Store;
     const poison = (it: OutboxInput): OutboxInput => (it.raw?.includes('POISON') ? { ...it, commentId: null as unknown as string } : it);
-    poisoned.enqueueKeyed = (items) => g.store.enqueueKeyed(items.map(poison));
-    const { intake, prepared } = countingIntake(poisoned);
-    const sink = createPushSink({ intake, store: poisoned, routes, maxOutbox: 1_000, logger: createLogger(false) });
+    poisoned.enqueue = (items, checkpoint, fence) => g.store.enqueue(items.map(poison), checkpoint, fence);
+    const { sink, prepared } = countingDoor(poisoned);
     const first = sink.submit([pushed(mail(0))]);
     await vi.waitFor(() => expect(g.calls).toHaveLength(1));
     const bad = sink.submit([pushed(mail(1, 'POISON'))]);
@@ -330,17 +333,12 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
 describe('push keys', () => {
   it('keys pushed messages by the SHA-256 of their bytes and their event id per target', () => {
     const raw = mail(1);
-    expect(keyFor(pushed(raw, 'ev-1').origin, raw)).toBe(keyFor({ adapter: 'upload', pushed: true }, raw));
-    expect(keyFor({ adapter: 'smtp', pushed: true }, raw)).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(keyFor({ adapter: 'webhook:raw', account: 'in', eventId: 'e' }, raw)).toBe('webhook:raw:in:e:0');
-    expect(keyFor({ adapter: 'files', path: '/a', index: 2 }, raw)).toBe('files:/a:2');
+    expect(contentKey(raw)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(pushed(raw, 'ev-1').key).toBe(contentKey(raw));
+    expect(outboxKey(route, contentKey(raw))).toBe(`${contentKey(raw)}|acme/support`);
     expect(eventKey(route, pushed(raw, 'ev-1').origin)).toBe('webhook:mailgun:in:event:ev-1|acme/support');
     expect(eventKey(route, pushed(raw).origin)).toBeUndefined();
+    expect(eventKey(route, { adapter: 'upload', account: 'desk', pushed: true, eventId: '' })).toBeUndefined();
     expect(eventKey(route, { adapter: 'files', eventId: 'Q1' })).toBeUndefined();
-  });
-
-  it('refuses a non-positive outbox limit', () => {
-    const options = { intake: {} as Intake, store: {} as Store, routes, maxOutbox: 0, logger: createLogger(false) };
-    expect(() => createPushSink(options)).toThrow(/maxOutbox/);
   });
 });

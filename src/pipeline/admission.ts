@@ -1,0 +1,120 @@
+/**
+ * Room in the outbox (`delivery.max_outbox` queued items per route): pull calls wait for it,
+ * push calls are refused without it (before parsing, and again by the commit that would take
+ * them over the limit). Another route's backlog never stalls or refuses a route.
+ */
+import { GatewayError } from '../errors.js';
+import type { OutboxInput, Store } from '../store/types.js';
+import type { Inbound } from './types.js';
+
+/** Depths read longer ago than this are read again before a commit admits messages by them. */
+const DEPTH_TTL_MS = 1_000;
+
+export interface AdmissionOptions {
+  store: Pick<Store, 'outboxDepth' | 'findKeys'>;
+  maxOutbox: number;
+  /** How often a waiting call looks at the outbox again, in ms. */
+  pollMs: number;
+  /** Ends the waits. */
+  signal?: AbortSignal;
+}
+
+/** A call as the commit sees it: its inputs, and whether it is refused (push) or waited for (pull) when full. */
+interface Call {
+  inputs: OutboxInput[];
+  refuse: boolean;
+  reject: (err: unknown) => void;
+}
+
+export interface Admission {
+  /** Waits while any of these routes holds maxOutbox queued items (or the signal aborts). */
+  waitForRoom(routes: ReadonlySet<string>): Promise<void>;
+  /** Refuses at once when a route has no room left, unless every message for it is stored already (a retry is its duplicate). */
+  refuseWhenFull(batch: Inbound[], keysOf: (m: Inbound) => { key: string; alias?: string }): Promise<void>;
+  /** The calls that fit their routes' limits (pull calls always do); the refused ones are rejected. */
+  admit<C extends Call>(group: C[], known: ReadonlyMap<OutboxInput, unknown>): Promise<C[]>;
+}
+
+export function admission(options: AdmissionOptions): Admission {
+  const { store, maxOutbox } = options;
+  /**
+   * Queued items per route as last read, plus what was admitted since. Delivery drains and other
+   * writers (replicas) add meanwhile, so it is read again when it is older than DEPTH_TTL_MS or
+   * says the route is (nearly) full.
+   */
+  const depths = new Map<string, { n: number; at: number }>();
+  // Every caller waiting for room (an IMAP service may have a thousand accounts blocked at once)
+  // is woken by one listener on the shared signal rather than adding one each.
+  const pausing = new Set<() => void>();
+  options.signal?.addEventListener('abort', () => [...pausing].forEach((wake) => wake()), { once: true });
+
+  function pause(): Promise<void> {
+    if (options.signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        pausing.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, options.pollMs);
+      pausing.add(done);
+    });
+  }
+
+  async function depthOf(route: string, need: number): Promise<number> {
+    const d = depths.get(route);
+    if (d !== undefined && Date.now() - d.at < DEPTH_TTL_MS && d.n + need <= maxOutbox) return d.n;
+    const n = await store.outboxDepth(route);
+    depths.set(route, { n, at: Date.now() });
+    return n;
+  }
+
+  function full(route: string, depth: number): GatewayError {
+    return new GatewayError(
+      'MAILGATE_ERR_INTAKE_OUTBOX_FULL',
+      `route ${route} holds ${depth} queued items (delivery.max_outbox ${maxOutbox}): try again later`,
+      { details: { route, depth, maxOutbox } },
+    );
+  }
+
+  return {
+    async waitForRoom(routes) {
+      for (const name of routes) {
+        while (!options.signal?.aborted && (await store.outboxDepth(name)) >= maxOutbox) await pause();
+      }
+    },
+
+    async refuseWhenFull(batch, keysOf) {
+      for (const name of new Set(batch.map((m) => m.route))) {
+        const depth = await depthOf(name, 1);
+        if (depth < maxOutbox) continue;
+        const keys = batch.filter((m) => m.route === name).map((m) => Object.values(keysOf(m)));
+        const found = await store.findKeys(name, keys.flat());
+        if (!keys.every((ks) => ks.some((k) => found.has(k)))) throw full(name, depth);
+      }
+    },
+
+    async admit(group, known) {
+      const needs = group.map((s) => {
+        const need = new Map<string, number>();
+        if (!s.refuse) return need;
+        for (const it of s.inputs) if (!known.has(it) && it.error === undefined) need.set(it.route, (need.get(it.route) ?? 0) + 1);
+        return need;
+      });
+      const total = new Map<string, number>();
+      for (const need of needs) for (const [route, n] of need) total.set(route, (total.get(route) ?? 0) + n);
+      const depth = new Map<string, number>();
+      for (const [route, n] of total) depth.set(route, await depthOf(route, n));
+      const admitted: typeof group = [];
+      group.forEach((s, i) => {
+        const over = [...needs[i]!].find(([route, n]) => depth.get(route)! + n > maxOutbox);
+        if (over !== undefined) return s.reject(full(over[0], depth.get(over[0])!));
+        for (const [route, n] of needs[i]!) depth.set(route, depth.get(route)! + n);
+        admitted.push(s);
+      });
+      // What the commit adds counts until the depth is read again.
+      for (const [route, n] of depth) depths.set(route, { n, at: depths.get(route)!.at });
+      return admitted;
+    },
+  };
+}
