@@ -257,7 +257,12 @@ describe('architecture', () => {
   it("has no import cycle in src/ or adapters/ but the emulator's type-only ones", () => {
     const emulatorTypes = (from: string, to: string) =>
       from.startsWith('src/emulator/') && to.startsWith('src/emulator/') && typeImportsOf(from, readRepo(from)).has(to);
-    expect(cycles([...SRC, ...ADAPTERS], readRepo, emulatorTypes).map((c) => c.join(' ⇄ '))).toEqual([]);
+    // A kind's loaders (`load: () => import('./index.js')` in kind.ts) are the registry's lazy
+    // edges to the implementation, taken when an entry starts, not imports of the definition.
+    const loaders = (from: string, to: string) =>
+      /^adapters\/[a-z-]+\/kind\.ts$/.test(from) && !importsOf(from, readRepo(from), { dynamic: false }).includes(to);
+    const skip = (from: string, to: string) => emulatorTypes(from, to) || loaders(from, to);
+    expect(cycles([...SRC, ...ADAPTERS], readRepo, skip).map((c) => c.join(' ⇄ '))).toEqual([]);
   });
 
   it('has no import cycle in src/cli', () => {
