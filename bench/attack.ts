@@ -1,7 +1,7 @@
 /**
  * npm run bench:attack [-- seconds]: each attack of the "bound before trust" review against a
  * running `mailgate serve` (built-in emulator, SQLite, every server on loopback), while a probe
- * GETs /livez every 50 ms and a genuine raw-webhook sender (from 127.0.0.2) and SMTP sender (from
+ * on a worker thread of its own (support/livez-probe.ts) GETs /livez every 50 ms and a genuine raw-webhook sender (from 127.0.0.2) and SMTP sender (from
  * 127.0.0.3) keep sending. Per attack: the probe's p99 and max, RSS growth of the serve process
  * over its baseline, and the genuine senders' success rate (a 503 with Retry-After retried
  * counts as success once it lands). Bounded: every attack runs `seconds` with a fixed number of
@@ -11,9 +11,10 @@ import { spawn } from 'node:child_process';
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argInt } from './support/args.js';
+import { probeLivez } from './support/livez-probe.js';
 
 const CLI = join(import.meta.dirname, '..', 'src', 'cli', 'main.js');
 const SECONDS = argInt(2, 6);
@@ -120,15 +121,12 @@ const ONLY = process.argv[3];
 async function measure(name: string, ports: Ports, pid: number, baseRss: number, attack: (deadline: number) => Promise<unknown>) {
   if (ONLY !== undefined && !name.includes(ONLY) && !name.startsWith('baseline')) return;
   const deadline = Date.now() + SECONDS * 1000;
-  const probes: number[] = [];
   const genuine = { webhook: [0, 0], smtp: [0, 0] };
   let peakRss = rssMb(pid);
   let n = 0;
-  const probe = (async () => {
+  const probe = probeLivez(ports.http, deadline);
+  const rss = (async () => {
     while (Date.now() < deadline) {
-      const t0 = performance.now();
-      await http(ports.http, '/livez');
-      probes.push(performance.now() - t0);
       peakRss = Math.max(peakRss, rssMb(pid));
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -161,7 +159,7 @@ async function measure(name: string, ports: Ports, pid: number, baseRss: number,
       await new Promise((r) => setTimeout(r, 300));
     }
   })();
-  await Promise.all([attack(deadline), probe, webhook, smtp]);
+  const [probes] = await Promise.all([probe, attack(deadline), rss, webhook, smtp]);
   const sorted = [...probes].sort((a, b) => a - b);
   const rate = ([ok, all]: number[]) => (all === 0 ? '-' : `${((100 * ok!) / all!).toFixed(0)}% of ${all}`);
   const p99 = percentile(sorted, 99);
@@ -181,6 +179,11 @@ async function waitDelivered(port: number, id: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 const repeat = (count: number, fn: (i: number) => Promise<unknown>) => Promise.all(Array.from({ length: count }, (_, i) => fn(i)));
 
@@ -210,6 +213,7 @@ async function main(): Promise<void> {
     console.log(
       `bench:attack — ${SECONDS} s per attack; targets: /livez p99 < ${TARGET.p99} ms, max < ${TARGET.max} ms, RSS growth < ${TARGET.rssMb} MB`,
     );
+    console.log(`load average at start ${load()} (a shared machine's other work shows in every figure)`);
     const html = Buffer.from(
       mail('entities', '').replace('\r\n\r\n', '\r\nContent-Type: text/html\r\n\r\n') + `<p>${'&amp;'.repeat(2 * MIB)}</p>\r\n`,
     );
@@ -218,7 +222,7 @@ async function main(): Promise<void> {
       headers: { authorization: `Bearer ${UPLOAD_KEY}`, 'content-type': 'message/rfc822' },
       body: new Uint8Array(html),
     });
-    const itemId = ((await stored.json()) as { results: Array<{ id: string }> }).results[0]!.id;
+    const itemId = ((await stored.json()) as { results: Array<{ item: string }> }).results[0]!.item;
     await waitDelivered(ports.http, itemId);
     const base = rssMb(child.pid!);
     console.log(`serve RSS at rest ${base.toFixed(0)} MB (after storing and delivering the 10 MB HTML item)\n`);
@@ -277,6 +281,7 @@ async function main(): Promise<void> {
         s.destroy();
       }),
     );
+    console.log(`\nload average at end ${load()}`);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));

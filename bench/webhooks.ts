@@ -95,7 +95,8 @@ function writeConfig(dir: string, emulatorUrl: string): string {
     [
       `store: sqlite:${join(dir, 'mailgate.db')}`,
       `api: { url: ${emulatorUrl}, token: ${TOKEN} }`,
-      `server: { listen: 127.0.0.1:0, api_keys: [${ADMIN_KEY}] }`,
+      // Every client of the bench posts from one address: its per-client cap must admit them all.
+      `server: { listen: 127.0.0.1:0, api_keys: [${ADMIN_KEY}], push: { max_per_client: ${CONCURRENCY} } }`,
       'routes: [{ name: hooks, source: bench/mail }]',
       ...(WORKERS === undefined ? [] : [`parsing: { workers: ${WORKERS} }`]),
       'adapters:',

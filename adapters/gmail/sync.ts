@@ -219,6 +219,7 @@ function inbound(ctx: RoundContext, c: Content): Inbound {
       mailbox: ctx.client.user,
       labels: c.labelIds.map((l) => names.get(l) ?? l),
       eventId: c.id,
+      ...(c.threadId === undefined ? {} : { threadId: c.threadId }),
       ...(mid ? { internetMessageId: mid } : {}),
     },
     ...(ctx.afterDelivery ? { afterDelivery: true } : {}),

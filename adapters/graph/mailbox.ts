@@ -97,6 +97,7 @@ export class MailboxRunner {
   }
 
   async run(sink: Intake, signal: AbortSignal): Promise<void> {
+    this.opts.subscriber?.reset(this);
     this.active = true;
     this.health.state = 'starting';
     let failures = 0;
@@ -110,7 +111,7 @@ export class MailboxRunner {
           delete this.health.nextAttemptAt;
           this.health.state = 'idle';
           await this.persist(sink);
-          await this.opts.subscriber?.ensure(this, this.targets, signal);
+          await this.opts.subscriber?.ensure(this, this.targets, signal, sink);
           await this.idle(signal);
         } catch (err) {
           if (signal.aborted) break;

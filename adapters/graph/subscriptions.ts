@@ -11,14 +11,15 @@
 import { timingSafeEqual } from 'node:crypto';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type { PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import type { Intake, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { GraphEntry } from './config.js';
+import { notificationOperation } from './openapi.js';
 import type { MailboxClient } from './client.js';
 import type { FolderTarget } from './sync.js';
 
 /** What the subscriber needs of a mailbox's runner (mailbox.ts), named here so the two files do not import each other. */
 export interface MailboxRunner {
-  readonly opts: { readonly client: MailboxClient; readonly log: Logger };
+  readonly opts: { readonly client: MailboxClient; readonly log: Logger; readonly instance: string };
   /** True while it reads its mailbox in this process. */
   readonly active: boolean;
   /** A delta round of one folder, or of every folder. */
@@ -35,6 +36,16 @@ interface Sub {
   expiresAt: number;
 }
 
+/** Where a mailbox keeps its subscriptions (its sink: written under the mailbox's lease). */
+export type SubscriptionStore = Pick<Intake, 'accept' | 'checkpoint'>;
+
+/** The record of a mailbox's subscriptions in the store, beside its folders' checkpoints. */
+interface SavedSubscriptions {
+  subscriptions: Array<{ id: string; folderId: string; expiresAt: number }>;
+}
+
+const storeKey = (runner: MailboxRunner) => `graph:${runner.opts.instance}:subscriptions`;
+
 interface NotificationItem {
   subscriptionId?: string;
   clientState?: string | null;
@@ -46,6 +57,8 @@ export class Subscriber {
   private readonly byFolder = new Map<string, Sub>();
   private readonly byId = new Map<string, Sub>();
   private readonly runners = new Set<MailboxRunner>();
+  /** Runners whose saved subscriptions were read since they started reading their mailbox. */
+  private readonly restored = new Set<MailboxRunner>();
   /** Notifications refused for their clientState. */
   refused = 0;
   received = 0;
@@ -59,14 +72,34 @@ export class Subscriber {
     return this.entry.subscription_minutes * 60_000;
   }
 
-  /** Creates the missing subscriptions of a mailbox's folders and renews those due; failures are logged, polling goes on. */
-  async ensure(runner: MailboxRunner, targets: FolderTarget[], signal: AbortSignal): Promise<void> {
+  /**
+   * A runner (re)starts reading its mailbox: what this process remembers of its subscriptions
+   * may be stale (another replica read it meanwhile); the saved record is read again at its next ensure().
+   */
+  reset(runner: MailboxRunner): void {
+    for (const sub of [...this.byId.values()]) if (sub.runner === runner) this.forget(sub);
+    this.restored.delete(runner);
+  }
+
+  /**
+   * Creates the missing subscriptions of a mailbox's folders and renews those due; failures are
+   * logged, polling goes on. With `store`, the subscriptions are kept in the mailbox's record: a
+   * restart (or the replica taking the mailbox over) renews them instead of making new ones.
+   */
+  async ensure(runner: MailboxRunner, targets: FolderTarget[], signal: AbortSignal, store?: SubscriptionStore): Promise<void> {
     this.runners.add(runner);
+    if (store !== undefined && !this.restored.has(runner)) await this.restore(runner, targets, store);
+    let changed = false;
     for (const t of targets) {
       const sub = this.byFolder.get(t.id);
       try {
-        if (sub === undefined) await this.create(runner, t, signal);
-        else if (sub.expiresAt - Date.now() < this.lifetimeMs / 3) await this.renew(sub, signal);
+        if (sub === undefined) {
+          changed = true;
+          await this.create(runner, t, signal);
+        } else if (sub.expiresAt - Date.now() < this.lifetimeMs / 3) {
+          changed = true;
+          await this.renew(sub, signal);
+        }
       } catch (err) {
         if (signal.aborted) return;
         const code = isGatewayError(err) ? err.code : 'MAILGATE_ERR_GRAPH_SUBSCRIPTION';
@@ -75,6 +108,36 @@ export class Subscriber {
           `no change notifications for "${t.path}" (${(err as Error).message}); it is read every ${this.entry.poll_interval_ms} ms`,
         );
       }
+    }
+    if (store !== undefined && changed) await this.save(runner, store);
+  }
+
+  /** The mailbox's saved subscriptions for its current folders that have not expired. Best effort: unreadable, they are made anew. */
+  private async restore(runner: MailboxRunner, targets: FolderTarget[], store: SubscriptionStore): Promise<void> {
+    let saved: SavedSubscriptions | undefined;
+    try {
+      saved = (await store.checkpoint(storeKey(runner))) as SavedSubscriptions | undefined;
+    } catch {
+      return;
+    }
+    this.restored.add(runner);
+    const folders = new Set(targets.map((t) => t.id));
+    for (const s of saved?.subscriptions ?? []) {
+      if (!folders.has(s.folderId) || s.expiresAt <= Date.now() || this.byFolder.has(s.folderId)) continue;
+      const sub: Sub = { id: s.id, runner, folderId: s.folderId, expiresAt: s.expiresAt };
+      this.byFolder.set(sub.folderId, sub);
+      this.byId.set(sub.id, sub);
+    }
+  }
+
+  private async save(runner: MailboxRunner, store: SubscriptionStore): Promise<void> {
+    const subscriptions = [...this.byId.values()]
+      .filter((s) => s.runner === runner)
+      .map(({ id, folderId, expiresAt }) => ({ id, folderId, expiresAt }));
+    try {
+      await store.accept([], { checkpoint: { key: storeKey(runner), value: { subscriptions } satisfies SavedSubscriptions } });
+    } catch {
+      // Written at the next change; until then a restart makes new subscriptions (the old expire).
     }
   }
 
@@ -138,6 +201,7 @@ export class Subscriber {
       // Graph must reach it: served on `server.public_listen` too. Its proof is the clientState in the body.
       public: true,
       handle: async (req) => this.receive(req),
+      openapi: notificationOperation(this.entry.name),
     };
   }
 

@@ -1,7 +1,8 @@
 /**
  * The upload adapter (kind `upload`, push mode): POST /api/upload/<name> stores the messages
  * of an upload and answers 202 once every one is durable; GET /api/upload/<name>/<id> tells
- * where an item stands. Only its own keys open it, only its own route's items are shown.
+ * where an item stands. Only its own keys open it, and a key sees only the items it uploaded
+ * (the ids answered are tagged for the key: item-ref.ts).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { uploadConfigSchema, type UploadConfig, type UploadConfigInput } from '.
 import { UPLOAD_ERRORS } from './errors.js';
 import { Spool, uploadedFiles } from './files.js';
 import { fingerprint, IdempotencyCache, MAX_IDEMPOTENCY_KEY_CHARS } from './idempotency.js';
+import { itemOfRef, itemRef } from './item-ref.js';
 import { messagesOf, type UploadedMessage } from './messages.js';
 import { uploadOperations } from './openapi.js';
 
@@ -35,10 +37,15 @@ function refuse(code: ErrorCode, message: string, headers?: Record<string, strin
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** The key the request presents (Bearer or X-Api-Key), checked against every key in constant time. */
-function authorized(req: Pick<PushRequest, 'headers'>, keys: readonly Buffer[]): boolean {
+/** The key the request presents (Bearer or X-Api-Key); the empty string when none. */
+function presentedKey(req: Pick<PushRequest, 'headers'>): string {
   const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header(req, 'authorization') ?? '')?.[1];
-  const presented = bearer ?? header(req, 'x-api-key')?.trim();
+  return bearer ?? header(req, 'x-api-key')?.trim() ?? '';
+}
+
+/** The key the request presents, checked against every key in constant time. */
+function authorized(req: Pick<PushRequest, 'headers'>, keys: readonly Buffer[]): boolean {
+  const presented = presentedKey(req);
   if (!presented) return false;
   const d = digest(presented);
   let ok = false;
@@ -108,7 +115,7 @@ export class UploadAdapter implements Adapter {
         bodyLimit: 0,
         public: true,
         authorize,
-        handle: (req, params) => this.guard(req, () => this.status(params['id'] ?? '')),
+        handle: (req, params) => this.guard(req, () => this.status(req, params['id'] ?? '')),
         openapi: openapi.get,
       },
     ];
@@ -137,8 +144,11 @@ export class UploadAdapter implements Adapter {
       if (!isGatewayError(err) || !Object.hasOwn(ANSWERS, err.code) || httpStatusOf(err.code, ANSWERS) >= 500) throw err;
       return refuse(err.code, err.message);
     }
-    if (key === undefined) return this.store(messages);
-    const answer = await this.idempotency.answer(key, fingerprint(messages), () => this.store(messages));
+    const uploader = presentedKey(req);
+    if (key === undefined) return this.store(messages, uploader);
+    // Kept per uploading key: its answer holds ids only that key can look up.
+    const scoped = `${digest(uploader).toString('hex')}:${key}`;
+    const answer = await this.idempotency.answer(scoped, fingerprint(messages), () => this.store(messages, uploader));
     if (answer !== 'conflict') return answer;
     return refuse('MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used before with different content');
   }
@@ -163,7 +173,7 @@ export class UploadAdapter implements Adapter {
     }
   }
 
-  private async store(messages: UploadedMessage[]): Promise<PushResponse> {
+  private async store(messages: UploadedMessage[], uploader: string): Promise<PushResponse> {
     const { config } = this;
     const receivedAt = new Date();
     let results;
@@ -181,7 +191,8 @@ export class UploadAdapter implements Adapter {
     const dead = results.filter((r) => r.dead).length;
     this.log.info({ messages: results.length, dead, duplicates: results.filter((r) => r.duplicate).length }, 'upload stored');
     const body = results.map((r, i) => ({
-      id: r.id,
+      id: itemRef(uploader, this.name, r.id),
+      item: r.id,
       duplicate: r.duplicate,
       ...(r.dead && { dead: r.dead }),
       ...(messages[i]!.file !== undefined && { file: messages[i]!.file }),
@@ -190,17 +201,22 @@ export class UploadAdapter implements Adapter {
     return { status: 202, body: { results: body } };
   }
 
-  private async status(id: string): Promise<PushResponse> {
+  /**
+   * The state of the item `ref` names, when the presented key uploaded it to this endpoint; any
+   * other id (a bare item number, another key's or endpoint's, another route's) is as unknown as
+   * a missing one.
+   */
+  private async status(req: PushRequest, ref: string): Promise<PushResponse> {
+    const id = itemOfRef(presentedKey(req), this.name, ref);
     let item;
     try {
-      item = id === '' ? undefined : await this.slot.intake().item(id);
+      item = id === undefined ? undefined : await this.slot.intake().item(id);
     } catch (err) {
       if (!isGatewayError(err, 'MAILGATE_ERR_INTAKE_UNAVAILABLE')) throw err;
       return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
     }
-    // Another route's item is as unknown here as a missing one: the keys open this route only.
-    if (!item || item.route !== this.config.route) return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', `no item ${id} in this upload's route`);
-    return { status: 200, body: item };
+    if (!item || item.route !== this.config.route) return refuse('MAILGATE_ERR_SERVER_NOT_FOUND', `no item ${ref} uploaded with this key`);
+    return { status: 200, body: { ...item, id: ref } };
   }
 }
 

@@ -10,7 +10,10 @@ const refused = (description: string) => ({ description, schema: refusal });
 const stored = z.object({
   results: z.array(
     z.object({
-      id: z.string().describe('The item id, for GET …/{id}'),
+      id: z
+        .string()
+        .describe('For GET …/{id} with the same key: `<item>.<tag>`, the tag made for the key that uploaded it (not guessable)'),
+      item: z.string().describe('The stored item, as the console and the admin API number it'),
       duplicate: z.boolean().describe('The same message was stored before on this route: nothing new stored'),
       dead: z.boolean().optional().describe('Stored as a dead letter (it cannot become a comment)'),
       file: z.string().optional().describe('The multipart file name'),
@@ -60,11 +63,11 @@ export function uploadOperations(name: string): { post: OperationDoc; get: Opera
       summary: `The delivery state of an item uploaded to "${name}".`,
       tag: 'upload',
       security: 'upload',
-      params: z.object({ id: z.string().describe('An id from the upload answer') }),
+      params: z.object({ id: z.string().describe('An id from the answer to an upload with the same key') }),
       answers: {
         200: { description: 'The item.', schema: itemState },
         401: unauthorized,
-        404: refused("No such item in this upload's route."),
+        404: refused('No item of this id uploaded with this key to this endpoint.'),
       },
     },
   };

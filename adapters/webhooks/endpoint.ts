@@ -8,6 +8,8 @@ import type { Logger } from '../../src/logger.js';
 import { contentKey } from '../../src/pipeline/origin.js';
 import type { Inbound, Intake, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { WebhookEntry } from './config.js';
+import { header } from './util.js';
+import { readBody } from './body.js';
 import { WebhookRefusal, type NormalizedMessage, type ProviderModule, type VerifyContext } from './provider.js';
 import type { ReplayCache } from './replay.js';
 
@@ -142,6 +144,8 @@ export function createHandler(d: EndpointDeps): (req: PushRequest) => Promise<Pu
   return async (req) => {
     const { ctx, release } = requestContext(d);
     try {
+      // The body as it arrives: a form is refused the moment it holds more parts than it may (body.ts).
+      if (req.stream !== undefined) req = { ...req, body: await readBody(req.stream, header(req, 'content-type')) };
       const answer = d.module.handshake ? await d.module.handshake(req, d.entry, ctx) : undefined;
       if (answer) return answer;
       if (req.method !== 'POST')

@@ -59,6 +59,8 @@ export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ct
     path,
     bodyLimit: entry.body_limit,
     tooLarge: 'MAILGATE_ERR_WEBHOOK_TOO_LARGE',
+    // Read as it comes (endpoint.ts): a form flood is refused before it is buffered whole.
+    streamBody: true,
     public: true,
     ...(authorize && { authorize }),
     handle: (req) => handle(req),

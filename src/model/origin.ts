@@ -10,12 +10,14 @@ export interface Origin {
   /** Adapter instance / account name from the configuration, when there is one. */
   account?: string;
   folder?: string;
-  /** Labels an export gave the message (Google Vault), in its order. */
+  /** Labels an export gave the message (Google Vault) or the mailbox has on it (Gmail), in their order. */
   labels?: string[];
-  /** The mailbox a message was read from (Graph: the user principal name or id as configured). */
+  /** The mailbox a message was read from (Graph: the user principal name or id as configured; Gmail: the user). */
   mailbox?: string;
   /** The message's Internet Message-ID as the mailbox reports it (Graph), angle brackets kept. */
   internetMessageId?: string;
+  /** The conversation the mailbox filed the message in (Gmail: its thread id). */
+  threadId?: string;
   uidValidity?: number;
   uid?: number;
   path?: string;

@@ -1,8 +1,17 @@
 /** Helpers tying a message to its outbox key, its route's target and its route properties. */
 import { createHash } from 'node:crypto';
-import type { RouteConfig } from '../config/schema.js';
 import type { UserProperties } from '../model/index.js';
 import type { Origin } from './types.js';
+
+/**
+ * What these helpers read of a route: where it delivers. Structural, so that a push kind's
+ * module can build its key here without reaching the configuration schema (which lists the kinds).
+ */
+export interface RouteTargetOf {
+  mode: 'sync' | 'predict';
+  source?: string | undefined;
+  dataset?: string | undefined;
+}
 
 /**
  * The key of a message handed to mailgate (webhooks, uploads, SMTP) rather than read from a
@@ -19,7 +28,7 @@ export function contentKey(raw: Buffer): string {
  * message read again for the same target is stored once; for another target (a route pointed
  * at a new source, an import into a second source) it is new.
  */
-export function outboxKey(route: RouteConfig, key: string): string {
+export function outboxKey(route: RouteTargetOf, key: string): string {
   return `${key}|${routeTarget(route)}`;
 }
 
@@ -29,13 +38,13 @@ export function outboxKey(route: RouteConfig, key: string): string {
  * is none (SMTP sets none: a queue id names a transaction of one client, not a message, and two
  * clients may well use the same one; its messages are deduplicated on their bytes alone).
  */
-export function eventKey(route: RouteConfig, origin: Origin): string | undefined {
+export function eventKey(route: RouteTargetOf, origin: Origin): string | undefined {
   if (origin.eventId === undefined || origin.eventId === '' || origin.pushed !== true) return undefined;
   return `${origin.adapter}:${origin.account ?? ''}:event:${origin.eventId}|${routeTarget(route)}`;
 }
 
 /** `acme/support` for a sync route, `dataset:acme/triage` for a predict route: the ledger and thread-index namespace. */
-export function routeTarget(route: RouteConfig): string {
+export function routeTarget(route: RouteTargetOf): string {
   return route.mode === 'sync' ? route.source! : `dataset:${route.dataset!}`;
 }
 

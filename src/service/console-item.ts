@@ -6,20 +6,16 @@
  */
 import type { RouteConfig } from '../config/schema.js';
 import { MAX_TEXT_CHARS } from '../limits.js';
-import { decodeWords } from '../mime/encoded-words.js';
-import { splitHeader } from '../mime/header-split.js';
-import { expand, makePart, type MimePart, type ParseContext } from '../mime/structure.js';
 import type { Comment, RawEmailDocument } from '../model/index.js';
 import { routeTarget } from '../pipeline/origin.js';
 import { threadInIndex } from '../pipeline/thread-index.js';
-import { buildComment, computeThreadProperties, documentHeaders, documentText, isGeneratedName, splitReply } from '../preview/index.js';
+import { buildComment, computeThreadProperties, documentText, isGeneratedName, splitReply } from '../preview/index.js';
 import { itemRow } from '../server/console-rows.js';
+import type { AttemptView, BodySpan, CommentView, DocumentCut, ItemDetail, RawSummary } from '../server/console-types.js';
+import type { ItemAttempt, ItemState, Store, StoredItem } from '../store/types.js';
+import { rawSummary } from './console-raw.js';
 import { threadView } from './console-thread.js';
-import type { AttemptView, BodySpan, CommentView, DocumentCut, ItemDetail, MimePartView, RawSummary } from '../server/console-types.js';
-import type { ItemAttempt, Store, StoredItem } from '../store/types.js';
 
-/** Raw messages larger than this are summarized from the stored document only (a page, not a parser run). */
-export const MAX_SUMMARY_RAW_BYTES = 32 * 1024 * 1024;
 /**
  * Characters of an HTML body converted to text for a view, on the service's thread. The text sent
  * is at most MAX_TEXT_CHARS; twice that in HTML holds it for all but markup-heavy mail, and keeps
@@ -82,24 +78,26 @@ function isParsed(doc: RawEmailDocument): boolean {
   return 'raw' in doc.raw_email.headers ? doc.raw_email.headers.raw !== '' : true;
 }
 
-async function commentView(
-  store: Store,
-  item: StoredItem,
-  doc: RawEmailDocument,
-  route: RouteConfig | undefined,
-): Promise<CommentView | null> {
+/** The comment as built from the (cut) document, with its body text and spans; null for a message that never parsed. */
+function builtComment(item: StoredItem, doc: RawEmailDocument, route: RouteConfig | undefined): Derived['built'] {
   if (!isParsed(doc)) return null;
-  const built: Comment = item.preview ?? buildComment(doc, { override: route?.override_user_properties ?? [] }).comment;
-  const placed =
-    route === undefined
-      ? { comment: built, thread: computeThreadProperties([built]).get(built.id) ?? null }
-      : await threadInIndex(store, routeTarget(route), built);
+  const comment: Comment = item.preview ?? buildComment(doc, { override: route?.override_user_properties ?? [] }).comment;
   const text = documentText(doc);
   const split = splitReply(text);
+  return { comment, text, spans: bodySpans(text, split.body, split.signature) };
+}
+
+/** The built comment placed in its thread as the store knows it now (read on every view: the thread grows). */
+async function commentView(store: Store, built: Derived['built'], route: RouteConfig | undefined): Promise<CommentView | null> {
+  if (built === null) return null;
+  const placed =
+    route === undefined
+      ? { comment: built.comment, thread: computeThreadProperties([built.comment]).get(built.comment.id) ?? null }
+      : await threadInIndex(store, routeTarget(route), built.comment);
   return {
     comment: placed.comment,
-    body_text: text,
-    spans: bodySpans(text, split.body, split.signature),
+    body_text: built.text,
+    spans: built.spans,
     generated_properties: Object.keys(placed.comment.user_properties)
       .map((k) => k.replace(/^(string|number):/, ''))
       .filter(isGeneratedName),
@@ -107,79 +105,73 @@ async function commentView(
   };
 }
 
-function partView(p: MimePart, path: string): MimePartView {
-  const v: MimePartView = { content_type: p.type, part: path };
-  if (p.params.charset !== undefined) v.charset = p.params.charset;
-  if (p.encoding !== 'identity') v.transfer_encoding = p.encoding;
-  if (p.disposition !== undefined) v.disposition = p.disposition;
-  if (p.name !== undefined) v.filename = decodeWords(p.name);
-  if (p.children === undefined) v.size = p.omittedSize ?? p.end - p.start;
-  else v.children = p.children.map((c, i) => partView(c, path === '' ? String(i + 1) : `${path}.${i + 1}`));
-  return v;
-}
-
-/**
- * Headers and the MIME tree from the raw bytes, never their content: the header blocks and
- * boundaries are found (linear in the bytes, at most MAX_MIME_PARTS parts), nothing is decoded.
- * The attachment list is the one the parse worker computed into the stored document: a view
- * never parses a message on the service's thread (a body of 10 MB of HTML entities took seconds).
- */
-function fromRaw(raw: Buffer, doc: RawEmailDocument): Pick<RawSummary, 'headers' | 'parts' | 'attachments'> {
-  const head = splitHeader(raw, 0, raw.length);
-  const ctx: ParseContext = { buf: raw, parts: 1, warnings: [], limitWarned: false };
-  const root = makePart(head.fields, head.bodyStart, raw.length, 'text/plain');
-  expand(ctx, root, 0);
-  return {
-    headers: head.fields.map((f) => ({ name: f.name, value: f.value })),
-    parts: partView(root, ''),
-    attachments: fromDocument(doc).attachments,
-  };
-}
-
-function fromDocument(doc: RawEmailDocument): Pick<RawSummary, 'headers' | 'parts' | 'attachments'> {
-  return {
-    headers: documentHeaders(doc).map((f) => ({ name: f.name, value: f.value })),
-    parts: null,
-    attachments: (doc.raw_email.attachments ?? []).map((a) => ({ name: a.name ?? null, content_type: a.content_type, size: a.size })),
-  };
-}
-
-async function rawSummary(store: Store, item: StoredItem): Promise<RawSummary> {
-  const kept = await store.itemRaw(item.id);
-  const raw = kept?.raw;
-  if (raw === undefined) {
-    const reason = item.status === 'delivered' ? 'dropped_after_delivery' : 'never_stored';
-    return { kept: false, reason, ...fromDocument(item.document) };
-  }
-  if (raw.byteLength > MAX_SUMMARY_RAW_BYTES) return { kept: true, bytes: raw.byteLength, ...fromDocument(item.document) };
-  try {
-    return { kept: true, bytes: raw.byteLength, ...fromRaw(raw, item.document) };
-  } catch {
-    // Bytes that never parsed (a dead letter): show what the document holds.
-    return { kept: true, bytes: raw.byteLength, ...fromDocument(item.document) };
-  }
-}
-
 function attemptView(a: ItemAttempt): AttemptView {
   return { at: a.at, outcome: a.outcome, code: a.error?.code ?? null, message: a.error?.message ?? null, delay_ms: a.delayMs ?? null };
 }
 
-export async function itemDetail(store: Store, routes: ReadonlyMap<string, RouteConfig>, id: number): Promise<ItemDetail | undefined> {
-  const item = await store.getItem(id);
+/**
+ * What a view derives from the stored document and the kept bytes — the document cut for the
+ * view, the comment built from it, the raw summary — kept for the last MAX_DERIVED views per
+ * store, under the item's state: opening the same large item again (a refresh, a live update,
+ * several tabs) reads neither its document nor its bytes again. A change of state (delivered,
+ * dead, replayed, retried) is another entry.
+ */
+interface Derived {
+  key: string;
+  origin: Record<string, unknown>;
+  warnings: ItemDetail['warnings'];
+  doc: RawEmailDocument;
+  cut: DocumentCut | null;
+  built: { comment: Comment; text: string; spans: BodySpan[] } | null;
+  raw: RawSummary;
+}
+
+export const MAX_DERIVED = 16;
+const derivedByStore = new WeakMap<Store, Map<string, Derived>>();
+
+async function derivedOf(store: Store, state: ItemState, route: RouteConfig | undefined): Promise<Derived | undefined> {
+  let cache = derivedByStore.get(store);
+  if (cache === undefined) derivedByStore.set(store, (cache = new Map()));
+  const stamp = JSON.stringify([state.id, state.status, state.attempts, state.finishedAt ?? null, route?.name ?? null]);
+  const known = cache.get(stamp);
+  if (known !== undefined) return known;
+  const item = await store.getItem(state.id);
   if (item === undefined) return undefined;
+  const view = viewDocument(item.document);
+  const derived: Derived = {
+    key: item.key,
+    origin: { ...item.origin },
+    warnings: item.warnings.map((w) => ({ code: w.code, message: w.message })),
+    doc: view.doc,
+    cut: view.cut,
+    built: builtComment(item, view.doc, route),
+    raw: await rawSummary(store, item),
+  };
+  cache.set(stamp, derived);
+  while (cache.size > MAX_DERIVED) cache.delete(cache.keys().next().value!);
+  return derived;
+}
+
+export async function itemDetail(store: Store, routes: ReadonlyMap<string, RouteConfig>, id: number): Promise<ItemDetail | undefined> {
+  const state = await store.itemState(id);
+  if (state === undefined) return undefined;
   const [summary] = await store.listItems({ limit: 1, beforeId: id + 1 });
   if (summary === undefined || summary.id !== id) return undefined;
-  const route = routes.get(item.route);
-  const view = viewDocument(item.document);
-  const comment = await commentView(store, item, view.doc, route);
-  const [raw, attempts, thread] = await Promise.all([
-    rawSummary(store, item),
-    store.itemAttempts(id),
-    threadView(store, item, route, comment),
-  ]);
+  const route = routes.get(state.route);
+  const derived = await derivedOf(store, state, route);
+  if (derived === undefined) return undefined;
+  const comment = await commentView(store, derived.built, route);
+  // This item in its thread: what it says is read from the comment built for the view (the cut document).
+  const self = {
+    route: state.route,
+    commentId: state.commentId,
+    document: derived.doc,
+    ...(derived.built && { preview: derived.built.comment }),
+  };
+  const [attempts, thread] = await Promise.all([store.itemAttempts(id), threadView(store, self, route, comment)]);
   const predictions =
     route?.mode === 'predict'
-      ? (await store.listPredictions({ route: item.route, commentIds: [item.commentId], limit: 10 })).map((p) => ({
+      ? (await store.listPredictions({ route: state.route, commentIds: [state.commentId], limit: 10 })).map((p) => ({
           id: p.id,
           created_at: p.createdAt,
           model: p.model,
@@ -188,14 +180,14 @@ export async function itemDetail(store: Store, routes: ReadonlyMap<string, Route
       : null;
   return {
     item: itemRow(summary),
-    key: item.key,
-    origin: { ...item.origin },
-    document: view.doc,
-    document_cut: view.cut,
+    key: derived.key,
+    origin: { ...derived.origin },
+    document: derived.doc,
+    document_cut: derived.cut,
     comment,
-    raw,
-    warnings: item.warnings.map((w) => ({ code: w.code, message: w.message })),
-    error: item.status === 'dead' || (item.status === 'queued' && item.attempts > 0) ? (item.lastError ?? null) : null,
+    raw: derived.raw,
+    warnings: derived.warnings,
+    error: state.status === 'dead' || (state.status === 'queued' && state.attempts > 0) ? (state.error ?? null) : null,
     attempts: attempts.map(attemptView),
     predictions,
     thread,

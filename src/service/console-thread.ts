@@ -25,7 +25,7 @@ function cut(text: string): string {
 }
 
 /** A stored item's subject and what it says: its comment's body when the comment was kept, else the document's text without the quote. */
-function said(item: StoredItem): { subject: string | null; text: string | null } {
+function said(item: Pick<StoredItem, 'preview' | 'document'>): { subject: string | null; text: string | null } {
   const m = item.preview?.messages[0];
   if (m !== undefined) return { subject: m.subject?.text ?? null, text: m.body.text === undefined ? null : cut(m.body.text) };
   const subject = documentHeaders(item.document).find((h) => h.key === 'subject');
@@ -37,7 +37,7 @@ function said(item: StoredItem): { subject: string | null; text: string | null }
 
 export async function threadView(
   store: Store,
-  item: StoredItem,
+  item: Pick<StoredItem, 'route' | 'commentId' | 'preview' | 'document'>,
   route: RouteConfig | undefined,
   comment: CommentView | null,
 ): Promise<ThreadMemberView[]> {

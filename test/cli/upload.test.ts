@@ -54,7 +54,7 @@ describe('mailgate upload', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const [result, state] = run.stdout.trim().split('\n');
-    expect(result).toMatch(/^\d+\t-\tstored$/);
+    expect(result).toMatch(/^\d+\.[\w-]{22}\t-\tstored$/);
     expect(state).toBe(`${result!.split('\t')[0]}\tdelivered`);
     expect(await s.enqueued()).toBe(before + 1);
   });
@@ -82,7 +82,7 @@ describe('mailgate upload', () => {
     // A single .msg goes as a multipart file too (there is no media type of its own to send it as).
     const text = await upload([file('corrupt.msg', `still not an Outlook file ${seq}`)]);
     expect(text.code).toBe(1);
-    expect(text.stdout).toMatch(/^\d+\t\d+-corrupt\.msg\tdead\tMAILGATE_ERR_INPUT_MSG_INVALID: /);
+    expect(text.stdout).toMatch(/^\d+\.[\w-]{22}\t\d+-corrupt\.msg\tdead\tMAILGATE_ERR_INPUT_MSG_INVALID: /);
   });
 
   it('the same Idempotency-Key and content answers the same ids and stores nothing twice', async () => {

@@ -43,6 +43,12 @@ describe('configuration errors', () => {
       /delivery\.batch_size: unknown field "batch_size"; the fields here are concurrency, .*max_documents.* \(line 3, column 3\)/,
     );
     expect(text).not.toContain('Unrecognized key');
+    expect(failure('rotues: []\n')).toContain('rotues: unknown field "rotues"; did you mean "routes"? (line 1, column 1)');
+    expect(
+      failure(
+        'adapters:\n  imap:\n    - { name: a, route: r, host: h, auth: { user: u, pass: p }, folderz: [INBOX] }\nroutes: [{ name: r, source: a/b }]\n',
+      ),
+    ).toContain('adapters.imap[0].folderz: unknown field "folderz"; did you mean "folders"?');
   });
 
   it('a value of the wrong type: what it must be, what was written and an example', () => {

@@ -395,6 +395,23 @@ describe('console', () => {
     await page.close();
   });
 
+  it('isolates a subject and a sender holding a bidi override (a reversed subject reordered what followed it)', async () => {
+    const word = (text: string) => `=?utf-8?b?${Buffer.from(text).toString('base64')}?=`;
+    const subject = 'Invoice \u202egpj.exe';
+    const id = await s.upload(plain('bidi-1', word(subject), `${word('Eve \u202eevE')} <eve@example.net>`));
+    const { page, problems } = await open('#/items?q=Invoice');
+    const row = page.locator(`#items-list li[data-id="${id}"]`);
+    await row.waitFor();
+    // Each value between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE: the override ends with it.
+    expect(await row.locator('.subject').textContent()).toBe(`\u2068${subject}\u2069`);
+    expect(await row.locator('.who').textContent()).toBe('\u2068\u2068Eve \u202eevE\u2069 <eve@example.net>\u2069');
+    await row.locator('a').click();
+    await page.locator('#item-title', { hasText: 'gpj.exe' }).waitFor();
+    expect(await page.locator('#item-title').textContent()).toBe(`\u2068${subject}\u2069`);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('pages to older items by keyset and keeps the view when the skip link is used', async () => {
     for (let i = 0; i < 45; i++) await s.upload(plain(`bulk-${i}`, `Bulk message ${i}`));
     const { page, problems } = await open();

@@ -80,9 +80,9 @@ export async function startConsoleServe(): Promise<ConsoleServe> {
         headers: { authorization: `Bearer ${UPLOAD_KEY}`, 'content-type': 'message/rfc822' },
         body: raw,
       });
-      const body = (await res.json()) as { results: Array<{ id: string }> };
+      const body = (await res.json()) as { results: Array<{ item: string }> };
       if (!res.ok || !body.results[0]) throw new Error(`upload: ${res.status} ${JSON.stringify(body)}`);
-      return Number(body.results[0].id);
+      return Number(body.results[0].item);
     },
     async faults(rules) {
       const res = await fetch(`${emulator}/_emulator/faults`, {

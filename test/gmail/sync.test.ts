@@ -52,6 +52,7 @@ describe('gmail adapter: rounds', () => {
     expect(full).toHaveLength(19);
     const origin = sink.items.get(`gmail:workspace/${USER}:${ids[1]}:0`)!.origin;
     expect(origin).toMatchObject({
+      threadId: ids[1],
       adapter: 'gmail',
       mailbox: USER,
       labels: expect.arrayContaining(['INBOX']),
@@ -108,5 +109,40 @@ describe('gmail adapter: rounds', () => {
       error: { code: 'MAILGATE_ERR_GMAIL_DELEGATION' },
     });
     expect(adapters[1]!.health()[0]).toMatchObject({ ok: true });
+  }, 30_000);
+});
+
+describe('gmail adapter: labels and actions', () => {
+  it('a message given a read label later (labelAdded) is read; one in another label is not', async () => {
+    standIn.addMailbox(USER);
+    const sink = new MemorySink();
+    const entry = entryFor(standIn, [USER]);
+    entry.mailboxes[0]!.labels = ['Support'];
+    const mb = standIn.mailbox(USER);
+    mb.createLabel('Support');
+    const [inSupport] = standIn.deliver(USER, [sampleMessage(1)], ['INBOX', 'Support']);
+    const [elsewhere] = standIn.deliver(USER, [sampleMessage(2)], ['INBOX']);
+    const { adapters } = run(entry, sink);
+    await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the Support message');
+    expect([...sink.items.values()][0]!.origin).toMatchObject({ eventId: inSupport, labels: expect.arrayContaining(['Support', 'INBOX']) });
+    mb.modify(mb.messages.get(elsewhere!)!, [mb.label('Support')], []);
+    adapters[0]!.runner.wake();
+    await until(() => sink.items.size === 2, 'the relabelled message');
+  }, 30_000);
+
+  it('after delivery: read removes UNREAD, label:<name> creates and adds the label, in one batchModify each', async () => {
+    standIn.addMailbox(USER);
+    const ids = fill(USER, 3);
+    for (const [action, check] of [
+      ['read', (l: Set<string>) => !l.has('UNREAD')],
+      ['label:Done', (l: Set<string>) => l.has(standIn.mailbox(USER).label('Done'))],
+    ] as const) {
+      const sink = new MemorySink();
+      const { adapters } = run(entryFor(standIn, [USER], { after_delivery: action }), sink);
+      await until(() => sink.items.size === 3, 'read');
+      const result = await adapters[0]!.afterDelivery([...sink.items.values()].map((i) => i.origin));
+      expect(result.applied).toHaveLength(3);
+      expect(ids.every((id) => check(standIn.mailbox(USER).messages.get(id)!.labelIds))).toBe(true);
+    }
   }, 30_000);
 });

@@ -50,14 +50,13 @@ afterEach(async () => {
   await standIn.close();
 });
 
-function start(pollMs = 60_000) {
+function start(pollMs = 60_000, sink = new MemorySink()) {
   const entry = entryFor(standIn, [USER], {
     poll_interval_ms: pollMs,
     notifications: { url: `http://127.0.0.1:${port}/graph/m365/notifications`, client_state: CLIENT_STATE },
   });
   const [adapter] = createGraphAdapters(entry, { logger: quiet });
   endpoint = adapter!.endpoints()[0];
-  const sink = new MemorySink();
   const done = adapter!.start(sink, stop.signal);
   return { adapter: adapter!, sink, done };
 }
@@ -109,5 +108,29 @@ describe('graph change notifications', () => {
     await until(() => sink.items.size === 1, 'the missed message');
     stop.abort();
     await done;
+  });
+
+  it('keeps the subscriptions in the store: a restart uses them (no new subscription), and their notifications wake the folder', async () => {
+    const sink = new MemorySink();
+    const first = start(60_000, sink);
+    await until(() => standIn.subscriptions.all.size === 1, 'a subscription');
+    const [id] = [...standIn.subscriptions.all.keys()];
+    await until(() => sink.checkpoints.has(`graph:m365/${USER}:subscriptions`), 'the saved subscription');
+    expect(sink.checkpoints.get(`graph:m365/${USER}:subscriptions`)).toMatchObject({ subscriptions: [{ id }] });
+    stop.abort();
+    await first.done;
+    const created = standIn.subscriptions.deliveries.filter((d) => d.kind === 'validation').length;
+
+    stop = new AbortController();
+    const again = start(60_000, sink);
+    await until(() => again.adapter.health()[0]!.state === 'idle', 'the restarted mailbox');
+    expect([...standIn.subscriptions.all.keys()]).toEqual([id]);
+    expect(standIn.subscriptions.deliveries.filter((d) => d.kind === 'validation')).toHaveLength(created);
+    const before = again.adapter.runner.opts.subscriber!.received;
+    standIn.deliver(USER, 'inbox', [sampleMessage(7)]);
+    await until(() => sink.items.size === 1, 'the notified message after the restart');
+    expect(again.adapter.runner.opts.subscriber!.received).toBeGreaterThan(before);
+    stop.abort();
+    await again.done;
   });
 });

@@ -264,7 +264,7 @@ describe('push intake through mailgate serve: delivered once', () => {
 describe('upload through mailgate serve', () => {
   const auth = { authorization: `Bearer ${UPLOAD_KEY}` };
   const uploadUrl = () => `${service.url}/api/upload/uploads`;
-  type Results = Array<{ id: string; duplicate: boolean; dead?: { code: string } }>;
+  type Results = Array<{ id: string; item: string; duplicate: boolean; dead?: { code: string } }>;
 
   it('takes message/rfc822, an mbox of 3 and multipart with a bad file; the bad one is a dead letter with its bytes', async () => {
     const store = service.runtime.store;
@@ -302,10 +302,10 @@ describe('upload through mailgate serve', () => {
     const dlq = (await (await fetch(`${service.url}/api/dlq`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as {
       items: Array<{ id: number; origin: { adapter: string }; error: { code: string } }>;
     };
-    const listed = dlq.items.find((i) => String(i.id) === bad.id)!;
+    const listed = dlq.items.find((i) => String(i.id) === bad.item)!;
     expect(listed).toMatchObject({ origin: { adapter: 'upload' }, error: { code: bad.dead!.code } });
     const rawBytes = Buffer.from(
-      await (await fetch(`${service.url}/api/dlq/${bad.id}/raw`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).arrayBuffer(),
+      await (await fetch(`${service.url}/api/dlq/${bad.item}/raw`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).arrayBuffer(),
     );
     expect(rawBytes.toString('latin1')).toBe('\xd0\xcf\x11\xe0 not really an Outlook message');
 

@@ -58,10 +58,13 @@ function storeOf(raw: Buffer) {
     document,
     warnings: [],
   };
+  const reads = { documents: 0, raw: 0 };
   return {
-    getItem: async () => item,
+    reads,
+    getItem: async () => (reads.documents++, item),
+    itemState: async () => ({ id: 7, route: 'in', key: 'k', commentId: 'c', status: item.status, attempts: item.attempts, enqueuedAt: '' }),
     listItems: async () => [{ id: 7, route: 'in', state: 'queued', attempts: 0, origin: { adapter: 'upload' }, commentId: 'c' }],
-    itemRaw: async () => ({ raw }),
+    itemRaw: async () => (reads.raw++, { raw }),
     itemAttempts: async () => [],
     threadMembers: async () => new Map(),
     itemsByComment: async () => new Map(),
@@ -79,6 +82,11 @@ describe('console item view (main-thread re-parse)', () => {
     expect(body).toHaveLength(MAX_VIEW_HTML_CHARS);
     // The whole answer, as it is sent, is a small multiple of the cut, not of the body.
     expect(JSON.stringify(detail).length).toBeLessThan(4 * MAX_VIEW_HTML_CHARS);
+    // Opened again in the same state: neither the document nor the bytes are read again.
+    const store = storeOf(raw);
+    const first = await itemDetail(store as never, new Map(), 7);
+    expect(await itemDetail(store as never, new Map(), 7)).toEqual(first);
+    expect(store.reads).toEqual({ documents: 1, raw: 1 });
     const small = await itemDetail(
       storeOf(Buffer.from('Subject: s\r\nContent-Type: text/html\r\n\r\n<p>hi</p>\r\n')) as never,
       new Map(),

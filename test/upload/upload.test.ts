@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseMultipart } from '../../adapters/upload/files.js';
+import { itemRef } from '../../adapters/upload/item-ref.js';
 import { createUploadAdapter, uploadConfigSchema, type UploadAdapter } from '../../adapters/upload/index.js';
 import { createLogger } from '../../src/logger.js';
 import type { PushRequest } from '../../src/pipeline/types.js';
@@ -81,7 +82,7 @@ describe('POST /api/upload/<name>', () => {
     const sink = new MemorySink();
     const res = await endpoint(a, 'POST').handle(req(EML, { 'content-type': 'message/rfc822' }), sink, {});
     expect(res.status).toBe(202);
-    expect(results(res.body)).toEqual([{ id: 'item-1', duplicate: false }]);
+    expect(results(res.body)).toEqual([{ id: itemRef(KEY, 'desk', 'item-1'), item: 'item-1', duplicate: false }]);
     expect(sink.stored[0]!.raw.equals(EML)).toBe(true);
     expect(sink.stored[0]!).toMatchObject({ route: 'r', origin: { adapter: 'upload', account: 'desk', envelope: { provider: 'upload' } } });
     expect(endpoint(a, 'POST').path).toBe('/api/upload/desk');
@@ -239,13 +240,50 @@ describe('GET /api/upload/<name>/<id>', () => {
     const get = endpoint(a, 'GET');
     expect(get.path).toBe('/api/upload/desk/:id');
     expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id })).toMatchObject({ status: 200, body: { id, state: 'queued' } });
-    sink.items.get(id)!.state = 'delivered';
+    sink.items.get('item-1')!.state = 'delivered';
     expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id })).toMatchObject({ status: 200, body: { state: 'delivered' } });
     expect(await get.handle({ ...req('', {}), method: 'GET' }, sink, { id: 'nope' })).toMatchObject({
       status: 404,
       body: { error: { code: 'MAILGATE_ERR_SERVER_NOT_FOUND' } },
     });
-    sink.items.get(id)!.route = 'other';
+    sink.items.get('item-1')!.route = 'other';
     expect((await get.handle({ ...req('', {}), method: 'GET' }, sink, { id })).status).toBe(404);
+  });
+
+  it('shows a key only the items it uploaded: a bare or walked item number, another key or another endpoint is 404 (sequential ids walked)', async () => {
+    const OTHER = 'other-upload-key-0123456789';
+    const sink = new MemorySink();
+    const a = adapter({ api_keys: [KEY, OTHER] });
+    const as = (key: string, headers: Record<string, string> = {}) => ({
+      ...req('', {}),
+      headers: { authorization: `Bearer ${key}`, ...headers },
+    });
+    const mine = results(
+      (await endpoint(a, 'POST').handle({ ...as(KEY, { 'content-type': 'message/rfc822' }), body: EML }, sink, {})).body,
+    )[0]!;
+    const theirs = results(
+      (await endpoint(a, 'POST').handle({ ...as(OTHER, { 'content-type': 'message/rfc822' }), body: MBOX3.subarray(0, 60) }, sink, {}))
+        .body,
+    )[0]!;
+    const get = endpoint(a, 'GET');
+    const status = async (key: string, id: string) => (await get.handle({ ...as(key), method: 'GET' }, sink, { id })).status;
+    expect(await status(KEY, mine.id)).toBe(200);
+    expect(await status(OTHER, theirs.id)).toBe(200);
+    // The other uploader's item: not by its id (tagged for the other key), not by its number.
+    expect(await status(KEY, theirs.id)).toBe(404);
+    for (const n of ['item-1', 'item-2', '1', '2']) expect(await status(KEY, n)).toBe(404);
+    const [number, tag] = theirs.id.split('.');
+    expect(await status(KEY, `${number}.${tag!.replace(/^./, (c) => (c === 'A' ? 'B' : 'A'))}`)).toBe(404);
+    // The same key on another endpoint of the route cannot read this endpoint's ids.
+    const elsewhere = createUploadAdapter({ name: 'front', route: 'r', api_keys: [KEY] }, { logger: createLogger(false) });
+    const other = endpoint(elsewhere, 'GET');
+    expect((await other.handle({ ...as(KEY), method: 'GET' }, sink, { id: mine.id })).status).toBe(404);
+    // A duplicate is answered with the first item's number, tagged for the key that sent it again.
+    const again = results(
+      (await endpoint(a, 'POST').handle({ ...as(OTHER, { 'content-type': 'message/rfc822' }), body: EML }, sink, {})).body,
+    )[0]!;
+    expect(again.duplicate).toBe(true);
+    expect(again.id).toBe(itemRef(OTHER, 'desk', 'item-1'));
+    expect(await status(OTHER, again.id)).toBe(200);
   });
 });

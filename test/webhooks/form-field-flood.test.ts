@@ -4,8 +4,10 @@
  * signature, which Mailgun puts in the body, could be checked). The work before the signature
  * check must be linear in the body and bounded: asserted on work done, never on time.
  */
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { multipartBody } from '../../adapters/webhooks/encode.js';
+import { MAX_FORM_PARTS, readBody, type BodyStats } from '../../adapters/webhooks/body.js';
+import { multipartBody, urlencodedBody } from '../../adapters/webhooks/encode.js';
 import { MAX_FORM_FIELDS, parseForm, type FormStats } from '../../adapters/webhooks/form.js';
 import { WebhookRefusal } from '../../adapters/webhooks/provider.js';
 import { endpointFor, errorCode, toRequest } from './support.js';
@@ -45,5 +47,45 @@ describe('form field flood (unauthenticated multipart stall)', () => {
     expect(res.status).toBe(413);
     expect(errorCode(res)).toBe('MAILGATE_ERR_WEBHOOK_TOO_LARGE');
     expect(sink.batches).toHaveLength(0);
+  });
+
+  it('reads a streamed form flood only up to MAX_FORM_PARTS parts, never the whole body (a 30 MB body buffered before the parse)', async () => {
+    const req = fieldsRequest(10_000, 3000);
+    const stats: BodyStats = { bytes: 0, separators: 0 };
+    let served = 0;
+    const stream = Readable.from(
+      (function* () {
+        for (let at = 0; at < req.body.length; at += 65_536) {
+          served += Math.min(65_536, req.body.length - at);
+          yield req.body.subarray(at, at + 65_536);
+        }
+      })(),
+    );
+    const err = await readBody(stream, String(req.headers['content-type']), stats).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WebhookRefusal);
+    expect((err as WebhookRefusal).kind).toBe('too_large');
+    // Checked per chunk read: past the bound by at most the parts of one chunk.
+    expect(stats.separators).toBeGreaterThan(MAX_FORM_PARTS + 1);
+    expect(stats.separators).toBeLessThan(MAX_FORM_PARTS + 30);
+    // About MAX_FORM_PARTS parts of 3 KB read of 30 MB, and no more served than read.
+    expect(stats.bytes).toBeLessThan((MAX_FORM_PARTS + 30) * 3100);
+    expect(req.body.length).toBeGreaterThan(4 * stats.bytes);
+    expect(served).toBe(stats.bytes);
+  });
+
+  it('counts every delimiter and separator once, however the body is cut into chunks', async () => {
+    const multi = fieldsRequest(MAX_FORM_PARTS, 3);
+    const form = urlencodedBody(Array.from({ length: MAX_FORM_PARTS + 1 }, (_, i) => [`f${i}`, 'v'] as [string, string]));
+    for (const size of [1, 2, 7, 64, 65_536]) {
+      const chunks = (b: Buffer) =>
+        Readable.from(Array.from({ length: Math.ceil(b.length / size) }, (_, i) => b.subarray(i * size, (i + 1) * size)));
+      const stats: BodyStats = { bytes: 0, separators: 0 };
+      const body = await readBody(chunks(multi.body), String(multi.headers['content-type']), stats);
+      expect(body.equals(multi.body)).toBe(true);
+      expect(stats.separators).toBe(MAX_FORM_PARTS + 1);
+      const flat: BodyStats = { bytes: 0, separators: 0 };
+      expect((await readBody(chunks(form), 'application/x-www-form-urlencoded', flat)).equals(form)).toBe(true);
+      expect(flat.separators).toBe(MAX_FORM_PARTS);
+    }
   });
 });

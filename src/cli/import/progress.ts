@@ -137,13 +137,23 @@ export function progressLine(s: ImportSummary): string {
     .join('  ')}  ${units(s)}`;
 }
 
+/** Which counters stay beside the bar when the room is short, most wanted first (AI units and read always). */
+const KEEP = ['queued', 'would send', 'delivered', 'dead letters', 'rejected', 'unchanged', 'parsed'];
+
 /**
- * The counters beside the progress bar, short enough for 160 columns: AI units first (the
- * figure that costs), then the counters that are not 0 (read always); the summary has them all.
+ * The counters beside the progress bar, within `room` columns: AI units first (the figure that
+ * costs), then read and the counters that are not 0, in their order; where they do not all fit,
+ * the least wanted go first (parsed, unchanged, …). The summary at the end has them all.
  */
-export function liveLine(s: ImportSummary): string {
+export function liveLine(s: ImportSummary, room = Infinity): string {
   const set = counters(s).filter(([k, v]) => v > 0 || k === 'read');
-  return [units(s), ...set.map(([k, v]) => `${k} ${v}`)].join(' · ');
+  const text = (kept: Array<[string, number]>) => [units(s), ...kept.map(([k, v]) => `${k} ${v}`)].join(' · ');
+  let kept = set;
+  for (const drop of [...KEEP].reverse()) {
+    if (text(kept).length <= room) break;
+    kept = kept.filter(([k]) => k !== drop);
+  }
+  return text(kept);
 }
 
 export function summaryText(s: ImportSummary): string {

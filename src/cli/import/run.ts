@@ -167,7 +167,7 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): P
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
     messages: () => last?.read ?? 0,
-    counters: () => (last ? liveLine(last) : 'reading…'),
+    counters: (room) => (last ? liveLine(last, room) : 'reading…'),
   });
   printer.via(display);
   try {
@@ -232,7 +232,7 @@ async function realRun(
     startDisplay(ctx.stderr, {
       files: () => inputs.files(paths),
       messages: () => counts.read,
-      counters: () => liveLine(current()),
+      counters: (room) => liveLine(current(), room),
     });
   let display = show();
   printer.via(display);

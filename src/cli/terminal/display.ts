@@ -22,8 +22,8 @@ export interface DisplayOptions {
   files?: () => AsyncIterable<SizedFile>;
   /** Messages handled so far (the msg/s rate). */
   messages: () => number;
-  /** The command's counters, shown beside the bar. */
-  counters: () => string;
+  /** The command's counters, shown beside the bar; `room`: the columns left for them (a shorter text fits whole). */
+  counters: (room: number) => string;
   everyMs?: number;
 }
 
@@ -31,12 +31,13 @@ export function startDisplay(stream: TtyStream, options: DisplayOptions): Progre
   if (stream.isTTY !== true) return { print: (text) => void stream.write(text), at: () => undefined, stop: () => undefined };
   const bytes = options.files === undefined ? undefined : new InputBytes(options.files);
   const window = new RateWindow();
-  const render = () => {
-    const counters = options.counters();
-    if (bytes === undefined) return counters;
+  const render = (columns: number) => {
+    // The status line keeps the last column free.
+    if (bytes === undefined) return options.counters(columns - 1);
     const done = bytes.done();
     window.add(Date.now(), done, options.messages());
-    return `${barText({ done, total: bytes.total, ...window.rates() })}  |  ${counters}`;
+    const bar = `${barText({ done, total: bytes.total, ...window.rates() })}  |  `;
+    return `${bar}${options.counters(columns - 1 - bar.length)}`;
   };
   const line = new StatusLine(stream, render, options.everyMs);
   bytes?.start();

@@ -28,7 +28,8 @@ export class StatusLine {
 
   constructor(
     private readonly stream: TtyStream,
-    private readonly render: () => string,
+    /** The line for a terminal this many columns wide (it is cut to fit whatever it returns). */
+    private readonly render: (columns: number) => string,
     private readonly everyMs = STATUS_EVERY_MS,
   ) {}
 
@@ -57,7 +58,7 @@ export class StatusLine {
     const columns = this.stream.columns;
     // A pseudo-terminal without a size reports 0 columns.
     const width = columns !== undefined && columns > 0 ? columns : DEFAULT_COLUMNS;
-    this.stream.write(`${CLEAR}${fitColumns(this.render(), width)}`);
+    this.stream.write(`${CLEAR}${fitColumns(this.render(width), width)}`);
     this.shown = true;
   }
 
