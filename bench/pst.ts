@@ -4,7 +4,8 @@
  *   1. `mailgate preview <file>` — msg/s, peak RSS;
  *   2. Debian's `readpst -e -t e` turning the same file into .eml files, then `mailgate preview`
  *      reading those — msg/s of both steps together, peak RSS of each;
- *   3. the reader alone under `--max-old-space-size=<--heap-mb, default 24>`: it must finish,
+ *   3. the reader alone under `--max-old-space-size=<--heap-mb, default 24>`, its worker's heap limited
+ *      to the same: it must finish,
  *      and its peak RSS is printed (the memory bound);
  * then the message counts and the subjects (as multisets) of 1 and 2, which must agree.
  * Needs `readpst` (apt-get install pst-utils); without it, steps 2 and the comparison are skipped.
@@ -84,7 +85,7 @@ for (const file of files) {
   console.log(
     `  mailgate preview <pst>            ${fmt(ours.length, 0)} msgs ${fmt(ours.length / mine.seconds)} msg/s  peak RSS ${fmt(mine.peakMb)} MB`,
   );
-  const alone = await timed(process.execPath, [`--max-old-space-size=${HEAP_MB}`, readerOnly, file]);
+  const alone = await timed(process.execPath, [`--max-old-space-size=${HEAP_MB}`, readerOnly, file, String(HEAP_MB)]);
   const line = alone.stdout.trim();
   console.log(
     `  reader alone, --max-old-space-size=${HEAP_MB} ${alone.code === 0 ? 'finished' : `FAILED (exit ${alone.code})`}: ${line}, ${alone.seconds.toFixed(2)} s with start-up  peak RSS ${fmt(alone.peakMb)} MB`,

@@ -6,11 +6,13 @@
 import { readInputs } from '../../adapters/files/index.js';
 
 const file = process.argv[2];
-if (file === undefined) throw new Error('usage: pst-read <file.pst>');
+if (file === undefined) throw new Error('usage: pst-read <file.pst> [worker heap MiB]');
+// The reader runs in a worker: its heap is limited like the process's (the bound being shown).
+const memoryMb = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
 let items = 0;
 let failed = 0;
 let bytes = 0;
-for await (const item of readInputs([file])) {
+for await (const item of readInputs([file], memoryMb === undefined ? {} : { pstBudget: { memoryMb } })) {
   items++;
   if (item.error) failed++;
   else bytes += item.raw.length;
