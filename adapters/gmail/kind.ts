@@ -12,4 +12,5 @@ export const kind = defineKind({
   errors: GMAIL_ERRORS,
   unique: duplicateEntry,
   load: () => import('./index.js'),
+  standIn: () => import('./stand-in/offer.js'),
 });

@@ -55,6 +55,6 @@ describe('mailgate emulator --stand-in graph', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).not.toBe(0);
-    expect(err).toMatch(/--stand-in imap: no adapter kind of that name offers a stand-in \(offered: graph\)/);
+    expect(err).toMatch(/--stand-in imap: no adapter kind of that name offers a stand-in \(offered: gmail, graph\)/);
   });
 });
