@@ -5,7 +5,17 @@
  * here, and asks for a capability (file inputs, a simulator), never for a kind by name.
  */
 import type { z } from 'zod';
-import type { FileInputsModule, KindImplementation, RunningStandIn, SimulatorModule, StandInModule } from '../src/pipeline/kind.js';
+import type {
+  FileInputsModule,
+  KindContext,
+  KindImplementation,
+  RunningStandIn,
+  SimulatorModule,
+  StandInModule,
+} from '../src/pipeline/kind.js';
+import { processPacer } from '../src/pipeline/pacer.js';
+import { backoffDelay } from '../src/retry.js';
+import { createTokenCache } from '../src/tokens.js';
 import type { Adapter, AdapterContext, AdapterMode, PathInputs } from '../src/pipeline/types.js';
 import { ADAPTER_KINDS, KINDS, kindsWith, type AdapterKind } from './config.js';
 
@@ -39,11 +49,23 @@ export function isAdapterKind(kind: string): kind is AdapterKind {
   return Object.hasOwn(KINDS, kind);
 }
 
+/** The shared services handed to a kind's factory with the caller's context (src/pipeline/kind.ts). */
+function withServices(kind: string, entry: unknown, ctx: AdapterContext): KindContext {
+  const name = (entry as { name?: unknown }).name;
+  return {
+    ...ctx,
+    log: ctx.logger.child({ adapter: kind, ...(typeof name === 'string' && { instance: name }) }),
+    pacer: processPacer(),
+    backoff: backoffDelay,
+    tokenCache: createTokenCache,
+  };
+}
+
 /** The definition of a kind; its implementation is loaded by this call. */
 export async function adapterDefinition<K extends AdapterKind>(kind: K): Promise<AdapterDefinition<AdapterEntryOf<K>>> {
   const { implementation } = await LOADERS[kind].load();
   const { mode, schema } = KINDS[kind];
-  return { kind, mode, schema, create: (entry, ctx) => implementation.create(entry, ctx) };
+  return { kind, mode, schema, create: (entry, ctx) => implementation.create(entry, withServices(kind, entry, ctx)) };
 }
 
 /** The one adapter of a configuration entry of a kind that makes one per entry. */

@@ -1,6 +1,6 @@
 /** The files adapter: .eml, directories, mbox (mboxo/mboxrd/Content-Length), maildir, Outlook .msg. */
-import type { KindImplementation } from '../../src/pipeline/kind.js';
-import type { Adapter, AdapterContext, PathInputs } from '../../src/pipeline/types.js';
+import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
+import type { Adapter, PathInputs } from '../../src/pipeline/types.js';
 import { createFilesAdapter as build } from './adapter.js';
 import type { FilesEntry } from './config.js';
 import { inputFiles, readInputs as read } from './read.js';
@@ -14,9 +14,8 @@ export { RECOGNISERS, SKIP, sniffBytes, sniffFile, type FileKind, type Recognise
 export type { FileItem, FileMessage, FileFailure, FileOrigin, FilePosition, MboxQuoting, ReadOptions, ResumePoint } from './types.js';
 
 /** The factory of one entry of `adapters.files[]`. Unreadable items are logged as they are kept as dead letters. */
-export function create(entry: FilesEntry, ctx: AdapterContext): Adapter {
-  // `instance`, not `name`: pino's own `name` field is the program's.
-  const log = ctx.logger.child({ adapter: 'files', instance: entry.name });
+export function create(entry: FilesEntry, ctx: KindContext): Adapter {
+  const log = ctx.log;
   return build({
     name: entry.name,
     paths: [...entry.paths],

@@ -81,7 +81,7 @@ export interface GmailTokens {
   forUser(user: string): TokenCache;
 }
 
-export function gmailTokens(entry: GmailEntry): GmailTokens {
+export function gmailTokens(entry: GmailEntry, createCache: typeof createTokenCache = createTokenCache): GmailTokens {
   const scopes = [entry.after_delivery === 'none' ? SCOPE_READONLY : SCOPE_MODIFY];
   const timeout = entry.request_timeout_ms;
   const auth = entry.auth;
@@ -92,7 +92,7 @@ export function gmailTokens(entry: GmailEntry): GmailTokens {
       forUser(user) {
         let cache = caches.get(user);
         if (cache === undefined) {
-          cache = createTokenCache(async () => {
+          cache = createCache(async () => {
             // A new client each time: the library keeps its own token, and `fresh` must bypass it.
             const jwt = new JWT({
               email: key.client_email,
@@ -114,7 +114,7 @@ export function gmailTokens(entry: GmailEntry): GmailTokens {
       },
     };
   }
-  const cache = createTokenCache(async () => {
+  const cache = createCache(async () => {
     const client = new OAuth2Client({
       clientId: auth.client_id,
       clientSecret: auth.client_secret,

@@ -8,16 +8,8 @@
 import { controlsOf } from '../../src/controls/schema.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
-import type { KindImplementation } from '../../src/pipeline/kind.js';
-import type {
-  Adapter,
-  AdapterContext,
-  AdapterHealth,
-  AfterDeliveryResult,
-  Intake,
-  Origin,
-  PushEndpoint,
-} from '../../src/pipeline/types.js';
+import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
+import type { Adapter, AdapterHealth, AfterDeliveryResult, Intake, Origin, PushEndpoint } from '../../src/pipeline/types.js';
 import { applyAction } from './actions.js';
 import { gmailTokens, type GmailTokens } from './auth.js';
 import { GmailClient } from './client.js';
@@ -114,8 +106,8 @@ export function createGmailAdapters(entry: GmailEntry, opts: GmailAdapterOptions
 }
 
 /** The registry's factory: one adapter per mailbox of `adapters.gmail[i]`. */
-export function create(entry: GmailEntry, ctx: AdapterContext): GmailMailboxAdapter[] {
-  return createGmailAdapters(entry, { logger: ctx.logger });
+export function create(entry: GmailEntry, ctx: KindContext): GmailMailboxAdapter[] {
+  return createGmailAdapters(entry, { logger: ctx.logger, pacer: ctx.pacer, tokens: gmailTokens(entry, ctx.tokenCache) });
 }
 
 /** The kind's implementation (adapters/gmail/kind.ts). */

@@ -60,7 +60,7 @@ function loopbackNetwork(origin: string, timeoutMs: number): INetworkModule {
 }
 
 /** A token cache for one app registration (every mailbox of the entry shares it). */
-export function graphTokens(entry: GraphEntry): TokenCache {
+export function graphTokens(entry: GraphEntry, cache: typeof createTokenCache = createTokenCache): TokenCache {
   const authority = new URL(entry.authority_url);
   const loopbackHttp = authority.protocol === 'http:';
   const base = loopbackHttp ? authority.origin.replace(/^http:/, 'https:') : authority.origin;
@@ -78,7 +78,7 @@ export function graphTokens(entry: GraphEntry): TokenCache {
     },
   });
   const scopes = [graphScope(entry.graph_url)];
-  return createTokenCache(async ({ fresh }) => {
+  return cache(async ({ fresh }) => {
     let result;
     try {
       result = await app.acquireTokenByClientCredential({ scopes, skipCache: fresh });

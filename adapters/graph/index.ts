@@ -8,16 +8,8 @@ import { controlsOf } from '../../src/controls/schema.js';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
-import type { KindImplementation } from '../../src/pipeline/kind.js';
-import type {
-  Adapter,
-  AdapterContext,
-  AdapterHealth,
-  AfterDeliveryResult,
-  Intake,
-  Origin,
-  PushEndpoint,
-} from '../../src/pipeline/types.js';
+import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
+import type { Adapter, AdapterHealth, AfterDeliveryResult, Intake, Origin, PushEndpoint } from '../../src/pipeline/types.js';
 import type { TokenCache } from '../../src/tokens.js';
 import { applyAction } from './actions.js';
 import { graphTokens } from './auth.js';
@@ -123,8 +115,8 @@ export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions
 }
 
 /** The registry's factory: one adapter per mailbox of `adapters.graph[i]`. */
-export function create(entry: GraphEntry, ctx: AdapterContext): GraphMailboxAdapter[] {
-  return createGraphAdapters(entry, { logger: ctx.logger });
+export function create(entry: GraphEntry, ctx: KindContext): GraphMailboxAdapter[] {
+  return createGraphAdapters(entry, { logger: ctx.logger, pacer: ctx.pacer, tokens: graphTokens(entry, ctx.tokenCache) });
 }
 
 /** The kind's implementation (adapters/graph/kind.ts). */

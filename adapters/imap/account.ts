@@ -28,7 +28,7 @@ export interface AccountOptions {
   backoff?: Partial<typeof BACKOFF>;
   /** Paces connection attempts; default: the process-wide pacer (pacer.ts), shared by every account. */
   pacer?: ConnectionPacer;
-  /** Each account logs through `logger.child({ adapter: 'imap', account })`. Default: silent. */
+  /** Each account logs through `logger.child({ adapter: 'imap', instance, account })` (`account` as before). Default: silent. */
   logger?: Logger;
 }
 
@@ -71,7 +71,7 @@ export class AccountRunner {
           : undefined;
     this.tracker = new AccountHealthTracker(config.name);
     this.filter = compileFilter(controlsOf(config), [auth.user]);
-    this.log = (opts.logger ?? (silent ??= createLogger(false))).child({ adapter: 'imap', account: config.name });
+    this.log = (opts.logger ?? (silent ??= createLogger(false))).child({ adapter: 'imap', instance: config.name, account: config.name });
   }
 
   health(): ImapHealth {

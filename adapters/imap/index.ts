@@ -5,8 +5,8 @@
  */
 import { GatewayError } from '../../src/errors.js';
 import { fanOut } from '../../src/pipeline/fan-out.js';
-import type { KindImplementation } from '../../src/pipeline/kind.js';
-import type { Adapter, AdapterContext, AdapterHealth, Intake, Origin } from '../../src/pipeline/types.js';
+import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
+import type { Adapter, AdapterHealth, Intake, Origin } from '../../src/pipeline/types.js';
 import { AccountRunner, type AccountOptions } from './account.js';
 import { groupOrigins, runAfterDelivery, type AfterDeliveryResult } from './actions.js';
 import { duplicateAccount, parseImapAccount, type ImapAccountConfig } from './config.js';
@@ -117,8 +117,8 @@ export function createImapAdapter(accounts: readonly unknown[], opts: ImapAdapte
 }
 
 /** The registry's factory: one account of `adapters.imap[]`, one connection. */
-export function create(entry: ImapAccountConfig, ctx: AdapterContext): ImapAdapter {
-  return new ImapAdapter([entry], { logger: ctx.logger });
+export function create(entry: ImapAccountConfig, ctx: KindContext): ImapAdapter {
+  return new ImapAdapter([entry], { logger: ctx.logger, pacer: ctx.pacer });
 }
 
 /** The kind's implementation (adapters/imap/kind.ts). */

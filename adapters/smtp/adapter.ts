@@ -16,7 +16,7 @@ import {
   type SMTPServerOptions,
   type SMTPServerSession,
 } from 'smtp-server';
-import { GatewayError, isGatewayError } from '../../src/errors.js';
+import { CORE_ERRORS, GatewayError, isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Accepted, Adapter, AdapterHealth, Inbound, Intake } from '../../src/pipeline/types.js';
 import type { SmtpEntry } from './config.js';
@@ -336,8 +336,10 @@ export class SmtpAdapter implements Adapter {
       this.counters.deferred++;
       const full = isGatewayError(err, 'MAILGATE_ERR_INTAKE_OUTBOX_FULL');
       this.lastError = { code: isGatewayError(err) ? err.code : 'MAILGATE_ERR_INTAKE_UNAVAILABLE', message: (err as Error).message };
-      this.log.warn({ err, route: inbound.route }, 'smtp message deferred with 451: it could not be stored');
-      return reply(451, full ? 'Error: queue full, try again later' : 'Error: the message could not be stored, try again later');
+      // The reply the catalogue declares with the code (451 for both intake refusals).
+      const code = CORE_ERRORS[full ? 'MAILGATE_ERR_INTAKE_OUTBOX_FULL' : 'MAILGATE_ERR_INTAKE_UNAVAILABLE'].smtp;
+      this.log.warn({ err, route: inbound.route }, `smtp message deferred with ${code}: it could not be stored`);
+      return reply(code, full ? 'Error: queue full, try again later' : 'Error: the message could not be stored, try again later');
     }
     if (result.duplicate) this.counters.duplicates++;
     else this.counters.accepted++;

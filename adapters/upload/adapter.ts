@@ -77,7 +77,7 @@ export class UploadAdapter implements Adapter {
     this.name = config.name;
     this.keys = config.api_keys.map(digest);
     this.idempotency = new IdempotencyCache(config.idempotency_keys);
-    this.log = logger.child({ adapter: 'upload', endpoint: config.name });
+    this.log = logger.child({ adapter: 'upload', instance: config.name, endpoint: config.name });
   }
 
   start(intake: Intake, signal: AbortSignal): Promise<void> {

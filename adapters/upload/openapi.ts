@@ -15,7 +15,10 @@ const stored = z.object({
         .describe('For GET …/{id} with the same key: `<item>.<tag>`, the tag made for the key that uploaded it (not guessable)'),
       item: z.string().describe('The stored item, as the console and the admin API number it'),
       duplicate: z.boolean().describe('The same message was stored before on this route: nothing new stored'),
-      dead: z.boolean().optional().describe('Stored as a dead letter (it cannot become a comment)'),
+      dead: z
+        .object({ code: z.string(), message: z.string() })
+        .optional()
+        .describe('Stored as a dead letter (it cannot become a comment): the coded reason'),
       file: z.string().optional().describe('The multipart file name'),
       index: z.number().optional().describe('The message index inside an mbox, or the item position inside a PST/OST'),
     }),

@@ -37,7 +37,7 @@ async function httpsGet(url: string): Promise<Buffer> {
 export function createWebhookAdapter(input: WebhookEntry | WebhookEntryInput, ctx: WebhookAdapterContext): Adapter {
   const entry = webhookEntrySchema.parse(input);
   const now = ctx.now ?? Date.now;
-  const logger = ctx.logger.child({ adapter: 'webhooks', account: entry.name, provider: entry.provider });
+  const logger = ctx.logger.child({ adapter: 'webhooks', instance: entry.name, account: entry.name, provider: entry.provider });
   const slot = intakeSlot(`webhook ${entry.name}`);
   const counters: EndpointCounters = { accepted: 0, duplicates: 0, dead: 0, refused: {}, unavailable: 0 };
   const deps = {

@@ -2,13 +2,36 @@
  * What a kind's implementation and its capabilities hand the core (the loaders of a kind's
  * definition, src/config/kind.ts, resolve to these; adapters/index.ts holds each kind to them).
  */
+import type { Logger } from '../logger.js';
 import type { Envelope } from '../model/origin.js';
+import type { backoffDelay } from '../retry.js';
+import type { createTokenCache } from '../tokens.js';
+import type { ConnectionPacer } from './pacer.js';
 import type { Adapter, AdapterContext, PathInputs } from './types.js';
+
+/**
+ * The services the runtime hands every kind's factory (through the registry), so that no kind
+ * imports them from another: one process-wide pacer, backoff, token caching, and a logger that
+ * names the kind and the entry.
+ */
+export interface KindServices {
+  /** A child of the service's logger naming the kind and the entry: `{ adapter, instance }`. */
+  log: Logger;
+  /** The process-wide pacer of connection starts and retries (src/pipeline/pacer.ts), shared by every pull kind. */
+  pacer: ConnectionPacer;
+  /** Jittered exponential backoff with a cap (src/retry.ts). */
+  backoff: typeof backoffDelay;
+  /** A cache around an OAuth kind's token fetch: renewed ahead of expiry, one fetch in flight (src/tokens.ts). */
+  tokenCache: typeof createTokenCache;
+}
+
+/** What a kind's factory gets besides its entry: the caller's context and the shared services. */
+export type KindContext = AdapterContext & KindServices;
 
 /** `load()` of a kind: `{ implementation }`. */
 export interface KindImplementation<E = never> {
   /** One adapter, or one per mailbox of the entry (each under its own lease). The entry is validated by the kind's schema. */
-  create(entry: E, ctx: AdapterContext): Adapter | Adapter[];
+  create(entry: E, ctx: KindContext): Adapter | Adapter[];
 }
 
 /** `fileInputs()` of a kind: the reader of files and folders named on the command line (`import`, `preview`). */

@@ -3,13 +3,22 @@ import type { Origin } from '../model/origin.js';
 import type { ItemSummary } from '../store/types.js';
 import type { ItemRow, OriginSummary } from './console-types.js';
 
+/**
+ * The provider of a pushed message: as its envelope names it, else the variant its adapter names
+ * after a colon (`<adapter>:<variant>`, the form of items stored before the envelope said it).
+ */
+function providerOf(o: Origin): string | undefined {
+  const colon = o.adapter.indexOf(':');
+  return o.envelope?.provider ?? (colon > 0 ? o.adapter.slice(colon + 1) : undefined);
+}
+
 function label(o: Origin): string {
   const name = o.account ?? '';
   if (o.folder !== undefined || o.uid !== undefined) {
     return [name, o.folder ?? '', o.uid === undefined ? '' : `uid ${o.uid}`].filter((s) => s !== '').join(' ');
   }
   if (o.path !== undefined) return o.index === undefined ? o.path : `${o.path} #${o.index}`;
-  const provider = o.envelope?.provider ?? (o.adapter.startsWith('webhook:') ? o.adapter.slice('webhook:'.length) : undefined);
+  const provider = providerOf(o);
   const parts = [provider ?? o.adapter, name !== '' && name !== provider ? name : '', o.eventId === undefined ? '' : `event ${o.eventId}`];
   return parts.filter((s) => s !== '').join(' ');
 }
@@ -22,7 +31,7 @@ export function originSummary(o: Origin): OriginSummary {
   if (o.uid !== undefined) s.uid = o.uid;
   if (o.path !== undefined) s.path = o.path;
   if (o.index !== undefined) s.index = o.index;
-  const provider = o.envelope?.provider ?? (o.adapter.startsWith('webhook:') ? o.adapter.slice('webhook:'.length) : undefined);
+  const provider = providerOf(o);
   if (provider !== undefined) s.provider = provider;
   if (o.eventId !== undefined) s.event_id = o.eventId;
   return s;

@@ -15,6 +15,8 @@ import { ownerCases } from './owners.case.js';
 
 /** Where each input went: the one enqueue's per-input answers. */
 const itemsOf = async (s: Pick<Store, 'enqueue'>, items: OutboxInput[]) => (await s.enqueue(items)).items;
+/** The counts of an enqueue, without its per-input outcomes (checked on their own by the cases that need them). */
+const tally = ({ queued, deadLettered, duplicates }: Awaited<ReturnType<Store['enqueue']>>) => ({ queued, deadLettered, duplicates });
 
 export interface StoreOpenOptions {
   now?: () => number;
@@ -91,10 +93,14 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
     describe('outbox', () => {
       it('enqueues idempotently on (route, key), also within one batch', async () => {
         const s = ctx.store();
-        expect(await s.enqueue([input('r1', 1), input('r1', 2)])).toEqual({ queued: 2, deadLettered: 0, duplicates: 0 });
-        expect(await s.enqueue([input('r1', 2), input('r1', 3), input('r1', 3)])).toEqual({ queued: 1, deadLettered: 0, duplicates: 2 });
-        expect(await s.enqueue([input('r2', 1)])).toEqual({ queued: 1, deadLettered: 0, duplicates: 0 });
-        expect(await s.enqueue([])).toEqual({ queued: 0, deadLettered: 0, duplicates: 0 });
+        expect(tally(await s.enqueue([input('r1', 1), input('r1', 2)]))).toEqual({ queued: 2, deadLettered: 0, duplicates: 0 });
+        expect(tally(await s.enqueue([input('r1', 2), input('r1', 3), input('r1', 3)]))).toEqual({
+          queued: 1,
+          deadLettered: 0,
+          duplicates: 2,
+        });
+        expect(tally(await s.enqueue([input('r2', 1)]))).toEqual({ queued: 1, deadLettered: 0, duplicates: 0 });
+        expect(tally(await s.enqueue([]))).toEqual({ queued: 0, deadLettered: 0, duplicates: 0 });
         expect(await s.outboxDepth('r1')).toBe(3);
         expect(await s.outboxDepth()).toBe(4);
       });
@@ -409,7 +415,6 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect(due[0]).toEqual({
           id: id(1),
           route: 'r',
-          key: 'files:/tmp/archive.mbox:1',
           origin: { adapter: 'files', path: '/tmp/archive.mbox', index: 1 },
         });
         expect((await s.pendingActions(1, id(1))).map((d) => d.id)).toEqual([id(2)]);
@@ -484,7 +489,7 @@ function deadLetterCases(ctx: ContractContext): void {
     it('keeps parse failures and dead-lettered items with their raw bytes', async () => {
       const s = ctx.store();
       const failed = input('r', 1, { error: { code: 'MAILGATE_ERR_MIME_TIMEOUT', message: 'parse took too long' } });
-      expect(await s.enqueue([failed, input('r', 2), input('q', 3)])).toEqual({ queued: 2, deadLettered: 1, duplicates: 0 });
+      expect(tally(await s.enqueue([failed, input('r', 2), input('q', 3)]))).toEqual({ queued: 2, deadLettered: 1, duplicates: 0 });
       const [two] = await s.claim('r', 10, 'w', 60_000);
       expect(await s.deadLetter(two?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: '422: bad thing' })).toBe(true);
       expect(await s.deadLetter(two?.id ?? 0, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'twice' })).toBe(false);
@@ -804,7 +809,7 @@ function stateCases(ctx: ContractContext): void {
       expect(await again.getCheckpoint('cp')).toEqual({ n: 2 });
       expect((await again.claim('r', 10, 'w', 60_000)).map((i) => i.commentId)).toEqual(['c0de0001', 'c0de0002']);
       expect((await again.lookup('src', ['aa'])).get('aa')?.textHash).toBe('t');
-      expect(await again.enqueue([input('r', 1)])).toEqual({ queued: 0, deadLettered: 0, duplicates: 1 });
+      expect(tally(await again.enqueue([input('r', 1)]))).toEqual({ queued: 0, deadLettered: 0, duplicates: 1 });
     });
 
     it('fails with a coded error once closed', async () => {

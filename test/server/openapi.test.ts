@@ -110,6 +110,27 @@ describe('real answers of mailgate serve conform to its /api/openapi.json', () =
       },
       202,
     );
+    // A file that cannot be read is stored as a dead letter; its answer carries the coded reason.
+    const boundary = 'openapi-dead-letter';
+    const broken = await conformsAt(
+      'POST',
+      '/api/upload/uploads',
+      '/api/upload/uploads',
+      {
+        headers: { authorization: `Bearer ${UPLOAD_KEY}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: [
+          `--${boundary}`,
+          'Content-Disposition: form-data; name="file"; filename="broken.msg"',
+          'Content-Type: application/vnd.ms-outlook',
+          '',
+          'not an outlook file at all',
+          `--${boundary}--`,
+          '',
+        ].join('\r\n'),
+      },
+      202,
+    );
+    expect(broken.results[0].dead).toMatchObject({ code: 'MAILGATE_ERR_INPUT_MSG_INVALID' });
     await conformsAt(
       'GET',
       '/api/upload/uploads/:id',

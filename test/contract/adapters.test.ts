@@ -1,0 +1,119 @@
+/**
+ * Every kind that needs no remote server passes the adapter contract (adapter.case.ts): the two
+ * kinds that live only in the tests (kinds/), and files, raw webhooks and uploads through the
+ * registry. A kind joins with one line below.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { createAdapter, KINDS, simulator, type AdapterEntryOf, type AdapterKind } from '../../adapters/index.js';
+import type { KindDefinition } from '../../src/config/kind.js';
+import { createLogger } from '../../src/logger.js';
+import { processPacer } from '../../src/pipeline/pacer.js';
+import { backoffDelay } from '../../src/retry.js';
+import { createTokenCache } from '../../src/tokens.js';
+import type { KindImplementation } from '../../src/pipeline/kind.js';
+import type { Adapter, AdapterContext, PushRequest } from '../../src/pipeline/types.js';
+import { RawClient } from '../smtp/client.js';
+import { adapterContract, message, ROUTE, type KindCase } from './adapter.case.js';
+import * as postbox from './kinds/postbox.js';
+import * as sequence from './kinds/sequence.js';
+
+const ctx: AdapterContext = { logger: createLogger({ level: 'silent' }), maxMessageBytes: 10 * 1024 * 1024 };
+const dir = mkdtempSync(join(tmpdir(), 'mailgate-contract-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** An adapter made through its kind's definition, as the registry makes one (with the shared services). */
+async function fromDefinition(def: KindDefinition, entry: unknown): Promise<Adapter> {
+  const { implementation } = (await def.load()) as { implementation: KindImplementation<unknown> };
+  const services = { log: ctx.logger, pacer: processPacer(), backoff: backoffDelay, tokenCache: createTokenCache };
+  const made = implementation.create(def.schema.parse(entry), { ...ctx, ...services });
+  return Array.isArray(made) ? made[0]! : made;
+}
+
+/** An adapter made through the registry from an entry its kind's schema validated, as the runtime makes one. */
+const registered =
+  <K extends AdapterKind>(kind: K, entry: unknown) =>
+  () =>
+    createAdapter(kind, KINDS[kind].schema.parse(entry) as AdapterEntryOf<K>, ctx);
+
+/** A POST to the adapter's first endpoint; its status. */
+async function post(adapter: Adapter, body: Buffer, headers: Record<string, string>): Promise<number> {
+  const endpoint = adapter.endpoints!()[0]!;
+  const req: PushRequest = { method: 'POST', url: endpoint.path, headers, body, remoteAddress: '127.0.0.1' };
+  return (await endpoint.handle(req, {})).status;
+}
+
+const mbox = join(dir, 'five.mbox');
+writeFileSync(
+  mbox,
+  Buffer.concat(
+    [0, 1, 2, 3, 4].map((i) =>
+      Buffer.concat([Buffer.from('From a@example.com Mon Jan  1 00:00:00 2024\n'), message(i), Buffer.from('\n')]),
+    ),
+  ),
+);
+const HMAC = 'contract-secret-0123456789';
+const UPLOAD_KEY = 'contract-upload-key-0123456789';
+
+const pull = (kind: string, build: () => Promise<Adapter>, messages: number): KindCase => ({ kind, mode: 'pull', messages, build });
+/** A push kind answering over HTTP: 2xx once stored, 503 to retry; `sign` makes the request its senders make. */
+const http = (kind: string, build: () => Promise<Adapter>, sign: (raw: Buffer) => Promise<Signed> | Signed): KindCase => ({
+  kind,
+  mode: 'push',
+  build,
+  send: async (a, raw) => {
+    const { body, headers } = await sign(raw);
+    return post(a, body, headers);
+  },
+  success: (s) => s >= 200 && s < 300,
+  retryable: [503],
+});
+type Signed = { body: Buffer; headers: Record<string, string> };
+
+const asIs = (raw: Buffer): Signed => ({ body: raw, headers: { 'content-type': 'message/rfc822' } });
+const withKey = (raw: Buffer): Signed => ({
+  body: raw,
+  headers: { 'content-type': 'message/rfc822', authorization: `Bearer ${UPLOAD_KEY}` },
+});
+async function signedRaw(raw: Buffer): Promise<Signed> {
+  const { simulator: sim } = await simulator();
+  const entry = sim.entryFromSecrets('raw', { hmacSecret: HMAC }, 'http://127.0.0.1/webhooks/raw-in');
+  const req = sim.request(entry, raw, { url: 'http://127.0.0.1/webhooks/raw-in', now: Date.now() });
+  return { body: req.body, headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v])) };
+}
+
+/** SMTP as a mail server speaks it; the reply code of the final dot (250, or 451 to retry). */
+async function smtp(a: Adapter, raw: Buffer): Promise<number> {
+  const listener = a as Adapter & { listening(): { port: number } | undefined };
+  for (let i = 0; listener.listening() === undefined && i < 200; i++) await new Promise((r) => setTimeout(r, 10));
+  const { client } = await RawClient.open(listener.listening()!.port);
+  try {
+    for (const line of ['EHLO mail.example.org', 'MAIL FROM:<a@example.com>', 'RCPT TO:<b@example.com>', 'DATA'])
+      console.error(line, await client.cmd(line));
+    return (await client.data(raw)).code;
+  } finally {
+    await client.cmd('QUIT').catch(() => undefined);
+  }
+}
+const smtpCase = (build: () => Promise<Adapter>): KindCase => ({
+  kind: 'smtp',
+  mode: 'push',
+  build,
+  send: smtp,
+  success: (c) => c === 250,
+  retryable: [451],
+});
+
+/** One line a kind. */
+const CASES: KindCase[] = [
+  pull('sequence', () => fromDefinition(sequence.kind, { name: 's', route: ROUTE, messages: 5 }), 5),
+  http('postbox', () => fromDefinition(postbox.kind, { name: 'p', route: ROUTE }), asIs),
+  pull('files', registered('files', { name: 'drop', route: ROUTE, paths: [mbox] }), 5),
+  http('webhooks', registered('webhooks', { name: 'raw-in', provider: 'raw', route: ROUTE, hmac_secret: HMAC }), signedRaw),
+  http('upload', registered('upload', { name: 'uploads', route: ROUTE, api_keys: [UPLOAD_KEY] }), withKey),
+  smtpCase(registered('smtp', { name: 'mx', route: ROUTE, listen: '127.0.0.1:0', recipients: [{ match: '*' }] })),
+];
+
+for (const c of CASES) adapterContract(c);
