@@ -4,6 +4,7 @@
  * (MAILGATE_ERR_STORE_UNAVAILABLE or _WRITE_FAILED, `wrapStoreError`) naming the method. Both
  * implementations compose this way, so neither repeats a delegation per method.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { wrapStoreError } from './common.js';
 import type { Store, StoreConcerns, StoreFull } from './types.js';
 
@@ -97,19 +98,42 @@ class SpaceHealth {
 }
 
 /** `impl`'s listed methods, each answering a promise and wrapping a failure under its name. */
+/** The longest pause between two attempts of a call the store refused as busy. */
+const BUSY_PAUSE_MAX_MS = 200;
+
+/**
+ * Calls `fn` again while the backend answers "busy" and its budget lasts, pausing between
+ * attempts without holding the thread (a refused call is rolled back whole, so asking again is
+ * the same call); the last refusal is thrown.
+ */
+async function patiently<T>(fn: () => Promise<T> | T, busy: BackendFailures['busy']): Promise<T> {
+  if (busy === undefined || busy.budgetMs === 0) return fn();
+  const until = Date.now() + busy.budgetMs;
+  for (let pause = 5; ; pause = Math.min(pause * 2, BUSY_PAUSE_MAX_MS)) {
+    try {
+      return await fn();
+    } catch (err) {
+      const left = until - Date.now();
+      if (!busy.is(err) || left <= 0) throw err;
+      await sleep(Math.min(pause, left));
+    }
+  }
+}
+
 function guarded(
   impl: object,
   methods: Record<string, true | string>,
-  unavailable: (err: unknown) => boolean,
+  failures: BackendFailures,
   space: { full: (err: unknown) => boolean; health: SpaceHealth },
 ): Record<string, Method> {
   const out: Record<string, Method> = {};
+  const { unavailable, busy } = failures;
   for (const [name, label] of Object.entries(methods)) {
     const fn = (impl as Record<string, Method>)[name]!;
     const what = label === true ? name : label;
     out[name] = async (...args: unknown[]) => {
       try {
-        const result = await fn.apply(impl, args);
+        const result = await patiently(() => fn.apply(impl, args), busy);
         space.health.succeeded(name);
         return result;
       } catch (err) {
@@ -125,6 +149,8 @@ function guarded(
 export interface BackendFailures {
   unavailable: (err: unknown) => boolean;
   full: (err: unknown) => boolean;
+  /** A refusal worth asking again, and for how long in all (SQLite: another connection's lock). */
+  busy?: { is: (err: unknown) => boolean; budgetMs: number };
 }
 
 /**
@@ -141,8 +167,8 @@ export function composeStore(
   const space = { full: failures.full, health };
   const store: Record<string, unknown> = { kind, close: () => lifecycle.close(), health: () => health.health() };
   for (const name of Object.keys(METHODS) as Array<keyof StoreConcerns>) {
-    Object.assign(store, guarded(concerns[name], METHODS[name], failures.unavailable, space));
+    Object.assign(store, guarded(concerns[name], METHODS[name], failures, space));
   }
-  Object.assign(store, guarded(lifecycle, { migrate: true }, failures.unavailable, space));
+  Object.assign(store, guarded(lifecycle, { migrate: true }, failures, space));
   return store as unknown as Store;
 }

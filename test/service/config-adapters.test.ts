@@ -36,9 +36,11 @@ const good = '{ name: a, route: support, host: imap.example.com, auth: { user: u
 
 describe('configuration of adapters', () => {
   it('refuses an unknown adapter kind, naming it and the kinds there are', () => {
-    const text = message(() => loadConfig({ file: file(`adapters:\n  imapp:\n    - ${good}\n`) }));
-    expect(text).toContain(
-      `adapters: unknown adapter kind "imapp"; the kinds are ${ADAPTER_KINDS.join(', ')} (rename or remove adapters.imapp)`,
+    const typo = message(() => loadConfig({ file: file(`adapters:\n  imapp:\n    - ${good}\n`) }));
+    expect(typo).toContain('adapters.imapp: unknown field "imapp"; did you mean "imap"? (line 3, column 3)');
+    const other = message(() => loadConfig({ file: file(`adapters:\n  exchange:\n    - ${good}\n`) }));
+    expect(other).toContain(
+      `adapters.exchange: unknown field "exchange"; the fields here are ${ADAPTER_KINDS.join(', ')} (line 3, column 3)`,
     );
     expect(ADAPTER_KINDS).toEqual(expect.arrayContaining(['files', 'imap', 'webhooks', 'upload', 'smtp']));
   });
@@ -59,7 +61,7 @@ describe('configuration of adapters', () => {
         file: file(`adapters:\n  imap:\n    - { name: a, route: support, host: h, auth: { user: u, pass: p }, idel: true }\n`),
       }),
     );
-    expect(field).toContain('adapters.imap[0]: unknown field "idel" in an IMAP account; the fields are listed in docs/imap.md');
+    expect(field).toContain('adapters.imap[0].idel: unknown field "idel"; did you mean "idle"? (line 4, column');
     const grant = message(() =>
       loadConfig({
         file: file(
@@ -107,6 +109,6 @@ describe('configuration of adapters', () => {
     const exit = await serve.exit;
     expect(exit.code).not.toBe(0);
     expect(serve.stderr()).toContain('MAILGATE_ERR_CONFIG_INVALID');
-    expect(serve.stderr()).toContain('unknown adapter kind "imapp"');
+    expect(serve.stderr()).toContain('adapters.imapp: unknown field "imapp"; did you mean "imap"?');
   });
 });

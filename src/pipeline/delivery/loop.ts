@@ -12,6 +12,9 @@ import { fanOut } from '../fan-out.js';
 import { routeTarget } from '../origin.js';
 import { sleep } from '../sleep.js';
 
+/** The longest wait before a route's worker asks a refusing store for work again. */
+const CLAIM_BACKOFF_MAX_MS = 30_000;
+
 /** One item's result from the batcher (src/batcher/deliver-batch.ts). */
 export type { ItemOutcome };
 
@@ -397,6 +400,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
   async function routeWorker(route: RouteConfig, signal: AbortSignal, until?: () => Promise<boolean>): Promise<void> {
     const idleMs = options.idleMs ?? 250;
     const flushMs = options.flushMs ?? 0;
+    let failures = 0;
     while (!signal.aborted) {
       const wait = (pausedUntil.get(route.name) ?? 0) - Date.now();
       if (wait > 0) {
@@ -405,11 +409,18 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         continue;
       }
       resumed(route);
-      let claimed = 0;
+      let claimed: number;
       try {
         claimed = await runOnce(route);
+        failures = 0;
       } catch (err) {
         options.onError?.(err, route);
+        // A store that refuses (locked, full, unreachable) is asked again later and later, up to
+        // CLAIM_BACKOFF_MAX_MS: on SQLite every refused claim has waited the busy timeout on the
+        // event loop's thread, which intake and the health endpoints need meanwhile.
+        failures++;
+        await sleep(Math.min(idleMs * 2 ** failures, CLAIM_BACKOFF_MAX_MS), signal);
+        continue;
       }
       if (claimed > 0) {
         if (claimed < options.claimLimit && flushMs > 0) await sleep(flushMs, signal);

@@ -24,6 +24,25 @@ export interface SqliteOptions {
 
 export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
+/**
+ * How long one statement may wait for another connection's lock on the calling thread. The rest
+ * of the busy timeout is spent between attempts without holding the thread (the store's guard,
+ * `BackendFailures.busy`): a lock held by a backup, a `compact` or another process then delays
+ * the calls that need it, not every timer, request and health check of the process.
+ */
+export const SQLITE_BUSY_SLICE_MS = 20;
+
+/** Another connection holds the lock: worth asking again until the busy timeout is spent. */
+export function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/** The busy timeout of a store's options (validated once). */
+export function busyTimeoutOf(options: SqliteOptions): number {
+  return parseLimit('SQLite busyTimeoutMs', options.busyTimeoutMs, DEFAULT_SQLITE_BUSY_TIMEOUT_MS, { min: 0 });
+}
+
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|FULL|READONLY|NOTADB|CORRUPT|PERM|AUTH)/;
 
 export function isUnavailable(err: unknown): boolean {
@@ -42,11 +61,11 @@ export function isFull(err: unknown): boolean {
 export const SQLITE_PAGE_SIZE = 16_384;
 
 export function openDatabase(path: string, options: SqliteOptions): Database.Database {
-  const busy = parseLimit('SQLite busyTimeoutMs', options.busyTimeoutMs, DEFAULT_SQLITE_BUSY_TIMEOUT_MS, { min: 0 });
+  const busy = busyTimeoutOf(options);
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path);
-    db.pragma(`busy_timeout = ${busy}`);
+    db.pragma(`busy_timeout = ${Math.min(busy, SQLITE_BUSY_SLICE_MS)}`);
     // A new database gets 16 KiB pages: a message's document and raw bytes (a few KiB each)
     // then fit in one page instead of spilling into overflow pages, which halves what an
     // enqueue writes. An existing database keeps its page size (it is fixed once written).

@@ -14,7 +14,7 @@ import { SqliteCheckpoints } from './checkpoints.js';
 import { SqliteConsole } from './console.js';
 import { SqliteControls } from './controls.js';
 import { SqliteCounters } from './counters.js';
-import { isFull, isUnavailable, openDatabase, type SqliteOptions } from './db.js';
+import { busyTimeoutOf, isBusy, isFull, isUnavailable, openDatabase, type SqliteOptions } from './db.js';
 import { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteKeyed } from './keyed.js';
 import { SqliteLeases } from './leases.js';
@@ -64,5 +64,9 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
       if (db.open) db.close();
     },
   };
-  return composeStore('sqlite', concerns, lifecycle, { unavailable: isUnavailable, full: isFull });
+  return composeStore('sqlite', concerns, lifecycle, {
+    unavailable: isUnavailable,
+    full: isFull,
+    busy: { is: isBusy, budgetMs: busyTimeoutOf(options) },
+  });
 }
