@@ -8,6 +8,7 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
+import type { WakeWatch } from '../../src/pipeline/wake-board.js';
 import type { AdapterHealth, Intake } from '../../src/pipeline/types.js';
 import { backoffDelay, type Backoff } from '../../src/retry.js';
 import type { GmailClient } from './client.js';
@@ -52,6 +53,8 @@ export interface MailboxOptions {
   client: GmailClient;
   log: Logger;
   watcher?: Watcher;
+  /** With notifications: signals of pushes another replica received for this mailbox (src/pipeline/wake-board.ts). */
+  board?: WakeWatch;
   /** The process-wide pacer (src/pipeline/pacer.ts): a start or a retry holds a slot through its token and label requests. */
   paced?: (signal: AbortSignal) => Promise<() => void>;
 }
@@ -95,6 +98,7 @@ export class MailboxRunner {
   async run(sink: Intake, signal: AbortSignal): Promise<void> {
     this.active = true;
     this.health.state = 'starting';
+    await this.opts.board?.baseline();
     let failures = 0;
     try {
       while (!signal.aborted) {
@@ -185,7 +189,11 @@ export class MailboxRunner {
     if (this.dirty) return;
     this.wakeUp = new AbortController();
     const renewIn = this.opts.watcher?.nextRenewalMs(this) ?? Number.POSITIVE_INFINITY;
-    await sleep(Math.min(this.opts.entry.poll_interval_ms, renewIn), AbortSignal.any([signal, this.wakeUp.signal]));
+    const wait = Math.min(this.opts.entry.poll_interval_ms, renewIn);
+    const woken = AbortSignal.any([signal, this.wakeUp.signal]);
+    // A push received by another replica.
+    if (this.opts.board === undefined) await sleep(wait, woken);
+    else if (await this.opts.board.sleep(wait, woken)) this.wake();
     this.wakeUp = undefined;
   }
 

@@ -9,6 +9,7 @@
 import { isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
+import type { WakeWatch } from '../../src/pipeline/wake-board.js';
 import type { AdapterHealth, Intake } from '../../src/pipeline/types.js';
 import { backoffDelay, type Backoff } from '../../src/retry.js';
 import type { MailboxClient } from './client.js';
@@ -54,6 +55,8 @@ export interface MailboxOptions {
   client: MailboxClient;
   log: Logger;
   subscriber?: Subscriber;
+  /** With notifications: signals of notifications another replica received for this mailbox (src/pipeline/wake-board.ts). */
+  board?: WakeWatch;
   /**
    * The process-wide pacer: a start or a retry waits for a slot, holds it through its token and
    * folder requests, and releases it (src/pipeline/pacer.ts).
@@ -100,6 +103,7 @@ export class MailboxRunner {
     this.opts.subscriber?.reset(this);
     this.active = true;
     this.health.state = 'starting';
+    await this.opts.board?.baseline();
     let failures = 0;
     try {
       while (!signal.aborted) {
@@ -190,7 +194,11 @@ export class MailboxRunner {
     if (this.dirty.size > 0) return;
     this.wakeUp = new AbortController();
     const renewIn = this.opts.subscriber?.nextRenewalMs(this) ?? Number.POSITIVE_INFINITY;
-    await sleep(Math.min(this.opts.entry.poll_interval_ms, renewIn), AbortSignal.any([signal, this.wakeUp.signal]));
+    const wait = Math.min(this.opts.entry.poll_interval_ms, renewIn);
+    const woken = AbortSignal.any([signal, this.wakeUp.signal]);
+    // A notification received by another replica: every folder (it may not know which).
+    if (this.opts.board === undefined) await sleep(wait, woken);
+    else if (await this.opts.board.sleep(wait, woken)) this.wake();
     this.wakeUp = undefined;
   }
 
