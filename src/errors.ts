@@ -62,6 +62,9 @@ export const CORE_ERRORS = defineErrors({
   MAILGATE_ERR_API_UNAUTHORIZED: { message: 'The API answered 401: the token is missing or invalid.' },
   MAILGATE_ERR_API_FORBIDDEN: { message: 'The API answered 403: the token lacks a permission.' },
   MAILGATE_ERR_API_NOT_FOUND: { message: 'The API answered 404: unknown project, source, dataset or model version.' },
+  MAILGATE_ERR_API_QUOTA: {
+    message: 'The API answered 402: a quota of the project is reached (e.g. comments); the route pauses, the documents are kept.',
+  },
   MAILGATE_ERR_API_CONFLICT: { message: 'The API answered 409 Conflict (retried).' },
   MAILGATE_ERR_API_UNPROCESSABLE: { message: 'The API answered 422 Unprocessable Entity.' },
   MAILGATE_ERR_API_RATE_LIMITED: { message: 'The API answered 429 Too Many Requests (retried, honouring Retry-After).' },
@@ -170,6 +173,12 @@ export const CORE_ERRORS = defineErrors({
       'The route outbox is over its depth limit (delivery.max_outbox): pushed mail is refused with 503 / 451 and Retry-After until delivery catches up.',
     http: 503,
     smtp: 451,
+  },
+
+  MAILGATE_ERR_INTAKE_POISON: {
+    message:
+      'A message killed its parse worker or the process on each of parsing.poison_after attempts (counted in the store before each): it is set aside as a dead letter with its raw bytes, and its mailbox moves on.',
+    http: 422,
   },
 
   // --- sink: predictions to a JSONL file or webhook ------------------------------------

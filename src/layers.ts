@@ -10,6 +10,8 @@
 export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['layers', 'model', 'limits', 'errors', 'line-safe', 'logger', 'log-pretty', 'prng', 'retry', 'net', 'tokens'],
   ['mime'],
+  // Mailbox controls shared by every pull kind: filters over the header block, start time, state vocabulary.
+  ['controls'],
   ['document'],
   ['preview'],
   // The billing ledger: its contract, hashes and rule, shared by intake, the batcher and the store.

@@ -57,6 +57,8 @@ export interface Metrics {
   messagesRejected: Counter<'route' | 'adapter'>;
   /** Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted. */
   messagesDeadLettered: Counter<'route' | 'adapter'>;
+  /** Messages a mailbox's filter left out (never parsed, stored or billed), by reason: participants, auto_reply, mailing_list, since. */
+  messagesFiltered: Counter<'route' | 'adapter' | 'reason'>;
   /** Items waiting for delivery; filled on scrape when a collector is set with `outboxDepth.collect()`. */
   outboxDepth: Gauge<'route'>;
   /** 1 while delivery of the route is paused (a refused token, an unknown source or transform tag, …), else 0. */
@@ -214,6 +216,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       'mailgate_messages_dead_lettered_total',
       'Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted.',
       routeAdapter,
+    ),
+    messagesFiltered: counter(
+      'mailgate_messages_filtered_total',
+      "Messages a mailbox's filter left out (never parsed, stored or billed), by reason.",
+      ['route', 'adapter', 'reason'] as const,
     ),
     outboxDepth: scrapeGauge(registry, collectors, 'mailgate_outbox_depth', 'Items waiting for delivery.', route),
     routePaused: scrapeGauge(

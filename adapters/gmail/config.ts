@@ -4,6 +4,7 @@
  * their labels, the quota held per user, and the optional Pub/Sub wake-ups. docs/gmail.md
  * describes every field.
  */
+import { controlFields } from '../../src/controls/schema.js';
 import { z } from 'zod';
 import { insecureUrlIssue } from '../../src/net.js';
 
@@ -50,6 +51,7 @@ const mailbox = z.strictObject({
     .min(1)
     .default(['INBOX'])
     .describe('Labels to read: ids (INBOX, Label_12) or names (Support/Tier 2). Default [INBOX].'),
+  ...controlFields('labels'),
 });
 
 const afterDelivery = z

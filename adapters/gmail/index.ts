@@ -5,6 +5,7 @@
  * `gmail:<name>/<user>`), sharing the entry's credential and push endpoint. docs/gmail.md
  * describes the behaviour and every option.
  */
+import { controlsOf } from '../../src/controls/schema.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
@@ -37,6 +38,7 @@ export class GmailMailboxAdapter implements Adapter {
   private readonly action: AfterDeliveryAction;
   private readonly labelIds = new Map<string, string>();
   private readonly stop = new AbortController();
+  readonly controls: { enabled: boolean; disableAfterMs: number };
 
   constructor(
     readonly name: string,
@@ -44,6 +46,7 @@ export class GmailMailboxAdapter implements Adapter {
     private readonly receiver: PushEndpoint | undefined,
   ) {
     this.action = parseAction(runner.opts.entry.after_delivery);
+    this.controls = { enabled: runner.opts.controls.enabled, disableAfterMs: runner.opts.controls.disable_after_ms };
   }
 
   async start(sink: Intake, signal: AbortSignal): Promise<void> {
@@ -100,6 +103,7 @@ export function createGmailAdapters(entry: GmailEntry, opts: GmailAdapterOptions
       ...(watcher ? { watcher } : {}),
       ...(watcher && opts.board ? { board: new WakeWatch(opts.board, `gmail:${instance}`, entry.wake_check_ms) } : {}),
       paced: (signal) => pacer.acquire(signal),
+      controls: controlsOf(m),
     });
     return new GmailMailboxAdapter(instance, runner, i === 0 ? watcher?.endpoint() : undefined);
   });

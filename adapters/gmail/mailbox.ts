@@ -8,8 +8,11 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
+import type { AdapterHealth, FolderSync, Intake } from '../../src/pipeline/types.js';
+import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
+import type { MailboxControls } from '../../src/controls/schema.js';
+import { resolveSince } from '../../src/controls/since.js';
 import type { WakeWatch } from '../../src/pipeline/wake-board.js';
-import type { AdapterHealth, Intake } from '../../src/pipeline/types.js';
 import { backoffDelay, type Backoff } from '../../src/retry.js';
 import type { GmailClient } from './client.js';
 import type { GmailEntry } from './config.js';
@@ -57,6 +60,8 @@ export interface MailboxOptions {
   board?: WakeWatch;
   /** The process-wide pacer (src/pipeline/pacer.ts): a start or a retry holds a slot through its token and label requests. */
   paced?: (signal: AbortSignal) => Promise<() => void>;
+  /** The mailbox's controls (src/controls/): exclude_labels, participants, skip, since. */
+  controls: MailboxControls;
 }
 
 export class MailboxRunner {
@@ -66,9 +71,16 @@ export class MailboxRunner {
   private dirty = false;
   private wakeUp: AbortController | undefined;
   private persisted: string | undefined;
+  /** Messages the controls left out; the start of the last complete round. */
+  private filtered = 0;
+  private syncedUntil: string | undefined;
   active = false;
+  private readonly filter: MessageFilter;
+  /** `since` resolved once (a duration counts back from the first sync); null: none. */
+  private since: Date | null | undefined;
 
   constructor(readonly opts: MailboxOptions) {
+    this.filter = compileFilter(opts.controls, [opts.user]);
     this.health = {
       mailbox: opts.user,
       state: 'stopped',
@@ -161,7 +173,16 @@ export class MailboxRunner {
   private async round(sink: Intake, signal: AbortSignal): Promise<void> {
     this.health.state = 'syncing';
     const { entry, client, log, instance } = this.opts;
+    this.since ??= (await resolveSince(this.opts.controls.since, sink, `gmail:${instance}`)) ?? null;
+    const report = sink.filtered?.bind(sink);
+    const started = new Date().toISOString();
     await round({
+      filter: this.filter,
+      since: this.since ?? undefined,
+      onFiltered: (label, reason) => {
+        this.filtered += 1;
+        report?.({ route: entry.route, adapter: 'gmail', instance, folder: label, reason });
+      },
       client,
       sink,
       log,
@@ -180,6 +201,7 @@ export class MailboxRunner {
       },
     });
     this.health.lastSyncAt = new Date().toISOString();
+    this.syncedUntil = started;
     const s = client.stats;
     Object.assign(this.health, { requests: s.requests, calls: s.calls, quotaUnits: s.units, rateLimited: s.rateLimited });
   }
@@ -234,8 +256,17 @@ export class MailboxRunner {
       name: this.opts.instance,
       ok: h.state === 'idle' || h.state === 'syncing',
       state: h.state,
-      detail: { ...h, lastSyncAt: h.lastSyncAt ?? null },
+      detail: { ...h, filtered: this.filtered, lastSyncAt: h.lastSyncAt ?? null },
       ...(h.lastError ? { lastError: { code: h.lastError.code, message: h.lastError.message } } : {}),
+      // One history cursor for the mailbox: each label is as far as the last round.
+      folders: this.opts.labels.map(
+        (label): FolderSync => ({
+          folder: label,
+          state: h.state !== 'syncing' && h.lastSyncAt !== undefined ? 'up_to_date' : 'in_progress',
+          ...(this.syncedUntil ? { syncedUntil: this.syncedUntil } : {}),
+          ...(h.lastSyncAt ? { lastSynced: h.lastSyncAt } : {}),
+        }),
+      ),
     };
   }
 }

@@ -14,6 +14,7 @@
  *   nothing twice.
  */
 import type { Logger } from '../../src/logger.js';
+import type { FilterReason, MessageFilter } from '../../src/controls/filter.js';
 import type { Inbound, Intake } from '../../src/pipeline/types.js';
 import { GmailHttpError, type GmailClient } from './client.js';
 import { fetchContents, largeIds, type Content, type MessageRef } from './content.js';
@@ -55,6 +56,11 @@ export interface RoundContext {
   fullOverBytes: number;
   signal: AbortSignal;
   onStored(count: number, viaFull: number): void;
+  /** The mailbox's controls: `exclude_labels`, participants, skip and `since` (resolved); what they leave out is never handed to intake. */
+  filter?: MessageFilter;
+  since?: Date | undefined;
+  /** Once per message left out, after the page beside it is durable. */
+  onFiltered?(label: string, reason: FilterReason): void;
 }
 
 /** Listing again after an expired history starts this long before the last checkpoint (clock and time zone margin). */
@@ -187,10 +193,31 @@ async function history(ctx: RoundContext, start: Cursor): Promise<void> {
 
 async function store(ctx: RoundContext, key: string, refs: MessageRef[], large: ReadonlySet<string>, next: Cursor): Promise<void> {
   const contents = await fetchContents(ctx.client, refs, large, { batchSize: ctx.batchSize, signal: ctx.signal });
-  const batch = contents.map((c) => inbound(ctx, c));
+  const filtered: Array<{ label: string; reason: FilterReason }> = [];
+  const kept = contents.filter((c) => {
+    const out = leftOut(ctx, c);
+    if (out !== undefined) filtered.push(out);
+    return out === undefined;
+  });
+  const batch = kept.map((c) => inbound(ctx, c));
   const value = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined));
   await ctx.sink.accept(batch, { checkpoint: { key, value } });
-  ctx.onStored(batch.length, contents.filter((c) => c.viaFull).length);
+  ctx.onStored(batch.length, kept.filter((c) => c.viaFull).length);
+  for (const f of filtered) ctx.onFiltered?.(f.label, f.reason);
+}
+
+/** Why the mailbox's controls leave a message out (with the label it is counted under); undefined: kept. */
+function leftOut(ctx: RoundContext, c: Content): { label: string; reason: FilterReason } | undefined {
+  const names = c.labelIds.map((l) => ctx.labelNames.get(l) ?? l);
+  const label = ctx.labels.find((l) => c.labelIds.includes(l.id))?.name ?? names[0] ?? '';
+  if (ctx.filter !== undefined) {
+    const excluded = names.find((n) => !ctx.filter!.folder(n));
+    if (excluded !== undefined) return { label: excluded, reason: 'excluded_label' };
+  }
+  if (ctx.since !== undefined && c.internalDate !== undefined && Number(c.internalDate) < ctx.since.getTime())
+    return { label, reason: 'since' };
+  const verdict = ctx.filter?.judge(c.raw);
+  return verdict === undefined || verdict.keep ? undefined : { label, reason: verdict.reason };
 }
 
 /** The Message-ID of a header block, angle brackets kept (origin details; the parser reads the real one). */

@@ -4,6 +4,7 @@
  * they are read. docs/graph.md describes every field.
  */
 import { z } from 'zod';
+import { controlFields } from '../../src/controls/schema.js';
 import { insecureUrlIssue } from '../../src/net.js';
 
 const url = (what: string, dflt: string) =>
@@ -63,6 +64,7 @@ const mailbox = z.strictObject({
     .min(1)
     .default(['inbox'])
     .describe('Folders to read: well-known names (inbox, sentitems, archive, …) or paths below one (inbox/Support). Default [inbox].'),
+  ...controlFields('folders'),
 });
 
 const afterDelivery = z

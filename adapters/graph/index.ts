@@ -4,6 +4,7 @@
  * adapter (so that each runs under its own lease, `graph:<name>/<user>`), sharing the entry's
  * token cache and notification receiver. docs/graph.md describes the behaviour and every option.
  */
+import { controlsOf } from '../../src/controls/schema.js';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
@@ -40,6 +41,7 @@ export class GraphMailboxAdapter implements Adapter {
   private readonly action: AfterDeliveryAction;
   private readonly folderIds = new Map<string, string>();
   private readonly stop = new AbortController();
+  readonly controls: { enabled: boolean; disableAfterMs: number };
 
   constructor(
     readonly name: string,
@@ -47,6 +49,7 @@ export class GraphMailboxAdapter implements Adapter {
     private readonly receiver: PushEndpoint | undefined,
   ) {
     this.action = parseAction(runner.opts.entry.after_delivery);
+    this.controls = { enabled: runner.opts.controls.enabled, disableAfterMs: runner.opts.controls.disable_after_ms };
   }
 
   async start(sink: Intake, signal: AbortSignal): Promise<void> {
@@ -109,6 +112,7 @@ export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions
       ...(subscriber ? { subscriber } : {}),
       ...(subscriber && opts.board ? { board: new WakeWatch(opts.board, `graph:${instance}`, entry.wake_check_ms) } : {}),
       paced: (signal) => pacer.acquire(signal),
+      controls: controlsOf(m),
     });
     return new GraphMailboxAdapter(instance, runner, i === 0 ? subscriber?.endpoint() : undefined);
   });

@@ -9,8 +9,11 @@
 import { isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
+import type { AdapterHealth, FolderSync, Intake } from '../../src/pipeline/types.js';
+import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
+import type { MailboxControls } from '../../src/controls/schema.js';
+import { resolveSince } from '../../src/controls/since.js';
 import type { WakeWatch } from '../../src/pipeline/wake-board.js';
-import type { AdapterHealth, Intake } from '../../src/pipeline/types.js';
 import { backoffDelay, type Backoff } from '../../src/retry.js';
 import type { MailboxClient } from './client.js';
 import type { GraphEntry } from './config.js';
@@ -42,7 +45,9 @@ export interface MailboxHealth {
   withoutAttachmentBytes: number;
   requests: number;
   throttled: number;
-  folders: Record<string, { lastSyncAt?: string }>;
+  /** Messages left out by the mailbox's controls (participants, skip, since): never handed to intake. */
+  filtered: number;
+  folders: Record<string, { lastSyncAt?: string; syncedUntil?: string; inProgress?: boolean }>;
   /** The last after-delivery failure that finished actions unapplied (the move folder missing); cleared by the next applied batch. */
   actionError?: { code: string; message: string; at: string; skipped: number };
 }
@@ -62,6 +67,8 @@ export interface MailboxOptions {
    * folder requests, and releases it (src/pipeline/pacer.ts).
    */
   paced?: (signal: AbortSignal) => Promise<() => void>;
+  /** The mailbox's controls (src/controls/): exclude_folders, participants, skip, since. */
+  controls: MailboxControls;
 }
 
 export class MailboxRunner {
@@ -73,6 +80,9 @@ export class MailboxRunner {
   /** The error code last written to the mailbox's state record ('' = none). */
   private persisted: string | undefined;
   active = false;
+  private readonly filter: MessageFilter;
+  /** `since` resolved once (a duration counts back from the first sync); null: none. */
+  private since: Date | null | undefined;
 
   constructor(readonly opts: MailboxOptions) {
     this.health = {
@@ -83,8 +93,10 @@ export class MailboxRunner {
       withoutAttachmentBytes: 0,
       requests: 0,
       throttled: 0,
+      filtered: 0,
       folders: {},
     };
+    this.filter = compileFilter(opts.controls, [opts.user]);
     opts.client.onThrottle = (waitMs, status) =>
       opts.log.warn(
         { code: 'MAILGATE_ERR_GRAPH_THROTTLED', status, retryInMs: Math.round(waitMs) },
@@ -144,7 +156,7 @@ export class MailboxRunner {
 
   private async resolve(signal: AbortSignal): Promise<FolderTarget[]> {
     const out: FolderTarget[] = [];
-    for (const path of this.opts.folders) {
+    for (const path of this.opts.folders.filter((f) => this.filter.folder(f))) {
       const id = await resolveFolder(this.opts.client, path, signal);
       out.push({ path, id, key: `graph:${this.opts.instance}:${path}` });
     }
@@ -162,8 +174,12 @@ export class MailboxRunner {
   private async round(sink: Intake, signal: AbortSignal, only: Set<string> | undefined): Promise<void> {
     this.health.state = 'syncing';
     const { entry, client, log, instance } = this.opts;
+    this.since ??= (await resolveSince(this.opts.controls.since, sink, `graph:${instance}`)) ?? null;
+    const report = sink.filtered?.bind(sink);
     for (const target of this.targets) {
       if (only !== undefined && !only.has(target.id)) continue;
+      const started = new Date().toISOString();
+      this.health.folders[target.path] = { ...this.health.folders[target.path], inProgress: true };
       await deltaRound(
         {
           client,
@@ -179,10 +195,16 @@ export class MailboxRunner {
             this.health.messages += n;
             this.health.withoutAttachmentBytes += viaJson;
           },
+          filter: this.filter,
+          since: this.since ?? undefined,
+          onFiltered: (folder, reason) => {
+            this.health.filtered += 1;
+            report?.({ route: entry.route, adapter: 'graph', instance, folder, reason });
+          },
         },
         target,
       );
-      this.health.folders[target.path] = { lastSyncAt: new Date().toISOString() };
+      this.health.folders[target.path] = { lastSyncAt: new Date().toISOString(), syncedUntil: started };
     }
     this.health.lastSyncAt = new Date().toISOString();
     this.health.requests = client.stats.counted;
@@ -247,6 +269,16 @@ export class MailboxRunner {
       state: h.state,
       detail: { ...h, lastSyncAt: h.lastSyncAt ?? null },
       ...(h.lastError ? { lastError: { code: h.lastError.code, message: h.lastError.message } } : {}),
+      folders: this.opts.folders.map((folder): FolderSync => {
+        const f = h.folders[folder];
+        const done = f?.inProgress !== true && f?.lastSyncAt !== undefined;
+        return {
+          folder,
+          state: done ? 'up_to_date' : 'in_progress',
+          ...(f?.syncedUntil ? { syncedUntil: f.syncedUntil } : {}),
+          ...(f?.lastSyncAt ? { lastSynced: f.lastSyncAt } : {}),
+        };
+      }),
     };
   }
 }

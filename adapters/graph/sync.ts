@@ -7,6 +7,7 @@
  * their old keys and comment ids, so intake stores nothing twice and the ledger sends nothing
  * twice. Removed messages (`@removed`) are ignored: nothing is deleted at the service.
  */
+import type { FilterReason, MessageFilter } from '../../src/controls/filter.js';
 import type { Logger } from '../../src/logger.js';
 import type { Inbound, Intake } from '../../src/pipeline/types.js';
 import { GraphHttpError, type MailboxClient } from './client.js';
@@ -38,6 +39,11 @@ export interface RoundContext {
   slots: number;
   signal: AbortSignal;
   onStored(count: number, viaJson: number): void;
+  /** The mailbox's filter and `since` (resolved): messages they leave out are never handed to intake. */
+  filter?: MessageFilter;
+  since?: Date | undefined;
+  /** Once per message left out, after the page beside it is durable. */
+  onFiltered?(folder: string, reason: FilterReason): void;
 }
 
 const EXPIRED = new Set(['syncstatenotfound', 'resyncrequired', 'syncstateinvalid']);
@@ -86,13 +92,20 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
         throw new GraphHttpError('MAILGATE_ERR_GRAPH_RESPONSE', 'a delta page has neither a next link nor a delta link', 200, undefined);
       const items = (page.value ?? []).filter((v) => v['@removed'] === undefined && typeof v.id === 'string');
       const contents = await fetchContents(ctx.client, items, ctx.slots, ctx.signal);
-      const batch = contents.map((c) => inbound(ctx, folder, c));
+      const filtered: FilterReason[] = [];
+      const kept = contents.filter((c) => {
+        const reason = leftOut(ctx, c);
+        if (reason !== undefined) filtered.push(reason);
+        return reason === undefined;
+      });
+      const batch = kept.map((c) => inbound(ctx, folder, c));
       const checkpoint: FolderCheckpoint = { link: next, folderId: folder.id };
       const viaJson = contents.filter((c) => c.viaJson).length;
       await writing;
       writing = ctx.sink.accept(batch, { checkpoint: { key: folder.key, value: { ...checkpoint } } }).then(() => {
         stored += batch.length;
         ctx.onStored(batch.length, viaJson);
+        for (const reason of filtered) ctx.onFiltered?.(folder.path, reason);
       });
       // Observed here so that a failure waits for the next `await writing` rather than going unhandled.
       writing.catch(() => undefined);
@@ -103,6 +116,14 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
       }
     }
   }
+}
+
+/** Why the mailbox's controls leave a message out (received before `since`, or the filter's verdict); undefined: kept. */
+function leftOut(ctx: RoundContext, c: Content): FilterReason | undefined {
+  const received = c.item.receivedDateTime === undefined ? Number.NaN : Date.parse(c.item.receivedDateTime);
+  if (ctx.since !== undefined && !Number.isNaN(received) && received < ctx.since.getTime()) return 'since';
+  const verdict = ctx.filter?.judge(c.raw);
+  return verdict === undefined || verdict.keep ? undefined : verdict.reason;
 }
 
 /**

@@ -8,7 +8,10 @@ import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
-import type { Intake } from '../../src/pipeline/types.js';
+import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
+import { controlsOf } from '../../src/controls/schema.js';
+import { resolveSince } from '../../src/controls/since.js';
+import type { FolderSync, Intake } from '../../src/pipeline/types.js';
 import { parseAfterDelivery, type AfterDeliveryAction, type ImapAccountConfig } from './config.js';
 import { endConnection, openConnection } from './connection.js';
 import { AccountHealthTracker, type ImapHealth } from './health.js';
@@ -49,6 +52,10 @@ export class AccountRunner {
   /** run() is under way (not before it is called, nor after it returned). */
   active = false;
   private readonly lastSocketError = new WeakMap<ImapFlow, Error>();
+  /** The account's filter (participants, skip, exclude_folders). */
+  readonly filter: MessageFilter;
+  /** `since` resolved (a duration counts back from the first sync, kept in the store); null: none. */
+  private since: Date | null | undefined;
 
   constructor(
     readonly config: ImapAccountConfig,
@@ -63,11 +70,16 @@ export class AccountRunner {
           ? staticTokenProvider(auth.accessToken)
           : undefined;
     this.tracker = new AccountHealthTracker(config.name);
+    this.filter = compileFilter(controlsOf(config), [auth.user]);
     this.log = (opts.logger ?? (silent ??= createLogger(false))).child({ adapter: 'imap', instance: config.name, account: config.name });
   }
 
   health(): ImapHealth {
     return this.tracker.snapshot(this.session?.client);
+  }
+
+  folderSyncs(): FolderSync[] {
+    return this.tracker.folderSyncs();
   }
 
   /** Runs `fn` alone on the connection (sync steps and after-delivery actions never interleave). */
@@ -153,7 +165,16 @@ export class AccountRunner {
   }
 
   private async serve(client: ImapFlow, sink: Intake, signal: AbortSignal): Promise<void> {
+    this.since ??= (await resolveSince(this.config.since, sink, `imap:${this.config.name}`)) ?? null;
+    const report = sink.filtered?.bind(sink);
     const session = new Session(client, {
+      since: this.since ?? undefined,
+      filter: this.filter,
+      onFiltered: (folder, reason) => {
+        this.tracker.filtered(folder);
+        this.tracker.passRead(folder, 1);
+        report?.({ route: this.config.route, adapter: 'imap', instance: this.config.name, folder, reason });
+      },
       config: this.config,
       action: this.action,
       tracker: this.tracker,

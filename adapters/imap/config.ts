@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../../src/errors.js';
+import { controlFields } from '../../src/controls/schema.js';
 import { insecureUrlIssue } from '../../src/net.js';
 
 const positiveMs = (what: string, dflt: number) =>
@@ -103,11 +104,7 @@ export const imapAccountSchema = z.strictObject(
       .describe(
         "Folders to read: names, special-use flags like '\\\\Inbox' or '\\\\Sent', or ['*'] for every selectable folder. Default [INBOX].",
       ),
-    since: z.iso
-      .datetime({ offset: true })
-      .or(z.iso.date())
-      .optional()
-      .describe('ISO date: a first backfill reads only mail received on or after it.'),
+    ...controlFields('folders'),
     after_delivery: afterDelivery,
     idle: z.boolean().default(true).describe('Use IMAP IDLE on the first folder when the server supports it. Default true.'),
     poll_interval_ms: positiveMs('How often folders are polled when IDLE is off or unsupported', 60_000),

@@ -37,7 +37,20 @@ export function resolveFolders(list: ListResponse[], wanted: readonly string[], 
   return out;
 }
 
-export async function listFolders(client: ImapFlow, wanted: readonly string[], action: AfterDeliveryAction): Promise<string[]> {
-  const needsList = wanted.some((w) => w === '*' || w.startsWith('\\'));
-  return resolveFolders(needsList ? await client.list() : [], wanted, action);
+/**
+ * The folders to read: `wanted` resolved on this server, less those `include` refuses
+ * (`exclude_folders`, matched with `/` for the server's own separator).
+ */
+export async function listFolders(
+  client: ImapFlow,
+  wanted: readonly string[],
+  action: AfterDeliveryAction,
+  include?: (path: string, separator: string) => boolean,
+): Promise<string[]> {
+  const needsList = include !== undefined || wanted.some((w) => w === '*' || w.startsWith('\\'));
+  const list = needsList ? await client.list() : [];
+  const resolved = resolveFolders(list, wanted, action);
+  if (include === undefined) return resolved;
+  const separator = (path: string) => list.find((b) => b.path === path)?.delimiter ?? list[0]?.delimiter ?? '/';
+  return resolved.filter((path) => include(path, separator(path)));
 }

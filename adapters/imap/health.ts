@@ -1,6 +1,7 @@
 /** The health of one IMAP account, as `adapter.health()` reports it. */
 import type { ImapFlow } from 'imapflow';
 import type { ErrorCode } from '../../src/errors.js';
+import type { FolderSync } from '../../src/pipeline/types.js';
 import type { Failure } from './retry.js';
 
 export type ImapState = 'connecting' | 'idle' | 'syncing' | 'backoff' | 'auth_failed' | 'stopped';
@@ -15,6 +16,13 @@ export interface FolderHealth {
   uidValidity?: number;
   lastUid?: number;
   lastSyncAt?: string;
+  /** While a pass reads the folder: when it started, and the messages it has left to read. */
+  passStartedAt?: string;
+  behind?: number;
+  /** The start of the last complete pass: mail received before it was read. */
+  syncedUntil?: string;
+  /** Messages of this folder left out by the filter. */
+  filtered?: number;
   error?: ErrorInfo;
 }
 
@@ -32,6 +40,8 @@ export interface ImapHealth {
   messages: number;
   /** Of those, messages whose attachments were replaced by stub parts. */
   stubbed: number;
+  /** Messages left out by the account's filter (participants, skip): never handed to intake. */
+  filtered: number;
   /** Bytes received from the IMAP server over all connections. */
   bytesReceived: number;
   folders: Record<string, FolderHealth>;
@@ -42,7 +52,7 @@ export class AccountHealthTracker {
   private bytesDone = 0;
 
   constructor(account: string) {
-    this.h = { account, state: 'stopped', failures: 0, messages: 0, stubbed: 0, bytesReceived: 0, folders: {} };
+    this.h = { account, state: 'stopped', failures: 0, messages: 0, stubbed: 0, filtered: 0, bytesReceived: 0, folders: {} };
   }
 
   get state(): ImapState {
@@ -70,8 +80,47 @@ export class AccountHealthTracker {
     this.h.stubbed += stubbed;
   }
 
+  filtered(folder: string): void {
+    this.h.filtered += 1;
+    const f = (this.h.folders[folder] ??= {});
+    f.filtered = (f.filtered ?? 0) + 1;
+  }
+
+  /** A pass over `folder` listed `toRead` messages to read. */
+  passStarted(folder: string, toRead: number): void {
+    const f = (this.h.folders[folder] ??= {});
+    f.passStartedAt = new Date().toISOString();
+    f.behind = toRead;
+  }
+
+  /** `n` messages of the pass were made durable or filtered out. */
+  passRead(folder: string, n: number): void {
+    const f = this.h.folders[folder];
+    if (f?.behind !== undefined) f.behind = Math.max(0, f.behind - n);
+  }
+
   folderSynced(folder: string, uidValidity: number, lastUid: number): void {
-    this.h.folders[folder] = { uidValidity, lastUid, lastSyncAt: new Date().toISOString() };
+    const prev = this.h.folders[folder];
+    const filtered = prev?.filtered;
+    const syncedUntil = prev?.passStartedAt ?? prev?.syncedUntil;
+    this.h.folders[folder] = {
+      uidValidity,
+      lastUid,
+      lastSyncAt: new Date().toISOString(),
+      ...(syncedUntil ? { syncedUntil } : {}),
+      ...(filtered ? { filtered } : {}),
+    };
+  }
+
+  /** The folders in the shape every kind reports (`AdapterHealth.folders`). */
+  folderSyncs(): FolderSync[] {
+    return Object.entries(this.h.folders).map(([folder, f]) => ({
+      folder,
+      state: f.passStartedAt === undefined && f.lastSyncAt !== undefined ? 'up_to_date' : 'in_progress',
+      ...(f.syncedUntil ? { syncedUntil: f.syncedUntil } : {}),
+      ...(f.lastSyncAt ? { lastSynced: f.lastSyncAt } : {}),
+      ...(f.behind !== undefined ? { behind: f.behind } : {}),
+    }));
   }
 
   folderFailed(folder: string, f: Failure): void {

@@ -33,6 +33,7 @@ export class ImapAdapter implements Adapter {
   readonly mode = 'pull';
   private readonly runners: AccountRunner[];
   private readonly actionWaitMs: number;
+  readonly controls?: { enabled: boolean; disableAfterMs: number };
 
   constructor(accounts: readonly unknown[], opts: ImapAdapterOptions = {}) {
     const configs: ImapAccountConfig[] = accounts.map((a, i) => parseImapAccount(a, i));
@@ -41,6 +42,7 @@ export class ImapAdapter implements Adapter {
       throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.imap[${duplicate.index}].name: ${duplicate.message}`);
     this.runners = configs.map((c) => new AccountRunner(c, opts));
     this.name = configs.length === 1 ? configs[0]!.name : 'imap';
+    if (configs.length === 1) this.controls = { enabled: configs[0]!.enabled, disableAfterMs: configs[0]!.disable_after_ms };
     this.actionWaitMs = opts.actionWaitMs ?? 60_000;
   }
 
@@ -64,14 +66,17 @@ export class ImapAdapter implements Adapter {
    * connected (idling between passes, or syncing); the detail is the account's full health.
    */
   health(): AdapterHealth[] {
-    return this.accountHealth().map((h) => ({
-      name: h.account,
-      ok: h.state === 'idle' || h.state === 'syncing',
-      state: h.state,
-      // lastSyncAt (end of the last complete pass) is always shown, null when unknown.
-      detail: { ...h, lastSyncAt: h.lastSyncAt ?? null },
-      ...(h.lastError ? { lastError: h.lastError } : {}),
-    }));
+    return this.runners
+      .map((r) => ({ r, h: r.health() }))
+      .map(({ r, h }) => ({
+        name: h.account,
+        ok: h.state === 'idle' || h.state === 'syncing',
+        state: h.state,
+        // lastSyncAt (end of the last complete pass) is always shown, null when unknown.
+        detail: { ...h, lastSyncAt: h.lastSyncAt ?? null },
+        folders: r.folderSyncs(),
+        ...(h.lastError ? { lastError: h.lastError } : {}),
+      }));
   }
 
   /**

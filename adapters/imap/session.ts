@@ -5,6 +5,7 @@
  * signal aborted.
  */
 import type { ImapFlow } from 'imapflow';
+import type { FilterReason, MessageFilter } from '../../src/controls/filter.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Intake } from '../../src/pipeline/types.js';
@@ -33,6 +34,10 @@ export interface SessionContext {
   /** The folders are synced and the session waits: the connection has proved itself. */
   onSettled: () => void;
   log: Logger;
+  /** `since` resolved for this account, the filter of its controls, and where left-out messages are counted. */
+  since?: Date | undefined;
+  filter?: MessageFilter;
+  onFiltered?: (folder: string, reason: FilterReason) => void;
 }
 
 export class Session {
@@ -91,11 +96,17 @@ export class Session {
 
   private async start(): Promise<void> {
     const { config, action } = this.ctx;
-    this.folders = await this.deadline(listFolders(this.client, config.folders, action), 'LIST');
+    this.folders = await this.deadline(listFolders(this.client, config.folders, action, this.include()), 'LIST');
     this.idleFolder = config.idle && this.client.capabilities.has('IDLE') ? this.folders[0] : undefined;
     this.folders.forEach((f) => this.dirty.add(f));
     this.nextTick = Date.now() + this.tick();
     this.nextResync = Date.now() + config.resync_interval_ms;
+  }
+
+  /** The `exclude_folders` test, when the account has one. */
+  private include(): ((path: string, separator: string) => boolean) | undefined {
+    const { filter, config } = this.ctx;
+    return filter === undefined || config.exclude_folders.length === 0 ? undefined : (p, sep) => filter.folder(p, sep);
   }
 
   /** One step: sync what is due, or wait for a notification or a timer and act on it. */
@@ -198,7 +209,21 @@ export class Session {
     try {
       const res = await syncFolder(
         this.client,
-        { config, sink, signal, exclusive, onReset, onChunk: (_f, n, s) => tracker.counted(n, s) },
+        {
+          config,
+          sink,
+          signal,
+          exclusive,
+          onReset,
+          onChunk: (f, n, s) => {
+            tracker.counted(n, s);
+            tracker.passRead(f, n);
+          },
+          onPassStart: (f, n) => tracker.passStarted(f, n),
+          since: this.ctx.since,
+          ...(this.ctx.filter ? { filter: this.ctx.filter } : {}),
+          ...(this.ctx.onFiltered ? { onFiltered: this.ctx.onFiltered } : {}),
+        },
         folder,
       );
       this.missing.delete(folder);

@@ -4,6 +4,7 @@
  * and move the checkpoint only once the sink has made it durable.
  */
 import type { ImapFlow } from 'imapflow';
+import type { FilterReason, MessageFilter } from '../../src/controls/filter.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { imapKey } from './identity.js';
@@ -33,6 +34,14 @@ export interface SyncContext {
   onChunk?: (folder: string, count: number, stubbed: number) => void;
   /** Called when the stored checkpoint names another UIDVALIDITY: the folder is read again. */
   onReset?: (previous: number, now: number) => void;
+  /** The start time `since` names for this account (resolved once from its first sync). */
+  since?: Date | undefined;
+  /** The account's message filter (participants, skip): messages it leaves out are never handed to the sink. */
+  filter?: MessageFilter;
+  /** Called once per message the filter left out, after the chunk that held it is durable. */
+  onFiltered?: (folder: string, reason: FilterReason) => void;
+  /** Called once a pass knows how many messages it has to read. */
+  onPassStart?: (folder: string, toRead: number) => void;
 }
 
 function notFound(err: unknown, folder: string): GatewayError | undefined {
@@ -116,11 +125,12 @@ async function searchNew(
   folder: string,
   lastUid: number,
   sinceUntil: number | undefined,
+  since: Date | undefined,
 ): Promise<number[]> {
   // "N:*" always matches the highest UID, even below N: each answer keeps only its own range.
   const newer = async (floor: number) => (await search(client, config, folder, { uid: `${floor + 1}:*` })).filter((u) => u > floor);
-  if (config.since === undefined || sinceUntil === undefined || sinceUntil <= lastUid) return (await newer(lastUid)).sort((a, b) => a - b);
-  const query = { uid: `${lastUid + 1}:${sinceUntil}`, since: new Date(config.since) };
+  if (since === undefined || sinceUntil === undefined || sinceUntil <= lastUid) return (await newer(lastUid)).sort((a, b) => a - b);
+  const query = { uid: `${lastUid + 1}:${sinceUntil}`, since };
   const backfill = (await search(client, config, folder, query)).filter((u) => u > lastUid && u <= sinceUntil);
   return [...backfill, ...(await newer(sinceUntil))].sort((a, b) => a - b);
 }
@@ -145,10 +155,10 @@ async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Pr
       lastUid,
       // A first read with `since` is a backfill up to what the folder holds now; remembered in
       // the checkpoint, so that a backfill interrupted by a crash still honours `since`.
-      sinceUntil: config.since === undefined ? undefined : stored === undefined || reset ? box.uidNext - 1 : stored.sinceUntil,
+      sinceUntil: ctx.since === undefined ? undefined : stored === undefined || reset ? box.uidNext - 1 : stored.sinceUntil,
       reset,
     };
-    return { ...start, uids: unchanged(start) ? [] : await searchNew(client, config, folder, lastUid, start.sinceUntil) };
+    return { ...start, uids: unchanged(start) ? [] : await searchNew(client, config, folder, lastUid, start.sinceUntil, ctx.since) };
   } finally {
     lock.release();
   }
@@ -166,6 +176,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
   const key = checkpointKey(config.name, folder);
   const pass = await exclusive(() => startPass(client, ctx, folder));
   const { uidValidity, uidNextAtStart, modseq, reset, uids } = pass;
+  ctx.onPassStart?.(folder, uids.length);
   let lastUid = pass.lastUid;
   const value = (last: number) => ({
     key,
@@ -175,13 +186,14 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
   // Slices handed to the sink and not yet durable: the next chunk is fetched while intake
   // parses and stores the previous ones (intake stores them in call order, each with its
   // checkpoint). `lastUid` moves only once a slice is durable.
-  const inFlight: Array<{ done: Promise<void>; covered: number; count: number; stubbed: number }> = [];
+  const inFlight: Array<{ done: Promise<void>; covered: number; count: number; stubbed: number; filtered: FilterReason[] }> = [];
   const settleOldest = async (): Promise<void> => {
     const a = inFlight.shift()!;
     await a.done;
     lastUid = a.covered;
     delivered += a.count;
     ctx.onChunk?.(folder, a.count, a.stubbed);
+    for (const reason of a.filtered) ctx.onFiltered?.(folder, reason);
   };
   try {
     for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
@@ -203,7 +215,15 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
             if (next.done === true) break;
             ahead = fetchNext();
             pending = ahead.catch(() => undefined); // settled before the lock is released
-            const { messages, lastUid: covered } = next.value;
+            const { lastUid: covered } = next.value;
+            // Left out by the account's filter: judged on the header block, never handed to
+            // intake; the checkpoint still moves past them, so they are never read again.
+            const filtered: FilterReason[] = [];
+            const messages = next.value.messages.filter((m) => {
+              const verdict = ctx.filter === undefined ? { keep: true as const } : ctx.filter.judge(m.raw);
+              if (!verdict.keep) filtered.push(verdict.reason);
+              return verdict.keep;
+            });
             const batch: Inbound[] = messages.map((m) => ({
               raw: m.raw,
               key: imapKey(config.name, folder, uidValidity, m.uid),
@@ -214,7 +234,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
             }));
             const done = accept(sink, batch, value(covered));
             done.catch(() => undefined); // awaited in order below; a failure stops the pass there
-            inFlight.push({ done, covered, count: batch.length, stubbed: messages.filter((m) => m.stubbed).length });
+            inFlight.push({ done, covered, count: batch.length, stubbed: messages.filter((m) => m.stubbed).length, filtered });
             while (inFlight.length >= ACCEPTS_IN_FLIGHT) await settleOldest();
           }
         } finally {

@@ -96,6 +96,8 @@ export function codeForStatus(status: number): ErrorCode {
       return 'MAILGATE_ERR_API_BAD_REQUEST';
     case 401:
       return 'MAILGATE_ERR_API_UNAUTHORIZED';
+    case 402:
+      return 'MAILGATE_ERR_API_QUOTA';
     case 403:
       return 'MAILGATE_ERR_API_FORBIDDEN';
     case 404:

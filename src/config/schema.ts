@@ -175,6 +175,11 @@ export const ParsingSchema = z
       .default(DEFAULT_MAX_MESSAGE_BYTES)
       .describe('Size budget of one raw message in bytes; larger messages are dead-lettered. Default 52428800 (50 MiB).'),
     timeout_ms: int(1).default(DEFAULT_PARSE_TIMEOUT_MS).describe('Time budget to parse one message in ms. Default 5000.'),
+    poison_after: int(1, 100)
+      .default(3)
+      .describe(
+        'Parse attempts of one message (each counted in the store before it runs) after which a message that kills its parse worker or the process is set aside as a dead letter (MAILGATE_ERR_INTAKE_POISON, raw bytes kept), so its mailbox moves on. Default 3.',
+      ),
     workers: int(1, 64)
       .optional()
       .describe('Parse worker threads. Default: one fewer than the CPU cores (at least 1); the main thread keeps a core busy.'),
@@ -276,6 +281,16 @@ export const LeasesSchema = z
   })
   .strict()
   .refine((l) => l.renew_ms * 3 <= l.ttl_ms, { message: 'renew_ms must be at most a third of ttl_ms', path: ['renew_ms'] });
+
+export const MailboxesSchema = z
+  .object({
+    check_ms: int(100, 600_000)
+      .default(5_000)
+      .describe(
+        'How often each replica reads the mailboxes’ states (a disable or enable by command reaches it within this long), writes their filtered counts and checks how long a failing mailbox has failed, in ms. Default 5000.',
+      ),
+  })
+  .strict();
 
 export const RouteSchema = z
   .object({
@@ -407,6 +422,9 @@ export const ConfigSchema = z
     ),
     leases: LeasesSchema.prefault({}).describe(
       'Mailbox ownership when several `mailgate serve` replicas share one store: each IMAP account and files drop is read by one live replica at a time.',
+    ),
+    mailboxes: MailboxesSchema.prefault({}).describe(
+      'Mailbox states (IMAP accounts, Graph and Gmail mailboxes): enabled, or disabled with a reason; see docs/mailbox-controls.md.',
     ),
     routes: z.array(RouteSchema).default([]).describe('Where messages go: one route per target source (sync) or dataset (predict).'),
     adapters: AdaptersSchema.describe('Where messages come from, per adapter kind; each entry names its route.'),

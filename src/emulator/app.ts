@@ -80,7 +80,7 @@ export function buildEmulatorApp(state: EmulatorState, options: ResolvedOptions,
     const status = rule.status!;
     if (rule.retry_after !== undefined) reply.header('retry-after', String(rule.retry_after));
     if (rule.html === true) return reply.code(status).type('text/html').send(htmlErrorPage(status));
-    return reply.code(status).send(errorBody(statusMessage(status)));
+    return reply.code(status).send(errorBody(rule.message ?? statusMessage(status)));
   };
 
   app.addHook('onRequest', async (req, reply) => {

@@ -31,6 +31,7 @@ export function validateFaultRule(rule: FaultRule): FaultRule {
   const known = [
     'endpoint',
     'status',
+    'message',
     'retry_after',
     'delay_ms',
     'drop',
@@ -63,9 +64,14 @@ export function validateFaultRule(rule: FaultRule): FaultRule {
   if (rule.stall_ms !== undefined && rule.truncate !== true) throw invalid('stall_ms needs truncate');
   if (rule.status === undefined && drops === 0 && rule.delay_ms === undefined)
     throw invalid('a rule needs status, drop, drop_after_apply, truncate or delay_ms');
-  if (rule.status === undefined && (rule.html === true || rule.retry_after !== undefined || rule.apply === true)) {
-    throw invalid('html, retry_after and apply need a status');
+  if (
+    rule.status === undefined &&
+    (rule.html === true || rule.retry_after !== undefined || rule.apply === true || rule.message !== undefined)
+  ) {
+    throw invalid('html, message, retry_after and apply need a status');
   }
+  if (rule.message !== undefined && (typeof rule.message !== 'string' || rule.message.length === 0 || rule.message.length > 1000))
+    throw invalid('message must be a string of 1-1000 characters');
   return rule;
 }
 

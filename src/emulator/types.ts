@@ -15,6 +15,8 @@ export interface FaultRule {
   endpoint?: EndpointName | '*';
   /** Answer with this HTTP status (400-599) and the error envelope instead of processing. */
   status?: number;
+  /** With `status`: the error envelope's `message` instead of the status's own (a modelled quota answer says why). */
+  message?: string;
   /** Seconds, sent as `Retry-After` with the faulted answer. */
   retry_after?: number;
   /** Wait this long first. A rule with only a delay then processes the request normally. */

@@ -10,9 +10,10 @@
  * pipeline that emitted.
  */
 import type { AttemptInfo } from '../api/client.js';
+import type { FilteredReport } from './types.js';
 
 /** The states an adapter goes through (`standby`: a pull adapter whose mailbox lease another replica holds). */
-export type AdapterState = 'starting' | 'running' | 'finished' | 'failed' | 'stopped' | 'standby';
+export type AdapterState = 'starting' | 'running' | 'finished' | 'failed' | 'stopped' | 'standby' | 'disabled';
 
 /** Where an item event comes from: its outbox item, its route and the adapter of its origin. */
 export interface ItemEventBase {
@@ -35,6 +36,8 @@ export interface RuntimeEventMap {
     via: 'pull' | 'push';
     error?: { code: string; message: string };
   };
+  /** A mailbox's filter left a message out (src/controls/): never stored, parsed or billed. */
+  'item:filtered': FilteredReport;
   /** The API accepted the item. */
   'item:delivered': ItemEventBase & { id: number };
   /** The ledger or the API found the item's text already there: nothing was billed. */
@@ -69,6 +72,11 @@ export interface RuntimeEventMap {
   'route:paused': { route: string; target: string; code: string; message: string; since: Date; until: Date; pauseMs: number };
   /** The route's pause ran out: its items are claimed again. */
   'route:resumed': { route: string; target: string; since: Date; pausedMs: number };
+  /**
+   * A mailbox was disabled (by command, by its configuration, or after failing longer than its
+   * `disable_after_ms`: `reason` sync_error or quota, with the error kind) or enabled again.
+   */
+  'mailbox:state': { mailbox: string; enabled: boolean; reason?: string; errorKind?: string; errorCode?: string; message?: string };
   /** An adapter instance changed state. */
   'adapter:state': { kind: string; name: string; state: AdapterState; error?: { code: string; message: string } };
 }

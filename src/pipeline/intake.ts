@@ -52,6 +52,16 @@ export interface IntakeCore extends Intake {
   readonly counters: IntakeCounters;
 }
 
+function byRoute(routed: Routed[]): Map<string, Routed[]> {
+  const out = new Map<string, Routed[]>();
+  for (const r of routed) {
+    const list = out.get(r.route.name) ?? [];
+    list.push(r);
+    out.set(r.route.name, list);
+  }
+  return out;
+}
+
 function unavailable(err: unknown): GatewayError {
   if (isGatewayError(err) && (err.code === 'MAILGATE_ERR_INTAKE_UNAVAILABLE' || err.code === 'MAILGATE_ERR_INTAKE_OUTBOX_FULL')) return err;
   const message = err instanceof Error ? err.message : String(err);
@@ -87,11 +97,59 @@ export function createIntake(options: IntakeOptions): IntakeCore {
   }
 
   /** Parses a call's messages (journal reports unwrapped first), counted in `c`; a commit about to start waits for it. */
-  function parseAll(routed: Routed[], c: IntakeCounters): Promise<OutboxInput[]> {
+  function parseAll(routed: Routed[], c: IntakeCounters, counted = false): Promise<OutboxInput[]> {
     return commits.parsing(async () => {
       const unwrapped = await unwrapJournals(routed, store);
-      return Promise.all(unwrapped.map((r) => prepare(options, r, c)));
+      if (!counted || options.poison === undefined) return Promise.all(unwrapped.map((r) => prepare(options, r, c)));
+      const suspects = await countAttempts(unwrapped);
+      const out = await Promise.all(unwrapped.map((r) => (suspects.has(r) ? undefined : prepare(options, r, c))));
+      // Suspects one at a time: each counted just before its own parse, forgotten once it parsed.
+      for (const [i, r] of unwrapped.entries()) {
+        if (!suspects.has(r)) continue;
+        const key = keysOf(r.route, r.msg).key;
+        r.attempts = (await options.poison.count(r.route.name, [key])).get(key) ?? Number.POSITIVE_INFINITY;
+        out[i] = await prepare(options, r, c);
+        await options.poison.forget(r.route.name, [key]);
+      }
+      return out as OutboxInput[];
     });
+  }
+
+  /**
+   * Poison messages (poison.ts): messages never tried get one attempt counted in the store before
+   * any parse runs (one write a route); answers the suspects, those counted before.
+   */
+  async function countAttempts(routed: Routed[]): Promise<Set<Routed>> {
+    const poison = options.poison!;
+    const suspects = new Set<Routed>();
+    for (const [route, list] of byRoute(routed)) {
+      const keys = list.map((r) => keysOf(r.route, r.msg).key);
+      const before = await poison.counted(route, keys);
+      const fresh = list.filter((_, i) => !before.has(keys[i]!));
+      const counts = await poison.count(
+        route,
+        fresh.map((r) => keysOf(r.route, r.msg).key),
+      );
+      list.forEach((r, i) => {
+        if (before.has(keys[i]!)) suspects.add(r);
+        else r.attempts = counts.get(keys[i]!) ?? 1;
+      });
+    }
+    return suspects;
+  }
+
+  /** Forgets the attempts of the messages of a call once it is durable. */
+  function forgetAttempts(routed: Routed[]): Promise<void> | undefined {
+    const poison = options.poison;
+    if (poison === undefined) return undefined;
+    return Promise.all(
+      [...byRoute(routed)].map(([route, list]) =>
+        poison.forget(
+          route,
+          list.map((r) => keysOf(r.route, r.msg).key),
+        ),
+      ),
+    ).then(() => undefined);
   }
 
   /** One `item:stored` per message of a durable call, in its order. */
@@ -159,9 +217,10 @@ export function createIntake(options: IntakeOptions): IntakeCore {
       // Journal reports of one message in consecutive calls: the earlier call must be durable
       // before this one looks up what it stored (the envelope union).
       if (fresh.some((r) => r.route.unwrap === 'exchange_journal')) await previous;
-      const inputs = await parseAll(fresh, counters);
+      const inputs = await parseAll(fresh, counters, true);
       await previous;
       const stored = await commits.submit({ inputs, refuse: false, ...marks(opts) }, opts.signal);
+      await forgetAttempts(fresh);
       counters.queued += stored.filter((r) => !r.duplicate && r.dead === undefined).length;
       counters.duplicates += stored.filter((r) => r.duplicate).length;
       let next = 0;

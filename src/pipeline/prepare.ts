@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isGatewayError, type Warning } from '../errors.js';
+import { isPoison, poisonFailure, type PoisonGuard } from './poison.js';
 import type { RouteConfig } from '../config/schema.js';
 import type { RawEmailDocument } from '../model/index.js';
 import { NO_FACTS } from '../preview/facts.js';
@@ -30,6 +31,8 @@ export const noCounts = (): IntakeCounters => ({ received: 0, parsed: 0, failed:
 export interface PrepareOptions {
   parse: ParseFn;
   parsing: Pick<PreviewOptions, 'body' | 'headers' | 'maxMessageBytes'>;
+  /** Poison messages (poison.ts): parse attempts of pulled messages counted in the store before each parse. */
+  poison?: PoisonGuard;
 }
 
 /** A message with its route, on its way to the outbox. */
@@ -38,6 +41,8 @@ export interface Routed {
   route: RouteConfig;
   /** Warnings of a step before parsing (a malformed journal report), added to the item's. */
   warnings?: Warning[];
+  /** Parse attempts of this message counted in the store, this one included (pull calls with a poison guard). */
+  attempts?: number;
 }
 
 /** A message's outbox key and, when its sender named it, the alias of that id (both within the route's target). */
@@ -88,7 +93,11 @@ class EncodedInput implements OutboxInput {
  * entry), or a dead letter (an `Inbound.failure` or a parse error; raw bytes kept). Rejects only
  * when parsing cannot run at all.
  */
-export async function prepare(options: PrepareOptions, { msg, route, warnings }: Routed, c: IntakeCounters): Promise<OutboxInput> {
+export async function prepare(
+  options: PrepareOptions,
+  { msg, route, warnings, attempts }: Routed,
+  c: IntakeCounters,
+): Promise<OutboxInput> {
   const { key, alias } = keysOf(route, msg);
   const base = {
     route: route.name,
@@ -102,9 +111,15 @@ export async function prepare(options: PrepareOptions, { msg, route, warnings }:
     c.failed++;
     return failed(base, msg, msg.failure);
   }
+  const poison = attempts === undefined ? undefined : options.poison;
+  if (poison !== undefined && isPoison(attempts!, poison.poisonAfter)) {
+    c.failed++;
+    return failed(base, msg, poisonFailure(poison.poisonAfter));
+  }
   try {
     const userProperties = resolveUserProperties(route.user_properties, msg.origin);
-    const parsed = await options.parse(msg.raw, { ...options.parsing, userProperties, receivedAt: msg.receivedAt });
+    const opts = { ...options.parsing, userProperties, receivedAt: msg.receivedAt };
+    const parsed = await options.parse(msg.raw, opts);
     const result = warnings === undefined ? parsed : { ...parsed, warnings: [...parsed.warnings, ...warnings] };
     c.parsed++;
     const input = new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result);

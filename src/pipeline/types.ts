@@ -90,6 +90,22 @@ export interface Intake {
   checkpoint(key: string): Promise<Checkpoint['value'] | undefined>;
   /** The state of an item by id (upload status); undefined for an id that names none. */
   item(id: string): Promise<PushItemState | undefined>;
+  /**
+   * A pull adapter's filter (src/controls/) left a message out: it was never handed to intake,
+   * and the checkpoint moved past it. Called once per message, after the batch beside it is
+   * durable; the runtime counts it (metrics, status, console). Absent where nothing counts.
+   */
+  filtered?(report: FilteredReport): void;
+}
+
+/** One message a mailbox's filter left out. */
+export interface FilteredReport {
+  route: string;
+  adapter: string;
+  /** The adapter instance (IMAP account, `<entry>/<user>` of Graph). */
+  instance: string;
+  folder: string;
+  reason: 'participants' | 'auto_reply' | 'mailing_list' | 'since' | 'excluded_label';
 }
 
 /**
@@ -110,6 +126,21 @@ export interface AdapterHealth {
   /** More to show on the authenticated status endpoints (never secrets). */
   detail?: Record<string, unknown>;
   lastError?: { code: string; message: string };
+  /** A mailbox's folders and how far each is synced (status, the console's Mailboxes view, the store). */
+  folders?: FolderSync[];
+}
+
+/** How far one folder (label) of a mailbox is synced, the same for every kind. */
+export interface FolderSync {
+  folder: string;
+  /** `in_progress` while a pass reads it (or before its first complete pass), then `up_to_date`. */
+  state: 'in_progress' | 'up_to_date';
+  /** ISO-8601: mail received before this was read (the start of the last complete pass). */
+  syncedUntil?: string;
+  /** ISO-8601: the end of the last complete pass. */
+  lastSynced?: string;
+  /** Messages left to read in the pass under way, where the protocol tells. */
+  behind?: number;
 }
 
 export interface AfterDeliveryResult {
@@ -205,6 +236,11 @@ export interface Adapter {
   afterDelivery?(origins: Origin[]): Promise<AfterDeliveryResult>;
   /** Push adapters: the HTTP endpoints the server mounts for them. */
   endpoints?(): PushEndpoint[];
+  /**
+   * A mailbox (pull adapter) with controls (src/controls/): whether its configuration enables
+   * it, and how long it may fail before it is disabled. The runtime keeps its state in the store.
+   */
+  readonly controls?: { enabled: boolean; disableAfterMs: number };
 }
 
 /** What a factory gets from the core besides its configuration entry. */

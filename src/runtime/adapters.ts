@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import type { AdapterState, RuntimeEvents } from '../pipeline/events.js';
 import { fanOut } from '../pipeline/fan-out.js';
 import type { Adapter, AdapterContext, Intake } from '../pipeline/types.js';
+import type { MailboxGuard, MailboxHold } from './mailboxes.js';
 
 export type { AdapterState };
 
@@ -16,6 +17,8 @@ export type { AdapterState };
 export interface RunContext {
   logger: Logger;
   events?: RuntimeEvents | undefined;
+  /** Mailbox states: a pull adapter with controls runs only while its mailbox is enabled. */
+  mailboxes?: MailboxGuard | undefined;
 }
 
 export interface AdapterEntry {
@@ -24,6 +27,8 @@ export interface AdapterEntry {
   adapter: Adapter;
   state: AdapterState;
   error?: { code: string; message: string };
+  /** Set while the mailbox is disabled (state `disabled`): why. */
+  disabled?: MailboxHold;
 }
 
 /** One adapter per entry of `adapters.<kind>[]`, for every kind, in the registry's order. */
@@ -57,8 +62,19 @@ export async function runAdapters(entries: AdapterEntry[], sink: Intake, shared:
   }
 }
 
-/** Runs one adapter to its end, keeping its state; never rejects. */
+/** The store name of a mailbox (a pull adapter with controls): its lease name. */
+export function mailboxName(e: Pick<AdapterEntry, 'kind' | 'name' | 'adapter'>): string | undefined {
+  return e.adapter.mode === 'pull' && e.adapter.controls !== undefined ? `${e.kind}:${e.name}` : undefined;
+}
+
+/** Runs one adapter to its end (a mailbox: while it is enabled), keeping its state; never rejects. */
 export async function runOne(e: AdapterEntry, sink: Intake, signal: AbortSignal, ctx: RunContext): Promise<void> {
+  const mailbox = mailboxName(e);
+  if (ctx.mailboxes === undefined || mailbox === undefined) return runPlain(e, sink, signal, ctx);
+  return ctx.mailboxes.run(e, mailbox, (s) => runPlain(e, sink, s, ctx), signal);
+}
+
+async function runPlain(e: AdapterEntry, sink: Intake, signal: AbortSignal, ctx: RunContext): Promise<void> {
   const log = ctx.logger.child({ adapter: e.kind, instance: e.name });
   setState(e, 'running', ctx.events);
   try {

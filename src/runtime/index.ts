@@ -16,10 +16,11 @@ import { createLogger, type Logger } from '../logger.js';
 import { createAfterDeliveryQueue, type AfterDeliveryQueue } from '../pipeline/after-delivery.js';
 import { checkRoutes, createDeliverFn, createDelivery, type DeliveryLoop } from '../pipeline/delivery/index.js';
 import { RoutePauses } from './pauses.js';
+import { poisonGuard } from '../pipeline/poison.js';
 import { RuntimeEvents } from '../pipeline/events.js';
 import { createIntake, type IntakeCore } from '../pipeline/intake.js';
 import { ParsePool } from '../pipeline/pool.js';
-import type { Adapter, Intake, PushEndpoint } from '../pipeline/types.js';
+import type { Adapter, FilteredReport, Intake, PushEndpoint } from '../pipeline/types.js';
 import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -27,6 +28,7 @@ import { actionTarget } from './actions.js';
 import { buildAdapters, entryOf, runAdapters, type AdapterEntry } from './adapters.js';
 import { apiEndpoint, type ApiEndpoint } from './api.js';
 import { startOwner, type OwnerHandle } from './owner.js';
+import { MailboxGuard } from './mailboxes.js';
 import { leaseGroup, leaseName, Ownership } from './ownership.js';
 
 export { emulatorDataDir } from './api.js';
@@ -71,6 +73,11 @@ export interface RuntimeOptions {
   signal?: AbortSignal;
   /** Aborts the requests of delivery (with their retries). Default: `signal`. */
   deliverySignal?: AbortSignal;
+  /**
+   * Internal, for tests only: parse workers honour `X-Mailgate-Internal-Test-Hook: crash|hang`
+   * (src/pipeline/worker.ts), so a test can stand in for a message that kills its worker or hangs.
+   */
+  parseTestHooks?: boolean;
 }
 
 export interface Runtime {
@@ -106,6 +113,8 @@ export interface Runtime {
   emulatorUrl?: string;
   /** The routes that cannot deliver right now (paused after the API refused them), from the events. */
   pauses: RoutePauses;
+  /** Mailbox states: which mailboxes run, filtered counts (src/runtime/mailboxes.ts). */
+  mailboxes: MailboxGuard;
   close(): Promise<void>;
 }
 
@@ -119,6 +128,8 @@ function defaultOwner(): string {
 
 interface Core {
   store: Store;
+  pauses: RoutePauses;
+  mailboxes: MailboxGuard;
   routes: Map<string, RouteConfig>;
   api: ApiEndpoint;
   pool: ParsePool;
@@ -141,6 +152,7 @@ function buildIntake(options: RuntimeOptions, c: Core): IntakeCore {
     ...(options.signal ? { signal: options.signal } : {}),
     logger: c.logger,
     events: c.events,
+    poison: poisonGuard(c.store, p.poison_after),
   });
 }
 
@@ -163,6 +175,7 @@ function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDel
     flushMs: config.delivery.flush_ms,
     onError: (err, route) => c.logger.error({ err, route: route.name }, 'delivery failed'),
     events: c.events,
+    pauses: c.pauses,
     async onDelivered() {
       actions()?.wake();
     },
@@ -201,8 +214,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(p.workers === undefined ? {} : { size: p.workers }),
       timeoutMs: p.timeout_ms,
       maxMessageBytes: p.max_message_bytes,
+      ...(options.parseTestHooks === true ? { testHooks: true } : {}),
     });
-    const core: Core = { store, routes, api, pool, logger, events, owner: options.owner ?? defaultOwner(), leaseMs };
+    const pauses = new RoutePauses(events, store);
+    const mailboxes = new MailboxGuard({ store, events, logger, checkMs: config.mailboxes.check_ms });
+    const core: Core = { store, pauses, mailboxes, routes, api, pool, logger, events, owner: options.owner ?? defaultOwner(), leaseMs };
     let actions: AfterDeliveryQueue | undefined;
     const delivery = buildDelivery(options, core, () => actions);
     const intake = buildIntake(options, core);
@@ -224,7 +240,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       core.ownerHandle = await startOwner({ store, id: core.owner, heartbeatMs, logger: ownerLog, ...(group ? { group } : {}) });
       if (group !== undefined) {
         const { ttl_ms: ttlMs, renew_ms: renewMs } = config.leases;
-        core.ownership = new Ownership(leased, { store, owner: core.owner, group, ttlMs, renewMs, logger, events });
+        core.ownership = new Ownership(leased, {
+          store,
+          owner: core.owner,
+          group,
+          ttlMs,
+          renewMs,
+          logger,
+          events,
+          mailboxes: core.mailboxes,
+        });
       }
     }
     return assemble({ config, core, intake, delivery, adapters, sinks, ...(actions ? { actions } : {}) });
@@ -262,7 +287,8 @@ function assemble(parts: Parts): Runtime {
     config: parts.config,
     logger: core.logger,
     events: core.events,
-    pauses: new RoutePauses(core.events, core.store),
+    pauses: core.pauses,
+    mailboxes: core.mailboxes,
     store: core.store,
     client: core.api.client,
     pool: core.pool,
@@ -274,9 +300,16 @@ function assemble(parts: Parts): Runtime {
     sinks,
     ...(actions ? { actions } : {}),
     endpoints: () => parts.adapters.flatMap((e) => e.adapter.endpoints?.() ?? []),
-    runAdapters: async (signal, adapterSink = parts.intake) => {
+    runAdapters: async (signal, intake = parts.intake) => {
+      // What a mailbox's filter leaves out is counted (metrics, status, console).
+      const adapterSink: Intake = {
+        accept: intake.accept.bind(intake),
+        checkpoint: intake.checkpoint.bind(intake),
+        item: intake.item.bind(intake),
+        filtered: (r: FilteredReport) => core.mailboxes.filtered(r),
+      };
       const { ownership, ownerHandle } = core;
-      const run = { logger: core.logger, events: core.events };
+      const run = { logger: core.logger, events: core.events, mailboxes: core.mailboxes };
       if (ownership === undefined) return runAdapters(parts.adapters, adapterSink, signal, run);
       const free = parts.adapters.filter((e) => leaseName(e) === undefined);
       // Stopping: leave the group first, so that the other replicas take the mailboxes as soon as they are released.
@@ -288,6 +321,7 @@ function assemble(parts: Parts): Runtime {
     async close() {
       if (closed) return;
       closed = true;
+      await core.mailboxes.flush();
       // Actions still due stay in the store for the next start.
       await actions?.close(AbortSignal.abort());
       await sinks.close();

@@ -20,6 +20,7 @@ import { sleep } from '../pipeline/sleep.js';
 import type { Intake } from '../pipeline/types.js';
 import type { Fence, Lease, OwnerInfo, Store } from '../store/types.js';
 import { runOne, setState, type AdapterEntry } from './adapters.js';
+import type { MailboxGuard } from './mailboxes.js';
 import { MISSED_BEATS } from './owner.js';
 
 /** How long a replica waits after registering before it takes its first leases (at most renewMs). */
@@ -72,6 +73,8 @@ export interface OwnershipOptions {
   logger: Logger;
   /** Where the adapters' state changes go (`adapter:state`). */
   events?: RuntimeEvents;
+  /** Mailbox states: a leased mailbox runs only while it is enabled. */
+  mailboxes?: MailboxGuard;
 }
 
 interface Run {
@@ -178,6 +181,7 @@ export class Ownership {
       throw err;
     };
     return {
+      ...(sink.filtered ? { filtered: sink.filtered.bind(sink) } : {}),
       checkpoint: (key) => sink.checkpoint(key),
       item: (id) => sink.item(id),
       accept: (batch, options) => sink.accept(batch, { ...options, fence }).catch(onError),

@@ -39,6 +39,11 @@ export const purgeQuery = z
       ctx.addIssue({ code: 'custom', path: ['all'], message: 'all=true cannot be combined with other filters' });
   });
 
+/** A mailbox name: `<kind>:<instance>` (`imap:support`, `graph:contoso/ops@contoso.com`), URL-encoded in the path. */
+export const mailboxParams = z
+  .object({ mailbox: z.string().regex(/^[a-z]+:[^\s]{1,320}$/, 'must be a mailbox name such as imap:support') })
+  .strict();
+
 function purgeFilter(q: z.output<typeof purgeQuery>): DeadLetterPurge {
   const f: DeadLetterPurge = {};
   if (q.ids !== undefined) f.ids = q.ids;
@@ -58,6 +63,29 @@ export function adminRoutes(deps: ServerDeps, startedAt: Date) {
       ...(await deps.status()),
       server: { started_at: startedAt.toISOString(), uptime_seconds: Math.floor((Date.now() - startedAt.getTime()) / 1000) },
     }));
+
+    app.get('/api/mailboxes', async () => {
+      if (!deps.mailboxes) throw httpError('MAILGATE_ERR_SERVER_NOT_FOUND', 'This server keeps no mailbox states.');
+      return { mailboxes: await deps.mailboxes.list() };
+    });
+
+    for (const action of ['enable', 'disable'] as const) {
+      app.post(`/api/mailboxes/:mailbox/${action}`, async (request) => {
+        const { mailbox } = parse(mailboxParams, request.params, 'path parameter');
+        if (!deps.mailboxes) throw httpError('MAILGATE_ERR_SERVER_NOT_FOUND', 'This server keeps no mailbox states.');
+        if (!(await deps.mailboxes.set(mailbox, action === 'enable')))
+          throw httpError('MAILGATE_ERR_SERVER_NOT_FOUND', `No mailbox "${mailbox}" (names as in GET /api/mailboxes, e.g. imap:support).`);
+        request.log.info({ mailbox, action }, `mailbox ${action}d by command`);
+        return { mailbox, state: action === 'enable' ? 'enabled' : 'disabled', byCommand: true };
+      });
+    }
+
+    app.post('/api/routes/:route/resume', async (request) => {
+      const { route } = parse(z.object({ route: routeName }).strict(), request.params, 'path parameter');
+      const resumed = await deps.routes?.resume(route);
+      if (resumed === undefined) throw httpError('MAILGATE_ERR_SERVER_NOT_FOUND', `No route "${route}".`);
+      return { route, resumed };
+    });
 
     app.get('/api/dlq', async (request) => {
       const q = parse(listQuery, request.query, 'query parameter');

@@ -21,6 +21,7 @@ const NAV: Array<[string, string]> = [
   ['items', 'Items'],
   ['dead', 'Dead letters'],
   ['overview', 'Overview'],
+  ['mailboxes', 'Mailboxes'],
   ['drop', 'Drop zone'],
 ];
 
@@ -103,6 +104,11 @@ ${itemsView()}
 <section id="view-overview" class="view" hidden aria-labelledby="overview-title">
   <h1 id="overview-title">Overview</h1>
   <div id="overview-body"></div>
+</section>
+<section id="view-mailboxes" class="view" hidden aria-labelledby="mailboxes-title">
+  <h1 id="mailboxes-title">Mailboxes</h1>
+  <p class="hint">Enable or Disable is a command: it wins over the configuration until the next one, on every replica and across restarts.</p>
+  <div id="mailboxes-body"></div>
 </section>
 <section id="view-drop" class="view drop-view" hidden aria-labelledby="drop-title">
   <h1 id="drop-title">Drop zone</h1>

@@ -110,6 +110,10 @@ a { color: var(--accent); }
 .paused ul { margin: .25rem 0; padding-left: 1.25rem; }
 .paused li { margin: .2rem 0; }
 .paused code { font-weight: 600; }
+table.mailboxes { width: 100%; border-collapse: collapse; }
+table.mailboxes th, table.mailboxes td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+table.mailboxes tr.mailbox th { font-weight: 600; }
+table.mailboxes th.indent { padding-left: 1.75rem; font-weight: 400; }
 .paused .fix { font-weight: 600; }
 .paused a { color: inherit; }
 .panel .paused-line { color: var(--danger); font-weight: 600; margin: 0 0 .5rem; }

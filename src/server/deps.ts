@@ -131,6 +131,14 @@ export interface ServerDeps {
    * updated) with its thread properties, in input order: the preview page's multi-file view.
    */
   threads(comments: unknown[]): Promise<ThreadView[]>;
+  /** Mailbox states (GET /api/mailboxes, POST /api/mailboxes/:mailbox/enable|disable); omitted: 404. */
+  mailboxes?: {
+    list(): Promise<Array<{ mailbox: string }>>;
+    /** Enables or disables by command; false when no such mailbox is known. */
+    set(mailbox: string, enabled: boolean): Promise<boolean>;
+  };
+  /** POST /api/routes/:route/resume: lifts a route's pause; undefined when no such route, false when it was not paused. */
+  routes?: { resume(route: string): Promise<boolean | undefined> };
   metrics: Metrics;
   /** Omit (or pass a disabled logger) for silence. */
   logger?: Logger;

@@ -19,6 +19,7 @@ import { ownerSummary } from '../store/common.js';
 import type { Store } from '../store/types.js';
 import type { AdapterEntry } from '../runtime/adapters.js';
 import { pauseJson, type RoutePauses } from '../runtime/pauses.js';
+import { listMailboxes, setMailboxEnabled } from './mailboxes.js';
 
 export interface ServiceDepsOptions {
   config: Readonly<Config>;
@@ -39,6 +40,8 @@ export interface ServiceDepsOptions {
   stopping: () => boolean;
   /** Routes that cannot deliver right now: `paused` in /api/status (never a readiness check: intake still works). */
   pauses?: RoutePauses;
+  /** Lifts a route's pause in this process (`POST /api/routes/:route/resume`); false when it was not paused here. */
+  resumeRoute?: (route: string) => boolean;
 }
 
 function previewOptions(
@@ -135,7 +138,8 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
     // The readiness checks in full (error text included): /readyz shows only their state and code.
     const readiness = (await ready()).checks;
     const api = config.api.url ?? 'built-in emulator';
-    return { store: { kind: store.kind }, routes: routeList, adapters: list, owners, api, readiness };
+    const mailboxes = await listMailboxes(store, adapters);
+    return { store: { kind: store.kind }, routes: routeList, adapters: list, mailboxes, owners, api, readiness };
   }
 
   async function replay(id: number) {
@@ -200,6 +204,24 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       const r = await o.previewPool().parse(raw, previewOptions(config, routeOf(request.route), { adapter: 'preview' }));
       const thread = computeThreadProperties([r.comment]).get(r.comment.id) ?? null;
       return { document: r.document, comment: r.comment, thread_properties: thread, warnings: r.warnings };
+    },
+    mailboxes: {
+      list: () => listMailboxes(store, adapters),
+      async set(mailbox, enabled) {
+        const known = (await listMailboxes(store, adapters)).some((m) => m.mailbox === mailbox);
+        if (!known) return false;
+        await setMailboxEnabled(store, mailbox, enabled);
+        o.logger.info({ mailbox, enabled }, `mailbox ${mailbox} ${enabled ? 'enabled' : 'disabled'} by command`);
+        return true;
+      },
+    },
+    routes: {
+      async resume(route) {
+        if (!routes.has(route)) return undefined;
+        const stored = await store.resumeRoute(route);
+        const here = o.resumeRoute?.(route) ?? false;
+        return stored || here;
+      },
     },
     threads: local.threads,
     metrics: o.metrics,

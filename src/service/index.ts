@@ -124,6 +124,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     events,
     stopping: () => stopping,
     pauses: runtime.pauses,
+    resumeRoute: (route) => runtime.delivery.resume(route),
     previewPool: () => (previewPool ??= newPreviewPool(config)),
   });
   deps.push = { endpoints: runtime.endpoints() };

@@ -27,6 +27,7 @@ export function countMessages(events: RuntimeEvents, metrics: Metrics): void {
       metrics.messagesQueued.inc(labels);
     }
   });
+  events.on('item:filtered', (e) => metrics.messagesFiltered.inc({ route: e.route, adapter: e.adapter, reason: e.reason }));
   events.on('item:delivered', (e) => metrics.messagesDelivered.inc({ route: e.route, adapter: e.adapter }));
   events.on('item:unchanged', (e) => metrics.messagesUnchanged.inc({ route: e.route, adapter: e.adapter }));
   events.on('item:dead', (e) => {

@@ -56,6 +56,19 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     attemptCounts: true,
     aiUnitsByDay: true,
   },
+  controls: {
+    pauseRoute: true,
+    resumeRoute: true,
+    listRoutePauses: true,
+    mailboxState: true,
+    listMailboxStates: true,
+    putMailboxState: true,
+    putFolderState: true,
+    countFiltered: true,
+    countParseAttempts: true,
+    parseAttempts: true,
+    clearParseAttempts: true,
+  },
   maintenance: { pruneBatch: true, reclaimSpace: true, storeStats: true },
 };
 

@@ -14,6 +14,7 @@
  */
 import type { Ledger } from '../ledger/index.js';
 import type { ConsoleStore } from './contract/console.js';
+import type { ControlStore } from './contract/controls.js';
 import type { DeadLetterStore } from './contract/dead-letters.js';
 import type { MaintenanceStore, StoreFull } from './contract/maintenance.js';
 import type { KeyedStore, OutboxStore } from './contract/outbox.js';
@@ -24,6 +25,7 @@ import type { ThreadStore } from './contract/threads.js';
 /** The ledger the batcher reads and writes; every Store is one (src/ledger/). */
 export type { Ledger, LedgerEntry, LedgerRecord } from '../ledger/index.js';
 export type * from './contract/console.js';
+export type * from './contract/controls.js';
 export type * from './contract/dead-letters.js';
 export type * from './contract/maintenance.js';
 export type * from './contract/outbox.js';
@@ -44,6 +46,7 @@ export interface StoreConcerns {
   predictions: PredictionStore;
   counters: CounterStore;
   console: ConsoleStore;
+  controls: ControlStore;
   maintenance: MaintenanceStore;
 }
 
@@ -75,4 +78,5 @@ export interface Store
     PredictionStore,
     CounterStore,
     ConsoleStore,
+    ControlStore,
     MaintenanceStore {}

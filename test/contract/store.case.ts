@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
+import { controlCases } from './controls.case.js';
 import { itemCases } from './items.case.js';
 import { maintenanceCases } from './maintenance.case.js';
 import { ownerCases } from './owners.case.js';
@@ -478,6 +479,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
     pushCases(ctx);
     ownerCases(ctx);
     itemCases(ctx);
+    controlCases(ctx);
     maintenanceCases(ctx);
   });
 }

@@ -40,6 +40,18 @@ describe('status faults', () => {
     expect((await sync()).status).toBe(200);
   });
 
+  it('a modelled quota answer: its status and message as configured, nothing applied', async () => {
+    await faults(parseFaultSpec('sync-raw-emails:quotax1'));
+    const r = await sync();
+    expect(r.status).toBe(402);
+    expect(r.json).toEqual({ status: 'error', message: 'CommentQuotaHit: the project has reached its comment quota' });
+    await faults(parseFaultSpec('sync-raw-emails:quota:status=403:message=Quota exceeded for comments'));
+    const other = await sync();
+    expect(other.status).toBe(403);
+    expect(other.json).toEqual({ status: 'error', message: 'Quota exceeded for comments' });
+    expect(emu.emulator.stats()).toMatchObject({ comments: 0, ai_units: 0 });
+  });
+
   it('an HTML error page as a proxy sends it', async () => {
     await faults([{ status: 502, html: true, times: 1 }]);
     const r = await sync();

@@ -87,7 +87,14 @@ describe('gmail tokens and mailbox errors', () => {
     standIn.addMailbox(USER);
     const sink = new MemorySink();
     const entry = entryFor(standIn, ['nogmail@example.test']);
-    entry.mailboxes.push({ user: USER, labels: ['No Such Label'] });
+    entry.mailboxes.push({
+      user: USER,
+      labels: ['No Such Label'],
+      exclude_labels: [],
+      skip: [],
+      enabled: true,
+      disable_after_ms: 86_400_000,
+    });
     const adapters = run(entry, sink);
     await until(() => adapters.every((a) => a.health()[0]!.lastError !== undefined), 'both errors');
     expect(adapters.map((a) => a.health()[0]!.lastError!.code)).toEqual(['MAILGATE_ERR_GMAIL_FORBIDDEN', 'MAILGATE_ERR_GMAIL_NOT_FOUND']);

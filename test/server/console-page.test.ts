@@ -41,6 +41,7 @@ describe('GET /console', () => {
         ' href="#/items"',
         ' href="#/dead"',
         ' href="#/overview"',
+        ' href="#/mailboxes"',
         ' href="#/drop"',
         ' href="#/items"',
       ]);

@@ -1,5 +1,6 @@
 /** `mailgate import <path...>`: read mail files into the durable outbox and deliver them. */
 import type { Command } from 'commander';
+import { filterOptions } from '../filter.js';
 import { choiceOption, integerOption, logFormatOption, routeOptions } from '../options.js';
 import { MAX_SYNC_DOCUMENTS } from '../../limits.js';
 import type { ImportFlags } from '../import/run.js';
@@ -8,7 +9,7 @@ import type { CliCommand, CliContext } from '../types.js';
 export const importCommand: CliCommand = {
   name: 'import',
   register(program: Command, ctx: CliContext): void {
-    logFormatOption(routeOptions(program.command('import')))
+    filterOptions(logFormatOption(routeOptions(program.command('import'))))
       .description('import .eml files, directories, mbox files, maildirs and .msg files: store durably, deliver, resume after interruption')
       .argument('<path...>', 'files or directories to import')
       .option('--dry-run', 'parse and compare with the ledger: report what would be sent and its AI units; send and store nothing')

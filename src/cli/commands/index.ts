@@ -6,6 +6,7 @@ import { serveCommand } from './serve.js';
 import { importCommand } from './import.js';
 import { dlqCommand } from './dlq.js';
 import { statusCommand } from './status.js';
+import { mailboxesCommand, routesCommand } from './mailboxes.js';
 import { predictionsCommand } from './predictions.js';
 import { uploadCommand } from './upload.js';
 import { webhookCommand } from './webhook.js';
@@ -18,6 +19,8 @@ export const COMMANDS: readonly CliCommand[] = [
   dlqCommand,
   predictionsCommand,
   statusCommand,
+  mailboxesCommand,
+  routesCommand,
   backupCommand,
   compactCommand,
   emulatorCommand,

@@ -1,5 +1,6 @@
 /** `mailgate preview <path...>`: the documents and comments mail would become, sending nothing. */
 import type { Command } from 'commander';
+import { filterOptions } from '../filter.js';
 import { choiceOption, integerOption } from '../options.js';
 import type { PreviewFlags } from '../preview/run.js';
 import type { CliCommand, CliContext } from '../types.js';
@@ -7,8 +8,7 @@ import type { CliCommand, CliContext } from '../types.js';
 export const previewCommand: CliCommand = {
   name: 'preview',
   register(program: Command, ctx: CliContext): void {
-    program
-      .command('preview')
+    filterOptions(program.command('preview'))
       .description(
         'parse .eml files, directories, mbox files, maildirs and Outlook .msg files and show the document and comment of each message',
       )

@@ -1,8 +1,7 @@
 /** `mailgate status`: outbox depth, per-route counters, checkpoints, AI units spent and the running processes. */
 import type { Command } from 'commander';
 import { ownerSummary, type OwnerSummary } from '../../store/common.js';
-import type { Lease, Store, StoreStats } from '../../store/types.js';
-import { PAUSE_KEY_PREFIX } from '../../runtime/pauses.js';
+import type { Lease, MailboxStateRow, Store, StoreStats } from '../../store/types.js';
 import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
@@ -14,11 +13,7 @@ interface StatusFlags extends StoreFlags {
 async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   const status = await withStore(flags, process.env, async (store) => {
     const all = await store.listCheckpoints();
-    const pauses = new Map(
-      all
-        .filter((c) => c.key.startsWith(PAUSE_KEY_PREFIX) && c.value['paused'] === true)
-        .map((c) => [c.key.slice(PAUSE_KEY_PREFIX.length), { ...c.value, reportedAt: c.updatedAt }]),
-    );
+    const pauses = new Map((await store.listRoutePauses()).map((p) => [p.route, p]));
     return {
       store: store.kind,
       storeStats: await store.storeStats(),
@@ -26,7 +21,8 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
       outbox: await store.outboxCounts(),
       // `paused`: as the last process delivering the route reported it (null: delivering).
       routes: (await store.counters()).map((r) => ({ ...r, paused: pauses.get(r.route) ?? null })),
-      checkpoints: all.filter((c) => !c.key.startsWith(PAUSE_KEY_PREFIX)),
+      mailboxes: await store.listMailboxStates(),
+      checkpoints: all,
       ...(await owners(store)),
     };
   });
@@ -45,6 +41,7 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
         `    PAUSED since ${String(p['since'])}: ${String(p['code'])}: ${String(p['message'])} (nothing is delivered; fix the token, URL or target)`,
       );
   }
+  if (status.mailboxes.length > 0) lines.push('', 'mailboxes:', ...mailboxLines(status.mailboxes));
   // Mailboxes keep their current error in a checkpoint beside their folders' (Graph): listed first.
   const failing = status.checkpoints.filter((c) => mailboxError(c.value) !== undefined);
   if (failing.length > 0) {
@@ -66,6 +63,24 @@ async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
   const orphans = status.leases.filter((l) => !status.owners.some((o) => o.id === l.owner));
   for (const l of orphans) lines.push(`  (lease ${l.name} held by ${l.owner}, not registered: expires ${l.expiresAt})`);
   await write(`${lines.join('\n')}\n`);
+}
+
+/** One line a mailbox (its state, the reason when disabled), one a folder under it. */
+export function mailboxLines(mailboxes: readonly MailboxStateRow[]): string[] {
+  const lines: string[] = [];
+  for (const m of mailboxes) {
+    const state = m.enabled ? 'enabled' : `DISABLED (${m.reason ?? 'user'}${m.errorKind ? `, ${m.errorKind}` : ''})`;
+    const error = m.errorCode ? `; last error ${m.errorCode}: ${m.errorMessage ?? ''}` : '';
+    const failing = m.enabled && m.failingSince ? `; failing since ${m.failingSince}` : '';
+    lines.push(`  ${m.mailbox}: ${state}${m.byCommand ? ' by command' : ''}, filtered ${m.filtered}${failing}${error}`);
+    for (const f of m.folders) {
+      const behind = f.behind === null ? '' : `, ${f.behind} behind`;
+      const until = f.syncedUntil === null ? '' : `, synced until ${f.syncedUntil}`;
+      const last = f.lastSynced === null ? '' : `, last synced ${f.lastSynced}`;
+      lines.push(`    ${f.folder}: ${f.state ?? 'not synced yet'}${until}${last}${behind}, filtered ${f.filtered}`);
+    }
+  }
+  return lines;
 }
 
 const MIB = 1024 * 1024;

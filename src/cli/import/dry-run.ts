@@ -3,6 +3,8 @@
  * a real run would send and what it would cost. Nothing is sent; the outbox, checkpoints and
  * ledger are not touched (the store is only read), so a later real run is unaffected.
  */
+import type { MessageFilter } from '../../controls/filter.js';
+import { FilteredCount, keptItems } from '../filter.js';
 import { fileInputs } from '../../../adapters/index.js';
 import { deliverBatch } from '../../batcher/index.js';
 import { resolveUserProperties } from '../../pipeline/origin.js';
@@ -25,6 +27,7 @@ export async function dryRunImport(
   onRead: (path: string, offset: number) => void = () => undefined,
   /** A file of a folder that is skipped (not mail), with the reason. */
   onSkip: (path: string, reason: string) => void = () => undefined,
+  filter: { filter: MessageFilter | undefined; count: FilteredCount } = { filter: undefined, count: new FilteredCount() },
 ): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
   const target = targetOf(route, rt.config);
@@ -63,11 +66,15 @@ export async function dryRunImport(
     onUpdate(s);
   };
   const p = rt.config.parsing;
-  const items = (await fileInputs()).inputs.read(paths, {
-    maxMessageBytes: p.max_message_bytes,
-    onSkip,
-    ...(mbox ? { mboxQuoting: mbox } : {}),
-  });
+  const items = keptItems(
+    (await fileInputs()).inputs.read(paths, {
+      maxMessageBytes: p.max_message_bytes,
+      onSkip,
+      ...(mbox ? { mboxQuoting: mbox } : {}),
+    }),
+    filter.filter,
+    filter.count,
+  );
   const optionsOf = (item: PathItem): PreviewOptions => ({
     body: p.body,
     headers: p.headers,

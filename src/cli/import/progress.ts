@@ -28,6 +28,9 @@ export interface ImportSummary {
   sinkSent?: number;
   /** False when the import stopped waiting for the sink (MAILGATE_ERR_SINK_FLUSH_TIMEOUT). */
   sinkFlushed?: boolean;
+  /** Messages the --allow/--deny/--skip filter left out (never parsed nor billed), by reason. */
+  filtered?: number;
+  filteredBy?: Partial<Record<string, number>>;
   /** Files met in a folder walk and skipped (not mail, a link refused): never parsed, stored nor billed. */
   skipped: number;
   /** The skipped files by reason (`JSON`, `image`, `archive`, `binary`, …). */
@@ -159,5 +162,9 @@ export function liveLine(s: ImportSummary, room = Infinity): string {
 export function summaryText(s: ImportSummary): string {
   const head = s.dryRun ? 'dry run (nothing sent, nothing stored)' : `import into route ${s.route}`;
   const skipped = s.skipped > 0 ? `; ${skipText(s.skipped, s.skippedBy)}, never parsed nor billed` : '';
-  return `${head}: ${progressLine(s)}  in ${s.seconds}s (${s.messagesPerSecond} msg/s)${skipped}\n`;
+  const reasons = Object.entries(s.filteredBy ?? {})
+    .map(([r, n]) => `${r} ${String(n)}`)
+    .join(', ');
+  const filtered = (s.filtered ?? 0) > 0 ? `; filtered ${String(s.filtered)} messages (${reasons}), never parsed nor billed` : '';
+  return `${head}: ${progressLine(s)}  in ${s.seconds}s (${s.messagesPerSecond} msg/s)${skipped}${filtered}\n`;
 }

@@ -9,7 +9,7 @@ import { GatewayError } from '../../errors.js';
 import type { LogFormat } from '../../log-pretty.js';
 import { RuntimeEvents } from '../../pipeline/events.js';
 import { routeTarget } from '../../pipeline/origin.js';
-import type { Accepted, Intake, MboxQuoting, PathInputs } from '../../pipeline/types.js';
+import type { AcceptOptions, Accepted, Inbound, Intake, MboxQuoting, PathInputs } from '../../pipeline/types.js';
 import { createRuntime, type Runtime } from '../../runtime/index.js';
 import { EXIT_FAILED, EXIT_OK } from '../exit-codes.js';
 import { commandLogger } from '../log.js';
@@ -21,13 +21,14 @@ import { dryRunImport } from './dry-run.js';
 import { countImport, liveLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
+import { cliFilter, FilteredCount, type FilterFlags } from '../filter.js';
 import { ask, requireConsentPossible } from '../consent.js';
 import { estimateQueued, estimateText } from './estimate.js';
 
 /** Messages per intake transaction: fewer commits (each one fsynced) than the adapter default. */
 export const IMPORT_BATCH_SIZE = 500;
 
-export interface ImportFlags extends RouteFlags {
+export interface ImportFlags extends RouteFlags, FilterFlags {
   dryRun?: boolean;
   json?: boolean;
   workers?: number;
@@ -89,10 +90,15 @@ export async function runImport(
   }
   try {
     const skips = new Skips((line) => printer.write(line));
-    const run = { rt, paths, flags, ctx, printer, counts, inputs: (await fileInputs()).inputs, skips };
+    const filtered = new FilteredCount();
+    const run = { rt, paths, flags, ctx, printer, counts, inputs: (await fileInputs()).inputs, skips, filtered };
     const summary = flags.dryRun === true ? await dryRun(run) : await realRun(run, controller);
     summary.skipped = run.skips.total;
     summary.skippedBy = run.skips.byReason;
+    if (filtered.total > 0) {
+      summary.filtered = filtered.total;
+      summary.filteredBy = filtered.byReason;
+    }
     if (rt.emulatorUrl !== undefined) summary.emulatorUrl = rt.emulatorUrl;
     ctx.stderr.write(summaryText(summary));
     if (refused !== undefined) summary.error = refused;
@@ -160,9 +166,11 @@ interface Run {
   counts: ImportCounts;
   inputs: PathInputs;
   skips: Skips;
+  /** Messages the --allow/--deny/--skip filter left out. */
+  filtered: FilteredCount;
 }
 
-async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): Promise<ImportSummary> {
+async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips, filtered }: Run): Promise<ImportSummary> {
   let last: ImportSummary | undefined;
   const display = startDisplay(ctx.stderr, {
     files: () => inputs.files(paths),
@@ -178,6 +186,7 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): P
       (s) => (last = { ...s }),
       (path, offset) => display.at(path, offset),
       skips.count,
+      { filter: cliFilter(flags), count: filtered },
     );
   } finally {
     display.stop();
@@ -185,14 +194,31 @@ async function dryRun({ rt, paths, flags, ctx, printer, inputs, skips }: Run): P
   }
 }
 
-/** The intake as the adapter sees it, reporting each batch's checkpoint (the position the read reached) on the way. */
-function reportingSink(sink: Intake, at: (path: string, offset: number) => void): Intake {
+/**
+ * The intake as the adapter sees it, reporting each batch's checkpoint (the position the read
+ * reached) on the way, and leaving out what the --allow/--deny/--skip filter refuses (never
+ * parsed, stored or billed; its checkpoint moves all the same).
+ */
+function reportingSink(
+  sink: Intake,
+  at: (path: string, offset: number) => void,
+  filter?: { judge: NonNullable<ReturnType<typeof cliFilter>>['judge']; count: FilteredCount },
+): Intake {
   return {
     // Every option passed on as it came (a fence too, should the runtime ever set one).
-    accept(...args: Parameters<Intake['accept']>): Promise<Accepted[]> {
-      const v = args[1]?.checkpoint?.value;
+    accept(batch: Inbound[], options?: AcceptOptions): Promise<Accepted[]> {
+      const v = options?.checkpoint?.value;
       if (typeof v?.['path'] === 'string' && typeof v['offset'] === 'number') at(v['path'], v['offset']);
-      return sink.accept(...args);
+      const kept =
+        filter === undefined
+          ? batch
+          : batch.filter((m) => {
+              if (m.failure !== undefined) return true;
+              const verdict = filter.judge(m.raw);
+              if (!verdict.keep) filter.count.add(verdict.reason);
+              return verdict.keep;
+            });
+      return sink.accept(kept, options);
     },
     checkpoint: (key) => sink.checkpoint(key),
     item: (id) => sink.item(id),
@@ -200,7 +226,7 @@ function reportingSink(sink: Intake, at: (path: string, offset: number) => void)
 }
 
 async function realRun(
-  { rt, paths, flags, ctx, printer, counts, inputs, skips }: Run,
+  { rt, paths, flags, ctx, printer, counts, inputs, skips, filtered }: Run,
   controller: AbortController,
 ): Promise<ImportSummary> {
   const route = rt.config.routes[0]!;
@@ -239,7 +265,8 @@ async function realRun(
   let sink: { sent: number; flushed: boolean } | undefined;
   let declined = false;
   try {
-    await adapter.start(reportingSink(rt.intake, display.at), controller.signal);
+    const filter = cliFilter(flags);
+    await adapter.start(reportingSink(rt.intake, display.at, filter && { judge: filter.judge, count: filtered }), controller.signal);
     intakeDone = true;
     if (delivering === undefined && !controller.signal.aborted) {
       display.stop();

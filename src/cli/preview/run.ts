@@ -12,10 +12,11 @@ import { Spool, type OutputOrigin } from './spool.js';
 import { columnWidths, headerLine, tableLine } from './table.js';
 import { ThreadInputs } from './thread-inputs.js';
 import { Skips } from '../skips.js';
+import { cliFilter, FilteredCount, keptItems, type FilterFlags } from '../filter.js';
 
 export type PreviewFormat = 'table' | 'json' | 'jsonl';
 
-export interface PreviewFlags {
+export interface PreviewFlags extends FilterFlags {
   format?: PreviewFormat;
   body?: 'auto' | 'plain' | 'html';
   headers?: 'raw' | 'parsed';
@@ -50,12 +51,17 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
     counters: () => `read ${read}  failed ${failed}`,
   });
   const skips = new Skips((line) => display.print(line));
+  const filtered = new FilteredCount();
   try {
-    const items = inputs.read(paths, {
-      maxMessageBytes: flags.maxMessageBytes,
-      mboxQuoting: flags.mbox,
-      onSkip: skips.count,
-    });
+    const items = keptItems(
+      inputs.read(paths, {
+        maxMessageBytes: flags.maxMessageBytes,
+        mboxQuoting: flags.mbox,
+        onSkip: skips.count,
+      }),
+      cliFilter(flags),
+      filtered,
+    );
     for await (const { item, outcome } of parseOrdered(pool, items, (i) => i.raw, {
       transfer: true,
       optionsOf: (i) => (i.receivedAt === undefined ? undefined : { receivedAt: i.receivedAt }),
@@ -79,6 +85,7 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
     await pool.close();
   }
   if (skips.total > 0) ctx.stderr.write(`mailgate: ${skips.text()}, never parsed\n`);
+  if (filtered.total > 0) ctx.stderr.write(`mailgate: ${filtered.text()} by --allow/--deny/--skip, never parsed\n`);
   return failed;
 }
 

@@ -79,6 +79,18 @@ export interface DeliveryOptions {
   pauseMs?: number;
   /** Where each item's outcome, each settled batch and each pause and resume go. */
   events?: RuntimeEvents;
+  /**
+   * Pauses kept beyond this process (the store's `route_pauses`): those of an earlier run are
+   * forgotten when `run` starts, and a paused route checks every `pauseCheckMs` whether its
+   * pause was lifted by hand (`mailgate routes resume`).
+   */
+  pauses?: {
+    stored(): Promise<Array<{ route: string }>>;
+    forget(route: string): Promise<unknown>;
+    lifted(route: string): Promise<boolean>;
+  };
+  /** How often a paused route checks whether its pause was lifted by hand, in ms. Default 5000. */
+  pauseCheckMs?: number;
 }
 
 /** Outcomes that no retry of the same request can fix soon: the route pauses. */
@@ -86,6 +98,8 @@ export const PAUSE_CODES: ReadonlySet<string> = new Set([
   'MAILGATE_ERR_API_UNAUTHORIZED',
   'MAILGATE_ERR_API_FORBIDDEN',
   'MAILGATE_ERR_API_NOT_FOUND',
+  // A quota of the project is reached (the modelled 402, see the emulator's `quota` fault).
+  'MAILGATE_ERR_API_QUOTA',
   // The API refused the request itself (a transform tag it does not know): a configuration fix.
   'MAILGATE_ERR_API_REQUEST_REJECTED',
 ]);
@@ -126,6 +140,8 @@ export interface DeliveryLoop {
   onPredictionsSaved(listener: (route: string) => void): () => void;
   /** New items were queued: idle route workers claim now instead of at the end of their idle wait. */
   wake(): void;
+  /** Lifts the route's pause now (`mailgate routes resume`, the admin API); false when it was not paused. */
+  resume(route: string): boolean;
 }
 
 /** The predictions of a predict route's accepted items, as the store saves them. */
@@ -357,13 +373,35 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       sleepers.add(done);
     });
 
+  const pauseCheckMs = options.pauseCheckMs ?? 5_000;
+
+  /** Lifts the route's pause at once; the wait of its workers ends. */
+  function lift(name: string): boolean {
+    if ((pausedUntil.get(name) ?? 0) <= Date.now()) return false;
+    pausedUntil.set(name, 0);
+    return true;
+  }
+
+  /**
+   * A new run tries its routes at once (the operator may have fixed the token or the target
+   * before starting it): pauses an earlier run recorded are forgotten; a refusal that persists
+   * pauses the route again at its first request.
+   */
+  async function forgetStalePauses(): Promise<void> {
+    const stored = await options.pauses?.stored().catch(() => []);
+    for (const p of stored ?? []) {
+      if (options.routes.some((r) => r.name === p.route)) await options.pauses?.forget(p.route).catch(() => undefined);
+    }
+  }
+
   async function routeWorker(route: RouteConfig, signal: AbortSignal, until?: () => Promise<boolean>): Promise<void> {
     const idleMs = options.idleMs ?? 250;
     const flushMs = options.flushMs ?? 0;
     while (!signal.aborted) {
       const wait = (pausedUntil.get(route.name) ?? 0) - Date.now();
       if (wait > 0) {
-        await sleep(wait, signal);
+        await sleep(options.pauses === undefined ? wait : Math.min(wait, pauseCheckMs), signal);
+        if (options.pauses !== undefined && (await options.pauses.lifted(route.name).catch(() => false))) lift(route.name);
         continue;
       }
       resumed(route);
@@ -392,7 +430,9 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     wake() {
       for (const done of [...sleepers]) done();
     },
+    resume: lift,
     async run(signal, until) {
+      await forgetStalePauses();
       const slots = options.routes.flatMap((route) => Array.from({ length: options.concurrency }, () => route));
       // Workers wait on their own signals: one listener on `signal` however many routes run.
       const fanned = fanOut(signal, slots.length);

@@ -215,6 +215,35 @@ export const status = z.looseObject({
   server: z.object({ started_at: instant, uptime_seconds: z.number().int().min(0) }),
 });
 
+/** One mailbox: its state (the reason and error kind when disabled), filtered count and folders (src/service/mailboxes.ts). */
+export const mailbox = z.object({
+  mailbox: z.string().describe('`<kind>:<instance>`, e.g. `imap:support`, `graph:contoso/ops@contoso.com`'),
+  kind: z.string(),
+  configured: z.boolean(),
+  state: z.enum(['enabled', 'disabled']),
+  reason: z.enum(['user', 'quota', 'sync_error']).nullable(),
+  byCommand: z.boolean().describe('set by `mailgate mailboxes enable|disable` or this API: wins over the configuration'),
+  errorKind: z.string().nullable().describe('not_found, bad_credentials, access_denied, insufficient_scope, quota, unreachable, other'),
+  errorCode: z.string().nullable(),
+  message: z.string().nullable(),
+  failingSince: instant.nullable(),
+  run: z.string().nullable(),
+  filtered: z.number().int().min(0),
+  folders: z.array(
+    z.object({
+      folder: z.string(),
+      state: z.enum(['in_progress', 'up_to_date']).nullable(),
+      syncedUntil: z.string().nullable(),
+      lastSynced: z.string().nullable(),
+      behind: z.number().int().nullable(),
+      filtered: z.number().int().min(0),
+    }),
+  ),
+});
+export const mailboxes = z.object({ mailboxes: z.array(mailbox) });
+export const mailboxChanged = z.object({ mailbox: z.string(), state: z.enum(['enabled', 'disabled']), byCommand: z.literal(true) });
+export const routeResumed = z.object({ route: z.string(), resumed: z.boolean().describe('false: the route was not paused') });
+
 /** A dead letter as the store lists it (fields by store; `id` always). */
 const deadLetter = z.looseObject({ id: z.number() });
 export const deadLetterPage = z.object({

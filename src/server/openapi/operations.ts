@@ -3,9 +3,10 @@
  * with the zod schemas its handler validates requests with (admin.ts, console.ts,
  * preview-routes.ts, params.ts) and the schemas of its answers (answers.ts).
  */
-import { listQuery, purgeQuery } from '../admin.js';
+import { listQuery, mailboxParams, purgeQuery } from '../admin.js';
 import { itemsQuery, replayBody } from '../console.js';
-import { idParams } from '../params.js';
+import { idParams, routeName } from '../params.js';
+import { z } from 'zod';
 import { previewFileQuery, previewQuery, RAW_MESSAGE_TYPES, threadsBody } from '../preview-routes.js';
 import * as answers from './answers.js';
 import type { ApiOperation, OperationAnswer } from './operation.js';
@@ -60,6 +61,40 @@ export function coreOperations(): ApiOperation[] {
       tag: 'admin',
       security: 'admin',
       answers: { 200: ok('The status.', answers.status) },
+    },
+    {
+      method: 'get',
+      path: '/api/mailboxes',
+      id: 'listMailboxes',
+      summary: 'Mailboxes (IMAP accounts, Graph and Gmail mailboxes): state, reason and error kind when disabled, filtered count, folders.',
+      tag: 'admin',
+      security: 'admin',
+      answers: { 200: ok('Every mailbox configured or remembered by the store.', answers.mailboxes) },
+    },
+    ...(['enable', 'disable'] as const).map(
+      (action): ApiOperation => ({
+        method: 'post',
+        path: `/api/mailboxes/{mailbox}/${action}`,
+        id: `${action}Mailbox`,
+        summary:
+          action === 'enable'
+            ? 'Enables a mailbox by command (wins over the configuration); it resumes from its checkpoints.'
+            : 'Disables a mailbox by command (reason user) until it is enabled again; every replica stops reading it.',
+        tag: 'admin',
+        security: 'admin',
+        params: mailboxParams,
+        answers: { 200: ok('Done.', answers.mailboxChanged), 404: coded('No such mailbox.') },
+      }),
+    ),
+    {
+      method: 'post',
+      path: '/api/routes/{route}/resume',
+      id: 'resumeRoute',
+      summary: 'Lifts the pause of a route (the API refused it: 401, 402 quota, 403, 404) before it runs out.',
+      tag: 'admin',
+      security: 'admin',
+      params: z.object({ route: routeName }).strict(),
+      answers: { 200: ok('Lifted (or was not paused).', answers.routeResumed), 404: coded('No such route.') },
     },
     {
       method: 'get',

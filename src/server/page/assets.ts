@@ -25,6 +25,7 @@ export const CONSOLE_MODULES = [
   'origin',
   'dead',
   'overview',
+  'mailboxes',
   'paused',
   'live',
   'sse',

@@ -11,6 +11,7 @@ import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
 import { PgCheckpoints } from './checkpoints.js';
 import { PgConsole } from './console.js';
+import { PgControls } from './controls.js';
 import { PgCounters } from './counters.js';
 import { isPgFull, isPgUnavailable } from './db.js';
 import { PgDeadLetters } from './dead-letters.js';
@@ -74,6 +75,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     predictions: new PgPredictions(pool),
     counters: new PgCounters(pool, clock),
     console: new PgConsole(pool),
+    controls: new PgControls(pool, clock),
     maintenance: new PgMaintenance(pool),
   };
   let closed = false;

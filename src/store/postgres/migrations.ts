@@ -232,6 +232,61 @@ ${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
       );
     `,
   },
+  {
+    // Controls: route pauses (were `route-pause:<route>` checkpoints, moved here), mailbox
+    // states and per-folder sync states.
+    version: 9,
+    name: 'controls: route pauses, mailbox states, folder sync states, parse attempts',
+    sql: `
+      CREATE TABLE route_pauses (
+        route TEXT PRIMARY KEY,
+        target TEXT NOT NULL,
+        code TEXT NOT NULL,
+        message TEXT NOT NULL,
+        since TEXT NOT NULL,
+        until TEXT NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL
+      );
+
+      CREATE TABLE mailbox_states (
+        mailbox TEXT PRIMARY KEY,
+        enabled BOOLEAN NOT NULL,
+        reason TEXT CHECK (reason IN ('user', 'quota', 'sync_error')),
+        error_kind TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        by_command BOOLEAN NOT NULL,
+        failing_since TEXT,
+        updated_at TIMESTAMPTZ NOT NULL
+      );
+
+      CREATE TABLE parse_attempts (
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (route, key)
+      );
+
+      CREATE TABLE folder_states (
+        mailbox TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        state TEXT CHECK (state IN ('in_progress', 'up_to_date')),
+        synced_until TEXT,
+        last_synced TEXT,
+        behind BIGINT,
+        filtered BIGINT NOT NULL DEFAULT 0,
+        updated_at TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (mailbox, folder)
+      );
+
+      INSERT INTO route_pauses (route, target, code, message, since, until, updated_at)
+        SELECT substr(key, 13), value->>'target', value->>'code', COALESCE(value->>'message', ''), value->>'since', value->>'until', clock_timestamp()
+        FROM checkpoints WHERE key LIKE 'route-pause:%' AND value->>'paused' = 'true'
+          AND value->>'target' IS NOT NULL AND value->>'code' IS NOT NULL AND value->>'since' IS NOT NULL AND value->>'until' IS NOT NULL;
+      DELETE FROM checkpoints WHERE key LIKE 'route-pause:%';
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly Migration[]): Promise<number> {

@@ -12,6 +12,7 @@ import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
 import { SqliteCheckpoints } from './checkpoints.js';
 import { SqliteConsole } from './console.js';
+import { SqliteControls } from './controls.js';
 import { SqliteCounters } from './counters.js';
 import { isFull, isUnavailable, openDatabase, type SqliteOptions } from './db.js';
 import { SqliteDeadLetters } from './dead-letters.js';
@@ -45,6 +46,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     threads: new SqliteThreads(db),
     ledger: new SqliteLedger(db),
     console: new SqliteConsole(db, now),
+    controls: new SqliteControls(db, now),
   };
   const outbox = new SqliteOutbox(db, now, parts);
   const concerns = {

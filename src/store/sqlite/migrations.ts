@@ -221,6 +221,63 @@ ${attemptsTableSql('INTEGER', 'INTEGER')}
       ) WITHOUT ROWID;
     `,
   },
+  {
+    // Controls: route pauses (were `route-pause:<route>` checkpoints, moved here), mailbox
+    // states and per-folder sync states.
+    version: 9,
+    name: 'controls: route pauses, mailbox states, folder sync states, parse attempts',
+    sql: `
+      CREATE TABLE route_pauses (
+        route TEXT PRIMARY KEY,
+        target TEXT NOT NULL,
+        code TEXT NOT NULL,
+        message TEXT NOT NULL,
+        since TEXT NOT NULL,
+        until TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+
+      CREATE TABLE mailbox_states (
+        mailbox TEXT PRIMARY KEY,
+        enabled INTEGER NOT NULL,
+        reason TEXT CHECK (reason IN ('user', 'quota', 'sync_error')),
+        error_kind TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        by_command INTEGER NOT NULL,
+        failing_since TEXT,
+        updated_at TEXT NOT NULL
+      );
+
+      CREATE TABLE parse_attempts (
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (route, key)
+      );
+
+      CREATE TABLE folder_states (
+        mailbox TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        state TEXT CHECK (state IN ('in_progress', 'up_to_date')),
+        synced_until TEXT,
+        last_synced TEXT,
+        behind BIGINT,
+        filtered BIGINT NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (mailbox, folder)
+      );
+
+      INSERT INTO route_pauses (route, target, code, message, since, until, updated_at)
+        SELECT substr(key, 13), json_extract(value, '$.target'), json_extract(value, '$.code'), COALESCE(json_extract(value, '$.message'), ''),
+               json_extract(value, '$.since'), json_extract(value, '$.until'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+        FROM checkpoints WHERE key LIKE 'route-pause:%' AND json_extract(value, '$.paused') = 1
+          AND json_extract(value, '$.target') IS NOT NULL AND json_extract(value, '$.code') IS NOT NULL
+          AND json_extract(value, '$.since') IS NOT NULL AND json_extract(value, '$.until') IS NOT NULL;
+      DELETE FROM checkpoints WHERE key LIKE 'route-pause:%';
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

@@ -11,12 +11,20 @@ import { itemChanged, showItem } from './item.js';
 import { refresh, setupItems, showItems } from './items.js';
 import { follow } from './live.js';
 import { setupLogin, showLogin } from './login.js';
+import { showMailboxes } from './mailboxes.js';
 import { showOverview } from './overview.js';
 import { hidePaused, refreshPaused } from './paused.js';
 
-const VIEWS = ['items', 'item', 'dead', 'overview', 'drop'] as const;
+const VIEWS = ['items', 'item', 'dead', 'overview', 'mailboxes', 'drop'] as const;
 type View = (typeof VIEWS)[number];
-const TITLES: Record<View, string> = { items: 'Items', item: 'Item', dead: 'Dead letters', overview: 'Overview', drop: 'Drop zone' };
+const TITLES: Record<View, string> = {
+  items: 'Items',
+  item: 'Item',
+  dead: 'Dead letters',
+  overview: 'Overview',
+  mailboxes: 'Mailboxes',
+  drop: 'Drop zone',
+};
 
 let current: View | undefined;
 let lastList = '#/items';
@@ -74,6 +82,9 @@ function route(moveFocus = true): void {
   } else if (view === 'overview') {
     void showOverview();
     focus('overview-title');
+  } else if (view === 'mailboxes') {
+    void showMailboxes();
+    focus('mailboxes-title');
   } else if (view === 'drop') focus('drop-title');
 }
 
@@ -93,6 +104,7 @@ function startLive(): void {
         // The Overview reads /api/status itself (and sets the banner from it).
         if (current === 'overview') void showOverview(true);
         else void refreshPaused();
+        if (current === 'mailboxes') void showMailboxes(true);
       }
     },
     (on) => {
@@ -121,7 +133,7 @@ function signOut(): void {
   route();
 }
 
-for (const id of ['items-title', 'overview-title', 'drop-title']) byId(id).setAttribute('tabindex', '-1');
+for (const id of ['items-title', 'overview-title', 'mailboxes-title', 'drop-title']) byId(id).setAttribute('tabindex', '-1');
 setupLogin(signedIn);
 setupItems();
 setupDead();

@@ -35,6 +35,8 @@ export function pauseFix(code: string, target: string | undefined, message = '')
       return `Give the token's account permission on${what || ' the target'}.`;
     case 'MAILGATE_ERR_API_NOT_FOUND':
       return `Create${what || ' the source or dataset'} in the API, or check the route's name for it and api.url.`;
+    case 'MAILGATE_ERR_API_QUOTA':
+      return "Raise the project's quota with the service (or wait for it to reset), then resume the route: `mailgate routes resume`.";
     case 'MAILGATE_ERR_API_REQUEST_REJECTED':
       return "Check the route's settings the API refused (transform_tag, the model version).";
     default:

@@ -1,0 +1,54 @@
+/**
+ * Poison messages (DESIGN.md "Parsing safety"): a message that kills its parse worker — or the
+ * whole process — every time must not stop its mailbox. Each parse attempt of a pulled message
+ * is counted in the store *before* the parse runs, so a restart after a crash knows how often
+ * that message was tried; one tried `poison_after` times is set aside as a dead letter with its
+ * raw bytes (MAILGATE_ERR_INTAKE_POISON) without parsing it again, and the mailbox moves on. (A
+ * parse worker that dies on a message is caught by the parse pool at once: that message alone
+ * becomes a MAILGATE_ERR_MIME_WORKER_CRASHED dead letter.) The counts of a stored message are
+ * forgotten.
+ *
+ * Messages never tried are counted together (one write a call) and parsed side by side. A
+ * message already counted (its call never became durable: the process died) is a suspect:
+ * suspects are parsed one at a time, each counted just before its own parse and forgotten just
+ * after it succeeds, so only the message being parsed when the process dies gains an attempt.
+ */
+import type { ControlStore } from '../store/types.js';
+
+export const POISON_CODE = 'MAILGATE_ERR_INTAKE_POISON';
+
+export interface PoisonGuard {
+  readonly poisonAfter: number;
+  /** Counts one attempt of each key (one store write); answers each key's attempts, this one included. */
+  count(route: string, keys: readonly string[]): Promise<Map<string, number>>;
+  /** The attempts counted so far (keys never counted are left out). */
+  counted(route: string, keys: readonly string[]): Promise<Map<string, number>>;
+  /** Forgets the attempts of keys now stored (best effort: a leftover count only matters if the message comes back). */
+  forget(route: string, keys: readonly string[]): Promise<void>;
+}
+
+export function poisonGuard(
+  store: Pick<ControlStore, 'countParseAttempts' | 'parseAttempts' | 'clearParseAttempts'>,
+  poisonAfter: number,
+): PoisonGuard {
+  return {
+    poisonAfter,
+    counted: (route, keys) => (keys.length === 0 ? Promise.resolve(new Map()) : store.parseAttempts(route, keys)),
+    count: (route, keys) => (keys.length === 0 ? Promise.resolve(new Map()) : store.countParseAttempts(route, keys)),
+    forget: async (route, keys) => {
+      if (keys.length === 0) return;
+      await store.clearParseAttempts(route, keys).catch(() => undefined);
+    },
+  };
+}
+
+/** True when a message counted `attempts` times (this one included) is not to be parsed again. */
+export function isPoison(attempts: number, poisonAfter: number): boolean {
+  return attempts > poisonAfter;
+}
+
+/** The dead-letter reason of a message set aside. */
+export function poisonFailure(poisonAfter: number, last?: string): { code: string; message: string } {
+  const why = last === undefined ? 'it killed its parse worker or the process each time' : `the last: ${last}`;
+  return { code: POISON_CODE, message: `set aside after ${poisonAfter} parse attempts (${why}); the raw bytes are kept` };
+}

@@ -1,0 +1,31 @@
+// A process that reads a folder of .eml files into intake (as `mailgate import` does) with the
+// parse workers' test hooks on, then prints the outbox counts and exits 0. The poison test kills
+// it while a message that hangs its parse worker is being parsed, and starts it again.
+import { join } from 'node:path';
+import process from 'node:process';
+import { pathToFileURL } from 'node:url';
+
+const [dist, store, inbox] = process.argv.slice(2);
+const load = (p) => import(pathToFileURL(join(dist, p)).href);
+const { loadConfig } = await load('src/config/load.js');
+const { createLogger } = await load('src/logger.js');
+const { createRuntime } = await load('src/runtime/index.js');
+
+const config = loadConfig({
+  overrides: {
+    store,
+    routes: [{ name: 'support', source: 'acme/support' }],
+    // A hanging parse stays until the test kills the process (not the time budget).
+    parsing: { workers: 1, timeout_ms: 600000 },
+    adapters: { files: [{ name: 'drop', route: 'support', paths: [inbox] }] },
+  },
+});
+const rt = await createRuntime({ config, logger: createLogger(false), dryRun: true, parseTestHooks: true });
+try {
+  await rt.runAdapters(new globalThis.AbortController().signal);
+  const counts = await rt.store.outboxCounts();
+  const dead = await rt.store.listDeadLetters({ limit: 100 });
+  process.stdout.write(`${JSON.stringify({ counts, dead: dead.map((d) => ({ code: d.error.code, key: d.key })) })}\n`);
+} finally {
+  await rt.close();
+}
