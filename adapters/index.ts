@@ -16,6 +16,7 @@ import type {
 import { processPacer } from '../src/pipeline/pacer.js';
 import { backoffDelay } from '../src/retry.js';
 import { createTokenCache } from '../src/tokens.js';
+import { createWakeBoard } from '../src/pipeline/wake-board.js';
 import type { Adapter, AdapterContext, AdapterMode, PathInputs } from '../src/pipeline/types.js';
 import { ADAPTER_KINDS, KINDS, kindsWith, type AdapterKind } from './config.js';
 
@@ -58,6 +59,7 @@ function withServices(kind: string, entry: unknown, ctx: AdapterContext): KindCo
     pacer: processPacer(),
     backoff: backoffDelay,
     tokenCache: createTokenCache,
+    ...(ctx.checkpoints && { wakeBoard: createWakeBoard(ctx.checkpoints) }),
   };
 }
 

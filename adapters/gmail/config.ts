@@ -78,6 +78,14 @@ export const gmailEntrySchema = z.strictObject({
     .min(1000)
     .default(300_000)
     .describe('A history round of every mailbox runs this often whether or not a push came, in ms. Default 300000.'),
+  wake_check_ms: z
+    .number()
+    .int()
+    .min(100)
+    .default(2000)
+    .describe(
+      'With notifications: how often the replica reading a mailbox looks in the store for a push received by another replica, in ms (the latency of such a wake-up). Default 2000.',
+    ),
   notifications: z
     .strictObject({
       topic: z

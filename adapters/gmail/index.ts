@@ -9,6 +9,7 @@ import { controlsOf } from '../../src/controls/schema.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
+import { WakeWatch, type WakeBoard } from '../../src/pipeline/wake-board.js';
 import type { Adapter, AdapterHealth, AfterDeliveryResult, Intake, Origin, PushEndpoint } from '../../src/pipeline/types.js';
 import { applyAction } from './actions.js';
 import { gmailTokens, type GmailTokens } from './auth.js';
@@ -26,6 +27,8 @@ export interface GmailAdapterOptions {
   tokens?: GmailTokens;
   /** The pacer of mailbox starts and retries. Default: the process's, shared with IMAP and Graph. */
   pacer?: ConnectionPacer;
+  /** With notifications: how a push reaching this process reaches the replica reading its mailbox. */
+  board?: WakeBoard;
 }
 
 /** One mailbox of a Workspace connection. */
@@ -84,7 +87,7 @@ export function createGmailAdapters(entry: GmailEntry, opts: GmailAdapterOptions
   const tokens = opts.tokens ?? gmailTokens(entry);
   const pacer = opts.pacer ?? processPacer();
   const base = opts.logger.child({ adapter: 'gmail', instance: entry.name });
-  const watcher = entry.notifications ? new Watcher({ ...entry, notifications: entry.notifications }, base) : undefined;
+  const watcher = entry.notifications ? new Watcher({ ...entry, notifications: entry.notifications }, base, opts.board) : undefined;
   const apiUrl = entry.api_url.replace(/\/$/, '');
   return entry.mailboxes.map((m, i) => {
     const instance = `${entry.name}/${m.user}`;
@@ -98,6 +101,7 @@ export function createGmailAdapters(entry: GmailEntry, opts: GmailAdapterOptions
       client,
       log: base.child({ mailbox: m.user }),
       ...(watcher ? { watcher } : {}),
+      ...(watcher && opts.board ? { board: new WakeWatch(opts.board, `gmail:${instance}`, entry.wake_check_ms) } : {}),
       paced: (signal) => pacer.acquire(signal),
       controls: controlsOf(m),
     });
@@ -107,7 +111,12 @@ export function createGmailAdapters(entry: GmailEntry, opts: GmailAdapterOptions
 
 /** The registry's factory: one adapter per mailbox of `adapters.gmail[i]`. */
 export function create(entry: GmailEntry, ctx: KindContext): GmailMailboxAdapter[] {
-  return createGmailAdapters(entry, { logger: ctx.logger, pacer: ctx.pacer, tokens: gmailTokens(entry, ctx.tokenCache) });
+  return createGmailAdapters(entry, {
+    logger: ctx.logger,
+    pacer: ctx.pacer,
+    tokens: gmailTokens(entry, ctx.tokenCache),
+    ...(ctx.wakeBoard && { board: ctx.wakeBoard }),
+  });
 }
 
 /** The kind's implementation (adapters/gmail/kind.ts). */

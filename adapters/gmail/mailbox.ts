@@ -12,6 +12,7 @@ import type { AdapterHealth, FolderSync, Intake } from '../../src/pipeline/types
 import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
 import type { MailboxControls } from '../../src/controls/schema.js';
 import { resolveSince } from '../../src/controls/since.js';
+import type { WakeWatch } from '../../src/pipeline/wake-board.js';
 import { backoffDelay, type Backoff } from '../../src/retry.js';
 import type { GmailClient } from './client.js';
 import type { GmailEntry } from './config.js';
@@ -55,6 +56,8 @@ export interface MailboxOptions {
   client: GmailClient;
   log: Logger;
   watcher?: Watcher;
+  /** With notifications: signals of pushes another replica received for this mailbox (src/pipeline/wake-board.ts). */
+  board?: WakeWatch;
   /** The process-wide pacer (src/pipeline/pacer.ts): a start or a retry holds a slot through its token and label requests. */
   paced?: (signal: AbortSignal) => Promise<() => void>;
   /** The mailbox's controls (src/controls/): exclude_labels, participants, skip, since. */
@@ -107,6 +110,7 @@ export class MailboxRunner {
   async run(sink: Intake, signal: AbortSignal): Promise<void> {
     this.active = true;
     this.health.state = 'starting';
+    await this.opts.board?.baseline();
     let failures = 0;
     try {
       while (!signal.aborted) {
@@ -207,7 +211,11 @@ export class MailboxRunner {
     if (this.dirty) return;
     this.wakeUp = new AbortController();
     const renewIn = this.opts.watcher?.nextRenewalMs(this) ?? Number.POSITIVE_INFINITY;
-    await sleep(Math.min(this.opts.entry.poll_interval_ms, renewIn), AbortSignal.any([signal, this.wakeUp.signal]));
+    const wait = Math.min(this.opts.entry.poll_interval_ms, renewIn);
+    const woken = AbortSignal.any([signal, this.wakeUp.signal]);
+    // A push received by another replica.
+    if (this.opts.board === undefined) await sleep(wait, woken);
+    else if (await this.opts.board.sleep(wait, woken)) this.wake();
     this.wakeUp = undefined;
   }
 

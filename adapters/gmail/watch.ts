@@ -13,6 +13,7 @@ import { OAuth2Client } from 'google-auth-library';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import type { WakeBoard } from '../../src/pipeline/wake-board.js';
 import type { GmailEntry } from './config.js';
 import type { GmailClient } from './client.js';
 
@@ -44,6 +45,8 @@ export class Watcher {
   constructor(
     private readonly entry: GmailEntry & { notifications: Notifications },
     private readonly log: Logger,
+    /** Where a push for a mailbox read by another replica is passed on (src/pipeline/wake-board.ts). */
+    private readonly board?: WakeBoard,
   ) {
     this.verifier = new OAuth2Client({ endpoints: { oauth2FederatedSignonPemCertsUrl: entry.notifications.certs_url } });
   }
@@ -123,9 +126,25 @@ export class Watcher {
     this.received += 1;
     // The refresh-token form reads `me`: any address is its own.
     const runner = this.runners.get(String(note.emailAddress ?? '').toLowerCase()) ?? this.runners.get('me');
-    // Not read here (another replica holds the lease, or not started): the owner's poll reads it.
     if (runner?.active === true) runner.wake();
+    else await this.passOn(String(note.emailAddress ?? ''));
     return { status: 204 };
+  }
+
+  /**
+   * Not read here (another replica holds the lease, or not started): the mailbox of the entry the
+   * push names is signalled for the replica reading it. Best effort: its poll reads what a lost
+   * signal would have woken.
+   */
+  private async passOn(emailAddress: string): Promise<void> {
+    const users = this.entry.mailboxes.map((m) => m.user);
+    const user = users.find((u) => u.toLowerCase() === emailAddress.toLowerCase()) ?? users.find((u) => u === 'me');
+    if (this.board === undefined || user === undefined) return;
+    try {
+      await this.board.signal(`gmail:${this.entry.name}/${user}`);
+    } catch (err) {
+      this.log.warn({ code: 'MAILGATE_ERR_GMAIL_PUSH', mailbox: user }, `Pub/Sub push not passed on: ${(err as Error).message}`);
+    }
   }
 }
 

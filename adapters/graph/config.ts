@@ -92,6 +92,14 @@ export const graphEntrySchema = z.strictObject({
     .min(1000)
     .default(300_000)
     .describe('A delta round of every folder runs this often whether or not a notification came, in ms. Default 300000.'),
+  wake_check_ms: z
+    .number()
+    .int()
+    .min(100)
+    .default(2000)
+    .describe(
+      'With notifications: how often the replica reading a mailbox looks in the store for a change notification received by another replica, in ms (the latency of such a wake-up). Default 2000.',
+    ),
   notifications: z
     .strictObject({
       url: z

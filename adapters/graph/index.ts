@@ -9,6 +9,7 @@ import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
+import { WakeWatch, type WakeBoard } from '../../src/pipeline/wake-board.js';
 import type { Adapter, AdapterHealth, AfterDeliveryResult, Intake, Origin, PushEndpoint } from '../../src/pipeline/types.js';
 import type { TokenCache } from '../../src/tokens.js';
 import { applyAction } from './actions.js';
@@ -29,6 +30,8 @@ export interface GraphAdapterOptions {
   tokens?: TokenCache;
   /** The pacer of mailbox starts and retries. Default: the process's (src/pipeline/pacer.ts), shared with IMAP. */
   pacer?: ConnectionPacer;
+  /** With notifications: how a notification reaching this process reaches the replica reading its mailbox. */
+  board?: WakeBoard;
 }
 
 /** One mailbox of a tenant connection. */
@@ -94,7 +97,7 @@ export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions
   const tokens = opts.tokens ?? graphTokens(entry);
   const pacer = opts.pacer ?? processPacer();
   const base = opts.logger.child({ adapter: 'graph', instance: entry.name });
-  const subscriber = entry.notifications ? new Subscriber({ ...entry, notifications: entry.notifications }, base) : undefined;
+  const subscriber = entry.notifications ? new Subscriber({ ...entry, notifications: entry.notifications }, base, opts.board) : undefined;
   return entry.mailboxes.map((m, i) => {
     const instance = `${entry.name}/${m.user}`;
     const limiter = new MailboxLimiter({ concurrency: entry.max_in_flight, perWindow: entry.max_requests_per_10_min, windowMs: WINDOW_MS });
@@ -107,6 +110,7 @@ export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions
       client,
       log: base.child({ mailbox: m.user }),
       ...(subscriber ? { subscriber } : {}),
+      ...(subscriber && opts.board ? { board: new WakeWatch(opts.board, `graph:${instance}`, entry.wake_check_ms) } : {}),
       paced: (signal) => pacer.acquire(signal),
       controls: controlsOf(m),
     });
@@ -116,7 +120,12 @@ export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions
 
 /** The registry's factory: one adapter per mailbox of `adapters.graph[i]`. */
 export function create(entry: GraphEntry, ctx: KindContext): GraphMailboxAdapter[] {
-  return createGraphAdapters(entry, { logger: ctx.logger, pacer: ctx.pacer, tokens: graphTokens(entry, ctx.tokenCache) });
+  return createGraphAdapters(entry, {
+    logger: ctx.logger,
+    pacer: ctx.pacer,
+    tokens: graphTokens(entry, ctx.tokenCache),
+    ...(ctx.wakeBoard && { board: ctx.wakeBoard }),
+  });
 }
 
 /** The kind's implementation (adapters/graph/kind.ts). */

@@ -13,6 +13,7 @@ import type { AdapterHealth, FolderSync, Intake } from '../../src/pipeline/types
 import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
 import type { MailboxControls } from '../../src/controls/schema.js';
 import { resolveSince } from '../../src/controls/since.js';
+import type { WakeWatch } from '../../src/pipeline/wake-board.js';
 import { backoffDelay, type Backoff } from '../../src/retry.js';
 import type { MailboxClient } from './client.js';
 import type { GraphEntry } from './config.js';
@@ -59,6 +60,8 @@ export interface MailboxOptions {
   client: MailboxClient;
   log: Logger;
   subscriber?: Subscriber;
+  /** With notifications: signals of notifications another replica received for this mailbox (src/pipeline/wake-board.ts). */
+  board?: WakeWatch;
   /**
    * The process-wide pacer: a start or a retry waits for a slot, holds it through its token and
    * folder requests, and releases it (src/pipeline/pacer.ts).
@@ -112,6 +115,7 @@ export class MailboxRunner {
     this.opts.subscriber?.reset(this);
     this.active = true;
     this.health.state = 'starting';
+    await this.opts.board?.baseline();
     let failures = 0;
     try {
       while (!signal.aborted) {
@@ -212,7 +216,11 @@ export class MailboxRunner {
     if (this.dirty.size > 0) return;
     this.wakeUp = new AbortController();
     const renewIn = this.opts.subscriber?.nextRenewalMs(this) ?? Number.POSITIVE_INFINITY;
-    await sleep(Math.min(this.opts.entry.poll_interval_ms, renewIn), AbortSignal.any([signal, this.wakeUp.signal]));
+    const wait = Math.min(this.opts.entry.poll_interval_ms, renewIn);
+    const woken = AbortSignal.any([signal, this.wakeUp.signal]);
+    // A notification received by another replica: every folder (it may not know which).
+    if (this.opts.board === undefined) await sleep(wait, woken);
+    else if (await this.opts.board.sleep(wait, woken)) this.wake();
     this.wakeUp = undefined;
   }
 

@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Intake, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import type { WakeBoard } from '../../src/pipeline/wake-board.js';
 import type { GraphEntry } from './config.js';
 import { notificationOperation } from './openapi.js';
 import type { MailboxClient } from './client.js';
@@ -66,6 +67,8 @@ export class Subscriber {
   constructor(
     private readonly entry: GraphEntry & { notifications: NonNullable<GraphEntry['notifications']> },
     private readonly log: Logger,
+    /** Where a notification for a mailbox read by another replica is passed on (src/pipeline/wake-board.ts). */
+    private readonly board?: WakeBoard,
   ) {}
 
   private get lifetimeMs(): number {
@@ -242,9 +245,36 @@ export class Subscriber {
       return;
     }
     // A change or `missed`: a delta round of the folder. A subscription this process does not
-    // know (made before a restart, or by another replica) wakes every mailbox it reads here.
+    // know (made before a restart, or by another replica) wakes every mailbox it reads here, and
+    // is passed on to the replica reading the mailbox whose saved subscriptions name it.
     if (sub !== undefined) sub.runner.wake(sub.folderId);
-    else for (const r of this.runners) if (r.active) r.wake();
+    else {
+      for (const r of this.runners) if (r.active) r.wake();
+      if (this.board !== undefined && item.subscriptionId !== undefined) void this.passOn(this.board, item.subscriptionId);
+    }
+  }
+
+  /**
+   * Signals the mailbox read elsewhere whose saved record names the subscription; when none
+   * does (not saved yet, or unreadable), every mailbox of the entry not read here. Best effort:
+   * the safety poll reads what a lost signal would have woken.
+   */
+  private async passOn(board: WakeBoard, subscriptionId: string): Promise<void> {
+    const here = new Set([...this.runners].filter((r) => r.active).map((r) => r.opts.instance));
+    const elsewhere = this.entry.mailboxes.map((m) => `${this.entry.name}/${m.user}`).filter((i) => !here.has(i));
+    try {
+      let named: string[] = elsewhere;
+      for (const instance of elsewhere) {
+        const saved = (await board.record(`graph:${instance}:subscriptions`)) as SavedSubscriptions | undefined;
+        if (saved?.subscriptions?.some((s) => s.id === subscriptionId) === true) named = [instance];
+      }
+      for (const instance of named) await board.signal(`graph:${instance}`);
+    } catch (err) {
+      this.log.warn(
+        { code: 'MAILGATE_ERR_GRAPH_NOTIFICATION', subscription: subscriptionId },
+        `change notification not passed on: ${(err as Error).message}`,
+      );
+    }
   }
 }
 

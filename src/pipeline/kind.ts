@@ -8,6 +8,7 @@ import type { backoffDelay } from '../retry.js';
 import type { createTokenCache } from '../tokens.js';
 import type { ConnectionPacer } from './pacer.js';
 import type { Adapter, AdapterContext, PathInputs } from './types.js';
+import type { WakeBoard } from './wake-board.js';
 
 /**
  * The services the runtime hands every kind's factory (through the registry), so that no kind
@@ -23,6 +24,8 @@ export interface KindServices {
   backoff: typeof backoffDelay;
   /** A cache around an OAuth kind's token fetch: renewed ahead of expiry, one fetch in flight (src/tokens.ts). */
   tokenCache: typeof createTokenCache;
+  /** Wake-ups of a mailbox read by another replica, through the store (src/pipeline/wake-board.ts); absent without a store. */
+  wakeBoard?: WakeBoard;
 }
 
 /** What a kind's factory gets besides its entry: the caller's context and the shared services. */

@@ -9,7 +9,7 @@ import type { OperationDoc } from './operation-doc.js';
 import type { Logger } from '../logger.js';
 import type { MboxQuoting } from '../mime/mbox-finish.js';
 import type { Checkpoint, Origin } from '../model/origin.js';
-import type { Fence } from '../store/types.js';
+import type { CheckpointStore, Fence } from '../store/types.js';
 
 // The store keeps these shapes too; they live with the model so that the store never imports the pipeline.
 export type { Checkpoint, Envelope, Origin } from '../model/origin.js';
@@ -249,6 +249,8 @@ export interface AdapterContext {
   logger: Logger;
   /** Size budget of one raw message (`parsing.max_message_bytes`): larger ones become failures. */
   maxMessageBytes: number;
+  /** The store's checkpoints, for the cross-replica wake-ups of notified kinds (src/pipeline/wake-board.ts); absent without a store. */
+  checkpoints?: Pick<CheckpointStore, 'getCheckpoint' | 'setCheckpoint'>;
 }
 
 /** One message (or unreadable item) of a path input, before parsing. */

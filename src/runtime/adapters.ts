@@ -8,7 +8,7 @@ import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AdapterState, RuntimeEvents } from '../pipeline/events.js';
 import { fanOut } from '../pipeline/fan-out.js';
-import type { Adapter, Intake } from '../pipeline/types.js';
+import type { Adapter, AdapterContext, Intake } from '../pipeline/types.js';
 import type { MailboxGuard, MailboxHold } from './mailboxes.js';
 
 export type { AdapterState };
@@ -32,8 +32,12 @@ export interface AdapterEntry {
 }
 
 /** One adapter per entry of `adapters.<kind>[]`, for every kind, in the registry's order. */
-export async function buildAdapters(config: Readonly<Config>, logger: Logger): Promise<AdapterEntry[]> {
-  const ctx = { logger, maxMessageBytes: config.parsing.max_message_bytes };
+export async function buildAdapters(
+  config: Readonly<Config>,
+  logger: Logger,
+  checkpoints?: AdapterContext['checkpoints'],
+): Promise<AdapterEntry[]> {
+  const ctx: AdapterContext = { logger, maxMessageBytes: config.parsing.max_message_bytes, ...(checkpoints && { checkpoints }) };
   const entries: AdapterEntry[] = [];
   for (const kind of ADAPTER_KINDS) {
     for (const entry of config.adapters[kind] as ReadonlyArray<AdapterEntryOf<AdapterKind>>) {

@@ -200,13 +200,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   checkRoutes(routes.values());
   const leaseMs = parseLimit('leaseMs', options.leaseMs, DEFAULT_LEASE_MS);
-  const adapters = options.adapters ? options.adapters.map(entryOf) : await buildAdapters(config, logger);
   const events = options.events ?? logPauses(new RuntimeEvents(), logger);
   events.onListenerError ??= (err, type) => logger.warn({ err, event: type }, 'a runtime event listener failed');
   const store = await openStore(config.store);
   let api: ApiEndpoint | undefined;
   let pool: ParsePool | undefined;
   try {
+    // Built after the store opens: notified kinds wake the replica reading a mailbox through it.
+    const adapters = options.adapters ? options.adapters.map(entryOf) : await buildAdapters(config, logger, store);
     api = await apiEndpoint(config, logger, options.dryRun === true, (info) => events.emit('api:attempt', info));
     const p = config.parsing;
     pool = new ParsePool({

@@ -28,6 +28,10 @@ export interface GraphConfigExtra {
   entry?: string;
   notifications?: boolean;
   delivery?: string;
+  /** The store URL (default: SQLite in the test directory). */
+  store?: string;
+  /** Where Graph posts notifications (default: this replica's public listener). */
+  notificationUrl?: string;
 }
 
 export function writeGraphConfig(
@@ -41,12 +45,12 @@ export function writeGraphConfig(
   const file = join(dir, `${name}.yaml`);
   const port = extra.port ?? 0;
   const notifications = extra.notifications
-    ? `, notifications: { url: "http://127.0.0.1:${port}/graph/m365/notifications", client_state: "${CLIENT_STATE}" }`
+    ? `, notifications: { url: "${extra.notificationUrl ?? `http://127.0.0.1:${port}/graph/m365/notifications`}", client_state: "${CLIENT_STATE}" }`
     : '';
   writeFileSync(
     file,
     [
-      `store: sqlite:${join(dir, name, 'mailgate.db')}`,
+      `store: ${extra.store ?? `sqlite:${join(dir, name, 'mailgate.db')}`}`,
       `api: { url: ${emu.url}, token: "\${TEST_API_TOKEN}", retry: { base_delay_ms: 50, max_delay_ms: 200 } }`,
       // The notification receiver is reached on the public listener, as Graph would reach it.
       `server: { listen: 127.0.0.1:0, ${extra.notifications ? `public_listen: 127.0.0.1:${port}, ` : ''}api_keys: ["\${TEST_ADMIN_KEY}"] }`,

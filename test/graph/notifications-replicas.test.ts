@@ -1,0 +1,88 @@
+/**
+ * A change notification reaching a replica that does not read the mailbox: it finds the mailbox
+ * by the subscriptions saved in the shared store and signals it there, and the replica reading
+ * the mailbox runs a delta round at its next look (`wake_check_ms`) rather than at its safety
+ * poll (ten minutes here, so only the wake-up can explain the delivery).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createGraphAdapters } from '../../adapters/graph/index.js';
+import { sampleMessage, startGraphStandIn, type GraphStandIn } from '../../adapters/graph/stand-in/index.js';
+import type { AcceptOptions, Accepted, Inbound, PushEndpoint } from '../../src/pipeline/types.js';
+import { createWakeBoard } from '../../src/pipeline/wake-board.js';
+import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/types.js';
+import { entryFor, MemorySink, quiet, until } from './setup.js';
+
+const USERS = ['one@contoso.test', 'two@contoso.test'];
+const CLIENT_STATE = 'client-state-0123456789abcdef';
+let standIn: GraphStandIn;
+let receiver: Server;
+let endpoint: PushEndpoint | undefined;
+let port: number;
+let stop: AbortController;
+let store: Store;
+
+/** The owner's intake: checkpoints (the saved subscriptions among them) go to the shared store. */
+class StoreSink extends MemorySink {
+  override async accept(batch: Inbound[], options: AcceptOptions = {}): Promise<Accepted[]> {
+    if (options.checkpoint) await store.setCheckpoint(options.checkpoint.key, options.checkpoint.value);
+    return super.accept(batch, options);
+  }
+}
+
+beforeEach(async () => {
+  standIn = await startGraphStandIn();
+  for (const u of USERS) standIn.addMailbox(u);
+  store = await openStore('sqlite::memory:');
+  stop = new AbortController();
+  // Graph posts to the replica that does NOT read the mailboxes.
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const request = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) };
+      void endpoint!.handle(request, {}).then((r) => {
+        res.writeHead(r.status, r.headers ?? {});
+        res.end(typeof r.body === 'string' ? r.body : r.body === undefined ? undefined : JSON.stringify(r.body));
+      });
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  port = (receiver.address() as AddressInfo).port;
+});
+afterEach(async () => {
+  stop.abort();
+  receiver.closeAllConnections();
+  await new Promise<void>((r) => receiver.close(() => r()));
+  await standIn.close();
+  await store.close();
+});
+
+describe('graph change notifications across replicas', () => {
+  it('a notification received by the replica not reading the mailbox wakes the one that does', async () => {
+    const entry = entryFor(standIn, USERS, {
+      poll_interval_ms: 600_000,
+      wake_check_ms: 100,
+      notifications: { url: `http://127.0.0.1:${port}/graph/m365/notifications`, client_state: CLIENT_STATE },
+    });
+    const owner = createGraphAdapters(entry, { logger: quiet, board: createWakeBoard(store) });
+    const other = createGraphAdapters(entry, { logger: quiet, board: createWakeBoard(store) });
+    endpoint = other[0]!.endpoints()[0];
+    const sink = new StoreSink();
+    const done = owner.map((a) => a.start(sink, stop.signal));
+    await until(() => standIn.subscriptions.all.size === 2, 'the subscriptions');
+    await until(() => USERS.every((u) => sink.checkpoints.has(`graph:m365/${u}:subscriptions`)), 'the saved subscriptions');
+    await until(() => owner.every((a) => a.health()[0]!.state === 'idle'), 'idle mailboxes');
+
+    standIn.deliver(USERS[0]!, 'inbox', [sampleMessage(1, { mailbox: USERS[0]! })]);
+    await until(() => sink.items.size === 1, 'the message notified to the other replica');
+    expect(other[0]!.runner.opts.subscriber!.received).toBeGreaterThanOrEqual(1);
+    // The saved subscriptions named the mailbox: only it was signalled.
+    expect(await store.getCheckpoint(`wake:graph:m365/${USERS[0]}`)).toBeDefined();
+    expect(await store.getCheckpoint(`wake:graph:m365/${USERS[1]}`)).toBeUndefined();
+    stop.abort();
+    await Promise.all(done);
+  });
+});
