@@ -8,6 +8,7 @@
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
+import { MailboxRecord } from '../../src/pipeline/mailbox-record.js';
 import type { AdapterHealth, FolderSync, Intake } from '../../src/pipeline/types.js';
 import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
 import type { MailboxControls } from '../../src/controls/schema.js';
@@ -70,16 +71,18 @@ export class MailboxRunner {
   private labelNames = new Map<string, string>();
   private dirty = false;
   private wakeUp: AbortController | undefined;
-  private persisted: string | undefined;
   /** Messages the controls left out; the start of the last complete round. */
   private filtered = 0;
   private syncedUntil: string | undefined;
   active = false;
   private readonly filter: MessageFilter;
+  /** The mailbox's state in the store (`gmail:<name>/<user>`), written when its error changes. */
+  private readonly record: MailboxRecord;
   /** `since` resolved once (a duration counts back from the first sync); null: none. */
   private since: Date | null | undefined;
 
   constructor(readonly opts: MailboxOptions) {
+    this.record = new MailboxRecord(`gmail:${opts.instance}`);
     this.filter = compileFilter(opts.controls, [opts.user]);
     this.health = {
       mailbox: opts.user,
@@ -122,14 +125,14 @@ export class MailboxRunner {
           delete this.health.lastError;
           delete this.health.nextAttemptAt;
           this.health.state = 'idle';
-          await this.persist(sink);
+          await this.record.keep(sink, this.health.lastError, this.health.nextAttemptAt);
           await this.opts.watcher?.ensure(this, signal);
           await this.idle(signal);
         } catch (err) {
           if (signal.aborted) break;
           failures += 1;
           this.fail(err, failures);
-          await this.persist(sink);
+          await this.record.keep(sink, this.health.lastError, this.health.nextAttemptAt);
           await sleep(Date.parse(this.health.nextAttemptAt!) - Date.now(), signal);
         }
       }
@@ -217,22 +220,6 @@ export class MailboxRunner {
     if (this.opts.board === undefined) await sleep(wait, woken);
     else if (await this.opts.board.sleep(wait, woken)) this.wake();
     this.wakeUp = undefined;
-  }
-
-  /** Keeps the mailbox's state (`gmail:<name>/<user>`) in the store whenever its error changes; best effort. */
-  private async persist(sink: Intake): Promise<void> {
-    const e = this.health.lastError;
-    const code = e?.code ?? '';
-    if (code === this.persisted || (this.persisted === undefined && code === '')) return;
-    const value = e
-      ? { state: 'backoff', error: e, nextAttemptAt: this.health.nextAttemptAt }
-      : { state: 'ok', since: new Date().toISOString() };
-    try {
-      await sink.accept([], { checkpoint: { key: `gmail:${this.opts.instance}`, value } });
-      this.persisted = code;
-    } catch {
-      // written at the next change
-    }
   }
 
   private fail(err: unknown, failures: number): void {

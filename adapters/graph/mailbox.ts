@@ -9,6 +9,7 @@
 import { isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { sleep } from '../../src/pipeline/sleep.js';
+import { MailboxRecord } from '../../src/pipeline/mailbox-record.js';
 import type { AdapterHealth, FolderSync, Intake } from '../../src/pipeline/types.js';
 import { compileFilter, type MessageFilter } from '../../src/controls/filter.js';
 import type { MailboxControls } from '../../src/controls/schema.js';
@@ -78,13 +79,15 @@ export class MailboxRunner {
   private readonly dirty = new Set<string>();
   private wakeUp: AbortController | undefined;
   /** The error code last written to the mailbox's state record ('' = none). */
-  private persisted: string | undefined;
   active = false;
   private readonly filter: MessageFilter;
+  /** The mailbox's state in the store (`graph:<name>/<user>`), written when its error changes. */
+  private readonly record: MailboxRecord;
   /** `since` resolved once (a duration counts back from the first sync); null: none. */
   private since: Date | null | undefined;
 
   constructor(readonly opts: MailboxOptions) {
+    this.record = new MailboxRecord(`graph:${opts.instance}`);
     this.health = {
       mailbox: opts.user,
       state: 'stopped',
@@ -126,14 +129,14 @@ export class MailboxRunner {
           delete this.health.lastError;
           delete this.health.nextAttemptAt;
           this.health.state = 'idle';
-          await this.persist(sink);
+          await this.record.keep(sink, this.health.lastError, this.health.nextAttemptAt);
           await this.opts.subscriber?.ensure(this, this.targets, signal, sink);
           await this.idle(signal);
         } catch (err) {
           if (signal.aborted) break;
           failures += 1;
           this.fail(err, failures);
-          await this.persist(sink);
+          await this.record.keep(sink, this.health.lastError, this.health.nextAttemptAt);
           await sleep(Date.parse(this.health.nextAttemptAt!) - Date.now(), signal);
         }
       }
@@ -222,26 +225,6 @@ export class MailboxRunner {
     if (this.opts.board === undefined) await sleep(wait, woken);
     else if (await this.opts.board.sleep(wait, woken)) this.wake();
     this.wakeUp = undefined;
-  }
-
-  /**
-   * Keeps the mailbox's state in the store (`graph:<name>/<user>` beside its folders'
-   * checkpoints) whenever its error changes, so that `mailgate status` shows a mailbox error
-   * without asking the running service. Best effort: a failing store is the next round's problem.
-   */
-  private async persist(sink: Intake): Promise<void> {
-    const e = this.health.lastError;
-    const code = e?.code ?? '';
-    if (code === this.persisted || (this.persisted === undefined && code === '')) return;
-    const value = e
-      ? { state: 'backoff', error: e, nextAttemptAt: this.health.nextAttemptAt }
-      : { state: 'ok', since: new Date().toISOString() };
-    try {
-      await sink.accept([], { checkpoint: { key: `graph:${this.opts.instance}`, value } });
-      this.persisted = code;
-    } catch {
-      // written at the next change
-    }
   }
 
   private fail(err: unknown, failures: number): void {
