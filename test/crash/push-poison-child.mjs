@@ -4,6 +4,7 @@
 // parse until the test kills it). Prints `{"url": …, "smtp": port}` once both listen.
 import { join } from 'node:path';
 import process from 'node:process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 
 const [dist, dir, secret] = process.argv.slice(2);
@@ -29,7 +30,7 @@ const service = await startService(config, { logger, parseTestHooks: true, drain
 const smtp = service.adapters.find((e) => e.kind === 'smtp');
 for (let i = 0; smtp.adapter.health()[0]?.state !== 'listening'; i++) {
   if (i > 600) throw new Error('the SMTP listener never started');
-  await new Promise((r) => setTimeout(r, 50));
+  await sleep(50);
 }
 const port = Number(String(smtp.adapter.health()[0].detail.address).split(':').pop());
 process.stdout.write(`${JSON.stringify({ url: service.url, smtp: port })}\n`);
