@@ -45,6 +45,11 @@ export abstract class MailboxAdapter<R extends MailboxLoop = MailboxLoop> implem
     return [this.runner.line()];
   }
 
+  /** Actions deferred while the mailbox was not read here or failing run once it starts again. */
+  onActionsReady(listener: () => void): void {
+    this.runner.onReady = listener;
+  }
+
   endpoints(): PushEndpoint[] {
     return this.receiver ? [this.receiver] : [];
   }

@@ -72,6 +72,8 @@ export abstract class MailboxLoop<H extends MailboxHealth = MailboxHealth, O ext
   readonly health: H;
   /** True while it reads its mailbox in this process. */
   active = false;
+  /** Called after each successful start (the first, and after a failure): after-delivery actions deferred meanwhile can run. */
+  onReady: (() => void) | undefined;
   protected readonly filter: MessageFilter;
   /** The mailbox's state in the store (`<kind>:<instance>`), written when its error changes. */
   private readonly record: MailboxRecord;
@@ -168,6 +170,7 @@ export abstract class MailboxLoop<H extends MailboxHealth = MailboxHealth, O ext
     } finally {
       release();
     }
+    this.onReady?.();
   }
 
   /** Until the poll is due, a notification arrives, or the notifications need renewing. */
