@@ -3,7 +3,8 @@
  * process), their stand-ins (this process, over HTTP) and the API emulator: a mailbox that keeps
  * failing — Graph answering 403 for it, Gmail refusing its token (no delegation) — is disabled as
  * sync_error with its error kind once it has failed for its `disable_after_ms`, while its
- * neighbour keeps syncing; `mailgate mailboxes list` reads the state from the store.
+ * neighbour keeps syncing; `mailgate mailboxes list` reads the state from the store. A first
+ * round shows the folder's messages behind (the Mailboxes view reads them from the store).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,10 +36,12 @@ interface Case {
   code: string;
   errorKind: string;
   start(): Promise<{
-    write(dir: string, name: string, emu: StartedEmulator, users: MailboxSpec[], more: string[]): string;
+    write(dir: string, name: string, emu: StartedEmulator, users: MailboxSpec[], more: string[], entry?: string): string;
     env(emu: StartedEmulator): Record<string, string>;
     /** Adds the failing mailbox `bad` and the working one `good` with `n` messages. */
     mailboxes(bad: string, good: string, n: number): void;
+    /** Adds a working mailbox with `n` messages. */
+    mailbox(user: string, n: number): void;
     deliver(user: string, from: number, n: number): void;
     close(): Promise<void>;
   }>;
@@ -58,14 +61,18 @@ const CASES: Case[] = [
           'inbox',
           Array.from({ length: n }, (_, i) => graphMessage(from + i, { mailbox: user, tag: 'controls' })),
         );
+      const mailbox = (user: string, n: number) => {
+        s.addMailbox(user);
+        deliver(user, 0, n);
+      };
       return {
-        write: (d, name, emu, users, more) => writeGraphConfig(d, name, s, emu, users, { entry: 'poll_interval_ms: 1000', more }),
+        write: (d, name, emu, users, more, entry = 'poll_interval_ms: 1000') => writeGraphConfig(d, name, s, emu, users, { entry, more }),
         env: graphEnv,
         mailboxes(bad, good, n) {
           s.addMailbox(bad, { forbidden: true });
-          s.addMailbox(good);
-          deliver(good, 0, n);
+          mailbox(good, n);
         },
+        mailbox,
         deliver,
         close: () => s.close(),
       };
@@ -83,14 +90,18 @@ const CASES: Case[] = [
           user,
           Array.from({ length: n }, (_, i) => gmailMessage(from + i, { mailbox: user, tag: 'controls' })),
         );
+      const mailbox = (user: string, n: number) => {
+        s.addMailbox(user);
+        deliver(user, 0, n);
+      };
       return {
-        write: (d, name, emu, users, more) => writeGmailConfig(d, name, s, emu, users, { entry: 'poll_interval_ms: 1000', more }),
+        write: (d, name, emu, users, more, entry = 'poll_interval_ms: 1000') => writeGmailConfig(d, name, s, emu, users, { entry, more }),
         env: gmailEnv,
         mailboxes(bad, good, n) {
           s.addMailbox(bad, { delegated: false });
-          s.addMailbox(good);
-          deliver(good, 0, n);
+          mailbox(good, n);
         },
+        mailbox,
         deliver,
         close: () => s.close(),
       };
@@ -145,4 +156,39 @@ describe.each(CASES)('mailbox controls of $kind mailboxes through mailgate serve
       await emu.stop();
     }
   }, 120_000);
+
+  it('shows the messages behind of a folder in a first round (status, the Mailboxes view), none once up to date', async () => {
+    const emu = await startEmulator({ autoCreateSources: true });
+    const standIn = await c.start();
+    try {
+      const user = 'large@example.test';
+      standIn.mailbox(user, 1000);
+      const file = standIn.write(
+        dir,
+        `${c.kind}-behind`,
+        emu,
+        [user],
+        ['mailboxes: { check_ms: 200 }'],
+        'page_size: 10, poll_interval_ms: 60000',
+      );
+      const serve = spawnServe(['--config', file], { cwd: dir, env: standIn.env(emu) });
+      const url = await serve.url;
+      const name = `${c.kind}:${c.instance}/${user}`;
+      const folder = async () => (await mailboxViews(url)).find((m) => m.mailbox === name)?.folders[0];
+      let seen: number | null | undefined;
+      await eventually(async () => {
+        const f = await folder();
+        seen = f?.state === 'in_progress' ? f.behind : undefined;
+        return typeof seen === 'number' && seen > 0 && seen < 1000;
+      }, 'a figure below the folder total while the first round reads it');
+      await eventually(() => emu.emulator.stats().comments === 1000, 'the 1000 delivered', 120_000);
+      await eventually(async () => (await folder())?.state === 'up_to_date', 'up to date');
+      expect((await folder())?.behind).toBeNull();
+      serve.child.kill('SIGTERM');
+      expect((await serve.exit).code).toBe(0);
+    } finally {
+      await standIn.close();
+      await emu.stop();
+    }
+  }, 180_000);
 });
