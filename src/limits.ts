@@ -59,17 +59,23 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 240_000;
 export const DEFAULT_TRANSFORM_TAG = 'generic.0.CONVKER5';
 
 /**
- * A configured limit, validated (as postal-mime's `parseLimitOption`): `value`, or `fallback`
- * when it is not set, must be an integer within [min, max] (default 1 .. MAX_SAFE_INTEGER;
+ * A limit given to a library API (the schema validates the configuration's own), checked once
+ * here as postal-mime's `parseLimitOption`: `value`, or `fallback` when it is not set, must be an
+ * integer (with `real: true`, a finite number) within [min, max] (default 1 .. MAX_SAFE_INTEGER;
  * with min 0, 0 means 0, never "the default"). Anything else is a coded error naming the option.
  */
 export function parseLimit(name: string, value: number | undefined, fallback: number, bounds: LimitBounds = {}): number {
   const min = bounds.min ?? 1;
   const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
   const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < min || v > max) {
+  const real = bounds.real === true;
+  if (!(real ? Number.isFinite(v) : Number.isInteger(v)) || v < min || v > max) {
     const code = bounds.code ?? 'MAILGATE_ERR_CONFIG_INVALID';
-    throw new GatewayError(code, `${name} must be an integer ${min}..${max}, got ${String(value ?? fallback)}`);
+    const range = max !== Number.MAX_SAFE_INTEGER ? `${min}..${max}` : min === Number.MIN_VALUE ? '> 0' : `>= ${min}`;
+    throw new GatewayError(
+      code,
+      `${name} must be ${real ? 'a number' : 'an integer'} ${real ? range : `${min}..${max}`}, got ${String(v)}`,
+    );
   }
   return v;
 }
@@ -79,6 +85,8 @@ export interface LimitBounds {
   min?: number;
   /** Default Number.MAX_SAFE_INTEGER. */
   max?: number;
+  /** Any finite number rather than an integer. Default false. */
+  real?: boolean;
   /** Default MAILGATE_ERR_CONFIG_INVALID. */
   code?: ErrorCode;
 }
