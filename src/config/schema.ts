@@ -190,7 +190,7 @@ export const ParsingSchema = z
     headers: z
       .enum(['raw', 'parsed'])
       .default('raw')
-      .describe('Header form sent: raw (default) or parsed (only when no key repeats and all keys are ASCII).'),
+      .describe('Header form sent: raw, or parsed (only when no key repeats and all keys are ASCII). Default raw.'),
   })
   .strict();
 
@@ -301,7 +301,7 @@ export const RouteSchema = z
     mode: z
       .enum(['sync', 'predict'])
       .default('sync')
-      .describe('sync: sync-raw-emails into `source`. predict: predict-raw-emails against `dataset`.'),
+      .describe('sync: sync-raw-emails into `source`. predict: predict-raw-emails against `dataset`. Default sync.'),
     source: projectAndName.optional().describe('Target source for sync routes, "<project>/<source>".'),
     dataset: projectAndName.optional().describe('Dataset for predict routes, "<project>/<dataset>".'),
     model_version: z
@@ -363,7 +363,7 @@ export const RouteSchema = z
       .default([])
       .describe('Generated property names (without type prefix) that client values override (sync only).'),
     on_property_conflict: PropertyConflict.default('reject').describe(
-      'What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop.',
+      'What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop. Default reject.',
     ),
     max_documents: int(1, MAX_SYNC_DOCUMENTS).optional().describe('Per-route override of delivery.max_documents.'),
   })
