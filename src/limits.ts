@@ -93,20 +93,3 @@ export interface LimitBounds {
 
 /** Shortest prediction webhook secret accepted: 128 bits written as hex. */
 export const MIN_WEBHOOK_SECRET_CHARS = 32;
-
-/** Largest body of a preview request (POST /api/preview, /api/preview/threads): `server.preview.max_body_bytes`. */
-export const DEFAULT_PREVIEW_BODY_BYTES = 4 * 1024 * 1024;
-/** Preview requests answered at once (`server.preview.max_concurrent`); more get 503. */
-export const DEFAULT_PREVIEW_CONCURRENCY = 2;
-
-/** HTTP listener bounds (`server.*_timeout_ms`, also the emulator's): a slow or silent client cannot hold a connection forever. */
-export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 60_000;
-export const DEFAULT_HTTP_HEADERS_TIMEOUT_MS = 20_000;
-export const DEFAULT_HTTP_IDLE_TIMEOUT_MS = 30_000;
-export const DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
-
-/** The push budget of one listener (`server.push.*`): what all push requests together may hold before any is trusted. */
-export const DEFAULT_PUSH_MAX_CONCURRENT = 64;
-export const DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT = 128 * 1024 * 1024;
-export const DEFAULT_PUSH_MAX_PER_CLIENT = 8;
-export const DEFAULT_PUSH_RETRY_AFTER_S = 5;
