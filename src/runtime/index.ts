@@ -147,7 +147,7 @@ function buildIntake(options: RuntimeOptions, c: Core): IntakeCore {
   return createIntake({
     store: c.store,
     routes: c.routes,
-    parse: (raw, opts) => c.pool.parseEncoded(raw, opts),
+    parse: (raw, opts, how) => c.pool.parseEncoded(raw, opts, how),
     parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
     maxOutbox: options.config.delivery.max_outbox,
     ...(options.signal ? { signal: options.signal } : {}),
@@ -229,6 +229,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
     const target = actionTarget(adapters.map((e) => e.adapter));
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
+    for (const e of adapters) e.adapter.onActionsReady?.(() => actions?.wake());
     const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
     delivery.onPredictionsSaved((route) => sinks.notify(route));
     // Registered before the first claim, which then finds the claims of dead owners released.
