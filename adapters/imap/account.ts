@@ -53,6 +53,8 @@ export class AccountRunner {
   private ran = false;
   /** run() is under way (not before it is called, nor after it returned). */
   active = false;
+  /** Called each time a connection is established (after-delivery actions deferred meanwhile can run). */
+  onConnected: (() => void) | undefined;
   private readonly lastSocketError = new WeakMap<ImapFlow, Error>();
   /** The account's filter (participants, skip, exclude_folders). */
   readonly filter: MessageFilter;
@@ -153,6 +155,7 @@ export class AccountRunner {
         { host: this.config.host, port: this.config.port, secure: this.config.secure },
         `connected to ${this.config.host}:${this.config.port}`,
       );
+      this.onConnected?.();
       await this.serve(client, sink, signal);
       return undefined;
     } catch (err) {

@@ -95,6 +95,10 @@ export class ImapAdapter implements Adapter {
     return { applied, deferred, skipped: origins.filter((o) => !settled.has(o)) };
   }
 
+  onActionsReady(listener: () => void): void {
+    for (const r of this.runners) r.onConnected = listener;
+  }
+
   private async applyFor(runner: AccountRunner, origins: Origin[]): Promise<{ applied: Origin[]; deferred: Origin[] }> {
     const { groups } = groupOrigins(runner.config.name, origins);
     const mine = groups.flatMap((g) => g.origins);

@@ -228,6 +228,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
     const target = actionTarget(adapters.map((e) => e.adapter));
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
+    for (const e of adapters) e.adapter.onActionsReady?.(() => actions?.wake());
     const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
     delivery.onPredictionsSaved((route) => sinks.notify(route));
     // Registered before the first claim, which then finds the claims of dead owners released.

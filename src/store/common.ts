@@ -1,6 +1,7 @@
 /**
  * Pieces both store implementations share: argument checks, JSON columns, error wrapping.
  */
+import { randomBytes } from 'node:crypto';
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 import type { DocumentHashes } from '../ledger/index.js';
 import type { RawEmailDocument } from '../model/index.js';
@@ -275,4 +276,22 @@ export function ownerSummary(o: Omit<OwnerSummary, 'leases'>, leases: readonly L
     ...(o.group === undefined ? {} : { group: o.group }),
     leases: leases.filter((l) => l.owner === o.id).map((l) => l.name),
   };
+}
+
+/** The largest space probe (`MaintenanceStore.probeSpace`). */
+export const MAX_SPACE_PROBE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The checkpoint row a space probe writes and deletes in one transaction: a key no checkpoint
+ * uses (`space-probe:` and random) and `bytes` of random hex as a JSON string, which neither
+ * backend can compress.
+ */
+export function spaceProbeRow(bytes: number): { key: string; value: string } {
+  if (!Number.isInteger(bytes) || bytes < 1 || bytes > MAX_SPACE_PROBE_BYTES) {
+    throw invalid(`a space probe writes 1 to ${MAX_SPACE_PROBE_BYTES} bytes, got ${String(bytes)}`);
+  }
+  const filler = randomBytes(Math.ceil(bytes / 2))
+    .toString('hex')
+    .slice(0, bytes);
+  return { key: `space-probe:${randomBytes(6).toString('hex')}`, value: JSON.stringify(filler) };
 }
