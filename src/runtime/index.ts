@@ -146,7 +146,7 @@ function buildIntake(options: RuntimeOptions, c: Core): IntakeCore {
   return createIntake({
     store: c.store,
     routes: c.routes,
-    parse: (raw, opts) => c.pool.parseEncoded(raw, opts),
+    parse: (raw, opts, how) => c.pool.parseEncoded(raw, opts, how),
     parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
     maxOutbox: options.config.delivery.max_outbox,
     ...(options.signal ? { signal: options.signal } : {}),
