@@ -28,6 +28,8 @@ export interface AccountOptions {
   backoff?: Partial<typeof BACKOFF>;
   /** Paces connection attempts; default: the process-wide pacer (pacer.ts), shared by every account. */
   pacer?: ConnectionPacer;
+  /** imapflow's auto-IDLE delay between the steps of a sync (default AUTO_IDLE_DELAY_MS; tests). */
+  autoIdleDelayMs?: number;
   /** Each account logs through `logger.child({ adapter: 'imap', instance, account })` (`account` as before). Default: silent. */
   logger?: Logger;
 }
@@ -146,6 +148,7 @@ export class AccountRunner {
         tokens: this.tokens,
         signal,
         pacer: this.opts.pacer ?? processPacer(),
+        ...(this.opts.autoIdleDelayMs === undefined ? {} : { autoIdleDelayMs: this.opts.autoIdleDelayMs }),
         onSocketError: (c, err) => this.lastSocketError.set(c, err),
       });
       this.log.info(

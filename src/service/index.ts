@@ -100,7 +100,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     signal: intakeStop.signal,
     deliverySignal: deliveryStop.signal,
     ...(options.owner ? { owner: options.owner } : {}),
-    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     ...(options.parseTestHooks === true ? { parseTestHooks: true } : {}),
   });
   const { store, routes, delivery, sinks, actions } = runtime;
