@@ -26,7 +26,7 @@ const config = loadConfig({
   },
 });
 const logger = createLogger({ level: 'warn', destination: process.stderr });
-const service = await startService(config, { logger, parseTestHooks: true, drainMs: 0 });
+const service = await startService(config, { logger, parseTestHooks: true });
 const smtp = service.adapters.find((e) => e.kind === 'smtp');
 for (let i = 0; smtp.adapter.health()[0]?.state !== 'listening'; i++) {
   if (i > 600) throw new Error('the SMTP listener never started');
