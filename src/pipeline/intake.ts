@@ -187,7 +187,8 @@ export function createIntake(options: IntakeOptions): IntakeCore {
       throw unavailable(err);
     }
     const results = await commits.submit({ inputs, refuse: true, ...marks(opts) }, opts.signal);
-    await forgetAttempts(routed, inputs);
+    // Not awaited: the sender's answer does not wait for it (a leftover count is harmless).
+    void forgetAttempts(routed, inputs);
     report(batch, results, 'push');
     return results;
   }

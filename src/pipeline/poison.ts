@@ -35,14 +35,41 @@ export function poisonGuard(
   store: Pick<ControlStore, 'countParseAttempts' | 'beginParseAttempts' | 'clearParseAttempts'>,
   poisonAfter: number,
 ): PoisonGuard {
+  const begin = coalesced((route, keys) => store.beginParseAttempts(route, keys));
+  const forget = coalesced((route, keys) => store.clearParseAttempts(route, keys));
   return {
     poisonAfter,
-    begin: (route, keys) => (keys.length === 0 ? Promise.resolve(new Set()) : store.beginParseAttempts(route, keys)),
+    begin: (route, keys) => (keys.length === 0 ? Promise.resolve(new Set()) : begin(route, keys)),
     count: (route, keys) => (keys.length === 0 ? Promise.resolve(new Map()) : store.countParseAttempts(route, keys)),
     forget: async (route, keys) => {
       if (keys.length === 0) return;
-      await store.clearParseAttempts(route, keys).catch(() => undefined);
+      await forget(route, keys).catch(() => undefined);
     },
+  };
+}
+
+/**
+ * One store write for the calls of one route made in the same turn of the event loop: concurrent
+ * pushes (one message a request) then share a write, as they share their commit. Each caller
+ * gets the whole write's answer.
+ */
+function coalesced<R>(
+  write: (route: string, keys: readonly string[]) => Promise<R>,
+): (route: string, keys: readonly string[]) => Promise<R> {
+  const pending = new Map<string, { keys: string[]; done: Promise<R> }>();
+  return (route, keys) => {
+    const joined = pending.get(route);
+    if (joined !== undefined) {
+      joined.keys.push(...keys);
+      return joined.done;
+    }
+    const batch = { keys: [...keys], done: undefined as unknown as Promise<R> };
+    batch.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      pending.delete(route);
+      return write(route, batch.keys);
+    });
+    pending.set(route, batch);
+    return batch.done;
   };
 }
 
