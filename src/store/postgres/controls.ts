@@ -8,6 +8,14 @@ import { iso, nowParam, pgNow, withTransaction, type PgClock } from './db.js';
 type Timed<T> = Omit<T, 'updated_at'> & { updated_at: Date };
 const timed = <T>(r: Timed<T>): T => ({ ...r, updated_at: iso(r.updated_at) }) as T;
 
+/**
+ * A one-row relation that turns `synchronous_commit` off for the statement's own transaction: its
+ * commit does not wait for the WAL flush. For writes that must survive this process dying but not
+ * the server losing power (parse attempts: poison.ts; a lost count costs one more attempt); a later
+ * synchronous commit flushes them too, as the WAL is written in order.
+ */
+const UNSYNCED = "(SELECT set_config('synchronous_commit', 'off', true)) AS unsynced";
+
 export class PgControls implements Backend<ControlStore> {
   constructor(
     private readonly pool: pg.Pool,
@@ -78,7 +86,7 @@ export class PgControls implements Backend<ControlStore> {
     if (keys.length === 0) return new Map();
     const sorted = [...new Set(keys)].sort();
     const { rows } = await this.pool.query<{ key: string; attempts: number }>(
-      `INSERT INTO parse_attempts (route, key, attempts, updated_at) SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k
+      `INSERT INTO parse_attempts (route, key, attempts, updated_at) SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k, ${UNSYNCED}
        ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + 1, updated_at = excluded.updated_at
        RETURNING key, attempts`,
       [route, sorted, nowParam(this.clock)],
@@ -97,7 +105,10 @@ export class PgControls implements Backend<ControlStore> {
 
   async clearParseAttempts(route: string, keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.pool.query('DELETE FROM parse_attempts WHERE route = $1 AND key = ANY($2::text[])', [route, [...keys]]);
+    await this.pool.query(`DELETE FROM parse_attempts WHERE route = $1 AND key = ANY($2::text[]) AND EXISTS (SELECT FROM ${UNSYNCED})`, [
+      route,
+      [...keys],
+    ]);
   }
 
   async countFiltered(mailbox: string, folder: string, n: number): Promise<void> {

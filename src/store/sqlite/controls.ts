@@ -84,6 +84,27 @@ export class SqliteControls implements Backend<ControlStore> {
       .run(mailbox, folder, s.state, s.syncedUntil ?? null, s.lastSynced ?? null, s.behind ?? null, this.iso());
   }
 
+  /** The store's `synchronous` level (2 FULL, 1 NORMAL), read once. */
+  private syncLevel: number | undefined;
+
+  /**
+   * Runs a write transaction that must survive the process dying but not a power cut: its commit
+   * skips the WAL sync (`synchronous=NORMAL` for that commit only). A later synced commit syncs it
+   * too, as the WAL is written in order. Parse attempts are such writes (poison.ts: a count lost to
+   * a power cut costs one more attempt), and they come twice a call beside the enqueue's one sync.
+   */
+  private unsynced<T>(work: () => T): T {
+    if (this.db.inTransaction) return this.db.transaction(work).immediate();
+    this.syncLevel ??= this.db.pragma('synchronous', { simple: true }) as number;
+    if (this.syncLevel < 2) return this.db.transaction(work).immediate();
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return this.db.transaction(work).immediate();
+    } finally {
+      this.db.pragma(`synchronous = ${this.syncLevel}`);
+    }
+  }
+
   countParseAttempts(route: string, keys: readonly string[]): Map<string, number> {
     const bump = this.db.prepare(
       `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, 1, ?)
@@ -91,7 +112,7 @@ export class SqliteControls implements Backend<ControlStore> {
        RETURNING attempts`,
     );
     const at = this.iso();
-    return this.db.transaction(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts]))).immediate();
+    return this.unsynced(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts])));
   }
 
   parseAttempts(route: string, keys: readonly string[]): Map<string, number> {
@@ -106,7 +127,7 @@ export class SqliteControls implements Backend<ControlStore> {
 
   clearParseAttempts(route: string, keys: readonly string[]): void {
     const del = this.db.prepare('DELETE FROM parse_attempts WHERE route = ? AND key = ?');
-    this.db.transaction(() => keys.forEach((k) => del.run(route, k))).immediate();
+    this.unsynced(() => keys.forEach((k) => del.run(route, k)));
   }
 
   countFiltered(mailbox: string, folder: string, n: number): void {
