@@ -3,11 +3,13 @@ import type Database from 'better-sqlite3';
 import type { Backend } from '../compose.js';
 import { checkFilteredCount, mailboxRows, mergeMailboxState, type FolderRowIn, type MailboxRowIn } from '../controls-rows.js';
 import type { ControlStore, FolderStateInput, MailboxStateInput, MailboxStateRow, RoutePauseRow } from '../types.js';
+import type { WalSync } from './wal-sync.js';
 
 export class SqliteControls implements Backend<ControlStore> {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
+    private readonly wal: WalSync,
   ) {}
 
   private iso(): string {
@@ -84,27 +86,8 @@ export class SqliteControls implements Backend<ControlStore> {
       .run(mailbox, folder, s.state, s.syncedUntil ?? null, s.lastSynced ?? null, s.behind ?? null, this.iso());
   }
 
-  /** The store's `synchronous` level (2 FULL, 1 NORMAL), read once. */
-  private syncLevel: number | undefined;
-
-  /**
-   * Runs a write transaction that must survive the process dying but not a power cut: its commit
-   * skips the WAL sync (`synchronous=NORMAL` for that commit only). A later synced commit syncs it
-   * too, as the WAL is written in order. Parse attempts are such writes (poison.ts: a count lost to
-   * a power cut costs one more attempt), and they come twice a call beside the enqueue's one sync.
-   */
-  private unsynced<T>(work: () => T): T {
-    if (this.db.inTransaction) return this.db.transaction(work).immediate();
-    this.syncLevel ??= this.db.pragma('synchronous', { simple: true }) as number;
-    if (this.syncLevel < 2) return this.db.transaction(work).immediate();
-    this.db.pragma('synchronous = NORMAL');
-    try {
-      return this.db.transaction(work).immediate();
-    } finally {
-      this.db.pragma(`synchronous = ${this.syncLevel}`);
-    }
-  }
-
+  // Parse attempts must outlive the process, not a power cut (a lost count costs one more
+  // attempt: poison.ts): their commits do not sync (wal-sync.ts), twice a pulled call.
   countParseAttempts(route: string, keys: readonly string[]): Map<string, number> {
     const bump = this.db.prepare(
       `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, 1, ?)
@@ -112,7 +95,9 @@ export class SqliteControls implements Backend<ControlStore> {
        RETURNING attempts`,
     );
     const at = this.iso();
-    return this.unsynced(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts])));
+    return this.wal.unsynced(() =>
+      this.db.transaction(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts]))).immediate(),
+    );
   }
 
   parseAttempts(route: string, keys: readonly string[]): Map<string, number> {
@@ -127,7 +112,7 @@ export class SqliteControls implements Backend<ControlStore> {
 
   clearParseAttempts(route: string, keys: readonly string[]): void {
     const del = this.db.prepare('DELETE FROM parse_attempts WHERE route = ? AND key = ?');
-    this.unsynced(() => keys.forEach((k) => del.run(route, k)));
+    this.wal.unsynced(() => this.db.transaction(() => keys.forEach((k) => del.run(route, k))).immediate());
   }
 
   countFiltered(mailbox: string, folder: string, n: number): void {
