@@ -9,6 +9,11 @@
  * totals: sent, delivered, billed, billed twice, lost.
  *
  *   node dist/bench/soak.js [--minutes 30] [--warmup-minutes 5] [--imap-rate 2] [--webhook-rate 2] [--smtp-rate 1]
+ *                           [--snapshot-minutes M]
+ *
+ * `--snapshot-minutes M` has the service write a V8 heap snapshot every M minutes after the warm-up
+ * (into a directory that is kept and printed); `node dist/bench/support/heap-diff.js A B` then lists
+ * what grew between two of them, by constructor.
  *
  * Rates are messages per second of each kind. The machine's load average is printed with each
  * sample: other work on the machine moves the figures.
@@ -44,6 +49,7 @@ function arg(name: string, fallback: number): number {
 
 const MINUTES = arg('minutes', 30);
 const WARMUP_MINUTES = arg('warmup-minutes', Math.min(5, MINUTES / 6));
+const SNAPSHOT_MINUTES = process.argv.includes('--snapshot-minutes') ? arg('snapshot-minutes', 5) : null;
 const RATES = { imap: arg('imap-rate', 2), webhook: arg('webhook-rate', 2), smtp: arg('smtp-rate', 1) };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -143,8 +149,13 @@ function config(dir: string, emu: { url: string; token: string }, d: BenchDoveco
   return file;
 }
 
-async function startServe(file: string, dir: string): Promise<{ child: ChildProcess; url: string; log: () => string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', file], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startServe(
+  file: string,
+  dir: string,
+  snapshots: string | null,
+): Promise<{ child: ChildProcess; url: string; log: () => string }> {
+  const flags = snapshots === null ? [] : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`];
+  const child = spawn(process.execPath, [...flags, CLI, 'serve', '--config', file], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (b: Buffer) => {
     out += b.toString();
@@ -202,7 +213,9 @@ async function main(): Promise<void> {
   const emu = await startEmu();
   const smtpPort = await freePort();
   d.addUsers(Array.from({ length: MAILBOXES }, (_, i) => ({ user: `mb${i}`, pass: `pw${i}` })));
-  const serve = await startServe(config(dir, emu, d, smtpPort), dir);
+  const snapshots = SNAPSHOT_MINUTES === null ? null : mkdtempSync(join(tmpdir(), 'mailgate-soak-heap-'));
+  const serve = await startServe(config(dir, emu, d, smtpPort), dir, snapshots);
+  if (snapshots !== null) console.log(`heap snapshots every ${SNAPSHOT_MINUTES} min after the warm-up go to ${snapshots}`);
   console.log(
     `soak: ${MINUTES} min (warm-up ${WARMUP_MINUTES} min), ${MAILBOXES} IMAP mailboxes at ${RATES.imap}/s, webhooks ${RATES.webhook}/s, ` +
       `SMTP ${RATES.smtp}/s (predict route); node ${process.version}; load average ${load()} at start`,
@@ -263,6 +276,7 @@ async function main(): Promise<void> {
   const samples: Sample[] = [];
   const t0 = performance.now();
   const end = t0 + MINUTES * 60_000;
+  let nextSnapshot = WARMUP_MINUTES * 60_000;
   while (performance.now() < end) {
     await sleep(Math.min(SAMPLE_MS, end - performance.now()));
     if (serve.child.exitCode !== null) throw new Error(`mailgate serve exited: ${serve.log().slice(-3000)}`);
@@ -274,6 +288,10 @@ async function main(): Promise<void> {
         `ELD p99 ${s.eld.toFixed(1)} ms  store ${s.store.toFixed(2)} MiB  sent ${counts.imap.sent + counts.webhook.sent + counts.smtp.sent}  ` +
         `delivered ${emu.stored.size}  load ${load()}`,
     );
+    if (SNAPSHOT_MINUTES !== null && performance.now() - t0 >= nextSnapshot) {
+      serve.child.kill('SIGUSR2');
+      nextSnapshot += SNAPSHOT_MINUTES * 60_000;
+    }
   }
   stop.abort();
   await traffic;

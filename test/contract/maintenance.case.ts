@@ -93,5 +93,14 @@ export function maintenanceCases(ctx: ContractContext): void {
       expect(s.health()).toEqual({});
       expect(await s.reclaimSpace(1 << 20)).toBeGreaterThanOrEqual(0);
     });
+
+    it('probes for space with a write that leaves nothing behind', async () => {
+      const s = ctx.store();
+      await s.setCheckpoint('files:/kept', { at: 1 });
+      await s.probeSpace(256 * 1024);
+      expect(s.health()).toEqual({});
+      expect((await s.listCheckpoints()).map((c) => c.key)).toEqual(['files:/kept']);
+      await expect(s.probeSpace(0)).rejects.toMatchObject({ code: 'MAILGATE_ERR_STORE_INVALID_ARGUMENT' });
+    });
   });
 }

@@ -52,4 +52,11 @@ export interface MaintenanceStore {
   reclaimSpace(maxBytes: number): Promise<number>;
   /** Size on disk, free space and the oldest items: cheap (indexes and file sizes only). */
   storeStats(): Promise<StoreStats>;
+  /**
+   * Writes `bytes` of incompressible data in one committed transaction and deletes it in the
+   * same one (no other connection ever sees the row): does a write of that size succeed now?
+   * While the store is `full`, the service calls it every few seconds; its success clears `full`
+   * (`health()`), so readiness recovers when space returns even when no traffic writes.
+   */
+  probeSpace(bytes: number): Promise<void>;
 }

@@ -5,9 +5,10 @@
  * (docs/store.md "Retention": VACUUM FULL or pg_repack do that, under their own locks).
  */
 import type pg from 'pg';
-import { checkLimit } from '../common.js';
+import { checkLimit, spaceProbeRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { MaintenanceStore, PruneKind, StoreStats } from '../types.js';
+import { withTransaction } from './db.js';
 import { deleteItems } from './outbox.js';
 
 const OLDEST: Record<PruneKind, string> = {
@@ -38,6 +39,15 @@ export class PgMaintenance implements Backend<MaintenanceStore> {
 
   reclaimSpace(): number {
     return 0;
+  }
+
+  async probeSpace(bytes: number): Promise<void> {
+    const { key, value } = spaceProbeRow(bytes);
+    // One transaction: the row is written (heap, TOAST, WAL) and gone at commit.
+    await withTransaction(this.pool, async (c) => {
+      await c.query('INSERT INTO checkpoints (key, value) VALUES ($1, $2)', [key, value]);
+      await c.query('DELETE FROM checkpoints WHERE key = $1', [key]);
+    });
   }
 
   async storeStats(): Promise<StoreStats> {

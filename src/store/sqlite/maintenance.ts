@@ -6,7 +6,7 @@
  */
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { checkLimit } from '../common.js';
+import { checkLimit, spaceProbeRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { MaintenanceStore, PruneKind, StoreStats } from '../types.js';
 
@@ -79,6 +79,16 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
     if (delivered !== undefined) oldest.delivered = delivered;
     if (dead !== undefined) oldest.dead = dead;
     return { bytes: Math.max(file, pages * pageSize), freeBytes: free * pageSize, autoVacuum: this.autoVacuum(), oldest };
+  }
+
+  probeSpace(bytes: number): void {
+    const { key, value } = spaceProbeRow(bytes);
+    this.db
+      .transaction(() => {
+        this.db.prepare('INSERT INTO checkpoints (key, value, updated_at) VALUES (?, ?, ?)').run(key, value, Date.now());
+        this.db.prepare('DELETE FROM checkpoints WHERE key = ?').run(key);
+      })
+      .immediate();
   }
 
   private autoVacuum(): StoreStats['autoVacuum'] {
