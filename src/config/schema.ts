@@ -220,7 +220,7 @@ export const RetentionSchema = z
       .default(7 * DAY_S)
       .describe(
         'How long a delivered (or unchanged) item stays in the store after delivery, in seconds: its document, preview, console row and attempts; then it is pruned. ' +
-          'The ledger and thread index stay, so a message read again after that costs no AI units. null: kept for good. Default 604800 (7 days).',
+          'The ledger stays, so a message read again after that costs no AI units. null: kept for good. Default 604800 (7 days).',
       ),
     dead_s: int(60)
       .nullable()
@@ -233,6 +233,13 @@ export const RetentionSchema = z
       .default(30 * DAY_S)
       .describe(
         'How long a stored prediction stays, in seconds (the sinks got it when it was made); null: kept for good. Default 2592000 (30 days).',
+      ),
+    threads_s: int(60)
+      .nullable()
+      .default(365 * DAY_S)
+      .describe(
+        "How long a thread stays in the thread index after its newest message's date, in seconds, once none of its messages has an item left in the store; then the thread's rows go together. " +
+          'A later reply still gets its thread id (from its own headers) but counts the thread from itself. null: kept for good. Default 31536000 (365 days).',
       ),
     interval_s: int(1, DAY_S)
       .default(300)

@@ -282,9 +282,7 @@ export const MAX_SPACE_PROBE_BYTES = 16 * 1024 * 1024;
  * backend can compress.
  */
 export function spaceProbeRow(bytes: number): { key: string; value: string } {
-  if (!Number.isInteger(bytes) || bytes < 1 || bytes > MAX_SPACE_PROBE_BYTES) {
-    throw invalid(`a space probe writes 1 to ${MAX_SPACE_PROBE_BYTES} bytes, got ${String(bytes)}`);
-  }
+  checkCount('space probe bytes', bytes, 1, MAX_SPACE_PROBE_BYTES);
   const filler = randomBytes(Math.ceil(bytes / 2))
     .toString('hex')
     .slice(0, bytes);

@@ -35,6 +35,12 @@ export interface StoreFull {
   message: string;
 }
 
+/** Where a walk of the thread index stands: the last thread it looked at, in key order. */
+export interface ThreadCursor {
+  source: string;
+  threadId: string;
+}
+
 export interface MaintenanceStore {
   /**
    * Deletes at most `limit` of the oldest items of one kind finished (or, for predictions,
@@ -43,6 +49,14 @@ export interface MaintenanceStore {
    * Returns how many were deleted: fewer than `limit` means there is nothing more to prune.
    */
   pruneBatch(kind: PruneKind, olderThan: Date, limit: number): Promise<number>;
+  /**
+   * Looks at the next `limit` threads of the thread index after `after` (from the start when
+   * absent), in key order (source, thread id), and deletes, each thread whole, those whose newest
+   * message is dated before `olderThan` and none of whose messages still has an item in the store
+   * (on any route: a queued, delivered or dead item keeps its thread). One short transaction.
+   * Returns the index rows deleted and where the walk stands (`null`: it reached the end).
+   */
+  pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): Promise<{ deleted: number; next: ThreadCursor | null }>;
   /**
    * Gives free space back to the file system, at most `maxBytes` of it (SQLite with incremental
    * auto-vacuum: that many free pages are released and the WAL is checkpointed). Returns the
