@@ -8,10 +8,7 @@
  * is done, so an answer given after it still means "durable". Syncs asked while one runs share
  * the next one. Data written is visible to other readers of the store before it is synced, as
  * with `synchronous=NORMAL`; nothing acknowledges it before.
- *
- * `unsynced` commits with `synchronous=NORMAL` and never syncs: for writes that must outlive the
- * process (the OS has them once the commit returns) but not a power cut. Both rely on the WAL
- * being written in order: any later synced commit syncs them too.
+ * A later synced commit syncs them too, as the WAL is written in order.
  */
 import { open } from 'node:fs/promises';
 import type Database from 'better-sqlite3';
@@ -40,11 +37,6 @@ export class WalSync {
     } finally {
       this.db.pragma(`synchronous = ${this.level}`);
     }
-  }
-
-  /** Runs `work` (a whole transaction) committing without a sync; see the module comment. */
-  unsynced<T>(work: () => T): T {
-    return this.syncs() ? this.withoutSync(work) : work();
   }
 
   /** Runs `work` (a whole transaction); resolves with its answer once the WAL holding it is synced. */
