@@ -9,72 +9,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleMessage as gmailMessage, startGmailStandIn } from '../../adapters/gmail/stand-in/index.js';
-import { sampleMessage as graphMessage, startGraphStandIn } from '../../adapters/graph/stand-in/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { createTestDatabase } from '../support/postgres.js';
-import { kindStatus, type ServeConfig } from './api-serve-setup.js';
-import { gmailEnv, writeGmailConfig } from './gmail-serve-setup.js';
-import { graphEnv, writeGraphConfig } from './graph-serve-setup.js';
+import { API_KINDS, type KindStandIn } from './api-kinds.js';
+import { kindStatus } from './api-serve-setup.js';
 import { eventually, killLeftovers, spawnServe, type ServeProcess } from './serve-process.js';
 
 const MAILBOXES = 6;
 const PREFILLED = 30;
 const LATER = 5;
 
-/** A kind's stand-in as these cases use it. */
-interface StandIn {
-  /** `n` messages from `from` into mailbox `u`. */
-  deliver(u: string, from: number, n: number): void;
-  write(dir: string, users: string[], extra: ServeConfig & { entry: string }): string;
-  env(emu: StartedEmulator): Record<string, string>;
-  close(): Promise<void>;
-}
-
-const KINDS: Array<{ kind: string; instance: string; domain: string; start(users: string[]): Promise<StandIn> }> = [
-  {
-    kind: 'graph',
-    instance: 'm365',
-    domain: 'contoso.test',
-    async start(users) {
-      const s = await startGraphStandIn();
-      for (const u of users) s.addMailbox(u);
-      return {
-        deliver: (u, from, n) =>
-          s.deliver(
-            u,
-            'inbox',
-            Array.from({ length: n }, (_, i) => graphMessage(from + i, { mailbox: u, tag: u })),
-          ),
-        write: (dir, us, extra) => writeGraphConfig(dir, 'mailgate', s, emuOf(), us, extra),
-        env: graphEnv,
-        close: () => s.close(),
-      };
-    },
-  },
-  {
-    kind: 'gmail',
-    instance: 'workspace',
-    domain: 'example.test',
-    async start(users) {
-      const s = await startGmailStandIn();
-      for (const u of users) s.addMailbox(u);
-      return {
-        deliver: (u, from, n) =>
-          s.deliver(
-            u,
-            Array.from({ length: n }, (_, i) => gmailMessage(from + i, { mailbox: u, tag: u })),
-          ),
-        write: (dir, us, extra) => writeGmailConfig(dir, 'mailgate', s, emuOf(), us, extra),
-        env: gmailEnv,
-        close: () => s.close(),
-      };
-    },
-  },
-];
-
 let emu: StartedEmulator;
-const emuOf = () => emu;
 
 /** Mailbox → state on one replica (`standby`: another reads it); undefined when it does not answer. */
 async function states(url: string, kind: string): Promise<Map<string, string> | undefined> {
@@ -87,19 +32,20 @@ async function states(url: string, kind: string): Promise<Map<string, string> | 
 
 const reading = (s: string | undefined) => s !== undefined && s !== 'standby' && s !== 'stopped';
 
-describe.each(KINDS)('$kind mailboxes on two mailgate serve replicas', (k) => {
+describe.each(API_KINDS)('$kind mailboxes on two mailgate serve replicas', (k) => {
   const users = Array.from({ length: MAILBOXES }, (_, i) => `shared${i}@${k.domain}`);
-  let standIn: StandIn;
+  let standIn: KindStandIn;
   let dir: string;
   let config: string;
 
   beforeAll(async () => {
     emu = await startEmulator({ autoCreateSources: true });
-    standIn = await k.start(users);
+    standIn = await k.start();
+    for (const u of users) standIn.addMailbox(u);
     const store = await createTestDatabase(`mailgate_${k.kind}_replicas`);
     dir = mkdtempSync(join(tmpdir(), `mailgate-${k.kind}-replicas-`));
     for (const u of users) standIn.deliver(u, 0, PREFILLED);
-    config = standIn.write(dir, users, {
+    config = standIn.write(dir, 'mailgate', emu, users, {
       store,
       entry: 'poll_interval_ms: 1000',
       delivery: '{ max_documents: 100, flush_ms: 50, heartbeat_ms: 1000 }',
