@@ -49,7 +49,6 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     ledger: new SqliteLedger(db),
     console: new SqliteConsole(db, now),
     controls: new SqliteControls(db, now, options.synchronous ?? 'FULL'),
-    wal,
   };
   const outbox = new SqliteOutbox(db, now, parts);
   const concerns = {

@@ -26,7 +26,6 @@ import type { SqliteCounters } from './counters.js';
 import type { SqliteLeases } from './leases.js';
 import type { SqliteLedger } from './ledger.js';
 import type { SqliteThreads } from './threads.js';
-import type { WalSync } from './wal-sync.js';
 
 /** What the outbox writes in its own transactions besides its rows. */
 export interface OutboxParts {
@@ -36,7 +35,6 @@ export interface OutboxParts {
   threads: SqliteThreads;
   ledger: SqliteLedger;
   console: SqliteConsole;
-  wal: WalSync;
 }
 
 export class SqliteOutbox implements Backend<OutboxStore> {
@@ -134,31 +132,31 @@ export class SqliteOutbox implements Backend<OutboxStore> {
       });
   }
 
-  /** Durable when it resolves; the wait for the disk is off the event loop (wal-sync.ts). */
-  markDelivered(ids: number[], info: DeliveryInfo): number | Promise<number> {
+  markDelivered(ids: number[], info: DeliveryInfo): number {
     if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
-    const tx = this.db.transaction(() => {
-      const now = this.now();
-      const rows =
-        ids.length === 0
-          ? []
-          : (this.db
-              .prepare(
-                `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
+    return this.db
+      .transaction(() => {
+        const now = this.now();
+        const rows =
+          ids.length === 0
+            ? []
+            : (this.db
+                .prepare(
+                  `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
          WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
-              )
-              .all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>);
-      if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
-      this.parts.counters.bumpEach(
-        rows.map((r) => r.route),
-        info.outcome,
-      );
-      this.parts.console.recordAttempts(rows, info.outcome);
-      if (info.aiUnits !== undefined) this.parts.counters.addUnits(info.aiUnits.route, info.aiUnits.units);
-      for (const l of info.ledger ?? []) this.parts.ledger.record(l.source, l.entries);
-      return rows.length;
-    });
-    return this.parts.wal.deferred(() => tx.immediate());
+                )
+                .all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>);
+        if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
+        this.parts.counters.bumpEach(
+          rows.map((r) => r.route),
+          info.outcome,
+        );
+        this.parts.console.recordAttempts(rows, info.outcome);
+        if (info.aiUnits !== undefined) this.parts.counters.addUnits(info.aiUnits.route, info.aiUnits.units);
+        for (const l of info.ledger ?? []) this.parts.ledger.record(l.source, l.entries);
+        return rows.length;
+      })
+      .immediate();
   }
 
   knownKeys(route: string, keys: string[]): Set<string> {
