@@ -66,7 +66,7 @@ export class GmailMailboxAdapter implements Adapter {
    * replica holds the lease, or stopped): deferred, as is everything after a failure (logged).
    */
   async afterDelivery(origins: Origin[]): Promise<AfterDeliveryResult> {
-    const mine = origins.filter((o) => o.adapter === 'gmail' && o.account === this.name);
+    const mine = origins.filter((o) => o.adapter === 'gmail' && o.instance === this.name);
     const skipped = origins.filter((o) => !mine.includes(o));
     if (mine.length === 0 || this.action.kind === 'none') return { applied: mine, skipped };
     if (!this.runner.active) return { applied: [], deferred: mine, skipped };
