@@ -7,7 +7,8 @@
  * batches of 128, no durability), and the peak RSS of the `mailgate serve` process.
  *
  *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--mixed-messages 5000]
- *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text] [--cpu-prof-dir DIR]
+ *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text,new-mail]
+ *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR]
  *
  * Runs alternate (raw fetch, hand-built, mailgate, raw fetch, …) so that a drifting machine
  * load hits all three alike; the figures are medians. After them, one more `mailgate serve`
@@ -22,6 +23,8 @@
  * Dovecot's index is built and the page cache warmed by one unmeasured fetch first.
  * Under each mailbox: the CPU seconds mailgate, Dovecot and the emulator spent during the
  * sync, and the fastest rate those allow on this machine's cores even with perfect overlap.
+ * Last, new mail on an idle mailbox (support/new-mail.ts): APPEND → API latency over `--appends`
+ * messages one at a time, beside a bare imapflow IDLE client's EXISTS latency (the floor).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,6 +38,7 @@ import { encodePreview } from '../src/pipeline/encoded.js';
 import { previewSync } from '../src/preview/index.js';
 import { cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
+import { benchNewMail } from './support/new-mail.js';
 import { monotonicUs, printStages, stagesOf } from './support/stages.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -62,10 +66,10 @@ function option(name: string): string | undefined {
   return i < 0 ? undefined : process.argv[i + 1];
 }
 
-/** `--mailboxes a,b`: which of attachments, mixed, text to run (default all). */
+/** `--mailboxes a,b`: which of attachments, mixed, text, new-mail to run (default all). */
 function mailboxes(): Set<string> {
   const i = process.argv.indexOf('--mailboxes');
-  return new Set(i < 0 ? ['attachments', 'mixed', 'text'] : (process.argv[i + 1] ?? '').split(','));
+  return new Set(i < 0 ? ['attachments', 'mixed', 'text', 'new-mail'] : (process.argv[i + 1] ?? '').split(','));
 }
 
 function textMessage(i: number): Buffer {
@@ -392,6 +396,9 @@ async function main(): Promise<void> {
       ['text', { label: `text only: ${textN} messages`, user: 'text', n: textN, make: textMessage }],
     ];
     for (const [name, box] of all) if (which.has(name)) await benchMailbox(d, box, runs);
+    const vs = option('vs-cli');
+    if (which.has('new-mail'))
+      await benchNewMail(d, arg('appends', 50), arg('append-pause-ms', 2500), CLI, vs === undefined ? undefined : resolve(vs));
   } finally {
     await d.stop();
   }

@@ -9,6 +9,15 @@
  * totals: sent, delivered, billed, billed twice, lost.
  *
  *   node dist/bench/soak.js [--minutes 30] [--warmup-minutes 5] [--imap-rate 2] [--webhook-rate 2] [--smtp-rate 1]
+ *                           [--snapshot-minutes M]
+ *
+ * `--snapshot-minutes M` has the service write a V8 heap snapshot every M minutes after the warm-up
+ * (into a directory that is kept and printed); `node dist/bench/support/heap-diff.js A B` then lists
+ * what grew between two of them, by constructor.
+ *
+ * "heap used" counts the young generation too, which V8 grows with the allocation rate (up to
+ * 2 × 16–64 MiB): its floor rises over a run without anything being retained. "heap after full GC"
+ * is the heap each mark-compact leaves (the service runs with `--trace-gc`): what is live.
  *
  * Rates are messages per second of each kind. The machine's load average is printed with each
  * sample: other work on the machine moves the figures.
@@ -44,6 +53,7 @@ function arg(name: string, fallback: number): number {
 
 const MINUTES = arg('minutes', 30);
 const WARMUP_MINUTES = arg('warmup-minutes', Math.min(5, MINUTES / 6));
+const SNAPSHOT_MINUTES = process.argv.includes('--snapshot-minutes') ? arg('snapshot-minutes', 5) : null;
 const RATES = { imap: arg('imap-rate', 2), webhook: arg('webhook-rate', 2), smtp: arg('smtp-rate', 1) };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -143,18 +153,38 @@ function config(dir: string, emu: { url: string; token: string }, d: BenchDoveco
   return file;
 }
 
-async function startServe(file: string, dir: string): Promise<{ child: ChildProcess; url: string; log: () => string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', file], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `--trace-gc`'s line for a full collection: "Mark-Compact 52.3 (60.1) -> 45.7 (58.4) MB". */
+const MARK_COMPACT = /Mark-Compact(?: \([a-z ]+\))? [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g;
+
+interface Serve {
+  child: ChildProcess;
+  url: string;
+  log: () => string;
+  /** The heap the last full GC left since the previous call, in MiB (NaN: none). */
+  takeLive: () => number;
+}
+
+async function startServe(file: string, dir: string, snapshots: string | null): Promise<Serve> {
+  const flags = ['--trace-gc', ...(snapshots === null ? [] : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`])];
+  const child = spawn(process.execPath, [...flags, CLI, 'serve', '--config', file], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let live = NaN;
   const keep = (b: Buffer) => {
-    out += b.toString();
+    const text = b.toString();
+    for (const m of text.matchAll(MARK_COMPACT)) live = Number(m[1]);
+    out += text;
     if (out.length > 1_000_000) out = out.slice(-500_000);
+  };
+  const takeLive = () => {
+    const v = live;
+    live = NaN;
+    return v;
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   for (;;) {
     const m = /serving on (http:\/\/\S+)/.exec(out);
-    if (m) return { child, url: m[1]!, log: () => out };
+    if (m) return { child, url: m[1]!, log: () => out, takeLive };
     if (child.exitCode !== null) throw new Error(`mailgate serve exited with ${child.exitCode}: ${out}`);
     await sleep(50);
   }
@@ -202,7 +232,9 @@ async function main(): Promise<void> {
   const emu = await startEmu();
   const smtpPort = await freePort();
   d.addUsers(Array.from({ length: MAILBOXES }, (_, i) => ({ user: `mb${i}`, pass: `pw${i}` })));
-  const serve = await startServe(config(dir, emu, d, smtpPort), dir);
+  const snapshots = SNAPSHOT_MINUTES === null ? null : mkdtempSync(join(tmpdir(), 'mailgate-soak-heap-'));
+  const serve = await startServe(config(dir, emu, d, smtpPort), dir, snapshots);
+  if (snapshots !== null) console.log(`heap snapshots every ${SNAPSHOT_MINUTES} min after the warm-up go to ${snapshots}`);
   console.log(
     `soak: ${MINUTES} min (warm-up ${WARMUP_MINUTES} min), ${MAILBOXES} IMAP mailboxes at ${RATES.imap}/s, webhooks ${RATES.webhook}/s, ` +
       `SMTP ${RATES.smtp}/s (predict route); node ${process.version}; load average ${load()} at start`,
@@ -263,17 +295,22 @@ async function main(): Promise<void> {
   const samples: Sample[] = [];
   const t0 = performance.now();
   const end = t0 + MINUTES * 60_000;
+  let nextSnapshot = WARMUP_MINUTES * 60_000;
   while (performance.now() < end) {
     await sleep(Math.min(SAMPLE_MS, end - performance.now()));
     if (serve.child.exitCode !== null) throw new Error(`mailgate serve exited: ${serve.log().slice(-3000)}`);
     const m = await scrape(serve.url);
-    const s: Sample = { t: (performance.now() - t0) / 1000, ...m, store: storeMiB(dir) } as Sample;
+    const s: Sample = { t: (performance.now() - t0) / 1000, ...m, live: serve.takeLive(), store: storeMiB(dir) } as Sample;
     samples.push(s);
     console.log(
-      `${(s.t / 60).toFixed(1).padStart(5)} min  RSS ${s.rss.toFixed(1)} MiB  heap ${s.heap.toFixed(1)} MiB  fds ${s.fds}  handles ${s.handles}  ` +
+      `${(s.t / 60).toFixed(1).padStart(5)} min  RSS ${s.rss.toFixed(1)} MiB  heap ${s.heap.toFixed(1)} MiB  after full GC ${Number.isNaN(s.live) ? '-' : s.live.toFixed(1)} MiB  fds ${s.fds}  handles ${s.handles}  ` +
         `ELD p99 ${s.eld.toFixed(1)} ms  store ${s.store.toFixed(2)} MiB  sent ${counts.imap.sent + counts.webhook.sent + counts.smtp.sent}  ` +
         `delivered ${emu.stored.size}  load ${load()}`,
     );
+    if (SNAPSHOT_MINUTES !== null && performance.now() - t0 >= nextSnapshot) {
+      serve.child.kill('SIGUSR2');
+      nextSnapshot += SNAPSHOT_MINUTES * 60_000;
+    }
   }
   stop.abort();
   await traffic;

@@ -31,7 +31,16 @@ export const CORE_ERRORS = defineErrors({
   MAILGATE_ERR_MIME_TIMEOUT: { message: 'Parsing the message exceeded the configured time budget.', http: 422 },
   MAILGATE_ERR_MIME_EMPTY: { message: 'The input holds no message at all (zero bytes or only whitespace).', http: 422 },
   MAILGATE_ERR_MIME_NOT_EMAIL: { message: 'The input does not look like an RFC 5322 message (no header field could be read).', http: 422 },
-  MAILGATE_ERR_MIME_WORKER_CRASHED: { message: 'The parse worker died while parsing this message.', http: 422 },
+  MAILGATE_ERR_MIME_WORKER_CRASHED: {
+    message:
+      'The parse worker died while parsing this message (exit, abort, out of memory). Intake counts the attempt and parses it again alone, up to parsing.poison_after attempts.',
+    http: 422,
+  },
+  MAILGATE_ERR_MIME_POOL_CLOSED: {
+    message:
+      'The parse pool was closed (the process is stopping, or its workers kept dying before taking any message): the message was not parsed and stays with its origin.',
+    http: 503,
+  },
   MAILGATE_ERR_MIME_INTERNAL: {
     message: 'The parser failed unexpectedly on this message (a parser bug; the message is kept for inspection).',
     http: 422,

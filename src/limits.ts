@@ -59,17 +59,23 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 240_000;
 export const DEFAULT_TRANSFORM_TAG = 'generic.0.CONVKER5';
 
 /**
- * A configured limit, validated (as postal-mime's `parseLimitOption`): `value`, or `fallback`
- * when it is not set, must be an integer within [min, max] (default 1 .. MAX_SAFE_INTEGER;
+ * A limit given to a library API (the schema validates the configuration's own), checked once
+ * here as postal-mime's `parseLimitOption`: `value`, or `fallback` when it is not set, must be an
+ * integer (with `real: true`, a finite number) within [min, max] (default 1 .. MAX_SAFE_INTEGER;
  * with min 0, 0 means 0, never "the default"). Anything else is a coded error naming the option.
  */
 export function parseLimit(name: string, value: number | undefined, fallback: number, bounds: LimitBounds = {}): number {
   const min = bounds.min ?? 1;
   const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
   const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < min || v > max) {
+  const real = bounds.real === true;
+  if (!(real ? Number.isFinite(v) : Number.isInteger(v)) || v < min || v > max) {
     const code = bounds.code ?? 'MAILGATE_ERR_CONFIG_INVALID';
-    throw new GatewayError(code, `${name} must be an integer ${min}..${max}, got ${String(value ?? fallback)}`);
+    const range = max !== Number.MAX_SAFE_INTEGER ? `${min}..${max}` : min === Number.MIN_VALUE ? '> 0' : `>= ${min}`;
+    throw new GatewayError(
+      code,
+      `${name} must be ${real ? 'a number' : 'an integer'} ${real ? range : `${min}..${max}`}, got ${String(v)}`,
+    );
   }
   return v;
 }
@@ -79,26 +85,11 @@ export interface LimitBounds {
   min?: number;
   /** Default Number.MAX_SAFE_INTEGER. */
   max?: number;
+  /** Any finite number rather than an integer. Default false. */
+  real?: boolean;
   /** Default MAILGATE_ERR_CONFIG_INVALID. */
   code?: ErrorCode;
 }
 
 /** Shortest prediction webhook secret accepted: 128 bits written as hex. */
 export const MIN_WEBHOOK_SECRET_CHARS = 32;
-
-/** Largest body of a preview request (POST /api/preview, /api/preview/threads): `server.preview.max_body_bytes`. */
-export const DEFAULT_PREVIEW_BODY_BYTES = 4 * 1024 * 1024;
-/** Preview requests answered at once (`server.preview.max_concurrent`); more get 503. */
-export const DEFAULT_PREVIEW_CONCURRENCY = 2;
-
-/** HTTP listener bounds (`server.*_timeout_ms`, also the emulator's): a slow or silent client cannot hold a connection forever. */
-export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 60_000;
-export const DEFAULT_HTTP_HEADERS_TIMEOUT_MS = 20_000;
-export const DEFAULT_HTTP_IDLE_TIMEOUT_MS = 30_000;
-export const DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS = 5_000;
-
-/** The push budget of one listener (`server.push.*`): what all push requests together may hold before any is trusted. */
-export const DEFAULT_PUSH_MAX_CONCURRENT = 64;
-export const DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT = 128 * 1024 * 1024;
-export const DEFAULT_PUSH_MAX_PER_CLIENT = 8;
-export const DEFAULT_PUSH_RETRY_AFTER_S = 5;

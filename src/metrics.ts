@@ -9,7 +9,7 @@
 import { collectDefaultMetrics, Counter as PromCounter, Gauge as PromGauge, Histogram as PromHistogram, Registry } from 'prom-client';
 import { ADAPTER_KINDS, KINDS, type AdapterKind } from '../adapters/config.js';
 import type { KindDefinition } from './config/kind.js';
-import { GatewayError } from './errors.js';
+import { parseLimit } from './limits.js';
 
 const isAdapterKind = (kind: string): kind is AdapterKind => Object.hasOwn(KINDS, kind);
 
@@ -95,7 +95,7 @@ export interface MetricsOptions {
   collectTimeoutMs?: number;
 }
 
-const DEFAULT_COLLECT_TIMEOUT_MS = 5_000;
+const COLLECT_TIMEOUT_MS = 5_000;
 
 /**
  * Runs the scrape-time collectors of one registry. Each run is bounded; a failure or timeout
@@ -185,10 +185,7 @@ function addProcessMetrics(registry: Registry): void {
 }
 
 function collectTimeout(value: number | undefined): number {
-  const t = value ?? DEFAULT_COLLECT_TIMEOUT_MS;
-  if (!Number.isSafeInteger(t) || t < 1)
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `collectTimeoutMs must be a positive integer, got ${String(value)}`);
-  return t;
+  return parseLimit('collectTimeoutMs', value, COLLECT_TIMEOUT_MS);
 }
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {

@@ -5,6 +5,7 @@
  * it stopped, and the same input read for another destination starts afresh.
  */
 import { resolve } from 'node:path';
+import { parseLimit } from '../../src/limits.js';
 import type { Accepted, Adapter, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { fileKey } from './identity.js';
 import { readInput } from './read.js';
@@ -41,8 +42,8 @@ export interface FilesAdapterConfig {
   now?: () => Date;
 }
 
-export const DEFAULT_FILES_BATCH_SIZE = 100;
-export const DEFAULT_FILES_BATCH_BYTES = 16 * 1024 * 1024;
+export const FILES_BATCH_SIZE = 100;
+export const FILES_BATCH_BYTES = 16 * 1024 * 1024;
 /**
  * Batches handed to the sink and not yet durable, at most: reading and parsing run ahead of
  * storing by this many. With the byte bound per batch, this bounds the raw bytes in memory.
@@ -60,10 +61,8 @@ function toResume(value: Record<string, unknown> | undefined): ResumePoint | und
 
 async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, signal: AbortSignal): Promise<void> {
   const key = checkpointKey(config.scope ?? config.route, input);
-  const batchSize = config.batchSize ?? DEFAULT_FILES_BATCH_SIZE;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
-  const batchBytes = config.batchBytes ?? DEFAULT_FILES_BATCH_BYTES;
-  if (!Number.isInteger(batchBytes) || batchBytes < 1) throw new RangeError(`batchBytes must be a positive integer, got ${batchBytes}`);
+  const batchSize = parseLimit('batchSize', config.batchSize, FILES_BATCH_SIZE);
+  const batchBytes = parseLimit('batchBytes', config.batchBytes, FILES_BATCH_BYTES);
   let bytes = 0;
   const now = config.now ?? (() => new Date());
   let batch: Inbound[] = [];

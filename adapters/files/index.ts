@@ -7,7 +7,7 @@ import { inputFiles, readInputs as read } from './read.js';
 import type { FileItem } from './types.js';
 
 export { filesEntrySchema, type FilesEntry } from './config.js';
-export { createFilesAdapter, checkpointKey, DEFAULT_FILES_BATCH_SIZE, type FilesAdapterConfig } from './adapter.js';
+export { createFilesAdapter, checkpointKey, FILES_BATCH_SIZE, type FilesAdapterConfig } from './adapter.js';
 export { inputFiles, readInput, readInputs, type SizedFile } from './read.js';
 export { readMbox } from './mbox.js';
 export { msgToRfc822 } from '../../src/mime/msg.js';

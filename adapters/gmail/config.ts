@@ -4,18 +4,9 @@
  * their labels, the quota held per user, and the optional Pub/Sub wake-ups. docs/gmail.md
  * describes every field.
  */
-import { controlFields } from '../../src/controls/schema.js';
 import { z } from 'zod';
-import { insecureUrlIssue } from '../../src/net.js';
-
-const safeUrl = (what: string) =>
-  z
-    .string()
-    .superRefine((u, ctx) => {
-      const issue = insecureUrlIssue(u, false);
-      if (issue) ctx.addIssue({ code: 'custom', message: issue });
-    })
-    .describe(`${what}; https, or http to a loopback host (a local stand-in).`);
+import { endpointUrl as safeUrl, mailboxEntryFields, uniqueMailboxEntries } from '../../src/config/mailbox-entry.js';
+import { controlFields } from '../../src/controls/schema.js';
 
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const GOOGLE_CERTS_URL = 'https://www.googleapis.com/oauth2/v1/certs';
@@ -63,29 +54,16 @@ const afterDelivery = z
   );
 
 export const gmailEntrySchema = z.strictObject({
-  name: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (1-64)')
-    .describe('Connection name: part of checkpoint keys, leases, logs and metrics.'),
-  route: z.string().min(1).describe('Route the messages of these mailboxes belong to.'),
+  ...mailboxEntryFields({
+    provider: 'Gmail',
+    round: 'A history round of every mailbox',
+    notice: 'a push',
+    remoteNotice: 'a push',
+  }),
   auth: auth.describe('{ service_account: key file } (domain-wide delegation) or { client_id, client_secret, refresh_token }.'),
   api_url: safeUrl('The Gmail API endpoint. Default https://gmail.googleapis.com').default('https://gmail.googleapis.com'),
   mailboxes: z.array(mailbox).min(1).describe('Mailboxes to read, each under its own lease.'),
   after_delivery: afterDelivery,
-  poll_interval_ms: z
-    .number()
-    .int()
-    .min(1000)
-    .default(300_000)
-    .describe('A history round of every mailbox runs this often whether or not a push came, in ms. Default 300000.'),
-  wake_check_ms: z
-    .number()
-    .int()
-    .min(100)
-    .default(2000)
-    .describe(
-      'With notifications: how often the replica reading a mailbox looks in the store for a push received by another replica, in ms (the latency of such a wake-up). Default 2000.',
-    ),
   notifications: z
     .strictObject({
       topic: z
@@ -139,12 +117,6 @@ export const gmailEntrySchema = z.strictObject({
     .max(15_000)
     .default(15_000)
     .describe('Quota units per user in any minute (Google allows 15000). Default 15000.'),
-  request_timeout_ms: z
-    .number()
-    .int()
-    .min(1000)
-    .default(60_000)
-    .describe('Deadline of one HTTP request to Gmail or the token endpoint, in ms. Default 60000.'),
 });
 
 export type GmailEntry = z.output<typeof gmailEntrySchema>;
@@ -160,18 +132,4 @@ export function parseAction(s: string): AfterDeliveryAction {
 }
 
 /** The first entry whose name an earlier one has, or a mailbox listed twice in one entry. */
-export function duplicateEntry(
-  entries: ReadonlyArray<{ name: string; mailboxes?: ReadonlyArray<{ user: string }> }>,
-): { index: number; message: string } | undefined {
-  const seen = new Map<string, number>();
-  for (const [index, e] of entries.entries()) {
-    const first = seen.get(e.name);
-    if (first !== undefined)
-      return { index, message: `name "${e.name}" is already used by adapters.gmail[${first}]; give each entry its own name` };
-    seen.set(e.name, index);
-    const users = (e.mailboxes ?? []).map((m) => m.user.toLowerCase());
-    const twice = users.find((u, i) => users.indexOf(u) !== i);
-    if (twice !== undefined) return { index, message: `mailbox ${twice} is listed twice; list each mailbox once` };
-  }
-  return undefined;
-}
+export const duplicateEntry = uniqueMailboxEntries('gmail');

@@ -4,18 +4,11 @@
  * they are read. docs/graph.md describes every field.
  */
 import { z } from 'zod';
+import { endpointUrl, mailboxEntryFields, uniqueMailboxEntries } from '../../src/config/mailbox-entry.js';
 import { controlFields } from '../../src/controls/schema.js';
 import { insecureUrlIssue } from '../../src/net.js';
 
-const url = (what: string, dflt: string) =>
-  z
-    .string()
-    .default(dflt)
-    .superRefine((u, ctx) => {
-      const issue = insecureUrlIssue(u, false);
-      if (issue) ctx.addIssue({ code: 'custom', message: issue });
-    })
-    .describe(`${what}; https, or http to a loopback host (a local stand-in). Default ${dflt}.`);
+const url = (what: string, dflt: string) => endpointUrl(`${what}. Default ${dflt}`).default(dflt);
 
 const auth = z.union(
   [
@@ -74,11 +67,12 @@ const afterDelivery = z
   .describe('What to do to a message once the API accepted it: none, read, category:<name>, move:<folder>. Default none.');
 
 export const graphEntrySchema = z.strictObject({
-  name: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, . _ - (1-64)')
-    .describe('Connection name: part of checkpoint keys, leases, logs and metrics.'),
-  route: z.string().min(1).describe('Route the messages of these mailboxes belong to.'),
+  ...mailboxEntryFields({
+    provider: 'Graph',
+    round: 'A delta round of every folder',
+    notice: 'a notification',
+    remoteNotice: 'a change notification',
+  }),
   tenant_id: z.string().min(1).describe('Directory (tenant) id of the Microsoft 365 organisation.'),
   client_id: z.string().min(1).describe('Application (client) id of the app registration.'),
   auth: auth.describe('{ client_secret } or { certificate: PEM file with key and certificate }.'),
@@ -86,20 +80,6 @@ export const graphEntrySchema = z.strictObject({
   graph_url: url('The Graph endpoint with its version (e.g. https://graph.microsoft.us/v1.0)', 'https://graph.microsoft.com/v1.0'),
   mailboxes: z.array(mailbox).min(1).describe('Mailboxes to read, each under its own lease.'),
   after_delivery: afterDelivery,
-  poll_interval_ms: z
-    .number()
-    .int()
-    .min(1000)
-    .default(300_000)
-    .describe('A delta round of every folder runs this often whether or not a notification came, in ms. Default 300000.'),
-  wake_check_ms: z
-    .number()
-    .int()
-    .min(100)
-    .default(2000)
-    .describe(
-      'With notifications: how often the replica reading a mailbox looks in the store for a change notification received by another replica, in ms (the latency of such a wake-up). Default 2000.',
-    ),
   notifications: z
     .strictObject({
       url: z
@@ -133,12 +113,6 @@ export const graphEntrySchema = z.strictObject({
     .max(10_000)
     .default(10_000)
     .describe('Requests per mailbox in any 10 minutes, each request of a $batch counted (Graph allows 10000). Default 10000.'),
-  request_timeout_ms: z
-    .number()
-    .int()
-    .min(1000)
-    .default(60_000)
-    .describe('Deadline of one HTTP request to Graph or the token endpoint, in ms. Default 60000.'),
   subscription_minutes: z
     .number()
     .int()
@@ -165,18 +139,4 @@ export function parseAction(s: string): AfterDeliveryAction {
 }
 
 /** The first entry whose name an earlier one has, or a mailbox listed twice in one entry. */
-export function duplicateEntry(
-  entries: ReadonlyArray<{ name: string; mailboxes?: ReadonlyArray<{ user: string }> }>,
-): { index: number; message: string } | undefined {
-  const seen = new Map<string, number>();
-  for (const [index, e] of entries.entries()) {
-    const first = seen.get(e.name);
-    if (first !== undefined)
-      return { index, message: `name "${e.name}" is already used by adapters.graph[${first}]; give each entry its own name` };
-    seen.set(e.name, index);
-    const users = (e.mailboxes ?? []).map((m) => m.user.toLowerCase());
-    const twice = users.find((u, i) => users.indexOf(u) !== i);
-    if (twice !== undefined) return { index, message: `mailbox ${twice} is listed twice; list each mailbox once` };
-  }
-  return undefined;
-}
+export const duplicateEntry = uniqueMailboxEntries('graph');

@@ -4,13 +4,13 @@
  * adapter (so that each runs under its own lease, `graph:<name>/<user>`), sharing the entry's
  * token cache and notification receiver. docs/graph.md describes the behaviour and every option.
  */
-import { controlsOf } from '../../src/controls/schema.js';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { processPacer, type ConnectionPacer } from '../../src/pipeline/pacer.js';
 import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
-import { WakeWatch, type WakeBoard } from '../../src/pipeline/wake-board.js';
-import type { Adapter, AdapterHealth, AfterDeliveryResult, Intake, Origin, PushEndpoint } from '../../src/pipeline/types.js';
+import type { WakeBoard } from '../../src/pipeline/wake-board.js';
+import { MailboxAdapter, mailboxLoopOptions } from '../../src/pipeline/mailbox-adapter.js';
+import type { AfterDeliveryResult, Origin, PushEndpoint } from '../../src/pipeline/types.js';
 import type { TokenCache } from '../../src/tokens.js';
 import { applyAction } from './actions.js';
 import { graphTokens } from './auth.js';
@@ -35,60 +35,29 @@ export interface GraphAdapterOptions {
 }
 
 /** One mailbox of a tenant connection. */
-export class GraphMailboxAdapter implements Adapter {
+export class GraphMailboxAdapter extends MailboxAdapter<MailboxRunner> {
   readonly kind = 'graph';
-  readonly mode = 'pull';
   private readonly action: AfterDeliveryAction;
   private readonly folderIds = new Map<string, string>();
-  private readonly stop = new AbortController();
-  readonly controls: { enabled: boolean; disableAfterMs: number };
 
-  constructor(
-    readonly name: string,
-    readonly runner: MailboxRunner,
-    private readonly receiver: PushEndpoint | undefined,
-  ) {
-    this.action = parseAction(runner.opts.entry.after_delivery);
-    this.controls = { enabled: runner.opts.controls.enabled, disableAfterMs: runner.opts.controls.disable_after_ms };
+  constructor(name: string, runner: MailboxRunner, receiver: PushEndpoint | undefined) {
+    const action = parseAction(runner.opts.entry.after_delivery);
+    super(name, runner, receiver, action.kind);
+    this.action = action;
   }
 
-  async start(sink: Intake, signal: AbortSignal): Promise<void> {
-    await this.runner.run(sink, AbortSignal.any([signal, this.stop.signal]));
+  protected async apply(mine: Origin[]): Promise<void> {
+    const { client, entry } = this.runner.opts;
+    await applyAction(client, this.action, mine, entry.max_in_flight, this.stop.signal, this.folderIds);
+    delete this.runner.health.actionError;
   }
 
-  health(): AdapterHealth[] {
-    return [this.runner.line()];
-  }
-
-  endpoints(): PushEndpoint[] {
-    return this.receiver ? [this.receiver] : [];
-  }
-
-  /**
-   * Applies the mailbox's action to its origins (others are skipped). Not read here (another
-   * replica holds the lease, or stopped): deferred, as is everything after a failure (logged).
-   */
-  async afterDelivery(origins: Origin[]): Promise<AfterDeliveryResult> {
-    const mine = origins.filter((o) => o.adapter === 'graph' && o.instance === this.name);
-    const skipped = origins.filter((o) => !mine.includes(o));
-    if (mine.length === 0 || this.action.kind === 'none') return { applied: mine, skipped };
-    if (!this.runner.active) return { applied: [], deferred: mine, skipped };
-    const { client, entry, log } = this.runner.opts;
-    try {
-      await applyAction(client, this.action, mine, entry.max_in_flight, this.stop.signal, this.folderIds);
-      delete this.runner.health.actionError;
-      return { applied: mine, skipped };
-    } catch (err) {
-      if (isGatewayError(err, 'MAILGATE_ERR_GRAPH_MOVE_FOLDER')) {
-        // Retrying cannot make the folder exist: finished unapplied, the reason logged and shown in the mailbox's status.
-        this.runner.health.actionError = { code: err.code, message: err.message, at: new Date().toISOString(), skipped: mine.length };
-        log.error({ code: err.code, count: mine.length }, `${err.message}; ${mine.length} message(s) stay where they are`);
-        return { applied: [], skipped: [...skipped, ...mine] };
-      }
-      const code = (err as { code?: string }).code ?? 'MAILGATE_ERR_GRAPH_UNAVAILABLE';
-      log.warn({ code, count: mine.length }, `after-delivery ${this.action.kind} failed: ${(err as Error).message}; the actions stay due`);
-      return { applied: [], deferred: mine, skipped };
-    }
+  /** The move folder missing: retrying cannot make it exist; finished unapplied, the reason logged and shown in the mailbox's status. */
+  protected override settle(err: unknown, mine: Origin[], skipped: Origin[]): AfterDeliveryResult | undefined {
+    if (!isGatewayError(err, 'MAILGATE_ERR_GRAPH_MOVE_FOLDER')) return undefined;
+    this.runner.health.actionError = { code: err.code, message: err.message, at: new Date().toISOString(), skipped: mine.length };
+    this.runner.opts.log.error({ code: err.code, count: mine.length }, `${err.message}; ${mine.length} message(s) stay where they are`);
+    return { applied: [], skipped: [...skipped, ...mine] };
   }
 }
 
@@ -98,23 +67,13 @@ export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions
   const pacer = opts.pacer ?? processPacer();
   const base = opts.logger.child({ adapter: 'graph', instance: entry.name });
   const subscriber = entry.notifications ? new Subscriber({ ...entry, notifications: entry.notifications }, base, opts.board) : undefined;
+  const shared = { log: base, pacer, board: subscriber && opts.board };
   return entry.mailboxes.map((m, i) => {
-    const instance = `${entry.name}/${m.user}`;
+    const common = mailboxLoopOptions('graph', entry, m, shared);
     const limiter = new MailboxLimiter({ concurrency: entry.max_in_flight, perWindow: entry.max_requests_per_10_min, windowMs: WINDOW_MS });
     const client = new MailboxClient(entry.graph_url.replace(/\/$/, ''), m.user, tokens, limiter, entry.request_timeout_ms);
-    const runner = new MailboxRunner({
-      entry,
-      user: m.user,
-      folders: m.folders,
-      instance,
-      client,
-      log: base.child({ mailbox: m.user }),
-      ...(subscriber ? { subscriber } : {}),
-      ...(subscriber && opts.board ? { board: new WakeWatch(opts.board, `graph:${instance}`, entry.wake_check_ms) } : {}),
-      paced: (signal) => pacer.acquire(signal),
-      controls: controlsOf(m),
-    });
-    return new GraphMailboxAdapter(instance, runner, i === 0 ? subscriber?.endpoint() : undefined);
+    const runner = new MailboxRunner({ ...common, entry, folders: m.folders, client, ...(subscriber ? { subscriber } : {}) });
+    return new GraphMailboxAdapter(common.instance, runner, i === 0 ? subscriber?.endpoint() : undefined);
   });
 }
 

@@ -28,6 +28,8 @@ export interface AccountOptions {
   backoff?: Partial<typeof BACKOFF>;
   /** Paces connection attempts; default: the process-wide pacer (pacer.ts), shared by every account. */
   pacer?: ConnectionPacer;
+  /** imapflow's auto-IDLE delay between the steps of a sync (default AUTO_IDLE_DELAY_MS; tests). */
+  autoIdleDelayMs?: number;
   /** Each account logs through `logger.child({ adapter: 'imap', instance, account })` (`account` as before). Default: silent. */
   logger?: Logger;
 }
@@ -51,6 +53,8 @@ export class AccountRunner {
   private ran = false;
   /** run() is under way (not before it is called, nor after it returned). */
   active = false;
+  /** Called each time a connection is established (after-delivery actions deferred meanwhile can run). */
+  onConnected: (() => void) | undefined;
   private readonly lastSocketError = new WeakMap<ImapFlow, Error>();
   /** The account's filter (participants, skip, exclude_folders). */
   readonly filter: MessageFilter;
@@ -144,12 +148,14 @@ export class AccountRunner {
         tokens: this.tokens,
         signal,
         pacer: this.opts.pacer ?? processPacer(),
+        ...(this.opts.autoIdleDelayMs === undefined ? {} : { autoIdleDelayMs: this.opts.autoIdleDelayMs }),
         onSocketError: (c, err) => this.lastSocketError.set(c, err),
       });
       this.log.info(
         { host: this.config.host, port: this.config.port, secure: this.config.secure },
         `connected to ${this.config.host}:${this.config.port}`,
       );
+      this.onConnected?.();
       await this.serve(client, sink, signal);
       return undefined;
     } catch (err) {

@@ -11,7 +11,10 @@ import type { TokenProvider } from './oauth.js';
 import type { ConnectionPacer } from '../../src/pipeline/pacer.js';
 import { classify, withDeadline } from './retry.js';
 
-/** imapflow starts IDLE after this much inactivity on a selected folder. */
+/**
+ * imapflow starts IDLE after this much inactivity on a selected folder: between the steps of a
+ * sync. A session that waits for mail starts IDLE at once (session.ts idleNow).
+ */
 export const AUTO_IDLE_DELAY_MS = 1000;
 /** How long a LOGOUT may take at shutdown before the socket is closed anyway. */
 export const LOGOUT_MS = 2000;
@@ -22,6 +25,8 @@ export interface OpenOptions {
   signal: AbortSignal;
   /** Paces attempts across the accounts of the process; waiting for it does not count against the deadline. */
   pacer: ConnectionPacer;
+  /** imapflow's auto-IDLE delay (default AUTO_IDLE_DELAY_MS). */
+  autoIdleDelayMs?: number;
   /** Keeps a socket error of this client (an 'error' without a listener would crash the process). */
   onSocketError: (client: ImapFlow, err: Error) => void;
 }
@@ -44,7 +49,7 @@ export function startTlsMode(config: Pick<ImapAccountConfig, 'host' | 'secure' |
   return isLoopbackHost(config.host) || config.allow_plaintext ? undefined : true;
 }
 
-function newClient(config: ImapAccountConfig, auth: Credentials): ImapFlow {
+function newClient(config: ImapAccountConfig, auth: Credentials, autoIdleDelay: number): ImapFlow {
   const doSTARTTLS = startTlsMode(config);
   return new ImapFlow({
     host: config.host,
@@ -55,7 +60,7 @@ function newClient(config: ImapAccountConfig, auth: Credentials): ImapFlow {
     logger: false,
     clientInfo: { name: 'mailgate' },
     disableAutoIdle: !config.idle,
-    autoIdleDelay: AUTO_IDLE_DELAY_MS,
+    autoIdleDelay,
     maxIdleTime: Math.min(config.idle_watchdog_ms * 2, 1_500_000),
     connectionTimeout: Math.min(config.command_timeout_ms, 90_000),
   });
@@ -100,7 +105,7 @@ export async function openConnection(opts: OpenOptions): Promise<ImapFlow> {
 /** One paced attempt: the client, or undefined when a refused OAuth2 token is worth one more try. */
 async function tryOnce(opts: OpenOptions, retry: number): Promise<ImapFlow | undefined> {
   const { config, tokens, signal } = opts;
-  const client = newClient(config, await credentials(config, tokens, signal));
+  const client = newClient(config, await credentials(config, tokens, signal), opts.autoIdleDelayMs ?? AUTO_IDLE_DELAY_MS);
   if (signal.aborted) throw abortedError(config);
   try {
     await attempt(opts, client);

@@ -19,7 +19,7 @@ export { duplicateAccount, imapAccountSchema, parseImapAccount, type ImapAccount
 export type { ErrorInfo, FolderHealth, ImapHealth, ImapState } from './health.js';
 export { createTokenProvider, type TokenProvider } from './oauth.js';
 export { checkpointKey, type FolderCheckpoint } from './checkpoint.js';
-export { ConnectionPacer, DEFAULT_PACING, processPacer, setProcessPacing, type PacerLimits } from '../../src/pipeline/pacer.js';
+export { ConnectionPacer, PACING, processPacer, setProcessPacing, type PacerLimits } from '../../src/pipeline/pacer.js';
 
 export interface ImapAdapterOptions extends AccountOptions {
   /** How long afterDelivery() waits for an account that is connecting. Default 60000 ms. */
@@ -93,6 +93,10 @@ export class ImapAdapter implements Adapter {
     const deferred = results.flatMap((r) => r.deferred);
     const settled = new Set([...applied, ...deferred]);
     return { applied, deferred, skipped: origins.filter((o) => !settled.has(o)) };
+  }
+
+  onActionsReady(listener: () => void): void {
+    for (const r of this.runners) r.onConnected = listener;
   }
 
   private async applyFor(runner: AccountRunner, origins: Origin[]): Promise<{ applied: Origin[]; deferred: Origin[] }> {

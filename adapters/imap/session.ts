@@ -10,13 +10,12 @@ import { GatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Intake } from '../../src/pipeline/types.js';
 import type { AfterDeliveryAction, ImapAccountConfig } from './config.js';
-import { AUTO_IDLE_DELAY_MS } from './connection.js';
 import { listFolders } from './folders.js';
 import type { AccountHealthTracker } from './health.js';
 import { classify, withDeadline } from './retry.js';
 import { syncFolder } from './sync.js';
 
-/** The settling NOOP comes this long after IDLE started. */
+/** The settling NOOP comes this long after the session started to wait in IDLE. */
 const SETTLE_AFTER_IDLE_MS = 1000;
 /** Deadline of the watchdog's NOOP (at most the watchdog interval): a live server answers within seconds. */
 const WATCHDOG_NOOP_MS = 30_000;
@@ -122,8 +121,22 @@ export class Session {
     }
     this.ctx.onSettled();
     this.ctx.tracker.set('idle');
+    if (idle !== undefined) this.idleNow();
     await this.sleep(Math.min(this.nextTick, this.nextResync, this.nextSettle) - Date.now());
     await this.timers();
+  }
+
+  /**
+   * IDLE from the moment the session waits, not after imapflow's auto-IDLE delay: mail arriving
+   * while the selected folder is not in IDLE is announced to no one until IDLE starts (the
+   * delay cost every message that arrived within a second of the last sync up to that second).
+   * The auto-IDLE delay stays for the gaps between the steps of a sync, where an IDLE would
+   * only add a DONE round trip. A command (a NOOP, an after-delivery action, the next sync)
+   * ends this IDLE as it ends imapflow's own; a failed IDLE shows as a closed connection.
+   */
+  private idleNow(): void {
+    if (this.closed || this.ctx.signal.aborted || !this.client.usable || this.client.idling) return;
+    this.client.idle({ whenFree: true }).catch(() => undefined);
   }
 
   private assertOpen(): void {
@@ -195,8 +208,9 @@ export class Session {
     }
     this.ctx.tracker.synced();
     // Mail committed between the last SEARCH and the start of IDLE is not announced by every
-    // server (Dovecot waits for its next idle check): one NOOP once IDLE runs.
-    if (this.idleFolder !== undefined) this.nextSettle = Date.now() + AUTO_IDLE_DELAY_MS + SETTLE_AFTER_IDLE_MS;
+    // server (Dovecot waits for its next idle check): one NOOP once IDLE runs (it starts as
+    // soon as the session waits, see idleNow).
+    if (this.idleFolder !== undefined) this.nextSettle = Date.now() + SETTLE_AFTER_IDLE_MS;
   }
 
   private async syncOne(folder: string): Promise<void> {

@@ -5,16 +5,18 @@
  * In memory, per process: a replica or a restart does not know the tokens of another; the
  * freshness window and the SHA-256 deduplication of the sink cover that.
  */
-export const DEFAULT_REPLAY_CACHE_SIZE = 100_000;
+import { parseLimit } from '../../src/limits.js';
+
+export const REPLAY_CACHE_SIZE = 100_000;
 
 export class ReplayCache {
   readonly #seen = new Map<string, number>();
 
   constructor(
     private readonly now: () => number,
-    private readonly maxSize: number = DEFAULT_REPLAY_CACHE_SIZE,
+    private readonly maxSize: number = REPLAY_CACHE_SIZE,
   ) {
-    if (!Number.isInteger(maxSize) || maxSize < 1) throw new RangeError(`replay cache size must be a positive integer, got ${maxSize}`);
+    parseLimit('replay cache size', maxSize, REPLAY_CACHE_SIZE);
   }
 
   get size(): number {

@@ -5,6 +5,11 @@ export interface Sample {
   t: number;
   rss: number;
   heap: number;
+  /**
+   * Heap after the last full (mark-compact) collection since the previous sample, from the
+   * service's `--trace-gc`: what is live. NaN when none happened (the slope skips those).
+   */
+  live: number;
   fds: number;
   handles: number;
   eld: number;
@@ -15,6 +20,7 @@ export interface Sample {
 export const SERIES: ReadonlyArray<readonly [Exclude<keyof Sample, 't'>, string, string]> = [
   ['rss', 'RSS', 'MiB'],
   ['heap', 'heap used', 'MiB'],
+  ['live', 'heap after full GC', 'MiB'],
   ['fds', 'open fds', 'fds'],
   ['handles', 'active handles', 'handles'],
   ['eld', 'event-loop delay p99', 'ms'],

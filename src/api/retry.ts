@@ -17,6 +17,7 @@
  */
 import { GatewayError, type ErrorCode } from '../errors.js';
 import { atLeast, backoffDelay } from '../retry.js';
+import { parseLimit } from '../limits.js';
 
 export interface RetryPolicy {
   /** Attempts in total, the first one included (1 = never retry). Default 4, as the official CLI (1 + 3 retries). */
@@ -51,22 +52,20 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 
 /** Merges options over the defaults and validates them (0 means 0; nothing negative, nothing NaN). */
 export function resolveRetryPolicy(options: Partial<RetryPolicy> = {}): RetryPolicy {
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY };
-  for (const [key, value] of Object.entries(options) as Array<[keyof RetryPolicy, number | undefined]>) {
-    if (value !== undefined) policy[key] = value;
-  }
-  const bad = (name: keyof RetryPolicy, rule: string): never => {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `retry.${name} must be ${rule} (got ${String(policy[name])})`);
+  const d = DEFAULT_RETRY_POLICY;
+  const real = (key: Exclude<keyof RetryPolicy, 'maxAttempts'>, min: number, max?: number): number =>
+    parseLimit(`retry.${key}`, options[key], d[key], { min, real: true, ...(max === undefined ? {} : { max }) });
+  const clamp = options.maxRetryAfterMs ?? d.maxRetryAfterMs;
+  return {
+    maxAttempts: parseLimit('retry.maxAttempts', options.maxAttempts, d.maxAttempts),
+    baseDelayMs: real('baseDelayMs', 0),
+    factor: real('factor', 1),
+    maxDelayMs: real('maxDelayMs', 0),
+    jitter: real('jitter', 0, 1),
+    // Infinity: no clamp; anything else a finite number >= 0.
+    maxRetryAfterMs: clamp === Number.POSITIVE_INFINITY ? clamp : real('maxRetryAfterMs', 0),
+    budgetMs: real('budgetMs', 0),
   };
-  if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) bad('maxAttempts', 'an integer >= 1');
-  if (!Number.isFinite(policy.factor) || policy.factor < 1) bad('factor', 'a number >= 1');
-  if (!(policy.jitter >= 0 && policy.jitter <= 1)) bad('jitter', 'a number from 0 to 1');
-  for (const key of ['baseDelayMs', 'maxDelayMs'] as const) {
-    if (!Number.isFinite(policy[key]) || policy[key] < 0) bad(key, 'a finite number >= 0');
-  }
-  if (Number.isNaN(policy.maxRetryAfterMs) || policy.maxRetryAfterMs < 0) bad('maxRetryAfterMs', 'a number >= 0 (Infinity: no clamp)');
-  if (!Number.isFinite(policy.budgetMs) || policy.budgetMs < 0) bad('budgetMs', 'a finite number >= 0');
-  return policy;
 }
 
 /** Error codes that mean "the same request may succeed later". */

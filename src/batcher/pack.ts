@@ -4,8 +4,7 @@
  * exact byte size is envelopeBytes + sum(sizes) + (n - 1): no request is serialized twice to
  * find out whether it fits.
  */
-import { GatewayError } from '../errors.js';
-import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_SYNC_DOCUMENTS, MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../limits.js';
+import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_SYNC_DOCUMENTS, MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS, parseLimit } from '../limits.js';
 
 export interface PackLimits {
   maxDocuments: number;
@@ -61,14 +60,8 @@ export function resolveBatchLimits(
   const bound = kind === 'sync' ? MAX_SYNC_DOCUMENTS : MAX_PREDICT_DOCUMENTS;
   const maxDocuments = options.maxDocuments ?? (kind === 'sync' ? DEFAULT_SYNC_DOCUMENTS : MAX_PREDICT_DOCUMENTS);
   const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
-  if (!Number.isInteger(maxDocuments) || maxDocuments < 1 || maxDocuments > bound) {
-    throw new GatewayError(
-      'MAILGATE_ERR_CONFIG_INVALID',
-      `${kind} maxDocuments must be an integer 1..${bound} (got ${String(maxDocuments)})`,
-    );
-  }
-  if (!Number.isInteger(maxRequestBytes) || maxRequestBytes < 1024) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `maxRequestBytes must be an integer >= 1024 (got ${String(maxRequestBytes)})`);
-  }
-  return { maxDocuments, maxRequestBytes };
+  return {
+    maxDocuments: parseLimit(`${kind} maxDocuments`, maxDocuments, maxDocuments, { max: bound }),
+    maxRequestBytes: parseLimit('maxRequestBytes', maxRequestBytes, maxRequestBytes, { min: 1024 }),
+  };
 }

@@ -10,16 +10,6 @@ import { isPlaceholderKey } from './placeholder-keys.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
-  DEFAULT_HTTP_HEADERS_TIMEOUT_MS,
-  DEFAULT_HTTP_IDLE_TIMEOUT_MS,
-  DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
-  DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
-  DEFAULT_PREVIEW_BODY_BYTES,
-  DEFAULT_PREVIEW_CONCURRENCY,
-  DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT,
-  DEFAULT_PUSH_MAX_CONCURRENT,
-  DEFAULT_PUSH_MAX_PER_CLIENT,
-  DEFAULT_PUSH_RETRY_AFTER_S,
   MIN_WEBHOOK_SECRET_CHARS,
   DEFAULT_PARSE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -67,35 +57,31 @@ export const ApiSchema = z
 export const PreviewServerSchema = z
   .object({
     max_body_bytes: int(1)
-      .default(DEFAULT_PREVIEW_BODY_BYTES)
+      .default(4 * 1024 * 1024)
       .describe('Largest request body of a preview endpoint, in bytes (refused with 413 before it is read). Default 4194304 (4 MiB).'),
-    max_concurrent: int(1, 64)
-      .default(DEFAULT_PREVIEW_CONCURRENCY)
-      .describe('Preview requests answered at once; more get 503 with Retry-After. Default 2.'),
+    max_concurrent: int(1, 64).default(2).describe('Preview requests answered at once; more get 503 with Retry-After. Default 2.'),
   })
   .strict();
 
 export const PushServerSchema = z
   .object({
     max_concurrent: int(1)
-      .default(DEFAULT_PUSH_MAX_CONCURRENT)
+      .default(64)
       .describe(
-        `Push requests (webhooks, uploads) open at once on one listener; more get 503 with Retry-After before their body is read. Default ${DEFAULT_PUSH_MAX_CONCURRENT}.`,
+        `Push requests (webhooks, uploads) open at once on one listener; more get 503 with Retry-After before their body is read. Default 64.`,
       ),
     max_bytes_in_flight: int(1)
-      .default(DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT)
+      .default(128 * 1024 * 1024)
       .describe(
         'Body bytes the open push requests of one listener may hold between them, counted from Content-Length (a chunked body counts as its ' +
-          `endpoint's whole body limit); past it: 503 with Retry-After before the body is read. Default ${DEFAULT_PUSH_MAX_BYTES_IN_FLIGHT} (128 MiB).`,
+          `endpoint's whole body limit); past it: 503 with Retry-After before the body is read. Default 134217728 (128 MiB).`,
       ),
     max_per_client: int(1)
-      .default(DEFAULT_PUSH_MAX_PER_CLIENT)
+      .default(8)
       .describe(
-        `Push requests one client address may have open at once on one listener (the X-Forwarded-For client behind a trusted proxy); more get 503 with Retry-After. Default ${DEFAULT_PUSH_MAX_PER_CLIENT}.`,
+        `Push requests one client address may have open at once on one listener (the X-Forwarded-For client behind a trusted proxy); more get 503 with Retry-After. Default 8.`,
       ),
-    retry_after_s: int(1, 3600)
-      .default(DEFAULT_PUSH_RETRY_AFTER_S)
-      .describe(`Retry-After of a push request refused by these bounds, in seconds. Default ${DEFAULT_PUSH_RETRY_AFTER_S}.`),
+    retry_after_s: int(1, 3600).default(5).describe(`Retry-After of a push request refused by these bounds, in seconds. Default 5.`),
   })
   .strict();
 
@@ -150,16 +136,16 @@ export const ServerSchema = z
           'Others get 421 (a guard against DNS rebinding). Default [].',
       ),
     request_timeout_ms: int(1)
-      .default(DEFAULT_HTTP_REQUEST_TIMEOUT_MS)
+      .default(60_000)
       .describe('Time a client has to send one whole request (headers and body), in ms. Default 60000.'),
     headers_timeout_ms: int(1)
-      .default(DEFAULT_HTTP_HEADERS_TIMEOUT_MS)
+      .default(20_000)
       .describe('Time a client has to send the request headers, in ms (at most request_timeout_ms). Default 20000.'),
     idle_timeout_ms: int(1)
-      .default(DEFAULT_HTTP_IDLE_TIMEOUT_MS)
+      .default(30_000)
       .describe('A connection with no bytes in either direction for this long is closed, in ms. Default 30000.'),
     keep_alive_timeout_ms: int(1)
-      .default(DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS)
+      .default(5_000)
       .describe('How long an idle keep-alive connection waits for its next request, in ms. Default 5000.'),
   })
   .strict()
@@ -190,7 +176,7 @@ export const ParsingSchema = z
     headers: z
       .enum(['raw', 'parsed'])
       .default('raw')
-      .describe('Header form sent: raw (default) or parsed (only when no key repeats and all keys are ASCII).'),
+      .describe('Header form sent: raw, or parsed (only when no key repeats and all keys are ASCII). Default raw.'),
   })
   .strict();
 
@@ -234,7 +220,7 @@ export const RetentionSchema = z
       .default(7 * DAY_S)
       .describe(
         'How long a delivered (or unchanged) item stays in the store after delivery, in seconds: its document, preview, console row and attempts; then it is pruned. ' +
-          'The ledger and thread index stay, so a message read again after that costs no AI units. null: kept for good. Default 604800 (7 days).',
+          'The ledger stays, so a message read again after that costs no AI units. null: kept for good. Default 604800 (7 days).',
       ),
     dead_s: int(60)
       .nullable()
@@ -247,6 +233,13 @@ export const RetentionSchema = z
       .default(30 * DAY_S)
       .describe(
         'How long a stored prediction stays, in seconds (the sinks got it when it was made); null: kept for good. Default 2592000 (30 days).',
+      ),
+    threads_s: int(60)
+      .nullable()
+      .default(365 * DAY_S)
+      .describe(
+        "How long a thread stays in the thread index after its newest message's date, in seconds, once none of its messages has an item left in the store; then the thread's rows go together. " +
+          'A later reply still gets its thread id (from its own headers) but counts the thread from itself. null: kept for good. Default 31536000 (365 days).',
       ),
     interval_s: int(1, DAY_S)
       .default(300)
@@ -301,7 +294,7 @@ export const RouteSchema = z
     mode: z
       .enum(['sync', 'predict'])
       .default('sync')
-      .describe('sync: sync-raw-emails into `source`. predict: predict-raw-emails against `dataset`.'),
+      .describe('sync: sync-raw-emails into `source`. predict: predict-raw-emails against `dataset`. Default sync.'),
     source: projectAndName.optional().describe('Target source for sync routes, "<project>/<source>".'),
     dataset: projectAndName.optional().describe('Dataset for predict routes, "<project>/<dataset>".'),
     model_version: z
@@ -363,7 +356,7 @@ export const RouteSchema = z
       .default([])
       .describe('Generated property names (without type prefix) that client values override (sync only).'),
     on_property_conflict: PropertyConflict.default('reject').describe(
-      'What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop.',
+      'What happens to a document whose client property collides with a generated one not in the override list: reject, override (sync only), drop. Default reject.',
     ),
     max_documents: int(1, MAX_SYNC_DOCUMENTS).optional().describe('Per-route override of delivery.max_documents.'),
   })

@@ -47,9 +47,6 @@ const patterns = (what: string) =>
       `${what} to leave out: paths with / as the separator, * for one level and ** for any depth (Archive/**, */Spam). Default [].`,
     );
 
-/** How long a mailbox may fail without a success before it is disabled: a day. */
-export const DEFAULT_DISABLE_AFTER_MS = 86_400_000;
-
 const common = {
   participants: participantsSchema.optional(),
   skip: z
@@ -67,7 +64,7 @@ const common = {
     .number()
     .int()
     .min(1_000)
-    .default(DEFAULT_DISABLE_AFTER_MS)
+    .default(86_400_000)
     .describe(
       'A mailbox failing this long without a success is disabled (reason sync_error), in ms (retries with backoff until then). Default 86400000.',
     ),
@@ -90,22 +87,22 @@ export interface MailboxControls {
   disable_after_ms: number;
 }
 
-/** The controls of a parsed mailbox entry (`exclude_folders` or `exclude_labels`). */
+/** The controls of a mailbox entry as the schema parsed it (defaults filled in), `exclude_folders` or `exclude_labels`. */
 export function controlsOf(entry: {
   exclude_folders?: string[];
   exclude_labels?: string[];
   participants?: { allow: string[]; deny: string[] } | undefined;
-  skip?: SkipKind[];
+  skip: SkipKind[];
   since?: string | undefined;
-  enabled?: boolean;
-  disable_after_ms?: number;
+  enabled: boolean;
+  disable_after_ms: number;
 }): MailboxControls {
   return {
     exclude: entry.exclude_folders ?? entry.exclude_labels ?? [],
     participants: entry.participants,
-    skip: entry.skip ?? [],
+    skip: entry.skip,
     since: entry.since,
-    enabled: entry.enabled ?? true,
-    disable_after_ms: entry.disable_after_ms ?? DEFAULT_DISABLE_AFTER_MS,
+    enabled: entry.enabled,
+    disable_after_ms: entry.disable_after_ms,
   };
 }

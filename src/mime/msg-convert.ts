@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { GatewayError } from '../errors.js';
-import { DEFAULT_PARSE_TIMEOUT_MS } from '../limits.js';
+import { DEFAULT_PARSE_TIMEOUT_MS, parseLimit } from '../limits.js';
 import { msgToRfc822 } from './msg.js';
 
 export interface MsgBudget {
@@ -91,8 +91,7 @@ function convertInWorker(bytes: Buffer, name: string, timeoutMs: number): Promis
  * TypeScript sources run directly, as in unit tests) it converts on the calling thread.
  */
 export async function convertMsg(bytes: Buffer, name: string, budget: MsgBudget = {}): Promise<Buffer> {
-  const timeoutMs = budget.timeoutMs ?? DEFAULT_PARSE_TIMEOUT_MS;
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new RangeError(`timeoutMs must be a positive integer, got ${timeoutMs}`);
+  const timeoutMs = parseLimit('timeoutMs', budget.timeoutMs, DEFAULT_PARSE_TIMEOUT_MS);
   if (!existsSync(fileURLToPath(WORKER_URL))) return msgToRfc822(bytes, name);
   const run = queue.then(() => convertInWorker(bytes, name, timeoutMs));
   queue = run.catch(() => undefined);

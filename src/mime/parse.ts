@@ -6,7 +6,7 @@
  * Never throws anything but GatewayError.
  */
 import { GatewayError, isGatewayError, warning, type Warning } from '../errors.js';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, parseLimit } from '../limits.js';
 import { selectBody } from './body.js';
 import { decodeBytes } from './charset.js';
 import { splitHeader, type HeaderSplit } from './header-split.js';
@@ -29,10 +29,7 @@ function asBuffer(raw: Uint8Array): Buffer {
 }
 
 function checkBudget(raw: Uint8Array, options: ParseOptions | undefined): void {
-  const max = options?.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  if (typeof max !== 'number' || !Number.isFinite(max) || max < 0) {
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `maxMessageBytes must be a non-negative number, got ${String(max)}`);
-  }
+  const max = parseLimit('maxMessageBytes', options?.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, { min: 0 });
   if (raw.byteLength > max) {
     throw new GatewayError('MAILGATE_ERR_MIME_TOO_LARGE', `message of ${raw.byteLength} bytes exceeds the budget of ${max} bytes`, {
       details: { size: raw.byteLength, max },

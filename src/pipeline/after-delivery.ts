@@ -111,6 +111,10 @@ export function createAfterDeliveryQueue(
     let failures = 0;
     while (!stop.signal.aborted) {
       let res: { finished: number; deferred: number };
+      // A pass a wake-up asked for (delivery accepted more; a mailbox is reachable again) does not
+      // grow the backoff: during an outage every delivered batch wakes the queue, and counting
+      // those passes would leave the actions waiting the full cap after the mailbox came back.
+      const byWake = woken;
       try {
         res = await pass();
       } catch (err) {
@@ -121,8 +125,8 @@ export function createAfterDeliveryQueue(
         continue;
       }
       if (res.deferred > 0) {
-        // The target logged why; retried with backoff (a wake-up from delivery retries sooner).
-        failures += 1;
+        // The target logged why; retried with backoff (a wake-up retries sooner).
+        failures = byWake ? Math.max(failures, 1) : failures + 1;
         await pause(delayFor(failures));
         continue;
       }

@@ -9,7 +9,7 @@
  * Waiters are served in arrival order; one timer serves the whole queue. The clock is a
  * parameter so tests can drive it.
  */
-import { GatewayError } from '../errors.js';
+import { parseLimit } from '../limits.js';
 
 export interface PacerLimits {
   /** Connection attempts (TCP, greeting, STARTTLS, token request, login) in flight at once. */
@@ -19,7 +19,7 @@ export interface PacerLimits {
 }
 
 /** 1,000 accounts are connected in about 25 s at most; a burst of 16 fits any IMAP server's per-IP login limits. */
-export const DEFAULT_PACING: Readonly<PacerLimits> = Object.freeze({ concurrency: 16, perSecond: 40 });
+export const PACING: Readonly<PacerLimits> = Object.freeze({ concurrency: 16, perSecond: 40 });
 
 export interface PacerClock {
   now(): number;
@@ -41,12 +41,10 @@ interface Waiter {
 }
 
 export function checkPacing(limits: PacerLimits): PacerLimits {
-  const { concurrency, perSecond } = limits;
-  if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `IMAP connect concurrency must be an integer >= 1, got ${concurrency}`);
-  if (typeof perSecond !== 'number' || !Number.isFinite(perSecond) || perSecond <= 0)
-    throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `IMAP connects per second must be a number > 0, got ${perSecond}`);
-  return { concurrency, perSecond };
+  return {
+    concurrency: parseLimit('connect concurrency', limits.concurrency, PACING.concurrency),
+    perSecond: parseLimit('connects per second', limits.perSecond, PACING.perSecond, { min: Number.MIN_VALUE, real: true }),
+  };
 }
 
 export class ConnectionPacer {
@@ -60,7 +58,7 @@ export class ConnectionPacer {
   private timer: unknown;
 
   constructor(
-    limits: PacerLimits = DEFAULT_PACING,
+    limits: PacerLimits = PACING,
     private readonly clock: PacerClock = systemClock,
   ) {
     this.limits = Object.freeze(checkPacing(limits));
@@ -154,9 +152,9 @@ function abortReason(signal: AbortSignal): unknown {
 
 let shared: ConnectionPacer | undefined;
 
-/** The pacer every IMAP account of this process shares (built at first use, with DEFAULT_PACING unless set). */
+/** The pacer every IMAP account of this process shares (built at first use, with PACING unless set). */
 export function processPacer(): ConnectionPacer {
-  return (shared ??= new ConnectionPacer(DEFAULT_PACING));
+  return (shared ??= new ConnectionPacer(PACING));
 }
 
 /**

@@ -3,10 +3,11 @@
  * whole process — every time must not stop its mailbox. Each parse attempt of a pulled message
  * is counted in the store *before* the parse runs, so a restart after a crash knows how often
  * that message was tried; one tried `poison_after` times is set aside as a dead letter with its
- * raw bytes (MAILGATE_ERR_INTAKE_POISON) without parsing it again, and the mailbox moves on. (A
- * parse worker that dies on a message is caught by the parse pool at once: that message alone
- * becomes a MAILGATE_ERR_MIME_WORKER_CRASHED dead letter.) The counts of a stored message are
- * forgotten.
+ * raw bytes (MAILGATE_ERR_INTAKE_POISON) without parsing it again, and the mailbox moves on. A
+ * parse worker that dies on a message is caught by the parse pool (which replaces the worker and
+ * parses the message's batch-mates again): the death counts as an attempt, one more is counted
+ * and the message is parsed again alone, up to `poison_after` attempts (prepare.ts). The counts
+ * of a stored message are forgotten.
  *
  * Messages never tried are counted together (one write a call) and parsed side by side. A
  * message already counted (its call never became durable: the process died) is a suspect:

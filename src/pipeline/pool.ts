@@ -9,8 +9,11 @@
  * worker whose current message has run over the time budget (MAILGATE_ERR_MIME_TIMEOUT) and
  * one that dies mid-message gives MAILGATE_ERR_MIME_WORKER_CRASHED. Either way only that
  * message fails: the others of its batches go back to the front of the queue, because the
- * pool keeps every message's bytes until it is settled. The queue is bounded by count and
- * bytes: `submit` waits for room.
+ * pool keeps every message's bytes until it is settled, and a fresh worker takes the dead
+ * one's place (the pool never closes for a message). When the pool cannot tell which message
+ * killed the worker (it died between messages), each one it held is parsed again alone, on a
+ * worker holding nothing else, so the next death names its message. The queue is bounded by
+ * count and bytes: `submit` waits for room.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -52,6 +55,11 @@ export interface SubmitOptions {
    * the message is settled and never writes them.
    */
   transfer?: boolean;
+  /**
+   * Parse on a worker holding no other message (default false): for a message that killed its
+   * worker before, so that if it does again no other message is lost with it.
+   */
+  alone?: boolean;
 }
 
 /** A submitted message; `done` settles (never rejects) when it is parsed or has failed. */
@@ -64,8 +72,8 @@ interface Job {
   raw: Uint8Array;
   options: PreviewOptions;
   encode: boolean;
-  /** Times the job went back to the queue because its worker died on another message. */
-  requeued: number;
+  /** Handed over in a batch of its own, to a worker holding nothing else. */
+  alone: boolean;
   resolve: (outcome: ParseOutcome) => void;
 }
 
@@ -101,9 +109,6 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 
 /** Raw bytes waiting in the queue before `submit` blocks (one message always fits). */
 const QUEUE_BYTES = 64 * 1024 * 1024;
-
-/** A message whose worker died this many times while parsing others fails as a crash itself. */
-const MAX_REQUEUES = 3;
 
 export const DEFAULT_BATCH_SIZE = 16;
 
@@ -170,7 +175,7 @@ export class ParsePool {
   }
 
   private async enqueue(raw: Uint8Array, submit: SubmitOptions, encode: boolean): Promise<ParseTicket> {
-    if (this.closed) return { done: Promise.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', 'the parse pool is closed')) };
+    if (this.closed) return { done: Promise.resolve(fail('MAILGATE_ERR_MIME_POOL_CLOSED', 'the parse pool is closed')) };
     if (raw.byteLength > this.maxMessageBytes) {
       const message = `the message has ${raw.byteLength} bytes, more than the ${this.maxMessageBytes}-byte budget`;
       return { done: Promise.resolve(fail('MAILGATE_ERR_MIME_TOO_LARGE', message)) };
@@ -185,9 +190,9 @@ export class ParsePool {
     const bytes = taken(raw, submit.transfer ?? false);
     let resolve!: (o: ParseOutcome) => void;
     const done = new Promise<ParseOutcome>((r) => (resolve = r));
-    if (this.closed) resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', 'the parse pool is closed'));
+    if (this.closed) resolve(fail('MAILGATE_ERR_MIME_POOL_CLOSED', 'the parse pool is closed'));
     else {
-      this.queue.push({ id: this.nextId++, raw: bytes, options, encode, requeued: 0, resolve });
+      this.queue.push({ id: this.nextId++, raw: bytes, options, encode, alone: submit.alone === true, resolve });
       this.queuedBytes += bytes.byteLength;
       this.pump();
     }
@@ -215,13 +220,13 @@ export class ParsePool {
   }
 
   /** Like parse(), with the document and preview as JSON text (see EncodedPreview). */
-  async parseEncoded(raw: Uint8Array, options?: PreviewOptions): Promise<EncodedPreview> {
-    const outcome = await (await this.enqueue(raw, { options }, true)).done;
+  async parseEncoded(raw: Uint8Array, options?: PreviewOptions, how: Pick<SubmitOptions, 'alone'> = {}): Promise<EncodedPreview> {
+    const outcome = await (await this.enqueue(raw, { options, ...how }, true)).done;
     if (!outcome.ok) throw outcome.error;
     return outcome.result as unknown as EncodedPreview;
   }
 
-  /** Terminates the workers; messages still queued or running fail with MAILGATE_ERR_MIME_WORKER_CRASHED. */
+  /** Terminates the workers; messages still queued or running fail with MAILGATE_ERR_MIME_POOL_CLOSED. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -231,7 +236,7 @@ export class ParsePool {
   }
 
   private failQueued(message: string): void {
-    for (const job of this.queue.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', message));
+    for (const job of this.queue.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_POOL_CLOSED', message));
     this.queuedBytes = 0;
     const waiters = this.roomWaiters.splice(0);
     this.admitted += waiters.length;
@@ -256,16 +261,24 @@ export class ParsePool {
     return slot;
   }
 
-  /** Hands queued messages to workers: the least busy first, batches sized to share the queue. */
+  /**
+   * Hands queued messages to workers: the least busy first, batches sized to share the queue. A
+   * message to be parsed alone goes in a batch of its own to an idle worker, which takes nothing
+   * else until it has answered.
+   */
   private pump(): void {
     if (this.closed) return;
-    const ready = this.slots.filter((s) => s.ready && s.batches < BATCHES_PER_WORKER).sort((a, b) => a.inFlight.length - b.inFlight.length);
+    const ready = this.slots
+      .filter((s) => s.ready && s.batches < BATCHES_PER_WORKER && !s.inFlight.some((j) => j.alone))
+      .sort((a, b) => a.inFlight.length - b.inFlight.length);
     for (const slot of ready) {
       if (this.queue.length === 0) break;
+      if (this.queue[0]!.alone && slot.inFlight.length > 0) continue;
       const want = Math.min(this.batchSize, Math.max(1, Math.ceil(this.queue.length / ready.length)));
       const batch: Job[] = [];
       let bytes = 0;
-      while (batch.length < want && this.queue.length > 0 && (batch.length === 0 || bytes + this.queue[0]!.raw.byteLength <= BATCH_BYTES)) {
+      const fits = (next: Job) => batch.length === 0 || (!next.alone && !batch[0]!.alone && bytes + next.raw.byteLength <= BATCH_BYTES);
+      while (batch.length < want && this.queue.length > 0 && fits(this.queue[0]!)) {
         const job = this.queue.shift()!;
         bytes += job.raw.byteLength;
         batch.push(job);
@@ -330,24 +343,23 @@ export class ParsePool {
   }
 
   /**
-   * Kills the slot's worker and puts a fresh one in its place: the message `culprit` (the one
-   * being parsed) settles with `outcome`, the others it held go back to the front of the queue.
+   * Kills the slot's worker and puts a fresh one in its place: the message being parsed (id
+   * `current`, or the only one the worker held) settles with `outcome`, the others it held go
+   * back to the front of the queue. When none can be named, each goes back to be parsed alone.
    */
-  private replace(slot: Slot, culprit: number, outcome: ParseOutcome): void {
+  private replace(slot: Slot, current: number, outcome: ParseOutcome): void {
     const i = this.slots.indexOf(slot);
     if (i === -1) return;
     this.slots[i] = this.spawn();
     const jobs = slot.inFlight.splice(0);
+    const culprit = jobs.length === 1 ? jobs[0] : jobs.find((j) => j.id === current);
     const back: Job[] = [];
     for (const job of jobs) {
-      if (job.id === culprit) job.resolve(outcome);
-      else if (++job.requeued > MAX_REQUEUES)
-        job.resolve(
-          outcome.ok
-            ? outcome
-            : fail('MAILGATE_ERR_MIME_WORKER_CRASHED', `its parse worker died ${job.requeued} times: ${outcome.error.message}`),
-        );
-      else back.push(job);
+      if (job === culprit) job.resolve(outcome);
+      else {
+        if (culprit === undefined) job.alone = true;
+        back.push(job);
+      }
     }
     this.queue.unshift(...back);
     this.queuedBytes += back.reduce((n, j) => n + j.raw.byteLength, 0);
@@ -356,7 +368,7 @@ export class ParsePool {
   }
 
   private async retire(slot: Slot, message: string): Promise<void> {
-    for (const job of slot.inFlight.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_WORKER_CRASHED', message));
+    for (const job of slot.inFlight.splice(0)) job.resolve(fail('MAILGATE_ERR_MIME_POOL_CLOSED', message));
     slot.worker.removeAllListeners();
     slot.worker.on('error', () => undefined);
     await slot.worker.terminate();

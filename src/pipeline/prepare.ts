@@ -15,8 +15,11 @@ import type { EncodedPreview } from './encoded.js';
 import { outboxKey, resolveUserProperties, routeTarget } from './origin.js';
 import type { Inbound } from './types.js';
 
-/** Parses one message; `encodePreview(await preview(raw, options))` does it in this thread. */
-export type ParseFn = (raw: Buffer, options: PreviewOptions) => Promise<EncodedPreview>;
+/**
+ * Parses one message; `encodePreview(await preview(raw, options))` does it in this thread. With
+ * `alone`, on a parse worker holding no other message (a message that killed its worker before).
+ */
+export type ParseFn = (raw: Buffer, options: PreviewOptions, how?: { alone?: boolean }) => Promise<EncodedPreview>;
 
 export interface IntakeCounters {
   received: number;
@@ -118,7 +121,16 @@ export async function prepare(
   try {
     const userProperties = resolveUserProperties(route.user_properties, msg.origin);
     const opts = { ...options.parsing, userProperties, receivedAt: msg.receivedAt };
-    const parsed = await options.parse(msg.raw, opts);
+    const parsed = await parseCounted(
+      options.parse,
+      msg.raw,
+      opts,
+      poison && { guard: poison, route: route.name, key, attempts: attempts! },
+    );
+    if ('poison' in parsed) {
+      c.failed++;
+      return failed(base, msg, parsed.poison);
+    }
     const result = warnings === undefined ? parsed : { ...parsed, warnings: [...parsed.warnings, ...warnings] };
     c.parsed++;
     const input = new EncodedInput(route.name, key, msg.origin, msg.raw, msg.afterDelivery === true, result);
@@ -127,9 +139,34 @@ export async function prepare(
     if (result.thread) input.thread = { source: routeTarget(route), entry: { commentId: input.commentId, ...result.thread } };
     return input;
   } catch (err) {
-    if (!isGatewayError(err)) throw err;
+    if (!isGatewayError(err) || err.code === 'MAILGATE_ERR_MIME_POOL_CLOSED') throw err;
     c.failed++;
     return failed(base, msg, { code: err.code, message: err.message });
+  }
+}
+
+/**
+ * Parses a message; one that kills its parse worker is counted again (one store write, before
+ * the parse it counts) and parsed again alone, until it has had `poison_after` attempts: then it
+ * is set aside. Without a count (`counted` undefined) a worker's death is the message's failure.
+ */
+async function parseCounted(
+  parse: ParseFn,
+  raw: Buffer,
+  opts: PreviewOptions,
+  counted: { guard: PoisonGuard; route: string; key: string; attempts: number } | undefined,
+): Promise<EncodedPreview | { poison: { code: string; message: string } }> {
+  let attempts = counted?.attempts ?? 0;
+  for (let alone = false; ; alone = true) {
+    try {
+      return await parse(raw, opts, alone ? { alone } : undefined);
+    } catch (err) {
+      if (counted === undefined || !isGatewayError(err) || err.code !== 'MAILGATE_ERR_MIME_WORKER_CRASHED') throw err;
+      const { guard, route, key } = counted;
+      if (attempts >= guard.poisonAfter) return { poison: poisonFailure(guard.poisonAfter, err.message) };
+      attempts = (await guard.count(route, [key])).get(key) ?? Number.POSITIVE_INFINITY;
+      if (isPoison(attempts, guard.poisonAfter)) return { poison: poisonFailure(guard.poisonAfter, err.message) };
+    }
   }
 }
 

@@ -3,14 +3,16 @@
  * (and unchanged) items, dead letters when `retention.dead_s` says so, stored predictions — a
  * batch per short transaction with the event loop free between batches, so intake and delivery
  * never wait for more than one batch; then SQLite gives the space back (incremental vacuum).
- * The ledger and the thread index are never pruned: they keep a message read again after its
- * item was pruned from costing AI units, and thread properties complete (docs/store.md).
+ * The ledger is never pruned: it keeps a message read again after its item was pruned from
+ * costing AI units. The thread index loses a thread whole once its newest message is dated more
+ * than `retention.threads_s` ago and none of its messages has an item left; that walk goes a
+ * bounded number of steps a round and carries on from there the next round (docs/store.md).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { RetentionConfig } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { MaintenanceStore, PruneKind } from '../store/types.js';
+import type { MaintenanceStore, PruneKind, ThreadCursor } from '../store/types.js';
 import { sleep } from './sleep.js';
 
 export interface RetentionOptions {
@@ -26,12 +28,17 @@ export interface RetentionRound {
   delivered: number;
   dead: number;
   predictions: number;
+  /** Thread index rows (messages of whole threads). */
+  threads: number;
   /** Bytes given back to the file system (SQLite incremental vacuum). */
   reclaimedBytes: number;
 }
 
 export interface Retention {
-  /** One round now: every kind pruned until nothing older is left (or `signal` aborts), then space reclaimed. */
+  /**
+   * One round now: every kind of item pruned until nothing older is left (or `signal` aborts),
+   * the thread index walked `THREAD_STEPS_PER_ROUND` steps on, then space reclaimed.
+   */
   runOnce(signal?: AbortSignal): Promise<RetentionRound>;
   /** A round every `interval_s` until `signal` aborts; a failed round is logged and the next one tries again. */
   run(signal: AbortSignal): Promise<void>;
@@ -42,10 +49,32 @@ function ages(r: RetentionConfig): Record<PruneKind, number | null> {
   return { delivered: r.delivered_s, dead: r.dead_s, predictions: r.predictions_s };
 }
 
+/**
+ * Thread index steps (of `batch` threads each) one round walks at most: the walk is over every
+ * thread, not along an age index, so a large index is covered over several rounds (100,000
+ * threads at the defaults: 20 rounds) instead of one long round.
+ */
+export const THREAD_STEPS_PER_ROUND = 10;
+
 export function createRetention(o: RetentionOptions): Retention {
   const now = o.now ?? Date.now;
   const { batch } = o.retention;
   const log = o.logger;
+  // Where the walk of the thread index stands between rounds (undefined: at the start).
+  let threadCursor: ThreadCursor | undefined;
+
+  async function pruneThreads(ageS: number, signal: AbortSignal | undefined): Promise<number> {
+    const before = new Date(now() - ageS * 1000);
+    let total = 0;
+    for (let step = 0; step < THREAD_STEPS_PER_ROUND && signal?.aborted !== true; step++) {
+      const r = await o.store.pruneThreads(before, batch, threadCursor);
+      total += r.deleted;
+      threadCursor = r.next ?? undefined;
+      if (r.next === null) break;
+      await yieldToLoop();
+    }
+    return total;
+  }
 
   async function prune(kind: PruneKind, ageS: number, signal: AbortSignal | undefined): Promise<number> {
     const before = new Date(now() - ageS * 1000);
@@ -61,10 +90,12 @@ export function createRetention(o: RetentionOptions): Retention {
   }
 
   async function runOnce(signal?: AbortSignal): Promise<RetentionRound> {
-    const round: RetentionRound = { delivered: 0, dead: 0, predictions: 0, reclaimedBytes: 0 };
+    const round: RetentionRound = { delivered: 0, dead: 0, predictions: 0, threads: 0, reclaimedBytes: 0 };
     for (const [kind, age] of Object.entries(ages(o.retention)) as Array<[PruneKind, number | null]>) {
       if (age !== null) round[kind] = await prune(kind, age, signal);
     }
+    // After the items: a thread whose last item was pruned just now can go in the same round.
+    if (o.retention.threads_s !== null) round.threads = await pruneThreads(o.retention.threads_s, signal);
     if (o.retention.reclaim_bytes > 0 && signal?.aborted !== true)
       round.reclaimedBytes = await o.store.reclaimSpace(o.retention.reclaim_bytes);
     return round;
@@ -74,7 +105,7 @@ export function createRetention(o: RetentionOptions): Retention {
     while (!signal.aborted) {
       try {
         const r = await runOnce(signal);
-        if (r.delivered + r.dead + r.predictions + r.reclaimedBytes > 0) log.info({ ...r }, 'retention: pruned the store');
+        if (r.delivered + r.dead + r.predictions + r.threads + r.reclaimedBytes > 0) log.info({ ...r }, 'retention: pruned the store');
       } catch (err) {
         const code = isGatewayError(err) ? err.code : undefined;
         log.warn({ err, code }, 'retention: pruning failed; the next round tries again');

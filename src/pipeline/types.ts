@@ -240,6 +240,12 @@ export interface Adapter {
   health?(): AdapterHealth[];
   /** Actions to apply once the API accepted messages of this adapter (IMAP seen/flag/move). Never rejects. */
   afterDelivery?(origins: Origin[]): Promise<AfterDeliveryResult>;
+  /**
+   * Registers the runtime's call for "deferred actions can be applied again" (a mailbox that was
+   * unreachable connected again): its due actions are retried at once rather than after the
+   * after-delivery queue's backoff, which may have grown to a minute during the outage.
+   */
+  onActionsReady?(listener: () => void): void;
   /** Push adapters: the HTTP endpoints the server mounts for them. */
   endpoints?(): PushEndpoint[];
   /**

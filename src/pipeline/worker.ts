@@ -4,6 +4,7 @@
  * in the shared `current` counter for the pool's watchdog, and the batch's answers go back in
  * one message. Errors travel back as `{ code, message }`.
  */
+import { appendFileSync, statSync } from 'node:fs';
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { isGatewayError, type ErrorCode } from '../errors.js';
 import { previewSync } from '../preview/index.js';
@@ -35,20 +36,30 @@ export interface WorkerData {
   /** Int32 [0]: id of the message being parsed, 0 between messages (read by the pool's watchdog). */
   current?: SharedArrayBuffer;
   /**
-   * Internal, for the pool's own tests only: a message starting with the line
-   * `X-Mailgate-Internal-Test-Hook: hang` spins forever, `: crash` ends the worker thread.
+   * Internal, for tests only (never set from the configuration or the command line): a message
+   * starting with the line `X-Mailgate-Internal-Test-Hook: hang` spins forever, `: crash` ends
+   * the worker thread, `: crash N FILE` ends it the first N times (one byte appended to FILE
+   * each time) and parses it after that, `: crash-after-batch` ends it after the batch's last
+   * message, before it answers (so the pool cannot tell which message it was).
    */
   testHooks?: boolean;
 }
 
 const HOOK_PREFIX = 'X-Mailgate-Internal-Test-Hook: ';
 
+/** A `crash-after-batch` message was parsed in the batch under way. */
+let crashAfterBatch = false;
+
 function runTestHook(raw: Uint8Array): void {
-  const head = Buffer.from(raw.buffer, raw.byteOffset, Math.min(raw.byteLength, 64)).toString('latin1');
+  const head = Buffer.from(raw.buffer, raw.byteOffset, Math.min(raw.byteLength, 1024)).toString('latin1');
   if (!head.startsWith(HOOK_PREFIX)) return;
-  const hook = head.slice(HOOK_PREFIX.length).split(/\r?\n/, 1)[0];
+  const [hook, times, file] = head.slice(HOOK_PREFIX.length).split(/\r?\n/, 1)[0]!.split(' ');
   if (hook === 'hang') for (;;);
-  if (hook === 'crash') process.exit(70);
+  if (hook === 'crash-after-batch') crashAfterBatch = true;
+  if (hook !== 'crash') return;
+  if (file === undefined) process.exit(70);
+  appendFileSync(file, 'x');
+  if (statSync(file).size <= Number(times)) process.exit(70);
 }
 
 export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResponse {
@@ -73,6 +84,7 @@ function serve(port: MessagePort, data: WorkerData | undefined): void {
       answers.push(handleRequest({ ...req, raw: new Uint8Array(batch.bytes, offset, length) }, testHooks));
     }
     Atomics.store(current, 0, 0);
+    if (crashAfterBatch) process.exit(70);
     port.postMessage(answers);
   });
   port.postMessage(WORKER_READY);

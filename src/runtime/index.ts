@@ -118,9 +118,10 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export const DEFAULT_LEASE_MS = 60_000;
-/** Items claimed per delivery batch: bounds the documents delivery holds (× concurrency per route). */
-export const DEFAULT_CLAIM_LIMIT = 1_000;
+/** Outbox claim lease of a process that does not set `leaseMs` (an internal bound, not a configuration default). */
+const CLAIM_LEASE_MS = 60_000;
+/** Items claimed per delivery batch at most: bounds the documents delivery holds (× concurrency per route). */
+const MAX_CLAIM_ITEMS = 1_000;
 
 function defaultOwner(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
@@ -146,7 +147,7 @@ function buildIntake(options: RuntimeOptions, c: Core): IntakeCore {
   return createIntake({
     store: c.store,
     routes: c.routes,
-    parse: (raw, opts) => c.pool.parseEncoded(raw, opts),
+    parse: (raw, opts, how) => c.pool.parseEncoded(raw, opts, how),
     parsing: { body: p.body, headers: p.headers, maxMessageBytes: p.max_message_bytes },
     maxOutbox: options.config.delivery.max_outbox,
     ...(options.signal ? { signal: options.signal } : {}),
@@ -169,7 +170,7 @@ function buildDelivery(options: RuntimeOptions, c: Core, actions: () => AfterDel
     deliver,
     owner: c.owner,
     leaseMs: c.leaseMs,
-    claimLimit: Math.min(DEFAULT_CLAIM_LIMIT, config.delivery.max_documents),
+    claimLimit: Math.min(MAX_CLAIM_ITEMS, config.delivery.max_documents),
     concurrency: config.delivery.concurrency,
     maxItemAttempts: config.delivery.max_item_attempts,
     flushMs: config.delivery.flush_ms,
@@ -199,7 +200,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const logger = options.logger ?? createLogger({ level: config.log_level, destination: process.stderr });
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   checkRoutes(routes.values());
-  const leaseMs = parseLimit('leaseMs', options.leaseMs, DEFAULT_LEASE_MS);
+  const leaseMs = parseLimit('leaseMs', options.leaseMs, CLAIM_LEASE_MS);
   const events = options.events ?? logPauses(new RuntimeEvents(), logger);
   events.onListenerError ??= (err, type) => logger.warn({ err, event: type }, 'a runtime event listener failed');
   const store = await openStore(config.store);
@@ -228,6 +229,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
     const target = actionTarget(adapters.map((e) => e.adapter));
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
+    for (const e of adapters) e.adapter.onActionsReady?.(() => actions?.wake());
     const sinks = createPredictionSinks({ store, routes: routes.values(), logger });
     delivery.onPredictionsSaved((route) => sinks.notify(route));
     // Registered before the first claim, which then finds the claims of dead owners released.

@@ -4,7 +4,8 @@
  * (`app.listen(...)`), tests use `app.inject()` or `listen({ port: 0 })`.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { DEFAULT_PREVIEW_BODY_BYTES, DEFAULT_PREVIEW_CONCURRENCY, parseLimit } from '../limits.js';
+import { parseLimit } from '../limits.js';
+import { SERVER_DEFAULTS } from './defaults.js';
 import { isLoopbackHost } from '../net.js';
 import { createLogger } from '../logger.js';
 import { adminRoutes } from './admin.js';
@@ -63,8 +64,8 @@ function observe(deps: ServerDeps) {
 
 export function buildApp(config: ServerOptions, deps: ServerDeps): FastifyInstance {
   const preview = {
-    bodyLimit: parseLimit('server.preview.max_body_bytes', config.preview?.max_body_bytes, DEFAULT_PREVIEW_BODY_BYTES),
-    maxConcurrent: parseLimit('server.preview.max_concurrent', config.preview?.max_concurrent, DEFAULT_PREVIEW_CONCURRENCY),
+    bodyLimit: parseLimit('server.preview.max_body_bytes', config.preview?.max_body_bytes, SERVER_DEFAULTS.preview.max_body_bytes),
+    maxConcurrent: parseLimit('server.preview.max_concurrent', config.preview?.max_concurrent, SERVER_DEFAULTS.preview.max_concurrent),
   };
   const readyTimeoutMs = parseLimit('server.ready_timeout_ms', config.ready_timeout_ms, 5_000);
   const checker = keyChecker(config.api_keys);

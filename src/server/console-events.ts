@@ -5,6 +5,7 @@
  * stream open it does nothing (no query, no timer).
  * Writes of other replicas sharing a PostgreSQL store are not seen here.
  */
+import { parseLimit } from '../limits.js';
 import type { RuntimeEvents } from '../pipeline/events.js';
 import type { ConsoleItemState, ItemEvent, StatusEvent } from './console-types.js';
 
@@ -26,8 +27,8 @@ export interface ConsoleBusOptions {
   onError?: (err: unknown) => void;
 }
 
-export const DEFAULT_STATUS_EVERY_MS = 5_000;
-export const DEFAULT_SCAN_LIMIT = 500;
+const STATUS_EVERY_MS = 5_000;
+const SCAN_LIMIT = 500;
 
 export class ConsoleEventBus {
   private readonly listeners = new Set<ConsoleListener>();
@@ -46,10 +47,8 @@ export class ConsoleEventBus {
     private readonly feed: ConsoleFeed,
     private readonly options: ConsoleBusOptions = {},
   ) {
-    this.statusEveryMs = options.statusEveryMs ?? DEFAULT_STATUS_EVERY_MS;
-    this.scanLimit = options.scanLimit ?? DEFAULT_SCAN_LIMIT;
-    if (!Number.isInteger(this.statusEveryMs) || this.statusEveryMs < 1) throw new RangeError('statusEveryMs must be a positive integer');
-    if (!Number.isInteger(this.scanLimit) || this.scanLimit < 1) throw new RangeError('scanLimit must be a positive integer');
+    this.statusEveryMs = parseLimit('statusEveryMs', options.statusEveryMs, STATUS_EVERY_MS);
+    this.scanLimit = parseLimit('scanLimit', options.scanLimit, SCAN_LIMIT);
   }
 
   get active(): boolean {

@@ -6,14 +6,9 @@
  */
 import type { ServerOptions as HttpServerOptions } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  DEFAULT_HTTP_HEADERS_TIMEOUT_MS,
-  DEFAULT_HTTP_IDLE_TIMEOUT_MS,
-  DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS,
-  DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
-  parseLimit,
-} from '../limits.js';
+import { parseLimit } from '../limits.js';
 import { GatewayError } from '../errors.js';
+import { SERVER_DEFAULTS } from './defaults.js';
 import { httpError } from './errors.js';
 
 export interface ListenerTimeouts {
@@ -29,11 +24,11 @@ export interface ListenerTimeouts {
 
 /** The fastify options that set them (fastify's own defaults leave request and idle time unbounded). */
 export function listenerOptions(t: ListenerTimeouts, prefix = 'server.') {
-  const requestTimeout = parseLimit(`${prefix}request_timeout_ms`, t.request_timeout_ms, DEFAULT_HTTP_REQUEST_TIMEOUT_MS);
+  const requestTimeout = parseLimit(`${prefix}request_timeout_ms`, t.request_timeout_ms, SERVER_DEFAULTS.request_timeout_ms);
   const headersTimeout = parseLimit(
     `${prefix}headers_timeout_ms`,
     t.headers_timeout_ms,
-    Math.min(DEFAULT_HTTP_HEADERS_TIMEOUT_MS, requestTimeout),
+    Math.min(SERVER_DEFAULTS.headers_timeout_ms, requestTimeout),
   );
   if (headersTimeout > requestTimeout) {
     throw new GatewayError(
@@ -41,8 +36,8 @@ export function listenerOptions(t: ListenerTimeouts, prefix = 'server.') {
       `${prefix}headers_timeout_ms (${headersTimeout}) must not exceed ${prefix}request_timeout_ms (${requestTimeout})`,
     );
   }
-  const connectionTimeout = parseLimit(`${prefix}idle_timeout_ms`, t.idle_timeout_ms, DEFAULT_HTTP_IDLE_TIMEOUT_MS);
-  const keepAliveTimeout = parseLimit(`${prefix}keep_alive_timeout_ms`, t.keep_alive_timeout_ms, DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS);
+  const connectionTimeout = parseLimit(`${prefix}idle_timeout_ms`, t.idle_timeout_ms, SERVER_DEFAULTS.idle_timeout_ms);
+  const keepAliveTimeout = parseLimit(`${prefix}keep_alive_timeout_ms`, t.keep_alive_timeout_ms, SERVER_DEFAULTS.keep_alive_timeout_ms);
   // Node checks the header and request deadlines on this interval (30 s by default): a quarter
   // of the shorter deadline keeps a cut within a quarter late, and never busier than every 50 ms.
   const connectionsCheckingInterval = Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4)));

@@ -98,7 +98,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     signal: intakeStop.signal,
     deliverySignal: deliveryStop.signal,
     ...(options.owner ? { owner: options.owner } : {}),
-    ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+    ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
   });
   const { store, routes, delivery, sinks, actions } = runtime;
   observeStore(metrics, store, runtime.adapters, routes.keys());

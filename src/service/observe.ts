@@ -103,16 +103,38 @@ export function observeStore(metrics: Metrics, store: Store, adapters: readonly 
   }
 }
 
+/** While the store is full, how often a space probe writes (`probeSpace`), in ms. */
+export const SPACE_PROBE_MS = 5_000;
+/** What a space probe writes: about one small message's document and preview. */
+export const SPACE_PROBE_BYTES = 64 * 1024;
+
 /**
  * Watches the store's record of writes failing for want of space (`store.health()`): one error
- * line when writes start failing, one line when they succeed again. Returns the stop function.
+ * line when writes start failing, one line when they succeed again. While full it probes every
+ * `probeMs` with a small write (`store.probeSpace`), so `full` clears when space returns even
+ * when no sender, mailbox or delivery writes meanwhile. Returns the stop function.
  */
-export function watchStoreSpace(store: Store, logger: Logger, intervalMs = 1_000): () => void {
+export function watchStoreSpace(store: Store, logger: Logger, o: { intervalMs?: number; probeMs?: number } = {}): () => void {
+  const intervalMs = o.intervalMs ?? 1_000;
+  const probeMs = o.probeMs ?? SPACE_PROBE_MS;
   let since: string | undefined;
+  let probedAt = 0;
+  let probing = false;
+  const probe = () => {
+    if (probing || Date.now() - probedAt < probeMs) return;
+    probing = true;
+    probedAt = Date.now();
+    // A refused probe is the expected answer while full: the guard records it, nothing to log.
+    store
+      .probeSpace(SPACE_PROBE_BYTES)
+      .catch(() => undefined)
+      .finally(() => (probing = false));
+  };
   const timer = setInterval(() => {
     const { full } = store.health();
     if (full !== undefined && since === undefined) {
       since = full.since;
+      probedAt = Date.now();
       logger.error(
         { code: 'MAILGATE_ERR_STORE_FULL', method: full.method, since: full.since, err: full.message },
         'store full: writes fail for want of space; senders are asked to retry and nothing is acknowledged until space returns',
@@ -121,6 +143,7 @@ export function watchStoreSpace(store: Store, logger: Logger, intervalMs = 1_000
       logger.info({ since }, 'store writable again: intake and delivery resume');
       since = undefined;
     }
+    if (since !== undefined) probe();
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

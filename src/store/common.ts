@@ -1,7 +1,9 @@
 /**
  * Pieces both store implementations share: argument checks, JSON columns, error wrapping.
  */
+import { randomBytes } from 'node:crypto';
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
+import { parseLimit } from '../limits.js';
 import type { DocumentHashes } from '../ledger/index.js';
 import type { RawEmailDocument } from '../model/index.js';
 import type {
@@ -27,24 +29,22 @@ function invalid(message: string): GatewayError {
   return new GatewayError('MAILGATE_ERR_STORE_INVALID_ARGUMENT', message);
 }
 
-export function checkLimit(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_STORE_LIMIT) {
-    throw invalid(`limit must be an integer from 1 to ${MAX_STORE_LIMIT}, got ${String(limit)}`);
-  }
-  return limit;
+/** An integer argument of a store operation within [min, max], else MAILGATE_ERR_STORE_INVALID_ARGUMENT naming it. */
+export function checkCount(name: string, n: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  return parseLimit(name, n, n, { min, max, code: 'MAILGATE_ERR_STORE_INVALID_ARGUMENT' });
 }
 
-/** Lease TTLs must be positive; retry delays may be 0 (due at once). */
+export function checkLimit(limit: number): number {
+  return checkCount('limit', limit, 1, MAX_STORE_LIMIT);
+}
+
+/** Lease TTLs must be positive; retry delays may be 0 (due at once). In milliseconds. */
 export function checkDelay(name: string, ms: number, min: 0 | 1): number {
-  if (!Number.isInteger(ms) || ms < min || ms > MAX_STORE_DELAY_MS) {
-    throw invalid(`${name} must be an integer number of milliseconds from ${min} to ${MAX_STORE_DELAY_MS}, got ${String(ms)}`);
-  }
-  return ms;
+  return checkCount(name, ms, min, MAX_STORE_DELAY_MS);
 }
 
 export function checkAiUnits(n: number): number {
-  if (!Number.isInteger(n) || n < 0) throw invalid(`AI units must be a non-negative integer, got ${String(n)}`);
-  return n;
+  return checkCount('AI units', n, 0);
 }
 
 export function checkPurgeFilter(filter: PurgeFilter): void {
@@ -211,16 +211,12 @@ export const MAX_HEARTBEAT_MS = 3_600_000;
 
 export function checkOwner(owner: { id: string; host: string; pid: number; heartbeatMs: number }): void {
   if (typeof owner.id !== 'string' || owner.id === '') throw invalid('an owner needs a non-empty id');
-  if (!Number.isInteger(owner.pid) || owner.pid < 0)
-    throw invalid(`an owner's pid must be a non-negative integer, got ${String(owner.pid)}`);
-  if (!Number.isInteger(owner.heartbeatMs) || owner.heartbeatMs < 1 || owner.heartbeatMs > MAX_HEARTBEAT_MS) {
-    throw invalid(`heartbeatMs must be an integer from 1 to ${MAX_HEARTBEAT_MS}, got ${String(owner.heartbeatMs)}`);
-  }
+  checkCount("an owner's pid", owner.pid, 0);
+  checkCount('heartbeatMs', owner.heartbeatMs, 1, MAX_HEARTBEAT_MS);
 }
 
 export function checkMissedBeats(n: number): number {
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw invalid(`missedBeats must be an integer from 1 to 1000, got ${String(n)}`);
-  return n;
+  return checkCount('missedBeats', n, 1, 1000);
 }
 
 /** An `owners` row as either driver returns it (times as Unix ms or Date, integers maybe as strings). */
@@ -275,4 +271,20 @@ export function ownerSummary(o: Omit<OwnerSummary, 'leases'>, leases: readonly L
     ...(o.group === undefined ? {} : { group: o.group }),
     leases: leases.filter((l) => l.owner === o.id).map((l) => l.name),
   };
+}
+
+/** The largest space probe (`MaintenanceStore.probeSpace`). */
+export const MAX_SPACE_PROBE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The checkpoint row a space probe writes and deletes in one transaction: a key no checkpoint
+ * uses (`space-probe:` and random) and `bytes` of random hex as a JSON string, which neither
+ * backend can compress.
+ */
+export function spaceProbeRow(bytes: number): { key: string; value: string } {
+  checkCount('space probe bytes', bytes, 1, MAX_SPACE_PROBE_BYTES);
+  const filler = randomBytes(Math.ceil(bytes / 2))
+    .toString('hex')
+    .slice(0, bytes);
+  return { key: `space-probe:${randomBytes(6).toString('hex')}`, value: JSON.stringify(filler) };
 }

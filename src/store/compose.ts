@@ -70,10 +70,13 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     parseAttempts: true,
     clearParseAttempts: true,
   },
-  maintenance: { pruneBatch: true, reclaimSpace: true, storeStats: true },
+  maintenance: { pruneBatch: true, pruneThreads: true, reclaimSpace: true, storeStats: true, probeSpace: true },
 };
 
 type Method = (...args: unknown[]) => unknown;
+
+/** The method whose success clears every failure for space (`MaintenanceStore.probeSpace`). */
+const SPACE_PROBE = 'probeSpace';
 
 /** Tracks writes that fail for want of space, per method, until that method succeeds again. */
 class SpaceHealth {
@@ -87,7 +90,10 @@ class SpaceHealth {
   }
 
   succeeded(method: string): void {
-    if (this.failing.size > 0) this.failing.delete(method);
+    if (this.failing.size === 0) return;
+    // The space probe's write succeeding answers for every method: space is back.
+    if (method === SPACE_PROBE) this.failing.clear();
+    else this.failing.delete(method);
   }
 
   health(): { full?: StoreFull } {

@@ -1,5 +1,5 @@
 /** Row shapes of the controls tables shared by both backends (src/store/contract/controls.ts). */
-import { GatewayError } from '../errors.js';
+import { checkCount } from './common.js';
 import type { FolderStateRow, MailboxDisableReason, MailboxStateRow, MailboxStateInput } from './contract/controls.js';
 
 export interface MailboxRowIn {
@@ -95,7 +95,5 @@ export function mailboxRows(mailboxes: MailboxRowIn[], folders: FolderRowIn[]): 
 }
 
 export function checkFilteredCount(n: number): number {
-  if (!Number.isSafeInteger(n) || n < 0)
-    throw new GatewayError('MAILGATE_ERR_STORE_INVALID_ARGUMENT', `filtered count must be a non-negative integer, got ${String(n)}`);
-  return n;
+  return checkCount('filtered count', n, 0);
 }

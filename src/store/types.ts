@@ -58,8 +58,8 @@ export interface StoreLifecycle {
   migrate(): Promise<number>;
   /**
    * Writes failing for want of space: set by the first such failure (SQLITE_FULL, a full disk,
-   * PostgreSQL disk_full), cleared when the method that failed succeeds again. Readiness, the
-   * log and the console report it.
+   * PostgreSQL disk_full), cleared when the method that failed succeeds again or a space probe
+   * (`probeSpace`) does. Readiness, the log and the console report it.
    */
   health(): { full?: StoreFull };
   close(): Promise<void>;

@@ -201,6 +201,45 @@ describe('parse pool', () => {
     }
   });
 
+  it('a worker that dies between messages: each message it held is parsed again alone, and only the one that kills it fails', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, batchSize: 8, testHooks: true });
+    try {
+      const tickets = [];
+      for (let n = 0; n < 12; n++)
+        tickets.push(await pool.submit(message(n, n === 2 ? 'X-Mailgate-Internal-Test-Hook: crash-after-batch\r\n' : '')));
+      const outcomes = await Promise.all(tickets.map((t) => t.done));
+      expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual(
+        Array.from({ length: 12 }, (_, n) => (n === 2 ? 'MAILGATE_ERR_MIME_WORKER_CRASHED' : 'ok')),
+      );
+      outcomes.forEach((o, n) => {
+        if (o.ok) expect(o.result.comment.messages[0]?.subject?.text).toBe(`message ${n}`);
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('never closes for messages that kill their workers: each fails alone, a fresh worker takes the next', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, batchSize: 4, testHooks: true });
+    try {
+      const tickets = [];
+      for (let n = 0; n < 16; n++) tickets.push(await pool.submit(message(n, n < 8 ? 'X-Mailgate-Internal-Test-Hook: crash\r\n' : '')));
+      const outcomes = await Promise.all(tickets.map((t) => t.done));
+      expect(outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual(
+        Array.from({ length: 16 }, (_, n) => (n < 8 ? 'MAILGATE_ERR_MIME_WORKER_CRASHED' : 'ok')),
+      );
+      const again = await (await pool.submit(message(20, 'X-Mailgate-Internal-Test-Hook: crash\r\n'), { alone: true })).done;
+      expect(again.ok ? undefined : again.error.code).toBe('MAILGATE_ERR_MIME_WORKER_CRASHED');
+      expect((await (await pool.submit(message(21))).done).ok).toBe(true);
+    } finally {
+      await pool.close();
+    }
+    const closed = await (await pool.submit(message(22))).done;
+    expect(closed.ok ? undefined : closed.error.code).toBe('MAILGATE_ERR_MIME_POOL_CLOSED');
+  });
+
   it('validates its options', async () => {
     const { ParsePool } = await importPool();
     const invalid = (option: string) =>

@@ -3,6 +3,7 @@
  * goes with a pruned item and what stays (the ledger), the store's size and oldest items.
  */
 import { describe, expect, it } from 'vitest';
+import type { ThreadCursor } from '../../src/store/types.js';
 import { input, type ContractContext } from './store.case.js';
 
 const LATER = () => new Date(Date.now() + 60_000);
@@ -92,6 +93,58 @@ export function maintenanceCases(ctx: ContractContext): void {
       }
       expect(s.health()).toEqual({});
       expect(await s.reclaimSpace(1 << 20)).toBeGreaterThanOrEqual(0);
+    });
+
+    it('prunes a thread of the index whole, once its newest message is old and none of its messages has an item left', async () => {
+      const s = ctx.store();
+      const day = (d: number) => new Date(Date.UTC(2024, 0, d)).toISOString();
+      const entry = (commentId: string, threadId: string, d: number) => ({ commentId, threadId, timestamp: day(d), participants: ['a@x'] });
+      const item = input('r', 1);
+      await s.indexThread('acme/x', [
+        // Old and quiet: pruned.
+        entry('a1', 'old', 1),
+        entry('a2', 'old', 2),
+        // One old message, one recent: the thread stays whole.
+        entry('b1', 'live', 1),
+        entry('b2', 'live', 40),
+        // Old, but one of its messages still has an item (queued): stays.
+        entry('c1', 'kept', 1),
+        entry(item.commentId, 'kept', 2),
+      ]);
+      // The same thread id under another source is another thread, pruned on its own.
+      await s.indexThread('acme/y', [entry('a1', 'old', 1)]);
+      await s.enqueue([item]);
+      const cutoff = new Date(Date.UTC(2024, 0, 30));
+      // Two threads a step: the walk goes on from where it stopped and says when it reached the end.
+      const seen: number[] = [];
+      let cursor: ThreadCursor | undefined;
+      for (;;) {
+        const step = await s.pruneThreads(cutoff, 2, cursor);
+        seen.push(step.deleted);
+        if (step.next === null) break;
+        cursor = step.next;
+      }
+      expect(seen.length).toBe(3);
+      expect(seen.reduce((a, b) => a + b, 0)).toBe(3);
+      const x = await s.threadMembers('acme/x', ['old', 'live', 'kept']);
+      expect([...x.keys()].sort()).toEqual(['kept', 'live']);
+      expect(x.get('live')!.map((e) => e.commentId)).toEqual(['b1', 'b2']);
+      expect((await s.threadMembers('acme/y', ['old'])).size).toBe(0);
+      // Its item delivered and pruned: the last old thread goes too.
+      const [claimed] = await s.claim('r', 1, 'w', 60_000);
+      await s.markDelivered([claimed!.id], { outcome: 'delivered' });
+      expect(await s.pruneBatch('delivered', LATER(), 10)).toBe(1);
+      expect(await s.pruneThreads(cutoff, 10)).toEqual({ deleted: 2, next: null });
+      expect([...(await s.threadMembers('acme/x', ['old', 'live', 'kept'])).keys()]).toEqual(['live']);
+    });
+
+    it('probes for space with a write that leaves nothing behind', async () => {
+      const s = ctx.store();
+      await s.setCheckpoint('files:/kept', { at: 1 });
+      await s.probeSpace(256 * 1024);
+      expect(s.health()).toEqual({});
+      expect((await s.listCheckpoints()).map((c) => c.key)).toEqual(['files:/kept']);
+      await expect(s.probeSpace(0)).rejects.toMatchObject({ code: 'MAILGATE_ERR_STORE_INVALID_ARGUMENT' });
     });
   });
 }

@@ -40,4 +40,17 @@ describe('parseLimit (configured limits: integers within bounds, 0 means 0)', ()
     const own = { min: 1024, code: 'MAILGATE_ERR_EMULATOR_OPTIONS_INVALID' } as const;
     expect(refusal(() => parseLimit('bodyLimit', 5, 1_000, own)).code).toBe('MAILGATE_ERR_EMULATOR_OPTIONS_INVALID');
   });
+
+  it('with real: takes fractions, still refuses NaN, infinities and values out of bounds', () => {
+    expect(parseLimit('retry.jitter', 0.5, 1, { min: 0, max: 1, real: true })).toBe(0.5);
+    expect(parseLimit('connects per second', 0.25, 40, { min: Number.MIN_VALUE, real: true })).toBe(0.25);
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, -0.1, 1.5]) {
+      expect(refusal(() => parseLimit('retry.jitter', bad, 1, { min: 0, max: 1, real: true })).message).toMatch(
+        /^retry\.jitter must be a number 0\.\.1, got /,
+      );
+    }
+    expect(refusal(() => parseLimit('connects per second', 0, 40, { min: Number.MIN_VALUE, real: true })).message).toBe(
+      'connects per second must be a number > 0, got 0',
+    );
+  });
 });

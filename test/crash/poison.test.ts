@@ -1,11 +1,12 @@
 /**
  * Poison messages: one whose parse the process never survives (killed from here while it is
- * parsed, three times running) is set aside after `parsing.poison_after` attempts — counted in
+ * parsed, three times running), or one that kills its parse worker (a real worker exit, from a
+ * test-only hook of the worker), is set aside after `parsing.poison_after` attempts — counted in
  * the store before each parse — as a dead letter with its raw bytes and MAILGATE_ERR_INTAKE_POISON.
  * The other messages of its batch go on.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,6 +57,79 @@ describe('poison messages', () => {
     expect(result.dead.map((d) => d.code)).toEqual(['MAILGATE_ERR_INTAKE_POISON']);
     expect(result.counts.find((c) => c.status === 'queued')?.count).toBe(2);
   }, 240_000);
+});
+
+interface ChildResult {
+  counts: Array<{ status: string; count: number }>;
+  dead: Array<{ code: string; message: string; key: string; raw: string }>;
+  attempts: Record<string, number>;
+}
+
+/** Runs the child over `path` to its end (each run a fresh process on the same store). */
+async function runChild(db: string, path: string, poisonAfter?: number): Promise<ChildResult> {
+  const args = [join(ROOT, 'test', 'crash', 'poison-child.mjs'), join(ROOT, 'dist'), `sqlite:${db}`, path];
+  const p = spawn(process.execPath, poisonAfter === undefined ? args : [...args, String(poisonAfter)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => p.on('exit', (c) => resolve(c)));
+  expect(code, err).toBe(0);
+  return JSON.parse(out) as ChildResult;
+}
+
+/** A folder of `n` messages; message `at` starts with `hook`. */
+function batch(name: string, n: number, at: number, hook: string): { path: string; poison: string } {
+  const path = join(dir, name);
+  mkdirSync(path);
+  let poison = '';
+  for (let i = 0; i < n; i++) {
+    const text = `${i === at ? `X-Mailgate-Internal-Test-Hook: ${hook}\r\n` : ''}${mail(`${name}-${i}`)}`;
+    writeFileSync(join(path, `${String(i).padStart(2, '0')}.eml`), text);
+    if (i === at) poison = text;
+  }
+  return { path, poison };
+}
+
+const queued = (r: ChildResult) => r.counts.find((c) => c.status === 'queued')?.count ?? 0;
+
+describe('a message that kills its parse worker', () => {
+  it('in a batch of 20: the 19 others are queued, it is a dead letter after poison_after attempts with its raw bytes, and the run goes on', async () => {
+    const deaths = join(dir, 'deaths-always');
+    const { path, poison } = batch('always', 20, 7, `crash 1000 ${deaths}`);
+    const result = await runChild(join(dir, 'always.db'), path);
+    expect(queued(result)).toBe(19);
+    expect(result.dead).toHaveLength(1);
+    const [dead] = result.dead;
+    expect(dead!.code).toBe('MAILGATE_ERR_INTAKE_POISON');
+    expect(dead!.message).toContain('after 3 parse attempts');
+    expect(dead!.message).toContain('the parse worker exited with code 70');
+    expect(dead!.raw).toBe(poison);
+    // It killed its worker once per attempt: three workers, no more.
+    expect(statSync(deaths).size).toBe(3);
+    // The counts of a stored message are forgotten.
+    expect(result.attempts).toEqual({});
+  }, 120_000);
+
+  it('honours parsing.poison_after', async () => {
+    const deaths = join(dir, 'deaths-five');
+    const { path } = batch('five', 6, 0, `crash 1000 ${deaths}`);
+    const result = await runChild(join(dir, 'five.db'), path, 5);
+    expect(queued(result)).toBe(5);
+    expect(result.dead.map((d) => d.code)).toEqual(['MAILGATE_ERR_INTAKE_POISON']);
+    expect(statSync(deaths).size).toBe(5);
+  }, 120_000);
+
+  it('a message that killed its worker twice and parses on the third attempt is queued, not dead', async () => {
+    const deaths = join(dir, 'deaths-twice');
+    const { path } = batch('twice', 10, 4, `crash 2 ${deaths}`);
+    const result = await runChild(join(dir, 'twice.db'), path);
+    expect(queued(result)).toBe(10);
+    expect(result.dead).toEqual([]);
+    expect(readFileSync(deaths, 'latin1')).toBe('xxx');
+  }, 120_000);
 });
 
 /** The parse attempts counted for the `kill` inbox's poison message (0 before the first). */

@@ -37,10 +37,11 @@ describe('PST read in a budgeted worker', () => {
     expect(off.map((i) => i.raw!.toString('latin1'))).toEqual(on.map((i) => i.raw!.toString('latin1')));
   });
 
+  // The budget is far above what a normal item takes even on a loaded machine: only the stalled one may exceed it.
   it('an item that never finishes loading is a coded failure at its position after the time budget; the rest is read', async () => {
     const read = await reader();
-    const items = await collect(read(ENRON_PST, {}, { itemTimeoutMs: 300, testHooks: { stallAt: 5 } }));
-    expect(failures(items)).toEqual([[5, 'MAILGATE_ERR_INPUT_PST_INVALID', expect.stringMatching(/longer than the 300 ms budget/)]]);
+    const items = await collect(read(ENRON_PST, {}, { itemTimeoutMs: 2_000, testHooks: { stallAt: 5 } }));
+    expect(failures(items)).toEqual([[5, 'MAILGATE_ERR_INPUT_PST_INVALID', expect.stringMatching(/longer than the 2000 ms budget/)]]);
     expect(items).toHaveLength(71);
     expect(items.filter((i) => i.raw).map((i) => i.index)).not.toContain(5);
   });

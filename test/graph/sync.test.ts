@@ -82,6 +82,23 @@ describe('graph adapter: delta rounds', () => {
     await done;
   });
 
+  it('tells the runtime that deferred after-delivery actions can run on each start, the one after a failure too', async () => {
+    const user = 'support@contoso.test';
+    standIn.addMailbox(user);
+    fill(user, 5);
+    const sink = new MemorySink();
+    sink.failNext = 1;
+    const { adapters, done } = run(entryFor(standIn, [user]), sink);
+    let ready = 0;
+    adapters[0]!.onActionsReady(() => (ready += 1));
+    await until(() => adapters[0]!.runner.health.failures === 1, 'the failure');
+    expect(ready).toBe(1);
+    await until(() => sink.items.size === 5 && adapters[0]!.health()[0]!.state === 'idle', 'all after the retry', 30_000);
+    expect(ready).toBe(2);
+    stop.abort();
+    await done;
+  });
+
   it('a failing write leaves the checkpoint behind the pages not stored; they are read again after a backoff', async () => {
     const user = 'support@contoso.test';
     standIn.addMailbox(user);

@@ -127,6 +127,24 @@ describe('after-delivery actions', () => {
   });
 });
 
+describe('after-delivery actions of a mailbox that comes back', () => {
+  it('tells the runtime each time the account connects again, so actions deferred during the outage run at once', async () => {
+    const { user, pass } = await newUser(server);
+    await server.append(user, 'INBOX', [textMessage(1)]);
+    const sink = new MemorySink();
+    const backoff = { transient: { baseMs: 100, capMs: 500 }, throttle: { baseMs: 200, capMs: 1000 }, auth: { baseMs: 200, capMs: 1000 } };
+    const r = run([account(server, user, pass, { after_delivery: 'seen' })], sink, { backoff });
+    let ready = 0;
+    r.adapter.onActionsReady(() => (ready += 1));
+    await eventually(() => ready === 1 && r.adapter.accountHealth()[0]!.state === 'idle');
+    // The server ends the account's session: the account reconnects and says so.
+    await server.kick(user);
+    await eventually(() => ready === 2 && r.adapter.accountHealth()[0]!.state === 'idle');
+    await r.stop();
+    expect(ready).toBe(2);
+  });
+});
+
 describe('after-delivery actions of a mailbox this process does not read', () => {
   it('are deferred at once, without waiting for a connection, while the account is not run here (another replica holds its lease)', async () => {
     const { user, pass } = await newUser(server);

@@ -69,6 +69,27 @@ describe('IMAP sync against Dovecot', () => {
     expect(sink.subjects()).toEqual(['arrived during IDLE']);
   });
 
+  it('new mail after a sync: the waiting session is in IDLE itself, not after the auto-IDLE delay (the fixed second on new mail)', async () => {
+    const { user, pass } = await newUser(server);
+    const sink = new MemorySink();
+    // imapflow's own auto-IDLE far beyond the test timeout, and no poll or watchdog: a message
+    // appended once the session waits is announced only if the session started IDLE itself.
+    // (With IDLE left to imapflow's delay, each message arriving within that delay of the last
+    // sync waited for it.)
+    const slow = { poll_interval_ms: 3_600_000, idle_watchdog_ms: 3_600_000, resync_interval_ms: 3_600_000 };
+    const r = run([account(server, user, pass, slow)], sink, { autoIdleDelayMs: 3_000_000 });
+    await eventually(() => r.adapter.accountHealth()[0]!.state === 'idle');
+    // Past the settling NOOP (one second after the wait began), which would find the mail too.
+    await new Promise((res) => setTimeout(res, 2000));
+    await server.append(user, 'INBOX', [textMessage(3, 'first')]);
+    await eventually(() => sink.accepted.length === 1, 15_000, 'the first message, announced in IDLE');
+    // Again right after that sync: the session waits in IDLE again at once.
+    await server.append(user, 'INBOX', [textMessage(4, 'second')]);
+    await eventually(() => sink.accepted.length === 2, 15_000, 'the second message, appended right after a sync');
+    await r.stop();
+    expect(sink.subjects()).toEqual(['first', 'second']);
+  });
+
   it('finds mail that arrived between the last search and the start of IDLE', async () => {
     const { user, pass } = await newUser(server);
     const sink = new MemorySink();

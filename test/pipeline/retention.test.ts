@@ -1,7 +1,8 @@
 /**
  * Retention through the real pipeline (SQLite, intake, delivery, the emulator over HTTP): items
  * pruned after delivery are forgotten by the outbox, and a message read again afterwards is
- * stored again but costs no AI units — the ledger outlives the items.
+ * stored again but costs no AI units — the ledger outlives the items; the thread index loses a
+ * thread once it is old and none of its items is left, walked a bounded number of steps a round.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.js';
@@ -9,7 +10,7 @@ import { ConfigSchema } from '../../src/config/schema.js';
 import { createDeliverFn, createDelivery } from '../../src/pipeline/delivery/index.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake } from '../../src/pipeline/intake.js';
-import { createRetention } from '../../src/pipeline/retention.js';
+import { createRetention, THREAD_STEPS_PER_ROUND } from '../../src/pipeline/retention.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
 import { createLogger } from '../../src/logger.js';
@@ -76,9 +77,10 @@ describe('retention', () => {
     const logger = createLogger({ level: 'silent' });
     let now = Date.now();
     const retention = createRetention({ store, retention: config.retention, logger, now: () => now });
-    expect((await retention.runOnce()).delivered).toBe(0);
+    // Their threads (dated 2024, older than threads_s) stay while their items do.
+    expect(await retention.runOnce()).toMatchObject({ delivered: 0, threads: 0 });
     now += DAY;
-    expect(await retention.runOnce()).toMatchObject({ delivered: 10, dead: 0 });
+    expect(await retention.runOnce()).toMatchObject({ delivered: 10, dead: 0, threads: 10 });
     expect(await store.outboxCounts()).toEqual([]);
 
     // Read again (a re-run import, a UIDVALIDITY change): stored again, delivered as unchanged, nothing billed.
@@ -88,5 +90,28 @@ describe('retention', () => {
     expect(emu.emulator.stats()).toMatchObject({ comments: 10, ai_units: 10 });
     expect(await store.outboxCounts()).toEqual([{ route: 'r', status: 'delivered', count: 10 }]);
     expect((await store.counters())[0]).toMatchObject({ delivered: 10, unchanged: 10, aiUnits: 10 });
+  });
+
+  it('walks the thread index a bounded number of steps a round and carries on where it stopped', async () => {
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(() => store.close());
+    const old = new Date(Date.UTC(2024, 0, 1)).toISOString();
+    const recent = new Date().toISOString();
+    const threads = (n: number, timestamp: string, tag: string) =>
+      Array.from({ length: n }, (_, i) => ({ commentId: `${tag}${i}`, threadId: `${tag}-t${i}`, timestamp, participants: [] }));
+    // Batches of 3: one round looks at 3 × THREAD_STEPS_PER_ROUND threads at most.
+    const perRound = 3 * THREAD_STEPS_PER_ROUND;
+    await store.indexThread('acme/kept', [...threads(perRound + 5, old, 'a'), ...threads(4, recent, 'z')]);
+    const retention = createRetention({ store, retention: config.retention, logger: createLogger({ level: 'silent' }) });
+    expect((await retention.runOnce()).threads).toBe(perRound);
+    expect((await retention.runOnce()).threads).toBe(5);
+    // The walk reached the end and starts again: nothing old is left, the recent threads stay.
+    expect((await retention.runOnce()).threads).toBe(0);
+    expect((await store.threadMembers('acme/kept', ['z-t0', 'z-t3', 'a-t0'])).size).toBe(2);
+    // threads_s: null keeps them all.
+    await store.indexThread('acme/kept', threads(3, old, 'b'));
+    const keep = createRetention({ store, retention: { ...config.retention, threads_s: null }, logger: createLogger({ level: 'silent' }) });
+    expect((await keep.runOnce()).threads).toBe(0);
+    expect((await store.threadMembers('acme/kept', ['b-t0', 'b-t1', 'b-t2'])).size).toBe(3);
   });
 });

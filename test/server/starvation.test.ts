@@ -12,7 +12,7 @@ import type { ServerOptions } from '../../src/server/index.js';
 import { buildEmulatorApp, EMULATOR_IDLE_TIMEOUT_MS } from '../../src/emulator/app.js';
 import { resolveOptions } from '../../src/emulator/options.js';
 import { EmulatorState } from '../../src/emulator/state.js';
-import { DEFAULT_HTTP_HEADERS_TIMEOUT_MS, DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS, DEFAULT_HTTP_REQUEST_TIMEOUT_MS } from '../../src/limits.js';
+import { SERVER_DEFAULTS } from '../../src/server/defaults.js';
 
 let current: FastifyInstance | undefined;
 afterEach(async () => {
@@ -167,10 +167,10 @@ describe('the emulator listener', () => {
     const app = buildEmulatorApp(new EmulatorState(), resolveOptions({ token: 'emulator-token' }));
     try {
       await app.ready();
-      expect(app.server.requestTimeout).toBe(DEFAULT_HTTP_REQUEST_TIMEOUT_MS);
-      expect(app.server.headersTimeout).toBe(DEFAULT_HTTP_HEADERS_TIMEOUT_MS);
+      expect(app.server.requestTimeout).toBe(SERVER_DEFAULTS.request_timeout_ms);
+      expect(app.server.headersTimeout).toBe(SERVER_DEFAULTS.headers_timeout_ms);
       expect(app.server.timeout).toBe(EMULATOR_IDLE_TIMEOUT_MS);
-      expect(app.server.keepAliveTimeout).toBe(DEFAULT_HTTP_KEEP_ALIVE_TIMEOUT_MS);
+      expect(app.server.keepAliveTimeout).toBe(SERVER_DEFAULTS.keep_alive_timeout_ms);
     } finally {
       await app.close();
     }

@@ -135,6 +135,31 @@ describe('after-delivery queue', () => {
     expect((await store.pendingActions(10)).map((d) => d.origin.details['uid'])).toEqual([1, 4]);
   });
 
+  it('applies deferred actions at the first backoff step once the mailbox is back, however often delivery woke it during the outage', async () => {
+    await deliver(1, [1]);
+    let down = true;
+    let calls = 0;
+    const target: ActionTarget = {
+      async afterDelivery(origins) {
+        calls += 1;
+        return down ? { applied: [], skipped: [], deferred: origins } : { applied: origins, skipped: [] };
+      },
+    };
+    // A long cap: a backoff grown by the wake-ups would hold the action for minutes.
+    const queue = createAfterDeliveryQueue(target, store, createLogger(false), { baseDelayMs: 50, maxDelayMs: 600_000, pollMs: 600_000 });
+    // Every batch delivered during the outage wakes the queue; each wake is one more deferred pass.
+    for (let i = 0; i < 30; i++) {
+      const before = calls;
+      queue.wake();
+      while (calls === before) await new Promise((r) => setTimeout(r, 5));
+    }
+    down = false;
+    // No wake-up after the outage: the queue's own backoff must bring the action.
+    for (let i = 0; i < 400 && queue.applied === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(queue.applied).toBe(1);
+    await queue.close();
+  });
+
   it('leaves actions due on a forced close; a new queue on the same store applies them', async () => {
     await deliver(1, [1]);
     const failing = createAfterDeliveryQueue(recorder(Infinity), store, createLogger(false), { baseDelayMs: 60_000, maxDelayMs: 60_000 });

@@ -4,7 +4,8 @@
  * 503 with Retry-After, an SMTP client 451, the IMAP checkpoint does not move, /readyz answers
  * 503 with the store `full`, the console's overview says so and the log has one error line.
  * When space returns (the ballast dropped from another connection) everything resumes by itself:
- * the retries land, every message is delivered once and billed once.
+ * the retries land, every message is delivered once and billed once. With no traffic at all,
+ * the space probe alone brings /readyz back.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -176,4 +177,46 @@ describe('a full disk under mailgate serve', () => {
       await service.stop();
     }
   }, 180_000);
+
+  it('/readyz recovers when space returns with no traffic at all: the space probe, not the next write, clears "full"', async () => {
+    const path = join(dir, 'quiet.db');
+    await (await openStore(`sqlite:${path}`)).close();
+    const db = new Database(path);
+    db.exec('CREATE TABLE ballast (b BLOB)');
+    for (let i = 0; i < 64; i++) db.prepare('INSERT INTO ballast VALUES (?)').run(Buffer.alloc(32_768));
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    db.close();
+    // Webhooks only: no mailbox polls and nothing is queued, so nothing writes once space returns.
+    const config = loadConfig({
+      overrides: {
+        store: `sqlite:${path}?max_page_count=${pages + 12}`,
+        api: { url: emu.url, token: emu.token },
+        server: { listen: '127.0.0.1:0', api_keys: [ADMIN] },
+        routes: [{ name: 'quiet', source: 'acme/quiet' }],
+        adapters: { webhooks: [{ name: 'raw-in', provider: 'raw', route: 'quiet', hmac_secret: SECRET }] },
+      } as never,
+    });
+    const service: Service = await startService(config, { logger: createLogger({ level: 'silent' }), drainMs: 0 });
+    try {
+      const { simulator: sim } = await simulator();
+      const hook = sim.entryFromSecrets('raw', { hmacSecret: SECRET }, service.url);
+      let refused = false;
+      for (let i = 0; i < 20 && !refused; i++) {
+        const req = sim.request(hook, Buffer.from(big(`quiet-${i}`)), { url: '/webhooks/raw-in', now: Date.now() });
+        const res = await fetch(`${service.url}/webhooks/raw-in`, { method: 'POST', headers: req.headers, body: new Uint8Array(req.body) });
+        refused = res.status === 503;
+      }
+      expect(refused).toBe(true);
+      expect(service.runtime.store.health().full?.method).toBe('enqueue');
+      expect((await fetch(`${service.url}/readyz`)).status).toBe(503);
+      const other = new Database(path);
+      other.exec('DROP TABLE ballast');
+      other.close();
+      // No request, no mail: only the probe writes.
+      await eventually(async () => (await fetch(`${service.url}/readyz`)).status === 200, '/readyz ready again without traffic', 30_000);
+      expect(service.runtime.store.health()).toEqual({});
+    } finally {
+      await service.stop();
+    }
+  }, 120_000);
 });

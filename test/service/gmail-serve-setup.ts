@@ -1,24 +1,30 @@
 /**
- * Shared set-up of the `mailgate serve` + Gmail tests: the stand-in's key file, a configuration
- * file pointing at the stand-in (in this process) and an emulator, and what the service reports.
+ * Set-up of the `mailgate serve` + Gmail tests (the shared part: api-serve-setup.ts): the
+ * stand-in's key file, a configuration pointing at the stand-in (in this process) and an emulator.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
 import type { StartedEmulator } from '../support/emulator.js';
+import {
+  kindStatus,
+  mailboxList,
+  serveEnv,
+  writeServeConfig,
+  type MailboxSpec,
+  type MailboxStatusLine,
+  type ServeConfig,
+} from './api-serve-setup.js';
 
-export const ADMIN_KEY = 'admin-key-0123456789abcdef';
+export { ADMIN_KEY, freePort } from './api-serve-setup.js';
 export const AUDIENCE = 'https://mailgate.example.test/gmail/workspace/push';
 export const PUSHER = 'pubsub-push@stand-in-project.iam.gserviceaccount.com';
 
-export interface GmailConfigExtra {
+export interface GmailConfigExtra extends Omit<ServeConfig, 'publicPort'> {
   /** Port of the public listener (the push endpoint's); with it, users.watch and push are configured. */
   pushPort?: number;
   /** Fields of the gmail entry, as YAML flow text. */
   entry?: string;
-  delivery?: string;
-  /** The store URL (default: SQLite in the test directory). */
-  store?: string;
 }
 
 export function writeGmailConfig(
@@ -26,12 +32,11 @@ export function writeGmailConfig(
   name: string,
   standIn: GmailStandIn,
   emu: StartedEmulator,
-  users: string[],
+  users: MailboxSpec[],
   extra: GmailConfigExtra = {},
 ): string {
   const key = join(dir, `${name}-sa-key.json`);
   writeFileSync(key, JSON.stringify(standIn.keyFile()));
-  const file = join(dir, `${name}.yaml`);
   const notifications =
     extra.pushPort === undefined
       ? ''
@@ -42,42 +47,23 @@ export function writeGmailConfig(
       audience: AUDIENCE,
       serviceAccount: PUSHER,
     };
-  writeFileSync(
-    file,
+  return writeServeConfig(
+    dir,
+    name,
+    emu,
+    '"string:Mailbox": "{mailbox}", "string:Labels": "{labels}"',
     [
-      `store: ${extra.store ?? `sqlite:${join(dir, name, 'mailgate.db')}`}`,
-      `api: { url: ${emu.url}, token: "\${TEST_API_TOKEN}", retry: { base_delay_ms: 50, max_delay_ms: 200 } }`,
-      `server: { listen: 127.0.0.1:0, ${extra.pushPort === undefined ? '' : `public_listen: 127.0.0.1:${extra.pushPort}, `}api_keys: ["\${TEST_ADMIN_KEY}"] }`,
-      'log_level: info',
-      `delivery: ${extra.delivery ?? '{ max_documents: 500, flush_ms: 0 }'}`,
-      'routes:',
-      '  - { name: support, source: acme/support, user_properties: { "string:Mailbox": "{mailbox}", "string:Labels": "{labels}" } }',
-      'adapters:',
       '  gmail:',
       `    - { name: workspace, route: support, auth: { service_account: "${key}" }, api_url: "${standIn.url}", ` +
-        `mailboxes: [${users.map((u) => `{ user: "${u}" }`).join(', ')}]${notifications}${extra.entry ? `, ${extra.entry}` : ''} }`,
-      '',
-    ].join('\n'),
+        `mailboxes: ${mailboxList(users)}${notifications}${extra.entry ? `, ${extra.entry}` : ''} }`,
+    ],
+    { ...extra, ...(extra.pushPort === undefined ? {} : { publicPort: extra.pushPort }) },
   );
-  return file;
 }
 
-export function gmailEnv(emu: StartedEmulator): Record<string, string> {
-  return { TEST_API_TOKEN: emu.token, TEST_ADMIN_KEY: ADMIN_KEY };
-}
+export const gmailEnv = (emu: StartedEmulator): Record<string, string> => serveEnv(emu);
 
-export interface GmailStatusLine {
-  name: string;
-  state: string;
-  healthy: boolean;
-  lastError?: { code: string; message: string } | null;
-  failures: number;
-  messages: number;
-}
+export type GmailStatusLine = MailboxStatusLine;
 
 /** The Gmail mailboxes of /api/status. */
-export async function gmailStatus(url: string): Promise<GmailStatusLine[]> {
-  const res = await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-  const status = (await res.json()) as { adapters: Array<{ kind: string }> };
-  return status.adapters.filter((a) => a.kind === 'gmail') as never;
-}
+export const gmailStatus = (url: string): Promise<GmailStatusLine[]> => kindStatus(url, 'gmail');

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { sampleMessage, startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { ADMIN_KEY, gmailEnv, gmailStatus, writeGmailConfig } from './gmail-serve-setup.js';
-import { freePort } from './graph-serve-setup.js';
+import { freePort } from './api-serve-setup.js';
 import { CLI, eventually, killLeftovers, spawnServe } from './serve-process.js';
 
 let dir: string;

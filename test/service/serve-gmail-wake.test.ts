@@ -12,7 +12,7 @@ import { sampleMessage, startGmailStandIn, type GmailStandIn } from '../../adapt
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { AUDIENCE, gmailEnv, gmailStatus, PUSHER, writeGmailConfig } from './gmail-serve-setup.js';
-import { freePort } from './graph-serve-setup.js';
+import { freePort } from './api-serve-setup.js';
 import { eventually, killLeftovers, spawnServe } from './serve-process.js';
 
 const USER = 'support@example.test';

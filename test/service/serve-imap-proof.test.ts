@@ -148,7 +148,7 @@ describe('mailgate serve: IMAP proof cases, billed through the emulator', () => 
         async () => emu.emulator.stats().comments === 5 && (await imapStatus(url))[0]!.state === 'idle',
         'the first 5 comments and IDLE',
       );
-      // IDLE starts a second after the pass and a settling NOOP follows: from then on only
+      // IDLE starts as the session waits and a settling NOOP follows a second later: from then on only
       // an IDLE notification announces new mail. A fixed wait on purpose: the serve process
       // and Dovecot tell nobody when IDLE has really begun.
       await new Promise((r) => setTimeout(r, 3000));

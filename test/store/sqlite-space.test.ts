@@ -142,6 +142,28 @@ describe('SQLite space over months', () => {
     await s.close();
   });
 
+  it('a space probe is refused while the file is full and clears "full" for every method once space returns, with nothing left behind', async () => {
+    const path = freshPath();
+    const s = await openStore(`sqlite:${path}?max_page_count=120`);
+    let at = 0;
+    // One item at a time, so what is left is less than one item (about 20 kB) and less than the probe.
+    for (let failed = false; !failed; at += 1) {
+      await s.enqueue(big('r', at, 1, 10_000)).catch(() => (failed = true));
+    }
+    expect(s.health().full?.method).toBe('enqueue');
+    await expectCode(s.probeSpace(64 * 1024), 'MAILGATE_ERR_STORE_UNAVAILABLE');
+    expect(s.health().full?.method).toBe('enqueue');
+    // Space returns without any write of the failed kind: the probe alone clears it.
+    await deliverAll(s);
+    expect(await s.pruneBatch('delivered', new Date(Date.now() + 60_000), 500)).toBeGreaterThan(0);
+    expect(s.health().full?.method).toBe('enqueue');
+    await s.probeSpace(64 * 1024);
+    expect(s.health()).toEqual({});
+    expect((await s.listCheckpoints()).filter((c) => c.key.startsWith('space-probe:'))).toEqual([]);
+    await expectCode(s.probeSpace(0), 'MAILGATE_ERR_STORE_INVALID_ARGUMENT');
+    await s.close();
+  });
+
   it('backs up a store while it is written: the copy opens consistent and carries on', async () => {
     const path = freshPath();
     const s = await openStore(`sqlite:${path}`);

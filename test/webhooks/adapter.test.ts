@@ -129,6 +129,6 @@ describe('ReplayCache', () => {
     cache.remember('e', 1000);
     expect(cache.size).toBe(3);
     expect(cache.remember('e', 1000)).toBe(false);
-    expect(() => new ReplayCache(() => 0, 0)).toThrow(RangeError);
+    expect(() => new ReplayCache(() => 0, 0)).toThrowError(expect.objectContaining({ code: 'MAILGATE_ERR_CONFIG_INVALID' }) as Error);
   });
 });

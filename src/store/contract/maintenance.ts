@@ -35,6 +35,12 @@ export interface StoreFull {
   message: string;
 }
 
+/** Where a walk of the thread index stands: the last thread it looked at, in key order. */
+export interface ThreadCursor {
+  source: string;
+  threadId: string;
+}
+
 export interface MaintenanceStore {
   /**
    * Deletes at most `limit` of the oldest items of one kind finished (or, for predictions,
@@ -44,6 +50,14 @@ export interface MaintenanceStore {
    */
   pruneBatch(kind: PruneKind, olderThan: Date, limit: number): Promise<number>;
   /**
+   * Looks at the next `limit` threads of the thread index after `after` (from the start when
+   * absent), in key order (source, thread id), and deletes, each thread whole, those whose newest
+   * message is dated before `olderThan` and none of whose messages still has an item in the store
+   * (on any route: a queued, delivered or dead item keeps its thread). One short transaction.
+   * Returns the index rows deleted and where the walk stands (`null`: it reached the end).
+   */
+  pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): Promise<{ deleted: number; next: ThreadCursor | null }>;
+  /**
    * Gives free space back to the file system, at most `maxBytes` of it (SQLite with incremental
    * auto-vacuum: that many free pages are released and the WAL is checkpointed). Returns the
    * bytes released; 0 where the store does not shrink itself (PostgreSQL: autovacuum reuses the
@@ -52,4 +66,11 @@ export interface MaintenanceStore {
   reclaimSpace(maxBytes: number): Promise<number>;
   /** Size on disk, free space and the oldest items: cheap (indexes and file sizes only). */
   storeStats(): Promise<StoreStats>;
+  /**
+   * Writes `bytes` of incompressible data in one committed transaction and deletes it in the
+   * same one (no other connection ever sees the row): does a write of that size succeed now?
+   * While the store is `full`, the service calls it every few seconds; its success clears `full`
+   * (`health()`), so readiness recovers when space returns even when no traffic writes.
+   */
+  probeSpace(bytes: number): Promise<void>;
 }

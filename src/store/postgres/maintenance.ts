@@ -5,9 +5,10 @@
  * (docs/store.md "Retention": VACUUM FULL or pg_repack do that, under their own locks).
  */
 import type pg from 'pg';
-import { checkLimit } from '../common.js';
+import { checkLimit, spaceProbeRow } from '../common.js';
 import type { Backend } from '../compose.js';
-import type { MaintenanceStore, PruneKind, StoreStats } from '../types.js';
+import type { MaintenanceStore, PruneKind, StoreStats, ThreadCursor } from '../types.js';
+import { withTransaction } from './db.js';
 import { deleteItems } from './outbox.js';
 
 const OLDEST: Record<PruneKind, string> = {
@@ -36,8 +37,42 @@ export class PgMaintenance implements Backend<MaintenanceStore> {
     ]);
   }
 
+  async pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): Promise<{ deleted: number; next: ThreadCursor | null }> {
+    checkLimit(limit);
+    const from = after ?? { source: '', threadId: '' };
+    // One statement: the next threads after the cursor, and the whole of each that is old enough
+    // with none of its messages still an item (the console's search row, by comment id).
+    const { rows } = await this.pool.query<{ looked: string; deleted: string; source: string | null; thread_id: string | null }>(
+      `WITH g AS (
+         SELECT source, thread_id, MAX(ts) AS newest FROM threads WHERE (source, thread_id) > ($1, $2)
+         GROUP BY source, thread_id ORDER BY source, thread_id LIMIT $3),
+       d AS (
+         DELETE FROM threads t USING g
+         WHERE t.source = g.source AND t.thread_id = g.thread_id AND g.newest < $4
+           AND NOT EXISTS (SELECT 1 FROM threads m JOIN outbox_search s ON s.s_comment_id = lower(m.comment_id)
+                           WHERE m.source = g.source AND m.thread_id = g.thread_id)
+         RETURNING 1),
+       last AS (SELECT source, thread_id FROM g ORDER BY source DESC, thread_id DESC LIMIT 1)
+       SELECT (SELECT COUNT(*) FROM g) AS looked, (SELECT COUNT(*) FROM d) AS deleted, last.source, last.thread_id
+       FROM (SELECT 1) one LEFT JOIN last ON true`,
+      [from.source, from.threadId, limit, olderThan],
+    );
+    const r = rows[0]!;
+    const next = Number(r.looked) < limit || r.source === null ? null : { source: r.source, threadId: r.thread_id! };
+    return { deleted: Number(r.deleted), next };
+  }
+
   reclaimSpace(): number {
     return 0;
+  }
+
+  async probeSpace(bytes: number): Promise<void> {
+    const { key, value } = spaceProbeRow(bytes);
+    // One transaction: the row is written (heap, TOAST, WAL) and gone at commit.
+    await withTransaction(this.pool, async (c) => {
+      await c.query('INSERT INTO checkpoints (key, value) VALUES ($1, $2)', [key, value]);
+      await c.query('DELETE FROM checkpoints WHERE key = $1', [key]);
+    });
   }
 
   async storeStats(): Promise<StoreStats> {

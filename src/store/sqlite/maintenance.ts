@@ -6,9 +6,9 @@
  */
 import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { checkLimit } from '../common.js';
+import { checkLimit, spaceProbeRow } from '../common.js';
 import type { Backend } from '../compose.js';
-import type { MaintenanceStore, PruneKind, StoreStats } from '../types.js';
+import type { MaintenanceStore, PruneKind, StoreStats, ThreadCursor } from '../types.js';
 
 /** The ids one prune batch deletes, oldest first, each along its index. */
 const SELECT_IDS: Record<PruneKind, string> = {
@@ -21,10 +21,18 @@ const SELECT_IDS: Record<PruneKind, string> = {
   predictions: `SELECT id FROM (SELECT id, created_at FROM predictions ORDER BY id LIMIT @limit) WHERE created_at < @before`,
 };
 
+/** The next threads of the index after a cursor, with the time of each one's newest message. */
+const NEXT_THREADS = `SELECT source, thread_id, MAX(ts_ms) AS newest FROM threads WHERE (source, thread_id) > (@source, @thread)
+  GROUP BY source, thread_id ORDER BY source, thread_id LIMIT @limit`;
+/** A thread one of whose messages still has an item (the console's search row, by comment id). */
+const THREAD_HAS_ITEM = `SELECT 1 FROM threads t JOIN outbox_search s ON s.s_comment_id = lower(t.comment_id)
+  WHERE t.source = ? AND t.thread_id = ? LIMIT 1`;
+
 const AUTO_VACUUM = ['none', 'full', 'incremental'] as const;
 
 export class SqliteMaintenance implements Backend<MaintenanceStore> {
   private readonly pruneTx: (kind: PruneKind, before: number, limit: number) => number;
+  private readonly threadsTx: (before: number, limit: number, after: ThreadCursor) => { deleted: number; next: ThreadCursor | null };
 
   constructor(private readonly db: Database.Database) {
     const select = Object.fromEntries(Object.entries(SELECT_IDS).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
@@ -44,6 +52,27 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
       return n;
     });
     this.pruneTx = (kind, before, limit) => tx.immediate(kind, before, limit);
+    const next = db.prepare(NEXT_THREADS);
+    const hasItem = db.prepare(THREAD_HAS_ITEM).pluck();
+    const dropThread = db.prepare('DELETE FROM threads WHERE source = ? AND thread_id = ?');
+    const threads = db.transaction((before: number, limit: number, after: ThreadCursor) => {
+      const groups = next.all({ source: after.source, thread: after.threadId, limit }) as Array<{
+        source: string;
+        thread_id: string;
+        newest: number;
+      }>;
+      let deleted = 0;
+      for (const g of groups) {
+        if (g.newest < before && hasItem.get(g.source, g.thread_id) === undefined) deleted += dropThread.run(g.source, g.thread_id).changes;
+      }
+      const last = groups.at(-1);
+      return { deleted, next: groups.length < limit || last === undefined ? null : { source: last.source, threadId: last.thread_id } };
+    });
+    this.threadsTx = (before, limit, after) => threads.immediate(before, limit, after);
+  }
+
+  pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): { deleted: number; next: ThreadCursor | null } {
+    return this.threadsTx(olderThan.getTime(), checkLimit(limit), after ?? { source: '', threadId: '' });
   }
 
   pruneBatch(kind: PruneKind, olderThan: Date, limit: number): number {
@@ -79,6 +108,16 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
     if (delivered !== undefined) oldest.delivered = delivered;
     if (dead !== undefined) oldest.dead = dead;
     return { bytes: Math.max(file, pages * pageSize), freeBytes: free * pageSize, autoVacuum: this.autoVacuum(), oldest };
+  }
+
+  probeSpace(bytes: number): void {
+    const { key, value } = spaceProbeRow(bytes);
+    this.db
+      .transaction(() => {
+        this.db.prepare('INSERT INTO checkpoints (key, value, updated_at) VALUES (?, ?, ?)').run(key, value, Date.now());
+        this.db.prepare('DELETE FROM checkpoints WHERE key = ?').run(key);
+      })
+      .immediate();
   }
 
   private autoVacuum(): StoreStats['autoVacuum'] {
