@@ -253,7 +253,10 @@ export function itemCases(ctx: ContractContext): void {
       expect(await s.listItems({ limit: 10, q: 'z@' })).toEqual([]);
       expect(await s.itemAttempts(one!.id)).toEqual([]);
       const keyed = await itemsOf(s, [
-        mail('r', 9, 'pushed@example.com', 'Pushed', { key: 'sha256:9', origin: { adapter: 'upload', instance: '', id: 'sha256:9', details: {} } }),
+        mail('r', 9, 'pushed@example.com', 'Pushed', {
+          key: 'sha256:9',
+          origin: { adapter: 'upload', instance: '', id: 'sha256:9', details: {} },
+        }),
       ]);
       expect((await s.listItems({ limit: 10, q: 'pushed@' })).map((i) => i.id)).toEqual([keyed[0]!.id]);
     });

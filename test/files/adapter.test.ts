@@ -75,7 +75,9 @@ describe('files adapter', () => {
     await adapter.start(sink, new AbortController().signal);
     // Nine messages, and the two corrupt Outlook files as failures (intake dead-letters them).
     expect(sink.stored).toHaveLength(11);
-    expect(sink.stored.every((m) => m.route === 'support' && m.origin.adapter === 'files' && String(m.origin.details['path']).startsWith(dir))).toBe(true);
+    expect(
+      sink.stored.every((m) => m.route === 'support' && m.origin.adapter === 'files' && String(m.origin.details['path']).startsWith(dir)),
+    ).toBe(true);
     expect(sink.stored.filter((m) => m.failure !== undefined).map((m) => m.failure!.code)).toEqual([
       'MAILGATE_ERR_INPUT_MSG_INVALID',
       'MAILGATE_ERR_INPUT_MSG_INVALID',

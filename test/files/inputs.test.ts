@@ -142,7 +142,9 @@ describe('resume across inputs', () => {
     const resumed = await collect(inputs, { resumeFrom: point });
     const key = (i: FileItem) => `${relative(dir, i.origin.details['path'])}#${i.origin.details['index']}`;
     const expected = all.filter(
-      (i) => !i.origin.details['path'].startsWith(join(dir, 'eml')) && !(i.origin.details['path'] === point.path && i.origin.details['index'] <= 1),
+      (i) =>
+        !i.origin.details['path'].startsWith(join(dir, 'eml')) &&
+        !(i.origin.details['path'] === point.path && i.origin.details['index'] <= 1),
     );
     expect(resumed.map(key)).toEqual(expected.map(key));
     expect(resumed.some((i) => i.origin.details['path'] === point.path && i.origin.details['index'] === 2)).toBe(true);

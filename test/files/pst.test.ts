@@ -144,7 +144,9 @@ describe('PST resume', () => {
     const adapter = () => createFilesAdapter({ paths: [ENRON_PST], route: 'r', batchSize: 10 });
     await expect(adapter().start(sink, new AbortController().signal)).rejects.toThrow('store went away');
     expect(sink.stored).toHaveLength(30);
-    expect(Object.values(Object.fromEntries(sink.checkpoints))[0]).toMatchObject({ index: (sink.stored.at(-1)!.origin.details['index'] as number) + 1 });
+    expect(Object.values(Object.fromEntries(sink.checkpoints))[0]).toMatchObject({
+      index: (sink.stored.at(-1)!.origin.details['index'] as number) + 1,
+    });
     sink.failAfter = Infinity;
     await adapter().start(sink, new AbortController().signal);
     const keys = sink.stored.map((m) => m.origin.details['index']);

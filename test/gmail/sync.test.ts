@@ -122,7 +122,10 @@ describe('gmail adapter: labels and actions', () => {
     const [elsewhere] = standIn.deliver(USER, [sampleMessage(2)], ['INBOX']);
     const { adapters } = run(entry, sink);
     await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the Support message');
-    expect([...sink.items.values()][0]!.origin).toMatchObject({ id: inSupport, details: { eventId: inSupport, labels: expect.arrayContaining(['Support', 'INBOX']) } });
+    expect([...sink.items.values()][0]!.origin).toMatchObject({
+      id: inSupport,
+      details: { eventId: inSupport, labels: expect.arrayContaining(['Support', 'INBOX']) },
+    });
     mb.modify(mb.messages.get(elsewhere!)!, [mb.label('Support')], []);
     adapters[0]!.runner.wake();
     await until(() => sink.items.size === 2, 'the relabelled message');

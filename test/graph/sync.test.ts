@@ -56,7 +56,10 @@ describe('graph adapter: delta rounds', () => {
     const withAttachment = [...sink.items.values()].filter((i) => i.raw.includes('X-Mailgate-Omitted-Size: 20000'));
     expect(withAttachment).toHaveLength(19);
     const origin = sink.items.get(`graph:m365/${user}:${ids[1]}:0`)!.origin;
-    expect(origin).toMatchObject({ adapter: 'graph', details: { mailbox: user, folder: 'inbox', internetMessageId: '<graph-1@mail.example.com>' } });
+    expect(origin).toMatchObject({
+      adapter: 'graph',
+      details: { mailbox: user, folder: 'inbox', internetMessageId: '<graph-1@mail.example.com>' },
+    });
     // New mail: found by the next round (woken here as a notification would).
     fill(user, 3, 'inbox', 100);
     adapters[0]!.runner.wake();

@@ -149,7 +149,11 @@ describe('IMAP sync against Dovecot', () => {
     await server.append(user, 'Projects', [textMessage(3, 'later in projects')]);
     await eventually(() => sink.accepted.length === 3);
     await r.stop();
-    expect(sink.accepted.map((m) => `${m.origin.details['folder']}:${m.origin.details['uid']}`).sort()).toEqual(['INBOX:1', 'Projects:1', 'Projects:2']);
+    expect(sink.accepted.map((m) => `${m.origin.details['folder']}:${m.origin.details['uid']}`).sort()).toEqual([
+      'INBOX:1',
+      'Projects:1',
+      'Projects:2',
+    ]);
   });
 
   it('bounds the first backfill with `since`, and reads new mail of any date afterwards', async () => {

@@ -196,9 +196,7 @@ describe('delivery', () => {
       maxOutbox: 10_000,
       events: wakes(d),
     });
-    await intake.accept([
-      { raw: msg(1), key: 'files:/w.mbox:1', origin: fileOrigin('/w.mbox', 1), route: 'r', receivedAt: new Date() },
-    ]);
+    await intake.accept([{ raw: msg(1), key: 'files:/w.mbox:1', origin: fileOrigin('/w.mbox', 1), route: 'r', receivedAt: new Date() }]);
     while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
     controller.abort();
     await running;
@@ -371,9 +369,7 @@ describe('retry delay of an item whose request failed', () => {
       parsing: {},
       maxOutbox: 100,
     });
-    await intake.accept([
-      { raw: msg(1), key: 'files:/f.mbox:0', origin: fileOrigin('/f.mbox', 0), route: 'r', receivedAt: new Date() },
-    ]);
+    await intake.accept([{ raw: msg(1), key: 'files:/f.mbox:0', origin: fileOrigin('/f.mbox', 0), route: 'r', receivedAt: new Date() }]);
     const client = createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 't', retry: { maxAttempts: 1 } });
     const errors: unknown[] = [];
     const d = createDelivery({

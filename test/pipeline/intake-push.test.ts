@@ -53,9 +53,22 @@ function pushed(raw: Buffer, eventId?: string): Inbound {
     spf: 'pass',
     remoteAddress: '203.0.113.9',
   };
-  const origin = { adapter: 'webhook:mailgun', instance: 'in', id: eventId ?? contentKey(raw), envelope, details: eventId ? { eventId } : {} };
+  const origin = {
+    adapter: 'webhook:mailgun',
+    instance: 'in',
+    id: eventId ?? contentKey(raw),
+    envelope,
+    details: eventId ? { eventId } : {},
+  };
   const alias = eventAlias('webhook:mailgun', 'in', eventId);
-  return { raw, key: contentKey(raw), ...(alias === undefined ? {} : { alias }), route: 'hooks', receivedAt: new Date('2024-03-04T09:00:01Z'), origin };
+  return {
+    raw,
+    key: contentKey(raw),
+    ...(alias === undefined ? {} : { alias }),
+    route: 'hooks',
+    receivedAt: new Date('2024-03-04T09:00:01Z'),
+    origin,
+  };
 }
 
 async function codeOf(p: Promise<unknown>): Promise<unknown> {

@@ -191,7 +191,11 @@ describe('mailgate serve: the console API', () => {
       const detail = await json<ItemDetail>(`/api/items/${reply.id}`);
       expect(detail.item).toEqual(reply);
       // The origin as stored, and its details as the files kind shows them.
-      expect(detail.origin).toMatchObject({ adapter: 'files', instance: '', details: { path: expect.stringMatching(/2\.eml$/), index: 0 } });
+      expect(detail.origin).toMatchObject({
+        adapter: 'files',
+        instance: '',
+        details: { path: expect.stringMatching(/2\.eml$/), index: 0 },
+      });
       expect(detail.origin_lines).toEqual([
         { label: 'File', value: expect.stringMatching(/2\.eml$/) },
         { label: 'Message in file', value: '#1' },

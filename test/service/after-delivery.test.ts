@@ -55,7 +55,7 @@ function recorder(failures = 0): ActionTarget & { seen: number[][] } {
     seen,
     async afterDelivery(origins) {
       if (left-- > 0) throw new Error('mailbox unreachable');
-      seen.push(origins.map((o) => (o.details['uid'] as number)));
+      seen.push(origins.map((o) => o.details['uid'] as number));
       return { applied: origins, skipped: [] };
     },
   };
@@ -120,7 +120,7 @@ describe('after-delivery queue', () => {
     const target: ActionTarget = {
       async afterDelivery(origins) {
         const mine = origins.filter((o) => o.instance === 'a');
-        seen.push(...mine.map((o) => (o.details['uid'] as number)));
+        seen.push(...mine.map((o) => o.details['uid'] as number));
         return { applied: mine, skipped: [], deferred: origins.filter((o) => o.instance === 'down') };
       },
     };

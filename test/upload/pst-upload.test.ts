@@ -118,7 +118,9 @@ describe('PST/OST through the upload API', () => {
     expect(answer.status).toBe(202);
     expect(answer.body.results).toHaveLength(72);
     expect(sink.stored[0]!.raw.equals(eml)).toBe(true);
-    expect(sink.stored.slice(1).every((m) => m.origin.details['path'] === 'mailbox.bin' && m.origin.details['folder'] !== undefined)).toBe(true);
+    expect(sink.stored.slice(1).every((m) => m.origin.details['path'] === 'mailbox.bin' && m.origin.details['folder'] !== undefined)).toBe(
+      true,
+    );
     expect(await readdir(spool)).toEqual([]);
   });
 
