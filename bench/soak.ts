@@ -17,7 +17,8 @@
  *
  * "heap used" counts the young generation too, which V8 grows with the allocation rate (up to
  * 2 × 16–64 MiB): its floor rises over a run without anything being retained. "heap after full GC"
- * is the heap each mark-compact leaves (the service runs with `--trace-gc`): what is live.
+ * is the heap each mark-compact of the main thread leaves (the service runs with `--trace-gc`):
+ * what is live.
  *
  * Rates are messages per second of each kind. The machine's load average is printed with each
  * sample: other work on the machine moves the figures.
@@ -154,7 +155,7 @@ function config(dir: string, emu: { url: string; token: string }, d: BenchDoveco
 }
 
 /** `--trace-gc`'s line for a full collection: "Mark-Compact 52.3 (60.1) -> 45.7 (58.4) MB". */
-const MARK_COMPACT = /Mark-Compact(?: \([a-z ]+\))? [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g;
+const MARK_COMPACT = /\[\d+:(0x[0-9a-f]+)\][^\n]*?Mark-Compact(?: \([a-z ]+\))? [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g;
 
 interface Serve {
   child: ChildProcess;
@@ -168,10 +169,17 @@ async function startServe(file: string, dir: string, snapshots: string | null): 
   const flags = ['--trace-gc', ...(snapshots === null ? [] : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`])];
   const child = spawn(process.execPath, [...flags, CLI, 'serve', '--config', file], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  // Parse workers are isolates of their own and print their collections too (heaps of a few
+  // MiB): the service's main isolate is the one with the largest heap after a full GC.
   let live = NaN;
+  let main: { isolate: string; mib: number } | undefined;
   const keep = (b: Buffer) => {
     const text = b.toString();
-    for (const m of text.matchAll(MARK_COMPACT)) live = Number(m[1]);
+    for (const m of text.matchAll(MARK_COMPACT)) {
+      const mib = Number(m[2]);
+      if (main === undefined || (m[1] !== main.isolate && mib > main.mib)) main = { isolate: m[1]!, mib };
+      if (m[1] === main.isolate) live = main.mib = mib;
+    }
     out += text;
     if (out.length > 1_000_000) out = out.slice(-500_000);
   };

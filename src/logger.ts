@@ -9,7 +9,8 @@
  *   `Bearer <token>` inside any string are replaced; URL objects likewise;
  * - class instances are redacted as their JSON form; values nested deeper than 12 levels
  *   become "[TOO DEEP]".
- * Components log through `logger.child({ adapter, account })`; tests pass `false`.
+ * Components log through `logger.child({ adapter, instance })` (IMAP and webhooks add `account`, uploads `endpoint`, the
+ * names they logged before); tests pass `false`.
  * Two formats: JSON lines (the default) and, for people on a terminal, one pretty line per
  * record (src/log-pretty.ts), formatted from the redacted JSON line. Line separators and bidi
  * controls are escaped in both (src/line-safe.ts).

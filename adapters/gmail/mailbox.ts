@@ -49,6 +49,8 @@ export class MailboxRunner extends MailboxLoop<MailboxHealth, MailboxOptions> {
   private dirty = false;
   /** The start of the last complete round. */
   private syncedUntil: string | undefined;
+  /** Messages left to read per label (as configured) in the round under way, where Gmail tells. */
+  private readonly behind = new Map<string, number>();
 
   constructor(opts: MailboxOptions) {
     super(opts, KIND, { viaFull: 0, calls: 0, quotaUnits: 0, rateLimited: 0, pushes: 0 });
@@ -105,6 +107,7 @@ export class MailboxRunner extends MailboxLoop<MailboxHealth, MailboxOptions> {
     const { entry, client, log, instance } = this.opts;
     const since = await this.since(sink);
     const started = new Date().toISOString();
+    this.behind.clear();
     await round({
       filter: this.filter,
       since,
@@ -125,7 +128,9 @@ export class MailboxRunner extends MailboxLoop<MailboxHealth, MailboxOptions> {
         this.health.messages += n;
         this.health.viaFull += viaFull;
       },
+      onBehind: (label, n) => this.behind.set(label.given, n),
     });
+    this.behind.clear();
     this.syncedUntil = started;
     const s = client.stats;
     Object.assign(this.health, { requests: s.requests, calls: s.calls, quotaUnits: s.units, rateLimited: s.rateLimited });
@@ -148,6 +153,7 @@ export class MailboxRunner extends MailboxLoop<MailboxHealth, MailboxOptions> {
         state: h.state !== 'syncing' && h.lastSyncAt !== undefined ? 'up_to_date' : 'in_progress',
         ...(this.syncedUntil ? { syncedUntil: this.syncedUntil } : {}),
         ...(h.lastSyncAt ? { lastSynced: h.lastSyncAt } : {}),
+        ...(this.behind.has(label) ? { behind: this.behind.get(label)! } : {}),
       }),
     );
   }

@@ -15,6 +15,7 @@ import { sleep } from '../../src/pipeline/sleep.js';
 export const UNITS = {
   getProfile: 1,
   'labels.list': 1,
+  'labels.get': 1,
   'labels.create': 5,
   'messages.list': 5,
   'messages.get': 5,

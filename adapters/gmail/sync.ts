@@ -32,6 +32,8 @@ export interface Cursor {
   pageToken?: string;
   /** list: only messages received after this (epoch s), for a listing after an expired history. */
   afterS?: number;
+  /** list: messages of the label listed through `pageToken` (how many it has left: its messagesTotal less these). */
+  read?: number;
 }
 
 export interface LabelTarget {
@@ -61,6 +63,8 @@ export interface RoundContext {
   since?: Date | undefined;
   /** Once per message left out, after the page beside it is durable. */
   onFiltered?(label: string, reason: FilterReason): void;
+  /** Messages of a label left to read in this round, where Gmail tells (a first listing: messagesTotal; history: the page's). */
+  onBehind?(label: LabelTarget, behind: number): void;
 }
 
 /** Listing again after an expired history starts this long before the last checkpoint (clock and time zone margin). */
@@ -109,23 +113,34 @@ async function startListing(ctx: RoundContext, afterS: number | undefined): Prom
 async function listing(ctx: RoundContext, start: Cursor): Promise<void> {
   const key = cursorKey(ctx.instance);
   let cursor = start;
+  // A first listing: each label's messagesTotal (labels.get) less what was listed of it. A listing
+  // after an expired history reads only the recent mail, which no figure of Gmail counts.
+  const totals = start.afterS === undefined ? await labelTotals(ctx, start.label ?? 0) : new Map<string, number>();
+  for (const [li, label] of ctx.labels.entries()) {
+    const total = totals.get(label.id);
+    if (li >= (start.label ?? 0) && total !== undefined) ctx.onBehind?.(label, total - (li === start.label ? (start.read ?? 0) : 0));
+  }
   for (let li = start.label ?? 0; li < ctx.labels.length; li++) {
     const label = ctx.labels[li]!;
     const large = await largeIds(ctx.client, label.id, ctx.fullOverBytes, cursor.afterS, ctx.signal);
     let pageToken = li === start.label ? cursor.pageToken : undefined;
+    let read = li === start.label ? (cursor.read ?? 0) : 0;
     for (;;) {
       const q = cursor.afterS === undefined ? undefined : `after:${cursor.afterS}`;
       const page = await ctx.client.call<{ messages?: MessageRef[]; nextPageToken?: string }>('messages.list', '/messages', {
         query: { labelIds: label.id, maxResults: ctx.pageSize, pageToken, q },
         signal: ctx.signal,
       });
+      read += page.messages?.length ?? 0;
       const last = page.nextPageToken === undefined && li === ctx.labels.length - 1;
       const next: Cursor = last
         ? { phase: 'history', historyId: cursor.historyId, at: new Date().toISOString() }
         : page.nextPageToken === undefined
-          ? { ...cursor, label: li + 1, pageToken: undefined }
-          : { ...cursor, label: li, pageToken: page.nextPageToken };
+          ? { ...cursor, label: li + 1, pageToken: undefined, read: undefined }
+          : { ...cursor, label: li, pageToken: page.nextPageToken, read };
       await store(ctx, key, page.messages ?? [], large, next);
+      const total = totals.get(label.id);
+      if (total !== undefined) ctx.onBehind?.(label, page.nextPageToken === undefined ? 0 : Math.max(0, total - read));
       cursor = next;
       pageToken = page.nextPageToken;
       if (pageToken === undefined) break;
@@ -133,6 +148,19 @@ async function listing(ctx: RoundContext, start: Cursor): Promise<void> {
   }
   if (cursor.phase === 'list')
     await store(ctx, key, [], new Set(), { phase: 'history', historyId: cursor.historyId, at: new Date().toISOString() });
+}
+
+/** The messagesTotal of the labels from index `from` on (labels.get), when anyone asks for the figure. */
+async function labelTotals(ctx: RoundContext, from: number): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  if (ctx.onBehind === undefined) return totals;
+  for (const label of ctx.labels.slice(from)) {
+    const res = await ctx.client.call<{ messagesTotal?: number }>('labels.get', `/labels/${encodeURIComponent(label.id)}`, {
+      signal: ctx.signal,
+    });
+    if (typeof res.messagesTotal === 'number') totals.set(label.id, res.messagesTotal);
+  }
+  return totals;
 }
 
 interface HistoryPage {
@@ -166,7 +194,7 @@ async function history(ctx: RoundContext, start: Cursor): Promise<void> {
       if (err instanceof GmailHttpError && err.httpStatus === 404) throw new HistoryExpired(err.message);
       throw err;
     }
-    const refs = new Map<string, MessageRef>();
+    const refs = new Map<string, MessageRef & { labelIds?: string[] }>();
     for (const h of page.history ?? []) {
       for (const a of h.messagesAdded ?? []) if ((a.message.labelIds ?? []).some((l) => wanted.has(l))) refs.set(a.message.id, a.message);
       for (const a of h.labelsAdded ?? []) if ((a.labelIds ?? []).some((l) => wanted.has(l))) refs.set(a.message.id, a.message);
@@ -184,11 +212,20 @@ async function history(ctx: RoundContext, start: Cursor): Promise<void> {
       const afterS = Math.floor(Date.parse(start.at) / 1000) - RELIST_MARGIN_S;
       for (const l of ctx.labels) for (const id of await largeIds(ctx.client, l.id, ctx.fullOverBytes, afterS, ctx.signal)) large.add(id);
     }
+    behindOf(ctx, refs.values());
     // Nothing new and the cursor unchanged: no write.
     if (refs.size > 0 || next.historyId !== start.historyId) await store(ctx, key, [...refs.values()], large, next);
+    if (refs.size > 0) behindOf(ctx, []);
     if (done) return;
     pageToken = page.nextPageToken;
   }
+}
+
+/** History: each label's messages on the page being read (history pages ahead are not counted until read). */
+function behindOf(ctx: RoundContext, refs: Iterable<MessageRef & { labelIds?: string[] }>): void {
+  if (ctx.onBehind === undefined) return;
+  const list = [...refs];
+  for (const label of ctx.labels) ctx.onBehind(label, list.filter((r) => (r.labelIds ?? []).includes(label.id)).length);
 }
 
 async function store(ctx: RoundContext, key: string, refs: MessageRef[], large: ReadonlySet<string>, next: Cursor): Promise<void> {

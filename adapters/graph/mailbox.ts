@@ -31,7 +31,8 @@ export interface MailboxHealth extends LoopHealth {
   /** Of the messages, read through $select/$expand with attachments left on the server. */
   withoutAttachmentBytes: number;
   throttled: number;
-  folders: Record<string, { lastSyncAt?: string; syncedUntil?: string; inProgress?: boolean }>;
+  /** Per folder; `behind`: messages left to read in the round under way, where Graph tells. */
+  folders: Record<string, { lastSyncAt?: string; syncedUntil?: string; inProgress?: boolean; behind?: number }>;
   /** The last after-delivery failure that finished actions unapplied (the move folder missing); cleared by the next applied batch. */
   actionError?: { code: string; message: string; at: string; skipped: number };
 }
@@ -125,6 +126,7 @@ export class MailboxRunner extends MailboxLoop<MailboxHealth, MailboxOptions> {
           filter: this.filter,
           since,
           onFiltered: (folder, reason) => this.leftOut(sink, folder, reason),
+          onBehind: (n) => (this.health.folders[target.path] = { ...this.health.folders[target.path], behind: n }),
         },
         target,
       );
@@ -156,6 +158,7 @@ export class MailboxRunner extends MailboxLoop<MailboxHealth, MailboxOptions> {
         state: done ? 'up_to_date' : 'in_progress',
         ...(f?.syncedUntil ? { syncedUntil: f.syncedUntil } : {}),
         ...(f?.lastSyncAt ? { lastSynced: f.lastSyncAt } : {}),
+        ...(f?.behind !== undefined ? { behind: f.behind } : {}),
       };
     });
   }

@@ -18,6 +18,8 @@ export interface FolderCheckpoint {
   link: string;
   /** The folder id the link belongs to. */
   folderId: string;
+  /** A full round under way: messages of the folder read through `link` (how many it has left: its totalItemCount less these). */
+  read?: number;
 }
 
 export interface FolderTarget {
@@ -44,6 +46,11 @@ export interface RoundContext {
   since?: Date | undefined;
   /** Once per message left out, after the page beside it is durable. */
   onFiltered?(folder: string, reason: FilterReason): void;
+  /**
+   * Messages of the folder left to read in this round: in a full round its totalItemCount less
+   * those read, in a delta round the page's (Graph does not tell how many pages follow).
+   */
+  onBehind?(behind: number): void;
 }
 
 const EXPIRED = new Set(['syncstatenotfound', 'resyncrequired', 'syncstateinvalid']);
@@ -61,6 +68,10 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
   let link = saved !== undefined && saved.folderId === folder.id ? saved.link : initial;
   let reset = false;
   let stored = 0;
+  // A full round (from the start, or resumed): the folder's count, less what was read of it.
+  let full = link === initial ? { total: await folderTotal(ctx, folder), read: 0 } : undefined;
+  if (full === undefined && saved?.read !== undefined) full = { total: await folderTotal(ctx, folder), read: saved.read };
+  if (full?.total !== undefined) ctx.onBehind?.(Math.max(0, full.total - full.read));
   // The previous page's write: the next page is fetched while it is made durable (intake stores
   // in call order, and a write queued behind a failed one fails too, its checkpoint unwritten).
   let writing: Promise<void> = Promise.resolve();
@@ -85,12 +96,17 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
           `delta link of "${folder.path}" expired: reading the folder again in full (nothing is stored or billed twice)`,
         );
         link = initial;
+        full = { total: await folderTotal(ctx, folder), read: 0 };
         continue;
       }
       const next = page['@odata.nextLink'] ?? page['@odata.deltaLink'];
       if (next === undefined)
         throw new GraphHttpError('MAILGATE_ERR_GRAPH_RESPONSE', 'a delta page has neither a next link nor a delta link', 200, undefined);
       const items = (page.value ?? []).filter((v) => v['@removed'] === undefined && typeof v.id === 'string');
+      if (full === undefined) ctx.onBehind?.(items.length);
+      else full.read += items.length;
+      const read = full?.read;
+      const left = full?.total === undefined ? undefined : page['@odata.deltaLink'] !== undefined ? 0 : Math.max(0, full.total - full.read);
       const contents = await fetchContents(ctx.client, items, ctx.slots, ctx.signal);
       const filtered: FilterReason[] = [];
       const kept = contents.filter((c) => {
@@ -99,13 +115,18 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
         return reason === undefined;
       });
       const batch = kept.map((c) => inbound(ctx, folder, c));
-      const checkpoint: FolderCheckpoint = { link: next, folderId: folder.id };
+      const checkpoint: FolderCheckpoint = {
+        link: next,
+        folderId: folder.id,
+        ...(read !== undefined && page['@odata.deltaLink'] === undefined ? { read } : {}),
+      };
       const viaJson = contents.filter((c) => c.viaJson).length;
       await writing;
       writing = ctx.sink.accept(batch, { checkpoint: { key: folder.key, value: { ...checkpoint } } }).then(() => {
         stored += batch.length;
         ctx.onStored(batch.length, viaJson);
         for (const reason of filtered) ctx.onFiltered?.(folder.path, reason);
+        if (left !== undefined) ctx.onBehind?.(left);
       });
       // Observed here so that a failure waits for the next `await writing` rather than going unhandled.
       writing.catch(() => undefined);
@@ -116,6 +137,14 @@ export async function deltaRound(ctx: RoundContext, folder: FolderTarget): Promi
       }
     }
   }
+}
+
+/** The folder's totalItemCount, when anyone asks for the figure. */
+async function folderTotal(ctx: RoundContext, folder: FolderTarget): Promise<number | undefined> {
+  if (ctx.onBehind === undefined) return undefined;
+  const res = await ctx.client.request(`/mailFolders/${encodeURIComponent(folder.id)}?$select=totalItemCount`, { signal: ctx.signal });
+  const count = (JSON.parse(res.body.toString('utf8')) as { totalItemCount?: unknown }).totalItemCount;
+  return typeof count === 'number' ? count : undefined;
 }
 
 /** Why the mailbox's controls leave a message out (received before `since`, or the filter's verdict); undefined: kept. */

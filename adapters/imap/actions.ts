@@ -7,7 +7,7 @@ import type { ImapFlow } from 'imapflow';
 import { GatewayError } from '../../src/errors.js';
 import type { Origin } from '../../src/pipeline/types.js';
 import type { AfterDeliveryAction } from './config.js';
-import { assertSelected, uidSet } from './fetcher.js';
+import { assertSelected, uidSet } from './uids.js';
 import { imapDetails } from './identity.js';
 
 export interface AfterDeliveryResult {

@@ -1,5 +1,6 @@
 /**
- * Fetches a chunk of messages of the selected folder: sizes and the first bytes of every
+ * Fetches a chunk of messages of the selected folder: with an account filter, the header fields
+ * it reads first (headers-first.ts), then of the messages it keeps: sizes and the first bytes of every
  * source, BODYSTRUCTURE of the larger ones, then per message either the whole source or only
  * its pieces (structure.ts, assemble.ts) — from the two ends of the source where they hold
  * them (ends.ts), else from the server's MIME parts.
@@ -8,8 +9,9 @@
  * one is issued: no command ever runs inside a FETCH iteration, which deadlocks imapflow.
  */
 import type { ImapFlow } from 'imapflow';
-import { GatewayError } from '../../src/errors.js';
 import { assemble, AssembleError } from './assemble.js';
+import { judgeHeadersFirst, type Judge, type Judged } from './headers-first.js';
+import { assertSelected, ensureGone, uidSet } from './uids.js';
 import { fetchFirstBytes, fetchSourceRange } from './first-bytes.js';
 import { piecesFromEnds, SUFFIX_BYTES } from './ends.js';
 import {
@@ -35,6 +37,8 @@ export interface ChunkSlice {
   messages: FetchedMessage[];
   /** Highest UID this slice covers (UIDs that vanished meanwhile included). */
   lastUid: number;
+  /** Messages of this slice's range the account's filter left out (never fetched beyond their header fields). */
+  filtered: Judged['filtered'];
 }
 
 interface Planned {
@@ -48,51 +52,10 @@ interface Planned {
   prefix?: Buffer;
 }
 
-/** "1:5,7,9:12" from ascending UIDs. */
-export function uidSet(uids: number[]): string {
-  const out: string[] = [];
-  let i = 0;
-  while (i < uids.length) {
-    let j = i;
-    while (j + 1 < uids.length && uids[j + 1] === (uids[j] as number) + 1) j++;
-    out.push(i === j ? `${uids[i]}` : `${uids[i]}:${uids[j]}`);
-    i = j + 1;
-  }
-  return out.join(',');
-}
-
 function dateOf(v: Date | string | undefined): Date | undefined {
   if (v === undefined) return undefined;
   const d = v instanceof Date ? v : new Date(v);
   return Number.isNaN(d.getTime()) ? undefined : d;
-}
-
-/**
- * imapflow answers a FETCH or SEARCH on a connection that closed meanwhile with an empty
- * result instead of an error: every answer is checked against this before it is believed.
- */
-export function assertSelected(client: ImapFlow, folder: string): void {
-  if (!client.usable || client.mailbox === false || client.mailbox.path !== folder) {
-    throw new GatewayError('MAILGATE_ERR_IMAP_CONNECTION', `connection lost while reading "${folder}"`);
-  }
-}
-
-/**
- * UIDs the server did not return must really be gone (expunged meanwhile); a message the
- * server still lists but did not deliver is never skipped: the chunk fails and is retried.
- */
-async function ensureGone(client: ImapFlow, folder: string, uids: number[]): Promise<void> {
-  if (uids.length === 0) return;
-  const still = await client.search({ uid: uidSet(uids) }, { uid: true });
-  assertSelected(client, folder);
-  if (!Array.isArray(still)) throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UID SEARCH failed in "${folder}"`);
-  const listed = still.filter((u) => uids.includes(u));
-  if (listed.length > 0) {
-    throw new GatewayError(
-      'MAILGATE_ERR_IMAP_COMMAND',
-      `the server lists ${listed.length} message(s) in "${folder}" it did not return (UID ${listed[0]})`,
-    );
-  }
 }
 
 /**
@@ -309,23 +272,39 @@ async function fetchSlice(client: ImapFlow, folder: string, items: Planned[]): P
 
 /**
  * Fetches `uids` (ascending) in slices of at most `maxBytes` expected wire bytes (at least one
- * message each). The last slice covers up to the last requested UID.
+ * message each). The last slice covers up to the last requested UID. With `judge` (an account
+ * filter), the header fields are fetched and judged first and only the kept messages are
+ * fetched; each filtered UID is reported by the slice that covers it.
  */
-export async function* fetchChunk(client: ImapFlow, folder: string, uids: number[], maxBytes: number): AsyncGenerator<ChunkSlice> {
+export async function* fetchChunk(
+  client: ImapFlow,
+  folder: string,
+  uids: number[],
+  maxBytes: number,
+  judge?: Judge,
+): AsyncGenerator<ChunkSlice> {
   if (uids.length === 0) return;
-  const planned = await planChunk(client, folder, uids);
+  const { kept, filtered } = judge === undefined ? { kept: uids, filtered: [] } : await judgeHeadersFirst(client, folder, uids, judge);
+  const planned = kept.length === 0 ? [] : await planChunk(client, folder, kept);
   const lastRequested = uids[uids.length - 1] as number;
+  let left = 0;
+  const filteredUpTo = (uid: number): ChunkSlice['filtered'] => {
+    const from = left;
+    while (left < filtered.length && filtered[left]!.uid <= uid) left++;
+    return filtered.slice(from, left);
+  };
   let slice: Planned[] = [];
   let bytes = 0;
   for (let i = 0; i < planned.length; i++) {
     const p = planned[i] as Planned;
     if (slice.length > 0 && bytes + wireBytes(p) > maxBytes) {
-      yield { messages: await fetchSlice(client, folder, slice), lastUid: (slice[slice.length - 1] as Planned).uid };
+      const lastUid = (slice[slice.length - 1] as Planned).uid;
+      yield { messages: await fetchSlice(client, folder, slice), lastUid, filtered: filteredUpTo(lastUid) };
       slice = [];
       bytes = 0;
     }
     slice.push(p);
     bytes += wireBytes(p);
   }
-  yield { messages: await fetchSlice(client, folder, slice), lastUid: lastRequested };
+  yield { messages: await fetchSlice(client, folder, slice), lastUid: lastRequested, filtered: filteredUpTo(lastRequested) };
 }

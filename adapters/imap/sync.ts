@@ -10,7 +10,8 @@ import type { Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { imapKey, imapOrigin } from './identity.js';
 import { parseAfterDelivery, type ImapAccountConfig } from './config.js';
 import { checkpointKey, checkpointValue, readCheckpoint } from './checkpoint.js';
-import { assertSelected, fetchChunk } from './fetcher.js';
+import { fetchChunk } from './fetcher.js';
+import { assertSelected } from './uids.js';
 import { withDeadline } from './retry.js';
 
 /** Slices handed to the sink at most before the oldest must be durable (one stored, one parsed). */
@@ -174,6 +175,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
   const exclusive = ctx.exclusive ?? (<T>(fn: () => Promise<T>) => fn());
   const afterDelivery = parseAfterDelivery(config.after_delivery).kind !== 'none';
   const key = checkpointKey(config.name, folder);
+  const judge = ctx.filter === undefined || ctx.filter.passAll ? undefined : (header: Buffer) => ctx.filter!.judge(header);
   const pass = await exclusive(() => startPass(client, ctx, folder));
   const { uidValidity, uidNextAtStart, modseq, reset, uids } = pass;
   ctx.onPassStart?.(folder, uids.length);
@@ -205,7 +207,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
           const now = client.mailbox === false ? 0 : Number(client.mailbox.uidValidity);
           if (now !== uidValidity)
             throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UIDVALIDITY of "${folder}" changed during the pass`);
-          const slices = fetchChunk(client, folder, chunk, config.batch_bytes);
+          const slices = fetchChunk(client, folder, chunk, config.batch_bytes, judge);
           const fetchNext = () => withDeadline(slices.next(), config.command_timeout_ms, `UID FETCH ${folder}`, () => client.close());
           // The next slice is read from the server while the sink stores this one (at most two
           // slices in memory); the checkpoint still moves only after each accept, in UID order.
@@ -215,15 +217,11 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
             if (next.done === true) break;
             ahead = fetchNext();
             pending = ahead.catch(() => undefined); // settled before the lock is released
-            const { lastUid: covered } = next.value;
-            // Left out by the account's filter: judged on the header block, never handed to
-            // intake; the checkpoint still moves past them, so they are never read again.
-            const filtered: FilterReason[] = [];
-            const messages = next.value.messages.filter((m) => {
-              const verdict = ctx.filter === undefined ? { keep: true as const } : ctx.filter.judge(m.raw);
-              if (!verdict.keep) filtered.push(verdict.reason);
-              return verdict.keep;
-            });
+            const { lastUid: covered, messages } = next.value;
+            // Left out by the account's filter: judged on their header fields before anything
+            // else was fetched, never handed to intake; the checkpoint still moves past them, so
+            // they are never read again.
+            const filtered = next.value.filtered.map((f) => f.reason);
             const batch: Inbound[] = messages.map((m) => ({
               raw: m.raw,
               key: imapKey(config.name, folder, uidValidity, m.uid),

@@ -15,7 +15,7 @@ import { Settler, warningsOf, type Answer } from './settle.js';
 import { newSplitState, sendSplitting, type SendResult, type SplitOptions } from './split.js';
 import { emptyCounts, type DeliveryItem, type DeliveryReport, type ItemOutcome, type Target } from './types.js';
 
-export interface DeliverOptions extends PrepareOptions {
+export interface DeliverBatchOptions extends PrepareOptions {
   /** Pack, estimate and report; send nothing, record nothing. */
   dryRun?: boolean;
   signal?: AbortSignal;
@@ -26,7 +26,7 @@ export interface DeliverOptions extends PrepareOptions {
   noCharge?: boolean;
 }
 
-export const DEFAULT_MAX_SPLIT_REQUESTS = 256;
+export const MAX_SPLIT_REQUESTS = 256;
 
 /** 400, 413 and 422 are about the request's content: splitting can isolate the cause. */
 export function isSplittable(error: unknown): boolean {
@@ -53,10 +53,10 @@ export function requestRejected(error: unknown): ApiError {
 
 const SPLIT: Omit<SplitOptions, 'maxSplitRequests'> = { isSplittable, signature: failureSignature, requestRejected };
 
-function checkOptions(options: DeliverOptions): { concurrency: number; maxSplitRequests: number } {
+function checkOptions(options: DeliverBatchOptions): { concurrency: number; maxSplitRequests: number } {
   return {
     concurrency: parseLimit('concurrency', options.concurrency, 1),
-    maxSplitRequests: parseLimit('maxSplitRequests', options.maxSplitRequests, DEFAULT_MAX_SPLIT_REQUESTS, { min: 0 }),
+    maxSplitRequests: parseLimit('maxSplitRequests', options.maxSplitRequests, MAX_SPLIT_REQUESTS, { min: 0 }),
   };
 }
 
@@ -71,7 +71,7 @@ function mayHaveBeenProcessed(info: AttemptInfo): boolean {
 }
 
 /** One HTTP call for the prepared documents; request failures are returned, not thrown. */
-function sender(target: Target, client: ApiClient, prepared: Prepared[], options: DeliverOptions, report: DeliveryReport) {
+function sender(target: Target, client: ApiClient, prepared: Prepared[], options: DeliverBatchOptions, report: DeliveryReport) {
   return async (indices: number[], envelopeOnly = false): Promise<SendResult<Answer>> => {
     // The envelope-only probe keeps the batch's override list, with no documents.
     const req = encodeRequest(
@@ -102,7 +102,7 @@ export async function deliverBatch(
   target: Target,
   client: ApiClient,
   ledger?: Ledger,
-  options: DeliverOptions = {},
+  options: DeliverBatchOptions = {},
 ): Promise<DeliveryReport> {
   checkTarget(target);
   const { concurrency, maxSplitRequests } = checkOptions(options);

@@ -30,6 +30,23 @@ export interface MessageFilter {
   judgeHeaders(fields: readonly HeaderField[]): FilterVerdict;
 }
 
+/**
+ * Every header field a verdict reads (lowercase): an adapter that can fetch these fields alone
+ * (IMAP `BODY.PEEK[HEADER.FIELDS (…)]`) gets the same verdict as from the whole message.
+ */
+export const FILTER_HEADER_FIELDS: readonly string[] = [
+  'from',
+  'to',
+  'cc',
+  'auto-submitted',
+  'x-autoreply',
+  'x-autorespond',
+  'x-auto-response-suppress',
+  'in-reply-to',
+  'list-id',
+  'precedence',
+];
+
 /** The header block of a message as fields (at most FILTER_HEADER_BYTES read). */
 export function headerFields(raw: Buffer): HeaderField[] {
   const head = raw.subarray(0, Math.min(raw.length, FILTER_HEADER_BYTES));

@@ -24,6 +24,12 @@ export interface Call {
   refuse: boolean;
   checkpoint?: Checkpoint;
   fence?: Fence;
+  /**
+   * The caller looked the keys up itself just before parsing (pull): the commit does not look
+   * them up again. An item stored meanwhile under one of them is still found, inside the write's
+   * own transaction (`Store.enqueue` answers it as a duplicate).
+   */
+  looked?: boolean;
 }
 
 interface Waiting extends Call {
@@ -127,7 +133,7 @@ export function committer(options: CommitterOptions): Committer {
   /** Stores one group of calls; settles each. Never rejects. */
   async function commit(group: Waiting[]): Promise<void> {
     try {
-      const known = await knownIds(group.flatMap((s) => s.inputs));
+      const known = await knownIds(group.flatMap((s) => (s.looked === true ? [] : s.inputs)));
       const admitted = await room.admit(group, known);
       await write(admitted, known);
     } catch (err) {

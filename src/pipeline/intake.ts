@@ -219,7 +219,7 @@ export function createIntake(options: IntakeOptions): IntakeCore {
       if (fresh.some((r) => r.route.unwrap === 'exchange_journal')) await previous;
       const inputs = await parseAll(fresh, counters, true);
       await previous;
-      const stored = await commits.submit({ inputs, refuse: false, ...marks(opts) }, opts.signal);
+      const stored = await commits.submit({ inputs, refuse: false, looked: true, ...marks(opts) }, opts.signal);
       await forgetAttempts(fresh);
       counters.queued += stored.filter((r) => !r.duplicate && r.dead === undefined).length;
       counters.duplicates += stored.filter((r) => r.duplicate).length;

@@ -7,7 +7,6 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/schema.js';
-import { parseLimit } from '../limits.js';
 import type { Logger } from '../logger.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import type { AfterDeliveryQueue } from '../pipeline/after-delivery.js';
@@ -27,8 +26,6 @@ import { countApiAttempts, countMessages, logDelivery, observeStore, trackPaused
 export { embeddedConfig, packageRoot, samplePaths, SAMPLES_ROUTE, SAMPLES_SOURCE } from './defaults.js';
 
 export interface ServiceOptions {
-  /** Overrides `delivery.drain_ms` (tests); `mailgate serve --drain-ms` sets the configuration field itself. */
-  drainMs?: number;
   logger: Logger;
   metrics?: Metrics;
   /** Identifies this process in outbox claims. */
@@ -73,7 +70,7 @@ function newPreviewPool(config: Readonly<Config>): ParsePool {
 
 export async function startService(config: Readonly<Config>, options: ServiceOptions): Promise<Service> {
   const logger = options.logger;
-  const drainMs = parseLimit('drainMs', options.drainMs, config.delivery.drain_ms, { min: 0, max: 3_600_000 });
+  const drainMs = config.delivery.drain_ms;
   const { host, port } = parseListen(config.server.listen);
   const metrics = options.metrics ?? createMetrics();
   const intakeStop = new AbortController();

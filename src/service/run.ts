@@ -27,7 +27,11 @@ export interface RunServiceOptions {
   exit: (code: number) => void;
 }
 
-function configOf(options: RunServiceOptions): { config: Readonly<Config>; adminKey?: EmbeddedAdminKey } {
+/** The configuration `mailgate serve` runs with: the file (or the embedded defaults) under its flags. */
+export function configOf(options: Pick<RunServiceOptions, 'configFile' | 'env' | 'drainMs'>): {
+  config: Readonly<Config>;
+  adminKey?: EmbeddedAdminKey;
+} {
   const flags: Record<string, Json> = options.drainMs === undefined ? {} : { delivery: { drain_ms: options.drainMs } };
   if (options.configFile !== undefined) return { config: loadConfig({ file: options.configFile, env: options.env, overrides: flags }) };
   // Embedded defaults: an admin key kept under ./data so that the admin API, the console and the

@@ -1,12 +1,15 @@
 /**
- * Every kind that needs no remote server passes the adapter contract (adapter.case.ts): the two
- * kinds that live only in the tests (kinds/), and files, raw webhooks and uploads through the
- * registry. A kind joins with one line below.
+ * Every kind passes the adapter contract (adapter.case.ts): the two kinds that live only in the
+ * tests (kinds/), and through the registry files, raw webhooks, uploads, SMTP, and the mailbox
+ * kinds against their servers: IMAP on a real Dovecot, Graph and Gmail on their stand-ins over
+ * HTTP. A kind joins with one line below.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
+import { sampleMessage as graphMessage, startGraphStandIn, type GraphStandIn } from '../../adapters/graph/stand-in/index.js';
+import { sampleMessage as gmailMessage, startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
 import { createAdapter, KINDS, simulator, type AdapterEntryOf, type AdapterKind } from '../../adapters/index.js';
 import type { KindDefinition } from '../../src/config/kind.js';
 import { createLogger } from '../../src/logger.js';
@@ -16,6 +19,7 @@ import { createTokenCache } from '../../src/tokens.js';
 import type { KindImplementation } from '../../src/pipeline/kind.js';
 import type { Adapter, AdapterContext, PushRequest } from '../../src/pipeline/types.js';
 import { RawClient } from '../smtp/client.js';
+import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { adapterContract, message, ROUTE, type KindCase } from './adapter.case.js';
 import * as postbox from './kinds/postbox.js';
 import * as sequence from './kinds/sequence.js';
@@ -106,6 +110,95 @@ const smtpCase = (build: () => Promise<Adapter>): KindCase => ({
   retryable: [451],
 });
 
+/**
+ * A mailbox kind's case: its server started at first use and stopped after the suite, a new
+ * mailbox of five messages before each test, one more message on demand.
+ */
+function mailbox<S extends { stop?(): Promise<void>; close?(): Promise<void> }>(
+  kind: string,
+  start: () => Promise<S>,
+  make: (server: S, user: string) => Promise<void>,
+  add: (server: S, user: string, i: number) => Promise<void>,
+  build: (server: S, user: string) => Promise<Adapter>,
+): KindCase {
+  let server: Promise<S> | undefined;
+  let user = '';
+  let seq = 0;
+  const up = () => (server ??= start());
+  afterAll(async () => {
+    const s = await server;
+    await (s?.stop ?? s?.close)?.call(s);
+  });
+  return {
+    kind,
+    mode: 'pull',
+    messages: 5,
+    reset: async () => {
+      user = `contract${seq++}`;
+      const s = await up();
+      await make(s, user);
+      for (let i = 0; i < 5; i++) await add(s, user, i);
+    },
+    more: async () => add(await up(), user, 5),
+    build: async () => build(await up(), user),
+  };
+}
+
+const imapCase = mailbox<DovecotServer>(
+  'imap',
+  () => startDovecot(),
+  (s, user) => s.addUser(user, `pw-${user}`),
+  async (s, user, i) => void (await s.append(user, 'INBOX', [message(i)])),
+  (s, user) =>
+    registered('imap', {
+      name: user,
+      route: ROUTE,
+      host: s.host,
+      port: s.port,
+      secure: false,
+      auth: { user, pass: `pw-${user}` },
+      folders: ['INBOX'],
+    })(),
+);
+
+const GRAPH_CLIENT = '3b1a5f0e-0000-4000-8000-0000000000c1';
+const GRAPH_SECRET = 'contract-graph-secret';
+const graphCase = mailbox<GraphStandIn>(
+  'graph',
+  () => startGraphStandIn({ clients: [{ clientId: GRAPH_CLIENT, secret: GRAPH_SECRET }] }),
+  async (s, user) => void s.addMailbox(`${user}@contoso.test`),
+  async (s, user, i) => void s.deliver(`${user}@contoso.test`, 'inbox', [graphMessage(i, { mailbox: `${user}@contoso.test` })]),
+  (s, user) =>
+    registered('graph', {
+      name: 'm365',
+      route: ROUTE,
+      tenant_id: s.tenantId,
+      client_id: GRAPH_CLIENT,
+      auth: { client_secret: GRAPH_SECRET },
+      authority_url: s.url,
+      graph_url: s.graphUrl,
+      mailboxes: [{ user: `${user}@contoso.test` }],
+    })(),
+);
+
+const gmailCase = mailbox<GmailStandIn>(
+  'gmail',
+  () => startGmailStandIn(),
+  async (s, user) => void s.addMailbox(`${user}@example.com`),
+  async (s, user, i) => void s.deliver(`${user}@example.com`, [gmailMessage(i, { mailbox: `${user}@example.com` })]),
+  (s, user) => {
+    const keyFile = join(dir, `gmail-key-${user}.json`);
+    writeFileSync(keyFile, JSON.stringify(s.keyFile()));
+    return registered('gmail', {
+      name: 'workspace',
+      route: ROUTE,
+      auth: { service_account: keyFile },
+      api_url: s.url,
+      mailboxes: [{ user: `${user}@example.com` }],
+    })();
+  },
+);
+
 /** One line a kind. */
 const CASES: KindCase[] = [
   pull('sequence', () => fromDefinition(sequence.kind, { name: 's', route: ROUTE, messages: 5 }), 5),
@@ -114,6 +207,9 @@ const CASES: KindCase[] = [
   http('webhooks', registered('webhooks', { name: 'raw-in', provider: 'raw', route: ROUTE, hmac_secret: HMAC }), signedRaw),
   http('upload', registered('upload', { name: 'uploads', route: ROUTE, api_keys: [UPLOAD_KEY] }), withKey),
   smtpCase(registered('smtp', { name: 'mx', route: ROUTE, listen: '127.0.0.1:0', recipients: [{ match: '*' }] })),
+  imapCase,
+  graphCase,
+  gmailCase,
 ];
 
 for (const c of CASES) adapterContract(c);

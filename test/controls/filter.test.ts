@@ -5,7 +5,7 @@
  * duration counted back from the first sync.
  */
 import { describe, expect, it } from 'vitest';
-import { compileFilter, controlsOf, folderMatches, headerFields, sinceDate } from '../../src/controls/index.js';
+import { compileFilter, controlsOf, FILTER_HEADER_FIELDS, folderMatches, headerFields, sinceDate } from '../../src/controls/index.js';
 import { imapAccountSchema } from '../../adapters/imap/config.js';
 
 const mail = (headers: string) => Buffer.from(`${headers.replace(/\n/g, '\r\n')}\r\n\r\nbody\r\n`);
@@ -86,6 +86,37 @@ describe('skip', () => {
     const huge = Buffer.concat([Buffer.from('From: a@x.example\r\nX-Pad: '), Buffer.alloc(2 * 1024 * 1024, 0x61)]);
     const fields = headerFields(huge);
     expect(fields[0]?.value).toBe('a@x.example');
+  });
+});
+
+describe('the header fields a verdict reads', () => {
+  /** What a server answers to BODY.PEEK[HEADER.FIELDS (FILTER_HEADER_FIELDS)]: those lines only, then the blank line. */
+  const fieldsOnly = (raw: Buffer): Buffer => {
+    const text = raw.toString('latin1');
+    const head = text.slice(0, text.indexOf('\r\n\r\n') + 2);
+    const lines = head.split(/\r\n(?![ \t])/).filter((l) => FILTER_HEADER_FIELDS.includes(l.slice(0, l.indexOf(':')).toLowerCase()));
+    return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
+  };
+
+  it('are enough: every verdict from those fields alone equals the verdict from the whole message (IMAP fetches only them first)', () => {
+    const filters = [
+      compileFilter(controlsOf(account({ skip: ['auto_replies', 'mailing_lists'] }))),
+      compileFilter(controlsOf(account({ participants: { deny: ['*@newsletter.example'] } })), ['me@corp.example']),
+      compileFilter(controlsOf(account({ participants: { allow: ['partner.example'] } })), ['me@corp.example']),
+    ];
+    const messages = [
+      'From: News <n@newsletter.example>\nTo: me@corp.example\nSubject: weekly',
+      'From: a@x.example\nTo: me@corp.example,\n b@sub.partner.example\nSubject: folded To',
+      'From: a@x.example\nCc: n@newsletter.example',
+      'From: a@x.example\nAuto-Submitted: auto-replied',
+      'From: a@x.example\nX-Autoreply: yes',
+      'From: a@x.example\nX-Autorespond: yes',
+      'From: a@x.example\nX-Auto-Response-Suppress: OOF\nIn-Reply-To: <m@x.example>',
+      'From: a@x.example\nList-Id: <dev.lists.example>',
+      'From: a@x.example\nPrecedence: junk',
+      'From: a@x.example\nSubject: nothing to see\nReceived: from somewhere',
+    ].map(mail);
+    for (const f of filters) for (const m of messages) expect(f.judge(fieldsOnly(m))).toEqual(f.judge(m));
   });
 });
 

@@ -65,4 +65,34 @@ describe('gmail: mailbox controls', () => {
     expect(adapters[0]!.controls).toEqual({ enabled: true, disableAfterMs: 86_400_000 });
     expect(adapters[0]!.health()[0]!.folders).toEqual([expect.objectContaining({ folder: 'INBOX', state: 'up_to_date' })]);
   });
+
+  it('a start time in the past: mail Gmail received before it is left out, mail received after it read (a date and a duration)', async () => {
+    const DATED = 'dated@example.test';
+    const SPAN = 'span@example.test';
+    const day = 86_400_000;
+    for (const user of [DATED, SPAN]) {
+      standIn.addMailbox(user);
+      standIn.deliver(user, [
+        { ...sampleMessage(1, { mailbox: user, tag: 'old' }), receivedAt: new Date(Date.now() - 10 * day) },
+        { ...sampleMessage(2, { mailbox: user, tag: 'recent' }), receivedAt: new Date(Date.now() - day) },
+      ]);
+    }
+    const sink = new CountingSink();
+    const entry = entryFor(standIn, [], {
+      mailboxes: [
+        { user: DATED, since: new Date(Date.now() - 5 * day).toISOString().slice(0, 10) },
+        // Counted back from the mailbox's first sync (now).
+        { user: SPAN, since: 'P5D' },
+      ],
+    });
+    const adapters = createGmailAdapters(entry, { logger: quiet });
+    for (const a of adapters) void a.start(sink, stop.signal);
+    await until(() => adapters.every((a) => a.health()[0]!.state === 'idle'), 'a round done');
+    const kept = [...sink.items.values()].map((i) => `${i.key.split(':')[1]}:${/Subject: ([^\r\n]*)/.exec(i.raw.toString('latin1'))?.[1]}`);
+    expect(kept.sort()).toEqual([
+      `workspace/${DATED}:Order 2: where is my parcel? (recent)`,
+      `workspace/${SPAN}:Order 2: where is my parcel? (recent)`,
+    ]);
+    expect(sink.left.map((f) => `${f.instance}:${f.reason}`).sort()).toEqual([`workspace/${DATED}:since`, `workspace/${SPAN}:since`]);
+  });
 });

@@ -60,3 +60,41 @@ export async function until(check: () => boolean, what: string, timeoutMs = 20_0
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** A MemorySink that holds every write with messages once `holdFrom` messages are stored, until `release()`. */
+export class HeldSink extends MemorySink {
+  holdFrom = Number.POSITIVE_INFINITY;
+  /** Writes waiting now. */
+  waiting = 0;
+  private opened: Promise<void> = new Promise(() => undefined);
+  private open: () => void = () => undefined;
+
+  constructor() {
+    super();
+    this.close();
+  }
+
+  /** Holds writes again from `n` more messages on. */
+  holdAfter(n: number): void {
+    this.holdFrom = this.accepted + n;
+    this.close();
+  }
+
+  release(): void {
+    this.holdFrom = Number.POSITIVE_INFINITY;
+    this.open();
+  }
+
+  private close(): void {
+    this.opened = new Promise((r) => (this.open = r));
+  }
+
+  override async accept(batch: Inbound[], options: AcceptOptions = {}): Promise<Accepted[]> {
+    if (batch.length > 0 && this.accepted >= this.holdFrom) {
+      this.waiting += 1;
+      await this.opened;
+      this.waiting -= 1;
+    }
+    return super.accept(batch, options);
+  }
+}

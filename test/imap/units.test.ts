@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { base64DecodedSize } from '../../adapters/imap/assemble.js';
 import { parseImapAccount } from '../../adapters/imap/config.js';
-import { uidSet } from '../../adapters/imap/fetcher.js';
+import { uidSet } from '../../adapters/imap/uids.js';
 import { resolveFolders } from '../../adapters/imap/folders.js';
 import { BACKOFF, backoffDelay, classify } from '../../adapters/imap/retry.js';
 import { planMessage, STUB_MIN_BYTES, TAIL_ASK, TAIL_BYTES } from '../../adapters/imap/structure.js';

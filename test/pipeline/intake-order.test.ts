@@ -154,3 +154,30 @@ describe('intake backpressure with many callers', () => {
     expect((await Promise.all(waiting)).length).toBe(30);
   });
 });
+
+describe('intake key lookups of a pull call (the double key lookup)', () => {
+  it('looks its keys up once, before parsing; a message stored by another writer meanwhile is still answered as a duplicate and stored once', async () => {
+    const real = await openStore('sqlite::memory:');
+    store = Object.create(real) as Store;
+    store.close = () => real.close();
+    let lookups = 0;
+    store.findKeys = (route, keys) => {
+      lookups += 1;
+      return real.findKeys(route, keys);
+    };
+    // Another writer stores message 3 while this call's messages are being parsed (after the lookup).
+    const plain: ParseFn = async (bytes, o) => encodePreview(await preview(bytes, o));
+    const other = createIntake({ store: real, routes, parse: plain, parsing: {}, maxOutbox: 10_000 });
+    let raced: Promise<unknown> | undefined;
+    const parse: ParseFn = async (bytes, o) => {
+      await (raced ??= other.accept(batch(3, 1)));
+      return plain(bytes, o);
+    };
+    const intake = createIntake({ store, routes, parse, parsing: {}, maxOutbox: 10_000 });
+    const results = await intake.accept(batch(0, 5), { checkpoint: checkpoint(5) });
+    expect(lookups).toBe(1);
+    expect(results.map((r) => r.duplicate)).toEqual([false, false, false, true, false]);
+    expect(await store.outboxDepth('r')).toBe(5);
+    expect(await store.getCheckpoint('files:/o.mbox')).toEqual({ index: 5 });
+  });
+});

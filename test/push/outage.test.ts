@@ -17,6 +17,7 @@ import type { Service } from '../../src/service/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { eventually } from '../service/serve-process.js';
 import { ADMIN_KEY, BEARER_KEY, message, startService } from './support.js';
+import { drained } from '../support/drained.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -42,7 +43,7 @@ async function withService(
       log_level: 'error',
     } as never,
   });
-  const service = await startService(config, { logger: createLogger(false), drainMs: 0 });
+  const service = await startService(drained(config), { logger: createLogger(false) });
   try {
     await fn(service, emu, db);
   } finally {

@@ -20,6 +20,7 @@ import type { Service } from '../../src/service/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { eventually } from '../service/serve-process.js';
 import { ADMIN_KEY, BEARER_KEY, UPLOAD_KEY, freePort, message, post, startService, type Answer } from './support.js';
+import { drained } from '../support/drained.js';
 
 const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:mailgate-e2e';
 const CERT_URL = 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-e2e.pem';
@@ -91,7 +92,7 @@ beforeAll(async () => {
       log_level: 'error',
     } as never,
   });
-  service = await startService(config, { logger: createLogger(false), drainMs: 0 });
+  service = await startService(drained(config), { logger: createLogger(false) });
 }, 60_000);
 
 afterAll(async () => {

@@ -14,6 +14,7 @@ import { createLogger } from '../../src/logger.js';
 import type { ItemDetail, ItemsPage, Overview, BulkReplayResult } from '../../src/server/console-types.js';
 import { startEmulator } from '../support/emulator.js';
 import { eventually, ROOT } from '../service/serve-process.js';
+import { drained } from '../support/drained.js';
 
 /** The compiled service: its parse pool needs the compiled worker (`npm test` builds first). */
 const SERVICE = pathToFileURL(join(ROOT, 'dist', 'src', 'service', 'index.js')).href;
@@ -118,7 +119,7 @@ describe('mailgate serve: the console API', () => {
     const emu = await startEmulator({ autoCreateSources: false });
     await createApiClient({ baseUrl: emu.url, token: emu.token }).ensureSource('acme/support');
     const { startService } = (await import(SERVICE)) as typeof import('../../src/service/index.js');
-    const service = await startService(serviceConfig(dir, emu), { logger: createLogger(false), drainMs: 0 });
+    const service = await startService(drained(serviceConfig(dir, emu)), { logger: createLogger(false) });
     let stopped = false;
     try {
       const store = service.runtime.store;

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import type { Service } from '../../src/service/index.js';
+import { drained } from '../support/drained.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /** The compiled service: its parse pools need the compiled worker (`npm test` builds first). */
@@ -49,7 +50,7 @@ beforeAll(async () => {
     } as never,
   });
   const { startService } = (await import(SERVICE)) as typeof import('../../src/service/index.js');
-  service = await startService(config, { logger: createLogger(false), drainMs: 0 });
+  service = await startService(drained(config), { logger: createLogger(false) });
   const url = new URL(service.url);
   host = url.host;
   port = Number(url.port);

@@ -24,6 +24,7 @@ import { RawClient } from '../smtp/client.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { eventually, ROOT } from './serve-process.js';
+import { drained } from '../support/drained.js';
 
 const SERVICE = pathToFileURL(join(ROOT, 'dist', 'src', 'service', 'index.js')).href;
 const startService: typeof import('../../src/service/index.js').startService = async (...args) =>
@@ -105,9 +106,8 @@ describe('a full disk under mailgate serve', () => {
         log_level: 'info',
       } as never,
     });
-    const service: Service = await startService(config, {
+    const service: Service = await startService(drained(config), {
       logger: createLogger({ level: 'info', destination: sink }),
-      drainMs: 0,
       leaseMs: 2_000,
     });
     try {
@@ -196,7 +196,7 @@ describe('a full disk under mailgate serve', () => {
         adapters: { webhooks: [{ name: 'raw-in', provider: 'raw', route: 'quiet', hmac_secret: SECRET }] },
       } as never,
     });
-    const service: Service = await startService(config, { logger: createLogger({ level: 'silent' }), drainMs: 0 });
+    const service: Service = await startService(drained(config), { logger: createLogger({ level: 'silent' }) });
     try {
       const { simulator: sim } = await simulator();
       const hook = sim.entryFromSecrets('raw', { hmacSecret: SECRET }, service.url);

@@ -15,6 +15,7 @@ import { createLogger } from '../../src/logger.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { runMailgate } from '../cli/support/dist.js';
 import { eventually, ROOT } from './serve-process.js';
+import { drained } from '../support/drained.js';
 
 const SERVICE = pathToFileURL(join(ROOT, 'dist', 'src', 'service', 'index.js')).href;
 const ADMIN_KEY = 'admin-key-0123456789abcdef';
@@ -54,7 +55,7 @@ describe('a paused route', () => {
     });
     const { startService } = (await import(SERVICE)) as typeof import('../../src/service/index.js');
     // A drain bound far beyond the test's timeout: waiting it out would fail the test.
-    const service = await startService(config, { logger: createLogger(false), drainMs: 3_600_000 });
+    const service = await startService(drained(config, 3_600_000), { logger: createLogger(false) });
     try {
       let route: RouteStatus | undefined;
       await eventually(async () => {

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import type { Service } from '../../src/service/index.js';
 import { ROOT } from './serve-process.js';
+import { drained } from '../support/drained.js';
 
 /** The compiled service: its parse pools need the compiled worker (`npm test` builds first). */
 const SERVICE = pathToFileURL(join(ROOT, 'dist', 'src', 'service', 'index.js')).href;
@@ -35,7 +36,7 @@ beforeAll(async () => {
     } as never,
   });
   const { startService } = (await import(SERVICE)) as typeof import('../../src/service/index.js');
-  service = await startService(config, { logger: createLogger(false), drainMs: 0 });
+  service = await startService(drained(config), { logger: createLogger(false) });
 });
 afterAll(async () => {
   await service?.stop();

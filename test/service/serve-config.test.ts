@@ -1,7 +1,7 @@
 /**
  * `startService` in-process against a real emulator and SQLite: API request metrics match the
  * emulator's own request counts, `server.public_preview` reaches the HTTP server, and the drain
- * bound comes from `delivery.drain_ms` unless the flag (`drainMs`) overrides it.
+ * bound comes from `delivery.drain_ms` unless the `--drain-ms` flag overrides it.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
+import { configOf } from '../../src/service/run.js';
 import type { FaultRule } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/logger.js';
 import type { Service } from '../../src/service/index.js';
@@ -34,18 +35,23 @@ function mailDir(count: number): string {
   return dir;
 }
 
-function config(dir: string, emu: StartedEmulator, extra: { server?: Record<string, unknown>; delivery?: Record<string, unknown> } = {}) {
-  return loadConfig({
-    overrides: {
-      store: `sqlite:${join(dir, 'mailgate.db')}`,
-      api: { url: emu.url, token: emu.token, retry: { max_attempts: 10, base_delay_ms: 10, max_delay_ms: 20 } },
-      server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY], ...extra.server },
-      delivery: { max_documents: 5, flush_ms: 0, ...extra.delivery },
-      routes: [{ name: 'support', source: 'acme/support' }],
-      adapters: { files: [{ name: 'inbox', route: 'support', paths: [join(dir, 'mail')] }] },
-      log_level: 'info',
-    } as never,
-  });
+type Extra = { server?: Record<string, unknown>; delivery?: Record<string, unknown> };
+
+function config(dir: string, emu: StartedEmulator, extra: Extra = {}) {
+  return loadConfig({ overrides: raw(dir, emu, extra) as never });
+}
+
+/** The configuration as written in mailgate.yaml (JSON is YAML). */
+function raw(dir: string, emu: StartedEmulator, extra: Extra = {}) {
+  return {
+    store: `sqlite:${join(dir, 'mailgate.db')}`,
+    api: { url: emu.url, token: emu.token, retry: { max_attempts: 10, base_delay_ms: 10, max_delay_ms: 20 } },
+    server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY], ...extra.server },
+    delivery: { max_documents: 5, flush_ms: 0, ...extra.delivery },
+    routes: [{ name: 'support', source: 'acme/support' }],
+    adapters: { files: [{ name: 'inbox', route: 'support', paths: [join(dir, 'mail')] }] },
+    log_level: 'info',
+  };
 }
 
 /** A logger writing JSON lines into `lines`. */
@@ -111,6 +117,7 @@ describe('mailgate serve: API request metrics', () => {
 });
 
 describe('mailgate serve: configured drain bound', () => {
+  /** A service with six items queued; with `flag`, configured as `mailgate serve --config FILE --drain-ms <flag>` is. */
   async function queuedService(
     emu: StartedEmulator,
     drainMs: number,
@@ -118,10 +125,11 @@ describe('mailgate serve: configured drain bound', () => {
   ): Promise<{ service: Service; lines: Array<Record<string, unknown>> }> {
     const lines: Array<Record<string, unknown>> = [];
     const dir = mailDir(6);
-    const service = await startService(config(dir, emu, { delivery: { drain_ms: drainMs } }), {
-      logger: capture(lines),
-      ...(flag === undefined ? {} : { drainMs: flag }),
-    });
+    const extra = { delivery: { drain_ms: drainMs } };
+    const file = join(dir, 'mailgate.yaml');
+    writeFileSync(file, JSON.stringify(raw(dir, emu, extra)));
+    const configured = flag === undefined ? config(dir, emu, extra) : configOf({ configFile: file, env: {}, drainMs: flag }).config;
+    const service = await startService(configured, { logger: capture(lines) });
     await eventually(async () => (await service.runtime.store.outboxDepth()) === 6, '6 queued items');
     return { service, lines };
   }

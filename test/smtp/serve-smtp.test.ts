@@ -22,6 +22,7 @@ import { textMessage } from '../imap/messages.js';
 import { eventually, ROOT } from '../service/serve-process.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { RawClient } from './client.js';
+import { drained } from '../support/drained.js';
 
 const SERVICE = pathToFileURL(join(ROOT, 'dist', 'src', 'service', 'index.js')).href;
 const startService: typeof import('../../src/service/index.js').startService = async (...args) =>
@@ -104,7 +105,7 @@ beforeAll(async () => {
       log_level: 'info',
     } as never,
   });
-  service = await startService(config, { logger: createLogger(false), drainMs: 0 });
+  service = await startService(drained(config), { logger: createLogger(false) });
   for (const e of service.adapters) {
     await eventually(() => e.adapter.health!()[0]!.state === 'listening', `${e.name} listening`);
     ports[e.name] = Number(String(e.adapter.health!()[0]!.detail!['address']).split(':').pop());
@@ -262,7 +263,7 @@ describe('SMTP security', () => {
           store: `sqlite:${join(at, 'mailgate.db')}`,
           api: { url: api.url, token: api.token, retry: { max_attempts: 2, base_delay_ms: 10, max_delay_ms: 20 } },
           server: { listen: '127.0.0.1:0' },
-          delivery: { max_documents: 50, flush_ms: 0, max_outbox: 1 },
+          delivery: { max_documents: 50, flush_ms: 0, max_outbox: 1, drain_ms: 0 },
           routes: [
             { name: 'support', source: 'acme/support' },
             { name: 'billing', source: 'acme/billing' },
@@ -275,7 +276,7 @@ describe('SMTP security', () => {
           },
         } as never,
       }),
-      { logger: createLogger(false), drainMs: 0 },
+      { logger: createLogger(false) },
     );
     try {
       const mx = full.adapters[0]!.adapter;

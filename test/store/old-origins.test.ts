@@ -278,10 +278,11 @@ async function readsInTodaysShape(url: string, ids: Map<string, number>): Promis
       store: url,
       api: { url: emu.url, token: emu.token },
       server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY] },
+      delivery: { drain_ms: 0 },
       routes: [{ name: 'r', source: TARGET }],
     } as never,
   });
-  const service = await startService(config, { logger: createLogger(false), drainMs: 0 });
+  const service = await startService(config, { logger: createLogger(false) });
   try {
     const json = async <T>(path: string): Promise<T> => {
       const res = await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });

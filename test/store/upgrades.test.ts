@@ -4,7 +4,9 @@
  * predictions, counters, aliases, console rows), opened by today's code on SQLite and PostgreSQL.
  * The migration keeps everything and work carries on exactly: only the queued item is sent, the
  * delivered one is neither re-sent nor re-billed, keys stay known, the dead letter stays
- * replayable. A table a later migration adds must be seeded here too, or the test fails.
+ * replayable; a route pause kept as a checkpoint before migration 9 becomes a route pause. The
+ * store at today's version is seeded and opened too, so a table added by a migration must be
+ * seeded here the day it is added, or the test fails.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -193,6 +195,36 @@ async function seed(d: Dialect): Promise<void> {
   await only('predictions', { route: 'p', comment_id: 'c9', key: 'k9', predictions: '[]', model: null, created_at: d.time(t0) });
   await only('route_counters', { route: 'r', enqueued: 3, delivered: 1, unchanged: 0, dead_lettered: 1, ai_units: 1 });
   await only('ai_units_daily', { route: 'r', day: new Date(t0).toISOString().slice(0, 10), units: 1 });
+  // Controls (migration 9). Before it, a route's pause was a checkpoint that migration moves.
+  const at = new Date(t0).toISOString();
+  const until = new Date(Date.now() + 24 * HOUR).toISOString();
+  const pause = { target: 'acme/paused', code: 'MAILGATE_ERR_API_FORBIDDEN', message: 'forbidden', since: at, until };
+  if (!(await d.tables()).includes('route_pauses')) {
+    await only('checkpoints', { key: 'route-pause:old', value: JSON.stringify({ paused: true, ...pause }), updated_at: d.time(t0) });
+  }
+  await only('route_pauses', { route: 'new', ...pause, updated_at: at });
+  await only('mailbox_states', {
+    mailbox: 'acct',
+    enabled: d.bool(false),
+    reason: 'user',
+    error_kind: null,
+    error_code: null,
+    error_message: null,
+    by_command: d.bool(true),
+    failing_since: null,
+    updated_at: at,
+  });
+  await only('folder_states', {
+    mailbox: 'acct',
+    folder: 'INBOX',
+    state: 'up_to_date',
+    synced_until: at,
+    last_synced: at,
+    behind: 0,
+    filtered: 2,
+    updated_at: at,
+  });
+  await only('parse_attempts', { route: 'r', key: 'imap:acct:INBOX:7:9', attempts: 2, updated_at: at });
   for (const t of await d.tables()) {
     if (t === 'schema_migrations') continue;
     expect(await d.count(t), `table ${t} seeded`).toBeGreaterThan(0);
@@ -214,6 +246,16 @@ async function carriesOn(store: Store, latest: number, from: number): Promise<vo
   expect(ledger?.textHash).toBe(from < 4 ? 'v1:text-2' : 'text-2');
   expect((await store.threadMembers('acme/up', ['t2'])).get('t2')?.map((e) => e.commentId)).toEqual(['c2']);
   expect((await store.listPredictions({ limit: 10 })).map((p) => p.commentId)).toEqual(['c9']);
+  // A pause written as a checkpoint before migration 9 is a route pause after it, and no checkpoint.
+  const pauses = await store.listRoutePauses();
+  expect(pauses.map((p) => p.route)).toEqual([from < 9 ? 'old' : 'new']);
+  expect(pauses[0]).toMatchObject({ target: 'acme/paused', code: 'MAILGATE_ERR_API_FORBIDDEN', message: 'forbidden' });
+  expect((await store.listCheckpoints()).map((c) => c.key)).toEqual(['imap:acct:INBOX']);
+  if (from >= 9) {
+    expect(await store.mailboxState('acct')).toMatchObject({ enabled: false, reason: 'user', byCommand: true, filtered: 2 });
+    expect((await store.mailboxState('acct'))?.folders).toMatchObject([{ folder: 'INBOX', state: 'up_to_date', filtered: 2 }]);
+    expect(await store.parseAttempts('r', ['imap:acct:INBOX:7:9'])).toEqual(new Map([['imap:acct:INBOX:7:9', 2]]));
+  }
 
   const emu = await startEmulator({ autoCreateSources: true });
   try {
@@ -257,12 +299,16 @@ async function carriesOn(store: Store, latest: number, from: number): Promise<vo
   expect(again.duplicates).toBe(1);
 }
 
+/**
+ * Every version up to today's: today's too, so that the seed covers every table there is (a
+ * table the next migration keeps must already be seeded when that migration arrives).
+ */
 const earlier = (migrations: readonly Migration[]) => {
   const latest = Math.max(...migrations.map((m) => m.version));
-  return { latest, versions: migrations.map((m) => m.version).filter((v) => v < latest) };
+  return { latest, versions: migrations.map((m) => m.version).filter((v) => v <= latest) };
 };
 
-describe('upgrades from every earlier schema version', () => {
+describe("upgrades from every earlier schema version (and today's)", () => {
   const sqlite = earlier(SQLITE_MIGRATIONS);
   it.each(sqlite.versions)('SQLite: a store at version %i with data in every table', async (v) => {
     const path = join(dir, `v${v}.db`);

@@ -71,7 +71,7 @@ export class Mailbox {
       id,
       threadId: id,
       labelIds: new Set([...labels.map((l) => this.label(l)), 'UNREAD']),
-      internalDate: Date.now(),
+      internalDate: spec.receivedAt?.getTime() ?? Date.now(),
       ...built,
       historyId: ++this.historyId,
     };

@@ -22,6 +22,8 @@ export interface MessageSpec {
   messageId: string;
   text: string;
   attachments?: AttachmentSpec[];
+  /** When Gmail received it (the message's internalDate); default: when it is delivered to the stand-in. */
+  receivedAt?: Date;
 }
 
 export interface PartTree {

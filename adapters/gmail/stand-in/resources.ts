@@ -1,6 +1,6 @@
 /**
  * The Gmail resources of one mailbox in the stand-in (developers.google.com/workspace/gmail/api/
- * reference/rest): users.getProfile, labels.list/create, messages.list/get/modify/batchModify,
+ * reference/rest): users.getProfile, labels.list/get/create, messages.list/get/modify/batchModify,
  * history.list, users.watch/stop. Each call is metered first (its quota units; a refusal answers
  * before any work). Error bodies have Google's shape: `{ error: { code, message, errors: [{
  * reason, domain, message }], status } }`.
@@ -35,6 +35,7 @@ export function apiError(status: number, reason: string, message: string, header
 const UNITS: Record<string, number> = {
   getProfile: 1,
   'labels.list': 1,
+  'labels.get': 1,
   'labels.create': 5,
   'messages.list': 5,
   'messages.get': 5,
@@ -57,6 +58,7 @@ export interface CallContext {
 function methodOf(method: string, rest: string): string | undefined {
   if (method === 'GET' && rest === '/profile') return 'getProfile';
   if (rest === '/labels') return method === 'GET' ? 'labels.list' : 'labels.create';
+  if (method === 'GET' && /^\/labels\/[^/]+$/.test(rest)) return 'labels.get';
   if (method === 'GET' && rest === '/messages') return 'messages.list';
   if (method === 'POST' && rest === '/messages/batchModify') return 'messages.batchModify';
   if (method === 'POST' && /^\/messages\/[^/]+\/modify$/.test(rest)) return 'messages.modify';
@@ -91,6 +93,13 @@ export function gmailRequest(ctx: CallContext, method: string, rest: string, q: 
       };
     case 'labels.list':
       return { status: 200, body: { labels: [...mb.labels.values()] } };
+    case 'labels.get': {
+      const label = mb.labels.get(decodeURIComponent(rest.split('/')[2]!));
+      if (label === undefined) return apiError(404, 'notFound', 'Requested entity was not found.');
+      const withIt = [...mb.messages.values()].filter((m) => m.labelIds.has(label.id));
+      const unread = withIt.filter((m) => m.labelIds.has('UNREAD')).length;
+      return { status: 200, body: { ...label, messagesTotal: withIt.length, messagesUnread: unread } };
+    }
     case 'labels.create': {
       if (typeof b['name'] !== 'string' || b['name'] === '') return apiError(400, 'invalidArgument', 'Invalid label name');
       if ([...mb.labels.values()].some((l) => l.name === b['name'])) return apiError(409, 'duplicate', 'Label name exists or conflicts');
