@@ -57,6 +57,8 @@ export interface Metrics {
   messagesRejected: Counter<'route' | 'adapter'>;
   /** Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted. */
   messagesDeadLettered: Counter<'route' | 'adapter'>;
+  /** Messages set aside as poison (MAILGATE_ERR_INTAKE_POISON after parsing.poison_after attempts); dead-lettered too. */
+  messagesPoisoned: Counter<'route' | 'adapter'>;
   /** Messages a mailbox's filter left out (never parsed, stored or billed), by reason: participants, auto_reply, mailing_list, since. */
   messagesFiltered: Counter<'route' | 'adapter' | 'reason'>;
   /** Items waiting for delivery; filled on scrape when a collector is set with `outboxDepth.collect()`. */
@@ -212,6 +214,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     messagesDeadLettered: counter(
       'mailgate_messages_dead_lettered_total',
       'Items moved to the dead letters for any reason: rejected, unparseable, retries exhausted.',
+      routeAdapter,
+    ),
+    messagesPoisoned: counter(
+      'mailgate_messages_poison_total',
+      'Messages set aside as poison: they killed their parse worker or the process on each of parsing.poison_after attempts (dead letters too).',
       routeAdapter,
     ),
     messagesFiltered: counter(

@@ -22,6 +22,7 @@ import type { RouteConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 import type { OutboxInput, Store } from '../store/types.js';
 import { admission } from './admission.js';
+import { POISON_CODE } from './poison.js';
 import { committer } from './commit.js';
 import type { RuntimeEvents } from './events.js';
 import { unwrapJournals } from './journal-intake.js';
@@ -109,7 +110,12 @@ export function createIntake(options: IntakeOptions): IntakeCore {
         const key = keysOf(r.route, r.msg).key;
         r.attempts = (await options.poison.count(r.route.name, [key])).get(key) ?? Number.POSITIVE_INFINITY;
         out[i] = await prepare(options, r, c);
-        await options.poison.forget(r.route.name, [key]);
+        if (!isPoisoned(out[i]!)) await options.poison.forget(r.route.name, [key]);
+      }
+      for (const input of out) {
+        if (input?.error?.code !== POISON_CODE) continue;
+        const { route, key, origin, error } = input;
+        options.logger?.warn({ route, key, adapter: origin.adapter, code: error.code }, `message set aside: ${error.message}`);
       }
       return out as OutboxInput[];
     });
@@ -124,26 +130,25 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     const suspects = new Set<Routed>();
     for (const [route, list] of byRoute(routed)) {
       const keys = list.map((r) => keysOf(r.route, r.msg).key);
-      const before = await poison.counted(route, keys);
-      const fresh = list.filter((_, i) => !before.has(keys[i]!));
-      const counts = await poison.count(
-        route,
-        fresh.map((r) => keysOf(r.route, r.msg).key),
-      );
+      const fresh = await poison.begin(route, keys);
       list.forEach((r, i) => {
-        if (before.has(keys[i]!)) suspects.add(r);
-        else r.attempts = counts.get(keys[i]!) ?? 1;
+        if (fresh.has(keys[i]!)) r.attempts = 1;
+        else suspects.add(r);
       });
     }
     return suspects;
   }
 
-  /** Forgets the attempts of the messages of a call once it is durable. */
-  function forgetAttempts(routed: Routed[]): Promise<void> | undefined {
+  /**
+   * Forgets the attempts of the messages of a call once it is durable, but a poison message's:
+   * its sender's retry (or a re-read) is then set aside at once, never parsed again.
+   */
+  function forgetAttempts(routed: Routed[], inputs: OutboxInput[]): Promise<void> | undefined {
     const poison = options.poison;
     if (poison === undefined) return undefined;
+    const done = routed.filter((_, i) => !isPoisoned(inputs[i]!));
     return Promise.all(
-      [...byRoute(routed)].map(([route, list]) =>
+      [...byRoute(done)].map(([route, list]) =>
         poison.forget(
           route,
           list.map((r) => keysOf(r.route, r.msg).key),
@@ -166,20 +171,23 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     });
   }
 
-  /** Push: refused at once when full, parsed whole, committed with whatever else is waiting. */
+  /**
+   * Push: refused at once when full, parsed whole (attempts counted, as for pull: a message that
+   * kills the process every time is set aside after `poison_after` tries of its sender, and
+   * answered as stored so that the sender stops), committed with whatever else is waiting.
+   */
   async function refuse(batch: Inbound[], opts: AcceptOptions): Promise<Accepted[]> {
     if (opts.signal?.aborted) throw aborted(opts.signal);
     let inputs: OutboxInput[];
+    const routed = batch.map((msg) => ({ msg, route: routeOf(msg) }));
     try {
       await room.refuseWhenFull(batch, (m) => keysOf(routeOf(m), m));
-      inputs = await parseAll(
-        batch.map((msg) => ({ msg, route: routeOf(msg) })),
-        noCounts(),
-      );
+      inputs = await parseAll(routed, noCounts(), true);
     } catch (err) {
       throw unavailable(err);
     }
     const results = await commits.submit({ inputs, refuse: true, ...marks(opts) }, opts.signal);
+    await forgetAttempts(routed, inputs);
     report(batch, results, 'push');
     return results;
   }
@@ -220,7 +228,7 @@ export function createIntake(options: IntakeOptions): IntakeCore {
       const inputs = await parseAll(fresh, counters, true);
       await previous;
       const stored = await commits.submit({ inputs, refuse: false, looked: true, ...marks(opts) }, opts.signal);
-      await forgetAttempts(fresh);
+      await forgetAttempts(fresh, inputs);
       counters.queued += stored.filter((r) => !r.duplicate && r.dead === undefined).length;
       counters.duplicates += stored.filter((r) => r.duplicate).length;
       let next = 0;
@@ -279,6 +287,8 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     },
   };
 }
+
+const isPoisoned = (input: OutboxInput): boolean => input.error?.code === POISON_CODE;
 
 function marks(opts: AcceptOptions): {
   checkpoint?: NonNullable<AcceptOptions['checkpoint']>;

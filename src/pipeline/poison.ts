@@ -1,13 +1,16 @@
 /**
  * Poison messages (DESIGN.md "Parsing safety"): a message that kills its parse worker — or the
- * whole process — every time must not stop its mailbox. Each parse attempt of a pulled message
- * is counted in the store *before* the parse runs, so a restart after a crash knows how often
- * that message was tried; one tried `poison_after` times is set aside as a dead letter with its
- * raw bytes (MAILGATE_ERR_INTAKE_POISON) without parsing it again, and the mailbox moves on. A
- * parse worker that dies on a message is caught by the parse pool (which replaces the worker and
- * parses the message's batch-mates again): the death counts as an attempt, one more is counted
- * and the message is parsed again alone, up to `poison_after` attempts (prepare.ts). The counts
- * of a stored message are forgotten.
+ * whole process — every time must not stop its mailbox, nor make its sender retry for ever. Each
+ * parse attempt of a message, pulled or pushed, is counted in the store by its key *before* the
+ * parse runs, so a restart after a crash knows how often that message was tried; one tried
+ * `poison_after` times is set aside as a dead letter with its raw bytes
+ * (MAILGATE_ERR_INTAKE_POISON) without parsing it again, the mailbox moves on and a sender gets
+ * its success answer. A parse worker that dies on a message is caught by the parse pool (which
+ * replaces the worker and parses the message's batch-mates again): the death counts as an
+ * attempt, one more is counted and the message is parsed again alone, up to `poison_after`
+ * attempts (prepare.ts). The counts of a stored message are forgotten, but a poison message's
+ * (it comes back set aside at once). The counts are written without waiting for the disk: they
+ * must outlive the process, not a power cut (a lost one only gives one more attempt).
  *
  * Messages never tried are counted together (one write a call) and parsed side by side. A
  * message already counted (its call never became durable: the process died) is a suspect:
@@ -22,19 +25,19 @@ export interface PoisonGuard {
   readonly poisonAfter: number;
   /** Counts one attempt of each key (one store write); answers each key's attempts, this one included. */
   count(route: string, keys: readonly string[]): Promise<Map<string, number>>;
-  /** The attempts counted so far (keys never counted are left out). */
-  counted(route: string, keys: readonly string[]): Promise<Map<string, number>>;
+  /** Counts a first attempt of each key never counted (one store write); answers those keys. */
+  begin(route: string, keys: readonly string[]): Promise<Set<string>>;
   /** Forgets the attempts of keys now stored (best effort: a leftover count only matters if the message comes back). */
   forget(route: string, keys: readonly string[]): Promise<void>;
 }
 
 export function poisonGuard(
-  store: Pick<ControlStore, 'countParseAttempts' | 'parseAttempts' | 'clearParseAttempts'>,
+  store: Pick<ControlStore, 'countParseAttempts' | 'beginParseAttempts' | 'clearParseAttempts'>,
   poisonAfter: number,
 ): PoisonGuard {
   return {
     poisonAfter,
-    counted: (route, keys) => (keys.length === 0 ? Promise.resolve(new Map()) : store.parseAttempts(route, keys)),
+    begin: (route, keys) => (keys.length === 0 ? Promise.resolve(new Set()) : store.beginParseAttempts(route, keys)),
     count: (route, keys) => (keys.length === 0 ? Promise.resolve(new Map()) : store.countParseAttempts(route, keys)),
     forget: async (route, keys) => {
       if (keys.length === 0) return;

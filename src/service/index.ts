@@ -32,6 +32,8 @@ export interface ServiceOptions {
   owner?: string;
   /** Outbox claim lease in ms (default 60000). */
   leaseMs?: number;
+  /** Internal, for tests only: the parse workers' test hooks (RuntimeOptions.parseTestHooks). */
+  parseTestHooks?: boolean;
 }
 
 export interface Service {
@@ -96,6 +98,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     deliverySignal: deliveryStop.signal,
     ...(options.owner ? { owner: options.owner } : {}),
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+    ...(options.parseTestHooks === true ? { parseTestHooks: true } : {}),
   });
   const { store, routes, delivery, sinks, actions } = runtime;
   observeStore(metrics, store, runtime.adapters, routes.keys());

@@ -8,6 +8,7 @@ import type { AttemptInfo } from '../api/client.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RuntimeEvents } from '../pipeline/events.js';
+import { POISON_CODE } from '../pipeline/poison.js';
 import type { Store } from '../store/types.js';
 import type { AdapterEntry } from '../runtime/adapters.js';
 
@@ -21,8 +22,10 @@ export function countMessages(events: RuntimeEvents, metrics: Metrics): void {
   events.on('item:stored', (e) => {
     const labels = { route: e.route, adapter: e.adapter };
     metrics.messagesReceived.inc(labels);
-    if (e.outcome === 'dead') metrics.messagesDeadLettered.inc(labels);
-    else if (e.outcome === 'queued') {
+    if (e.outcome === 'dead') {
+      metrics.messagesDeadLettered.inc(labels);
+      if (e.error?.code === POISON_CODE) metrics.messagesPoisoned.inc(labels);
+    } else if (e.outcome === 'queued') {
       metrics.messagesParsed.inc(labels);
       metrics.messagesQueued.inc(labels);
     }

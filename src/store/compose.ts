@@ -67,6 +67,7 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     putFolderState: true,
     countFiltered: true,
     countParseAttempts: true,
+    beginParseAttempts: true,
     parseAttempts: true,
     clearParseAttempts: true,
   },

@@ -295,6 +295,10 @@ describe('console', () => {
     expect(text).toContain('Route triage');
     expect(text).toContain('uploads');
     await screenshot(page, 'overview');
+    const store = page.locator('section.panel[aria-labelledby^="p-store"]');
+    await store.scrollIntoViewIfNeeded();
+    expect(await store.textContent()).toMatch(/Size on disk.*Oldest queued.*Oldest delivered.*Oldest dead letter/s);
+    await screenshot(page, 'overview-store');
     expect(problems).toEqual([]);
     await page.close();
   });

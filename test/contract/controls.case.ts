@@ -127,5 +127,24 @@ export function controlCases(ctx: ContractContext): void {
       );
       expect(await s.countParseAttempts('r', [])).toEqual(new Map());
     });
+
+    it('begins parse attempts: a first attempt for keys never counted, in one write; keys counted before are left as they are', async () => {
+      const s = ctx.store();
+      await s.countParseAttempts('r', ['b']);
+      expect(await s.beginParseAttempts('r', ['a', 'b', 'c', 'a'])).toEqual(new Set(['a', 'c']));
+      expect(await s.parseAttempts('r', ['a', 'b', 'c', 'd'])).toEqual(
+        new Map([
+          ['a', 1],
+          ['b', 1],
+          ['c', 1],
+        ]),
+      );
+      const other = await ctx.open();
+      expect(await other.beginParseAttempts('r', ['a', 'd'])).toEqual(new Set(['d']));
+      expect(await other.beginParseAttempts('q', ['a'])).toEqual(new Set(['a']));
+      expect(await s.beginParseAttempts('r', [])).toEqual(new Set());
+      await s.clearParseAttempts('r', ['a', 'b', 'c', 'd']);
+      expect(await other.parseAttempts('r', ['a', 'b', 'c', 'd'])).toEqual(new Map());
+    });
   });
 }

@@ -35,6 +35,7 @@ describe('mailgate metrics on prom-client', () => {
       '# TYPE mailgate_messages_unchanged_total counter',
       '# TYPE mailgate_messages_rejected_total counter',
       '# TYPE mailgate_messages_dead_lettered_total counter',
+      '# TYPE mailgate_messages_poison_total counter',
       '# TYPE mailgate_messages_filtered_total counter',
       '# TYPE mailgate_outbox_depth gauge',
       '# TYPE mailgate_route_paused gauge',

@@ -88,11 +88,18 @@ export interface ControlStore {
   /** Adds `n` messages left out by the filter to a folder's count. */
   countFiltered(mailbox: string, folder: string, n: number): Promise<void>;
   /**
-   * Poison messages: counts one more parse attempt of each key of `route`, durably, before the
-   * parse runs (a message that kills the process every time is then known by its count after a
-   * restart). Answers each key's attempts, this one included.
+   * Poison messages: counts one more parse attempt of each key of `route` before the parse runs,
+   * so that it outlives the process (a message that kills the process every time is then known by
+   * its count after a restart). Answers each key's attempts, this one included. The parse-attempt
+   * writes need not survive a power cut (SQLite does not sync them, PostgreSQL commits them
+   * asynchronously): one lost only gives a message one more attempt.
    */
   countParseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * Counts a first attempt of each key of `route` never counted, in one write, and answers those
+   * keys; the others are left as they are (counted before: their earlier parse never finished).
+   */
+  beginParseAttempts(route: string, keys: readonly string[]): Promise<Set<string>>;
   /** The parse attempts counted for keys of `route` (keys never counted are left out). */
   parseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>>;
   /** Forgets the attempts of keys whose messages are now stored (queued or set aside). */

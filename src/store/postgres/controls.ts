@@ -8,6 +8,14 @@ import { iso, nowParam, pgNow, withTransaction, type PgClock } from './db.js';
 type Timed<T> = Omit<T, 'updated_at'> & { updated_at: Date };
 const timed = <T>(r: Timed<T>): T => ({ ...r, updated_at: iso(r.updated_at) }) as T;
 
+/**
+ * Makes the statement's own transaction commit without waiting for the WAL flush
+ * (synchronous_commit off, for it alone): parse-attempt counts must outlive the gateway's
+ * process, which they do once the server has them; a server crash that loses one only gives a
+ * message one more attempt. The statement joins `light` so that the setting is evaluated.
+ */
+const ASYNC_COMMIT = "WITH light AS (SELECT set_config('synchronous_commit', 'off', true))";
+
 export class PgControls implements Backend<ControlStore> {
   constructor(
     private readonly pool: pg.Pool,
@@ -78,12 +86,25 @@ export class PgControls implements Backend<ControlStore> {
     if (keys.length === 0) return new Map();
     const sorted = [...new Set(keys)].sort();
     const { rows } = await this.pool.query<{ key: string; attempts: number }>(
-      `INSERT INTO parse_attempts (route, key, attempts, updated_at) SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k
+      `${ASYNC_COMMIT} INSERT INTO parse_attempts (route, key, attempts, updated_at)
+       SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k, light
        ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + 1, updated_at = excluded.updated_at
        RETURNING key, attempts`,
       [route, sorted, nowParam(this.clock)],
     );
     return new Map(rows.map((r) => [r.key, Number(r.attempts)]));
+  }
+
+  async beginParseAttempts(route: string, keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const sorted = [...new Set(keys)].sort();
+    const { rows } = await this.pool.query<{ key: string }>(
+      `${ASYNC_COMMIT} INSERT INTO parse_attempts (route, key, attempts, updated_at)
+       SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k, light
+       ON CONFLICT (route, key) DO NOTHING RETURNING key`,
+      [route, sorted, nowParam(this.clock)],
+    );
+    return new Set(rows.map((r) => r.key));
   }
 
   async parseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>> {
@@ -97,7 +118,10 @@ export class PgControls implements Backend<ControlStore> {
 
   async clearParseAttempts(route: string, keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.pool.query('DELETE FROM parse_attempts WHERE route = $1 AND key = ANY($2::text[])', [route, [...keys]]);
+    await this.pool.query(`${ASYNC_COMMIT} DELETE FROM parse_attempts USING light WHERE route = $1 AND key = ANY($2::text[])`, [
+      route,
+      [...keys],
+    ]);
   }
 
   async countFiltered(mailbox: string, folder: string, n: number): Promise<void> {

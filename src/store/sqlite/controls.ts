@@ -5,10 +5,55 @@ import { checkFilteredCount, mailboxRows, mergeMailboxState, type FolderRowIn, t
 import type { ControlStore, FolderStateInput, MailboxStateInput, MailboxStateRow, RoutePauseRow } from '../types.js';
 
 export class SqliteControls implements Backend<ControlStore> {
+  /** Statements of the parse-attempt writes, prepared once (they run for every batch of messages). */
+  private attemptSql?: {
+    begin: Database.Statement;
+    bump: Database.Statement;
+    del: Database.Statement;
+    light: Database.Statement;
+    full: Database.Statement;
+  };
+
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
+    /** The store's own `synchronous` level, restored after a light write. */
+    private readonly synchronous: 'FULL' | 'NORMAL' = 'FULL',
   ) {}
+
+  private get sql(): NonNullable<SqliteControls['attemptSql']> {
+    return (this.attemptSql ??= {
+      begin: this.db.prepare(
+        `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, 1, ?) ON CONFLICT (route, key) DO NOTHING RETURNING key`,
+      ),
+      bump: this.db.prepare(
+        `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, 1, ?)
+         ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + 1, updated_at = excluded.updated_at
+         RETURNING attempts`,
+      ),
+      del: this.db.prepare('DELETE FROM parse_attempts WHERE route = ? AND key = ?'),
+      light: this.db.prepare('PRAGMA synchronous = NORMAL'),
+      full: this.db.prepare('PRAGMA synchronous = FULL'),
+    });
+  }
+
+  /**
+   * Runs a parse-attempt write as one transaction that does not sync the WAL at its commit
+   * (synchronous=NORMAL for it alone, safe in WAL mode): a count must outlive the process, which
+   * the operating system's page cache does; a power cut that loses it only gives a message one
+   * more attempt. The store's later synced commits sync these pages too.
+   */
+  private light<T>(write: () => T): T {
+    const sql = this.sql;
+    const tx = this.db.transaction(write);
+    if (this.synchronous !== 'FULL') return tx.immediate();
+    sql.light.run();
+    try {
+      return tx.immediate();
+    } finally {
+      sql.full.run();
+    }
+  }
 
   private iso(): string {
     return new Date(this.now()).toISOString();
@@ -85,13 +130,15 @@ export class SqliteControls implements Backend<ControlStore> {
   }
 
   countParseAttempts(route: string, keys: readonly string[]): Map<string, number> {
-    const bump = this.db.prepare(
-      `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, 1, ?)
-       ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + 1, updated_at = excluded.updated_at
-       RETURNING attempts`,
-    );
+    const { bump } = this.sql;
     const at = this.iso();
-    return this.db.transaction(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts]))).immediate();
+    return this.light(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts])));
+  }
+
+  beginParseAttempts(route: string, keys: readonly string[]): Set<string> {
+    const { begin } = this.sql;
+    const at = this.iso();
+    return this.light(() => new Set(keys.filter((k) => begin.get(route, k, at) !== undefined)));
   }
 
   parseAttempts(route: string, keys: readonly string[]): Map<string, number> {
@@ -105,8 +152,8 @@ export class SqliteControls implements Backend<ControlStore> {
   }
 
   clearParseAttempts(route: string, keys: readonly string[]): void {
-    const del = this.db.prepare('DELETE FROM parse_attempts WHERE route = ? AND key = ?');
-    this.db.transaction(() => keys.forEach((k) => del.run(route, k))).immediate();
+    const { del } = this.sql;
+    this.light(() => keys.forEach((k) => del.run(route, k)));
   }
 
   countFiltered(mailbox: string, folder: string, n: number): void {

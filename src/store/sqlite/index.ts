@@ -46,7 +46,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     threads: new SqliteThreads(db),
     ledger: new SqliteLedger(db),
     console: new SqliteConsole(db, now),
-    controls: new SqliteControls(db, now),
+    controls: new SqliteControls(db, now, options.synchronous ?? 'FULL'),
   };
   const outbox = new SqliteOutbox(db, now, parts);
   const concerns = {
