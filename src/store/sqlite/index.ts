@@ -25,6 +25,7 @@ import { SqliteOutbox } from './outbox.js';
 import { SqliteOwners } from './owners.js';
 import { SqlitePredictions } from './predictions.js';
 import { SqliteThreads } from './threads.js';
+import { WalSync } from './wal-sync.js';
 
 export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, SQLITE_PAGE_SIZE, type SqliteOptions } from './db.js';
 
@@ -38,6 +39,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     throw wrapStoreError(err, isUnavailable, `opening ${path}`);
   }
   const now = options.now ?? Date.now;
+  const wal = new WalSync(db);
   const leases = new SqliteLeases(db, now);
   const parts = {
     leases,
@@ -52,7 +54,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
   const concerns = {
     ...parts,
     outbox,
-    keyed: new SqliteKeyed(db, outbox, now),
+    keyed: new SqliteKeyed(db, outbox, now, wal),
     owners: new SqliteOwners(db, now, leases),
     deadLetters: new SqliteDeadLetters(db, outbox, now),
     predictions: new SqlitePredictions(db, now),
