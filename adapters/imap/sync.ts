@@ -7,7 +7,7 @@ import type { ImapFlow } from 'imapflow';
 import type { FilterReason, MessageFilter } from '../../src/controls/filter.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
-import { imapKey } from './identity.js';
+import { imapKey, imapOrigin } from './identity.js';
 import { parseAfterDelivery, type ImapAccountConfig } from './config.js';
 import { checkpointKey, checkpointValue, readCheckpoint } from './checkpoint.js';
 import { fetchChunk } from './fetcher.js';
@@ -222,7 +222,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
               key: imapKey(config.name, folder, uidValidity, m.uid),
               route: config.route,
               receivedAt: m.internalDate ?? new Date(),
-              origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },
+              origin: imapOrigin(config.name, folder, uidValidity, m.uid),
               ...(afterDelivery ? { afterDelivery } : {}),
             }));
             const bytes = batch.reduce((n, m) => n + m.raw.length, 0);
