@@ -26,6 +26,12 @@ export function kindsWith(capability: 'fileInputs' | 'simulate' | 'standIn'): Ad
   return ADAPTER_KINDS.filter((kind) => (KINDS[kind] as KindDefinition)[capability] !== undefined);
 }
 
+/** The kind whose messages name `adapter` in their origin (`imap`; `webhook:<provider>` is the webhooks kind's), if any. */
+export function kindOfOrigin(adapter: string): KindDefinition | undefined {
+  const name = adapter.split(':')[0];
+  return ADAPTER_KINDS.map((kind): KindDefinition => KINDS[kind]).find((def) => (def.originAdapter ?? def.kind) === name);
+}
+
 /** Every error code: the core's and each kind's, with their HTTP and SMTP answers (docs/errors.md). */
 export function errorCatalogue(): ErrorCatalogue {
   return assembleCatalogue(ADAPTER_KINDS.map((kind) => ({ owner: `adapters/${kind}`, errors: KINDS[kind].errors })));

@@ -23,6 +23,8 @@ import { searchRow } from '../src/store/sqlite/console.js';
 import { openStore } from '../src/store/index.js';
 import type { OutboxInput } from '../src/store/types.js';
 import { argInt } from './support/args.js';
+import { fileOrigin } from '../adapters/files/identity.js';
+import { imapOrigin } from '../adapters/imap/identity.js';
 
 const ITEMS = argInt(2, 1_000_000);
 const REQUESTS = argInt(3, 200);
@@ -46,9 +48,9 @@ function template(t: number): OutboxInput {
   const headers = [`From: ${first} ${last} <${address}>`, 'To: support@acme.test', `Subject: ${subject}`, `Message-ID: <t${t}@mx.test>`];
   headers.push(`Date: Tue, 03 Mar 2026 ${String(t % 24).padStart(2, '0')}:15:00 +0000`);
   const origins = [
-    { adapter: 'imap', account: `inbox-${t % 3}`, folder: 'INBOX', uidValidity: 7, uid: t },
-    { adapter: 'files', path: `/archive/${t % 5}.mbox`, index: t },
-    { adapter: 'webhook:mailgun', account: 'in', pushed: true, eventId: `ev-${t}` },
+    imapOrigin(`inbox-${t % 3}`, 'INBOX', 7, t),
+    fileOrigin(`/archive/${t % 5}.mbox`, t),
+    { adapter: 'webhook:mailgun', instance: 'in', id: `ev-${t}`, details: { eventId: `ev-${t}` } },
   ];
   return {
     route: ROUTES[t % ROUTES.length]!,

@@ -144,12 +144,12 @@ async function files(pool: ParsePool, seeds: Buffer[], rand: Rand): Promise<void
     let last = performance.now();
     for await (const item of readInput(dir, { maxMessageBytes: 32 * 1024 * 1024 })) {
       const ms = performance.now() - last;
-      if (ms > slowestRead.ms) slowestRead = { ms, what: item.origin.path.split('/').pop()! };
+      if (ms > slowestRead.ms) slowestRead = { ms, what: item.origin.details['path'].split('/').pop()! };
       if (item.error) {
         cases++;
         record(item.error.code);
         if (!isGatewayError(item.error)) saveFinding('file-reader', 'uncoded', item.bytes ?? Buffer.alloc(0), 'bin', String(item.error));
-      } else await throughPool(pool, item.raw, `file:${item.origin.path.split('.').pop()}`, pending);
+      } else await throughPool(pool, item.raw, `file:${item.origin.details['path'].split('.').pop()}`, pending);
       last = performance.now();
     }
   } catch (err) {

@@ -339,7 +339,8 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   const bound = n / (total / availableParallelism());
   console.log(
     `${''.padEnd(34)} CPU during the sync: mailgate ${cpu('mailgate').toFixed(1)} s, Dovecot ${cpu('dovecot').toFixed(1)} s, emulator ${cpu('emulator').toFixed(1)} s` +
-      ` = ${total.toFixed(1)} s on ${availableParallelism()} cores: no faster than ${bound.toFixed(0)} msg/s (${(bound / median(raw)).toFixed(2)}× raw fetch)`,
+      ` = ${total.toFixed(1)} s on ${availableParallelism()} cores: no faster than ${bound.toFixed(0)} msg/s (${(bound / median(raw)).toFixed(2)}× raw fetch);` +
+      ` mailgate at ${((rate / bound) * 100).toFixed(0)} % of it (target ≥ 85 %), ${(rate / handRate).toFixed(2)}× hand-built (target ≥ 2×)`,
   );
   console.log(
     `${''.padEnd(34)} CPU per message: mailgate ${((cpu('mailgate') * 1e6) / n).toFixed(0)} µs, hand-built ${((cpu('mailgate', hand) * 1e6) / n).toFixed(0)} µs`,

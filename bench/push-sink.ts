@@ -32,7 +32,7 @@ function message(i: number): Inbound {
       `Date: Mon, 04 Mar 2024 09:00:00 +0000\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${PARAGRAPH.repeat(40)}Ref ${i}\r\n`,
   );
   const envelope = { from: `c${i}@example.com`, to: ['support@acme.example'], provider: 'mailgun', spf: 'pass' };
-  const origin = { adapter: 'webhook:mailgun', account: 'in', eventId: `ev-${i}`, envelope };
+  const origin = { adapter: 'webhook:mailgun', instance: 'in', id: `ev-${i}`, envelope, details: { eventId: `ev-${i}` } };
   return { raw, key: contentKey(raw), route: 'hooks', receivedAt: new Date(), origin };
 }
 

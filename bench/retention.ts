@@ -15,6 +15,7 @@ import { openStore } from '../src/store/index.js';
 import { compactSqlite } from '../src/store/sqlite/backup.js';
 import type { OutboxInput, Store } from '../src/store/types.js';
 import { argInt } from './support/args.js';
+import { imapOrigin } from '../adapters/imap/identity.js';
 
 const MESSAGES = argInt(2, 5_000);
 const COMPACT_MIB = argInt(3, 200);
@@ -34,7 +35,7 @@ function item(i: number): OutboxInput {
       raw_email: { headers: { raw: `Message-ID: ${messageId}\r\nSubject: Invoice ${i}\r\nFrom: ${from}` }, body: { plain: BODY } },
       comment_id: commentId,
     },
-    origin: { adapter: 'imap', account: 'support', folder: 'INBOX', uidValidity: 1700000000, uid: i },
+    origin: imapOrigin('support', 'INBOX', 1700000000, i),
     raw: Buffer.from(`Message-ID: ${messageId}\r\n\r\n${BODY}`),
     thread: {
       source: SOURCE,

@@ -13,6 +13,7 @@ import { openStore } from '../src/store/index.js';
 import type { OutboxInput, Store } from '../src/store/types.js';
 import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
 import { argInt } from './support/args.js';
+import { fileOrigin } from '../adapters/files/identity.js';
 
 const ITEMS = argInt(2, 20_000);
 const BATCH = argInt(3, 100);
@@ -32,7 +33,7 @@ function item(i: number): OutboxInput {
       comment_id: commentId,
       user_properties: { 'string:Mailbox': 'billing' },
     },
-    origin: { adapter: 'files', path: '/bench/archive.mbox', index: i },
+    origin: fileOrigin('/bench/archive.mbox', i),
     raw: RAW,
   };
 }

@@ -107,7 +107,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
       });
       bytes += item.raw.length;
     }
-    checkpoint = { key, value: { path: item.origin.path, index: item.next.index, offset: item.next.offset } };
+    checkpoint = { key, value: { path: item.origin.details.path, index: item.next.index, offset: item.next.offset } };
     dirty = true;
     if (batch.length >= batchSize || bytes >= batchBytes) await flush();
   }

@@ -1,9 +1,10 @@
 /** The files adapter: .eml, directories, mbox (mboxo/mboxrd/Content-Length), maildir, Outlook .msg. */
 import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js';
-import type { Adapter, PathInputs } from '../../src/pipeline/types.js';
+import type { Adapter, PathInputs, PathItem } from '../../src/pipeline/types.js';
 import { createFilesAdapter as build } from './adapter.js';
 import type { FilesEntry } from './config.js';
 import { inputFiles, readInputs as read } from './read.js';
+import type { FileItem } from './types.js';
 
 export { filesEntrySchema, type FilesEntry } from './config.js';
 export { createFilesAdapter, checkpointKey, FILES_BATCH_SIZE, type FilesAdapterConfig } from './adapter.js';
@@ -23,7 +24,10 @@ export function create(entry: FilesEntry, ctx: KindContext): Adapter {
     maxMessageBytes: ctx.maxMessageBytes,
     // An unreadable input file is expected (a broken .msg): one line with its reason, no stack.
     onError: (item) =>
-      log.warn({ path: item.origin.path, index: item.origin.index, code: item.error.code }, `file item skipped: ${item.error.message}`),
+      log.warn(
+        { path: item.origin.details.path, index: item.origin.details.index, code: item.error.code },
+        `file item skipped: ${item.error.message}`,
+      ),
     onSkip: (path, reason) => log.debug({ path, reason }, 'not mail, skipped'),
   });
 }
@@ -31,9 +35,14 @@ export function create(entry: FilesEntry, ctx: KindContext): Adapter {
 /** The kind's implementation (adapters/files/kind.ts). */
 export const implementation: KindImplementation<FilesEntry> = { create };
 
+async function* pathItems(items: AsyncIterable<FileItem>): AsyncGenerator<PathItem> {
+  for await (const item of items) yield { ...item, path: item.origin.details.path, index: item.origin.details.index };
+}
+
 /** `mailgate import` and `preview`: the files and folders named on the command line. */
 export const pathInputs: PathInputs = {
-  adapter: ({ onError, ...options }) => build({ ...options, ...(onError ? { onError: (item) => onError(item.origin, item.error) } : {}) }),
-  read: (paths, options) => read(paths, options),
+  adapter: ({ onError, ...options }) =>
+    build({ ...options, ...(onError ? { onError: (item) => onError(item.origin.details, item.error) } : {}) }),
+  read: (paths, options) => pathItems(read(paths, options)),
   files: (paths) => inputFiles(paths),
 };

@@ -7,6 +7,7 @@ import { parseDate } from '../../src/mime/date.js';
 import { MboxFinisher, type MboxMessage } from '../../src/mime/mbox-finish.js';
 import { MboxSplitter } from '../../src/mime/mbox-split.js';
 import { DEFAULT_CHUNK_BYTES, type FileItem, type FilePosition, type ReadOptions } from './types.js';
+import { fileOrigin } from './identity.js';
 
 async function bytesAt(file: string, offset: number, length: number): Promise<string> {
   const fh = await open(file, 'r');
@@ -51,7 +52,7 @@ export function fromLineDate(line: Buffer): Date | undefined {
 function toItem(file: string, m: MboxMessage, index: number, maxBytes: number): FileItem {
   const receivedAt = fromLineDate(m.fromLine);
   const base = {
-    origin: { adapter: 'files' as const, path: file, index },
+    origin: fileOrigin(file, index),
     offset: m.start,
     next: { index: index + 1, offset: m.end },
     ...(receivedAt && { receivedAt }),
@@ -91,7 +92,7 @@ export async function* readMbox(
   } catch (err) {
     stream.destroy();
     const error = new GatewayError('MAILGATE_ERR_INPUT_NOT_FOUND', `cannot read ${file}: ${(err as Error).message}`, { cause: err });
-    yield { origin: { adapter: 'files', path: file, index }, offset: 0, next: { index, offset: 0 }, error };
+    yield { origin: fileOrigin(file, index), offset: 0, next: { index, offset: 0 }, error };
     return;
   }
   for (const seg of splitter.end()) yield* emit(finisher.push(seg));

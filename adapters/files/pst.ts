@@ -6,11 +6,12 @@
 import type { PstItem } from '../../src/mime/pst.js';
 import { readPstOffThread } from '../../src/mime/pst-thread.js';
 import type { FileItem, ReadOptions } from './types.js';
+import { fileOrigin } from './identity.js';
 
 function fileItem(path: string, item: PstItem): FileItem {
   const { index, folder, offset, next, receivedAt } = item;
   const base = {
-    origin: { adapter: 'files' as const, path, index, ...(folder !== undefined && { folder }) },
+    origin: fileOrigin(path, index, folder !== undefined ? { folder } : {}),
     offset,
     next,
     ...(receivedAt !== undefined && { receivedAt }),

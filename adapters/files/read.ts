@@ -10,10 +10,11 @@ import { convertMsg } from '../../src/mime/msg-convert.js';
 import { damagedMessage, notMailMessage } from '../../src/mime/sniff.js';
 import { sniffFile, type Sniffed } from './sniff.js';
 import type { FileItem, FilePosition, ReadOptions } from './types.js';
+import { fileOrigin } from './identity.js';
 import { walkDir } from './walk.js';
 
 function failure(path: string, error: GatewayError, index = 0): FileItem {
-  return { origin: { adapter: 'files', path, index }, offset: 0, next: { index: index + 1, offset: 0 }, error };
+  return { origin: fileOrigin(path, index), offset: 0, next: { index: index + 1, offset: 0 }, error };
 }
 
 function unreadable(path: string, err: unknown): GatewayError {
@@ -38,7 +39,7 @@ async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number, 
   const info = await stat(path);
   const size = info.size;
   const base = {
-    origin: { adapter: 'files' as const, path, index: 0 },
+    origin: fileOrigin(path, 0),
     offset: 0,
     next: { index: 1, offset: size },
     receivedAt: arrival(path, maildir, info.mtime),

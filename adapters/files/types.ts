@@ -20,10 +20,22 @@ export interface ResumePoint {
   offset?: number;
 }
 
+/** The files kind's details of an origin: the file, the message's index in it, and what a container states about it. */
+export type FileDetails = {
+  path: string;
+  /** Index of the message inside its file (mbox), from 0. */
+  index: number;
+  /** The folder of an Outlook file or a Google Vault export the message sat in. */
+  folder?: string;
+  /** Labels a Google Vault export gave the message, in their order. */
+  labels?: string[];
+  /** The account a Google Vault export names for the message. */
+  account?: string;
+};
+
 export interface FileOrigin extends Origin {
   adapter: 'files';
-  path: string;
-  index: number;
+  details: FileDetails;
 }
 
 interface FileItemBase {

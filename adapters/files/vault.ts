@@ -18,6 +18,7 @@ import { MboxSplitter } from '../../src/mime/mbox-split.js';
 import { splitHeader } from '../../src/mime/header-split.js';
 import { messageIdOf } from '../../src/document/comment-id.js';
 import type { FileItem, ReadOptions } from './types.js';
+import { fileOrigin } from './identity.js';
 
 export interface VaultFacts {
   labels: string[];
@@ -157,7 +158,7 @@ export async function* readVault(
     for (const xml of await source.metadata()) vaultMetadata(xml, facts);
   } catch (err) {
     yield {
-      origin: { adapter: 'files', path, index: 0 },
+      origin: fileOrigin(path, 0),
       offset: 0,
       next: { index: 1, offset: 0 },
       error: invalid(path, (err as Error).message),
@@ -174,7 +175,7 @@ export async function* readVault(
         const at = index++;
         if (at < skip) continue;
         const base = {
-          origin: { adapter: 'files' as const, path, index: at, folder: mbox.name },
+          origin: fileOrigin(path, at, { folder: mbox.name }),
           offset: 0,
           next: { index: at + 1, offset: 0 },
         };
@@ -189,7 +190,7 @@ export async function* readVault(
         const f = id === undefined ? undefined : facts.get(bare(id));
         yield {
           ...base,
-          origin: { ...base.origin, ...(f && { labels: f.labels }), ...(f?.account && { account: f.account }) },
+          origin: fileOrigin(path, at, { folder: mbox.name, ...(f && { labels: f.labels }), ...(f?.account && { account: f.account }) }),
           raw: m.raw,
         };
       }

@@ -39,7 +39,7 @@ async function changeFor(
   return { addLabelIds: [id] };
 }
 
-/** Applies `action` to the messages of `origins` (all of this mailbox, each with its Gmail id in eventId). */
+/** Applies `action` to the messages of `origins` (all of this mailbox, each with its Gmail id as its id). */
 export async function applyAction(
   client: GmailClient,
   action: AfterDeliveryAction,
@@ -48,7 +48,7 @@ export async function applyAction(
   signal: AbortSignal,
   labelIds: Map<string, string>,
 ): Promise<void> {
-  const ids = [...new Set(origins.map((o) => o.eventId).filter((id): id is string => id !== undefined))];
+  const ids = [...new Set(origins.map((o) => o.id).filter((id) => id !== ''))];
   const change = await changeFor(client, action, labelIds, signal);
   if (change === undefined || ids.length === 0) return;
   for (let i = 0; i < ids.length; i += BATCH_MODIFY_MAX) {

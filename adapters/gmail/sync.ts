@@ -279,12 +279,15 @@ function inbound(ctx: RoundContext, c: Content): Inbound {
     receivedAt: c.internalDate === undefined ? new Date() : new Date(c.internalDate),
     origin: {
       adapter: 'gmail',
-      account: ctx.instance,
-      mailbox: ctx.client.user,
-      labels: c.labelIds.map((l) => names.get(l) ?? l),
-      eventId: c.id,
-      ...(c.threadId === undefined ? {} : { threadId: c.threadId }),
-      ...(mid ? { internetMessageId: mid } : {}),
+      instance: ctx.instance,
+      id: c.id,
+      details: {
+        mailbox: ctx.client.user,
+        labels: c.labelIds.map((l) => names.get(l) ?? l),
+        eventId: c.id,
+        ...(c.threadId === undefined ? {} : { threadId: c.threadId }),
+        ...(mid ? { internetMessageId: mid } : {}),
+      },
     },
     ...(ctx.afterDelivery ? { afterDelivery: true } : {}),
   };

@@ -28,7 +28,7 @@ async function destination(client: MailboxClient, folder: string, signal: AbortS
   }
 }
 
-/** Applies `action` to the messages of `origins` (all of this mailbox, each with its immutable id in eventId). */
+/** Applies `action` to the messages of `origins` (all of this mailbox, each with its immutable id as its id). */
 export async function applyAction(
   client: MailboxClient,
   action: AfterDeliveryAction,
@@ -37,7 +37,7 @@ export async function applyAction(
   signal: AbortSignal,
   folderIds: Map<string, string>,
 ): Promise<void> {
-  const ids = [...new Set(origins.map((o) => o.eventId).filter((id): id is string => id !== undefined))];
+  const ids = [...new Set(origins.map((o) => o.id).filter((id) => id !== ''))];
   if (action.kind === 'none' || ids.length === 0) return;
   const user = client.user;
   let requests: BatchRequest[];

@@ -1,4 +1,5 @@
 /** The Microsoft Graph kind: Microsoft 365 mailboxes read with one app registration (docs/graph.md). */
+import { detailLines, detailText } from '../../src/model/origin.js';
 import { defineKind } from '../../src/config/kind.js';
 import { duplicateEntry, graphEntrySchema } from './config.js';
 import { GRAPH_ERRORS } from './errors.js';
@@ -11,6 +12,15 @@ export const kind = defineKind({
     'Microsoft 365 mailboxes through Microsoft Graph, one app registration per entry, each mailbox under its own lease; docs/graph.md.',
   errors: GRAPH_ERRORS,
   unique: duplicateEntry,
+  // Details: mailbox, folder, eventId (the immutable id), internetMessageId (sync.ts).
+  showOrigin: (d) => ({
+    summary: detailText(d['folder']) ?? '',
+    lines: detailLines(d, [
+      ['mailbox', 'Mailbox'],
+      ['folder', 'Folder'],
+      ['internetMessageId', 'Message-ID'],
+    ]),
+  }),
   load: () => import('./index.js'),
   standIn: () => import('./stand-in/offer.js'),
 });

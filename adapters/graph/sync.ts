@@ -172,11 +172,14 @@ function inbound(ctx: RoundContext, folder: FolderTarget, c: Content): Inbound {
     receivedAt: Number.isNaN(received) ? new Date() : new Date(received),
     origin: {
       adapter: 'graph',
-      account: ctx.instance,
-      mailbox: ctx.client.user,
-      folder: folder.path,
-      eventId: c.item.id,
-      ...(c.item.internetMessageId ? { internetMessageId: c.item.internetMessageId } : {}),
+      instance: ctx.instance,
+      id: c.item.id,
+      details: {
+        mailbox: ctx.client.user,
+        folder: folder.path,
+        eventId: c.item.id,
+        ...(c.item.internetMessageId ? { internetMessageId: c.item.internetMessageId } : {}),
+      },
     },
     ...(ctx.afterDelivery ? { afterDelivery: true } : {}),
   };

@@ -8,6 +8,7 @@ import { GatewayError } from '../../src/errors.js';
 import type { Origin } from '../../src/pipeline/types.js';
 import type { AfterDeliveryAction } from './config.js';
 import { assertSelected, uidSet } from './uids.js';
+import { imapDetails } from './identity.js';
 
 export interface AfterDeliveryResult {
   /** Origins the action was applied to (or that needed none). */
@@ -25,19 +26,22 @@ interface Group {
   folder: string;
   uidValidity: number;
   origins: Origin[];
+  uids: number[];
 }
 
 export function groupOrigins(account: string, origins: Origin[]): { groups: Group[]; foreign: Origin[] } {
   const groups = new Map<string, Group>();
   const foreign: Origin[] = [];
   for (const o of origins) {
-    if (o.adapter !== 'imap' || o.account !== account || o.folder === undefined || o.uid === undefined || o.uidValidity === undefined) {
+    const d = imapDetails(o, account);
+    if (d === undefined) {
       foreign.push(o);
       continue;
     }
-    const key = `${o.uidValidity}\u0000${o.folder}`;
-    const g = groups.get(key) ?? { folder: o.folder, uidValidity: o.uidValidity, origins: [] };
+    const key = `${d.uidValidity}\u0000${d.folder}`;
+    const g = groups.get(key) ?? { folder: d.folder, uidValidity: d.uidValidity, origins: [], uids: [] };
     g.origins.push(o);
+    g.uids.push(d.uid);
     groups.set(key, g);
   }
   return { groups: [...groups.values()], foreign };
@@ -76,7 +80,7 @@ export async function runAfterDelivery(
         skipped.push(...g.origins);
         continue;
       }
-      const uids = [...new Set(g.origins.map((o) => o.uid as number))].sort((a, b) => a - b);
+      const uids = [...new Set(g.uids)].sort((a, b) => a - b);
       for (let i = 0; i < uids.length; i += UIDS_PER_COMMAND) {
         await apply(client, action, g.folder, uidSet(uids.slice(i, i + UIDS_PER_COMMAND)));
       }

@@ -7,15 +7,13 @@ import type { ImapFlow } from 'imapflow';
 import type { FilterReason, MessageFilter } from '../../src/controls/filter.js';
 import { GatewayError } from '../../src/errors.js';
 import type { Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
-import { imapKey } from './identity.js';
+import { imapKey, imapOrigin } from './identity.js';
 import { parseAfterDelivery, type ImapAccountConfig } from './config.js';
 import { checkpointKey, checkpointValue, readCheckpoint } from './checkpoint.js';
 import { fetchChunk } from './fetcher.js';
 import { assertSelected } from './uids.js';
+import { InFlight } from './in-flight.js';
 import { withDeadline } from './retry.js';
-
-/** Slices handed to the sink at most before the oldest must be durable (one stored, one parsed). */
-export const ACCEPTS_IN_FLIGHT = 2;
 
 export interface FolderResult {
   uidValidity: number;
@@ -185,18 +183,15 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
     value: checkpointValue({ uidValidity, lastUid: last, highestModseq: modseq, sinceUntil: pass.sinceUntil }),
   });
   let delivered = 0;
-  // Slices handed to the sink and not yet durable: the next chunk is fetched while intake
-  // parses and stores the previous ones (intake stores them in call order, each with its
-  // checkpoint). `lastUid` moves only once a slice is durable.
-  const inFlight: Array<{ done: Promise<void>; covered: number; count: number; stubbed: number; filtered: FilterReason[] }> = [];
-  const settleOldest = async (): Promise<void> => {
-    const a = inFlight.shift()!;
-    await a.done;
+  // Slices handed to the sink and not yet durable (in-flight.ts): the connection reads on while
+  // intake parses and stores them, up to batch_bytes of sources held. `lastUid` moves only once
+  // a slice is durable, in UID order.
+  const inFlight = new InFlight(config.batch_bytes, (a) => {
     lastUid = a.covered;
     delivered += a.count;
     ctx.onChunk?.(folder, a.count, a.stubbed);
     for (const reason of a.filtered) ctx.onFiltered?.(folder, reason);
-  };
+  });
   try {
     for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
       const chunk = uids.slice(i, i + config.batch_size);
@@ -209,8 +204,8 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
             throw new GatewayError('MAILGATE_ERR_IMAP_COMMAND', `UIDVALIDITY of "${folder}" changed during the pass`);
           const slices = fetchChunk(client, folder, chunk, config.batch_bytes, judge);
           const fetchNext = () => withDeadline(slices.next(), config.command_timeout_ms, `UID FETCH ${folder}`, () => client.close());
-          // The next slice is read from the server while the sink stores this one (at most two
-          // slices in memory); the checkpoint still moves only after each accept, in UID order.
+          // The next slice is read from the server while the sink stores the ones before it; the
+          // checkpoint still moves only after each accept, in UID order.
           let ahead = fetchNext();
           for (;;) {
             const next = await ahead;
@@ -227,13 +222,12 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
               key: imapKey(config.name, folder, uidValidity, m.uid),
               route: config.route,
               receivedAt: m.internalDate ?? new Date(),
-              origin: { adapter: 'imap', account: config.name, folder, uidValidity, uid: m.uid },
+              origin: imapOrigin(config.name, folder, uidValidity, m.uid),
               ...(afterDelivery ? { afterDelivery } : {}),
             }));
-            const done = accept(sink, batch, value(covered));
-            done.catch(() => undefined); // awaited in order below; a failure stops the pass there
-            inFlight.push({ done, covered, count: batch.length, stubbed: messages.filter((m) => m.stubbed).length, filtered });
-            while (inFlight.length >= ACCEPTS_IN_FLIGHT) await settleOldest();
+            const bytes = batch.reduce((n, m) => n + m.raw.length, 0);
+            const stubbed = messages.filter((m) => m.stubbed).length;
+            await inFlight.push({ done: accept(sink, batch, value(covered)), covered, count: batch.length, stubbed, filtered, bytes });
           }
         } finally {
           await pending;
@@ -241,10 +235,10 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
         }
       });
     }
-    while (inFlight.length > 0) await settleOldest();
+    await inFlight.drain();
   } finally {
     // A failed pass still lets what it handed over finish, so the next pass starts from there.
-    await Promise.all(inFlight.map((a) => a.done.catch(() => undefined)));
+    await inFlight.abandon();
   }
   // Every UID below UIDNEXT (as of the EXAMINE) was listed by the search: remember that, so a
   // `since` backfill or an empty folder is not searched from the start again; and remember a

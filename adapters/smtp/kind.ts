@@ -11,5 +11,7 @@ export const kind = defineKind({
   errors: SMTP_ERRORS,
   unique: uniqueNames('smtp'),
   routes: recipientRoutes,
+  // No details: what an SMTP client states is the envelope, shown beside.
+  showOrigin: () => ({ summary: '', lines: [] }),
   load: () => import('./index.js'),
 });

@@ -84,17 +84,19 @@ function withVerdicts(envelope: Envelope, v: TransactionFacts['verdicts']): Enve
 export function inboundOf(facts: TransactionFacts, raw: Buffer, route: string, recipients: readonly RecipientMatch[]): Inbound {
   const { session } = facts;
   const bytes = facts.received ? Buffer.concat([facts.received, raw]) : raw;
+  const key = contentKey(bytes);
   return {
     raw: bytes,
-    key: contentKey(bytes),
+    key,
     route,
     receivedAt: facts.receivedAt,
+    // No alias: a queue id names one client's transaction, not the message (deduplicated by its bytes).
     origin: {
       adapter: 'smtp',
-      account: facts.account,
-      // No eventId: a queue id names one client's transaction, not the message (deduplicated by its bytes).
-      pushed: true,
+      instance: facts.account,
+      id: key,
       envelope: withVerdicts(envelopeOf(session, recipients), facts.verdicts),
+      details: {},
     },
   };
 }

@@ -53,12 +53,17 @@ function authorized(req: Pick<PushRequest, 'headers'>, keys: readonly Buffer[]):
   return ok;
 }
 
+/** The upload kind's details of an origin: the file a message came in (multipart), its index in it (mbox) and its folder (PST). */
+type UploadDetails = { path?: string; index?: number; folder?: string };
+
 function inbound(config: UploadConfig, m: UploadedMessage, receivedAt: Date): Inbound {
-  const origin: Inbound['origin'] = { adapter: 'upload', account: config.name, pushed: true, envelope: { provider: 'upload' } };
-  if (m.file !== undefined) origin.path = m.file;
-  if (m.index !== undefined) origin.index = m.index;
-  if (m.folder !== undefined) origin.folder = m.folder;
-  return { raw: m.raw, key: contentKey(m.raw), route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
+  const key = contentKey(m.raw);
+  const details: UploadDetails = {};
+  if (m.file !== undefined) details.path = m.file;
+  if (m.index !== undefined) details.index = m.index;
+  if (m.folder !== undefined) details.folder = m.folder;
+  const origin: Inbound['origin'] = { adapter: 'upload', instance: config.name, id: key, envelope: { provider: 'upload' }, details };
+  return { raw: m.raw, key, route: config.route, receivedAt, origin, ...(m.failure && { failure: m.failure }) };
 }
 
 export class UploadAdapter implements Adapter {

@@ -1,4 +1,5 @@
 /** The upload kind: HTTP upload endpoints behind their own keys (docs/upload.md). */
+import { detailLines, detailText } from '../../src/model/origin.js';
 import { defineKind, uniqueNames } from '../../src/config/kind.js';
 import { uploadConfigSchema } from './config.js';
 import { UPLOAD_ERRORS } from './errors.js';
@@ -10,5 +11,14 @@ export const kind = defineKind({
   description: 'HTTP upload endpoints (POST /api/upload/<name>) behind their own keys; docs/upload.md.',
   errors: UPLOAD_ERRORS,
   unique: uniqueNames('upload'),
+  // Details: the file a message came in (multipart), its index (mbox) and folder (PST) (adapter.ts).
+  showOrigin: (d) => ({
+    summary: detailText(d['path']) ?? '',
+    lines: [
+      ...detailLines(d, [['path', 'File']]),
+      ...(typeof d['index'] === 'number' ? [{ label: 'Message in file', value: `#${d['index'] + 1}` }] : []),
+      ...detailLines(d, [['folder', 'Folder']]),
+    ],
+  }),
   load: () => import('./index.js'),
 });

@@ -5,7 +5,7 @@
  */
 import { GatewayError, isGatewayError, type ErrorCode } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import { contentKey } from '../../src/pipeline/origin.js';
+import { contentKey, eventAlias } from '../../src/pipeline/origin.js';
 import type { Inbound, Intake, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { WebhookEntry } from './config.js';
 import { header } from './util.js';
@@ -61,19 +61,27 @@ function requestContext(d: EndpointDeps): { ctx: VerifyContext; release(): void 
   return { ctx, release: () => tokens.forEach((t) => d.replay.forget(t)) };
 }
 
+/** The provider's event id as the message's second identity (a retry with other bytes is a duplicate too). */
+function aliasOf(adapter: string, instance: string, eventId: string | undefined): { alias?: string } {
+  const alias = eventAlias(adapter, instance, eventId);
+  return alias === undefined ? {} : { alias };
+}
+
 function inbounds(d: EndpointDeps, messages: NormalizedMessage[]): Inbound[] {
   const receivedAt = new Date(d.now());
+  const adapter = `webhook:${d.entry.provider}`;
   return messages.map((m) => ({
     raw: m.raw,
     key: contentKey(m.raw),
     route: d.entry.route,
     receivedAt,
+    ...aliasOf(adapter, d.entry.name, m.eventId),
     origin: {
-      adapter: `webhook:${d.entry.provider}`,
-      account: d.entry.name,
-      pushed: true,
-      ...(m.eventId === undefined ? {} : { eventId: m.eventId }),
+      adapter,
+      instance: d.entry.name,
+      id: m.eventId !== undefined && m.eventId !== '' ? m.eventId : contentKey(m.raw),
       envelope: { provider: d.entry.provider, ...m.envelope },
+      details: m.eventId === undefined ? {} : { eventId: m.eventId },
     },
   }));
 }

@@ -9,6 +9,7 @@
  */
 import type { z } from 'zod';
 import type { ErrorDefs } from '../errors.js';
+import type { OriginDetails, OriginDisplay } from '../model/origin.js';
 
 export interface KindDefinition<S extends z.ZodType = z.ZodType> {
   /** The key under `adapters:` in the configuration, the `adapter` of its messages' origin. */
@@ -31,6 +32,18 @@ export interface KindDefinition<S extends z.ZodType = z.ZodType> {
    * states to report as 0 before they are seen.
    */
   readonly health?: { metric: string; help: string; instanceLabel: string; states?: readonly string[] };
+  /**
+   * The `adapter` its messages' origins name when that is not `kind`, alone or before a colon and
+   * a variant (webhooks: `webhook`, for `webhook:<provider>`).
+   */
+  readonly originAdapter?: string;
+  /**
+   * Capability: how the console, `mailgate dlq` and the item view show the details of its
+   * messages' origins (the core stores them and never reads them): a short summary for a table
+   * cell and labelled lines (`detailLines` builds them). Without it, each detail is shown under
+   * its own name.
+   */
+  showOrigin?(details: Readonly<OriginDetails>): OriginDisplay;
   /** The implementation: `{ implementation: KindImplementation }` (src/pipeline/kind.ts), loaded on first use. */
   load(): Promise<unknown>;
   /** Capability: reads files and folders named on the command line (`import`, `preview`); `{ fileInputs: PathInputs }`. */

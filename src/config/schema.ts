@@ -337,7 +337,7 @@ export const RouteSchema = z
       .record(z.string(), z.union([z.string(), z.number()]))
       .default({})
       .describe(
-        'Client properties added to every document; string values may use {adapter}, {account}, {folder}, {labels} (Google Vault, Gmail), {mailbox} (Graph, Gmail), {path}, {eventId}, ' +
+        'Client properties added to every document; string values may use {adapter}, {instance} (also {account}), {id}, {folder}, {labels} (Google Vault, Gmail), {mailbox} (Graph, Gmail), {path}, {eventId}, ' +
           'and for pushed mail {envelope.from}, {envelope.to} (comma-joined), {envelope.provider}, {envelope.spf}, {envelope.dkim}, ' +
           '{envelope.dmarc}, {envelope.spamVerdict}, {envelope.remoteAddress}, {envelope.helo}, {envelope.tls}, {envelope.extra.<key>} ' +
           '(SMTP: {envelope.extra.plus}), {envelope.journal.*} (see unwrap); a value left empty is omitted.',

@@ -131,14 +131,15 @@ const SYNTHESIZED_KEY = SYNTHESIZED_FIELD.toLowerCase();
  * (which becomes MAILGATE_WARN_HEADERS_SYNTHESIZED, see src/mime/synthesized.ts), and less ENTITY_HEADERS unless the
  * top-level entity is the body sent (`rootIsBody`). `parsed` is used only when asked for AND no name repeats (case-insensitive)
  * AND every name is ASCII AND the raw form would not need cutting; otherwise `raw`. Parsed
- * values have their encoded-words decoded (see parsedValue).
+ * values have their encoded-words decoded (see parsedValue). With `raw`, also the fields the
+ * block was joined from, so that a comment built right after need not split it again.
  */
 export function buildHeaders(
   fields: readonly HeaderField[],
   mode: 'raw' | 'parsed',
   warnings: Warning[],
   rootIsBody = true,
-): RawEmailHeaders {
+): { headers: RawEmailHeaders; fields?: readonly HeaderField[] } {
   const synthesized = fields.find((f) => f.key === SYNTHESIZED_KEY);
   if (synthesized !== undefined) warnings.push(warning('MAILGATE_WARN_HEADERS_SYNTHESIZED', synthesized.value.trim().slice(0, 200)));
   const visible = fields.filter(
@@ -147,12 +148,15 @@ export function buildHeaders(
   const { kept, dropped } = fitFields(visible, MAX_RAW_HEADER_CHARS);
   if (mode === 'parsed' && dropped === 0) {
     const parsed = parsedHeaders(visible, warnings);
-    if (parsed !== undefined) return { parsed };
+    if (parsed !== undefined) return { headers: { parsed } };
   }
   if (dropped > 0) {
     warnings.push(
       warning('MAILGATE_WARN_HEADERS_TRUNCATED', `header block over ${MAX_RAW_HEADER_CHARS} characters; ${dropped} field(s) dropped`),
     );
   }
-  return { raw: kept.map((f) => f.raw).join('\n') };
+  const headers = { raw: kept.map((f) => f.raw).join('\n') };
+  // Splitting `raw` again gives exactly `kept` back (every line comes from a header scan),
+  // unless a line holds a CR, which a scan reads as a line end.
+  return kept.some((f) => f.raw.includes('\r')) ? { headers } : { headers, fields: kept };
 }

@@ -33,7 +33,7 @@ function attachments(list: readonly AttachmentMeta[], warnings: Warning[]): Atta
  */
 export function buildDocument(parsed: ParsedMessage, options: DocumentOptions = {}): DocumentResult {
   const warnings: Warning[] = [...parsed.warnings];
-  const headers = buildHeaders(parsed.headers, options.headers ?? 'raw', warnings, parsed.rootIsBody ?? true);
+  const { headers, fields } = buildHeaders(parsed.headers, options.headers ?? 'raw', warnings, parsed.rootIsBody ?? true);
   const body = buildBody(parsed, options.body ?? 'auto', warnings);
   const list = attachments(parsed.attachments, warnings);
   let commentId = options.commentId;
@@ -55,5 +55,5 @@ export function buildDocument(parsed: ParsedMessage, options: DocumentOptions = 
   const document: RawEmailDocument = { raw_email: { headers, body, attachments: list }, comment_id: commentId };
   const props = validProperties(options.userProperties, warnings);
   if (props !== undefined) document.user_properties = props;
-  return { document, warnings };
+  return fields === undefined ? { document, warnings } : { document, warnings, fields };
 }

@@ -1,4 +1,5 @@
 import type { Warning } from '../errors.js';
+import type { HeaderField } from '../mime/types.js';
 import type { RawEmailDocument, UserProperties } from '../model/index.js';
 
 export interface DocumentOptions {
@@ -19,4 +20,6 @@ export interface DocumentOptions {
 export interface DocumentResult {
   document: RawEmailDocument;
   warnings: Warning[];
+  /** The header fields behind `headers.raw`, exactly as splitting it would give them (absent when it cannot be vouched for). */
+  fields?: readonly HeaderField[];
 }

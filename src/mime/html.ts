@@ -35,18 +35,33 @@ class TagScanner {
     return at;
   }
 
-  /** `[attributes, index after the tag]` for attributes starting at `from`. */
-  scan(from: number): [string, number] {
+  /** Where the attributes starting at `from` end (exclusive), set by scan. */
+  attributesEnd = 0;
+
+  /** Index after the tag whose attributes start at `from`; their end goes to attributesEnd (no copy is made). */
+  scan(from: number): number {
     const { html } = this;
     for (let i = from; i < html.length; i++) {
       const c = html.charCodeAt(i);
-      if (c === 62) return [html.slice(from, i), i + 1];
+      if (c === 62) {
+        this.attributesEnd = i;
+        return i + 1;
+      }
       if (c !== 34 && c !== 39) continue;
       const close = this.quote(c, i + 1);
-      if (close === -1) return [html.slice(from, i), i];
+      if (close === -1) {
+        this.attributesEnd = i;
+        return i;
+      }
       i = close;
     }
-    return [html.slice(from), html.length];
+    this.attributesEnd = html.length;
+    return html.length;
+  }
+
+  /** The attributes of the last scanned tag end with `/` (a self-closing tag). */
+  selfClosing(from: number): boolean {
+    return this.attributesEnd > from && this.html.charCodeAt(this.attributesEnd - 1) === 47;
   }
 }
 
@@ -231,8 +246,8 @@ export function htmlToText(html: string): string {
   const tags = new TagScanner(html);
   TAG_RE.lastIndex = 0;
   for (let m = TAG_RE.exec(html); m !== null; m = TAG_RE.exec(html)) {
-    let attributes = '';
-    if (m[2] !== undefined) [attributes, TAG_RE.lastIndex] = tags.scan(TAG_RE.lastIndex);
+    const attributesStart = TAG_RE.lastIndex;
+    if (m[2] !== undefined) TAG_RE.lastIndex = tags.scan(attributesStart);
     if (m.index > last) {
       WS_ONLY_RE.lastIndex = last;
       WS_ONLY_RE.test(html);
@@ -247,7 +262,7 @@ export function htmlToText(html: string): string {
       closeTag(st, name);
       continue;
     }
-    if (SKIP.has(name) && !attributes.endsWith('/')) {
+    if (SKIP.has(name) && !tags.selfClosing(attributesStart)) {
       const after = skipElement(html, name, last, unclosed);
       if (after >= 0) last = TAG_RE.lastIndex = after;
       continue;

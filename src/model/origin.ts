@@ -3,43 +3,64 @@
  * item. The Adapter contract (src/pipeline/types.ts) re-exports them.
  */
 
-/** Where a message came from. Stored with the outbox item and shown in previews. */
+/**
+ * Where a message came from, as its adapter tells it: stored with the outbox item and shown in
+ * the console, the preview and `mailgate dlq`. The core reads `adapter`, `instance`, `id` and the
+ * envelope; `details` belong to the kind (it builds them, reads them back for its after-delivery
+ * actions and tells the console how to show them) and the core never interprets them.
+ */
 export interface Origin {
-  /** Adapter kind: `files`, `imap`, `upload`, `webhook:<provider>`, `smtp`. */
+  /** The kind as it names its messages (`files`, `imap`, `graph`, `gmail`, `upload`, `webhook:<provider>`, `smtp`): the `adapter` metric label. */
   adapter: string;
-  /** Adapter instance / account name from the configuration, when there is one. */
-  account?: string;
-  folder?: string;
-  /** Labels an export gave the message (Google Vault) or the mailbox has on it (Gmail), in their order. */
-  labels?: string[];
-  /** The mailbox a message was read from (Graph: the user principal name or id as configured; Gmail: the user). */
-  mailbox?: string;
-  /** The message's Internet Message-ID as the mailbox reports it (Graph), angle brackets kept. */
-  internetMessageId?: string;
-  /** The conversation the mailbox filed the message in (Gmail: its thread id). */
-  threadId?: string;
-  uidValidity?: number;
-  uid?: number;
-  path?: string;
-  /** Index of the message inside its file (mbox), from 0. */
-  index?: number;
-  /**
-   * The message's own id at its sender, for deduplication beside its bytes: a provider's event
-   * or message id, an upload's idempotency key. Absent where the sender has none that names the
-   * message (an SMTP queue id names one client's transaction).
-   */
-  eventId?: string;
-  /**
-   * Handed to mailgate (webhooks, uploads, SMTP) rather than read from a place it can read
-   * again: keyed by the SHA-256 of its bytes, and by `eventId` when there is one.
-   */
-  pushed?: boolean;
+  /** The configured entry (account, endpoint, listener) the message came through; empty where there is none (`mailgate import`). */
+  instance: string;
+  /** The message's id within its instance as the adapter names it (an IMAP folder, UIDVALIDITY and UID, a provider's event id, a file and index). */
+  id: string;
   /**
    * Push intake (webhooks, uploads, SMTP): the envelope as the sender gave it, kept beside the
    * message (never written into its bytes). A route maps it into user properties with
    * placeholders such as `{envelope.to}`.
    */
   envelope?: Envelope;
+  /** The kind's own facts about the message (a folder, a UID, a file path, labels…): plain JSON, shown, never interpreted by the core. */
+  details: OriginDetails;
+}
+
+/** A kind's own facts about a message: a plain JSON object. */
+export type OriginDetails = Record<string, unknown>;
+
+/** Fields of the origin kept by versions before `instance`/`id`/`details`, besides what moved into `details`. */
+const LEGACY_COMMON = new Set(['adapter', 'account', 'envelope', 'pushed']);
+
+/**
+ * An origin as the store holds it, in the shape above. Items, dead letters and console rows
+ * written by earlier versions hold one flat object (`adapter`, `account`, the kind's own fields
+ * beside them, `pushed`): `account` becomes `instance`, the kind's fields become `details`
+ * unchanged (so the kind reads them back as before), and the id is the provider's `eventId`
+ * where there was one, else the item's key without its route target. Every read of a stored
+ * origin goes through here.
+ */
+export function storedOrigin(stored: unknown, key?: string): Origin {
+  const o = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
+  const adapter = typeof o['adapter'] === 'string' ? o['adapter'] : 'unknown';
+  if (typeof o['instance'] === 'string' && typeof o['id'] === 'string' && isObject(o['details'])) {
+    return { ...(o as object), adapter } as Origin;
+  }
+  const details: OriginDetails = {};
+  for (const [k, v] of Object.entries(o)) if (!LEGACY_COMMON.has(k)) details[k] = v;
+  const eventId = o['eventId'];
+  const keyId = key === undefined ? '' : key.slice(0, key.lastIndexOf('|') < 0 ? key.length : key.lastIndexOf('|'));
+  return {
+    adapter,
+    instance: typeof o['account'] === 'string' ? o['account'] : '',
+    id: typeof eventId === 'string' && eventId !== '' ? eventId : keyId,
+    ...(isObject(o['envelope']) && { envelope: o['envelope'] as Envelope }),
+    details,
+  };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Envelope and transport facts of a pushed message. Every field is optional: providers differ. */
@@ -89,4 +110,46 @@ export interface Checkpoint {
   key: string;
   /** Opaque to the store; adapters define the shape (UIDVALIDITY/last UID/HIGHESTMODSEQ, byte offset…). */
   value: Record<string, unknown>;
+}
+
+/** One labelled line of an origin's details as the console shows it (`Folder: INBOX`). */
+export interface OriginLine {
+  label: string;
+  value: string;
+}
+
+/** How an origin's details are shown: a short text for a table cell and labelled lines for the item view. */
+export interface OriginDisplay {
+  summary: string;
+  lines: OriginLine[];
+}
+
+/** A detail as text: strings and numbers as they are, a list comma-separated, anything else as JSON; undefined when absent. */
+export function detailText(v: unknown): string | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return v.join(', ');
+  return JSON.stringify(v);
+}
+
+/** The lines of `details` named in `fields` (`[detail, label]`, in that order), those present. */
+export function detailLines(details: Readonly<OriginDetails>, fields: ReadonlyArray<readonly [string, string]>): OriginLine[] {
+  const out: OriginLine[] = [];
+  for (const [key, label] of fields) {
+    const value = detailText(details[key]);
+    if (value !== undefined) out.push({ label, value });
+  }
+  return out;
+}
+
+/** The display of a kind that declares none: every detail under its own name, the id as the summary. */
+export function plainDisplay(origin: Pick<Origin, 'id' | 'details'>): OriginDisplay {
+  return {
+    summary: origin.id,
+    lines: detailLines(
+      origin.details,
+      Object.keys(origin.details).map((k) => [k, k] as const),
+    ),
+  };
 }

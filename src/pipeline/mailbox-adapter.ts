@@ -59,7 +59,7 @@ export abstract class MailboxAdapter<R extends MailboxLoop = MailboxLoop> implem
    * replica holds the lease, or stopped): deferred, as is everything after a failure (logged).
    */
   async afterDelivery(origins: Origin[]): Promise<AfterDeliveryResult> {
-    const mine = origins.filter((o) => o.adapter === this.kind && o.account === this.name);
+    const mine = origins.filter((o) => o.adapter === this.kind && o.instance === this.name);
     const skipped = origins.filter((o) => !mine.includes(o));
     if (mine.length === 0 || this.actionName === 'none') return { applied: mine, skipped };
     if (!this.runner.active) return { applied: [], deferred: mine, skipped };

@@ -1,7 +1,7 @@
 /** Helpers tying a message to its outbox key, its route's target and its route properties. */
 import { createHash } from 'node:crypto';
 import type { UserProperties } from '../model/index.js';
-import type { Origin } from './types.js';
+import type { Envelope, Origin } from './types.js';
 
 /**
  * What these helpers read of a route: where it delivers. Structural, so that a push kind's
@@ -33,14 +33,14 @@ export function outboxKey(route: RouteTargetOf, key: string): string {
 }
 
 /**
- * The second idempotency key of a pushed message: the provider's event id (or an upload's
- * idempotency key) within the adapter instance and the route's target, or undefined when there
- * is none (SMTP sets none: a queue id names a transaction of one client, not a message, and two
- * clients may well use the same one; its messages are deduplicated on their bytes alone).
+ * The second identity of a pushed message, for `Inbound.alias`: the sender's own id for it (a
+ * provider's event id, an upload's idempotency key) within the adapter instance, or undefined
+ * when there is none (SMTP sets none: a queue id names a transaction of one client, not a
+ * message, and two clients may well use the same one; its messages are deduplicated on their
+ * bytes alone). `<adapter>:<instance>:event:<id>`, the form stores written before hold.
  */
-export function eventKey(route: RouteTargetOf, origin: Origin): string | undefined {
-  if (origin.eventId === undefined || origin.eventId === '' || origin.pushed !== true) return undefined;
-  return `${origin.adapter}:${origin.account ?? ''}:event:${origin.eventId}|${routeTarget(route)}`;
+export function eventAlias(adapter: string, instance: string, eventId: string | undefined): string | undefined {
+  return eventId === undefined || eventId === '' ? undefined : `${adapter}:${instance}:event:${eventId}`;
 }
 
 /** `acme/support` for a sync route, `dataset:acme/triage` for a predict route: the ledger and thread-index namespace. */
@@ -48,50 +48,67 @@ export function routeTarget(route: RouteTargetOf): string {
   return route.mode === 'sync' ? route.source! : `dataset:${route.dataset!}`;
 }
 
-const PLACEHOLDERS: Record<string, (o: Origin) => string | undefined> = {
+/** Placeholders read from the origin's common fields. */
+const COMMON: Record<string, (o: Origin) => string | undefined> = {
   adapter: (o) => o.adapter,
-  account: (o) => o.account,
-  folder: (o) => o.folder,
-  labels: (o) => o.labels?.join(','),
-  mailbox: (o) => o.mailbox,
-  path: (o) => o.path,
-  eventId: (o) => o.eventId,
-  'envelope.from': (o) => o.envelope?.from,
-  'envelope.to': (o) => o.envelope?.to?.join(','),
-  'envelope.provider': (o) => o.envelope?.provider,
-  'envelope.spf': (o) => o.envelope?.spf,
-  'envelope.dkim': (o) => o.envelope?.dkim,
-  'envelope.dmarc': (o) => o.envelope?.dmarc,
-  'envelope.spamVerdict': (o) => o.envelope?.spamVerdict,
-  'envelope.remoteAddress': (o) => o.envelope?.remoteAddress,
-  'envelope.helo': (o) => o.envelope?.helo,
-  'envelope.tls': (o) => (o.envelope?.tls === undefined ? undefined : String(o.envelope.tls)),
-  'envelope.journal.to': (o) => o.envelope?.journal?.to.join(','),
-  'envelope.journal.cc': (o) => o.envelope?.journal?.cc.join(','),
-  'envelope.journal.bcc': (o) => o.envelope?.journal?.bcc.join(','),
-  'envelope.journal.recipient': (o) => o.envelope?.journal?.recipient.join(','),
-  'envelope.journal.expanded': (o) => o.envelope?.journal?.expanded.join(','),
-  'envelope.journal.lists': (o) => o.envelope?.journal?.lists.join(','),
-  'envelope.journal.forwarded': (o) => o.envelope?.journal?.forwarded.join(','),
+  instance: (o) => o.instance,
+  id: (o) => o.id,
 };
+
+/**
+ * Placeholders read from the origin's details by the same name, whatever the kind put there
+ * (`{folder}`, `{labels}`, `{mailbox}`, `{path}`, `{eventId}`), empty for a message whose kind
+ * has none. `{account}` is the name `{instance}` had: an account a kind names in its details (a
+ * Google Vault export's), else the instance.
+ */
+const DETAILS = ['account', 'folder', 'labels', 'mailbox', 'path', 'eventId'];
+const FALLBACK: Record<string, (o: Origin) => string | undefined> = { account: (o) => o.instance };
+
+const ENVELOPE: Record<string, (e: Envelope) => string | undefined> = {
+  'envelope.from': (e) => e.from,
+  'envelope.to': (e) => e.to?.join(','),
+  'envelope.provider': (e) => e.provider,
+  'envelope.spf': (e) => e.spf,
+  'envelope.dkim': (e) => e.dkim,
+  'envelope.dmarc': (e) => e.dmarc,
+  'envelope.spamVerdict': (e) => e.spamVerdict,
+  'envelope.remoteAddress': (e) => e.remoteAddress,
+  'envelope.helo': (e) => e.helo,
+  'envelope.tls': (e) => (e.tls === undefined ? undefined : String(e.tls)),
+  'envelope.journal.to': (e) => e.journal?.to.join(','),
+  'envelope.journal.cc': (e) => e.journal?.cc.join(','),
+  'envelope.journal.bcc': (e) => e.journal?.bcc.join(','),
+  'envelope.journal.recipient': (e) => e.journal?.recipient.join(','),
+  'envelope.journal.expanded': (e) => e.journal?.expanded.join(','),
+  'envelope.journal.lists': (e) => e.journal?.lists.join(','),
+  'envelope.journal.forwarded': (e) => e.journal?.forwarded.join(','),
+};
+
+/** A detail as a property value: text and numbers as they are, a list comma-joined; anything else is not shown. */
+function shown(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number')) return v.join(',');
+  return undefined;
+}
 
 /** `{envelope.extra.<key>}`: what an adapter states beyond the common fields (SMTP: `plus`, the +detail of the recipient). */
 const EXTRA = 'envelope\\.extra\\.[A-Za-z0-9_-]+';
 
 const PLACEHOLDER = new RegExp(
-  `\\{(${Object.keys(PLACEHOLDERS)
-    .map((k) => k.replaceAll('.', '\\.'))
-    .join('|')}|${EXTRA})\\}`,
+  `\\{(${[...Object.keys(COMMON), ...DETAILS, ...Object.keys(ENVELOPE)].map((k) => k.replaceAll('.', '\\.')).join('|')}|${EXTRA})\\}`,
   'g',
 );
 
 function placeholder(name: string, origin: Origin): string | undefined {
   if (name.startsWith('envelope.extra.')) return origin.envelope?.extra?.[name.slice('envelope.extra.'.length)];
-  return PLACEHOLDERS[name]!(origin);
+  if (name.startsWith('envelope.')) return origin.envelope === undefined ? undefined : ENVELOPE[name]!(origin.envelope);
+  return COMMON[name]?.(origin) ?? shown(origin.details[name]) ?? FALLBACK[name]?.(origin);
 }
 
 /**
- * Route properties with `{adapter}`, `{account}`, `{folder}`, `{mailbox}`, `{path}`, `{eventId}` and the
+ * Route properties with `{adapter}`, `{instance}` (also `{account}`), `{id}`, the origin's
+ * details `{folder}`, `{labels}`, `{mailbox}`, `{path}`, `{eventId}` and the
  * envelope of a pushed message (`{envelope.from}`, `{envelope.to}` comma-joined,
  * `{envelope.provider}`, `{envelope.spf}`, `{envelope.dkim}`, `{envelope.dmarc}`,
  * `{envelope.spamVerdict}`, `{envelope.remoteAddress}`, `{envelope.helo}`, `{envelope.tls}`, `{envelope.extra.<key>}`)

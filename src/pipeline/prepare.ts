@@ -12,7 +12,7 @@ import { NO_FACTS } from '../preview/facts.js';
 import type { PreviewOptions } from '../preview/types.js';
 import type { OutboxInput } from '../store/types.js';
 import type { EncodedPreview } from './encoded.js';
-import { eventKey, outboxKey, resolveUserProperties, routeTarget } from './origin.js';
+import { outboxKey, resolveUserProperties, routeTarget } from './origin.js';
 import type { Inbound } from './types.js';
 
 /**
@@ -50,8 +50,7 @@ export interface Routed {
 
 /** A message's outbox key and, when its sender named it, the alias of that id (both within the route's target). */
 export function keysOf(route: RouteConfig, msg: Inbound): { key: string; alias?: string } {
-  const alias = eventKey(route, msg.origin);
-  return { key: outboxKey(route, msg.key), ...(alias === undefined ? {} : { alias }) };
+  return { key: outboxKey(route, msg.key), ...(msg.alias === undefined ? {} : { alias: outboxKey(route, msg.alias) }) };
 }
 
 /**

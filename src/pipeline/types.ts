@@ -25,6 +25,12 @@ export interface Inbound {
    * The core stores it within the route's target and never reads it.
    */
   key: string;
+  /**
+   * A second identity the sender gave the message (a provider's event id, an upload's
+   * idempotency key: `eventAlias`), stored within the route's target beside `key`: a retry
+   * that carries the same id with other bytes is a duplicate too. Absent where there is none.
+   */
+  alias?: string;
   origin: Origin;
   /** Name of the route (configuration) this message belongs to. */
   route: string;
@@ -261,7 +267,10 @@ export interface AdapterContext {
 
 /** One message (or unreadable item) of a path input, before parsing. */
 export interface PathItem {
-  origin: Origin & { path: string; index: number };
+  origin: Origin;
+  /** The file the item was read from and its index in it (from 0), as the command line shows them. */
+  path: string;
+  index: number;
   /** Undefined for an item that could not be read. */
   raw?: Buffer;
   /** Arrival time as the container tells it (mbox `From ` line, maildir name, mtime); undefined when unknown. */
@@ -288,7 +297,7 @@ export interface PathAdapterOptions {
   maxMessageBytes: number;
   mboxQuoting?: MboxQuoting;
   /** An item that could not be read (kept as a dead letter). */
-  onError?: (origin: PathItem['origin'], error: { code: string; message: string }) => void;
+  onError?: (where: Pick<PathItem, 'path' | 'index'>, error: { code: string; message: string }) => void;
   /** A file met in a folder walk that is skipped (not mail, a link refused), with the reason. */
   onSkip?: (path: string, reason: string) => void;
 }

@@ -31,7 +31,7 @@ export interface BuildCommentResult {
 }
 
 /** The document's header fields, from `raw` or from the `parsed` map (list values joined with `,`, as the spec says). */
-export function documentHeaders(document: RawEmailDocument): HeaderField[] {
+export function documentHeaders(document: RawEmailDocument): readonly HeaderField[] {
   const h = document.raw_email.headers;
   if ('raw' in h) return parseHeaderBlock(h.raw);
   return Object.entries(h.parsed).map(([name, v]) => {
@@ -96,9 +96,17 @@ function put<T extends object, K extends keyof T>(target: T, key: K, value: T[K]
   if (value !== undefined) target[key] = value;
 }
 
-export function buildComment(document: RawEmailDocument, options: BuildCommentOptions = {}): BuildCommentResult {
+/**
+ * The comment the service would store from `document`. `fields`, when given, are the document's
+ * header fields as documentHeaders would split them (buildDocument hands them over), saving the split.
+ */
+export function buildComment(
+  document: RawEmailDocument,
+  options: BuildCommentOptions = {},
+  fields?: readonly HeaderField[],
+): BuildCommentResult {
   const warnings: Warning[] = [];
-  const headers = documentHeaders(document);
+  const headers = fields ?? documentHeaders(document);
   const id = commentIdOf(document, headers);
   const dates = resolveDates(headers, options.receivedAt, warnings);
   const reply = splitReply(documentText(document));

@@ -30,7 +30,7 @@ export type { BuildCommentOptions, PreviewOptions, PreviewResult } from './types
 export function previewSync(raw: Uint8Array, options: PreviewOptions = {}): PreviewResult {
   const parsed = parseMessage(raw, options.maxMessageBytes === undefined ? undefined : { maxMessageBytes: options.maxMessageBytes });
   const doc = buildDocument(parsed, options);
-  const built = buildComment(doc.document, options);
+  const built = buildComment(doc.document, options, doc.fields);
   // A charset fallback is reported once per message, whether the parser or the comment met it first.
   const fallback = doc.warnings.some((w) => w.code === 'MAILGATE_WARN_CHARSET_FALLBACK');
   const own = fallback ? built.warnings.filter((w) => w.code !== 'MAILGATE_WARN_CHARSET_FALLBACK') : built.warnings;

@@ -48,9 +48,8 @@ function isBlank(line: string): boolean {
   return true;
 }
 
-/** Lines (1..3) an "On … wrote:"-style splitter starting at `i` spans, or 0. */
-function wroteSplitter(lines: readonly string[], i: number): number {
-  const first = cap(lines[i]!);
+/** Lines (1..3) an "On … wrote:"-style splitter starting at `i` spans, or 0 (`first`: line `i` capped and trimmed). */
+function wroteSplitter(lines: readonly string[], i: number, first: string): number {
   const led = LEAD_START_RE.test(first);
   const wraps = led || /^\d/.test(first) || first.includes('@') || first.endsWith('<');
   if (!wraps) return 0;
@@ -132,10 +131,8 @@ function headerBlock(lines: readonly string[], i: number, prevBlank: boolean): n
 /** Blank lines allowed between a rule line and the header block under it (an HTML `<hr>` leaves one). */
 const RULE_GAP_LINES = 2;
 
-/** Lines a splitter starting at line `i` spans (0 when none starts there). */
-export function splitterAt(lines: readonly string[], i: number, prevBlank: boolean): number {
-  const line = lines[i]!;
-  const head = cap(line);
+/** Lines a splitter starting at line `i` spans (0 when none starts there); `head` is that line capped and trimmed. */
+export function splitterAt(lines: readonly string[], i: number, prevBlank: boolean, head = cap(lines[i]!)): number {
   if (ORIGINAL_MESSAGE_RE.test(head)) return 1;
   if (RULE_LINE_RE.test(head)) {
     let j = i + 1;
@@ -143,7 +140,7 @@ export function splitterAt(lines: readonly string[], i: number, prevBlank: boole
     const n = j < lines.length ? headerBlock(lines, j, true) : 0;
     return n > 0 ? n + j - i : 0;
   }
-  return headerBlock(lines, i, prevBlank) || wroteSplitter(lines, i);
+  return headerBlock(lines, i, prevBlank) || wroteSplitter(lines, i, head);
 }
 
 /**
@@ -180,11 +177,12 @@ export function markLines(lines: readonly string[]): Mark[] {
       i += Math.max(n, 1);
       continue;
     }
-    if (FORWARD_RE.test(cap(line))) {
+    const head = cap(line);
+    if (FORWARD_RE.test(head)) {
       marks[i++] = 'f';
       continue;
     }
-    const n = splitterAt(lines, i, prevBlank);
+    const n = splitterAt(lines, i, prevBlank, head);
     for (let k = 0; k < Math.max(n, 1); k++) marks[i + k] = n > 0 ? 's' : 't';
     i += Math.max(n, 1);
   }

@@ -1,5 +1,6 @@
 /** Store items -> the console's JSON rows (console-types.ts). Pure functions. */
-import type { Origin } from '../model/origin.js';
+import { kindOfOrigin } from '../../adapters/config.js';
+import { plainDisplay, type Origin, type OriginDisplay } from '../model/origin.js';
 import type { ItemSummary } from '../store/types.js';
 import type { ItemRow, OriginSummary } from './console-types.js';
 
@@ -12,28 +13,29 @@ function providerOf(o: Origin): string | undefined {
   return o.envelope?.provider ?? (colon > 0 ? o.adapter.slice(colon + 1) : undefined);
 }
 
-function label(o: Origin): string {
-  const name = o.account ?? '';
-  if (o.folder !== undefined || o.uid !== undefined) {
-    return [name, o.folder ?? '', o.uid === undefined ? '' : `uid ${o.uid}`].filter((s) => s !== '').join(' ');
-  }
-  if (o.path !== undefined) return o.index === undefined ? o.path : `${o.path} #${o.index}`;
-  const provider = providerOf(o);
-  const parts = [provider ?? o.adapter, name !== '' && name !== provider ? name : '', o.eventId === undefined ? '' : `event ${o.eventId}`];
-  return parts.filter((s) => s !== '').join(' ');
+/** The origin's details as its kind shows them (its `showOrigin`), else each under its own name. */
+export function originDisplay(o: Origin): OriginDisplay {
+  const show = kindOfOrigin(o.adapter)?.showOrigin;
+  return show === undefined ? plainDisplay(o) : show(o.details);
 }
 
-/** The origin flattened for a table cell, with only the fields its adapter has. */
+/** One line naming where a message came from: the kind (or provider), the instance and the kind's summary. */
+export function originLabel(o: Origin, display = originDisplay(o)): string {
+  const kind = providerOf(o) ?? o.adapter;
+  return [kind, o.instance !== kind ? o.instance : '', display.summary].filter((s) => s !== '').join(' ');
+}
+
+/** The origin for a table cell: adapter, instance, id, a label, and the details as the kind stored them. */
 export function originSummary(o: Origin): OriginSummary {
-  const s: OriginSummary = { kind: o.adapter, name: o.account ?? null, label: label(o) };
-  if (o.folder !== undefined) s.folder = o.folder;
-  if (o.uidValidity !== undefined) s.uid_validity = o.uidValidity;
-  if (o.uid !== undefined) s.uid = o.uid;
-  if (o.path !== undefined) s.path = o.path;
-  if (o.index !== undefined) s.index = o.index;
+  const s: OriginSummary = {
+    kind: o.adapter,
+    name: o.instance === '' ? null : o.instance,
+    id: o.id,
+    label: originLabel(o),
+    details: o.details,
+  };
   const provider = providerOf(o);
   if (provider !== undefined) s.provider = provider;
-  if (o.eventId !== undefined) s.event_id = o.eventId;
   return s;
 }
 

@@ -19,24 +19,24 @@ export interface ConsoleError {
   message: string;
 }
 
-/** Where an item came from, flattened for a list row (only the fields its adapter has). */
+/** Where an item came from, for a list row. */
 export interface OriginSummary {
   /** Adapter kind: `imap`, `files`, `upload`, `webhook:<provider>`, `smtp`. */
   kind: string;
   /** Adapter instance / account name, when the adapter has one. */
   name: string | null;
-  /** IMAP: folder, UIDVALIDITY and UID. */
-  folder?: string;
-  uid_validity?: number;
-  uid?: number;
-  /** Files: the file path and the message's index inside it (mbox). */
-  path?: string;
-  index?: number;
-  /** Push intake: the provider (`sendgrid`, `smtp`, `upload`, …) and its event id. */
+  /** The message's id within its instance as its adapter names it (`INBOX:7:42`, a provider's event id, `/mail/a.mbox:3`). */
+  id: string;
+  /** Push intake: the provider (`sendgrid`, `smtp`, `upload`, …). */
   provider?: string;
-  event_id?: string;
-  /** One line for a table cell, e.g. `support-inbox INBOX uid 42`, `/mail/a.mbox #3`, `mailgun event 1a2b`. */
+  /** One line for a table cell, e.g. `imap support-inbox INBOX uid 42`, `files /mail/a.mbox #3`, `mailgun in event 1a2b`. */
   label: string;
+  /**
+   * What the adapter states about the message, under its own names: IMAP `folder`, `uidValidity`,
+   * `uid`; files `path`, `index`, `folder`, `labels`; Graph and Gmail `mailbox`, `folder`/`labels`;
+   * webhooks `eventId`.
+   */
+  details: Record<string, unknown>;
 }
 
 /** `GET /api/items`: one row. */
@@ -199,8 +199,10 @@ export interface ItemDetail {
   item: ItemRow;
   /** The idempotency key (adapter-specific). */
   key: string;
-  /** The full origin as stored. */
+  /** The full origin as stored: `adapter`, `instance`, `id`, a pushed message's `envelope`, the adapter's `details`. */
   origin: Record<string, unknown>;
+  /** The origin's details as its kind shows them (`Folder: INBOX`, `UID: 42`), in order. */
+  origin_lines: Array<{ label: string; value: string }>;
   /** The exact JSON document sent (or to be sent), with an HTML body over 131072 characters cut (`document_cut`). */
   document: unknown;
   /** What `document` leaves out of the stored one; null when it is whole. */

@@ -10,7 +10,7 @@ import type { Comment, RawEmailDocument } from '../model/index.js';
 import { routeTarget } from '../pipeline/origin.js';
 import { threadInIndex } from '../pipeline/thread-index.js';
 import { buildComment, computeThreadProperties, documentText, isGeneratedName, splitReply } from '../preview/index.js';
-import { itemRow } from '../server/console-rows.js';
+import { itemRow, originDisplay } from '../server/console-rows.js';
 import type { AttemptView, BodySpan, CommentView, DocumentCut, ItemDetail, RawSummary } from '../server/console-types.js';
 import type { ItemAttempt, ItemState, Store, StoredItem } from '../store/types.js';
 import { rawSummary } from './console-raw.js';
@@ -119,6 +119,7 @@ function attemptView(a: ItemAttempt): AttemptView {
 interface Derived {
   key: string;
   origin: Record<string, unknown>;
+  originLines: ItemDetail['origin_lines'];
   warnings: ItemDetail['warnings'];
   doc: RawEmailDocument;
   cut: DocumentCut | null;
@@ -141,6 +142,7 @@ async function derivedOf(store: Store, state: ItemState, route: RouteConfig | un
   const derived: Derived = {
     key: item.key,
     origin: { ...item.origin },
+    originLines: originDisplay(item.origin).lines,
     warnings: item.warnings.map((w) => ({ code: w.code, message: w.message })),
     doc: view.doc,
     cut: view.cut,
@@ -182,6 +184,7 @@ export async function itemDetail(store: Store, routes: ReadonlyMap<string, Route
     item: itemRow(summary),
     key: derived.key,
     origin: { ...derived.origin },
+    origin_lines: derived.originLines,
     document: derived.doc,
     document_cut: derived.cut,
     comment,

@@ -201,7 +201,9 @@ export function createServiceDeps(o: ServiceDepsOptions): ServerDeps {
       };
     },
     async preview(raw, request) {
-      const r = await o.previewPool().parse(raw, previewOptions(config, routeOf(request.route), { adapter: 'preview' }));
+      const r = await o
+        .previewPool()
+        .parse(raw, previewOptions(config, routeOf(request.route), { adapter: 'preview', instance: '', id: '', details: {} }));
       const thread = computeThreadProperties([r.comment]).get(r.comment.id) ?? null;
       return { document: r.document, comment: r.comment, thread_properties: thread, warnings: r.warnings };
     },

@@ -8,7 +8,7 @@
  */
 import { GatewayError } from '../errors.js';
 import { messageFacts, type MessageFacts } from '../preview/facts.js';
-import type { Origin } from '../model/origin.js';
+import { storedOrigin } from '../model/origin.js';
 import { checkLimit, parseItemError } from './common.js';
 import type { DailyAiUnits, ItemCount, ItemError, ItemListState, ItemQuery, ItemSummary, OutboxInput } from './types.js';
 
@@ -67,7 +67,7 @@ export function searchFields(item: OutboxInput): SearchFields {
     key,
     commentId,
     adapter: origin.adapter,
-    account: origin.account ?? null,
+    account: origin.instance === '' ? null : origin.instance,
     ...(item.facts ?? messageFacts(item.document)),
   };
 }
@@ -131,7 +131,7 @@ export interface ListRow {
   status: string;
   attempts: number;
   outcome: string | null;
-  origin: string | Origin;
+  origin: unknown;
   enqueued_at: number | Date;
   next_attempt_at: number | Date;
   finished_at: number | Date | null;
@@ -152,7 +152,7 @@ export function toSummary(r: ListRow): ItemSummary {
     key: r.key,
     commentId: r.comment_id,
     state: stateOf(r.status, r.attempts, r.outcome),
-    origin: typeof r.origin === 'string' ? (JSON.parse(r.origin) as Origin) : r.origin,
+    origin: storedOrigin(typeof r.origin === 'string' ? JSON.parse(r.origin) : r.origin, r.key),
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),
   };

@@ -458,6 +458,9 @@ describe('console', () => {
     await origin.waitFor();
     const text = (await origin.textContent()) ?? '';
     expect(text).toMatch(/Adapter\s*smtp/);
+    // The common fields of the origin (an SMTP origin has no details: its envelope says it all).
+    expect(text).toMatch(/Instance\s*mx/);
+    expect(text).toMatch(/Id\s*sha256:[0-9a-f]{64}/);
     expect(text).toMatch(/MAIL FROM\s*bounces@lists\.example\.org/);
     expect(text).toMatch(/RCPT TO\s*support\+billing@example\.com/);
     expect(text).toMatch(/HELO\s*client\.example/);

@@ -254,7 +254,15 @@ function pushContract(c: PushCase): void {
     }
     const real = await openStore('sqlite::memory:');
     const full = createIntake({ store: real, routes, parse, parsing: {}, maxOutbox: 1 });
-    await full.accept([{ raw: message(3), key: 'contract:3', origin: { adapter: 'contract' }, route: ROUTE, receivedAt: new Date() }]);
+    await full.accept([
+      {
+        raw: message(3),
+        key: 'contract:3',
+        origin: { adapter: 'contract', instance: '', id: '3', details: {} },
+        route: ROUTE,
+        receivedAt: new Date(),
+      },
+    ]);
     const b = await started(full);
     try {
       expect(c.retryable).toContain(await c.send(b.adapter, message(4)));

@@ -46,7 +46,7 @@ export function itemCases(ctx: ContractContext): void {
         messageId: 'msg-1@example.org',
         timestamp: '2026-03-03T10:15:00.000Z',
         attempts: 0,
-        origin: { adapter: 'files', index: 1 },
+        origin: { adapter: 'files', details: { index: 1 } },
       });
       expect(alice.nextAttemptAt).toMatch(/^\d{4}-/);
       expect(all[1]!.subject).toBe('Résumé');
@@ -97,7 +97,7 @@ export function itemCases(ctx: ContractContext): void {
       const s = await ctx.open({ now: clock.now });
       const files = (n: number) => mail('r', n, 'a@example.com', `s${n}`);
       const hook = (n: number) =>
-        mail('r2', n, 'a@example.com', `s${n}`, { origin: { adapter: 'webhook:mailgun', account: 'in', pushed: true } });
+        mail('r2', n, 'a@example.com', `s${n}`, { origin: { adapter: 'webhook:mailgun', instance: 'in', id: `ev-${n}`, details: {} } });
       await s.enqueue([files(1), files(2), files(3), files(4), hook(5)]);
       clock.advance(HOUR);
       await s.enqueue([files(6), input('r', 7, { error: { code: 'MAILGATE_ERR_MIME_TOO_LARGE', message: 'big' } })]);
@@ -212,7 +212,7 @@ export function itemCases(ctx: ContractContext): void {
     it('counts items per route, adapter and state, and AI units per day', async () => {
       const clock = fakeClock(Date.parse('2026-03-03T23:00:00Z'));
       const s = await ctx.open({ now: clock.now });
-      const hook = { origin: { adapter: 'webhook:mailgun', pushed: true } };
+      const hook = { origin: { adapter: 'webhook:mailgun', instance: '', id: 'ev-3', details: {} } };
       await s.enqueue([input('r', 1), input('r', 2), input('r', 3, hook)]);
       const [x] = await s.claim('r', 1, 'w', 60_000);
       await s.markDelivered([x!.id], { outcome: 'delivered', aiUnits: { route: 'r', units: 1 } });
@@ -253,7 +253,10 @@ export function itemCases(ctx: ContractContext): void {
       expect(await s.listItems({ limit: 10, q: 'z@' })).toEqual([]);
       expect(await s.itemAttempts(one!.id)).toEqual([]);
       const keyed = await itemsOf(s, [
-        mail('r', 9, 'pushed@example.com', 'Pushed', { key: 'sha256:9', origin: { adapter: 'upload', pushed: true } }),
+        mail('r', 9, 'pushed@example.com', 'Pushed', {
+          key: 'sha256:9',
+          origin: { adapter: 'upload', instance: '', id: 'sha256:9', details: {} },
+        }),
       ]);
       expect((await s.listItems({ limit: 10, q: 'pushed@' })).map((i) => i.id)).toEqual([keyed[0]!.id]);
     });

@@ -12,6 +12,7 @@ import { controlCases } from './controls.case.js';
 import { itemCases } from './items.case.js';
 import { maintenanceCases } from './maintenance.case.js';
 import { ownerCases } from './owners.case.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 /** Where each input went: the one enqueue's per-input answers. */
 const itemsOf = async (s: Pick<Store, 'enqueue'>, items: OutboxInput[]) => (await s.enqueue(items)).items;
@@ -52,7 +53,7 @@ export function input(route: string, n: number, extra: Partial<OutboxInput> = {}
       raw_email: { headers: { raw: `Subject: message ${n}\r\nFrom: a@example.com` }, body: { plain: `body ${n} (${seq})` } },
       comment_id: commentId,
     },
-    origin: { adapter: 'files', path: '/tmp/archive.mbox', index: n },
+    origin: fileOrigin('/tmp/archive.mbox', n),
     raw: Buffer.from(`Subject: message ${n}\r\n\r\nbody ${n}\r\n`),
     ...extra,
   };
@@ -155,7 +156,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
           attempts: 0,
           preview,
           warnings,
-          origin: { adapter: 'files', index: 1 },
+          origin: { adapter: 'files', id: '/tmp/archive.mbox:1', details: { index: 1 } },
         });
         expect(one?.document.raw_email.headers).toEqual({ raw: 'Subject: message 1\r\nFrom: a@example.com' });
         expect(one?.document.comment_id).toBe('c0de0001');
@@ -415,7 +416,7 @@ export function storeContract(name: string, fixture: () => Promise<StoreFixture>
         expect(due[0]).toEqual({
           id: id(1),
           route: 'r',
-          origin: { adapter: 'files', path: '/tmp/archive.mbox', index: 1 },
+          origin: fileOrigin('/tmp/archive.mbox', 1),
         });
         expect((await s.pendingActions(1, id(1))).map((d) => d.id)).toEqual([id(2)]);
         // Retention never drops an item whose action is still due.
@@ -823,7 +824,7 @@ function stateCases(ctx: ContractContext): void {
 /** A pushed message: keyed by the SHA-256 of its bytes, its provider event id an alias. */
 function pushed(route: string, n: number, extra: Partial<OutboxInput> = {}): OutboxInput {
   const envelope = { from: 'a@example.com', to: ['b@example.com', 'c@example.com'] };
-  const origin = { adapter: 'webhook:mailgun', account: 'in', pushed: true, eventId: `ev-${n}`, envelope };
+  const origin = { adapter: 'webhook:mailgun', instance: 'in', id: `ev-${n}`, envelope, details: { eventId: `ev-${n}` } };
   const key = `sha256:${n.toString(16).padStart(64, '0')}|acme/support`;
   return input(route, n, { key, aliases: [`webhook:mailgun:in:event:ev-${n}|acme/support`], origin, ...extra });
 }

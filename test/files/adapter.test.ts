@@ -13,7 +13,7 @@ import { SAMPLES } from './support/paths.js';
  * An in-memory sink honouring the contract: a batch and its checkpoint land together, or not
  * at all, and a message read again (same origin) is stored once, as intake does by its key.
  */
-const id = (m: Inbound) => `${m.origin.path}#${m.origin.index}`;
+const id = (m: Inbound) => `${m.origin.details['path']}#${m.origin.details['index']}`;
 
 class MemorySink implements Intake {
   readonly stored: Inbound[] = [];
@@ -75,7 +75,9 @@ describe('files adapter', () => {
     await adapter.start(sink, new AbortController().signal);
     // Nine messages, and the two corrupt Outlook files as failures (intake dead-letters them).
     expect(sink.stored).toHaveLength(11);
-    expect(sink.stored.every((m) => m.route === 'support' && m.origin.adapter === 'files' && m.origin.path!.startsWith(dir))).toBe(true);
+    expect(
+      sink.stored.every((m) => m.route === 'support' && m.origin.adapter === 'files' && String(m.origin.details['path']).startsWith(dir)),
+    ).toBe(true);
     expect(sink.stored.filter((m) => m.failure !== undefined).map((m) => m.failure!.code)).toEqual([
       'MAILGATE_ERR_INPUT_MSG_INVALID',
       'MAILGATE_ERR_INPUT_MSG_INVALID',
@@ -153,7 +155,7 @@ describe('files adapter', () => {
     await writeFile(join(dir, 'a.eml'), mail('a'));
     await writeFile(join(dir, 'c.eml'), mail('c'));
     await createFilesAdapter({ paths: [dir], route: 'r' }).start(sink, new AbortController().signal);
-    expect(sink.stored.map((m) => basename(m.origin.path!)).sort()).toEqual(['a.eml', 'b.eml', 'c.eml']);
+    expect(sink.stored.map((m) => basename(String(m.origin.details['path']))).sort()).toEqual(['a.eml', 'b.eml', 'c.eml']);
   });
 
   it('scopes checkpoints: the same input read for another destination is read whole again', async () => {

@@ -16,7 +16,7 @@ async function collect(paths: string[], options: ReadOptions = {}): Promise<File
   return out;
 }
 
-const rel = (item: FileItem) => `${relative(SAMPLES, item.origin.path)}#${item.origin.index}`;
+const rel = (item: FileItem) => `${relative(SAMPLES, item.origin.details['path'])}#${item.origin.details['index']}`;
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'mailgate-files-'));
@@ -137,15 +137,17 @@ describe('resume across inputs', () => {
     await cp(SAMPLES, dir, { recursive: true });
     const inputs = [join(dir, 'eml'), join(dir, 'mbox'), join(dir, 'maildir')];
     const all = await collect(inputs);
-    const at = all.findIndex((i) => i.origin.path.endsWith('mboxrd.mbox') && i.origin.index === 1);
-    const point = { path: all[at]!.origin.path, ...all[at]!.next };
+    const at = all.findIndex((i) => i.origin.details['path'].endsWith('mboxrd.mbox') && i.origin.details['index'] === 1);
+    const point = { path: all[at]!.origin.details['path'], ...all[at]!.next };
     const resumed = await collect(inputs, { resumeFrom: point });
-    const key = (i: FileItem) => `${relative(dir, i.origin.path)}#${i.origin.index}`;
+    const key = (i: FileItem) => `${relative(dir, i.origin.details['path'])}#${i.origin.details['index']}`;
     const expected = all.filter(
-      (i) => !i.origin.path.startsWith(join(dir, 'eml')) && !(i.origin.path === point.path && i.origin.index <= 1),
+      (i) =>
+        !i.origin.details['path'].startsWith(join(dir, 'eml')) &&
+        !(i.origin.details['path'] === point.path && i.origin.details['index'] <= 1),
     );
     expect(resumed.map(key)).toEqual(expected.map(key));
-    expect(resumed.some((i) => i.origin.path === point.path && i.origin.index === 2)).toBe(true);
+    expect(resumed.some((i) => i.origin.details['path'] === point.path && i.origin.details['index'] === 2)).toBe(true);
   });
 
   it('reads nothing from an mbox whose checkpoint is its end, and reads on when it grew', async () => {
@@ -159,7 +161,7 @@ describe('resume across inputs', () => {
     expect(await collect([file], { resumeFrom: { path: file, ...end } })).toEqual([]);
     await appendFile(file, msg(3));
     const grown = await collect([file], { resumeFrom: { path: file, ...end } });
-    expect(grown.map((i) => i.origin.index)).toEqual([2]);
+    expect(grown.map((i) => i.origin.details['index'])).toEqual([2]);
   });
 
   it('reads nothing more from a single-message file already done', async () => {

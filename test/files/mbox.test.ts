@@ -39,7 +39,7 @@ describe('From_ separator lines', () => {
 describe('mboxrd (the default)', () => {
   it('splits the sample into its three messages and unquotes >+From lines by one level', async () => {
     const items = await collect(sample('mbox/mboxrd.mbox'));
-    expect(items.map((i) => i.origin.index)).toEqual([0, 1, 2]);
+    expect(items.map((i) => i.origin.details['index'])).toEqual([0, 1, 2]);
     expect(items.every((i) => i.error === undefined)).toBe(true);
     expect(text(items[0])).toContain('\nFrom the start of the quarter we grew.\n>From here it only looks better.\n');
     expect(text(items[0]).startsWith('From: Alice Example')).toBe(true);
@@ -126,7 +126,7 @@ describe('size budget', () => {
     );
     const items = await collect(file, { maxMessageBytes: 1000, chunkBytes: 256 });
     expect(items.map((i) => i.error?.code ?? 'ok')).toEqual(['ok', 'MAILGATE_ERR_MIME_TOO_LARGE', 'ok']);
-    expect(items[1]!.origin.index).toBe(1);
+    expect(items[1]!.origin.details['index']).toBe(1);
     expect(text(items[2])).toBe('Subject: after\n\nok\n');
   });
 });
@@ -136,7 +136,7 @@ describe('resume', () => {
     const file = sample('mbox/content-length.mbox');
     const all = await collect(file);
     const resumed = await collect(file, { resume: all[1]!.next });
-    expect(resumed.map((i) => i.origin.index)).toEqual([2, 3]);
+    expect(resumed.map((i) => i.origin.details['index'])).toEqual([2, 3]);
     expect(resumed.map(text)).toEqual(all.slice(2).map(text));
     expect(resumed.map((i) => i.offset)).toEqual(all.slice(2).map((i) => i.offset));
   });
@@ -145,7 +145,7 @@ describe('resume', () => {
     const file = sample('mbox/mboxrd.mbox');
     const all = await collect(file);
     const resumed = await collect(file, { resume: { index: 2, offset: all[2]!.offset + 3 } });
-    expect(resumed.map((i) => i.origin.index)).toEqual([2]);
+    expect(resumed.map((i) => i.origin.details['index'])).toEqual([2]);
     expect(resumed.map(text)).toEqual([text(all[2])]);
   });
 });

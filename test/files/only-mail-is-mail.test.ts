@@ -43,7 +43,7 @@ describe('only mail is mail', () => {
     await writeFile(join(dir, 'notes.txt'), 'Note: buy milk\nand bread\n');
     await writeFile(join(dir, 'config.yaml'), 'server:\n  listen: 127.0.0.1:8080\n');
     const { items, skipped } = await readAll([dir]);
-    expect(items.map((i) => [basename(i.origin.path), i.error?.code ?? 'mail'])).toEqual([
+    expect(items.map((i) => [basename(i.origin.details['path']), i.error?.code ?? 'mail'])).toEqual([
       ['01.eml', 'mail'],
       ['02.txt', 'mail'],
     ]);

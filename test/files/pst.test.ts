@@ -27,7 +27,7 @@ describe('PST', () => {
     expect(items.filter((i) => i.error)).toEqual([]);
     expect(items).toHaveLength(71);
     const byFolder = new Map<string, number>();
-    for (const i of items) byFolder.set(i.origin.folder!, (byFolder.get(i.origin.folder!) ?? 0) + 1);
+    for (const i of items) byFolder.set(i.origin.details['folder']!, (byFolder.get(i.origin.details['folder']!) ?? 0) + 1);
     expect(Object.fromEntries(byFolder)).toEqual({
       'lokay-m/MLOKAY (Non-Privileged)': 1,
       'lokay-m/MLOKAY (Non-Privileged)/TW-Commercial Group': 14,
@@ -36,10 +36,10 @@ describe('PST', () => {
       'lokay-m/MLOKAY (Non-Privileged)/Personal': 47,
     });
     // Positions in the file are unique and rising: they are the checkpoint.
-    const indexes = items.map((i) => i.origin.index);
+    const indexes = items.map((i) => i.origin.details['index']);
     expect([...indexes].sort((a, b) => a - b)).toEqual(indexes);
     expect(new Set(indexes).size).toBe(71);
-    const sent = items.filter((i) => i.origin.folder!.endsWith('Sent Items'));
+    const sent = items.filter((i) => i.origin.details['folder']!.endsWith('Sent Items'));
     expect((await readBack(sent[0]!.raw!)).subject).toBe('Cirque du Soleil - Dralion');
   });
 
@@ -79,7 +79,7 @@ describe('OST', () => {
     const skipped: string[] = [];
     const items = await collect([TEST_OST], { onSkip: (p, why) => skipped.push(why) });
     expect(items.filter((i) => i.error)).toEqual([]);
-    expect(items.map((i) => i.origin.folder)).toEqual([
+    expect(items.map((i) => i.origin.details['folder'])).toEqual([
       'Deleted Items',
       ...Array(10).fill('Inbox'),
       'Sent Items',
@@ -88,7 +88,7 @@ describe('OST', () => {
     ]);
     expect(skipped.length).toBeGreaterThan(0);
     expect(skipped.every((why) => why === 'not mail (IPM.Appointment)')).toBe(true);
-    const sent = items.filter((i) => i.origin.folder === 'Sent Items');
+    const sent = items.filter((i) => i.origin.details['folder'] === 'Sent Items');
     const accepted = sent.find((i) => i.raw!.includes('Accepted: meeting from Ed'))!;
     expect(codes(accepted)).toContain('MAILGATE_WARN_HEADERS_SYNTHESIZED');
     const mail = await readBack(accepted.raw!);
@@ -112,7 +112,7 @@ describe('OST', () => {
 
   it('reads a body kept only as RTF (the sync log) as text', async () => {
     const items = await collect([TEST_OST]);
-    const log = items.find((i) => i.origin.folder === 'Sync Issues')!;
+    const log = items.find((i) => i.origin.details['folder'] === 'Sync Issues')!;
     const body = previewSync(log.raw!).document.raw_email.body;
     expect('plain' in body ? body.plain : '').toContain('Synchronizer Version');
   });
@@ -144,10 +144,12 @@ describe('PST resume', () => {
     const adapter = () => createFilesAdapter({ paths: [ENRON_PST], route: 'r', batchSize: 10 });
     await expect(adapter().start(sink, new AbortController().signal)).rejects.toThrow('store went away');
     expect(sink.stored).toHaveLength(30);
-    expect(Object.values(Object.fromEntries(sink.checkpoints))[0]).toMatchObject({ index: sink.stored.at(-1)!.origin.index! + 1 });
+    expect(Object.values(Object.fromEntries(sink.checkpoints))[0]).toMatchObject({
+      index: (sink.stored.at(-1)!.origin.details['index'] as number) + 1,
+    });
     sink.failAfter = Infinity;
     await adapter().start(sink, new AbortController().signal);
-    const keys = sink.stored.map((m) => m.origin.index);
+    const keys = sink.stored.map((m) => m.origin.details['index']);
     expect(new Set(keys).size).toBe(keys.length);
     expect(keys).toHaveLength(71);
     expect(sink.stored.every((m) => m.failure === undefined)).toBe(true);

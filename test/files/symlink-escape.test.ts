@@ -18,7 +18,8 @@ let secret: string;
 async function read(input: string, options: ReadOptions = {}): Promise<{ paths: string[]; skipped: Array<[string, string]> }> {
   const skipped: Array<[string, string]> = [];
   const paths: string[] = [];
-  for await (const item of readInput(input, { ...options, onSkip: (p, r) => skipped.push([p, r]) })) paths.push(item.origin.path);
+  for await (const item of readInput(input, { ...options, onSkip: (p, r) => skipped.push([p, r]) }))
+    paths.push(item.origin.details['path']);
   return { paths, skipped };
 }
 

@@ -35,14 +35,14 @@ async function collect(path: string): Promise<FileItem[]> {
 function check(items: FileItem[]): void {
   expect(items.filter((i) => i.error)).toEqual([]);
   expect(items.map((i) => i.raw!.toString().match(/Subject: (.*)/)![1])).toEqual(['Vault 1', 'Vault 2', 'Vault 3']);
-  expect(items.map((i) => i.origin.labels)).toEqual([['^INBOX', 'Support/Billing'], ['^SENT'], undefined]);
-  expect(items[0]!.origin.account).toBe('support@example.com');
-  expect(items[2]!.origin.account).toBeUndefined();
+  expect(items.map((i) => i.origin.details['labels'])).toEqual([['^INBOX', 'Support/Billing'], ['^SENT'], undefined]);
+  expect(items[0]!.origin.details['account']).toBe('support@example.com');
+  expect(items[2]!.origin.details['account']).toBeUndefined();
   expect(resolveUserProperties({ 'string:Labels': '{labels}', 'string:Account': '{account}' }, items[0]!.origin)).toEqual({
     'string:Labels': '^INBOX,Support/Billing',
     'string:Account': 'support@example.com',
   });
-  expect(new Set(items.map((i) => i.origin.index)).size).toBe(3);
+  expect(new Set(items.map((i) => i.origin.details['index'])).size).toBe(3);
 }
 
 describe('Google Vault exports', () => {

@@ -45,18 +45,16 @@ describe('gmail adapter: rounds', () => {
     const { adapters } = run(entryFor(standIn, [USER], { page_size: 10, full_format_over_bytes: 50_000 }), sink);
     await until(() => sink.items.size === 57, '57 messages');
     await until(() => adapters[0]!.health()[0]!.state === 'idle', 'idle');
-    expect([...sink.items.values()].map((i) => i.origin.eventId).sort()).toEqual([...ids].sort());
+    expect([...sink.items.values()].map((i) => i.origin.details['eventId']).sort()).toEqual([...ids].sort());
     const cursor = sink.checkpoints.get(`gmail:workspace/${USER}:cursor`) as { phase: string; historyId: string };
     expect(cursor.phase).toBe('history');
     const full = [...sink.items.values()].filter((i) => i.raw.includes('X-Mailgate-Omitted-Size: 60000'));
     expect(full).toHaveLength(19);
     const origin = sink.items.get(`gmail:workspace/${USER}:${ids[1]}:0`)!.origin;
     expect(origin).toMatchObject({
-      threadId: ids[1],
       adapter: 'gmail',
-      mailbox: USER,
-      labels: expect.arrayContaining(['INBOX']),
-      internetMessageId: '<sample-1@example.com>',
+      id: ids[1],
+      details: { threadId: ids[1], mailbox: USER, labels: expect.arrayContaining(['INBOX']), internetMessageId: '<sample-1@example.com>' },
     });
     expect(standIn.maxBatch).toBeLessThanOrEqual(50);
     // New mail: the next round reads it from history (woken as a push would).
@@ -124,7 +122,10 @@ describe('gmail adapter: labels and actions', () => {
     const [elsewhere] = standIn.deliver(USER, [sampleMessage(2)], ['INBOX']);
     const { adapters } = run(entry, sink);
     await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the Support message');
-    expect([...sink.items.values()][0]!.origin).toMatchObject({ eventId: inSupport, labels: expect.arrayContaining(['Support', 'INBOX']) });
+    expect([...sink.items.values()][0]!.origin).toMatchObject({
+      id: inSupport,
+      details: { eventId: inSupport, labels: expect.arrayContaining(['Support', 'INBOX']) },
+    });
     mb.modify(mb.messages.get(elsewhere!)!, [mb.label('Support')], []);
     adapters[0]!.runner.wake();
     await until(() => sink.items.size === 2, 'the relabelled message');

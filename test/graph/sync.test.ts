@@ -46,7 +46,7 @@ describe('graph adapter: delta rounds', () => {
     const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
     await until(() => sink.items.size === 57, '57 messages');
     await until(() => adapters[0]!.health()[0]!.state === 'idle', 'idle');
-    expect([...sink.items.values()].map((i) => i.origin.eventId).sort()).toEqual([...ids].sort());
+    expect([...sink.items.values()].map((i) => i.origin.details['eventId']).sort()).toEqual([...ids].sort());
     const cp = sink.checkpoints.get(`graph:m365/${user}:inbox`) as { link: string };
     expect(cp.link).toContain('$deltatoken=');
     const stats = standIn.stats(user);
@@ -56,7 +56,10 @@ describe('graph adapter: delta rounds', () => {
     const withAttachment = [...sink.items.values()].filter((i) => i.raw.includes('X-Mailgate-Omitted-Size: 20000'));
     expect(withAttachment).toHaveLength(19);
     const origin = sink.items.get(`graph:m365/${user}:${ids[1]}:0`)!.origin;
-    expect(origin).toMatchObject({ adapter: 'graph', mailbox: user, folder: 'inbox', internetMessageId: '<graph-1@mail.example.com>' });
+    expect(origin).toMatchObject({
+      adapter: 'graph',
+      details: { mailbox: user, folder: 'inbox', internetMessageId: '<graph-1@mail.example.com>' },
+    });
     // New mail: found by the next round (woken here as a notification would).
     fill(user, 3, 'inbox', 100);
     adapters[0]!.runner.wake();
@@ -186,7 +189,7 @@ describe('graph adapter: delta rounds', () => {
     entry.mailboxes[0]!.folders = ['inbox/Support/Tier 2', 'archive'];
     const { done } = run(entry, sink);
     await until(() => sink.items.size === 5, 'both folders');
-    expect(new Set([...sink.items.values()].map((i) => i.origin.folder))).toEqual(new Set(['inbox/Support/Tier 2', 'archive']));
+    expect(new Set([...sink.items.values()].map((i) => i.origin.details['folder']))).toEqual(new Set(['inbox/Support/Tier 2', 'archive']));
     stop.abort();
     await done;
     const missing = entryFor(standIn, [user]);

@@ -11,6 +11,7 @@ import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { textMessage } from './messages.js';
 import { MemorySink, eventually } from './memory-sink.js';
 import { account, closedPort, newUser, run } from './setup.js';
+import { imapOrigin } from '../../adapters/imap/identity.js';
 
 let server: DovecotServer;
 beforeAll(async () => {
@@ -46,7 +47,7 @@ describe('after-delivery actions', () => {
   it('reading never marks anything \\Seen (BODY.PEEK only), and `seen` marks only the origins passed', async () => {
     const { user, sink, r } = await synced('seen');
     expect([...(await flagsOf(user, 'INBOX')).values()].every((f) => !f.has('\\Seen'))).toBe(true);
-    const delivered = sink.accepted.filter((m) => m.origin.uid === 1 || m.origin.uid === 3).map((m) => m.origin);
+    const delivered = sink.accepted.filter((m) => m.origin.details['uid'] === 1 || m.origin.details['uid'] === 3).map((m) => m.origin);
     const res = await r.adapter.afterDelivery(delivered);
     await r.stop();
     expect(res.applied).toHaveLength(2);
@@ -98,14 +99,15 @@ describe('after-delivery actions', () => {
     await r.stop();
     expect(acceptedWhenDone).toBeLessThan(1000);
     const seen = [...(await flagsOf(user, 'INBOX'))].filter(([, f]) => f.has('\\Seen')).map(([uid]) => uid);
-    expect(seen).toEqual(sink.accepted.slice(0, 10).map((m) => m.origin.uid));
+    expect(seen).toEqual(sink.accepted.slice(0, 10).map((m) => m.origin.details['uid']));
   });
 
   it('skips origins read under another UIDVALIDITY and origins of other accounts or adapters', async () => {
     const { user, sink, r } = await synced('seen', 2);
-    const stale: Origin = { ...sink.accepted[0]!.origin, uidValidity: 12345 };
-    const other: Origin = { ...sink.accepted[1]!.origin, account: 'someone-else' };
-    const file: Origin = { adapter: 'files', path: '/tmp/x.eml' };
+    const first = sink.accepted[0]!.origin;
+    const stale: Origin = { ...first, details: { ...first.details, uidValidity: 12345 } };
+    const other: Origin = { ...sink.accepted[1]!.origin, instance: 'someone-else' };
+    const file: Origin = { adapter: 'files', instance: '', id: '/tmp/x.eml:0', details: { path: '/tmp/x.eml', index: 0 } };
     const res = await r.adapter.afterDelivery([stale, other, file]);
     await r.stop();
     expect(res.applied).toEqual([]);
@@ -118,7 +120,7 @@ describe('after-delivery actions', () => {
     const sink = new MemorySink();
     const r = run([{ ...account(server, user, 'wrong'), after_delivery: 'seen' }], sink, { actionWaitMs: 600_000 });
     await eventually(() => r.adapter.accountHealth()[0]!.state === 'auth_failed');
-    const origin: Origin = { adapter: 'imap', account: user, folder: 'INBOX', uidValidity: 1, uid: 1 };
+    const origin = imapOrigin(user, 'INBOX', 1, 1);
     const res = await r.adapter.afterDelivery([origin]);
     await r.stop();
     expect(res).toEqual({ applied: [], skipped: [], deferred: [origin] });
@@ -149,7 +151,7 @@ describe('after-delivery actions of a mailbox this process does not read', () =>
     const [uid] = await server.append(user, 'INBOX', [textMessage(1)]);
     // Built, never started: what a replica holds for a mailbox another one reads.
     const standby = new ImapAdapter([account(server, user, pass, { after_delivery: 'seen' })], { actionWaitMs: 600_000 });
-    const origin: Origin = { adapter: 'imap', account: user, folder: 'INBOX', uidValidity: 1, uid: uid! };
+    const origin = imapOrigin(user, 'INBOX', 1, uid!);
     expect(await standby.afterDelivery([origin])).toEqual({ applied: [], skipped: [], deferred: [origin] });
     expect([...(await flagsOf(user, 'INBOX')).values()].every((f) => !f.has('\\Seen'))).toBe(true);
   });
@@ -181,7 +183,7 @@ describe('after-delivery actions with one account down', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailgate-actions-'));
     const store = await openStore(`sqlite:${join(dir, 'm.db')}`);
     try {
-      const lost: Origin = { adapter: 'imap', account: 'down', folder: 'INBOX', uidValidity: 7, uid: 1 };
+      const lost = imapOrigin('down', 'INBOX', 7, 1);
       const origins = [lost, ...sink.accepted.map((m) => m.origin)];
       const doc = { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'x' } } };
       await store.enqueue(

@@ -117,7 +117,7 @@ describe('attachments never cross the wire', () => {
     });
     let stubbed = 0;
     for (const m of sink.accepted) {
-      const source = full.get(m.origin.uid!)!;
+      const source = full.get(m.origin.details['uid'] as number)!;
       if (!m.raw.equals(source)) stubbed += 1;
       expect(buildDocument(parseMessage(m.raw)).document).toEqual(buildDocument(parseMessage(source)).document);
     }

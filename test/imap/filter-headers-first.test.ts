@@ -64,7 +64,7 @@ describe('IMAP filters judged before the body is fetched', () => {
     // the filter was judged first, every filtered source crossed the wire too (≥ 2.4 MB more).
     expect(bytes).toBeLessThan(keptBytes + 40_000);
     expect(sink.subjects().sort()).toEqual(['kept one', 'newsletter 99']);
-    expect(sink.accepted.find((m) => m.origin.uid === 22)!.raw.length).toBe(Buffer.byteLength(kept[1]!));
+    expect(sink.accepted.find((m) => m.origin.details['uid'] === 22)!.raw.length).toBe(Buffer.byteLength(kept[1]!));
     expect(sink.checkpoints.get(checkpointKey(user, 'INBOX'))).toMatchObject({ lastUid: 22 });
     // Never fetched beyond the header fields: no FETCH of a source or of a structure names them.
     const bodyFetches = proxy.commandLines.filter((l) => /^UID FETCH .*(BODY\.PEEK\[\]|BODYSTRUCTURE)/.test(l));

@@ -52,7 +52,7 @@ export class MemorySink implements Intake {
   tally(): { distinct: number; twice: number } {
     const seen = new Map<string, number>();
     for (const m of this.accepted) {
-      const k = `${m.origin.folder}/${m.origin.uidValidity}/${m.origin.uid}`;
+      const k = `${m.origin.details['folder']}/${m.origin.details['uidValidity']}/${m.origin.details['uid']}`;
       seen.set(k, (seen.get(k) ?? 0) + 1);
     }
     return { distinct: seen.size, twice: [...seen.values()].filter((n) => n > 1).length };

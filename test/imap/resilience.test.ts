@@ -123,7 +123,7 @@ describe('IMAP adapter resilience', () => {
     await r.stop();
     expect(uidValidity).not.toBe(before['uidValidity']);
     const last = sink.accepted[2]!;
-    expect(last.origin).toMatchObject({ folder: 'Work', uidValidity, uid: 1 });
+    expect(last.origin.details).toMatchObject({ folder: 'Work', uidValidity, uid: 1 });
     expect(sink.checkpoints.get(checkpointKey(user, 'Work'))).toMatchObject({ uidValidity, lastUid: 1 });
   });
 

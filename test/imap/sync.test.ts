@@ -34,7 +34,7 @@ describe('IMAP sync against Dovecot', () => {
     const uids = sink.history.map((h) => h.value['lastUid'] as number);
     expect(uids).toEqual([...uids].sort((a, b) => a - b));
     expect(Math.max(...sink.history.map((h) => h.count))).toBeLessThanOrEqual(250);
-    expect(sink.accepted.every((m) => m.route === 'support' && m.origin.adapter === 'imap' && m.origin.account === user)).toBe(true);
+    expect(sink.accepted.every((m) => m.route === 'support' && m.origin.adapter === 'imap' && m.origin.instance === user)).toBe(true);
   });
 
   it('resumes from the checkpoint: a second run reads only what is new', async () => {
@@ -115,7 +115,7 @@ describe('IMAP sync against Dovecot', () => {
     const sink = new MemorySink();
     let appended = false;
     sink.onAccept = async (batch) => {
-      if (appended || batch[0]?.origin.folder !== 'Big') return;
+      if (appended || batch[0]?.origin.details['folder'] !== 'Big') return;
       appended = true;
       // INBOX is not selected now: no IDLE, no EXISTS notification can announce this message.
       await server.append(user, 'INBOX', [textMessage(1, 'while Big was synced')]);
@@ -124,7 +124,7 @@ describe('IMAP sync against Dovecot', () => {
     const r = run([account(server, user, pass, { folders: ['INBOX', 'Big'], ...slow })], sink);
     await eventually(() => sink.accepted.length === 601, 15_000, 'the 600 messages of Big and the one of INBOX');
     await r.stop();
-    expect(sink.accepted.filter((m) => m.origin.folder === 'INBOX').map((m) => m.origin.uid)).toEqual([1]);
+    expect(sink.accepted.filter((m) => m.origin.details['folder'] === 'INBOX').map((m) => m.origin.details['uid'])).toEqual([1]);
     expect(sink.subjects()).toContain('while Big was synced');
   });
 
@@ -149,7 +149,11 @@ describe('IMAP sync against Dovecot', () => {
     await server.append(user, 'Projects', [textMessage(3, 'later in projects')]);
     await eventually(() => sink.accepted.length === 3);
     await r.stop();
-    expect(sink.accepted.map((m) => `${m.origin.folder}:${m.origin.uid}`).sort()).toEqual(['INBOX:1', 'Projects:1', 'Projects:2']);
+    expect(sink.accepted.map((m) => `${m.origin.details['folder']}:${m.origin.details['uid']}`).sort()).toEqual([
+      'INBOX:1',
+      'Projects:1',
+      'Projects:2',
+    ]);
   });
 
   it('bounds the first backfill with `since`, and reads new mail of any date afterwards', async () => {

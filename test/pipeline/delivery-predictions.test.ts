@@ -13,6 +13,7 @@ import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 const config = ConfigSchema.parse({ routes: [{ name: 'p', mode: 'predict', dataset: 'acme/triage' }] });
 const route = config.routes[0]!;
@@ -51,7 +52,7 @@ async function setup(n: number): Promise<{ store: Store; emu: StartedEmulator }>
     Array.from({ length: n }, (_, i) => ({
       raw: msg(i),
       key: `files:/p.mbox:${i}`,
-      origin: { adapter: 'files', path: '/p.mbox', index: i },
+      origin: fileOrigin('/p.mbox', i),
       route: 'p',
       receivedAt: new Date(),
     })),

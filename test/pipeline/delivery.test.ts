@@ -10,6 +10,7 @@ import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
 import type { OpenStoreOptions, Store } from '../../src/store/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/pipe' }] });
 const route = config.routes[0]!;
@@ -46,7 +47,7 @@ async function setup(options?: OpenStoreOptions): Promise<{ store: Store; emu: S
     Array.from({ length: 10 }, (_, i) => ({
       raw: msg(i),
       key: `files:/x.mbox:${i}`,
-      origin: { adapter: 'files', path: '/x.mbox', index: i },
+      origin: fileOrigin('/x.mbox', i),
       route: 'r',
       receivedAt: new Date(),
     })),
@@ -195,9 +196,7 @@ describe('delivery', () => {
       maxOutbox: 10_000,
       events: wakes(d),
     });
-    await intake.accept([
-      { raw: msg(1), key: 'files:/w.mbox:1', origin: { adapter: 'files', path: '/w.mbox', index: 1 }, route: 'r', receivedAt: new Date() },
-    ]);
+    await intake.accept([{ raw: msg(1), key: 'files:/w.mbox:1', origin: fileOrigin('/w.mbox', 1), route: 'r', receivedAt: new Date() }]);
     while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
     controller.abort();
     await running;
@@ -241,7 +240,7 @@ describe('delivery', () => {
           {
             raw: msg(i),
             key: `files:/y.mbox:${i}`,
-            origin: { adapter: 'files', path: '/y.mbox', index: i },
+            origin: fileOrigin('/y.mbox', i),
             route: 'r',
             receivedAt: new Date(),
           },
@@ -370,9 +369,7 @@ describe('retry delay of an item whose request failed', () => {
       parsing: {},
       maxOutbox: 100,
     });
-    await intake.accept([
-      { raw: msg(1), key: 'files:/f.mbox:0', origin: { adapter: 'files', path: '/f.mbox', index: 0 }, route: 'r', receivedAt: new Date() },
-    ]);
+    await intake.accept([{ raw: msg(1), key: 'files:/f.mbox:0', origin: fileOrigin('/f.mbox', 0), route: 'r', receivedAt: new Date() }]);
     const client = createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 't', retry: { maxAttempts: 1 } });
     const errors: unknown[] = [];
     const d = createDelivery({

@@ -7,10 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fileKey } from '../../adapters/files/identity.js';
+import { fileKey, fileOrigin } from '../../adapters/files/identity.js';
 import { gmailKey } from '../../adapters/gmail/sync.js';
 import { graphKey } from '../../adapters/graph/sync.js';
-import { imapKey } from '../../adapters/imap/identity.js';
+import { imapKey, imapOrigin } from '../../adapters/imap/identity.js';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake } from '../../src/pipeline/intake.js';
@@ -58,11 +58,12 @@ describe('keys stored before', () => {
       maxOutbox: 100,
     });
     const at = new Date();
-    const file = { path: '/archive/a.mbox', index: 3 };
+    const file = fileOrigin('/archive/a.mbox', 3);
+    const graph = { adapter: 'graph', instance: 'm365/u@x', id: 'AAMk=', details: {} };
     const pulled: Inbound[] = [
-      { raw, key: imapKey('support', 'INBOX', 7, 42), origin: { adapter: 'imap' }, route: 'r', receivedAt: at },
-      { raw, key: fileKey(file), origin: { adapter: 'files', ...file }, route: 'r', receivedAt: at },
-      { raw, key: graphKey('m365/u@x', 'AAMk='), origin: { adapter: 'graph' }, route: 'r', receivedAt: at },
+      { raw, key: imapKey('support', 'INBOX', 7, 42), origin: imapOrigin('support', 'INBOX', 7, 42), route: 'r', receivedAt: at },
+      { raw, key: fileKey(file), origin: file, route: 'r', receivedAt: at },
+      { raw, key: graphKey('m365/u@x', 'AAMk='), origin: graph, route: 'r', receivedAt: at },
     ];
     const ids = before.items.map((o) => String(o.id));
     expect(await intake.accept(pulled)).toEqual([
@@ -74,7 +75,7 @@ describe('keys stored before', () => {
     const pushed: Inbound = {
       raw,
       key: contentKey(raw),
-      origin: { adapter: 'webhook:mailgun', account: 'in' },
+      origin: { adapter: 'webhook:mailgun', instance: 'in', id: contentKey(raw), details: {} },
       route: 'r',
       receivedAt: at,
     };
@@ -84,8 +85,8 @@ describe('keys stored before', () => {
 
   it('builds the same key strings as the earlier versions did', () => {
     expect(imapKey('a', 'Sent Items', 1, 9)).toBe('imap:a:Sent Items:1:9');
-    expect(fileKey({ path: '/m/x.eml', index: 0 })).toBe('files:/m/x.eml:0');
-    expect(fileKey({ path: '/v/x.mbox', index: 2, account: 'u@x' })).toBe('files:u@x:/v/x.mbox:2');
+    expect(fileKey(fileOrigin('/m/x.eml', 0))).toBe('files:/m/x.eml:0');
+    expect(fileKey(fileOrigin('/v/x.mbox', 2, { account: 'u@x' }))).toBe('files:u@x:/v/x.mbox:2');
     expect(graphKey('m365/u@x', 'id1')).toBe('graph:m365/u@x:id1:0');
     expect(gmailKey('ws/u@x', 'id1')).toBe('gmail:ws/u@x:id1:0');
     expect(contentKey(raw)).toBe(sha);

@@ -9,6 +9,7 @@ import { importPool, ROOT } from '../cli/support/dist.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { writeMbox } from '../crash/support.js';
 import { mailgate, mailgateOnTerminal } from './cli-io.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 let dir: string;
 let emu: StartedEmulator;
@@ -274,7 +275,7 @@ describe('mailgate import', () => {
         {
           raw,
           key: 'files:/in/replay.eml:0',
-          origin: { adapter: 'files', path: '/in/replay.eml', index: 0 },
+          origin: fileOrigin('/in/replay.eml', 0),
           route: 'import',
           receivedAt: new Date(),
         },

@@ -9,6 +9,7 @@ import { createIntake } from '../../src/pipeline/intake.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore, type OutboxInput, type Store } from '../../src/store/index.js';
 import { ConfigSchema } from '../../src/config/schema.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 const route = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/pipe' }] }).routes[0]!;
 const stores: Store[] = [];
@@ -43,7 +44,7 @@ describe('intake facts', () => {
       [1, 2].map((n) => ({
         raw: raw(n),
         key: `files:/m:${n}`,
-        origin: { adapter: 'files', path: '/m', index: n },
+        origin: fileOrigin('/m', n),
         route: 'r',
         receivedAt: new Date(),
       })),

@@ -12,6 +12,7 @@ import type { Checkpoint, Inbound } from '../../src/pipeline/types.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/order' }] });
 const routes = new Map([['r', config.routes[0]!]]);
@@ -20,7 +21,7 @@ const batch = (from: number, n: number): Inbound[] =>
   Array.from({ length: n }, (_, k) => ({
     raw: raw(from + k),
     key: `files:/o.mbox:${from + k}`,
-    origin: { adapter: 'files', path: '/o.mbox', index: from + k },
+    origin: fileOrigin('/o.mbox', from + k),
     route: 'r',
     receivedAt: new Date(),
   }));
@@ -63,7 +64,7 @@ describe('intake with batches in flight', () => {
     expect(rec.order).toEqual([10, 20, 25]);
     expect(await store.getCheckpoint('files:/o.mbox')).toEqual({ index: 25 });
     const items = await store.claim('r', 100, 'w', 60_000);
-    expect(items.map((i) => i.origin.index)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+    expect(items.map((i) => i.origin.details['index'])).toEqual(Array.from({ length: 25 }, (_, i) => i));
   });
 
   it('fails the batches behind a batch that failed, leaving the checkpoint before it', async () => {

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { ConfigSchema, type RouteConfig } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
 import type { IntakeOptions } from '../../src/pipeline/intake.js';
-import { contentKey, eventKey, outboxKey } from '../../src/pipeline/origin.js';
+import { contentKey, eventAlias, outboxKey } from '../../src/pipeline/origin.js';
 import type { ParsePool } from '../../src/pipeline/pool.js';
 import type { Accepted, Inbound, PushItemState } from '../../src/pipeline/types.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
@@ -53,8 +53,22 @@ function pushed(raw: Buffer, eventId?: string): Inbound {
     spf: 'pass',
     remoteAddress: '203.0.113.9',
   };
-  const origin = { adapter: 'webhook:mailgun', account: 'in', pushed: true, ...(eventId ? { eventId } : {}), envelope };
-  return { raw, key: contentKey(raw), route: 'hooks', receivedAt: new Date('2024-03-04T09:00:01Z'), origin };
+  const origin = {
+    adapter: 'webhook:mailgun',
+    instance: 'in',
+    id: eventId ?? contentKey(raw),
+    envelope,
+    details: eventId ? { eventId } : {},
+  };
+  const alias = eventAlias('webhook:mailgun', 'in', eventId);
+  return {
+    raw,
+    key: contentKey(raw),
+    ...(alias === undefined ? {} : { alias }),
+    route: 'hooks',
+    receivedAt: new Date('2024-03-04T09:00:01Z'),
+    origin,
+  };
 }
 
 async function codeOf(p: Promise<unknown>): Promise<unknown> {
@@ -336,9 +350,9 @@ describe('push keys', () => {
     expect(contentKey(raw)).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(pushed(raw, 'ev-1').key).toBe(contentKey(raw));
     expect(outboxKey(route, contentKey(raw))).toBe(`${contentKey(raw)}|acme/support`);
-    expect(eventKey(route, pushed(raw, 'ev-1').origin)).toBe('webhook:mailgun:in:event:ev-1|acme/support');
-    expect(eventKey(route, pushed(raw).origin)).toBeUndefined();
-    expect(eventKey(route, { adapter: 'upload', account: 'desk', pushed: true, eventId: '' })).toBeUndefined();
-    expect(eventKey(route, { adapter: 'files', eventId: 'Q1' })).toBeUndefined();
+    expect(outboxKey(route, pushed(raw, 'ev-1').alias!)).toBe('webhook:mailgun:in:event:ev-1|acme/support');
+    expect(pushed(raw).alias).toBeUndefined();
+    expect(eventAlias('upload', 'desk', '')).toBeUndefined();
+    expect(eventAlias('upload', 'desk', undefined)).toBeUndefined();
   });
 });

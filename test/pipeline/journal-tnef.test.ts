@@ -122,7 +122,9 @@ describe('a MIME report and a TNEF report of one message', () => {
       key: contentKey(raw),
       origin: {
         adapter: 'smtp',
-        pushed: true,
+        instance: '',
+        id: contentKey(raw),
+        details: {},
         envelope: { from: 'postmaster@contoso.com', to: ['journal@contoso.com'], provider: 'smtp' },
       },
       route: 'j',

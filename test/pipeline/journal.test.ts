@@ -41,7 +41,13 @@ function intakeFor(unwrap: 'none' | 'exchange_journal') {
 const inbound = (raw: Buffer, n: number): Inbound => ({
   raw,
   key: contentKey(raw),
-  origin: { adapter: 'smtp', pushed: true, envelope: { from: 'postmaster@contoso.com', to: ['journal@contoso.com'], provider: 'smtp' } },
+  origin: {
+    adapter: 'smtp',
+    instance: '',
+    id: contentKey(raw),
+    details: {},
+    envelope: { from: 'postmaster@contoso.com', to: ['journal@contoso.com'], provider: 'smtp' },
+  },
   route: 'j',
   receivedAt: new Date(Date.UTC(2024, 5, 4, 10, n)),
 });

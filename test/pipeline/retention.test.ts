@@ -15,6 +15,7 @@ import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
 import { createLogger } from '../../src/logger.js';
 import { startEmulator } from '../support/emulator.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 const config = ConfigSchema.parse({ routes: [{ name: 'r', source: 'acme/kept' }], retention: { delivered_s: 3600, batch: 3 } });
 const route = config.routes[0]!;
@@ -50,7 +51,7 @@ describe('retention', () => {
       Array.from({ length: 10 }, (_, i) => ({
         raw: msg(i),
         key: `files:/k.mbox:${i}`,
-        origin: { adapter: 'files', path: '/k.mbox', index: i },
+        origin: fileOrigin('/k.mbox', i),
         route: 'r',
         receivedAt: new Date(),
       }));

@@ -241,7 +241,7 @@ describe('push intake through mailgate serve: delivered once', () => {
     expect(counts.filter((c) => c.route === 'support').reduce((n, c) => n + c.count, 0)).toBe(names.length);
     for (let id = 1; id <= names.length; id++) {
       const item = (await store.getItem(id))!;
-      const name = item.origin.account!;
+      const name = item.origin.instance!;
       const res = await fetch(`${emu.url}/api/v1/sources/acme/support/comments/${item.commentId}`, {
         headers: { authorization: `Bearer ${emu.token}` },
       });

@@ -40,7 +40,7 @@ describe('runtime push sink', () => {
         key: contentKey(message('wake')),
         route: 'support',
         receivedAt: new Date(),
-        origin: { adapter: 'webhook:raw', account: 'w' },
+        origin: { adapter: 'webhook:raw', instance: 'w', id: contentKey(message('wake')), details: {} },
       };
       await runtime.intake.accept([inbound], { whenFull: 'refuse' });
       expect(wakes).toBe(1);

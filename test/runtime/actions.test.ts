@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Adapter, AfterDeliveryResult, Origin } from '../../src/pipeline/types.js';
 import { actionTarget } from '../../src/runtime/actions.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 function adapter(kind: string, name: string, settle?: (origins: Origin[]) => AfterDeliveryResult, calls: Origin[][] = []): Adapter {
   return {
@@ -19,22 +20,22 @@ describe('after-delivery dispatch', () => {
   });
 
   it('hands each adapter only its own kind, merges the answers and skips what nobody took', async () => {
-    const a1 = { adapter: 'mail', account: 'one', uid: 1 };
-    const a2 = { adapter: 'mail', account: 'two', uid: 2 };
-    const f = { adapter: 'files', path: '/x', index: 0 };
-    const other = { adapter: 'gone', account: 'x' };
+    const a1: Origin = { adapter: 'mail', instance: 'one', id: '1', details: { uid: 1 } };
+    const a2: Origin = { adapter: 'mail', instance: 'two', id: '2', details: { uid: 2 } };
+    const f = fileOrigin('/x', 0);
+    const other: Origin = { adapter: 'gone', instance: 'x', id: '', details: {} };
     const calls: Origin[][] = [];
     // Two instances of one kind: each applies (or defers) its own account and skips the other.
     const one = adapter(
       'mail',
       'one',
-      (os) => ({ applied: os.filter((o) => o.account === 'one'), skipped: os.filter((o) => o.account !== 'one') }),
+      (os) => ({ applied: os.filter((o) => o.instance === 'one'), skipped: os.filter((o) => o.instance !== 'one') }),
       calls,
     );
     const two = adapter(
       'mail',
       'two',
-      (os) => ({ applied: [], deferred: os.filter((o) => o.account === 'two'), skipped: os.filter((o) => o.account !== 'two') }),
+      (os) => ({ applied: [], deferred: os.filter((o) => o.instance === 'two'), skipped: os.filter((o) => o.instance !== 'two') }),
       calls,
     );
     const target = actionTarget([one, two, adapter('files', 'in')])!;

@@ -19,6 +19,7 @@ import type { Runtime } from '../../src/runtime/index.js';
 import { startEmulator, type StartedEmulator } from '../support/emulator.js';
 import { message } from '../push/support.js';
 import { ROOT } from '../service/serve-process.js';
+import { fileOrigin } from '../../adapters/files/identity.js';
 
 /** The compiled runtime: its parse pool needs the compiled worker (`npm run build` first). */
 type RuntimeModule = typeof import('../../src/runtime/index.js');
@@ -96,7 +97,7 @@ const pulled = (tag: string, index: number, extra: Partial<Inbound> = {}): Inbou
   key: `files:/in.mbox:${index}`,
   route: 'support',
   receivedAt: new Date(),
-  origin: { adapter: 'files', path: '/in.mbox', index },
+  origin: fileOrigin('/in.mbox', index),
   ...extra,
 });
 const pushed = (tag: string): Inbound => ({
@@ -104,7 +105,7 @@ const pushed = (tag: string): Inbound => ({
   key: contentKey(message(tag)),
   route: 'support',
   receivedAt: new Date(),
-  origin: { adapter: 'webhook:raw', account: 'hooks' },
+  origin: { adapter: 'webhook:raw', instance: 'hooks', id: contentKey(message(tag)), details: {} },
 });
 const kinds = (seen: Seen[]) => seen.map((s) => s.type).filter((t) => t !== 'api:attempt');
 
@@ -172,7 +173,7 @@ describe('runtime events', () => {
     expect(of('delivery:batch')[1]).toMatchObject({ delivered: 3, rejected: 0, aiUnits: 3 });
 
     // The same text read again from another file: the ledger knows it, nothing is billed.
-    await rt.intake.accept([pulled('a', 1, { key: 'files:/other.mbox:1', origin: { adapter: 'files', path: '/other.mbox', index: 1 } })]);
+    await rt.intake.accept([pulled('a', 1, { key: 'files:/other.mbox:1', origin: fileOrigin('/other.mbox', 1) })]);
     expect(kinds(await deliver())).toEqual(['item:unchanged', 'delivery:batch']);
     expect(of('item:unchanged')).toHaveLength(1);
     // Each item reached one end once: no id delivered twice, none both dead and delivered after its replay.

@@ -139,7 +139,7 @@ describe('mailgate serve: the console API', () => {
       expect(all.next).toBeNull();
       expect(all.items).toHaveLength(4);
       expect(all.items.map((i) => i.id)).toEqual([...all.items.map((i) => i.id)].sort((a, b) => b - a));
-      const byFile = new Map(all.items.map((i) => [`${i.origin.path?.split('/').pop()}`, i]));
+      const byFile = new Map(all.items.map((i) => [`${String(i.origin.details['path']).split('/').pop()}`, i]));
       const question = byFile.get('1.eml')!;
       const reply = byFile.get('2.eml')!;
       const broken = byFile.get('3.eml')!;
@@ -159,7 +159,7 @@ describe('mailgate serve: the console API', () => {
       });
       expect(question.origin.label).toContain('1.eml');
       expect(broken).toMatchObject({ state: 'dead', last_error_code: 'MAILGATE_ERR_MIME_NOT_EMAIL', sender: null });
-      expect(held).toMatchObject({ state: 'retrying', route: 'held', origin: { kind: 'files', index: 0 }, attempts: 1 });
+      expect(held).toMatchObject({ state: 'retrying', route: 'held', origin: { kind: 'files', details: { index: 0 } }, attempts: 1 });
       expect(held.last_error_code).toMatch(/^MAILGATE_ERR_API_/);
       expect(Date.parse(held.next_attempt_at!)).toBeGreaterThan(Date.parse(held.received_at));
 
@@ -191,6 +191,16 @@ describe('mailgate serve: the console API', () => {
       // --- one item -------------------------------------------------------------------------
       const detail = await json<ItemDetail>(`/api/items/${reply.id}`);
       expect(detail.item).toEqual(reply);
+      // The origin as stored, and its details as the files kind shows them.
+      expect(detail.origin).toMatchObject({
+        adapter: 'files',
+        instance: '',
+        details: { path: expect.stringMatching(/2\.eml$/), index: 0 },
+      });
+      expect(detail.origin_lines).toEqual([
+        { label: 'File', value: expect.stringMatching(/2\.eml$/) },
+        { label: 'Message in file', value: '#1' },
+      ]);
       expect(detail.document).toMatchObject({ raw_email: { body: { plain: expect.stringContaining('we corrected it') } } });
       const comment = detail.comment!;
       const text = comment.body_text;

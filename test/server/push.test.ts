@@ -26,8 +26,9 @@ function pushAdapter(seen: PushRequest[]): Adapter {
     bodyLimit: LIMIT,
     async handle(req) {
       seen.push(req);
-      const origin = { adapter: 'test', eventId: String(req.headers['x-event-id']) };
-      const key = `test:${origin.eventId}`;
+      const id = String(req.headers['x-event-id']);
+      const origin = { adapter: 'test', instance: '', id, details: {} };
+      const key = `test:${id}`;
       const [result] = await intake!.accept([{ raw: req.body, key, origin, route: 'in', receivedAt: new Date() }], { whenFull: 'refuse' });
       return { status: 202, headers: { 'x-item': result!.id }, body: { accepted: result!.id } };
     },

@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import type { Origin } from '../../src/pipeline/types.js';
+import { imapOrigin } from '../../adapters/imap/identity.js';
 import { createAfterDeliveryQueue, type ActionTarget } from '../../src/pipeline/after-delivery.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 
-const origin = (uid: number): Origin => ({ adapter: 'imap', account: 'a', folder: 'INBOX', uidValidity: 1, uid });
+const origin = (uid: number): Origin => imapOrigin('a', 'INBOX', 1, uid);
 
 let dir: string;
 let store: Store;
@@ -42,7 +43,7 @@ async function deliver(n: number, deliverUids: number[], without: number[] = [])
   );
   const items = await store.claim('r', 1000, 'w', 60_000);
   await store.markDelivered(
-    items.filter((i) => deliverUids.includes(i.origin.uid!)).map((i) => i.id),
+    items.filter((i) => deliverUids.includes(i.origin.details['uid'] as number)).map((i) => i.id),
     { outcome: 'delivered' },
   );
 }
@@ -54,7 +55,7 @@ function recorder(failures = 0): ActionTarget & { seen: number[][] } {
     seen,
     async afterDelivery(origins) {
       if (left-- > 0) throw new Error('mailbox unreachable');
-      seen.push(origins.map((o) => o.uid!));
+      seen.push(origins.map((o) => o.details['uid'] as number));
       return { applied: origins, skipped: [] };
     },
   };
@@ -107,7 +108,7 @@ describe('after-delivery queue', () => {
         commentId: `c${uid}`,
         afterDelivery: true,
         document: { raw_email: { headers: { raw: 'Subject: x' }, body: { plain: 'x' } } },
-        origin: { ...origin(uid), account: owner(uid) },
+        origin: { ...origin(uid), instance: owner(uid) },
       })),
     );
     const items = await store.claim('r', 10, 'w', 60_000);
@@ -118,9 +119,9 @@ describe('after-delivery queue', () => {
     const seen: number[] = [];
     const target: ActionTarget = {
       async afterDelivery(origins) {
-        const mine = origins.filter((o) => o.account === 'a');
-        seen.push(...mine.map((o) => o.uid!));
-        return { applied: mine, skipped: [], deferred: origins.filter((o) => o.account === 'down') };
+        const mine = origins.filter((o) => o.instance === 'a');
+        seen.push(...mine.map((o) => o.details['uid'] as number));
+        return { applied: mine, skipped: [], deferred: origins.filter((o) => o.instance === 'down') };
       },
     };
     const queue = createAfterDeliveryQueue(target, store, createLogger(false), { baseDelayMs: 20, maxDelayMs: 50, chunk: 2 });
@@ -131,7 +132,7 @@ describe('after-delivery queue', () => {
     await closed;
     expect([...new Set(seen)]).toEqual([2, 3, 5]);
     expect(queue.applied).toBe(3);
-    expect((await store.pendingActions(10)).map((d) => d.origin.uid)).toEqual([1, 4]);
+    expect((await store.pendingActions(10)).map((d) => d.origin.details['uid'])).toEqual([1, 4]);
   });
 
   it('applies deferred actions at the first backoff step once the mailbox is back, however often delivery woke it during the outage', async () => {
@@ -167,7 +168,7 @@ describe('after-delivery queue', () => {
     force.abort();
     await closed;
     expect(failing.applied).toBe(0);
-    expect((await store.pendingActions(10)).map((d) => d.origin.uid)).toEqual([1]);
+    expect((await store.pendingActions(10)).map((d) => d.origin.details['uid'])).toEqual([1]);
 
     const target = recorder();
     const next = createAfterDeliveryQueue(target, store, createLogger(false));

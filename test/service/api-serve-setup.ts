@@ -82,8 +82,8 @@ export interface MailboxStatusLine {
 }
 
 /** The adapters of `kind` in /api/status. */
-export async function kindStatus(url: string, kind: string): Promise<MailboxStatusLine[]> {
-  const res = await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+export async function kindStatus(url: string, kind: string, signal?: AbortSignal): Promise<MailboxStatusLine[]> {
+  const res = await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${ADMIN_KEY}` }, ...(signal ? { signal } : {}) });
   const status = (await res.json()) as { adapters: Array<{ kind: string }> };
   return status.adapters.filter((a) => a.kind === kind) as never;
 }

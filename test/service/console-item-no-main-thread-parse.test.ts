@@ -54,7 +54,7 @@ function storeOf(raw: Buffer) {
     commentId: 'c',
     status: 'queued',
     attempts: 0,
-    origin: { adapter: 'upload' },
+    origin: { adapter: 'upload', instance: 'desk', id: 'sha256:0', details: {} },
     document,
     warnings: [],
   };
@@ -63,7 +63,16 @@ function storeOf(raw: Buffer) {
     reads,
     getItem: async () => (reads.documents++, item),
     itemState: async () => ({ id: 7, route: 'in', key: 'k', commentId: 'c', status: item.status, attempts: item.attempts, enqueuedAt: '' }),
-    listItems: async () => [{ id: 7, route: 'in', state: 'queued', attempts: 0, origin: { adapter: 'upload' }, commentId: 'c' }],
+    listItems: async () => [
+      {
+        id: 7,
+        route: 'in',
+        state: 'queued',
+        attempts: 0,
+        origin: { adapter: 'upload', instance: 'desk', id: 'sha256:0', details: {} },
+        commentId: 'c',
+      },
+    ],
     itemRaw: async () => (reads.raw++, { raw }),
     itemAttempts: async () => [],
     threadMembers: async () => new Map(),

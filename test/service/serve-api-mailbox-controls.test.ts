@@ -10,13 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { sampleMessage as gmailMessage, startGmailStandIn } from '../../adapters/gmail/stand-in/index.js';
-import { sampleMessage as graphMessage, startGraphStandIn } from '../../adapters/graph/stand-in/index.js';
 import { runMailgate } from '../cli/support/dist.js';
-import { startEmulator, type StartedEmulator } from '../support/emulator.js';
-import { mailboxViews, type MailboxSpec } from './api-serve-setup.js';
-import { gmailEnv, writeGmailConfig } from './gmail-serve-setup.js';
-import { graphEnv, writeGraphConfig } from './graph-serve-setup.js';
+import { startEmulator } from '../support/emulator.js';
+import { API_KINDS } from './api-kinds.js';
+import { mailboxViews } from './api-serve-setup.js';
 import { eventually, killLeftovers, spawnServe } from './serve-process.js';
 
 let dir: string;
@@ -28,102 +25,20 @@ afterAll(() => {
 });
 afterEach(killLeftovers);
 
-/** One kind as these cases need it: a stand-in with a failing and a working mailbox, new mail for the working one. */
-interface Case {
-  kind: string;
-  instance: string;
-  /** The failing mailbox's code and error kind. */
-  code: string;
-  errorKind: string;
-  start(): Promise<{
-    write(dir: string, name: string, emu: StartedEmulator, users: MailboxSpec[], more: string[], entry?: string): string;
-    env(emu: StartedEmulator): Record<string, string>;
-    /** Adds the failing mailbox `bad` and the working one `good` with `n` messages. */
-    mailboxes(bad: string, good: string, n: number): void;
-    /** Adds a working mailbox with `n` messages. */
-    mailbox(user: string, n: number): void;
-    deliver(user: string, from: number, n: number): void;
-    close(): Promise<void>;
-  }>;
-}
-
-const CASES: Case[] = [
-  {
-    kind: 'graph',
-    instance: 'm365',
-    code: 'MAILGATE_ERR_GRAPH_FORBIDDEN',
-    errorKind: 'access_denied',
-    async start() {
-      const s = await startGraphStandIn();
-      const deliver = (user: string, from: number, n: number) =>
-        s.deliver(
-          user,
-          'inbox',
-          Array.from({ length: n }, (_, i) => graphMessage(from + i, { mailbox: user, tag: 'controls' })),
-        );
-      const mailbox = (user: string, n: number) => {
-        s.addMailbox(user);
-        deliver(user, 0, n);
-      };
-      return {
-        write: (d, name, emu, users, more, entry = 'poll_interval_ms: 1000') => writeGraphConfig(d, name, s, emu, users, { entry, more }),
-        env: graphEnv,
-        mailboxes(bad, good, n) {
-          s.addMailbox(bad, { forbidden: true });
-          mailbox(good, n);
-        },
-        mailbox,
-        deliver,
-        close: () => s.close(),
-      };
-    },
-  },
-  {
-    kind: 'gmail',
-    instance: 'workspace',
-    code: 'MAILGATE_ERR_GMAIL_DELEGATION',
-    errorKind: 'insufficient_scope',
-    async start() {
-      const s = await startGmailStandIn();
-      const deliver = (user: string, from: number, n: number) =>
-        s.deliver(
-          user,
-          Array.from({ length: n }, (_, i) => gmailMessage(from + i, { mailbox: user, tag: 'controls' })),
-        );
-      const mailbox = (user: string, n: number) => {
-        s.addMailbox(user);
-        deliver(user, 0, n);
-      };
-      return {
-        write: (d, name, emu, users, more, entry = 'poll_interval_ms: 1000') => writeGmailConfig(d, name, s, emu, users, { entry, more }),
-        env: gmailEnv,
-        mailboxes(bad, good, n) {
-          s.addMailbox(bad, { delegated: false });
-          mailbox(good, n);
-        },
-        mailbox,
-        deliver,
-        close: () => s.close(),
-      };
-    },
-  },
-];
-
-describe.each(CASES)('mailbox controls of $kind mailboxes through mailgate serve', (c) => {
+describe.each(API_KINDS)('mailbox controls of $kind mailboxes through mailgate serve', (c) => {
   it('a mailbox failing longer than disable_after_ms is disabled (sync_error, its error kind) while its neighbour syncs', async () => {
     const emu = await startEmulator({ autoCreateSources: true });
     const standIn = await c.start();
     try {
       const bad = 'failing@example.test';
       const good = 'working@example.test';
-      standIn.mailboxes(bad, good, 5);
-      const file = standIn.write(
-        dir,
-        `${c.kind}-disable`,
-        emu,
-        [{ user: bad, fields: 'disable_after_ms: 1000' }, good],
-        ['mailboxes: { check_ms: 200 }'],
-      );
+      standIn.addMailbox(bad, true);
+      standIn.addMailbox(good);
+      standIn.deliver(good, 0, 5);
+      const file = standIn.write(dir, `${c.kind}-disable`, emu, [{ user: bad, fields: 'disable_after_ms: 1000' }, good], {
+        entry: 'poll_interval_ms: 1000',
+        more: ['mailboxes: { check_ms: 200 }'],
+      });
       const serve = spawnServe(['--config', file], { cwd: dir, env: standIn.env(emu) });
       const url = await serve.url;
       await eventually(() => emu.emulator.stats().comments === 5, 'the working mailbox read');
@@ -137,7 +52,7 @@ describe.each(CASES)('mailbox controls of $kind mailboxes through mailgate serve
       expect(views.find((m) => m.mailbox === badName)).toMatchObject({
         state: 'disabled',
         reason: 'sync_error',
-        errorKind: c.errorKind,
+        errorKind: c.failing.errorKind,
         byCommand: false,
         run: 'disabled',
       });
@@ -148,7 +63,7 @@ describe.each(CASES)('mailbox controls of $kind mailboxes through mailgate serve
       expect(emu.emulator.stats().ai_units).toBe(7);
       const listed = await runMailgate(['mailboxes', 'list', '--store', `sqlite:${join(dir, `${c.kind}-disable`, 'mailgate.db')}`]);
       expect(listed.stdout).toContain(`${badName}: DISABLED (sync_error`);
-      expect(listed.stdout).toContain(c.code);
+      expect(listed.stdout).toContain(c.failing.code);
       serve.child.kill('SIGTERM');
       expect((await serve.exit).code).toBe(0);
     } finally {
@@ -162,15 +77,12 @@ describe.each(CASES)('mailbox controls of $kind mailboxes through mailgate serve
     const standIn = await c.start();
     try {
       const user = 'large@example.test';
-      standIn.mailbox(user, 1000);
-      const file = standIn.write(
-        dir,
-        `${c.kind}-behind`,
-        emu,
-        [user],
-        ['mailboxes: { check_ms: 200 }'],
-        'page_size: 10, poll_interval_ms: 60000',
-      );
+      standIn.addMailbox(user);
+      standIn.deliver(user, 0, 1000);
+      const file = standIn.write(dir, `${c.kind}-behind`, emu, [user], {
+        entry: 'page_size: 10, poll_interval_ms: 60000',
+        more: ['mailboxes: { check_ms: 200 }'],
+      });
       const serve = spawnServe(['--config', file], { cwd: dir, env: standIn.env(emu) });
       const url = await serve.url;
       const name = `${c.kind}:${c.instance}/${user}`;

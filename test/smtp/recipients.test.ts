@@ -35,9 +35,15 @@ describe('recipient matching', () => {
 
   it('puts the detail into route properties with {envelope.extra.plus}; an absent one is left out', () => {
     const props = { 'string:Plus': '{envelope.extra.plus}', 'string:Helo': '{envelope.helo}', 'string:TLS': '{envelope.tls}' };
-    const origin = { adapter: 'smtp', envelope: { helo: 'mx.example.org', tls: true, extra: { plus: 'vip' } } };
+    const origin = {
+      adapter: 'smtp',
+      instance: 'mx',
+      id: 'm1',
+      details: {},
+      envelope: { helo: 'mx.example.org', tls: true, extra: { plus: 'vip' } },
+    };
     expect(resolveUserProperties(props, origin)).toEqual({ 'string:Plus': 'vip', 'string:Helo': 'mx.example.org', 'string:TLS': 'true' });
-    expect(resolveUserProperties(props, { adapter: 'smtp', envelope: {} })).toEqual({});
+    expect(resolveUserProperties(props, { adapter: 'smtp', instance: 'mx', id: 'm1', details: {}, envelope: {} })).toEqual({});
   });
 });
 

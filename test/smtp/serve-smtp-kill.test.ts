@@ -86,7 +86,7 @@ describe('mailgate serve killed mid-DATA', () => {
         expect(rows[0]!.raw.equals(Buffer.from(textMessage(1)))).toBe(true);
         expect(JSON.parse(rows[0]!.origin)).toMatchObject({
           adapter: 'smtp',
-          account: 'mx',
+          instance: 'mx',
           envelope: { provider: 'smtp', from: 'a@example.org', to: ['support@example.com'], remoteAddress: '127.0.0.1', tls: false },
         });
       } finally {

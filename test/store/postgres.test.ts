@@ -61,6 +61,8 @@ describe('PostgreSQL store specifics', () => {
     const preview = { id: 'c1', timestamp: '2024-01-02T03:04:05Z', messages: [{ body: { text: 'hello' } }] };
     const warnings = [{ code: 'MAILGATE_WARN_NO_BODY', message: 'no body' }];
     const origin = (n: number) => ({ adapter: 'imap', account: 'a', folder: 'INBOX', uid: n });
+    // Read in today's shape: the account is the instance, the kind's fields its details, the key its id.
+    const read = (n: number) => ({ adapter: 'imap', instance: 'a', id: `k${n}`, details: { folder: 'INBOX', uid: n } });
     const rows: unknown[][] = [
       ['k1', 'c1', 'queued', null, null, origin(1), warnings, doc(1), preview, Buffer.from('raw 1'), true],
       [
@@ -107,7 +109,7 @@ describe('PostgreSQL store specifics', () => {
       { route: 'r', status: 'delivered', count: 1 },
       { route: 'r', status: 'queued', count: 1 },
     ]);
-    expect(await store.pendingActions(10)).toEqual([{ id: 3, route: 'r', origin: origin(3) }]);
+    expect(await store.pendingActions(10)).toEqual([{ id: 3, route: 'r', origin: read(3) }]);
     const dead = await store.listDeadLetters({ limit: 10 });
     expect(dead.map((d) => [d.id, d.key, d.hasRaw, d.error.code])).toEqual([
       [2, 'k2', true, 'MAILGATE_ERR_BATCH_REJECTED'],
@@ -118,7 +120,7 @@ describe('PostgreSQL store specifics', () => {
     expect(detail?.document).toEqual(doc(2));
     expect((await store.getDeadLetter(4))?.raw).toBeUndefined();
     const [item] = await store.claim('r', 10, 'w', 60_000);
-    expect(item).toMatchObject({ id: 1, key: 'k1', commentId: 'c1', document: doc(1), preview, warnings, origin: origin(1) });
+    expect(item).toMatchObject({ id: 1, key: 'k1', commentId: 'c1', document: doc(1), preview, warnings, origin: read(1) });
     expect(await store.markDelivered([1], { outcome: 'delivered' })).toBe(1);
     expect((await store.pendingActions(10)).map((a) => a.id)).toEqual([1, 3]);
     expect(await store.replayDeadLetter(2, input('r', 2, { key: 'k2' }))).toEqual({ id: 2, status: 'queued' });

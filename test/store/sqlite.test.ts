@@ -116,6 +116,8 @@ describe('SQLite store specifics', () => {
          origin, warnings, document, preview, raw, action_due) VALUES (?, ?, ?, ?, 0, 1000, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const origin = (n: number): string => JSON.stringify({ adapter: 'imap', account: 'a', folder: 'INBOX', uid: n });
+    // Read in today's shape: the account is the instance, the kind's fields its details, the key its id.
+    const read = (n: number) => ({ adapter: 'imap', instance: 'a', id: `k${n}`, details: { folder: 'INBOX', uid: n } });
     insert.run(
       'r',
       'k1',
@@ -180,7 +182,7 @@ describe('SQLite store specifics', () => {
       { route: 'r', status: 'delivered', count: 1 },
       { route: 'r', status: 'queued', count: 1 },
     ]);
-    expect(await store.pendingActions(10)).toEqual([{ id: 3, route: 'r', origin: JSON.parse(origin(3)) }]);
+    expect(await store.pendingActions(10)).toEqual([{ id: 3, route: 'r', origin: read(3) }]);
     const dead = await store.listDeadLetters({ limit: 10 });
     expect(dead.map((d) => [d.id, d.key, d.hasRaw, d.error.code])).toEqual([
       [2, 'k2', true, 'MAILGATE_ERR_BATCH_REJECTED'],
@@ -198,7 +200,7 @@ describe('SQLite store specifics', () => {
       document: JSON.parse(doc(1)),
       preview,
       warnings,
-      origin: JSON.parse(origin(1)),
+      origin: read(1),
     });
     expect(await store.markDelivered([1], { outcome: 'delivered' })).toBe(1);
     expect((await store.pendingActions(10)).map((a) => a.id)).toEqual([1, 3]);

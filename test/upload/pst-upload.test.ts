@@ -95,9 +95,9 @@ describe('PST/OST through the upload API', () => {
     expect(answer.status).toBe(202);
     expect(answer.body.results).toHaveLength(71);
     expect(answer.body.results!.filter((r) => r.dead)).toEqual([]);
-    const folders = new Set(sink.stored.map((m) => m.origin.folder));
+    const folders = new Set(sink.stored.map((m) => m.origin.details['folder']));
     expect(folders).toContain('lokay-m/MLOKAY (Non-Privileged)/Sent Items');
-    expect(sink.stored.every((m) => m.origin.adapter === 'upload' && typeof m.origin.index === 'number')).toBe(true);
+    expect(sink.stored.every((m) => m.origin.adapter === 'upload' && typeof m.origin.details['index'] === 'number')).toBe(true);
     expect(await readdir(spool)).toEqual([]);
   });
 
@@ -118,7 +118,9 @@ describe('PST/OST through the upload API', () => {
     expect(answer.status).toBe(202);
     expect(answer.body.results).toHaveLength(72);
     expect(sink.stored[0]!.raw.equals(eml)).toBe(true);
-    expect(sink.stored.slice(1).every((m) => m.origin.path === 'mailbox.bin' && m.origin.folder !== undefined)).toBe(true);
+    expect(sink.stored.slice(1).every((m) => m.origin.details['path'] === 'mailbox.bin' && m.origin.details['folder'] !== undefined)).toBe(
+      true,
+    );
     expect(await readdir(spool)).toEqual([]);
   });
 

@@ -84,7 +84,10 @@ describe('POST /api/upload/<name>', () => {
     expect(res.status).toBe(202);
     expect(results(res.body)).toEqual([{ id: itemRef(KEY, 'desk', 'item-1'), item: 'item-1', duplicate: false }]);
     expect(sink.stored[0]!.raw.equals(EML)).toBe(true);
-    expect(sink.stored[0]!).toMatchObject({ route: 'r', origin: { adapter: 'upload', account: 'desk', envelope: { provider: 'upload' } } });
+    expect(sink.stored[0]!).toMatchObject({
+      route: 'r',
+      origin: { adapter: 'upload', instance: 'desk', envelope: { provider: 'upload' } },
+    });
     expect(endpoint(a, 'POST').path).toBe('/api/upload/desk');
   });
 

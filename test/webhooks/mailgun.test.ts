@@ -89,7 +89,7 @@ describe('mailgun endpoint', () => {
     const res = await send(simulate());
     expect(res.status).toBe(200);
     expect(sink.batches[0]![0]!.raw.equals(raw)).toBe(true);
-    expect(sink.batches[0]![0]!.origin).toMatchObject({ adapter: 'webhook:mailgun', account: 'mailgun-in' });
+    expect(sink.batches[0]![0]!.origin).toMatchObject({ adapter: 'webhook:mailgun', instance: 'mailgun-in' });
   });
 
   it('answers 406 (Mailgun stops retrying) to unsigned, forged, stale and replayed requests, storing nothing', async () => {

@@ -86,7 +86,7 @@ describe('postmark endpoint', () => {
     expect(res.status).toBe(200);
     const [m] = sink.batches[0]!;
     expect(m!.raw.equals(raw)).toBe(true);
-    expect(m!.origin).toMatchObject({ adapter: 'webhook:postmark', account: 'postmark-in', eventId: expect.any(String) });
+    expect(m!.origin).toMatchObject({ adapter: 'webhook:postmark', instance: 'postmark-in', details: { eventId: expect.any(String) } });
   });
 
   it('answers 403 (Postmark stops retrying) to unsigned and forged requests', async () => {

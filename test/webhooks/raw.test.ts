@@ -66,7 +66,7 @@ describe('raw provider, HMAC', () => {
     expect(response.status).toBe(200);
     expect(sink.stored).toHaveLength(1);
     expect(sink.stored[0]!.raw.equals(MESSAGE)).toBe(true);
-    expect(sink.stored[0]!.origin.eventId).toBe('evt-1');
+    expect(sink.stored[0]!.origin.details['eventId']).toBe('evt-1');
     expect(sink.stored[0]!.origin.envelope).toEqual({
       provider: 'raw',
       from: 'bounce@example.com',

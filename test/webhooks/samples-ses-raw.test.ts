@@ -52,7 +52,7 @@ describe('samples/webhooks', () => {
     expect(response.status).toBe(200);
     expect(sink.stored[0]!.raw.equals(MIME)).toBe(true);
     expect(sink.stored[0]!.origin).toMatchObject({
-      eventId: 'cf-7d1e5c2a',
+      details: { eventId: 'cf-7d1e5c2a' },
       envelope: { from: 'alice@example.com', to: ['support@example.org'] },
     });
   });
@@ -75,7 +75,7 @@ describe('samples/webhooks', () => {
       expect(response.status).toBe(200);
       if (m['Type'] === 'Notification') {
         expect(sink.stored[0]!.raw.equals(MIME)).toBe(true);
-        expect(sink.stored[0]!.origin.eventId).toBe('o3vrnil0e2ic28trm7dfhrc2v0clambda4nbp0g1');
+        expect(sink.stored[0]!.origin.details['eventId']).toBe('o3vrnil0e2ic28trm7dfhrc2v0clambda4nbp0g1');
       } else {
         expect(ctx.fetched.at(-1)!.startsWith(SUBSCRIBE_PREFIX)).toBe(true);
         expect(sink.submits).toBe(0);

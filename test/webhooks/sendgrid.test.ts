@@ -115,7 +115,7 @@ describe('sendgrid endpoint', () => {
     expect(m!.receivedAt.getTime()).toBe(NOW);
     expect(m!.origin).toMatchObject({
       adapter: 'webhook:sendgrid',
-      account: 'sendgrid-in',
+      instance: 'sendgrid-in',
       envelope: { provider: 'sendgrid', to: envelope.to },
     });
     await send(simulated());

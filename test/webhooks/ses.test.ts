@@ -119,7 +119,7 @@ describe('SES notifications', () => {
     expect(response.status).toBe(200);
     expect(sink.stored).toHaveLength(1);
     expect(sink.stored[0]!.raw.equals(MIME)).toBe(true);
-    expect(sink.stored[0]!.origin.eventId).toBe('ses-msg-0001');
+    expect(sink.stored[0]!.origin.details['eventId']).toBe('ses-msg-0001');
     expect(sink.stored[0]!.origin.envelope).toEqual({
       provider: 'ses',
       from: 'bounce@example.com',

@@ -61,7 +61,7 @@ describe('sparkpost endpoint', () => {
     const res = await send(toRequest(sparkpost.simulate(raw, config, { url: 'https://x/', now: NOW, envelope })));
     expect(res.status).toBe(200);
     expect(sink.batches[0]![0]!.raw.equals(raw)).toBe(true);
-    expect(sink.batches[0]![0]!.origin).toMatchObject({ adapter: 'webhook:sparkpost', account: 'sparkpost-in', envelope: envelope });
+    expect(sink.batches[0]![0]!.origin).toMatchObject({ adapter: 'webhook:sparkpost', instance: 'sparkpost-in', envelope: envelope });
   });
 
   it('answers 200 to a batch of pings without submitting anything', async () => {

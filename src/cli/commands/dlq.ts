@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { GatewayError } from '../../errors.js';
+import { originLabel } from '../../server/console-rows.js';
 import type { LogFormat } from '../../log-pretty.js';
 import type { DeadLetter, PurgeFilter } from '../../store/types.js';
 import { routeConfig, type RouteFlags } from '../route-config.js';
@@ -44,7 +45,7 @@ const dateOption = (v: string): Date => {
 };
 
 function line(d: DeadLetter): string {
-  return `${d.id}\t${d.route}\t${d.deadAt}\t${d.error.code}\t${d.origin.path ?? d.key}\t${d.error.message.replace(/\s+/g, ' ').slice(0, 120)}`;
+  return `${d.id}\t${d.route}\t${d.deadAt}\t${d.error.code}\t${originLabel(d.origin)}\t${d.error.message.replace(/\s+/g, ' ').slice(0, 120)}`;
 }
 
 async function list(flags: ListFlags, ctx: CliContext): Promise<void> {

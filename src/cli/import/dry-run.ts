@@ -83,12 +83,12 @@ export async function dryRunImport(
   });
   for await (const { item, outcome } of parseOrdered(rt.pool, items, (i) => i.raw, { transfer: true, optionsOf })) {
     s.read++;
-    if (item.next !== undefined) onRead(item.origin.path, item.next.offset);
+    if (item.next !== undefined) onRead(item.path, item.next.offset);
     if (item.error) s.unreadable++;
     else if (!outcome?.ok) s.rejected++;
     else {
       s.parsed++;
-      chunk.push({ key: `${item.origin.path}:${item.origin.index}`, document: outcome.result.document });
+      chunk.push({ key: `${item.path}:${item.index}`, document: outcome.result.document });
       if (chunk.length >= CHUNK) await flush();
     }
   }

@@ -240,9 +240,9 @@ async function realRun(
     batchSize: IMPORT_BATCH_SIZE,
     onSkip: skips.count,
     ...(flags.mbox ? { mboxQuoting: flags.mbox } : {}),
-    onError: (origin, error) => {
+    onError: (at, error) => {
       unreadable++;
-      const where = origin.index > 0 ? `${origin.path} (message ${origin.index})` : origin.path;
+      const where = at.index > 0 ? `${at.path} (message ${at.index})` : at.path;
       printer.write(`mailgate: ${where}: ${error.code}: ${error.message} (kept as a dead letter)\n`);
     },
   });

@@ -26,13 +26,7 @@ export interface PreviewFlags extends FilterFlags {
   mbox?: MboxQuoting;
 }
 
-const outputOrigin = (item: PathItem): OutputOrigin => ({
-  path: item.origin.path,
-  index: item.origin.index,
-  ...(item.origin.folder !== undefined && { folder: item.origin.folder }),
-  ...(item.origin.labels !== undefined && { labels: item.origin.labels }),
-  ...(item.origin.account !== undefined && { account: item.origin.account }),
-});
+const outputOrigin = (item: PathItem): OutputOrigin => ({ ...item.origin.details, path: item.path, index: item.index });
 
 /** First pass: every item parsed and spooled; returns how many failed. A progress bar on stderr when it is a terminal. */
 async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, threads: ThreadInputs, ctx: CliContext): Promise<number> {
@@ -67,7 +61,7 @@ async function firstPass(paths: string[], flags: PreviewFlags, spool: Spool, thr
       optionsOf: (i) => (i.receivedAt === undefined ? undefined : { receivedAt: i.receivedAt }),
     })) {
       read++;
-      if (item.next !== undefined) display.at(item.origin.path, item.next.offset);
+      if (item.next !== undefined) display.at(item.path, item.next.offset);
       const error = item.error ?? (outcome && !outcome.ok ? outcome.error : undefined);
       if (error || !outcome?.ok) {
         failed++;

@@ -21,14 +21,15 @@ import type { Comment, ThreadProperties } from '../../model/index.js';
 import type { PreviewResult } from '../../preview/types.js';
 import { writerFor, type Write } from '../write.js';
 
+/**
+ * The file and index of an item, and what its kind states about it beside them (the origin's
+ * details as its kind built them: the folder inside an archive, the labels and account a Google
+ * Vault export gave the message).
+ */
 export interface OutputOrigin {
   path: string;
   index: number;
-  /** The folder inside an archive (PST/OST; a Vault export's mbox), when the item comes from one. */
-  folder?: string;
-  /** Labels and account a Google Vault export gave the message. */
-  labels?: string[];
-  account?: string;
+  [detail: string]: unknown;
 }
 
 export interface ErrorRecord {

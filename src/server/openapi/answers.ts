@@ -36,14 +36,10 @@ same<z.output<typeof consoleError>, ConsoleError>(true);
 const originSummary = z.object({
   kind: z.string(),
   name: z.string().nullable(),
-  folder: z.string().optional(),
-  uid_validity: z.number().optional(),
-  uid: z.number().optional(),
-  path: z.string().optional(),
-  index: z.number().optional(),
+  id: z.string(),
   provider: z.string().optional(),
-  event_id: z.string().optional(),
   label: z.string(),
+  details: z.record(z.string(), z.unknown()),
 });
 same<z.output<typeof originSummary>, OriginSummary>(true);
 
@@ -97,6 +93,7 @@ export const itemDetail = z.object({
   item: itemRow,
   key: z.string(),
   origin: z.record(z.string(), z.unknown()),
+  origin_lines: z.array(z.object({ label: z.string(), value: z.string() })),
   document: z.unknown(),
   document_cut: z.object({ field: z.literal('raw_email.body.html'), chars: z.number(), shown_chars: z.number() }).nullable(),
   comment: z

@@ -3,7 +3,7 @@
  * SKIP LOCKED so any number of replicas can claim concurrently without ever sharing an item.
  */
 import type pg from 'pg';
-import type { Origin } from '../../model/origin.js';
+import { storedOrigin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
 import type { DeliveryInfo, ItemError, OutboxCount, OutboxItem, OutboxStatus, PendingAction, StoredItem, OutboxStore } from '../types.js';
 import type { Backend } from '../compose.js';
@@ -160,11 +160,11 @@ export class PgOutbox implements Backend<OutboxStore> {
   }
 
   async pendingActions(limit: number, afterId = 0): Promise<PendingAction[]> {
-    const { rows } = await this.pool.query<{ id: string; route: string; origin: Origin }>(
-      `SELECT id, route, origin FROM outbox WHERE status = 'delivered' AND action_due AND id > $1 ORDER BY id LIMIT $2`,
+    const { rows } = await this.pool.query<{ id: string; route: string; key: string; origin: unknown }>(
+      `SELECT id, route, key, origin FROM outbox WHERE status = 'delivered' AND action_due AND id > $1 ORDER BY id LIMIT $2`,
       [afterId, checkLimit(limit)],
     );
-    return rows.map((r) => ({ id: toId(r.id), route: r.route, origin: r.origin }));
+    return rows.map((r) => ({ id: toId(r.id), route: r.route, origin: storedOrigin(r.origin, r.key) }));
   }
 
   async finishActions(ids: number[]): Promise<number> {

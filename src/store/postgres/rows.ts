@@ -1,7 +1,7 @@
 /** Row shapes of the PostgreSQL outbox (json columns arrive parsed) and their mapping. */
 import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
-import type { Origin } from '../../model/origin.js';
+import { storedOrigin } from '../../model/origin.js';
 import type { DeadLetter, DeadLetterDetail, ItemError, OutboxInput, OutboxItem } from '../types.js';
 import { hashesOf, withDocument } from '../common.js';
 import { iso, pgNow, pgText, toId } from './db.js';
@@ -15,7 +15,8 @@ export interface PgOutboxRow {
   enqueued_at: Date;
   finished_at: Date | null;
   last_error: ItemError | null;
-  origin: Origin;
+  /** As stored: the shape of the version that wrote it (storedOrigin reads either). */
+  origin: unknown;
   warnings: Warning[] | null;
   /** From `outbox_docs` (claims and `getDeadLetter`): parsed, or as text (`document_text`). */
   document?: RawEmailDocument;
@@ -42,7 +43,7 @@ export function pgToItem(r: PgOutboxRow): OutboxItem {
     route: r.route,
     key: r.key,
     commentId: r.comment_id,
-    origin: r.origin,
+    origin: storedOrigin(r.origin, r.key),
     warnings: r.warnings ?? [],
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),
@@ -60,7 +61,7 @@ export function pgToDeadLetter(r: PgOutboxRow): DeadLetter {
     route: r.route,
     key: r.key,
     commentId: r.comment_id,
-    origin: r.origin,
+    origin: storedOrigin(r.origin, r.key),
     error: r.last_error ?? { code: 'UNKNOWN', message: '' },
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),

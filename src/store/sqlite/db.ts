@@ -77,6 +77,12 @@ export function openDatabase(path: string, options: SqliteOptions): Database.Dat
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');
+    // Statement journals in memory: every write inside a transaction first copies the pages it
+    // changes to one, and past 64 KiB (four 16 KiB pages) SQLite spills it to a temporary file,
+    // so an enqueue wrote several times its own size through extra system calls. A statement
+    // journal lasts one statement; the store has no temporary tables. (`store compact` opens
+    // the file on its own, so VACUUM still builds its copy on disk.)
+    db.pragma('temp_store = MEMORY');
     if (options.maxPageCount !== undefined) {
       db.pragma(`max_page_count = ${parseLimit('SQLite max_page_count', options.maxPageCount, 1, { min: 1 })}`);
     }

@@ -4,7 +4,7 @@
  * transaction when it writes more than one statement.
  */
 import type Database from 'better-sqlite3';
-import type { Origin } from '../../model/origin.js';
+import { storedOrigin } from '../../model/origin.js';
 import { checkDelay, checkLimit, jsonOrNull } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { SearchFields } from '../console.js';
@@ -220,9 +220,9 @@ export class SqliteOutbox implements Backend<OutboxStore> {
 
   pendingActions(limit: number, afterId = 0): PendingAction[] {
     const rows = this.db
-      .prepare(`SELECT id, route, origin FROM outbox WHERE status = 'delivered' AND action_due = 1 AND id > ? ORDER BY id LIMIT ?`)
-      .all(afterId, checkLimit(limit)) as Array<{ id: number; route: string; origin: string }>;
-    return rows.map((r) => ({ id: r.id, route: r.route, origin: JSON.parse(r.origin) as Origin }));
+      .prepare(`SELECT id, route, key, origin FROM outbox WHERE status = 'delivered' AND action_due = 1 AND id > ? ORDER BY id LIMIT ?`)
+      .all(afterId, checkLimit(limit)) as Array<{ id: number; route: string; key: string; origin: string }>;
+    return rows.map((r) => ({ id: r.id, route: r.route, origin: storedOrigin(JSON.parse(r.origin), r.key) }));
   }
 
   finishActions(ids: number[]): number {

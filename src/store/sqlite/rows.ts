@@ -1,7 +1,7 @@
 /** Row shapes of the SQLite outbox and their mapping to the contract's types. */
 import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
-import type { Origin } from '../../model/origin.js';
+import { storedOrigin } from '../../model/origin.js';
 import { hashesOf, jsonOrNull, parseItemError, parseJson, withDocument } from '../common.js';
 import type { DeadLetter, DeadLetterDetail, OutboxInput, OutboxItem } from '../types.js';
 
@@ -38,7 +38,7 @@ export function toItem(r: OutboxRow, d: DocRow): OutboxItem {
       route: r.route,
       key: r.key,
       commentId: r.comment_id,
-      origin: JSON.parse(r.origin) as Origin,
+      origin: storedOrigin(JSON.parse(r.origin), r.key),
       warnings: parseJson<Warning[]>(r.warnings) ?? [],
       attempts: r.attempts,
       enqueuedAt: iso(r.enqueued_at),
@@ -59,7 +59,7 @@ export function toDeadLetter(r: OutboxRow): DeadLetter {
     route: r.route,
     key: r.key,
     commentId: r.comment_id,
-    origin: JSON.parse(r.origin) as Origin,
+    origin: storedOrigin(JSON.parse(r.origin), r.key),
     error: parseItemError(r.last_error) ?? { code: 'UNKNOWN', message: '' },
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),

@@ -26,7 +26,12 @@ function create(entry: PostboxEntry): Adapter {
           {
             raw: body,
             key: `sha256:${createHash('sha256').update(body).digest('hex')}`,
-            origin: { adapter: 'postbox', account: entry.name, pushed: true },
+            origin: {
+              adapter: 'postbox',
+              instance: entry.name,
+              id: `sha256:${createHash('sha256').update(body).digest('hex')}`,
+              details: {},
+            },
             route: entry.route,
             receivedAt: new Date(),
           },

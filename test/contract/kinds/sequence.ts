@@ -31,7 +31,7 @@ function create(entry: SequenceEntry): Adapter {
           .map((n) => ({
             raw: message(n),
             key: `${key}:${n}`,
-            origin: { adapter: 'sequence', account: entry.name, index: n },
+            origin: { adapter: 'sequence', instance: entry.name, id: String(n), details: { index: n } },
             route: entry.route,
             receivedAt: new Date(),
           }));

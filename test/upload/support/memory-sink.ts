@@ -30,7 +30,7 @@ export class MemorySink implements Intake {
 
   private one(msg: Inbound): Accepted {
     const sha = `${msg.route}:sha:${createHash('sha256').update(msg.raw).digest('hex')}`;
-    const event = msg.origin.eventId === undefined ? undefined : `${msg.route}:event:${msg.origin.eventId}`;
+    const event = msg.alias === undefined ? undefined : `${msg.route}:event:${msg.alias}`;
     const known = this.keys.get(sha) ?? (event === undefined ? undefined : this.keys.get(event));
     if (known !== undefined) return { id: known, duplicate: true };
     const id = `item-${this.stored.length + 1}`;

@@ -31,7 +31,13 @@ export async function runProvider<C>(
         key: contentKey(m.raw),
         route: 'r',
         receivedAt: new Date(ctx.now()),
-        origin: { adapter: `webhook:${p.name}`, ...(m.eventId && { eventId: m.eventId }), envelope: m.envelope },
+        origin: {
+          adapter: `webhook:${p.name}`,
+          instance: '',
+          id: m.eventId ?? '',
+          details: m.eventId ? { eventId: m.eventId } : {},
+          envelope: m.envelope,
+        },
       })),
       { whenFull: 'refuse' },
     );

@@ -20,7 +20,7 @@ let confirmAction: (() => Promise<void>) | undefined;
 let returnFocus: HTMLElement | null = null;
 
 function origin(o: Record<string, unknown>): string {
-  return [o['adapter'], o['account'], o['folder'], o['path']].filter((v) => typeof v === 'string' && v).join(' · ');
+  return [o['adapter'], o['instance'], o['id']].filter((v) => typeof v === 'string' && v).join(' · ');
 }
 
 function rowView(r: DeadLetterRow): HTMLLIElement {

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-/** The item view's Origin panel: the adapter, account, folder or file, and a pushed message's envelope. */
+/** The item view's Origin panel: the adapter, its instance, what its kind shows of the origin's details, and a pushed message's envelope. */
 import type { ItemDetail } from '../../console-types.js';
 import { h, kv, panel } from './dom.js';
 
@@ -18,11 +18,9 @@ export function originPanel(d: ItemDetail): HTMLElement {
     'Origin',
     kv([
       ['Adapter', o['adapter']],
-      ['Account', o['account']],
-      ['Mailbox', o['mailbox']],
-      ['Folder', o['folder']],
-      ['File', o['path']],
-      ['Message in file', typeof o['index'] === 'number' ? `#${(o['index'] as number) + 1}` : undefined],
+      ['Instance', o['instance'] === '' ? undefined : o['instance']],
+      ...d.origin_lines.map((l): [string, unknown] => [l.label, l.value]),
+      ['Id', o['id']],
       ['Key', d.key],
     ]),
     env
