@@ -27,8 +27,13 @@ interface Call {
 }
 
 export interface Admission {
-  /** Waits while any of these routes holds maxOutbox queued items (or the signal aborts). */
-  waitForRoom(routes: ReadonlySet<string>): Promise<void>;
+  /**
+   * Waits while any of the batch's routes holds maxOutbox queued items, counting the messages
+   * of calls let through before and not stored yet (or until the signal aborts); then counts
+   * this batch's until the returned release is called (once it is stored, or failed). A reader
+   * with several calls in flight (IMAP reads ahead) so passes the limit by at most one call.
+   */
+  waitForRoom(routes: readonly string[]): Promise<() => void>;
   /** Refuses at once when a route has no room left, unless every message for it is stored already (a retry is its duplicate). */
   refuseWhenFull(batch: Inbound[], keysOf: (m: Inbound) => { key: string; alias?: string }): Promise<void>;
   /** The calls that fit their routes' limits (pull calls always do); the refused ones are rejected. */
@@ -43,6 +48,8 @@ export function admission(options: AdmissionOptions): Admission {
    * says the route is (nearly) full.
    */
   const depths = new Map<string, { n: number; at: number }>();
+  /** Messages of pull calls let through the wait for room and not stored yet, by route. */
+  const ahead = new Map<string, number>();
   // Every caller waiting for room (an IMAP service may have a thousand accounts blocked at once)
   // is woken by one listener on the shared signal rather than adding one each.
   const pausing = new Set<() => void>();
@@ -79,9 +86,20 @@ export function admission(options: AdmissionOptions): Admission {
 
   return {
     async waitForRoom(routes) {
-      for (const name of routes) {
-        while (!options.signal?.aborted && (await store.outboxDepth(name)) >= maxOutbox) await pause();
+      const counts = new Map<string, number>();
+      for (const name of routes) counts.set(name, (counts.get(name) ?? 0) + 1);
+      for (;;) {
+        const read = new Map<string, number>();
+        for (const name of counts.keys()) read.set(name, await store.outboxDepth(name));
+        // Checked and counted in one step (no await between): calls in flight see each other.
+        const room = [...read].every(([name, n]) => n + (ahead.get(name) ?? 0) < maxOutbox);
+        if (room || options.signal?.aborted) break;
+        await pause();
       }
+      for (const [name, n] of counts) ahead.set(name, (ahead.get(name) ?? 0) + n);
+      return () => {
+        for (const [name, n] of counts) ahead.set(name, ahead.get(name)! - n);
+      };
     },
 
     async refuseWhenFull(batch, keysOf) {

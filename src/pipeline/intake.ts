@@ -210,6 +210,9 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     return done;
   }
 
+  /** The wait for room of the last pull call: the next one waits after it. */
+  let roomTurn: Promise<unknown> = Promise.resolve();
+
   function wait(batch: Inbound[], opts: AcceptOptions): Promise<Accepted[]> {
     return inOrder(async (previous) => {
       if (batch.length === 0) {
@@ -217,26 +220,39 @@ export function createIntake(options: IntakeOptions): IntakeCore {
         if (opts.checkpoint) await store.setCheckpoint(opts.checkpoint.key, opts.checkpoint.value, opts.fence);
         return [];
       }
-      await room.waitForRoom(new Set(batch.map((m) => m.route)));
-      counters.received += batch.length;
-      // A message read again (a re-walked directory) is not parsed again.
-      const known = await knownBefore(batch);
-      counters.duplicates += known.size;
-      const fresh = batch.filter((_, i) => !known.has(i)).map((msg) => ({ msg, route: routeOf(msg) }));
-      // Journal reports of one message in consecutive calls: the earlier call must be durable
-      // before this one looks up what it stored (the envelope union).
-      if (fresh.some((r) => r.route.unwrap === 'exchange_journal')) await previous;
-      const inputs = await parseAll(fresh, counters, true);
-      await previous;
-      const stored = await commits.submit({ inputs, refuse: false, looked: true, ...marks(opts) }, opts.signal);
-      await forgetAttempts(fresh, inputs);
-      counters.queued += stored.filter((r) => !r.duplicate && r.dead === undefined).length;
-      counters.duplicates += stored.filter((r) => r.duplicate).length;
-      let next = 0;
-      const results = batch.map((_, i) => known.get(i) ?? stored[next++]!);
-      report(batch, results, 'pull');
-      return results;
+      // Room is taken in call order: a later call holding room the earlier one waits for would
+      // wait in turn for that earlier one to be stored (calls are stored in order).
+      const turn = roomTurn.then(() => room.waitForRoom(batch.map((m) => m.route)));
+      roomTurn = turn.catch(() => undefined);
+      const release = await turn;
+      try {
+        return await admitted(batch, opts, previous);
+      } finally {
+        release();
+      }
     });
+  }
+
+  /** A pull call let through the wait for room: parsed beside the calls before it, stored after them. */
+  async function admitted(batch: Inbound[], opts: AcceptOptions, previous: Promise<unknown>): Promise<Accepted[]> {
+    counters.received += batch.length;
+    // A message read again (a re-walked directory) is not parsed again.
+    const known = await knownBefore(batch);
+    counters.duplicates += known.size;
+    const fresh = batch.filter((_, i) => !known.has(i)).map((msg) => ({ msg, route: routeOf(msg) }));
+    // Journal reports of one message in consecutive calls: the earlier call must be durable
+    // before this one looks up what it stored (the envelope union).
+    if (fresh.some((r) => r.route.unwrap === 'exchange_journal')) await previous;
+    const inputs = await parseAll(fresh, counters, true);
+    await previous;
+    const stored = await commits.submit({ inputs, refuse: false, looked: true, ...marks(opts) }, opts.signal);
+    await forgetAttempts(fresh, inputs);
+    counters.queued += stored.filter((r) => !r.duplicate && r.dead === undefined).length;
+    counters.duplicates += stored.filter((r) => r.duplicate).length;
+    let next = 0;
+    const results = batch.map((_, i) => known.get(i) ?? stored[next++]!);
+    report(batch, results, 'pull');
+    return results;
   }
 
   /** The messages of a call whose key or alias their route holds already, by index, with their answer. */

@@ -129,6 +129,63 @@ describe('intake backpressure', () => {
   });
 });
 
+describe('intake backpressure with calls in flight', () => {
+  it('counts the calls let through and not stored yet: eight read-ahead calls pass the limit by at most one call', async () => {
+    store = await openStore('sqlite::memory:');
+    const intake = createIntake({ store, routes, parse: slowFirst, parsing: {}, maxOutbox: 10, backpressurePollMs: 10 });
+    // A reader with eight calls of five messages in flight at once (IMAP reading ahead).
+    const calls = Array.from({ length: 8 }, (_, i) => intake.accept(batch(100 + i * 5, 5)));
+    let settled = 0;
+    calls.forEach((c) => void c.then(() => (settled += 1)));
+    // Until delivery makes room, the outbox stops at the limit (each call counted the ones ahead of it).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await store.outboxDepth('r')).toBeLessThanOrEqual(10 + 5);
+    expect(settled).toBeLessThan(8);
+    // Delivery drains; every call is stored in the end.
+    while (settled < 8) {
+      const claimed = await store.claim('r', 100, 'w', 60_000);
+      await store.markDelivered(
+        claimed.map((c) => c.id),
+        { outcome: 'delivered' },
+      );
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(intake.counters.received).toBe(40);
+  });
+});
+
+describe('intake backpressure in call order', () => {
+  it('never lets a later call take the room an earlier call waits for (the later one is stored after it: both would wait for ever)', async () => {
+    const two = ConfigSchema.parse({
+      routes: [
+        { name: 'r', source: 'acme/order' },
+        { name: 'other', source: 'acme/other' },
+      ],
+    });
+    const both = new Map(two.routes.map((r) => [r.name, r]));
+    store = await openStore('sqlite::memory:');
+    const intake = createIntake({ store, routes: both, parse: slowFirst, parsing: {}, maxOutbox: 5, backpressurePollMs: 10 });
+    await intake.accept(batch(200, 5).map((m) => ({ ...m, route: 'other' })));
+    // The earlier call waits for room on `other`; the later one has room on `r` at once.
+    let settled = 0;
+    const earlier = intake.accept([...batch(300, 1), ...batch(301, 1).map((m) => ({ ...m, route: 'other' }))]);
+    const later = intake.accept(batch(400, 5));
+    for (const c of [earlier, later]) void c.then(() => (settled += 1));
+    await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && settled < 2; i++) {
+      for (const route of ['r', 'other']) {
+        const claimed = await store.claim(route, 100, 'w', 60_000);
+        await store.markDelivered(
+          claimed.map((c) => c.id),
+          { outcome: 'delivered' },
+        );
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(settled).toBe(2);
+  });
+});
+
 describe('intake backpressure with many callers', () => {
   it('adds one listener to the shared signal however many callers wait for room, and wakes them all on abort', async () => {
     const real = await openStore('sqlite::memory:');
