@@ -121,7 +121,8 @@ describe('Ownership on a real SQLite store', () => {
     const entries = adapters.map(entryOf);
     const group = leaseGroup(entries.map((e) => leaseName(e)!));
     const handle = await startOwner({ store, id, heartbeatMs: 100, logger: silent, group });
-    const ownership = new Ownership(entries, { store, owner: id, group, ttlMs: 3_000, renewMs: 50, logger: silent });
+    // A lease outlives any stall of a loaded machine: hand-overs here come from stops and joins, not expiry.
+    const ownership = new Ownership(entries, { store, owner: id, group, ttlMs: 10_000, renewMs: 50, logger: silent });
     const stop = new AbortController();
     const sink: Intake = {
       accept: async (_batch, { checkpoint, fence } = {}) => {

@@ -345,14 +345,26 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     },
     async recreateFolder(user, folder) {
       return withClient(user, async (client) => {
+        const before = await client.status(folder, { uidValidity: true });
         // A session that has the folder selected keeps writing its index files into the
-        // folder's directory; renaming the folder away first leaves the name truly free.
-        const away = `${folder}-deleted-${randomBytes(4).toString('hex')}`;
-        await client.mailboxRename(folder, away);
-        await client.mailboxDelete(away).catch(() => undefined);
-        await client.mailboxCreate(folder);
-        const st = await client.status(folder, { uidValidity: true });
-        return st ? Number(st.uidValidity) : 0;
+        // folder's directory; renaming the folder away first leaves the name truly free. Under
+        // load such a session can still race a command here ("Command failed"): asked again.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            const exists = (await client.list()).some((m) => m.path === folder);
+            if (exists) {
+              const away = `${folder}-deleted-${randomBytes(4).toString('hex')}`;
+              await client.mailboxRename(folder, away);
+              await client.mailboxDelete(away).catch(() => undefined);
+            }
+            await client.mailboxCreate(folder);
+            const st = await client.status(folder, { uidValidity: true });
+            if (st && (!before || st.uidValidity !== before.uidValidity)) return Number(st.uidValidity);
+          } catch (err) {
+            if (attempt >= 5) throw err;
+          }
+          await new Promise((r) => setTimeout(r, 200));
+        }
       });
     },
     withClient,
