@@ -407,12 +407,11 @@ function adapterLists(): AdapterLists {
 /** Every adapter kind with its own schema, validated together with the rest of the file. */
 export const AdaptersSchema = z.strictObject(adapterLists(), { error: unknownKind }).prefault({});
 
+const STORE_URL = 'sqlite:./data/mailgate.db';
+
 export const ConfigSchema = z
   .object({
-    store: z
-      .string()
-      .default('sqlite:./data/mailgate.db')
-      .describe('sqlite:PATH (default sqlite:./data/mailgate.db) or postgres://user:pass@host/db.'),
+    store: z.string().default(STORE_URL).describe(`sqlite:PATH (default ${STORE_URL}) or postgres://user:pass@host/db.`),
     api: ApiSchema.prefault({}).describe('The Text Analytics API to deliver to.'),
     server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
     parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),
