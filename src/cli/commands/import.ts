@@ -11,7 +11,9 @@ export const importCommand: CliCommand = {
   name: 'import',
   register(program: Command, ctx: CliContext): void {
     filterOptions(logFormatOption(routeOptions(program.command('import'))))
-      .description('import .eml files, directories, mbox files, maildirs and .msg files: store durably, deliver, resume after interruption')
+      .description(
+        'import .eml files, directories, mbox files, maildirs, Outlook .msg and PST/OST files and Google Vault exports: store durably, deliver, resume after interruption',
+      )
       .argument('<path...>', 'files or directories to import')
       .option('--dry-run', 'parse and compare with the ledger: report what would be sent and its AI units; send and store nothing')
       .option('--json', 'print one machine-readable summary line on stdout at the end')
