@@ -217,22 +217,49 @@ function suffixStart(p: Planned): number {
 }
 
 /**
+ * Bytes a message may receive beyond its own suffix when it shares a FETCH window with a
+ * smaller one: its suffix's size, or a 16th of the message (what wireBytes expects a stubbed
+ * message to cost), whichever is more.
+ */
+function windowSlack(p: Planned): number {
+  return Math.max(SUFFIX_BYTES, Math.floor(p.size / 16));
+}
+
+/**
+ * Messages whose suffixes one partial FETCH can carry: sorted by size, each window starts at the
+ * suffix of its smallest message and ends at its largest, and takes a message while the bytes it
+ * would receive beyond its own suffix stay within windowSlack. Mail has a different size per
+ * message; a window per distinct size would cost a command (a round trip) per large message.
+ */
+function suffixWindows(items: Planned[]): Array<{ start: number; length: number; group: Planned[] }> {
+  const windows: Array<{ start: number; length: number; group: Planned[] }> = [];
+  const candidates = items
+    .filter((p) => p.plan.mode === 'pieces' && p.prefix !== undefined && suffixStart(p) < p.size)
+    .sort((a, b) => a.size - b.size || a.uid - b.uid);
+  for (const p of candidates) {
+    const last = windows[windows.length - 1];
+    const fits = last !== undefined && last.start >= p.prefix!.length && suffixStart(p) - last.start <= windowSlack(p);
+    if (fits) {
+      last.group.push(p);
+      last.length = p.size - last.start;
+    } else {
+      windows.push({ start: suffixStart(p), length: p.size - suffixStart(p), group: [p] });
+    }
+  }
+  return windows;
+}
+
+/**
  * Stubbed messages assembled from the two ends of their source (ends.ts): the prefix came with
- * the sizes; the suffix is one partial FETCH of the whole message per distinct (start, size),
- * which the server serves without parsing the message's MIME structure. UID → message.
+ * the sizes; the suffixes come in partial FETCHes of the whole message, one per window of
+ * similar sizes (suffixWindows), which the server serves without parsing the message's MIME
+ * structure. UID → message.
  */
 async function fetchFromEnds(client: ImapFlow, folder: string, items: Planned[]): Promise<Map<number, Buffer>> {
   const out = new Map<number, Buffer>();
-  const groups = new Map<string, Planned[]>();
-  for (const p of items) {
-    if (p.plan.mode !== 'pieces' || p.prefix === undefined || suffixStart(p) >= p.size) continue;
-    const key = `${suffixStart(p)}:${p.size}`;
-    groups.set(key, [...(groups.get(key) ?? []), p]);
-  }
-  for (const group of groups.values()) {
-    const first = group[0]!;
-    const start = suffixStart(first);
-    const got = await fetchSourceRange(client, uidSet(group.map((p) => p.uid)), start, first.size - start);
+  for (const { start, length, group } of suffixWindows(items)) {
+    const uids = group.map((p) => p.uid).sort((a, b) => a - b);
+    const got = await fetchSourceRange(client, uidSet(uids), start, length);
     assertSelected(client, folder);
     const byUid = new Map(got.map((m) => [m.uid, m.source]));
     for (const p of group) {
