@@ -19,7 +19,8 @@ import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
 import { cpuOf, cpuOfTree, reapedChildrenCpu } from './support/cpu.js';
 import { printStages, stagesOf } from './support/stages.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+/** MAILGATE_BENCH_CLI: another build's `dist/src/cli/main.js` to measure with this harness (A/B). */
+const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
 const TOKEN = 'bench-token-0123456789';
 const WORDS =

@@ -22,7 +22,8 @@ import { simulator } from '../adapters/index.js';
 import { cpuOf } from './support/cpu.js';
 import { quantile, runLoad, type LoadRequest, type LoadResult } from './support/http-load.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+/** MAILGATE_BENCH_CLI: another build's `dist/src/cli/main.js` to measure with this harness (A/B). */
+const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const FLOOR = fileURLToPath(new URL('./support/push-floor.js', import.meta.url));
 
 function envInt(name: string, fallback: number): number {

@@ -146,6 +146,10 @@ export class UploadAdapter implements Adapter {
     try {
       messages = await this.read(req);
     } catch (err) {
+      if (isGatewayError(err, 'MAILGATE_ERR_UPLOAD_SPOOL_FULL')) {
+        this.log.warn({ code: err.code }, err.message);
+        return refuse(err.code, err.message, { 'retry-after': String(RETRY_AFTER_S) });
+      }
       if (!isGatewayError(err) || !Object.hasOwn(ANSWERS, err.code) || httpStatusOf(err.code, ANSWERS) >= 500) throw err;
       return refuse(err.code, err.message);
     }
@@ -164,7 +168,8 @@ export class UploadAdapter implements Adapter {
     if (req.stream === undefined && req.body.length > config.body_limit) {
       throw new GatewayError('MAILGATE_ERR_UPLOAD_TOO_LARGE', `the body exceeds ${config.body_limit} bytes`);
     }
-    const spool = new Spool(config.spool_dir ?? tmpdir());
+    const declared = Number(header(req, 'content-length'));
+    const spool = new Spool(config.spool_dir ?? tmpdir(), Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined);
     try {
       const files = await uploadedFiles(
         header(req, 'content-type'),

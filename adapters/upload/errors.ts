@@ -11,6 +11,11 @@ export const UPLOAD_ERRORS = defineErrors({
     message: "The upload body or one of its files exceeds the adapter's limit (413); nothing was stored.",
     http: 413,
   },
+  MAILGATE_ERR_UPLOAD_SPOOL_FULL: {
+    message:
+      "The spool folder has no room for the uploaded PST/OST: its declared length exceeds the folder's free space, or the disk filled while it was written (503 with Retry-After); nothing was stored.",
+    http: 503,
+  },
   MAILGATE_ERR_UPLOAD_IDEMPOTENCY_CONFLICT: { message: 'The Idempotency-Key was used before with different content (422).', http: 422 },
 });
 

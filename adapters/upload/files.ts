@@ -6,7 +6,7 @@
  * keep. A file cut by the size limit fails the whole upload with 413: nothing is ever stored truncated.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -26,18 +26,62 @@ export interface UploadedFile {
   path?: string;
 }
 
-/** The folder an upload's archives are spooled to, made on first use and removed with everything in it. */
+/** Free bytes an unprivileged process may write in a folder's file system. */
+export type FreeSpace = (dir: string) => Promise<number>;
+
+const freeSpace: FreeSpace = async (dir) => {
+  const s = await statfs(dir);
+  return s.bavail * s.bsize;
+};
+
+const spoolFull = (message: string) => new GatewayError('MAILGATE_ERR_UPLOAD_SPOOL_FULL', message);
+
+/**
+ * The folder an upload's archives are spooled to, made on first use and removed with everything
+ * in it. Before the first archive is written, the request's declared length must fit in the
+ * folder's free space; a disk that fills while it is written is the same retryable refusal.
+ */
 export class Spool {
   private dir: Promise<string> | undefined;
   private files = 0;
   private removed = false;
 
-  constructor(private readonly parent: string) {}
+  constructor(
+    private readonly parent: string,
+    /** The request's declared length (Content-Length): an upper bound of what its archives take. */
+    private readonly declaredBytes?: number,
+    private readonly free: FreeSpace = freeSpace,
+  ) {}
 
   async file(): Promise<string> {
     if (this.removed) throw new Error('the upload is over');
+    if (this.files === 0 && this.declaredBytes !== undefined) await this.checkRoom(this.declaredBytes);
     this.dir ??= mkdtemp(join(this.parent, 'mailgate-upload-'));
     return join(await this.dir, `${++this.files}.pst`);
+  }
+
+  /** Writes an archive to a new spool file; its path. */
+  async write(source: AsyncIterable<Buffer> | Readable): Promise<string> {
+    const path = await this.file();
+    try {
+      await pipeline(source instanceof Readable ? source : Readable.from(source), createWriteStream(path));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw spoolFull(`the spool folder ${this.parent} filled while the archive was written`);
+      throw err;
+    }
+    return path;
+  }
+
+  private async checkRoom(bytes: number): Promise<void> {
+    let free: number;
+    try {
+      free = await this.free(this.parent);
+    } catch {
+      // Unreadable (the folder missing): making the spool folder reports it.
+      return;
+    }
+    if (bytes > free) throw spoolFull(`the upload declares ${bytes} bytes and the spool folder ${this.parent} has ${free} bytes free`);
   }
 
   async remove(): Promise<void> {
@@ -108,8 +152,7 @@ async function filePart(stream: Readable, name: string | undefined, type: string
   };
   const named = name !== undefined ? { name } : {};
   if (kindOf(name, type, Buffer.concat(head)) === 'pst') {
-    const path = await spool.file();
-    await pipeline(Readable.from(rest()), createWriteStream(path));
+    const path = await spool.write(rest());
     return { ...named, kind: 'pst', bytes: Buffer.alloc(0), path };
   }
   const all: Buffer[] = [];
@@ -140,7 +183,17 @@ export function parseMultipart(contentType: string, body: Buffer | Readable, lim
       stream.on('limit', () => fail(tooLarge(`file ${info.filename} exceeds ${limits.maxFileBytes} bytes`)));
       // The name is the client's: kept short, it only labels results and origins.
       const name = info.filename?.slice(0, MAX_NAME_CHARS);
-      files.push(filePart(stream, name, mediaType(info.mimeType), into).catch(() => undefined));
+      files.push(
+        filePart(stream, name, mediaType(info.mimeType), into).catch((err: unknown) => {
+          // No room to spool: the whole upload is refused at once (retryable), the rest unread.
+          if (isGatewayError(err, 'MAILGATE_ERR_UPLOAD_SPOOL_FULL')) {
+            fail(err);
+            stream.resume();
+            reject(err);
+          }
+          return undefined;
+        }),
+      );
     });
     bb.on('filesLimit', () => fail(tooLarge(`the upload holds more than ${limits.maxFiles} files`)));
     bb.on('fieldsLimit', () => fail(badRequest(`the upload holds more than ${MAX_FIELDS} form fields`)));
@@ -183,8 +236,7 @@ export async function uploadedFiles(
   const type = mediaType(contentType);
   if (type === 'multipart/form-data') return parseMultipart(contentType!, body, limits, spool);
   if (type === PST_TYPE) {
-    const path = await spool.file();
-    await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(path));
+    const path = await spool.write(Buffer.isBuffer(body) ? Readable.from([body]) : body);
     return [{ kind: 'pst', bytes: Buffer.alloc(0), path }];
   }
   if (type !== 'message/rfc822' && type !== 'application/mbox') {

@@ -8,9 +8,9 @@
  * again), so the caller decides.
  *
  * Backoff: the official client waits d = 5 s, 10 s, 20 s (notes §8, `base · factor^(k-1)`
- * before retry k). mailgate waits uniformly within ±jitter of d — [d·(1−jitter), d·(1+jitter)),
- * default ±50 % — so the waits keep a floor, average the official schedule, and clients that
- * failed together do not retry together. A `Retry-After` from the server (not documented for
+ * before retry k); mailgate's default schedule is 2 s, 4 s, 8 s … over more attempts. It waits
+ * uniformly within ±jitter of d — [d·(1−jitter), d·(1+jitter)), default ±50 % — so the waits
+ * keep a floor, average the schedule, and clients that failed together do not retry together. A `Retry-After` from the server (not documented for
  * the service, notes §7.2, but honoured) is a floor: the wait is max(backoff, Retry-After),
  * and a wait that would end past the time budget ends the call instead, carrying the
  * server's `retryAfterMs` for the caller to reschedule.
@@ -20,9 +20,9 @@ import { atLeast, backoffDelay } from '../retry.js';
 import { parseLimit } from '../limits.js';
 
 export interface RetryPolicy {
-  /** Attempts in total, the first one included (1 = never retry). Default 4, as the official CLI (1 + 3 retries). */
+  /** Attempts in total, the first one included (1 = never retry). Default 6 (the official CLI makes 4). */
   maxAttempts: number;
-  /** The wait before the first retry, before jitter, in ms. Default 5000 (notes §8: 5 s, 10 s, 20 s). */
+  /** The wait before the first retry, before jitter, in ms. Default 2000 (the official CLI waits 5 s, 10 s, 20 s, notes §8). */
   baseDelayMs: number;
   /** Growth factor per retry. Default 2. */
   factor: number;
@@ -40,9 +40,15 @@ export interface RetryPolicy {
   budgetMs: number;
 }
 
+/**
+ * The one declaration of the retry defaults: the configuration's `api.retry` takes its defaults
+ * from here (src/config/schema.ts), so a library caller and `serve` retry alike. Six attempts
+ * from 2 s wait 2, 4, 8, 16 and 32 s on average (about a minute, where the official client's
+ * 5, 10, 20 s give up after 35 s), so a short outage of the service costs no batch.
+ */
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
-  maxAttempts: 4,
-  baseDelayMs: 5_000,
+  maxAttempts: 6,
+  baseDelayMs: 2_000,
   factor: 2,
   maxDelayMs: 60_000,
   jitter: 0.5,

@@ -14,12 +14,14 @@ import {
   DEFAULT_PARSE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SYNC_DOCUMENTS,
+  DEFAULT_THRESHOLD,
   DEFAULT_TRANSFORM_TAG,
   MAX_OVERRIDE_PROPERTIES,
   MAX_PREDICT_DOCUMENTS,
   MAX_SYNC_DOCUMENTS,
 } from '../limits.js';
 import { LabelThreshold, Threshold } from '../model/index.js';
+import { DEFAULT_RETRY_POLICY as RETRY } from '../api/retry.js';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const projectAndName = z
@@ -28,10 +30,16 @@ const projectAndName = z
 
 export const RetrySchema = z
   .object({
-    max_attempts: int(1, 100).default(6).describe('Attempts per request, the first included. Default 6.'),
-    base_delay_ms: int(0).default(2_000).describe('First backoff delay in ms before jitter. Default 2000.'),
-    max_delay_ms: int(0).default(60_000).describe('Largest single backoff delay (and Retry-After honoured) in ms. Default 60000.'),
-    budget_ms: int(0).default(600_000).describe('Total time one request may spend retrying, in ms. Default 600000.'),
+    max_attempts: int(1, 100)
+      .default(RETRY.maxAttempts)
+      .describe(`Attempts per request, the first included. Default ${RETRY.maxAttempts}.`),
+    base_delay_ms: int(0).default(RETRY.baseDelayMs).describe(`First backoff delay in ms before jitter. Default ${RETRY.baseDelayMs}.`),
+    max_delay_ms: int(0)
+      .default(RETRY.maxDelayMs)
+      .describe(
+        `Largest single backoff delay in ms, before jitter (a longer Retry-After from the service is waited, within budget_ms). Default ${RETRY.maxDelayMs}.`,
+      ),
+    budget_ms: int(0).default(RETRY.budgetMs).describe(`Total time one request may spend retrying, in ms. Default ${RETRY.budgetMs}.`),
   })
   .strict();
 
@@ -301,7 +309,7 @@ export const RouteSchema = z
       .union([int(0), z.enum(['live', 'staging'])])
       .default('live')
       .describe('Model version for predict routes: an integer, live or staging. Default live.'),
-    threshold: Threshold.optional().describe('Prediction threshold 0..1 or "auto". Default: the service default 0.25.'),
+    threshold: Threshold.optional().describe(`Prediction threshold 0..1 or "auto". Default: the service default ${DEFAULT_THRESHOLD}.`),
     labels: z.array(LabelThreshold).optional().describe('Labels to return, each with an optional threshold.'),
     sink: z
       .object({
@@ -400,12 +408,11 @@ function adapterLists(): AdapterLists {
 /** Every adapter kind with its own schema, validated together with the rest of the file. */
 export const AdaptersSchema = z.strictObject(adapterLists(), { error: unknownKind }).prefault({});
 
+const STORE_URL = 'sqlite:./data/mailgate.db';
+
 export const ConfigSchema = z
   .object({
-    store: z
-      .string()
-      .default('sqlite:./data/mailgate.db')
-      .describe('sqlite:PATH (default sqlite:./data/mailgate.db) or postgres://user:pass@host/db.'),
+    store: z.string().default(STORE_URL).describe(`sqlite:PATH (default ${STORE_URL}) or postgres://user:pass@host/db.`),
     api: ApiSchema.prefault({}).describe('The Text Analytics API to deliver to.'),
     server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
     parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),

@@ -10,6 +10,7 @@ import {
   type RetryPolicy,
 } from '../../src/api/retry.js';
 import { GatewayError } from '../../src/errors.js';
+import { ApiSchema } from '../../src/config/schema.js';
 
 const httpError = (status: number, retryAfterMs?: number): ApiError =>
   new ApiError(codeForStatus(status), `status ${status}`, retryAfterMs === undefined ? { status } : { status, retryAfterMs });
@@ -114,11 +115,11 @@ describe('delayFor (jitter around the official schedule, Retry-After as a floor)
     }
   });
 
-  it('the defaults wait 5 s, 10 s, 20 s on average, as the official client (notes §8), and never less than half', () => {
-    const waits = (r: number) => [1, 2, 3].map((k) => delayFor(k, httpError(503), DEFAULT_RETRY_POLICY, () => r));
-    expect(waits(0.5)).toEqual([5000, 10_000, 20_000]);
-    expect(waits(0)).toEqual([2500, 5000, 10_000]);
-    expect(delayFor(1, httpError(503), { ...DEFAULT_RETRY_POLICY, jitter: 0 }, () => 0.9)).toBe(5000);
+  it('the defaults wait 2 s, 4 s, 8 s, 16 s, 32 s on average, and never less than half', () => {
+    const waits = (r: number) => [1, 2, 3, 4, 5].map((k) => delayFor(k, httpError(503), DEFAULT_RETRY_POLICY, () => r));
+    expect(waits(0.5)).toEqual([2000, 4000, 8000, 16_000, 32_000]);
+    expect(waits(0)).toEqual([1000, 2000, 4000, 8000, 16_000]);
+    expect(delayFor(1, httpError(503), { ...DEFAULT_RETRY_POLICY, jitter: 0 }, () => 0.9)).toBe(2000);
   });
 
   it('by default a long Retry-After is honoured in full (only the budget limits it)', () => {
@@ -154,15 +155,24 @@ describe('decideRetry', () => {
 });
 
 describe('resolveRetryPolicy', () => {
-  it('defaults follow the official client (4 attempts, 5 s base, factor 2), with ±50 % jitter and no Retry-After clamp', () => {
+  it('defaults: 6 attempts, 2 s base, factor 2, with ±50 % jitter and no Retry-After clamp', () => {
     expect(resolveRetryPolicy()).toEqual(DEFAULT_RETRY_POLICY);
     expect(DEFAULT_RETRY_POLICY).toMatchObject({
-      maxAttempts: 4,
-      baseDelayMs: 5000,
+      maxAttempts: 6,
+      baseDelayMs: 2000,
       factor: 2,
       jitter: 0.5,
       maxRetryAfterMs: Number.POSITIVE_INFINITY,
       budgetMs: 600_000,
+    });
+  });
+  it('the api.retry defaults of the configuration are these: a library client retries as serve does', () => {
+    const d = DEFAULT_RETRY_POLICY;
+    expect(ApiSchema.parse({}).retry).toEqual({
+      max_attempts: d.maxAttempts,
+      base_delay_ms: d.baseDelayMs,
+      max_delay_ms: d.maxDelayMs,
+      budget_ms: d.budgetMs,
     });
   });
   it('takes tiny values for tests, and 0 means 0', () => {

@@ -5,7 +5,7 @@
  * stream), with the PST shipped with the reader.
  */
 import { startOn } from '../support/push-start.js';
-import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, stat, statfs } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +66,44 @@ function post(port: number, headers: Record<string, string>, body: Readable): Pr
     req.on('error', reject);
     body.pipe(req);
   });
+}
+
+/**
+ * Declares `declared` bytes, sends only `head` and waits for the answer (a server that reads on
+ * would wait for the rest forever); the request is then dropped.
+ */
+function postHead(
+  port: number,
+  headers: Record<string, string>,
+  declared: number,
+  head: Buffer,
+): Promise<Answer & { retryAfter?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/api/upload/desk',
+      headers: { authorization: `Bearer ${KEY}`, 'content-length': String(declared), ...headers },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        req.destroy();
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode!, body: JSON.parse(text) as Answer['body'], ...(retryAfter && { retryAfter }) });
+      });
+    });
+    req.on('error', reject);
+    req.write(head);
+  });
+}
+
+/** Free bytes in the spool folder's file system, as the gateway reads them. */
+async function freeIn(dir: string): Promise<number> {
+  const s = await statfs(dir);
+  return s.bavail * s.bsize;
 }
 
 /** Files in the spool's per-upload folders, with their sizes. */
@@ -143,5 +181,32 @@ describe('PST/OST through the upload API', () => {
     const answer = await post(port, { 'content-type': 'application/vnd.ms-outlook-pst' }, Readable.from([pst]));
     expect(answer).toMatchObject({ status: 413, body: { error: { code: 'MAILGATE_ERR_UPLOAD_TOO_LARGE' } } });
     expect(sink.stored).toEqual([]);
+  });
+
+  it("refuses an archive whose declared length exceeds the spool folder's free space with a retryable 503, writing nothing", async () => {
+    const probe = await mkdtemp(join(tmpdir(), 'mailgate-spool-test-'));
+    const declared = (await freeIn(probe)) + 64 * MIB;
+    const { port, sink, spool } = await server({ body_limit: declared + MIB });
+    const pst = await readFile(ENRON_PST);
+    const bare = await postHead(port, { 'content-type': 'application/vnd.ms-outlook-pst' }, declared, pst.subarray(0, 64 * 1024));
+    expect(bare).toMatchObject({ status: 503, retryAfter: '30', body: { error: { code: 'MAILGATE_ERR_UPLOAD_SPOOL_FULL' } } });
+    const b = 'pst-boundary-43';
+    const head = Buffer.concat([
+      Buffer.from(
+        `--${b}\r\nContent-Disposition: form-data; name="file"; filename="box.pst"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+      pst.subarray(0, 64 * 1024),
+    ]);
+    const multipart = await postHead(port, { 'content-type': `multipart/form-data; boundary=${b}` }, declared, head);
+    expect(multipart).toMatchObject({ status: 503, retryAfter: '30', body: { error: { code: 'MAILGATE_ERR_UPLOAD_SPOOL_FULL' } } });
+    expect(sink.stored).toEqual([]);
+    expect(await readdir(spool)).toEqual([]);
+    // A declared length that fits is read as before.
+    const fits = await post(
+      port,
+      { 'content-type': 'application/vnd.ms-outlook-pst', 'content-length': String(pst.length) },
+      Readable.from([pst]),
+    );
+    expect(fits.status).toBe(202);
   });
 });
