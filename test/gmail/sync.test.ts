@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createGmailAdapters } from '../../adapters/gmail/index.js';
 import { sampleMessage } from '../../adapters/gmail/stand-in/index.js';
+import { resolveUserProperties } from '../../src/pipeline/origin.js';
 import { entryFor, gmailStandInPerTest, MemorySink, quiet, until } from './setup.js';
 
 const t = gmailStandInPerTest();
@@ -136,4 +137,28 @@ describe('gmail adapter: labels and actions', () => {
       expect(ids.every((id) => check(t.standIn.mailbox(USER).messages.get(id)!.labelIds))).toBe(true);
     }
   }, 30_000);
+});
+
+describe('gmail adapter: origin', () => {
+  it('fills {mailbox}, {labels} and {account} in route properties with the mailbox, every label of the message by name and the instance', async () => {
+    t.standIn.addMailbox(USER);
+    const mb = t.standIn.mailbox(USER);
+    mb.createLabel('Support');
+    t.standIn.deliver(USER, [sampleMessage(1)], ['INBOX', 'Support']);
+    const sink = new MemorySink();
+    const entry = entryFor(t.standIn, [USER]);
+    entry.mailboxes[0]!.labels = ['Support'];
+    const { adapters, done } = run(entry, sink);
+    await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
+    const [item] = [...sink.items.values()];
+    const props = resolveUserProperties(
+      { 'string:Mailbox': '{mailbox}', 'string:Labels': '{labels}', 'string:Account': '{account}' },
+      item!.origin,
+    );
+    expect(props['string:Mailbox']).toBe(USER);
+    expect(String(props['string:Labels']).split(',').sort()).toEqual(['INBOX', 'Support', 'UNREAD']);
+    expect(props['string:Account']).toBe(`workspace/${USER}`);
+    t.stop.abort();
+    await done;
+  });
 });
