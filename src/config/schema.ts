@@ -14,6 +14,7 @@ import {
   DEFAULT_PARSE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SYNC_DOCUMENTS,
+  DEFAULT_THRESHOLD,
   DEFAULT_TRANSFORM_TAG,
   MAX_OVERRIDE_PROPERTIES,
   MAX_PREDICT_DOCUMENTS,
@@ -308,7 +309,7 @@ export const RouteSchema = z
       .union([int(0), z.enum(['live', 'staging'])])
       .default('live')
       .describe('Model version for predict routes: an integer, live or staging. Default live.'),
-    threshold: Threshold.optional().describe('Prediction threshold 0..1 or "auto". Default: the service default 0.25.'),
+    threshold: Threshold.optional().describe(`Prediction threshold 0..1 or "auto". Default: the service default ${DEFAULT_THRESHOLD}.`),
     labels: z.array(LabelThreshold).optional().describe('Labels to return, each with an optional threshold.'),
     sink: z
       .object({

@@ -12,6 +12,7 @@ import type {
   ItemDetail,
   ItemRow,
   ItemsPage,
+  MailboxView,
   OriginSummary,
   Overview,
 } from '../console-types.js';
@@ -237,12 +238,16 @@ export const mailbox = z.object({
     }),
   ),
 });
+same<z.output<typeof mailbox>, MailboxView>(true);
 export const mailboxes = z.object({ mailboxes: z.array(mailbox) });
 export const mailboxChanged = z.object({ mailbox: z.string(), state: z.enum(['enabled', 'disabled']), byCommand: z.literal(true) });
 export const routeResumed = z.object({ route: z.string(), resumed: z.boolean().describe('false: the route was not paused') });
 
-/** A dead letter as the store lists it (fields by store; `id` always). */
-const deadLetter = z.looseObject({ id: z.number() });
+/** A dead letter as the store lists it (fields by store; `id` always), with its origin as its kind shows it. */
+const deadLetter = z.looseObject({
+  id: z.number(),
+  originLabel: z.string().describe('where the message came from as its kind shows it (the items list shows the same label)'),
+});
 export const deadLetterPage = z.object({
   items: z.array(deadLetter),
   next_after: z.number().nullable().describe('`after` of the next page'),
