@@ -55,6 +55,12 @@ export const MAX_MIME_PARTS = 1_000;
 /** notes §1: the official client's per-request timeout; large requests are slow. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 240_000;
 
+/**
+ * Outbox claim lease of a process that does not set one (`--lease-ms`): the items a killed process
+ * had claimed are claimed again after this long. A process bound, not a configuration setting.
+ */
+export const CLAIM_LEASE_MS = 60_000;
+
 /** The transform tag the official CLI uses by default (notes §6). */
 export const DEFAULT_TRANSFORM_TAG = 'generic.0.CONVKER5';
 

@@ -26,7 +26,7 @@ export function create(entry: FilesEntry, ctx: KindContext): Adapter {
     onError: (item) =>
       log.warn(
         { path: item.origin.details.path, index: item.origin.details.index, code: item.error.code },
-        `file item skipped: ${item.error.message}`,
+        `file item kept as a dead letter: ${item.error.message}`,
       ),
     onSkip: (path, reason) => log.debug({ path, reason }, 'not mail, skipped'),
   });

@@ -144,6 +144,11 @@ export class MailboxRunner extends MailboxLoop<MailboxHealth, MailboxOptions> {
     return this.opts.watcher?.nextRenewalMs(this) ?? Number.POSITIVE_INFINITY;
   }
 
+  /** Stopping while the mailbox is still read here: its watch ends (users.stop). */
+  protected override async stopped(sink: Intake): Promise<void> {
+    await this.opts.watcher?.stop(this, sink);
+  }
+
   /** One history cursor for the mailbox: each label is as far as the last round. */
   protected folderSyncs(): FolderSync[] {
     const h = this.health;

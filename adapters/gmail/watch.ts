@@ -12,14 +12,14 @@
 import { OAuth2Client } from 'google-auth-library';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
-import type { PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
+import type { Intake, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
 import type { WakeBoard } from '../../src/pipeline/wake-board.js';
 import type { GmailEntry } from './config.js';
 import type { GmailClient } from './client.js';
 
 /** What the watcher needs of a mailbox's runner (mailbox.ts), named here so the two files do not import each other. */
 export interface MailboxRunner {
-  readonly opts: { readonly user: string; readonly client: GmailClient; readonly log: Logger };
+  readonly opts: { readonly user: string; readonly instance: string; readonly client: GmailClient; readonly log: Logger };
   /** The labels it reads (users.watch watches those). */
   readonly labelIds: string[];
   /** True while it reads its mailbox in this process. */
@@ -70,6 +70,29 @@ export class Watcher {
       runner.opts.log.warn(
         { code: 'MAILGATE_ERR_GMAIL_WATCH', cause: isGatewayError(err) ? err.code : undefined },
         `users.watch failed (${(err as Error).message}); the mailbox is read every ${this.entry.poll_interval_ms} ms`,
+      );
+    }
+  }
+
+  /**
+   * The mailbox stops being read here: its watch ends (users.stop), so that Pub/Sub stops pushing
+   * for it until a replica reads it again and watches anew. Only while this replica still holds the
+   * mailbox — proved by a fenced write of the mailbox's watch record through `sink` — so that a
+   * replica that lost the mailbox never stops the watch of the one that took it. Best effort: an
+   * unstopped watch lapses by itself after 7 days, and pushes for a mailbox read nowhere wake nothing.
+   */
+  async stop(runner: MailboxRunner, sink: Pick<Intake, 'accept'>): Promise<void> {
+    if (!this.watchedAt.has(runner)) return;
+    this.watchedAt.delete(runner);
+    const signal = AbortSignal.timeout(this.entry.request_timeout_ms);
+    try {
+      await sink.accept([], { checkpoint: { key: `gmail:${runner.opts.instance}:watch`, value: { stoppedAt: new Date().toISOString() } } });
+      await runner.opts.client.call('stop', '/stop', { method: 'POST', signal });
+      runner.opts.log.info(`users.stop: no more pushes for ${runner.opts.user} until it is read again`);
+    } catch (err) {
+      runner.opts.log.warn(
+        { code: 'MAILGATE_ERR_GMAIL_WATCH', cause: isGatewayError(err) ? err.code : undefined },
+        `users.stop not sent (${(err as Error).message}); the watch lapses by itself`,
       );
     }
   }

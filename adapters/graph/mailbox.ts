@@ -137,7 +137,7 @@ export class MailboxRunner extends MailboxLoop<MailboxHealth, MailboxOptions> {
   }
 
   protected async renew(sink: Intake, signal: AbortSignal): Promise<void> {
-    await this.opts.subscriber?.ensure(this, this.targets, signal, sink);
+    await this.opts.subscriber?.ensure(this, this.targets, signal, sink, this.opts.board?.takeNotes());
   }
 
   protected renewalMs(): number {

@@ -6,13 +6,14 @@
  * echoing `validationToken` as text/plain, checks `clientState` on every notification (others are
  * refused and logged), and answers 202 at once; the folder's mailbox then runs a delta round.
  * Lifecycle events: `reauthorizationRequired` renews, `subscriptionRemoved` recreates, `missed`
- * wakes the folder. Notifications are lossy, so the safety poll runs whether or not they come.
+ * wakes the folder; for a subscription another replica made, they are passed on to it through the
+ * wake board with the signal. Notifications are lossy, so the safety poll runs whether or not they come.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { isGatewayError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import type { Intake, PushEndpoint, PushRequest, PushResponse } from '../../src/pipeline/types.js';
-import type { WakeBoard } from '../../src/pipeline/wake-board.js';
+import type { WakeBoard, WakeNote } from '../../src/pipeline/wake-board.js';
 import type { GraphEntry } from './config.js';
 import { notificationOperation } from './openapi.js';
 import type { MailboxClient } from './client.js';
@@ -89,9 +90,20 @@ export class Subscriber {
    * logged, polling goes on. With `store`, the subscriptions are kept in the mailbox's record: a
    * restart (or the replica taking the mailbox over) renews them instead of making new ones.
    */
-  async ensure(runner: MailboxRunner, targets: FolderTarget[], signal: AbortSignal, store?: SubscriptionStore): Promise<void> {
+  async ensure(
+    runner: MailboxRunner,
+    targets: FolderTarget[],
+    signal: AbortSignal,
+    store?: SubscriptionStore,
+    /** Lifecycle events another replica received for this mailbox's subscriptions (the wake board's notes). */
+    notes: WakeNote[] = [],
+  ): Promise<void> {
     this.runners.add(runner);
     if (store !== undefined && !this.restored.has(runner)) await this.restore(runner, targets, store);
+    for (const note of notes) {
+      const sub = this.byId.get(note.subscription);
+      if (sub?.runner === runner) this.lifecycle(sub, note.event);
+    }
     let changed = false;
     for (const t of targets) {
       const sub = this.byFolder.get(t.id);
@@ -237,11 +249,14 @@ export class Subscriber {
     this.received += 1;
     const sub = item.subscriptionId === undefined ? undefined : this.byId.get(item.subscriptionId);
     if (item.lifecycleEvent === 'subscriptionRemoved' || item.lifecycleEvent === 'reauthorizationRequired') {
-      if (sub === undefined) return;
-      // Removed: forget it (recreated at the wake-up); reauthorization: renewed at the wake-up.
-      if (item.lifecycleEvent === 'subscriptionRemoved') this.forget(sub);
-      else sub.expiresAt = 0;
-      sub.runner.wake(sub.folderId);
+      if (sub !== undefined) {
+        this.lifecycle(sub, item.lifecycleEvent);
+        sub.runner.wake(sub.folderId);
+      } else if (this.board !== undefined && item.subscriptionId !== undefined) {
+        // Made by the replica reading the mailbox: it recreates or renews it at its wake-up.
+        const note = { subscription: item.subscriptionId, event: item.lifecycleEvent };
+        void this.passOn(this.board, item.subscriptionId, note);
+      }
       return;
     }
     // A change or `missed`: a delta round of the folder. A subscription this process does not
@@ -254,12 +269,19 @@ export class Subscriber {
     }
   }
 
+  /** Removed: forgotten (recreated at the next pass); reauthorization: renewed at the next pass. */
+  private lifecycle(sub: Sub, event: string): void {
+    if (event === 'subscriptionRemoved') this.forget(sub);
+    else if (event === 'reauthorizationRequired') sub.expiresAt = 0;
+  }
+
   /**
    * Signals the mailbox read elsewhere whose saved record names the subscription; when none
-   * does (not saved yet, or unreadable), every mailbox of the entry not read here. Best effort:
-   * the safety poll reads what a lost signal would have woken.
+   * does (not saved yet, or unreadable), every mailbox of the entry not read here (a note for a
+   * subscription a reader does not hold is ignored there). Best effort: the safety poll reads
+   * what a lost signal would have woken, and the reader's renewal finds a subscription gone.
    */
-  private async passOn(board: WakeBoard, subscriptionId: string): Promise<void> {
+  private async passOn(board: WakeBoard, subscriptionId: string, note?: WakeNote): Promise<void> {
     const here = new Set([...this.runners].filter((r) => r.active).map((r) => r.opts.instance));
     const elsewhere = this.entry.mailboxes.map((m) => `${this.entry.name}/${m.user}`).filter((i) => !here.has(i));
     try {
@@ -268,7 +290,7 @@ export class Subscriber {
         const saved = (await board.record(`graph:${instance}:subscriptions`)) as SavedSubscriptions | undefined;
         if (saved?.subscriptions?.some((s) => s.id === subscriptionId) === true) named = [instance];
       }
-      for (const instance of named) await board.signal(`graph:${instance}`);
+      for (const instance of named) await board.signal(`graph:${instance}`, note);
     } catch (err) {
       this.log.warn(
         { code: 'MAILGATE_ERR_GRAPH_NOTIFICATION', subscription: subscriptionId },

@@ -8,8 +8,12 @@ import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import type { z } from 'zod';
 
 type Path = ReadonlyArray<PropertyKey>;
-/** Line and column (1-based) of a setting in the file, or undefined when the file does not hold it (a default, a variable). */
-export type Locate = (path: Path, key?: boolean) => { line: number; col: number } | undefined;
+/**
+ * Where a setting was written: its line and column (1-based) in the file, or what set it over the
+ * file (`from`: an environment variable, the command line); undefined when nothing names it (a default).
+ */
+export type Place = { line: number; col: number } | { from: string };
+export type Locate = (path: Path, key?: boolean) => Place | undefined;
 
 export function formatPath(path: Path): string {
   return path.length === 0
@@ -172,7 +176,8 @@ export interface ExplainContext {
 
 function where(ctx: ExplainContext, path: Path, key = false): string {
   const p = ctx.locate?.([...(ctx.at ?? []), ...path], key);
-  return p === undefined ? '' : ` (line ${p.line}, column ${p.col})`;
+  if (p === undefined) return '';
+  return 'from' in p ? ` (from ${p.from})` : ` (line ${p.line}, column ${p.col})`;
 }
 
 /** One line per issue: the path, where it is in the file, what is wrong and how to fix it. */

@@ -14,6 +14,7 @@ import {
   DEFAULT_PARSE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_SYNC_DOCUMENTS,
+  DEFAULT_THRESHOLD,
   DEFAULT_TRANSFORM_TAG,
   MAX_OVERRIDE_PROPERTIES,
   MAX_PREDICT_DOCUMENTS,
@@ -308,7 +309,7 @@ export const RouteSchema = z
       .union([int(0), z.enum(['live', 'staging'])])
       .default('live')
       .describe('Model version for predict routes: an integer, live or staging. Default live.'),
-    threshold: Threshold.optional().describe('Prediction threshold 0..1 or "auto". Default: the service default 0.25.'),
+    threshold: Threshold.optional().describe(`Prediction threshold 0..1 or "auto". Default: the service default ${DEFAULT_THRESHOLD}.`),
     labels: z.array(LabelThreshold).optional().describe('Labels to return, each with an optional threshold.'),
     sink: z
       .object({
@@ -407,12 +408,11 @@ function adapterLists(): AdapterLists {
 /** Every adapter kind with its own schema, validated together with the rest of the file. */
 export const AdaptersSchema = z.strictObject(adapterLists(), { error: unknownKind }).prefault({});
 
+const STORE_URL = 'sqlite:./data/mailgate.db';
+
 export const ConfigSchema = z
   .object({
-    store: z
-      .string()
-      .default('sqlite:./data/mailgate.db')
-      .describe('sqlite:PATH (default sqlite:./data/mailgate.db) or postgres://user:pass@host/db.'),
+    store: z.string().default(STORE_URL).describe(`sqlite:PATH (default ${STORE_URL}) or postgres://user:pass@host/db.`),
     api: ApiSchema.prefault({}).describe('The Text Analytics API to deliver to.'),
     server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
     parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),

@@ -9,61 +9,7 @@
  * can find it.
  */
 import { decodeEntities } from './entities.js';
-
-/**
- * Comments, `<!…>`/`<?…>` constructs and the start of an element (`<name` or `</name`). The rest of
- * an element tag (its attributes, quoted values skipped) is scanned by TagScanner, not by the
- * regex: a repeated group over attribute characters backtracks once per character, and a 10 MB
- * attribute run overflowed the regex stack.
- */
-const TAG_RE = /<!--[\s\S]*?(?:-->|$)|<[!?][^>]*>?|<(\/?)([a-zA-Z][a-zA-Z0-9:-]*)/g;
-
-/**
- * Where the attributes of an element tag end: the next `>` outside quotes (consumed), or before a
- * quote that is never closed (as `"[^"]*"` would stop there). Quote positions are cached and the
- * scan only moves forward, so the whole document costs one pass however its tags are written.
- */
-class TagScanner {
-  private readonly nextQuote = new Map<number, number>();
-  constructor(private readonly html: string) {}
-
-  private quote(q: number, from: number): number {
-    const known = this.nextQuote.get(q);
-    if (known === -1 || (known !== undefined && known >= from)) return known;
-    const at = this.html.indexOf(String.fromCharCode(q), from);
-    this.nextQuote.set(q, at);
-    return at;
-  }
-
-  /** Where the attributes starting at `from` end (exclusive), set by scan. */
-  attributesEnd = 0;
-
-  /** Index after the tag whose attributes start at `from`; their end goes to attributesEnd (no copy is made). */
-  scan(from: number): number {
-    const { html } = this;
-    for (let i = from; i < html.length; i++) {
-      const c = html.charCodeAt(i);
-      if (c === 62) {
-        this.attributesEnd = i;
-        return i + 1;
-      }
-      if (c !== 34 && c !== 39) continue;
-      const close = this.quote(c, i + 1);
-      if (close === -1) {
-        this.attributesEnd = i;
-        return i;
-      }
-      i = close;
-    }
-    this.attributesEnd = html.length;
-    return html.length;
-  }
-
-  /** The attributes of the last scanned tag end with `/` (a self-closing tag). */
-  selfClosing(from: number): boolean {
-    return this.attributesEnd > from && this.html.charCodeAt(this.attributesEnd - 1) === 47;
-  }
-}
+import { TagScanner, blankBetween, collapseSpaces, nextTag, type Tag } from './html-scan.js';
 
 const PARAGRAPH = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'dl', 'table', 'pre', 'blockquote', 'figure']);
 const LINE = new Set([
@@ -110,7 +56,14 @@ interface Line {
 
 interface State {
   lines: Line[];
+  /**
+   * The line being written. Only ever appended to, replaced or ended: reading a character of it
+   * would flatten V8's concatenation rope each time, a copy of the whole line per tag (quadratic
+   * on long single-line HTML), so its last character is kept in `end` instead.
+   */
   cur: string;
+  /** Char code of the last character of `cur`, -1 when `cur` is empty. */
+  end: number;
   quote: number;
   pre: number;
   /** A paragraph break is owed: one blank line before the next line with content. */
@@ -125,10 +78,23 @@ function trimSpacesEnd(s: string): string {
   return s.slice(0, end);
 }
 
+/** Appends `s` to the current line. */
+function append(st: State, s: string): void {
+  if (s === '') return;
+  st.cur += s;
+  st.end = s.charCodeAt(s.length - 1);
+}
+
+/** Replaces the current line with `s`. */
+function setLine(st: State, s: string): void {
+  st.cur = s;
+  st.end = s === '' ? -1 : s.charCodeAt(s.length - 1);
+}
+
 /** End the current line (kept even when empty, as `<br><br>` asks). */
 function flush(st: State): void {
   const text = trimSpacesEnd(st.cur);
-  st.cur = '';
+  setLine(st, '');
   const last = st.lines[st.lines.length - 1];
   if (st.blank && text !== '' && last !== undefined && last.text !== '') st.lines.push({ text: '', quote: Math.min(last.quote, st.quote) });
   if (text !== '') st.blank = false;
@@ -137,7 +103,7 @@ function flush(st: State): void {
 
 function lineBreak(st: State): void {
   if (st.cur.trim() !== '') flush(st);
-  else st.cur = '';
+  else setLine(st, '');
 }
 
 function paragraphBreak(st: State): void {
@@ -157,36 +123,32 @@ function render(lines: Line[]): string {
     .trim();
 }
 
-const WS_RE = /\s+/g;
-/** Sticky: how far whitespace runs from lastIndex (text between tags is often only a line break). */
-const WS_ONLY_RE = /\s*/y;
-
 function addText(st: State, raw: string): void {
   if (raw === '') return;
   if (st.pre > 0) {
     const parts = decodeEntities(raw).split(/\r?\n/);
     parts.forEach((p, i) => {
       if (i > 0) flush(st);
-      st.cur += p;
+      append(st, p);
     });
     return;
   }
   // \s covers U+00A0, so &nbsp; collapses like any other space.
-  let t = (raw.includes('&') ? decodeEntities(raw) : raw).replace(WS_RE, ' ');
-  const atStart = st.cur === '' || st.cur.charCodeAt(st.cur.length - 1) === 32;
+  let t = collapseSpaces(raw.includes('&') ? decodeEntities(raw) : raw);
+  const atStart = st.end === -1 || st.end === 32;
   if (atStart && t.charCodeAt(0) === 32) t = t.slice(1);
-  st.cur += t;
+  append(st, t);
 }
 
 function openTag(st: State, name: string): void {
   if (name === 'br') return flush(st);
   if (name === 'hr') {
     paragraphBreak(st);
-    st.cur = '---';
+    setLine(st, '---');
     return paragraphBreak(st);
   }
   if (name === 'td' || name === 'th') {
-    if (st.cur !== '' && !st.cur.endsWith(' ')) st.cur += ' ';
+    if (st.end !== -1 && st.end !== 32) append(st, ' ');
     return;
   }
   if (PARAGRAPH.has(name)) paragraphBreak(st);
@@ -197,7 +159,7 @@ function openTag(st: State, name: string): void {
   else if (name === 'li') {
     const list = st.lists[st.lists.length - 1];
     const indent = '  '.repeat(Math.min(MAX_LIST_INDENT, Math.max(0, st.lists.length - 1)));
-    st.cur = list?.ordered === true ? `${indent}${++list.n}. ` : `${indent}- `;
+    setLine(st, list?.ordered === true ? `${indent}${++list.n}. ` : `${indent}- `);
   }
 }
 
@@ -240,31 +202,30 @@ function skipElement(html: string, name: string, from: number, unclosed: Set<str
 }
 
 export function htmlToText(html: string): string {
-  const st: State = { lines: [], cur: '', quote: 0, pre: 0, blank: false, lists: [] };
+  const st: State = { lines: [], cur: '', end: -1, quote: 0, pre: 0, blank: false, lists: [] };
   const unclosed = new Set<string>();
   let last = 0;
   const tags = new TagScanner(html);
-  TAG_RE.lastIndex = 0;
-  for (let m = TAG_RE.exec(html); m !== null; m = TAG_RE.exec(html)) {
-    const attributesStart = TAG_RE.lastIndex;
-    if (m[2] !== undefined) TAG_RE.lastIndex = tags.scan(attributesStart);
-    if (m.index > last) {
-      WS_ONLY_RE.lastIndex = last;
-      WS_ONLY_RE.test(html);
-      if (WS_ONLY_RE.lastIndex === m.index && st.pre === 0) {
-        if (st.cur !== '' && st.cur.charCodeAt(st.cur.length - 1) !== 32) st.cur += ' ';
-      } else addText(st, html.slice(last, m.index));
+  const tag: Tag = { start: 0, end: 0, name: undefined, closing: false };
+  for (let from = 0; nextTag(html, from, tag); from = last) {
+    const attributesStart = tag.end;
+    const after = tag.name === undefined ? tag.end : tags.scan(attributesStart);
+    if (tag.start > last) {
+      // Text between tags is often only a line break: one space at most, without a copy.
+      if (st.pre === 0 && blankBetween(html, last, tag.start)) {
+        if (st.end !== -1 && st.end !== 32) append(st, ' ');
+      } else addText(st, html.slice(last, tag.start));
     }
-    last = TAG_RE.lastIndex;
-    if (m[2] === undefined) continue; // comment, doctype, processing instruction
-    const name = m[2].toLowerCase();
-    if (m[1] === '/') {
+    last = after;
+    if (tag.name === undefined) continue; // comment, doctype, processing instruction
+    const name = tag.name.toLowerCase();
+    if (tag.closing) {
       closeTag(st, name);
       continue;
     }
     if (SKIP.has(name) && !tags.selfClosing(attributesStart)) {
-      const after = skipElement(html, name, last, unclosed);
-      if (after >= 0) last = TAG_RE.lastIndex = after;
+      const skipped = skipElement(html, name, last, unclosed);
+      if (skipped >= 0) last = skipped;
       continue;
     }
     openTag(st, name);

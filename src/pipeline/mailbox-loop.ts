@@ -112,6 +112,11 @@ export abstract class MailboxLoop<H extends MailboxHealth = MailboxHealth, O ext
   protected failed(_code: ErrorCode): void {}
   /** The run begins (e.g. forget notifications of an earlier run). */
   protected starting(): void {}
+  /**
+   * The run ends (the signal aborted: the process stops, or the mailbox moves to another
+   * replica), before the lease is given up: e.g. end the notifications. Failures are ignored.
+   */
+  protected async stopped(_sink: Intake): Promise<void> {}
 
   protected wakeIdle(): void {
     this.wakeUp?.abort();
@@ -145,6 +150,7 @@ export abstract class MailboxLoop<H extends MailboxHealth = MailboxHealth, O ext
           await sleep(Date.parse(this.health.nextAttemptAt!) - Date.now(), signal);
         }
       }
+      await this.stopped(sink).catch(() => undefined);
     } finally {
       this.health.state = 'stopped';
       this.active = false;

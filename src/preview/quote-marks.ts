@@ -5,17 +5,22 @@
  * Every line is looked at a bounded number of times, on a capped slice: linear in the input.
  */
 import {
+  FORWARD_FIRST,
   FORWARD_RE,
   INLINE_LEAD_RE,
+  LEAD_START_FIRST,
   LEAD_START_RE,
   MAX_SCAN_LINE_CHARS,
   ON_WROTE_RE,
+  ORIGINAL_MESSAGE_FIRST,
   ORIGINAL_MESSAGE_RE,
+  RULE_LINE_FIRST,
   RULE_LINE_RE,
   endsLikeSplitter,
   headerLine,
   isAddressWrote,
   isDatePerson,
+  mayMatchAt,
 } from './quote-patterns.js';
 
 export type Mark = 'e' | 'q' | 's' | 'f' | 't';
@@ -32,6 +37,16 @@ export const MAX_HEADER_BLOCK_LINES = 64;
 
 /** A quoted line: `>` (also nested), or Supercite's initials (`EL> …`). */
 const QUOTE_RE = /^ {0,2}(?:[A-Z]{1,3})?>/;
+
+/** Can QUOTE_RE match `line`? Its matches start with a space, a capital letter or `>`. */
+function mayQuote(line: string): boolean {
+  const c = line.charCodeAt(0);
+  return c === 32 || c === 62 || (c >= 65 && c <= 90);
+}
+
+function isQuoted(line: string): boolean {
+  return mayQuote(line) && QUOTE_RE.test(line);
+}
 const KEY_VALUE_RE = /^\s*[\p{L}][\p{L} -]{0,24}:\s/u;
 const QUOTE_PREFIX_RE = /^(?: {0,2}(?:[A-Z]{1,3})?>)+ ?/;
 
@@ -50,14 +65,15 @@ function isBlank(line: string): boolean {
 
 /** Lines (1..3) an "On … wrote:"-style splitter starting at `i` spans, or 0 (`first`: line `i` capped and trimmed). */
 function wroteSplitter(lines: readonly string[], i: number, first: string): number {
-  const led = LEAD_START_RE.test(first);
-  const wraps = led || /^\d/.test(first) || first.includes('@') || first.endsWith('<');
+  const led = mayMatchAt(LEAD_START_FIRST, first, 0) && LEAD_START_RE.test(first);
+  const c = first.charCodeAt(0);
+  const wraps = led || (c >= 48 && c <= 57) || first.includes('@') || first.endsWith('<');
   if (!wraps) return 0;
   let joined = first;
   for (let k = 1; k <= MAX_SPLITTER_LINES; k++) {
     if (k > 1) {
       const next = lines[i + k - 1];
-      if (next === undefined || isBlank(next) || QUOTE_RE.test(next)) return 0;
+      if (next === undefined || isBlank(next) || isQuoted(next)) return 0;
       joined = `${joined} ${cap(next)}`;
     }
     if (endsLikeSplitter(joined) || joined.endsWith('>')) {
@@ -133,8 +149,8 @@ const RULE_GAP_LINES = 2;
 
 /** Lines a splitter starting at line `i` spans (0 when none starts there); `head` is that line capped and trimmed. */
 export function splitterAt(lines: readonly string[], i: number, prevBlank: boolean, head = cap(lines[i]!)): number {
-  if (ORIGINAL_MESSAGE_RE.test(head)) return 1;
-  if (RULE_LINE_RE.test(head)) {
+  if (mayMatchAt(ORIGINAL_MESSAGE_FIRST, head, 0) && ORIGINAL_MESSAGE_RE.test(head)) return 1;
+  if (mayMatchAt(RULE_LINE_FIRST, head, 0) && RULE_LINE_RE.test(head)) {
     let j = i + 1;
     while (j < lines.length && j <= i + RULE_GAP_LINES && isBlank(lines[j]!)) j++;
     const n = j < lines.length ? headerBlock(lines, j, true) : 0;
@@ -148,7 +164,7 @@ export function splitterAt(lines: readonly string[], i: number, prevBlank: boole
  * Returns [text before, splitter] or undefined.
  */
 export function inlineSplitter(line: string): [string, string] | undefined {
-  if (line.length > MAX_SCAN_LINE_CHARS || QUOTE_RE.test(line) || !endsLikeSplitter(line.trimEnd())) return undefined;
+  if (line.length > MAX_SCAN_LINE_CHARS || isQuoted(line) || !endsLikeSplitter(line.trimEnd())) return undefined;
   INLINE_LEAD_RE.lastIndex = 0;
   for (let m = INLINE_LEAD_RE.exec(line); m; m = INLINE_LEAD_RE.exec(line)) {
     const rest = line.slice(m.index + 1);
@@ -171,14 +187,14 @@ export function markLines(lines: readonly string[]): Mark[] {
       marks[i++] = 'e';
       continue;
     }
-    if (QUOTE_RE.test(line)) {
+    if (isQuoted(line)) {
       const n = marks[i - 1] === 'q' || marks[i - 1] === 's' ? 0 : quotedSplitter(lines, i);
       for (let k = 0; k < Math.max(n, 1); k++) marks[i + k] = n > 0 ? 's' : 'q';
       i += Math.max(n, 1);
       continue;
     }
     const head = cap(line);
-    if (FORWARD_RE.test(head)) {
+    if (mayMatchAt(FORWARD_FIRST, head, 0) && FORWARD_RE.test(head)) {
       marks[i++] = 'f';
       continue;
     }
@@ -192,7 +208,7 @@ export function markLines(lines: readonly string[]): Mark[] {
 /** A splitter written inside the first lines of a quote (`> From: …` / `> On … wrote:`). */
 function quotedSplitter(lines: readonly string[], i: number): number {
   const window: string[] = [];
-  for (let j = i; j < lines.length && j < i + HEADER_WINDOW + 2 && QUOTE_RE.test(lines[j]!); j++) {
+  for (let j = i; j < lines.length && j < i + HEADER_WINDOW + 2 && isQuoted(lines[j]!); j++) {
     window.push(lines[j]!.replace(QUOTE_PREFIX_RE, ''));
   }
   if (window.length === 0 || isBlank(window[0]!)) return 0;

@@ -45,14 +45,72 @@ export function isDatePerson(text: string): boolean {
 
 /** Cheap filter before ON_WROTE_RE on a single line: does the line start like one of them? */
 export const LEAD_START_RE = new RegExp(String.raw`^[-\s*]{0,12}${LEAD}\s`, 'u');
+/** First characters of LEAD_START_RE's matches: a dash, a star, a space (`\s`) or a lead word's first letter. */
+export const LEAD_START_FIRST = asciiTable(
+  [
+    ...LEAD.slice(3, -1)
+      .split('|')
+      .map((word) => word[0]!),
+    '-',
+    '*',
+    ' ',
+    '\t',
+    '\n',
+    '\v',
+    '\f',
+    '\r',
+  ],
+  false,
+);
 
 /** Where an "On … wrote:" begins inside a line of reply text ("reply On Wed, … wrote:"). */
 export const INLINE_LEAD_RE = new RegExp(String.raw`(?:\s|-)${LEAD}\s`, 'gu');
 
 const SPLITTER_END_RE = new RegExp(String.raw`(?:${VERB}\s*-*|:\s*-*)$`, 'iu');
 
+/**
+ * A table of ASCII characters, from `chars` (in both cases when `anyCase`). Patterns are only run
+ * on text whose first (or last) character is in their table or is not ASCII, so the table only
+ * has to name the ASCII characters a match can start (or end) with.
+ */
+function asciiTable(chars: readonly string[], anyCase: boolean): Uint8Array {
+  const table = new Uint8Array(128);
+  for (const ch of chars) {
+    for (const v of anyCase ? [ch.toLowerCase(), ch.toUpperCase()] : [ch]) {
+      const c = v.charCodeAt(0);
+      if (v.length === 1 && c < 128) table[c] = 1;
+    }
+  }
+  return table;
+}
+
+/** Whether the character at `index` of `text` is in `table` or is not ASCII (false past the end). */
+export function mayMatchAt(table: Uint8Array, text: string, index: number): boolean {
+  const c = text.charCodeAt(index);
+  return c >= 128 || table[c] === 1;
+}
+
+/** Last characters of SPLITTER_END_RE's matches: a verb's last letter, `:`, `-` or a space (`\s`). */
+const SPLITTER_LAST = asciiTable(
+  [
+    ...VERB.slice(3, -1)
+      .split('|')
+      .map((verb) => verb.slice(-1)),
+    ':',
+    '-',
+    ' ',
+    '\t',
+    '\n',
+    '\v',
+    '\f',
+    '\r',
+  ],
+  true,
+);
+
 /** Does the (trimmed) text end like a splitter's last line ("wrote:", "schrieb …:", "wrote-----")? Looks at the last 60 characters. */
 export function endsLikeSplitter(text: string): boolean {
+  if (!mayMatchAt(SPLITTER_LAST, text, text.length - 1)) return false;
   return SPLITTER_END_RE.test(text.length > 60 ? text.slice(-60) : text);
 }
 
@@ -62,23 +120,29 @@ export const ORIGINAL_MESSAGE_RE = new RegExp(
   'iu',
 );
 
+/** First characters of ORIGINAL_MESSAGE_RE's matches on a trimmed line. */
+export const ORIGINAL_MESSAGE_FIRST = asciiTable(['-', '_', '=', '*'], false);
+
 /** Forwarded-message markers (Gmail, Thunderbird, Apple Mail, Outlook) in the supported languages. */
-export const FORWARD_RE = new RegExp(
-  '^\\s*(?:' +
-    [
-      String.raw`[-=_]{2,}\s*(?:Forwarded message|Forwarded Message|Weitergeleitete Nachricht|Message transféré|Message transfere|Mensaje reenviado|Mensaje Reenviado|Doorgestuurd bericht|Mensagem encaminhada|Mensagem reencaminhada|Messaggio inoltrato|Videresendt meddelelse|Vidarebefordrat meddelande|Wiadomość przekazana dalej)\s*[-=_]{2,}`,
-      String.raw`[-=_]{2,}\s*[Bb]egin forwarded (?:text|message)\s*[-=_]*`,
-      String.raw`Begin forwarded message\s?:`,
-      String.raw`Forwarded message\s?:`,
-      String.raw`Anfang der weitergeleiteten (?:Nachricht|E-Mail)\s?:`,
-      String.raw`Début du message (?:réexpédié|transféré)\s?:`,
-      String.raw`Inicio del mensaje reenviado\s?:`,
-      String.raw`Begin doorgestuurd bericht\s?:`,
-      String.raw`Início da mensagem (?:reencaminhada|encaminhada)\s?:`,
-      String.raw`Inizio messaggio inoltrato\s?:`,
-    ].join('|') +
-    ')\\s*$',
-  'iu',
+const FORWARD_MARKERS = [
+  String.raw`[-=_]{2,}\s*(?:Forwarded message|Forwarded Message|Weitergeleitete Nachricht|Message transféré|Message transfere|Mensaje reenviado|Mensaje Reenviado|Doorgestuurd bericht|Mensagem encaminhada|Mensagem reencaminhada|Messaggio inoltrato|Videresendt meddelelse|Vidarebefordrat meddelande|Wiadomość przekazana dalej)\s*[-=_]{2,}`,
+  String.raw`[-=_]{2,}\s*[Bb]egin forwarded (?:text|message)\s*[-=_]*`,
+  String.raw`Begin forwarded message\s?:`,
+  String.raw`Forwarded message\s?:`,
+  String.raw`Anfang der weitergeleiteten (?:Nachricht|E-Mail)\s?:`,
+  String.raw`Début du message (?:réexpédié|transféré)\s?:`,
+  String.raw`Inicio del mensaje reenviado\s?:`,
+  String.raw`Begin doorgestuurd bericht\s?:`,
+  String.raw`Início da mensagem (?:reencaminhada|encaminhada)\s?:`,
+  String.raw`Inizio messaggio inoltrato\s?:`,
+];
+
+export const FORWARD_RE = new RegExp(`^\\s*(?:${FORWARD_MARKERS.join('|')})\\s*$`, 'iu');
+
+/** First characters of FORWARD_RE's matches on a trimmed line, either case: each marker's first character, or its leading class. */
+export const FORWARD_FIRST = asciiTable(
+  FORWARD_MARKERS.flatMap((m) => (m.startsWith('[') ? [...m.slice(1, m.indexOf(']'))] : [m[0]!])),
+  true,
 );
 
 /**
@@ -86,6 +150,8 @@ export const FORWARD_RE = new RegExp(
  * plain text, or an HTML `<hr>` as converted to text (`---`).
  */
 export const RULE_LINE_RE = /^\s*(?:_{8,}|-{3,}|—+)\s*$/u;
+/** First characters of RULE_LINE_RE's matches on a trimmed line (`—` is not ASCII). */
+export const RULE_LINE_FIRST = asciiTable(['_', '-'], false);
 
 /** Header names that can open a quoted header block: sender and date/sent fields. */
 const FROM_NAMES = ['from', 'von', 'de', 'van', 'da', 'fra', 'från', 'od', 'lähettäjä', 'från'];

@@ -7,7 +7,7 @@
  * `runtime.runAdapters(sink, signal)` beside `runtime.delivery.run(signal)`; serve-only pieces
  * (HTTP server, metrics, signals, drain) hook in through the options.
  */
-import { parseLimit } from '../limits.js';
+import { CLAIM_LEASE_MS, parseLimit } from '../limits.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ApiClient } from '../api/client.js';
@@ -44,7 +44,7 @@ export interface RuntimeOptions {
   /** Nothing is sent and no emulator is started; the client points nowhere. */
   dryRun?: boolean;
   /**
-   * Outbox claim lease in ms (default 60000). A process that dies stops its heartbeat: its
+   * Outbox claim lease in ms (default `CLAIM_LEASE_MS`, src/limits.ts). A process that dies stops its heartbeat: its
    * claims are released by the next process of its host at once, by any other after a few
    * heartbeats (runtime/owner.ts); the lease bounds the wait only for unregistered owners.
    */
@@ -118,8 +118,6 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** Outbox claim lease of a process that does not set `leaseMs` (an internal bound, not a configuration default). */
-const CLAIM_LEASE_MS = 60_000;
 /** Items claimed per delivery batch at most: bounds the documents delivery holds (× concurrency per route). */
 const MAX_CLAIM_ITEMS = 1_000;
 

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { DeadLetterPurge, ServerDeps } from './deps.js';
 import { httpError } from './errors.js';
+import { originLabel } from './console-rows.js';
 import { idParams, intParam, parse, routeName } from './params.js';
 
 export const MAX_DLQ_LIMIT = 10_000;
@@ -96,7 +97,11 @@ export function adminRoutes(deps: ServerDeps, startedAt: Date) {
         ...(q.after === undefined ? {} : { after: q.after }),
       });
       const last = items.at(-1);
-      return { items, next_after: items.length === limit && last ? last.id : null };
+      // `originLabel`: where the message came from as its kind shows it (as the items list and `dlq list` do).
+      return {
+        items: items.map((d) => ({ ...d, originLabel: originLabel(d.origin) })),
+        next_after: items.length === limit && last ? last.id : null,
+      };
     });
 
     app.get('/api/predictions', async (request) => {

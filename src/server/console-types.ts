@@ -320,6 +320,8 @@ export interface DeadLetterRow {
   key: string;
   commentId: string;
   origin: Record<string, unknown>;
+  /** Where the message came from as its kind shows it: the same label as the item's row (`origin.label`). */
+  originLabel: string;
   error: ConsoleError;
   attempts: number;
   enqueuedAt: string;

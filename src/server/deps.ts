@@ -4,6 +4,7 @@
  * Item shapes are passed through to the JSON answer as they are (binary fields excepted).
  */
 import type { Logger } from '../logger.js';
+import type { Origin } from '../model/origin.js';
 import type { ItemQuery, ItemRaw, ItemSummary } from '../store/types.js';
 import type { ConsoleEventBus } from './console-events.js';
 import type { ItemDetail, Overview } from './console-types.js';
@@ -55,6 +56,7 @@ export interface DeadLetterPurge {
 
 export interface DeadLetterView {
   id: number;
+  origin: Origin;
   [key: string]: unknown;
 }
 

@@ -30,7 +30,7 @@ export interface ServiceOptions {
   metrics?: Metrics;
   /** Identifies this process in outbox claims. */
   owner?: string;
-  /** Outbox claim lease in ms (default 60000). */
+  /** Outbox claim lease in ms (default `CLAIM_LEASE_MS`, src/limits.ts). */
   leaseMs?: number;
   /** Internal, for tests only: the parse workers' test hooks (RuntimeOptions.parseTestHooks). */
   parseTestHooks?: boolean;

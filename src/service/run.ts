@@ -17,7 +17,7 @@ export interface RunServiceOptions {
   env: Record<string, string | undefined>;
   /** Overrides `delivery.drain_ms` (`--drain-ms`), validated with the rest of the configuration. */
   drainMs?: number;
-  /** Outbox claim lease in ms (default 60000). */
+  /** Outbox claim lease in ms (default `CLAIM_LEASE_MS`, src/limits.ts). */
   leaseMs?: number;
   /** Overrides `log_format` (`--log-format`). */
   logFormat?: LogFormat;

@@ -38,6 +38,17 @@ describe('mailgate --help', () => {
     expect(out).not.toMatch(/LOADED imapflow/);
   });
 
+  it('names every kind of file preview and import read (PST/OST and Google Vault exports were left out)', () => {
+    const out = runAll(CLI.pathname, ['--help']).replace(/\s+/g, ' ');
+    for (const command of ['preview', 'import']) {
+      expect(out).toMatch(
+        new RegExp(
+          `${command} \\[options\\] <path\\.\\.\\.> [^:]*mbox files, maildirs, Outlook \\.msg and PST/OST files and Google Vault exports`,
+        ),
+      );
+    }
+  });
+
   it('the hook sees imapflow once the registry builds an IMAP adapter', async () => {
     const script = join(dir, 'imap.mjs');
     await writeFile(

@@ -29,9 +29,9 @@ const JS = {
   focused: `document.activeElement && (document.activeElement.getAttribute('href') || document.activeElement.id)`,
 };
 
-async function deadLetter(raw: string): Promise<number> {
+async function deadLetter(raw: string, file?: string): Promise<number> {
   await s.faults([{ endpoint: 'sync-raw-emails', status: 422, times: 1 }]);
-  const id = await s.upload(raw);
+  const id = await s.upload(raw, 'inbound', file);
   await storedAs(s, id, 'dead');
   await s.faults([]);
   return id;
@@ -50,7 +50,7 @@ beforeAll(async () => {
   for (const k of ['first', 'reply', 'bob', 'refund']) await storedAs(s, ids[k]!, 'delivered');
   ids['dead'] = await deadLetter(plain('broken-1', 'Broken batch one'));
   ids['dead2'] = await deadLetter(plain('broken-2', 'Broken batch two'));
-  ids['dead3'] = await deadLetter(plain('broken-3', 'Broken batch three'));
+  ids['dead3'] = await deadLetter(plain('broken-3', 'Broken batch three'), 'broken-3.eml');
   ids['dead4'] = await deadLetter(plain('broken-4', 'Broken batch four'));
 }, 180_000);
 
@@ -222,6 +222,15 @@ describe('console', () => {
     expect(await page.locator(`#dead-list li[data-id="${ids['dead']}"] .about`).textContent()).toBe(
       'Broken batch one — Bob Builder <bob@example.org>',
     );
+    // Where each came from as its kind shows it, the label of the items list: a file upload names its file.
+    const labels = await s.api<{ items: Array<{ id: number; origin: { label: string } }> }>('items?state=dead');
+    const labelOf = (id: number) => labels.items.find((i) => i.id === id)?.origin.label;
+    expect(labelOf(ids['dead3']!)).toBe('upload uploads broken-3.eml');
+    for (const k of ['dead', 'dead3']) {
+      const meta = (await page.locator(`#dead-list li[data-id="${ids[k]}"] .meta`).textContent()) ?? '';
+      expect(meta).toContain(` · ${labelOf(ids[k]!)} · `);
+      expect(meta).not.toMatch(/sha256:/);
+    }
     await screenshot(page, 'dead-letters');
 
     // A dead letter keeps its original: the item view shows its parts and offers it for download.

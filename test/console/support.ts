@@ -28,8 +28,11 @@ export interface ConsoleServe {
   url: string;
   emulator: string;
   serve: ServeProcess;
-  /** Stores one raw message through the upload endpoint of `route` (`inbound` or `triage`); its item id. */
-  upload(raw: string, route?: 'inbound' | 'triage'): Promise<number>;
+  /**
+   * Stores one raw message through the upload endpoint of `route` (`inbound` or `triage`); its
+   * item id. With `file`, as that file of a multipart upload (its origin then names the file).
+   */
+  upload(raw: string, route?: 'inbound' | 'triage', file?: string): Promise<number>;
   /** GET /api/<path> with the admin key. */
   api<T>(path: string): Promise<T>;
   /** Replaces the built-in emulator's fault plan. */
@@ -73,12 +76,14 @@ export async function startConsoleServe(): Promise<ConsoleServe> {
     emulator,
     serve,
     api,
-    async upload(raw, route = 'inbound') {
+    async upload(raw, route = 'inbound', file) {
       const name = route === 'inbound' ? 'uploads' : 'triage-uploads';
+      const form = new FormData();
+      if (file !== undefined) form.append('file', new Blob([raw], { type: 'message/rfc822' }), file);
       const res = await fetch(`${url}/api/upload/${name}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${UPLOAD_KEY}`, 'content-type': 'message/rfc822' },
-        body: raw,
+        headers: { authorization: `Bearer ${UPLOAD_KEY}`, ...(file === undefined ? { 'content-type': 'message/rfc822' } : {}) },
+        body: file === undefined ? raw : form,
       });
       const body = (await res.json()) as { results: Array<{ item: string }> };
       if (!res.ok || !body.results[0]) throw new Error(`upload: ${res.status} ${JSON.stringify(body)}`);

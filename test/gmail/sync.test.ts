@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGmailAdapters } from '../../adapters/gmail/index.js';
 import { sampleMessage, startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
+import { resolveUserProperties } from '../../src/pipeline/origin.js';
 import { entryFor, MemorySink, quiet, until } from './setup.js';
 
 let standIn: GmailStandIn;
@@ -146,4 +147,28 @@ describe('gmail adapter: labels and actions', () => {
       expect(ids.every((id) => check(standIn.mailbox(USER).messages.get(id)!.labelIds))).toBe(true);
     }
   }, 30_000);
+});
+
+describe('gmail adapter: origin', () => {
+  it('fills {mailbox}, {labels} and {account} in route properties with the mailbox, every label of the message by name and the instance', async () => {
+    standIn.addMailbox(USER);
+    const mb = standIn.mailbox(USER);
+    mb.createLabel('Support');
+    standIn.deliver(USER, [sampleMessage(1)], ['INBOX', 'Support']);
+    const sink = new MemorySink();
+    const entry = entryFor(standIn, [USER]);
+    entry.mailboxes[0]!.labels = ['Support'];
+    const { adapters, done } = run(entry, sink);
+    await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
+    const [item] = [...sink.items.values()];
+    const props = resolveUserProperties(
+      { 'string:Mailbox': '{mailbox}', 'string:Labels': '{labels}', 'string:Account': '{account}' },
+      item!.origin,
+    );
+    expect(props['string:Mailbox']).toBe(USER);
+    expect(String(props['string:Labels']).split(',').sort()).toEqual(['INBOX', 'Support', 'UNREAD']);
+    expect(props['string:Account']).toBe(`workspace/${USER}`);
+    stop.abort();
+    await done;
+  });
 });

@@ -4,13 +4,18 @@
  * acted on only when its OIDC token verifies (signature by the configured certificate URL's key,
  * audience, service account); a refused one wakes nothing.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGmailAdapters } from '../../adapters/gmail/index.js';
+import { GatewayError } from '../../src/errors.js';
+import type { PushEndpoint } from '../../src/pipeline/types.js';
 import { sampleMessage, startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
 import { entryFor, MemorySink, quiet, until } from './setup.js';
 
 let standIn: GmailStandIn;
 let stop: AbortController;
+let receiver: Server | undefined;
 
 beforeEach(async () => {
   standIn = await startGmailStandIn();
@@ -18,8 +23,29 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   stop.abort();
+  receiver?.closeAllConnections();
+  await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+  receiver = undefined;
   await standIn.close();
 });
+
+/** Serves the adapter's push endpoint over HTTP and points the stand-in's Pub/Sub push subscription at it. */
+async function receive(endpoint: PushEndpoint): Promise<void> {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const request = { method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks) };
+      void endpoint.handle(request, {}).then((r) => {
+        res.writeHead(r.status, r.headers ?? {});
+        res.end(r.body === undefined ? undefined : JSON.stringify(r.body));
+      });
+    });
+  });
+  await new Promise<void>((r) => receiver!.listen(0, '127.0.0.1', r));
+  const port = (receiver.address() as AddressInfo).port;
+  standIn.pubsub.target = { endpoint: `http://127.0.0.1:${port}${endpoint.path}`, audience: AUDIENCE, serviceAccount: PUSHER };
+}
 
 const USER = 'support@example.test';
 const AUDIENCE = 'https://mailgate.example.test/gmail/push';
@@ -72,5 +98,61 @@ describe('gmail watch and push', () => {
     expect((await post()).status).toBe(204);
     expect(adapter!.runner.health.pushes).toBe(1);
     await until(() => sink.items.size === 1, 'the pushed message');
+  });
+
+  it('a watch that lapsed: the poll still finds new mail, and the renewal watches again so pushes resume', async () => {
+    standIn.addMailbox(USER);
+    const entry = start({ poll_interval_ms: 1000 });
+    entry.watch_renew_ms = 1500;
+    const sink = new MemorySink();
+    const [adapter] = createGmailAdapters(entry, { logger: quiet });
+    await receive(adapter!.endpoints()[0]!);
+    void adapter!.start(sink, stop.signal);
+    await until(() => standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
+    const pushed = () => standIn.pubsub.deliveries.filter((d) => d.status === 204).length;
+
+    standIn.lapseWatch(USER);
+    const published = standIn.pubsub.published;
+    standIn.deliver(USER, [sampleMessage(1)]);
+    await until(() => sink.items.size === 1, 'the message found by the poll');
+    // Nothing was pushed for it: only the poll can have found it.
+    expect(standIn.pubsub.published).toBe(published);
+    expect(pushed()).toBe(0);
+
+    await until(() => standIn.pubsub.watches >= 2, 'the watch renewed');
+    expect(standIn.mailbox(USER).watch!.expiration).toBeGreaterThan(Date.now());
+    standIn.deliver(USER, [sampleMessage(2)]);
+    await until(() => pushed() >= 1 && sink.items.size === 2, 'the message pushed after the renewal');
+  });
+
+  it('stopping the mailbox stops its watch (users.stop), after proving it still holds the mailbox', async () => {
+    standIn.addMailbox(USER);
+    const sink = new MemorySink();
+    const [adapter] = createGmailAdapters(start(), { logger: quiet });
+    const done = adapter!.start(sink, stop.signal);
+    await until(() => standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
+    expect(standIn.mailbox(USER).watch).toBeDefined();
+    stop.abort();
+    await done;
+    expect(standIn.mailbox(USER).watch).toBeUndefined();
+    expect(sink.checkpoints.get(`gmail:workspace/${USER}:watch`)).toMatchObject({ stoppedAt: expect.any(String) });
+  });
+
+  it('a replica that lost the mailbox (its fenced write refused) leaves the watch to the one that took it', async () => {
+    standIn.addMailbox(USER);
+    let fenced = false;
+    const sink = new (class extends MemorySink {
+      override async accept(...args: Parameters<MemorySink['accept']>) {
+        if (fenced) throw new GatewayError('MAILGATE_ERR_STORE_FENCED', 'another replica holds the lease');
+        return super.accept(...args);
+      }
+    })();
+    const [adapter] = createGmailAdapters(start(), { logger: quiet });
+    const done = adapter!.start(sink, stop.signal);
+    await until(() => standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
+    fenced = true;
+    stop.abort();
+    await done;
+    expect(standIn.mailbox(USER).watch).toBeDefined();
   });
 });

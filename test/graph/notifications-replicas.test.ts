@@ -85,4 +85,41 @@ describe('graph change notifications across replicas', () => {
     stop.abort();
     await Promise.all(done);
   });
+
+  it('a lifecycle event received by the replica not reading the mailbox reaches the one that does: removed is recreated, reauthorization renews', async () => {
+    const entry = entryFor(standIn, USERS, {
+      poll_interval_ms: 600_000,
+      wake_check_ms: 100,
+      notifications: { url: `http://127.0.0.1:${port}/graph/m365/notifications`, client_state: CLIENT_STATE },
+    });
+    const owner = createGraphAdapters(entry, { logger: quiet, board: createWakeBoard(store) });
+    const other = createGraphAdapters(entry, { logger: quiet, board: createWakeBoard(store) });
+    endpoint = other[0]!.endpoints()[0];
+    const sink = new StoreSink();
+    const done = owner.map((a) => a.start(sink, stop.signal));
+    await until(() => USERS.every((u) => sink.checkpoints.has(`graph:m365/${u}:subscriptions`)), 'the saved subscriptions');
+    await until(() => owner.every((a) => a.health()[0]!.state === 'idle'), 'idle mailboxes');
+    const subOf = (user: string) => [...standIn.subscriptions.all.values()].find((s) => s.resource.includes(user));
+    const first = subOf(USERS[0]!)!.id;
+    const untouched = subOf(USERS[1]!)!;
+    const untouchedExpiry = untouched.expirationDateTime;
+
+    // Only the note on the board explains a new subscription: the renewal is minutes away.
+    await standIn.subscriptions.lifecycle(first, 'subscriptionRemoved');
+    await until(() => subOf(USERS[0]!) !== undefined && subOf(USERS[0]!)!.id !== first, 'the subscription recreated by the owner');
+    const second = subOf(USERS[0]!)!;
+    await until(
+      () => JSON.stringify(sink.checkpoints.get(`graph:m365/${USERS[0]}:subscriptions`)).includes(second.id),
+      'the new one saved',
+    );
+    const before = second.expirationDateTime;
+    await new Promise((r) => setTimeout(r, 20));
+    await standIn.subscriptions.lifecycle(second.id, 'reauthorizationRequired');
+    await until(() => standIn.subscriptions.all.get(second.id)!.expirationDateTime !== before, 'the subscription renewed by the owner');
+    expect(standIn.subscriptions.all.size).toBe(2);
+    // The other mailbox's subscription was neither recreated nor renewed.
+    expect(subOf(USERS[1]!)).toMatchObject({ id: untouched.id, expirationDateTime: untouchedExpiry });
+    stop.abort();
+    await Promise.all(done);
+  });
 });

@@ -58,4 +58,19 @@ describe('wake board', () => {
     stop.abort();
     expect(await stopped).toBe(false);
   });
+
+  it('a note rides with its signal, survives a later plain signal, and is taken once by the reader', async () => {
+    const sender = createWakeBoard(a);
+    const watch = new WakeWatch(createWakeBoard(b), KEY, 20);
+    await watch.baseline();
+    await sender.signal(KEY, { subscription: 'sub-1', event: 'subscriptionRemoved' });
+    // A change notification signalled right after must not wipe the note.
+    await sender.signal(KEY);
+    expect(await watch.sleep(600_000, new AbortController().signal)).toBe(true);
+    expect(watch.takeNotes()).toEqual([{ subscription: 'sub-1', event: 'subscriptionRemoved' }]);
+    expect(watch.takeNotes()).toEqual([]);
+    await sender.signal(KEY, { subscription: 'sub-2', event: 'reauthorizationRequired' });
+    expect(await watch.sleep(600_000, new AbortController().signal)).toBe(true);
+    expect(watch.takeNotes()).toEqual([{ subscription: 'sub-2', event: 'reauthorizationRequired' }]);
+  });
 });

@@ -153,6 +153,8 @@ describe('admin API', () => {
     const { app: a } = app();
     let res = await a.inject({ url: '/api/dlq?limit=2', headers: auth() });
     expect(res.json()).toMatchObject({ items: [{ id: 1 }, { id: 2 }], next_after: 2 });
+    // Where each came from as its kind shows it (the label of the items list and `dlq list`).
+    expect(res.json().items[0].originLabel).toBe('files drop /in/1.eml');
     res = await a.inject({ url: '/api/dlq?limit=2&after=2', headers: auth() });
     expect(res.json().items.map((d: { id: number }) => d.id)).toEqual([3, 4]);
     res = await a.inject({ url: '/api/dlq?route=sales', headers: auth() });

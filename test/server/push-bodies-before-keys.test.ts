@@ -32,9 +32,21 @@ function endpoints(): PushEndpoint[] {
     { name: 'pm-in', provider: 'postmark', route: 'in', basic_auth: { user: 'pm', pass: 'postmark-pass-0123456789' } },
     { logger },
   );
-  startOn(upload, sink);
-  startOn(postmark, sink);
-  return [...upload.endpoints!(), ...postmark.endpoints!()];
+  const sendgrid = createWebhookAdapter(
+    { name: 'sg-in', provider: 'sendgrid', route: 'in', basic_auth: { user: 'sg', pass: 'sendgrid-pass-0123456789' } },
+    { logger },
+  );
+  const sparkpost = createWebhookAdapter(
+    { name: 'sp-in', provider: 'sparkpost', route: 'in', auth_token: 'sparkpost-token-0123456789' },
+    { logger },
+  );
+  const raw = createWebhookAdapter(
+    { name: 'raw-in', provider: 'raw', route: 'in', bearer_keys: ['raw-bearer-key-0123456789'] },
+    { logger },
+  );
+  const all = [upload, postmark, sendgrid, sparkpost, raw];
+  for (const adapter of all) startOn(adapter, sink);
+  return all.flatMap((adapter) => adapter.endpoints!());
 }
 
 let closeApp: (() => Promise<unknown>) | undefined;
@@ -108,6 +120,20 @@ describe('push bodies before keys (unauthenticated buffering)', () => {
     const a = await sendUntilAnswered(port, '/webhooks/pm-in', { 'content-type': 'application/json', authorization: wrong }, 32 * MIB);
     a.socket.destroy();
     expect(status(a)).toBe(403);
+    expect(a.sent).toBeLessThan(8 * MIB);
+  });
+
+  it.each([
+    ['SendGrid, wrong basic auth', '/webhooks/sg-in', { authorization: `Basic ${Buffer.from('sg:wrong').toString('base64')}` }],
+    ['SendGrid, no basic auth', '/webhooks/sg-in', {}],
+    ['SparkPost, wrong token', '/webhooks/sp-in', { 'x-messagesystems-webhook-token': 'wrong' }],
+    ['raw, wrong bearer key', '/webhooks/raw-in', { authorization: 'Bearer wrong-key-0123456789abc' }],
+    ['raw, no bearer key', '/webhooks/raw-in', {}],
+  ])('answers %s before its body is read', async (_, path, headers: Record<string, string>) => {
+    const { port } = await listening();
+    const a = await sendUntilAnswered(port, path, { 'content-type': 'application/json', ...headers }, 32 * MIB);
+    a.socket.destroy();
+    expect([401, 403]).toContain(status(a));
     expect(a.sent).toBeLessThan(8 * MIB);
   });
 

@@ -76,6 +76,7 @@ function deadLetter(id: number, route: string): DeadLetterDetailView {
     route,
     key: `files:/in/${id}.eml:0`,
     commentId: `c${id}`,
+    origin: { adapter: 'files', instance: 'drop', id: `/in/${id}.eml:0`, details: { path: `/in/${id}.eml`, index: 0 } },
     error: { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'rejected by the API' },
     attempts: 1,
     raw: Buffer.from(SAMPLE),

@@ -125,11 +125,22 @@ describe('mailgate serve: Gmail proof cases, billed through the emulator', () =>
     expect(standIn.pubsub.deliveries.filter((d) => d.forged === undefined && d.status === 204).length).toBeGreaterThanOrEqual(1);
     expect(latency, `pushed message took ${latency} ms`).toBeLessThan(2000);
     await eventually(() => !standIn.mailbox(USER).messages.get(id!)!.labelIds.has('INBOX'), 'the pushed message archived');
+    // The route's properties as the API stored them: {mailbox} and {labels} filled from the origin.
+    const commentId = Buffer.from('<pushed-100@example.com>').toString('hex');
+    const res = await fetch(`${emu.url}/api/v1/sources/acme/support/comments/${commentId}`, {
+      headers: { authorization: `Bearer ${emu.token}` },
+    });
+    const stored = ((await res.json()) as { comment: { user_properties: Record<string, string> } }).comment;
+    expect(stored.user_properties['string:Mailbox']).toBe(USER);
+    expect(stored.user_properties['string:Labels']!.split(',').sort()).toEqual(['INBOX', 'UNREAD']);
     standIn.pubsub.drop = true;
     fill(USER, 1, 200, 'polled');
     await eventually(() => stats().comments === 7, 'the polled message', 30_000);
     expect(stats().ai_units).toBe(7);
+    expect(standIn.mailbox(USER).watch).toBeDefined();
     serve.child.kill('SIGTERM');
     expect((await serve.exit).code).toBe(0);
+    // Stopped while it still held the mailbox: the watch ended with it (users.stop).
+    expect(standIn.mailbox(USER).watch).toBeUndefined();
   }, 120_000);
 });

@@ -93,7 +93,12 @@ export class GmailStandIn {
     const mb = this.mailbox(address);
     const ids = specs.map((s) => mb.add(s, labels, this.seed++).id);
     const watched = mb.watch;
-    if (watched !== undefined && ids.some((id) => [...mb.messages.get(id)!.labelIds].some((l) => watched.labelIds.includes(l))))
+    // A lapsed watch (its expiration passed) pushes nothing until users.watch is called again.
+    if (
+      watched !== undefined &&
+      watched.expiration > Date.now() &&
+      ids.some((id) => [...mb.messages.get(id)!.labelIds].some((l) => watched.labelIds.includes(l)))
+    )
       this.pubsub.notify(mb.address, mb.historyId);
     return ids;
   }
@@ -116,6 +121,12 @@ export class GmailStandIn {
   /** The next `count` API requests with a valid token are answered 401. */
   refuseTokens(count: number): void {
     this.fail401 += count;
+  }
+
+  /** The mailbox's watch lapses now (as after its 7 days): no pushes until users.watch is called again. */
+  lapseWatch(address: string): void {
+    const w = this.mailbox(address).watch;
+    if (w !== undefined) w.expiration = Date.now() - 1;
   }
 
   /** The mailbox's history is dropped: history.list from any earlier id answers 404. */

@@ -13,6 +13,7 @@ import { integerOption, logFormatOption, routeOptions } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { ask, requireConsentPossible } from '../consent.js';
+import { CONFIG_DEFAULTS } from '../../config/defaults.js';
 
 interface ListFlags extends StoreFlags {
   route?: string;
@@ -144,7 +145,7 @@ async function purge(ids: number[], flags: PurgeFlags, ctx: CliContext): Promise
 const storeOpts = (cmd: Command) =>
   cmd
     .option('--config <file>', 'mailgate.yaml (for its store)')
-    .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)');
+    .option('--store <url>', `sqlite:PATH or postgres://… (default ${CONFIG_DEFAULTS.store})`);
 
 export const dlqCommand: CliCommand = {
   name: 'dlq',

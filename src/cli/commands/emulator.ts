@@ -4,7 +4,8 @@ import type { EmulatorOptions } from '../../emulator/types.js';
 import { kindsWith } from '../../../adapters/config.js';
 import { GatewayError } from '../../errors.js';
 import type { RunningStandIn } from '../../pipeline/kind.js';
-import { MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
+import { DEFAULT_TRANSFORM_TAG, MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_LIVE_VERSION, DEFAULT_MODEL_VERSIONS, DEFAULT_STAGING_VERSION } from '../../emulator/options.js';
 import { LOG_FORMATS, resolveLogFormat, type LogFormat } from '../../log-pretty.js';
 import { commandLogger } from '../log.js';
 import { choiceOption, integerOption } from '../options.js';
@@ -126,7 +127,7 @@ export const emulatorCommand: CliCommand = {
       .option('--faults <spec>', 'fault injection spec (docs/emulator.md)')
       .option(
         '--transform-tag <tag>',
-        'an accepted transform_tag (repeat for several; "*" admits any well-shaped tag; default generic.0.CONVKER5)',
+        `an accepted transform_tag (repeat for several; "*" admits any well-shaped tag; default ${DEFAULT_TRANSFORM_TAG})`,
         collect,
       )
       .option(
@@ -142,10 +143,18 @@ export const emulatorCommand: CliCommand = {
       .option('--no-require-transform-tag', 'a request without transform_tag uses the first accepted tag instead of 422')
       .option('--allow-no-charge', 'accept ?no_charge=true and bill nothing (default: 403)')
       .option('--auto-create-sources', 'sync-raw-emails to an unknown source creates it (default: 404)')
-      .option('--model-versions <n>', 'model versions of every dataset, 1..n (default 2)', integerOption(1, 1_000_000))
-      .option('--live-version <n>', 'version "live" resolves to (default 1)', integerOption(1, 1_000_000))
-      .option('--staging-version <n>', 'version "staging" resolves to (default 2)', integerOption(1, 1_000_000))
-      .option('--body-limit <bytes>', 'request body limit in bytes (default 512 MiB)', integerOption(1024, 2 ** 31 - 1))
+      .option(
+        '--model-versions <n>',
+        `model versions of every dataset, 1..n (default ${DEFAULT_MODEL_VERSIONS})`,
+        integerOption(1, 1_000_000),
+      )
+      .option('--live-version <n>', `version "live" resolves to (default ${DEFAULT_LIVE_VERSION})`, integerOption(1, 1_000_000))
+      .option('--staging-version <n>', `version "staging" resolves to (default ${DEFAULT_STAGING_VERSION})`, integerOption(1, 1_000_000))
+      .option(
+        '--body-limit <bytes>',
+        `request body limit in bytes (default ${DEFAULT_BODY_LIMIT / 2 ** 20} MiB)`,
+        integerOption(1024, 2 ** 31 - 1),
+      )
       .option('--no-empty-documents', 'answer an empty documents list with 400 (default: accepted, zero counts)')
       .option(
         '--bodies <rule>',

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { filterOptions } from '../filter.js';
 import { choiceOption, integerOption, logFormatOption, routeOptions } from '../options.js';
-import { MAX_SYNC_DOCUMENTS } from '../../limits.js';
+import { CLAIM_LEASE_MS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
+import { CONFIG_DEFAULTS } from '../../config/defaults.js';
 import type { ImportFlags } from '../import/run.js';
 import type { CliCommand, CliContext } from '../types.js';
 
@@ -10,7 +11,9 @@ export const importCommand: CliCommand = {
   name: 'import',
   register(program: Command, ctx: CliContext): void {
     filterOptions(logFormatOption(routeOptions(program.command('import'))))
-      .description('import .eml files, directories, mbox files, maildirs and .msg files: store durably, deliver, resume after interruption')
+      .description(
+        'import .eml files, directories, mbox files, maildirs, Outlook .msg and PST/OST files and Google Vault exports: store durably, deliver, resume after interruption',
+      )
       .argument('<path...>', 'files or directories to import')
       .option('--dry-run', 'parse and compare with the ledger: report what would be sent and its AI units; send and store nothing')
       .option('--json', 'print one machine-readable summary line on stdout at the end')
@@ -19,10 +22,14 @@ export const importCommand: CliCommand = {
       .option('--mbox <quoting>', 'mboxrd | mboxo | none (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
       .option(
         '--batch-size <n>',
-        `documents per API request (default: delivery.max_documents, 4096; at most ${MAX_SYNC_DOCUMENTS})`,
+        `documents per API request (default: delivery.max_documents, ${CONFIG_DEFAULTS.delivery.max_documents}; at most ${MAX_SYNC_DOCUMENTS})`,
         integerOption(1, MAX_SYNC_DOCUMENTS),
       )
-      .option('--lease-ms <n>', 'outbox claim lease in ms (default 60000): after a crash, claimed items wait this long', integerOption(1))
+      .option(
+        '--lease-ms <n>',
+        `outbox claim lease in ms (default ${CLAIM_LEASE_MS}): after a crash, claimed items wait this long`,
+        integerOption(1),
+      )
       .action(async (paths: string[], flags: ImportFlags) => {
         const { runImport } = await import('../import/run.js');
         ctx.exitCode = await runImport(paths, flags, ctx, process.env);

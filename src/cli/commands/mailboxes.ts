@@ -12,6 +12,7 @@ import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { mailboxLines } from './status.js';
+import { CONFIG_DEFAULTS } from '../../config/defaults.js';
 
 interface Flags extends StoreFlags {
   json?: boolean;
@@ -55,7 +56,7 @@ async function resume(route: string, flags: Flags, ctx: CliContext): Promise<voi
 const storeOpts = (cmd: Command) =>
   cmd
     .option('--config <file>', 'mailgate.yaml (for its store)')
-    .option('--store <url>', 'sqlite:PATH or postgres://… (default sqlite:./data/mailgate.db)')
+    .option('--store <url>', `sqlite:PATH or postgres://… (default ${CONFIG_DEFAULTS.store})`)
     .option('--json', 'one JSON line on stdout');
 
 export const mailboxesCommand: CliCommand = {

@@ -10,7 +10,7 @@ export const previewCommand: CliCommand = {
   register(program: Command, ctx: CliContext): void {
     filterOptions(program.command('preview'))
       .description(
-        'parse .eml files, directories, mbox files, maildirs and Outlook .msg files and show the document and comment of each message',
+        'parse .eml files, directories, mbox files, maildirs, Outlook .msg and PST/OST files and Google Vault exports and show the document and comment of each message',
       )
       .argument('<path...>', 'files or directories to read')
       .option(

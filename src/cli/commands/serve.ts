@@ -1,6 +1,8 @@
 /** `mailgate serve`: the long-running service (docs/service.md). */
 import type { Command } from 'commander';
 import type { LogFormat } from '../../log-pretty.js';
+import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { CLAIM_LEASE_MS } from '../../limits.js';
 import { integerOption, logFormatOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
@@ -34,12 +36,12 @@ export const serveCommand: CliCommand = {
       .option('--config <file>', 'mailgate.yaml')
       .option(
         '--drain-ms <ms>',
-        'on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default 30000)',
+        `on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default ${CONFIG_DEFAULTS.delivery.drain_ms})`,
         integerOption(0, 3_600_000),
       )
       .option(
         '--lease-ms <ms>',
-        'outbox claim lease: claims of a killed process free up after this long (default 60000)',
+        `outbox claim lease: claims of a killed process free up after this long (default ${CLAIM_LEASE_MS})`,
         integerOption(1000, 3_600_000),
       )
       .action((flags: ServeFlags) => run(flags, ctx));

@@ -241,8 +241,11 @@ export const mailboxes = z.object({ mailboxes: z.array(mailbox) });
 export const mailboxChanged = z.object({ mailbox: z.string(), state: z.enum(['enabled', 'disabled']), byCommand: z.literal(true) });
 export const routeResumed = z.object({ route: z.string(), resumed: z.boolean().describe('false: the route was not paused') });
 
-/** A dead letter as the store lists it (fields by store; `id` always). */
-const deadLetter = z.looseObject({ id: z.number() });
+/** A dead letter as the store lists it (fields by store; `id` always), with its origin as its kind shows it. */
+const deadLetter = z.looseObject({
+  id: z.number(),
+  originLabel: z.string().describe('where the message came from as its kind shows it (the items list shows the same label)'),
+});
 export const deadLetterPage = z.object({
   items: z.array(deadLetter),
   next_after: z.number().nullable().describe('`after` of the next page'),

@@ -287,6 +287,17 @@ ${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
       DELETE FROM checkpoints WHERE key LIKE 'route-pause:%';
     `,
   },
+  {
+    // Parse attempts are written and deleted for every message a pull call reads, and must
+    // outlive mailgate's process, not the server (src/pipeline/poison.ts): an UNLOGGED table
+    // writes no WAL for them. A server crash empties it, which gives a message that was being
+    // counted up to poison_after attempts again; a replica promoted from a standby starts empty.
+    version: 10,
+    name: 'parse attempts unlogged',
+    sql: `
+      ALTER TABLE parse_attempts SET UNLOGGED;
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly Migration[]): Promise<number> {

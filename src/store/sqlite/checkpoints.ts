@@ -1,5 +1,6 @@
 /** SQLite checkpoints: an adapter's cursors, written alone (fenced) or inside an enqueue. */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import type { Checkpoint } from '../../model/origin.js';
 import type { Backend } from '../compose.js';
 import type { CheckpointStore, Fence } from '../types.js';
@@ -27,7 +28,7 @@ export class SqliteCheckpoints implements Backend<CheckpointStore> {
   }
 
   getCheckpoint(key: string): Checkpoint['value'] | undefined {
-    const row = this.db.prepare('SELECT value FROM checkpoints WHERE key = ?').get(key) as { value: string } | undefined;
+    const row = statement(this.db, 'SELECT value FROM checkpoints WHERE key = ?').get(key) as { value: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.value) as Checkpoint['value']);
   }
 
@@ -43,7 +44,7 @@ export class SqliteCheckpoints implements Backend<CheckpointStore> {
   }
 
   listCheckpoints(): Array<Checkpoint & { updatedAt: string }> {
-    const rows = this.db.prepare('SELECT key, value, updated_at FROM checkpoints ORDER BY key').all() as Array<{
+    const rows = statement(this.db, 'SELECT key, value, updated_at FROM checkpoints ORDER BY key').all() as Array<{
       key: string;
       value: string;
       updated_at: number;

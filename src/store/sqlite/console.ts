@@ -3,6 +3,7 @@
  * written with each outcome (inside the outbox's own transactions), and the console's reads.
  */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import { checkLimit } from '../common.js';
 import {
   checkDay,
@@ -111,12 +112,12 @@ export class SqliteConsole implements Backend<ConsoleStore> {
       const sql = byAdapter
         ? `SELECT ${LIST_COLUMNS} FROM outbox_search s JOIN outbox o ON o.id = s.id ${cond} ORDER BY s.id DESC LIMIT @limit`
         : `SELECT ${LIST_COLUMNS} FROM outbox o LEFT JOIN outbox_search s ON s.id = o.id ${cond} ORDER BY o.id DESC LIMIT @limit`;
-      return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
+      return (statement(this.db, sql).all(params) as ListRow[]).map(toSummary);
     }
     params.lo = q;
     params.hi = prefixEnd(q);
     const s = searchSql('@lo', '@hi', '+');
-    const found = (this.db.prepare(`SELECT ${s.probe} AS n`).get({ lo: q, hi: params.hi }) as { n: number }).n;
+    const found = (statement(this.db, `SELECT ${s.probe} AS n`).get({ lo: q, hi: params.hi }) as { n: number }).n;
     // Few matches: their ids from the indexes, sorted newest first, each joined only until the page is
     // full (the LIMIT keeps the subquery's order, CROSS JOIN keeps it the outer loop); many: walk the
     // outbox newest first until the page is full.
@@ -127,13 +128,14 @@ export class SqliteConsole implements Backend<ConsoleStore> {
            CROSS JOIN outbox o ON o.id = m.id CROSS JOIN outbox_search s ON s.id = o.id ${cond} ORDER BY m.id DESC LIMIT @limit`
         : `SELECT ${LIST_COLUMNS} FROM outbox o JOIN outbox_search s ON s.id = o.id
            WHERE ${s.scan} ${where.length === 0 ? '' : `AND ${where.join(' AND ')}`} ORDER BY o.id DESC LIMIT @limit`;
-    return (this.db.prepare(sql).all(params) as ListRow[]).map(toSummary);
+    return (statement(this.db, sql).all(params) as ListRow[]).map(toSummary);
   }
 
   itemAttempts(id: number): ItemAttempt[] {
-    const rows = this.db
-      .prepare('SELECT at, outcome, code, message, delay_ms FROM outbox_attempts WHERE item_id = ? ORDER BY at, rowid')
-      .all(id) as Array<{
+    const rows = statement(
+      this.db,
+      'SELECT at, outcome, code, message, delay_ms FROM outbox_attempts WHERE item_id = ? ORDER BY at, rowid',
+    ).all(id) as Array<{
       at: number;
       outcome: ItemAttempt['outcome'];
       code: string | null;
@@ -149,7 +151,7 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   }
 
   itemRaw(id: number): ItemRaw | undefined {
-    const r = this.db.prepare('SELECT o.status, r.raw FROM outbox o LEFT JOIN outbox_raw r ON r.id = o.id WHERE o.id = ?').get(id) as
+    const r = statement(this.db, 'SELECT o.status, r.raw FROM outbox o LEFT JOIN outbox_raw r ON r.id = o.id WHERE o.id = ?').get(id) as
       | { status: OutboxStatus; raw: Buffer | null }
       | undefined;
     if (r === undefined) return undefined;
@@ -159,12 +161,11 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   itemsByComment(route: string, commentIds: string[]): Map<string, number> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
-    const rows = this.db
-      .prepare(
-        `SELECT o.comment_id, MAX(o.id) AS id FROM outbox_search s JOIN outbox o ON o.id = s.id
+    const rows = statement(
+      this.db,
+      `SELECT o.comment_id, MAX(o.id) AS id FROM outbox_search s JOIN outbox o ON o.id = s.id
          WHERE s.s_comment_id IN (SELECT lower(value) FROM json_each(?)) AND o.route = ? GROUP BY o.comment_id`,
-      )
-      .all(JSON.stringify(commentIds), route) as Array<{ comment_id: string; id: number }>;
+    ).all(JSON.stringify(commentIds), route) as Array<{ comment_id: string; id: number }>;
     for (const r of rows) out.set(r.comment_id, r.id);
     return out;
   }
@@ -173,22 +174,23 @@ export class SqliteConsole implements Backend<ConsoleStore> {
     type Row = { route: string; adapter: string; state?: ItemListState; n: number };
     return this.db
       .transaction(() => {
-        const totals = this.db.prepare(COUNT_SQL.totals).all() as Row[];
-        const parts = [...(this.db.prepare(COUNT_SQL.open).all() as Row[]), ...(this.db.prepare(COUNT_SQL.unchanged).all() as Row[])];
+        const totals = statement(this.db, COUNT_SQL.totals).all() as Row[];
+        const parts = [...(statement(this.db, COUNT_SQL.open).all() as Row[]), ...(statement(this.db, COUNT_SQL.unchanged).all() as Row[])];
         return combineCounts(totals, parts);
       })
       .deferred();
   }
 
   attemptCounts(since: Date): AttemptCount[] {
-    const rows = this.db
-      .prepare('SELECT route, outcome, COUNT(*) AS n FROM outbox_attempts WHERE at >= ? GROUP BY route, outcome ORDER BY route, outcome')
-      .all(since.getTime()) as Array<{ route: string; outcome: ItemAttempt['outcome']; n: number }>;
+    const rows = statement(
+      this.db,
+      'SELECT route, outcome, COUNT(*) AS n FROM outbox_attempts WHERE at >= ? GROUP BY route, outcome ORDER BY route, outcome',
+    ).all(since.getTime()) as Array<{ route: string; outcome: ItemAttempt['outcome']; n: number }>;
     return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: r.n }));
   }
 
   aiUnitsByDay(since: string): DailyAiUnits[] {
-    const rows = this.db.prepare('SELECT route, day, units FROM ai_units_daily WHERE day >= ?').all(checkDay(since)) as DailyAiUnits[];
+    const rows = statement(this.db, 'SELECT route, day, units FROM ai_units_daily WHERE day >= ?').all(checkDay(since)) as DailyAiUnits[];
     return sortDaily(rows);
   }
 }

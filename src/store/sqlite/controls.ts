@@ -1,5 +1,6 @@
 /** SQLite controls: route pauses, mailbox states and folder sync states (src/store/contract/controls.ts). */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import type { Backend } from '../compose.js';
 import { checkFilteredCount, mailboxRows, mergeMailboxState, type FolderRowIn, type MailboxRowIn } from '../controls-rows.js';
 import type { ControlStore, FolderStateInput, MailboxStateInput, MailboxStateRow, RoutePauseRow } from '../types.js';
@@ -9,6 +10,7 @@ export class SqliteControls implements Backend<ControlStore> {
   private attemptSql?: {
     begin: Database.Statement;
     bump: Database.Statement;
+    get: Database.Statement;
     del: Database.Statement;
     light: Database.Statement;
     full: Database.Statement;
@@ -21,19 +23,24 @@ export class SqliteControls implements Backend<ControlStore> {
     private readonly synchronous: 'FULL' | 'NORMAL' = 'FULL',
   ) {}
 
+  /** One statement for a whole call's keys (a JSON array): one trip into SQLite, not one per message. */
   private get sql(): NonNullable<SqliteControls['attemptSql']> {
     return (this.attemptSql ??= {
-      begin: this.db.prepare(
-        `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, 1, ?) ON CONFLICT (route, key) DO NOTHING RETURNING key`,
+      begin: statement(
+        this.db,
+        `INSERT INTO parse_attempts (route, key, attempts, updated_at) SELECT ?, value, 1, ? FROM json_each(?) WHERE true
+         ON CONFLICT (route, key) DO NOTHING RETURNING key`,
       ),
-      bump: this.db.prepare(
-        `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, 1, ?)
+      bump: statement(
+        this.db,
+        `INSERT INTO parse_attempts (route, key, attempts, updated_at) SELECT ?, value, 1, ? FROM json_each(?) WHERE true
          ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + 1, updated_at = excluded.updated_at
-         RETURNING attempts`,
+         RETURNING key, attempts`,
       ),
-      del: this.db.prepare('DELETE FROM parse_attempts WHERE route = ? AND key = ?'),
-      light: this.db.prepare('PRAGMA synchronous = NORMAL'),
-      full: this.db.prepare('PRAGMA synchronous = FULL'),
+      get: statement(this.db, 'SELECT key, attempts FROM parse_attempts WHERE route = ? AND key IN (SELECT value FROM json_each(?))'),
+      del: statement(this.db, 'DELETE FROM parse_attempts WHERE route = ? AND key IN (SELECT value FROM json_each(?))'),
+      light: statement(this.db, 'PRAGMA synchronous = NORMAL'),
+      full: statement(this.db, 'PRAGMA synchronous = FULL'),
     });
   }
 
@@ -60,108 +67,108 @@ export class SqliteControls implements Backend<ControlStore> {
   }
 
   pauseRoute(p: RoutePauseRow): void {
-    this.db
-      .prepare(
-        `INSERT INTO route_pauses (route, target, code, message, since, until, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    statement(
+      this.db,
+      `INSERT INTO route_pauses (route, target, code, message, since, until, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (route) DO UPDATE SET target = excluded.target, code = excluded.code, message = excluded.message,
            since = excluded.since, until = excluded.until, updated_at = excluded.updated_at`,
-      )
-      .run(p.route, p.target, p.code, p.message, p.since, p.until, this.iso());
+    ).run(p.route, p.target, p.code, p.message, p.since, p.until, this.iso());
   }
 
   resumeRoute(route: string): boolean {
-    return this.db.prepare('DELETE FROM route_pauses WHERE route = ?').run(route).changes > 0;
+    return statement(this.db, 'DELETE FROM route_pauses WHERE route = ?').run(route).changes > 0;
   }
 
   listRoutePauses(): RoutePauseRow[] {
-    return this.db.prepare('SELECT route, target, code, message, since, until FROM route_pauses ORDER BY route').all() as RoutePauseRow[];
+    return statement(
+      this.db,
+      'SELECT route, target, code, message, since, until FROM route_pauses ORDER BY route',
+    ).all() as RoutePauseRow[];
   }
 
   mailboxState(mailbox: string): MailboxStateRow | undefined {
-    const m = this.db.prepare('SELECT * FROM mailbox_states WHERE mailbox = ?').all(mailbox) as MailboxRowIn[];
-    const f = this.db.prepare('SELECT * FROM folder_states WHERE mailbox = ? ORDER BY folder').all(mailbox) as FolderRowIn[];
+    const m = statement(this.db, 'SELECT * FROM mailbox_states WHERE mailbox = ?').all(mailbox) as MailboxRowIn[];
+    const f = statement(this.db, 'SELECT * FROM folder_states WHERE mailbox = ? ORDER BY folder').all(mailbox) as FolderRowIn[];
     return mailboxRows(m, f)[0];
   }
 
   listMailboxStates(): MailboxStateRow[] {
-    const m = this.db.prepare('SELECT * FROM mailbox_states').all() as MailboxRowIn[];
-    const f = this.db.prepare('SELECT * FROM folder_states ORDER BY mailbox, folder').all() as FolderRowIn[];
+    const m = statement(this.db, 'SELECT * FROM mailbox_states').all() as MailboxRowIn[];
+    const f = statement(this.db, 'SELECT * FROM folder_states ORDER BY mailbox, folder').all() as FolderRowIn[];
     return mailboxRows(m, f);
   }
 
   putMailboxState(mailbox: string, state: MailboxStateInput): void {
     this.db
       .transaction(() => {
-        const prev = this.db.prepare('SELECT * FROM mailbox_states WHERE mailbox = ?').get(mailbox) as MailboxRowIn | undefined;
+        const prev = statement(this.db, 'SELECT * FROM mailbox_states WHERE mailbox = ?').get(mailbox) as MailboxRowIn | undefined;
         const r = mergeMailboxState(prev, state);
-        this.db
-          .prepare(
-            `INSERT INTO mailbox_states (mailbox, enabled, reason, error_kind, error_code, error_message, by_command, failing_since, updated_at)
+        statement(
+          this.db,
+          `INSERT INTO mailbox_states (mailbox, enabled, reason, error_kind, error_code, error_message, by_command, failing_since, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (mailbox) DO UPDATE SET enabled = excluded.enabled, reason = excluded.reason, error_kind = excluded.error_kind,
                error_code = excluded.error_code, error_message = excluded.error_message, by_command = excluded.by_command,
                failing_since = excluded.failing_since, updated_at = excluded.updated_at`,
-          )
-          .run(
-            mailbox,
-            r.enabled ? 1 : 0,
-            r.reason,
-            r.error_kind,
-            r.error_code,
-            r.error_message,
-            r.by_command ? 1 : 0,
-            r.failing_since,
-            this.iso(),
-          );
+        ).run(
+          mailbox,
+          r.enabled ? 1 : 0,
+          r.reason,
+          r.error_kind,
+          r.error_code,
+          r.error_message,
+          r.by_command ? 1 : 0,
+          r.failing_since,
+          this.iso(),
+        );
       })
       .immediate();
   }
 
   putFolderState(mailbox: string, folder: string, s: FolderStateInput): void {
-    this.db
-      .prepare(
-        `INSERT INTO folder_states (mailbox, folder, state, synced_until, last_synced, behind, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+    statement(
+      this.db,
+      `INSERT INTO folder_states (mailbox, folder, state, synced_until, last_synced, behind, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (mailbox, folder) DO UPDATE SET state = excluded.state,
            synced_until = COALESCE(excluded.synced_until, folder_states.synced_until),
            last_synced = COALESCE(excluded.last_synced, folder_states.last_synced),
            behind = excluded.behind, updated_at = excluded.updated_at`,
-      )
-      .run(mailbox, folder, s.state, s.syncedUntil ?? null, s.lastSynced ?? null, s.behind ?? null, this.iso());
+    ).run(mailbox, folder, s.state, s.syncedUntil ?? null, s.lastSynced ?? null, s.behind ?? null, this.iso());
   }
 
   countParseAttempts(route: string, keys: readonly string[]): Map<string, number> {
+    if (keys.length === 0) return new Map();
     const { bump } = this.sql;
     const at = this.iso();
-    return this.light(() => new Map(keys.map((k) => [k, (bump.get(route, k, at) as { attempts: number }).attempts])));
+    const rows = this.light(() => bump.all(route, at, JSON.stringify(keys)) as Array<{ key: string; attempts: number }>);
+    return new Map(rows.map((r) => [r.key, r.attempts]));
   }
 
   beginParseAttempts(route: string, keys: readonly string[]): Set<string> {
+    if (keys.length === 0) return new Set();
     const { begin } = this.sql;
     const at = this.iso();
-    return this.light(() => new Set(keys.filter((k) => begin.get(route, k, at) !== undefined)));
+    const rows = this.light(() => begin.all(route, at, JSON.stringify(keys)) as Array<{ key: string }>);
+    return new Set(rows.map((r) => r.key));
   }
 
   parseAttempts(route: string, keys: readonly string[]): Map<string, number> {
-    const get = this.db.prepare('SELECT attempts FROM parse_attempts WHERE route = ? AND key = ?');
-    const out = new Map<string, number>();
-    for (const k of keys) {
-      const row = get.get(route, k) as { attempts: number } | undefined;
-      if (row !== undefined) out.set(k, row.attempts);
-    }
-    return out;
+    if (keys.length === 0) return new Map();
+    const rows = this.sql.get.all(route, JSON.stringify(keys)) as Array<{ key: string; attempts: number }>;
+    return new Map(rows.map((r) => [r.key, r.attempts]));
   }
 
   clearParseAttempts(route: string, keys: readonly string[]): void {
+    if (keys.length === 0) return;
     const { del } = this.sql;
-    this.light(() => keys.forEach((k) => del.run(route, k)));
+    this.light(() => del.run(route, JSON.stringify(keys)));
   }
 
   countFiltered(mailbox: string, folder: string, n: number): void {
-    this.db
-      .prepare(
-        `INSERT INTO folder_states (mailbox, folder, filtered, updated_at) VALUES (?, ?, ?, ?)
+    statement(
+      this.db,
+      `INSERT INTO folder_states (mailbox, folder, filtered, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (mailbox, folder) DO UPDATE SET filtered = folder_states.filtered + excluded.filtered, updated_at = excluded.updated_at`,
-      )
-      .run(mailbox, folder, checkFilteredCount(n), this.iso());
+    ).run(mailbox, folder, checkFilteredCount(n), this.iso());
   }
 }

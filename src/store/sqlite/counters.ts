@@ -1,5 +1,6 @@
 /** SQLite billing counters: cumulative per route (`route_counters`) and AI units per UTC day (`ai_units_daily`). */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import { checkAiUnits, countByRoute, ROUTE_COUNTER_COLUMNS, routeCountersFromRow, type CounterName } from '../common.js';
 import { dayOf } from '../console.js';
 import type { Backend } from '../compose.js';
@@ -49,12 +50,11 @@ export class SqliteCounters implements Backend<CounterStore> {
   }
 
   counters(route?: string): RouteCounters[] {
-    const rows = this.db
-      .prepare(
-        `SELECT ${ROUTE_COUNTER_COLUMNS} FROM route_counters
+    const rows = statement(
+      this.db,
+      `SELECT ${ROUTE_COUNTER_COLUMNS} FROM route_counters
        ${route === undefined ? '' : 'WHERE route = @route'} ORDER BY route`,
-      )
-      .all(route === undefined ? {} : { route }) as Array<Record<string, number | string>>;
+    ).all(route === undefined ? {} : { route }) as Array<Record<string, number | string>>;
     return rows.map(routeCountersFromRow);
   }
 }

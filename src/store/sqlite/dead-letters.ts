@@ -1,5 +1,6 @@
 /** SQLite dead letters: outbox rows with status `dead`, raw bytes kept. */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import { checkLimit, checkPurgeFilter, checkReplay, jsonOrNull, notFound } from '../common.js';
 import type { Backend } from '../compose.js';
 import { searchFields } from '../console.js';
@@ -16,27 +17,26 @@ export class SqliteDeadLetters implements Backend<DeadLetterStore> {
 
   listDeadLetters(query: DeadLetterQuery): DeadLetter[] {
     const limit = checkLimit(query.limit);
-    const rows = this.db
-      .prepare(
-        `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox
+    const rows = statement(
+      this.db,
+      `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox
        WHERE status = 'dead' AND id > @after ${query.route === undefined ? '' : 'AND route = @route'}
        ORDER BY id LIMIT @limit`,
-      )
-      .all({ after: query.after ?? 0, limit, ...(query.route === undefined ? {} : { route: query.route }) }) as OutboxRow[];
+    ).all({ after: query.after ?? 0, limit, ...(query.route === undefined ? {} : { route: query.route }) }) as OutboxRow[];
     return rows.map(toDeadLetter);
   }
 
   getDeadLetter(id: number): DeadLetterDetail | undefined {
     return this.db.transaction((): DeadLetterDetail | undefined => {
-      const row = this.db
-        .prepare(
-          `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox WHERE status = 'dead' AND id = ?`,
-        )
-        .get(id) as OutboxRow | undefined;
+      const row = statement(
+        this.db,
+        `SELECT ${ITEM_COLUMNS}, EXISTS (SELECT 1 FROM outbox_raw r WHERE r.id = outbox.id) AS has_raw FROM outbox WHERE status = 'dead' AND id = ?`,
+      ).get(id) as OutboxRow | undefined;
       if (row === undefined) return undefined;
-      const doc = this.db
-        .prepare(`SELECT d.document, d.preview, r.raw FROM outbox_docs d LEFT JOIN outbox_raw r ON r.id = d.id WHERE d.id = ?`)
-        .get(id) as DocRow | undefined;
+      const doc = statement(
+        this.db,
+        `SELECT d.document, d.preview, r.raw FROM outbox_docs d LEFT JOIN outbox_raw r ON r.id = d.id WHERE d.id = ?`,
+      ).get(id) as DocRow | undefined;
       if (doc === undefined) throw new Error(`dead letter ${id} has no document row`);
       return toDeadLetterDetail(row, doc);
     })();
@@ -46,30 +46,29 @@ export class SqliteDeadLetters implements Backend<DeadLetterStore> {
     const fields = searchFields(replacement);
     return this.db
       .transaction((): ReplayResult => {
-        const row = this.db.prepare(`SELECT route, key FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
+        const row = statement(this.db, `SELECT route, key FROM outbox WHERE status = 'dead' AND id = ?`).get(id) as
           | { route: string; key: string }
           | undefined;
         if (row === undefined) throw notFound(`dead letter ${id}`);
         checkReplay(row, replacement);
         const now = this.now();
         const dead = replacement.error !== undefined;
-        this.db
-          .prepare(
-            `UPDATE outbox SET status = @status, attempts = 0, next_attempt_at = @now, finished_at = @finished,
+        statement(
+          this.db,
+          `UPDATE outbox SET status = @status, attempts = 0, next_attempt_at = @now, finished_at = @finished,
            lease_owner = NULL, lease_expires_at = NULL, outcome = NULL, last_error = @error,
            comment_id = @commentId, origin = @origin, warnings = @warnings
          WHERE id = @id`,
-          )
-          .run({
-            id,
-            now,
-            status: dead ? 'dead' : 'queued',
-            finished: dead ? now : null,
-            error: jsonOrNull(replacement.error),
-            commentId: replacement.commentId,
-            origin: JSON.stringify(replacement.origin),
-            warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
-          });
+        ).run({
+          id,
+          now,
+          status: dead ? 'dead' : 'queued',
+          finished: dead ? now : null,
+          error: jsonOrNull(replacement.error),
+          commentId: replacement.commentId,
+          origin: JSON.stringify(replacement.origin),
+          warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
+        });
         // Raw bytes: the replacement's when given, else the dead letter's own stay.
         this.outbox.putBody(id, replacement, fields);
         this.outbox.parts.threads.indexItems([replacement]);
@@ -98,7 +97,7 @@ export class SqliteDeadLetters implements Backend<DeadLetterStore> {
     return this.db
       .transaction(() => {
         this.outbox.deleteBodies(where.join(' AND '), params);
-        return this.db.prepare(`DELETE FROM outbox WHERE ${where.join(' AND ')}`).run(params).changes;
+        return statement(this.db, `DELETE FROM outbox WHERE ${where.join(' AND ')}`).run(params).changes;
       })
       .immediate();
   }

@@ -5,6 +5,7 @@
  * transaction). Times are ms since the epoch by the store's clock.
  */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import { checkDelay, fenced, leaseLost } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { Fence, Lease, LeaseStore } from '../types.js';
@@ -31,61 +32,65 @@ export class SqliteLeases implements Backend<LeaseStore> {
   acquireLease(name: string, owner: string, ttlMs: number): Lease | undefined {
     const now = this.now();
     // A new token unless `owner` holds the lease live already (then it is only extended).
-    const row = this.db
-      .prepare(
-        `INSERT INTO leases (name, owner, expires_at, token) VALUES (@name, @owner, @until, 1)
+    const row = statement(
+      this.db,
+      `INSERT INTO leases (name, owner, expires_at, token) VALUES (@name, @owner, @until, 1)
          ON CONFLICT (name) DO UPDATE SET
            token = CASE WHEN leases.owner = excluded.owner AND leases.expires_at > @now THEN leases.token ELSE leases.token + 1 END,
            owner = excluded.owner, expires_at = excluded.expires_at
          WHERE leases.owner = excluded.owner OR leases.expires_at <= @now
          RETURNING name, owner, expires_at, token`,
-      )
-      .get({ name, owner, now, until: now + checkDelay('ttlMs', ttlMs, 1) }) as LeaseRow | undefined;
+    ).get({ name, owner, now, until: now + checkDelay('ttlMs', ttlMs, 1) }) as LeaseRow | undefined;
     return row === undefined ? undefined : toLease(row);
   }
 
   renewLease(name: string, owner: string, ttlMs: number): void {
     const now = this.now();
     const until = now + checkDelay('ttlMs', ttlMs, 1);
-    const changed = this.db
-      .prepare('UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ? AND expires_at > ?')
-      .run(until, name, owner, now).changes;
+    const changed = statement(this.db, 'UPDATE leases SET expires_at = ? WHERE name = ? AND owner = ? AND expires_at > ?').run(
+      until,
+      name,
+      owner,
+      now,
+    ).changes;
     if (changed === 0) throw leaseLost(name, owner, this.getLease(name)?.owner);
   }
 
   renewLeases(owner: string, ttlMs: number): Lease[] {
     const now = this.now();
     const until = now + checkDelay('ttlMs', ttlMs, 1);
-    const rows = this.db
-      .prepare('UPDATE leases SET expires_at = ? WHERE owner = ? AND expires_at > ? RETURNING name, owner, expires_at, token')
-      .all(until, owner, now) as LeaseRow[];
+    const rows = statement(
+      this.db,
+      'UPDATE leases SET expires_at = ? WHERE owner = ? AND expires_at > ? RETURNING name, owner, expires_at, token',
+    ).all(until, owner, now) as LeaseRow[];
     return rows.map(toLease).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   releaseLease(name: string, owner: string): boolean {
     const now = this.now();
     return (
-      this.db.prepare('UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ? AND expires_at > ?').run(name, owner, now).changes ===
-      1
+      statement(this.db, 'UPDATE leases SET expires_at = 0 WHERE name = ? AND owner = ? AND expires_at > ?').run(name, owner, now)
+        .changes === 1
     );
   }
 
   /** Ends every lease of these owners (inside the caller's transaction). */
   releaseOwners(list: string): void {
-    this.db.prepare('UPDATE leases SET expires_at = 0 WHERE owner IN (SELECT value FROM json_each(?)) AND expires_at > 0').run(list);
+    statement(this.db, 'UPDATE leases SET expires_at = 0 WHERE owner IN (SELECT value FROM json_each(?)) AND expires_at > 0').run(list);
   }
 
   getLease(name: string): Lease | undefined {
-    const row = this.db
-      .prepare('SELECT name, owner, expires_at, token FROM leases WHERE name = ? AND expires_at > ?')
-      .get(name, this.now()) as LeaseRow | undefined;
+    const row = statement(this.db, 'SELECT name, owner, expires_at, token FROM leases WHERE name = ? AND expires_at > ?').get(
+      name,
+      this.now(),
+    ) as LeaseRow | undefined;
     return row === undefined ? undefined : toLease(row);
   }
 
   listLeases(): Lease[] {
-    const rows = this.db
-      .prepare('SELECT name, owner, expires_at, token FROM leases WHERE expires_at > ? ORDER BY name')
-      .all(this.now()) as LeaseRow[];
+    const rows = statement(this.db, 'SELECT name, owner, expires_at, token FROM leases WHERE expires_at > ? ORDER BY name').all(
+      this.now(),
+    ) as LeaseRow[];
     return rows.map(toLease);
   }
 

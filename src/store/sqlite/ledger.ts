@@ -1,5 +1,6 @@
 /** The SQLite ledger: per (source, comment id), the hashes of what was last sent (src/ledger/). */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import type { Backend } from '../compose.js';
 import type { Ledger, LedgerEntry } from '../types.js';
 
@@ -7,12 +8,11 @@ export class SqliteLedger implements Backend<Ledger> {
   constructor(private readonly db: Database.Database) {}
 
   lookup(source: string, commentIds: string[]): Map<string, LedgerEntry> {
-    const rows = this.db
-      .prepare(
-        `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger
+    const rows = statement(
+      this.db,
+      `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger
        WHERE source = ? AND comment_id IN (SELECT value FROM json_each(?))`,
-      )
-      .all(source, JSON.stringify(commentIds)) as Array<Record<string, string>>;
+    ).all(source, JSON.stringify(commentIds)) as Array<Record<string, string>>;
     const found = new Map<string, LedgerEntry>();
     for (const r of rows) {
       found.set(r.comment_id as string, {
@@ -26,15 +26,17 @@ export class SqliteLedger implements Backend<Ledger> {
   }
 
   record(source: string, entries: Array<LedgerEntry & { commentId: string }>): void {
-    const put = this.db.prepare(
+    this.db.transaction(() => this.put(source, entries)).immediate();
+  }
+
+  /** Records entries (call inside the caller's transaction). */
+  put(source: string, entries: Array<LedgerEntry & { commentId: string }>): void {
+    const put = statement(
+      this.db,
       `INSERT INTO ledger (source, comment_id, text_hash, doc_hash, outcome, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
          doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
     );
-    this.db
-      .transaction(() => {
-        for (const e of entries) put.run(source, e.commentId, e.textHash, e.docHash, e.outcome, e.updatedAt);
-      })
-      .immediate();
+    for (const e of entries) put.run(source, e.commentId, e.textHash, e.docHash, e.outcome, e.updatedAt);
   }
 }

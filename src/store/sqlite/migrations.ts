@@ -278,6 +278,25 @@ ${attemptsTableSql('INTEGER', 'INTEGER')}
       DELETE FROM checkpoints WHERE key LIKE 'route-pause:%';
     `,
   },
+  {
+    // Parse attempts are written and deleted for every message a pull call reads: as a table
+    // keyed by (route, key) alone (WITHOUT ROWID) each write changes one b-tree, not a row table
+    // and its key index.
+    version: 10,
+    name: 'parse attempts in one b-tree',
+    sql: `
+      CREATE TABLE parse_attempts_keyed (
+        route TEXT NOT NULL,
+        key TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (route, key)
+      ) WITHOUT ROWID;
+      INSERT INTO parse_attempts_keyed (route, key, attempts, updated_at) SELECT route, key, attempts, updated_at FROM parse_attempts;
+      DROP TABLE parse_attempts;
+      ALTER TABLE parse_attempts_keyed RENAME TO parse_attempts;
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

@@ -4,6 +4,7 @@
  * transaction when it writes more than one statement.
  */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import { storedOrigin } from '../../model/origin.js';
 import { checkDelay, checkLimit, jsonOrNull } from '../common.js';
 import type { Backend } from '../compose.js';
@@ -93,18 +94,18 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   /** Deletes the side rows of outbox rows about to be deleted (call inside the caller's transaction). */
   deleteBodies(where: string, params: Record<string, unknown>): void {
     for (const table of ['outbox_docs', 'outbox_raw']) {
-      this.db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT id FROM outbox WHERE ${where})`).run(params);
+      statement(this.db, `DELETE FROM ${table} WHERE id IN (SELECT id FROM outbox WHERE ${where})`).run(params);
     }
   }
 
   getItem(id: number): StoredItem | undefined {
-    const r = this.db.prepare(`SELECT ${ITEM_COLUMNS}, outcome FROM outbox WHERE id = ?`).get(id) as
+    const r = statement(this.db, `SELECT ${ITEM_COLUMNS}, outcome FROM outbox WHERE id = ?`).get(id) as
       | (OutboxRow & { outcome: string | null })
       | undefined;
     const d =
       r === undefined
         ? undefined
-        : (this.db.prepare('SELECT document, preview, text_hash, doc_hash FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
+        : (statement(this.db, 'SELECT document, preview, text_hash, doc_hash FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
     if (r === undefined || d === undefined) return undefined;
     const item: StoredItem = { ...toItem(r, d), status: r.status as OutboxStatus };
     if (r.outcome === 'delivered' || r.outcome === 'unchanged') item.outcome = r.outcome;
@@ -140,12 +141,11 @@ export class SqliteOutbox implements Backend<OutboxStore> {
         const rows =
           ids.length === 0
             ? []
-            : (this.db
-                .prepare(
-                  `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
+            : (statement(
+                this.db,
+                `UPDATE outbox SET status = 'delivered', outcome = ?, finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
          WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
-                )
-                .all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>);
+              ).all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>);
         if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
         this.parts.counters.bumpEach(
           rows.map((r) => r.route),
@@ -153,7 +153,7 @@ export class SqliteOutbox implements Backend<OutboxStore> {
         );
         this.parts.console.recordAttempts(rows, info.outcome);
         if (info.aiUnits !== undefined) this.parts.counters.addUnits(info.aiUnits.route, info.aiUnits.units);
-        for (const l of info.ledger ?? []) this.parts.ledger.record(l.source, l.entries);
+        for (const l of info.ledger ?? []) this.parts.ledger.put(l.source, l.entries);
         return rows.length;
       })
       .immediate();
@@ -176,13 +176,12 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     const due = this.now() + checkDelay('delayMs', delayMs, 0);
     return this.db
       .transaction(() => {
-        const rows = this.db
-          .prepare(
-            `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?,
+        const rows = statement(
+          this.db,
+          `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?,
          lease_owner = NULL, lease_expires_at = NULL
        WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
-          )
-          .all(due, JSON.stringify(reason), JSON.stringify(list)) as Array<{ id: number; route: string }>;
+        ).all(due, JSON.stringify(reason), JSON.stringify(list)) as Array<{ id: number; route: string }>;
         this.parts.console.recordAttempts(rows, 'retry', reason, delayMs);
         return rows.length;
       })
@@ -192,12 +191,11 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   deadLetter(id: number, error: ItemError): boolean {
     return this.db
       .transaction(() => {
-        const row = this.db
-          .prepare(
-            `UPDATE outbox SET status = 'dead', finished_at = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL
+        const row = statement(
+          this.db,
+          `UPDATE outbox SET status = 'dead', finished_at = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL
          WHERE status = 'queued' AND id = ? RETURNING id, route`,
-          )
-          .get(this.now(), JSON.stringify(error), id) as { id: number; route: string } | undefined;
+        ).get(this.now(), JSON.stringify(error), id) as { id: number; route: string } | undefined;
         if (row !== undefined) {
           this.parts.counters.bump(row.route, 'dead_lettered', 1);
           this.parts.console.recordAttempts([row], 'dead', error);
@@ -213,38 +211,40 @@ export class SqliteOutbox implements Backend<OutboxStore> {
         const where = `status = 'delivered' AND action_due = 0 AND finished_at < @before`;
         const params = { before: olderThan.getTime() };
         this.deleteBodies(where, params);
-        return this.db.prepare(`DELETE FROM outbox WHERE ${where}`).run(params).changes;
+        return statement(this.db, `DELETE FROM outbox WHERE ${where}`).run(params).changes;
       })
       .immediate();
   }
 
   pendingActions(limit: number, afterId = 0): PendingAction[] {
-    const rows = this.db
-      .prepare(`SELECT id, route, key, origin FROM outbox WHERE status = 'delivered' AND action_due = 1 AND id > ? ORDER BY id LIMIT ?`)
-      .all(afterId, checkLimit(limit)) as Array<{ id: number; route: string; key: string; origin: string }>;
+    const rows = statement(
+      this.db,
+      `SELECT id, route, key, origin FROM outbox WHERE status = 'delivered' AND action_due = 1 AND id > ? ORDER BY id LIMIT ?`,
+    ).all(afterId, checkLimit(limit)) as Array<{ id: number; route: string; key: string; origin: string }>;
     return rows.map((r) => ({ id: r.id, route: r.route, origin: storedOrigin(JSON.parse(r.origin), r.key) }));
   }
 
   finishActions(ids: number[]): number {
     if (ids.length === 0) return 0;
-    return this.db
-      .prepare(`UPDATE outbox SET action_due = 0 WHERE action_due = 1 AND id IN (SELECT value FROM json_each(?))`)
-      .run(JSON.stringify(ids)).changes;
+    return statement(this.db, `UPDATE outbox SET action_due = 0 WHERE action_due = 1 AND id IN (SELECT value FROM json_each(?))`).run(
+      JSON.stringify(ids),
+    ).changes;
   }
 
   outboxDepth(route?: string): number {
     const row = (
       route === undefined
-        ? this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`).get()
-        : this.db.prepare(`SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued' AND route = ?`).get(route)
+        ? statement(this.db, `SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'`).get()
+        : statement(this.db, `SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued' AND route = ?`).get(route)
     ) as { n: number };
     return row.n;
   }
 
   outboxCounts(): OutboxCount[] {
-    const rows = this.db
-      .prepare('SELECT route, status, COUNT(*) AS n FROM outbox GROUP BY route, status ORDER BY route, status')
-      .all() as Array<{ route: string; status: OutboxStatus; n: number }>;
+    const rows = statement(
+      this.db,
+      'SELECT route, status, COUNT(*) AS n FROM outbox GROUP BY route, status ORDER BY route, status',
+    ).all() as Array<{ route: string; status: OutboxStatus; n: number }>;
     return rows.map((r) => ({ route: r.route, status: r.status, count: r.n }));
   }
 }

@@ -1,5 +1,6 @@
 /** SQLite predictions: the latest per (route, comment id). */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import { checkLimit } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { PredictionQuery, PredictionInput, PredictionStore, StoredPrediction } from '../types.js';
@@ -14,7 +15,8 @@ export class SqlitePredictions implements Backend<PredictionStore> {
 
   savePredictions(route: string, items: PredictionInput[]): void {
     // REPLACE gives an updated prediction a new id, so `after` cursors see it as new.
-    const put = this.db.prepare(
+    const put = statement(
+      this.db,
       `INSERT OR REPLACE INTO predictions (route, comment_id, key, predictions, model, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
     );
     this.db
@@ -36,12 +38,11 @@ export class SqlitePredictions implements Backend<PredictionStore> {
       where.push('comment_id IN (SELECT value FROM json_each(@ids))');
       params.ids = JSON.stringify(query.commentIds);
     }
-    const rows = this.db
-      .prepare(
-        `SELECT id, route, comment_id, key, predictions, model, created_at FROM predictions
+    const rows = statement(
+      this.db,
+      `SELECT id, route, comment_id, key, predictions, model, created_at FROM predictions
        WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`,
-      )
-      .all(params) as Array<{
+    ).all(params) as Array<{
       id: number;
       route: string;
       comment_id: string;

@@ -1,5 +1,6 @@
 /** The SQLite thread index. */
 import type Database from 'better-sqlite3';
+import { statement } from './statements.js';
 import type { Backend } from '../compose.js';
 import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
 import { threadsBySource } from '../common.js';
@@ -9,31 +10,31 @@ export class SqliteThreads implements Backend<ThreadStore> {
 
   /** Writes the thread index entries the items carry (call inside the caller's transaction). */
   indexItems(items: OutboxInput[]): void {
-    for (const [source, entries] of threadsBySource(items)) this.indexThread(source, entries);
+    for (const [source, entries] of threadsBySource(items)) this.put(source, entries);
   }
 
   indexThread(source: string, entries: ThreadEntry[]): void {
-    const put = this.db.prepare(
+    this.db.transaction(() => this.put(source, entries)).immediate();
+  }
+
+  private put(source: string, entries: ThreadEntry[]): void {
+    const put = statement(
+      this.db,
       `INSERT INTO threads (source, comment_id, thread_id, ts_ms, timestamp, from_addr, participants) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts_ms = excluded.ts_ms,
          timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`,
     );
-    this.db
-      .transaction(() => {
-        for (const e of entries) {
-          put.run(source, e.commentId, e.threadId, Date.parse(e.timestamp), e.timestamp, e.from ?? null, JSON.stringify(e.participants));
-        }
-      })
-      .immediate();
+    for (const e of entries) {
+      put.run(source, e.commentId, e.threadId, Date.parse(e.timestamp), e.timestamp, e.from ?? null, JSON.stringify(e.participants));
+    }
   }
 
   threadMembers(source: string, threadIds: string[]): Map<string, ThreadEntry[]> {
-    const rows = this.db
-      .prepare(
-        `SELECT comment_id, thread_id, timestamp, from_addr, participants FROM threads
+    const rows = statement(
+      this.db,
+      `SELECT comment_id, thread_id, timestamp, from_addr, participants FROM threads
        WHERE source = ? AND thread_id IN (SELECT value FROM json_each(?)) ORDER BY thread_id, ts_ms, comment_id`,
-      )
-      .all(source, JSON.stringify(threadIds)) as Array<{
+    ).all(source, JSON.stringify(threadIds)) as Array<{
       comment_id: string;
       thread_id: string;
       timestamp: string;

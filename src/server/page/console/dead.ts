@@ -19,10 +19,6 @@ const picked = new Set<number>();
 let confirmAction: (() => Promise<void>) | undefined;
 let returnFocus: HTMLElement | null = null;
 
-function origin(o: Record<string, unknown>): string {
-  return [o['adapter'], o['instance'], o['id']].filter((v) => typeof v === 'string' && v).join(' · ');
-}
-
 function rowView(r: DeadLetterRow): HTMLLIElement {
   const box = h('input', { type: 'checkbox', id: 'dl-' + r.id, checked: picked.has(r.id), 'aria-label': `Select dead letter ${r.id}` });
   box.addEventListener('change', () => {
@@ -65,7 +61,7 @@ function rowView(r: DeadLetterRow): HTMLLIElement {
         h('p', { class: 'reason' }, [h('code', { text: r.error.code }), ' ' + r.error.message]),
         h('p', {
           class: 'meta',
-          text: `#${r.id} · route ${r.route} · ${origin(r.origin)} · dead ${when(r.deadAt)} · comment ${r.commentId}`,
+          text: `#${r.id} · route ${r.route} · ${r.originLabel} · dead ${when(r.deadAt)} · comment ${r.commentId}`,
         }),
       ]),
       acts,

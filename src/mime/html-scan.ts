@@ -1,0 +1,159 @@
+/**
+ * The markup scanner behind htmlToText: finds tags, comments and `<!…>`/`<?…>` constructs, the end
+ * of a tag's attributes, and the whitespace rules of text, with plain character loops (no regex
+ * backtracking, no match objects). Every scan moves forward only: one pass over the document.
+ */
+const BANG = 33;
+const QUESTION = 63;
+const SLASH = 47;
+
+function isNameStart(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** `[a-zA-Z0-9:-]`: 0-9 and `:` are 48..58. */
+function isNameChar(c: number): boolean {
+  return isNameStart(c) || (c >= 48 && c <= 58) || c === 45;
+}
+
+/**
+ * What `\s` matches (ECMAScript WhiteSpace and LineTerminator): the set the text rules collapse,
+ * tested against the regex for every UTF-16 code unit.
+ */
+export function isSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** The next markup construct found by nextTag. */
+export interface Tag {
+  /** Index of its `<`. */
+  start: number;
+  /** Index after it: a comment or `<!…>`/`<?…>` whole, an element after its name (the attributes follow). */
+  end: number;
+  /** The element name as written; undefined for a comment, doctype or processing instruction. */
+  name: string | undefined;
+  /** `</name`. */
+  closing: boolean;
+}
+
+/**
+ * The next comment (`<!--` to `-->` or the end), `<!…>`/`<?…>` construct (to `>` or the end) or
+ * element start (`<name` or `</name`, name `[a-zA-Z][a-zA-Z0-9:-]*`) at or after `from`, into
+ * `tag`; false when there is none. A `<` that starts none of them is text. Each character is
+ * looked at once per call and calls only move forward: one pass over the document. The rest of
+ * an element tag (its attributes, quoted values skipped) is read by TagScanner.
+ */
+export function nextTag(html: string, from: number, tag: Tag): boolean {
+  for (let p = html.indexOf('<', from); p >= 0; p = html.indexOf('<', p + 1)) {
+    const c = html.charCodeAt(p + 1);
+    if (c === BANG || c === QUESTION) {
+      let end: number;
+      if (c === BANG && html.startsWith('--', p + 2)) {
+        const close = html.indexOf('-->', p + 4);
+        end = close < 0 ? html.length : close + 3;
+      } else {
+        const gt = html.indexOf('>', p + 2);
+        end = gt < 0 ? html.length : gt + 1;
+      }
+      tag.start = p;
+      tag.end = end;
+      tag.name = undefined;
+      tag.closing = false;
+      return true;
+    }
+    const closing = c === SLASH;
+    const nameStart = closing ? p + 2 : p + 1;
+    if (!isNameStart(html.charCodeAt(nameStart))) continue;
+    let i = nameStart + 1;
+    while (i < html.length && isNameChar(html.charCodeAt(i))) i++;
+    tag.start = p;
+    tag.end = i;
+    tag.name = html.slice(nameStart, i);
+    tag.closing = closing;
+    return true;
+  }
+  return false;
+}
+
+/** Only whitespace between `from` and `to`. */
+export function blankBetween(html: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isSpace(html.charCodeAt(i))) return false;
+  return true;
+}
+
+/** `s.replace(/\s+/g, ' ')` without the regex: `s` itself when it holds no run to collapse. */
+export function collapseSpaces(s: string): string {
+  let out = '';
+  let kept = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (!isSpace(c)) continue;
+    let j = i + 1;
+    while (j < s.length && isSpace(s.charCodeAt(j))) j++;
+    if (c !== 32 || j > i + 1) {
+      out += `${s.slice(kept, i)} `;
+      kept = j;
+    }
+    i = j - 1;
+  }
+  return kept === 0 ? s : out + s.slice(kept);
+}
+
+/**
+ * Where the attributes of an element tag end: the next `>` outside quotes (consumed), or before a
+ * quote that is never closed (as `"[^"]*"` would stop there). Quote positions are cached and the
+ * scan only moves forward, so the whole document costs one pass however its tags are written.
+ */
+export class TagScanner {
+  private readonly nextQuote = new Map<number, number>();
+  constructor(private readonly html: string) {}
+
+  private quote(q: number, from: number): number {
+    const known = this.nextQuote.get(q);
+    if (known === -1 || (known !== undefined && known >= from)) return known;
+    const at = this.html.indexOf(String.fromCharCode(q), from);
+    this.nextQuote.set(q, at);
+    return at;
+  }
+
+  /** Where the attributes starting at `from` end (exclusive), set by scan. */
+  attributesEnd = 0;
+
+  /** Index after the tag whose attributes start at `from`; their end goes to attributesEnd (no copy is made). */
+  scan(from: number): number {
+    const { html } = this;
+    for (let i = from; i < html.length; i++) {
+      const c = html.charCodeAt(i);
+      if (c === 62) {
+        this.attributesEnd = i;
+        return i + 1;
+      }
+      if (c !== 34 && c !== 39) continue;
+      const close = this.quote(c, i + 1);
+      if (close === -1) {
+        this.attributesEnd = i;
+        return i;
+      }
+      i = close;
+    }
+    this.attributesEnd = html.length;
+    return html.length;
+  }
+
+  /** The attributes of the last scanned tag end with `/` (a self-closing tag). */
+  selfClosing(from: number): boolean {
+    return this.attributesEnd > from && this.html.charCodeAt(this.attributesEnd - 1) === 47;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The HTML tag scanner reads markup without regexes: its whitespace set must be exactly the one
+ * `\s` had, and `<` that starts no tag, comments and `<!…>`/`<?…>` constructs read as before.
+ */
+import { describe, expect, it } from 'vitest';
+import { isSpace } from '../../src/mime/html-scan.js';
+import { htmlToText } from '../../src/mime/html.js';
+
+describe('HTML scanner without regexes', () => {
+  it('isSpace is /\\s/ for every UTF-16 code unit', () => {
+    const differ: number[] = [];
+    for (let c = 0; c <= 0xffff; c++) if (isSpace(c) !== /\s/.test(String.fromCharCode(c))) differ.push(c);
+    expect(differ).toEqual([]);
+  });
+
+  it('collapses every \\s run to one space, outside <pre> only', () => {
+    expect(htmlToText('a\u00a0\u2003 b\u200b\ufeffc\u3000\u3000d')).toBe('a b\u200b c d');
+    expect(htmlToText(' lead\t\n trail ')).toBe('lead trail');
+    expect(htmlToText('<pre>  keep \u00a0 </pre>x  y')).toBe('keep \u00a0\n\nx y');
+  });
+
+  it('a < that starts no tag is text', () => {
+    expect(htmlToText('a < b and c<3 d</ 3 e<')).toBe('a < b and c<3 d</ 3 e<');
+  });
+
+  it('comments, doctypes and processing instructions, closed or running to the end', () => {
+    expect(htmlToText('<!doctype html><?xml version="1.0"?><p>one</p><!--c-->two<!-->three')).toBe('one\n\ntwo');
+    expect(htmlToText('<p>x<!-- open comment <p>never')).toBe('x');
+    expect(htmlToText('<!broken <p>after')).toBe('after');
+    expect(htmlToText('x<?pi')).toBe('x');
+  });
+
+  it('element names: case-insensitive, with digits, colons and dashes', () => {
+    expect(htmlToText('<DIV>Up</DIV><My-Tag:x a="1">t</My-Tag:x><H2>h</H2>z')).toBe('Up\nt\n\nh\n\nz');
+  });
+});
