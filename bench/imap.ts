@@ -22,7 +22,10 @@
  * excluded; IMAP login included) until the emulator holds every comment.
  * Dovecot's index is built and the page cache warmed by one unmeasured fetch first.
  * Under each mailbox: the CPU seconds mailgate, Dovecot and the emulator spent during the
- * sync, and the fastest rate those allow on this machine's cores even with perfect overlap.
+ * sync, and the fastest rate those allow on this machine's cores even with perfect overlap;
+ * beside it the main thread's own CPU per message (one event loop runs the IMAP client, intake,
+ * the store and delivery: that share cannot spread over cores, so it bounds the rate alone) and
+ * when the first comment arrived (the pipeline's fill time).
  * Last, new mail on an idle mailbox (support/new-mail.ts): APPEND → API latency over `--appends`
  * messages one at a time, beside a bare imapflow IDLE client's EXISTS latency (the floor).
  */
@@ -36,7 +39,7 @@ import { ImapFlow } from 'imapflow';
 import { createEmulator } from '../src/emulator/index.js';
 import { encodePreview } from '../src/pipeline/encoded.js';
 import { previewSync } from '../src/preview/index.js';
-import { cpuOf, cpuOfTree } from './support/cpu.js';
+import { cpuByThread, cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 import { benchNewMail } from './support/new-mail.js';
 import { monotonicUs, printStages, stagesOf } from './support/stages.js';
@@ -174,6 +177,11 @@ interface SyncRun {
   rssMb: number;
   /** CPU seconds during the sync: the pipeline's process (workers included), Dovecot, and this process (the emulator). */
   cpu: { mailgate: number; dovecot: number; emulator: number };
+  /** CPU seconds of the pipeline's main thread alone (its event loop: the part that cannot spread over cores). */
+  mainCpu: number;
+  /** ms from ready until the first comment reached the emulator, and the whole sync. */
+  firstMs: number;
+  wallMs: number;
   /** The sync's window on the monotonic clock, µs (to cut CPU profiles to it). */
   window: { from: number; to: number };
 }
@@ -230,12 +238,16 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
   let t0 = 0;
   let from = 0;
   let cpu0 = { mailgate: 0, dovecot: 0, emulator: 0 };
+  let main0 = 0;
+  let firstMs = 0;
+  const mainCpu = () => cpuByThread(child.pid!).get(child.pid!) ?? 0;
   const onData = (b: Buffer) => {
     output += b.toString();
     if (t0 === 0 && output.includes(pipeline.ready)) {
       t0 = performance.now();
       from = monotonicUs();
       cpu0 = { mailgate: cpuOf(child.pid!), dovecot: cpuOfTree(d.pid), emulator: ownCpu() };
+      main0 = mainCpu();
     }
   };
   child.stdout!.on('data', onData);
@@ -246,17 +258,20 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
       if (child.exitCode !== null && (child.exitCode !== 0 || emulator.stats().comments < count))
         throw new Error(`${pipeline.args(url, token, dir)[0]} exited with ${child.exitCode}: ${output}`);
       if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
+      if (t0 !== 0 && firstMs === 0 && emulator.stats().comments > 0) firstMs = performance.now() - t0;
       await new Promise((r) => setTimeout(r, 20));
     }
-    const rate = count / ((performance.now() - t0) / 1000);
+    const wallMs = performance.now() - t0;
+    const rate = count / (wallMs / 1000);
     const to = monotonicUs();
+    const main = child.exitCode === null ? mainCpu() - main0 : NaN;
     const cpu = {
       mailgate: cpuOf(child.pid!) - cpu0.mailgate,
       dovecot: cpuOfTree(d.pid) - cpu0.dovecot,
       emulator: ownCpu() - cpu0.emulator,
     };
     if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
-    return { rate, rssMb, cpu, window: { from, to } };
+    return { rate, rssMb, cpu, mainCpu: main, firstMs, wallMs, window: { from, to } };
   } finally {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -344,6 +359,16 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   );
   console.log(
     `${''.padEnd(34)} CPU per message: mailgate ${((cpu('mailgate') * 1e6) / n).toFixed(0)} µs, hand-built ${((cpu('mailgate', hand) * 1e6) / n).toFixed(0)} µs`,
+  );
+  // The bound above spreads all CPU over the cores; the main thread's share cannot spread (one
+  // event loop runs the IMAP client, intake, the store and delivery), so it bounds alone too.
+  const mainUs = (median(syncs.map((x) => x.mainCpu)) * 1e6) / n;
+  const mainBound = 1e6 / mainUs;
+  const busy = median(syncs.map((x) => x.mainCpu / (x.wallMs / 1000)));
+  console.log(
+    `${''.padEnd(34)} main thread ${mainUs.toFixed(0)} µs/msg (busy ${(busy * 100).toFixed(0)} % of the sync): alone no faster than ${mainBound.toFixed(0)} msg/s;` +
+      ` mailgate at ${((rate / Math.min(bound, mainBound)) * 100).toFixed(0)} % of the lower of the two bounds;` +
+      ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} of ${median(syncs.map((x) => x.wallMs)).toFixed(0)} ms`,
   );
   if (other !== undefined) {
     const us = (xs: SyncRun[]) => xs.map((x) => ((x.cpu.mailgate * 1e6) / n).toFixed(0));

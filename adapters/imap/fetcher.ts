@@ -12,7 +12,7 @@ import type { ImapFlow } from 'imapflow';
 import { assemble, AssembleError } from './assemble.js';
 import { judgeHeadersFirst, type Judge, type Judged } from './headers-first.js';
 import { assertSelected, ensureGone, uidSet } from './uids.js';
-import { fetchFirstBytes, fetchSourceRange } from './first-bytes.js';
+import { fetchBodyStructures, fetchFirstBytes, fetchSourceRange } from './first-bytes.js';
 import { piecesFromEnds, SUFFIX_BYTES } from './ends.js';
 import {
   FIRST_FETCH_SOURCE_BYTES,
@@ -99,7 +99,7 @@ async function planChunk(client: ImapFlow, folder: string, uids: number[]): Prom
 async function fetchStructures(client: ImapFlow, folder: string, uids: number[]): Promise<Map<number, MessagePlan>> {
   const plans = new Map<number, MessagePlan>();
   if (uids.length === 0) return plans;
-  const got = await client.fetchAll(uidSet(uids), { uid: true, bodyStructure: true }, { uid: true });
+  const got = await fetchBodyStructures(client, uidSet(uids));
   assertSelected(client, folder);
   for (const m of got) plans.set(m.uid, planMessage(m.bodyStructure));
   return plans;

@@ -14,7 +14,8 @@
  * completed before the next). The hook wraps `handleResponse`, an internal method of imapflow
  * 2.x; without it this is a plain `fetchAll`.
  */
-import type { ImapFlow } from 'imapflow';
+import type { FetchQueryObject, ImapFlow, MessageStructureObject } from 'imapflow';
+import { readStructure } from './structure-wire.js';
 
 /** What the FETCH answers for one message (the fields fetchAll would give). */
 export interface FirstBytes {
@@ -37,10 +38,11 @@ interface Internals {
 }
 
 interface Hook {
-  /** Receives the responses read here while a FETCH of ours runs. */
-  sink: ((m: FirstBytes) => void) | undefined;
-  /** The offset the FETCH asked the source from (a literal from elsewhere is left to imapflow). */
-  start: number;
+  /**
+   * While a FETCH of ours runs: reads one untagged response of the shape that FETCH answers
+   * (false: any other shape, left to imapflow).
+   */
+  reader: ((payload: Buffer, literals: Buffer[], client: Internals) => boolean) | undefined;
   /** Responses read here so far (tests look at it). */
   read: number;
 }
@@ -105,18 +107,12 @@ function hookOf(client: ImapFlow): Hook | undefined {
   const internals = client as unknown as Internals;
   const generic = internals.handleResponse;
   if (typeof generic !== 'function') return undefined;
-  const hook: Hook = { sink: undefined, start: 0, read: 0 };
+  const hook: Hook = { reader: undefined, read: 0 };
   internals.handleResponse = function (this: Internals, data: StreamItem): Promise<boolean> {
     const request = this.currentRequest;
-    if (hook.sink !== undefined && request && request.command === 'UID FETCH') {
-      const m = readFirstBytes(data.payload, data.literals, hook.start);
-      if (m !== undefined) {
-        hook.read++;
-        bump(this, m);
-        const { modseq: _modseq, ...message } = m;
-        hook.sink(message);
-        return Promise.resolve(true);
-      }
+    if (hook.reader !== undefined && request && request.command === 'UID FETCH' && hook.reader(data.payload, data.literals, this)) {
+      hook.read++;
+      return Promise.resolve(true);
     }
     return generic.call(this, data);
   };
@@ -131,30 +127,57 @@ export function firstBytesRead(client: ImapFlow): number {
 
 /** `UID FETCH range (UID RFC822.SIZE INTERNALDATE BODY.PEEK[]<0.maxLength>)`, one answer per UID. */
 export function fetchFirstBytes(client: ImapFlow, range: string, maxLength: number): Promise<FirstBytes[]> {
-  return narrowFetch(client, range, { uid: true, size: true, internalDate: true, source: { start: 0, maxLength } });
+  const query = { uid: true, size: true, internalDate: true, source: { start: 0, maxLength } } as const;
+  return narrowFetch<FirstBytes>(client, range, query, (payload, literals) => readFirstBytes(payload, literals, 0));
 }
 
 /** `UID FETCH range (UID BODY.PEEK[]<start.maxLength>)`, one answer per UID. */
 export function fetchSourceRange(client: ImapFlow, range: string, start: number, maxLength: number): Promise<FirstBytes[]> {
-  return narrowFetch(client, range, { uid: true, source: { start, maxLength } });
+  return narrowFetch<FirstBytes>(client, range, { uid: true, source: { start, maxLength } }, (payload, literals) =>
+    readFirstBytes(payload, literals, start),
+  );
 }
 
-async function narrowFetch(
+/** `UID FETCH range (UID BODYSTRUCTURE)`, one answer per UID (structure-wire.ts reads it). */
+export function fetchBodyStructures(
   client: ImapFlow,
   range: string,
-  query: { uid: true; size?: true; internalDate?: true; source: { start: number; maxLength: number } },
-): Promise<FirstBytes[]> {
+): Promise<Array<{ uid: number; bodyStructure?: MessageStructureObject }>> {
+  return narrowFetch<{ uid: number; bodyStructure?: MessageStructureObject }>(
+    client,
+    range,
+    { uid: true, bodyStructure: true },
+    readStructure,
+  );
+}
+
+/**
+ * `fetchAll(range, query)` with the answers of the expected shape read by `read` (the rest by
+ * imapflow, whose answers for the same UIDs are then dropped).
+ */
+async function narrowFetch<T extends { uid: number }>(
+  client: ImapFlow,
+  range: string,
+  query: FetchQueryObject,
+  read: (payload: Buffer, literals: Buffer[]) => (T & { modseq?: bigint }) | undefined,
+): Promise<T[]> {
   const hook = hookOf(client);
-  if (hook === undefined) return client.fetchAll(range, query, { uid: true });
+  if (hook === undefined) return (await client.fetchAll(range, query, { uid: true })) as unknown as T[];
   // A throttled FETCH is sent again by imapflow: the last answer for a UID is kept.
-  const narrow = new Map<number, FirstBytes>();
-  hook.start = query.source.start;
-  hook.sink = (m) => narrow.set(m.uid, m);
+  const narrow = new Map<number, T>();
+  hook.reader = (payload, literals, internals) => {
+    const m = read(payload, literals);
+    if (m === undefined) return false;
+    bump(internals, m);
+    const { modseq: _modseq, ...message } = m;
+    narrow.set(m.uid, message as unknown as T);
+    return true;
+  };
   let generic;
   try {
     generic = await client.fetchAll(range, query, { uid: true });
   } finally {
-    hook.sink = undefined;
+    hook.reader = undefined;
   }
-  return [...narrow.values(), ...generic.filter((m) => !narrow.has(m.uid))];
+  return [...narrow.values(), ...(generic as unknown as T[]).filter((m) => !narrow.has(m.uid))];
 }
