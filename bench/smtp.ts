@@ -1,145 +1,55 @@
 /**
  * SMTP intake throughput: `connections` SMTP clients at once, each sending messages of about
- * 5 KB one after another (MAIL, RCPT, DATA pipelined), to
- *  1. the smtp adapter over a real SQLite store (synchronous=FULL, fresh file) through the
- *     parse pool and the push sink: each 250 means the message is durable;
- *  2. a plain smtp-server in this process that reads the message and answers 250 storing
- *     nothing: the protocol's own cost on this machine.
+ * 5 KB one after another (MAIL, RCPT, DATA pipelined; support/smtp-drive.ts), to
+ *  1. a plain smtp-server in this process that reads the message and answers 250 storing
+ *     nothing: the protocol's own cost on this machine (once);
+ *  2. the smtp adapter over a real SQLite store (synchronous=FULL, fresh file) through the
+ *     parse pool and the intake: each 250 means the message is durable (support/smtp-durable.ts),
+ *     `--rounds` times, each round in a fresh process.
  *
- *   node dist/bench/smtp.js [messages=5000] [connections=8]
- * Prints messages/s (250 received) and time from the end of DATA to the 250, p50/p99, for both.
- * The senders run on a worker thread, apart from the listener's event loop.
+ *   node dist/bench/smtp.js [messages=5000] [connections=8] [--rounds 3] [--vs-cli PATH]
+ *
+ * Prints messages/s (250 received) and time from the end of DATA to the 250, p50/p99, per round
+ * and as medians beside the targets, with the CPU per message of the process (senders left out)
+ * and of the listener's thread: on a shared machine CPU per message is the steadier figure.
+ * `--vs-cli` (or MAILGATE_BENCH_CLI): another build's `dist/src/cli/main.js`; its durable rounds
+ * run under this same harness, interleaved with this build's (A, B, A, B, …).
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { fsyncMedianMs } from './support/fsync.js';
-import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { performance } from 'node:perf_hooks';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SMTPServer } from 'smtp-server';
-import { smtpEntrySchema } from '../adapters/smtp/config.js';
-import { SmtpAdapter } from '../adapters/smtp/adapter.js';
-import { ConfigSchema } from '../src/config/schema.js';
-import { createLogger } from '../src/logger.js';
-import { createIntake } from '../src/pipeline/intake.js';
-import { ParsePool } from '../src/pipeline/pool.js';
-import { openStore } from '../src/store/index.js';
-import { argInt } from './support/args.js';
+import { fsyncMedianMs } from './support/fsync.js';
+import { drive, type Figures } from './support/smtp-drive.js';
+import { durableRun, OWN_DIST, type DurableFigures } from './support/smtp-durable.js';
 
-const MESSAGES = argInt(2, 5_000);
-const CONNECTIONS = argInt(3, 8);
+/** What issue-level targets ask of the durable path (messages/s median, p99 to the 250 in ms). */
+const TARGET = { perSecond: 1_700, p99Ms: 20 };
 
-const PARAGRAPH =
-  'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order.\r\n' + 'Could you check?\r\n\r\n';
-
-function message(run: string, i: number): Buffer {
-  return Buffer.from(
-    `From: Customer ${i} <c${i}@example.com>\r\nTo: support@acme.example\r\nSubject: Invoice question ${i}\r\n` +
-      `Message-ID: <bench-${run}-${i}@example.com>\r\nDate: Mon, 04 Mar 2024 09:00:00 +0000\r\n` +
-      `Content-Type: text/plain; charset=utf-8\r\n\r\n${PARAGRAPH.repeat(40)}Ref ${i}\r\n.\r\n`,
-  );
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
 }
 
-/** One SMTP connection: replies as they come, one at a time. */
-class Conn {
-  private buf = '';
-  private lines: string[] = [];
-  private waiting: Array<(code: number) => void> = [];
-  constructor(private readonly socket: Socket) {
-    socket.on('data', (d: Buffer) => {
-      this.buf += d.toString('latin1');
-      let nl: number;
-      while ((nl = this.buf.indexOf('\r\n')) >= 0) {
-        const line = this.buf.slice(0, nl);
-        this.buf = this.buf.slice(nl + 2);
-        if (line[3] === '-') continue;
-        const code = Number(line.slice(0, 3));
-        const w = this.waiting.shift();
-        if (w) w(code);
-        else this.lines.push(line);
-      }
-    });
-  }
-  static async open(port: number): Promise<Conn> {
-    const c = new Conn(connect(port, '127.0.0.1'));
-    await c.expect(220);
-    c.socket.write('EHLO bench.example.org\r\n');
-    await c.expect(250);
-    return c;
-  }
-  reply(): Promise<number> {
-    const l = this.lines.shift();
-    if (l !== undefined) return Promise.resolve(Number(l.slice(0, 3)));
-    return new Promise((r) => this.waiting.push(r));
-  }
-  async expect(code: number): Promise<void> {
-    const got = await this.reply();
-    if (got !== code) throw new Error(`expected ${code}, got ${got}`);
-  }
-  write(data: string | Buffer): void {
-    this.socket.write(data);
-  }
-  close(): void {
-    this.socket.end('QUIT\r\n');
-  }
+/** The positional arguments (flags and their values left out). */
+function positional(i: number, fallback: number): number {
+  const args = process.argv.slice(2).filter((a, j, all) => !a.startsWith('--') && !(all[j - 1] ?? '').startsWith('--'));
+  const v = args[i];
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`argument ${i + 1} must be a positive integer, got ${v}`);
+  return n;
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
-}
+const MESSAGES = positional(0, 5_000);
+const CONNECTIONS = positional(1, 8);
+const ROUNDS = Number(option('rounds') ?? 3);
 
-interface DriveJob {
-  port: number;
-  run: string;
-  messages: number;
-  connections: number;
-}
-type Figures = { perSecond: number; p50: number; p99: number };
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/**
- * The senders run on a thread of their own, as remote mail servers would: their protocol work
- * does not take the event loop of the listener being measured.
- */
-function drive(port: number, run: string): Promise<Figures> {
-  const job: DriveJob = { port, run, messages: MESSAGES, connections: CONNECTIONS };
-  const worker = new Worker(new URL(import.meta.url), { workerData: job });
-  return new Promise<Figures>((resolve, reject) => {
-    worker.once('message', (f: Figures) => {
-      resolve(f);
-      void worker.terminate();
-    });
-    worker.once('error', reject);
-  });
-}
-
-/** Sends `messages` over `connections` connections; messages/s and end-of-DATA → 250 latencies. */
-async function send({ port, run, messages: MESSAGES, connections: CONNECTIONS }: DriveJob): Promise<Figures> {
-  const conns = await Promise.all(Array.from({ length: CONNECTIONS }, () => Conn.open(port)));
-  const latencies: number[] = [];
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    conns.map(async (c) => {
-      for (let i = next++; i < MESSAGES; i = next++) {
-        c.write('MAIL FROM:<c@example.com>\r\nRCPT TO:<support@acme.example>\r\nDATA\r\n');
-        await c.expect(250);
-        await c.expect(250);
-        await c.expect(354);
-        const start = performance.now();
-        c.write(message(run, i));
-        await c.expect(250);
-        latencies.push(performance.now() - start);
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
-  conns.forEach((c) => c.close());
-  latencies.sort((a, b) => a - b);
-  return { perSecond: MESSAGES / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-}
-
-async function baseline(): Promise<{ perSecond: number; p50: number; p99: number }> {
+async function baseline(): Promise<Figures> {
   const server = new SMTPServer({
     disabledCommands: ['AUTH', 'STARTTLS'],
     authOptional: true,
@@ -154,74 +64,71 @@ async function baseline(): Promise<{ perSecond: number; p50: number; p99: number
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.server.address() as { port: number }).port;
   try {
-    return await drive(port, 'plain');
+    return await drive({ port, run: 'plain', messages: MESSAGES, connections: CONNECTIONS });
   } finally {
     await new Promise<void>((r) => server.close(() => r()));
   }
 }
 
-async function durable(): Promise<Figures & { commits: number; busy: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-smtp-'));
-  const config = ConfigSchema.parse({ routes: [{ name: 'support', source: 'acme/support' }] });
-  const store = await openStore(`sqlite:${join(dir, 'bench.db')}`);
-  const pool = new ParsePool({ timeoutMs: config.parsing.timeout_ms, maxMessageBytes: config.parsing.max_message_bytes });
-  const routes = new Map(config.routes.map((r) => [r.name, r]));
-  const logger = createLogger(false);
-  const intake = createIntake({
-    store,
-    routes,
-    parse: (raw, opts) => pool.parseEncoded(raw, opts),
-    parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
-    maxOutbox: 10_000_000,
-    logger,
+/** One durable round in a fresh process (node flags such as --cpu-prof passed on), against the build at `dist`. */
+function round(dist: URL): Promise<DurableFigures> {
+  const args = [...process.execArgv, fileURLToPath(import.meta.url), '--child', dist.href, String(MESSAGES), String(CONNECTIONS)];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`durable round exited with ${code}`));
+      resolve(JSON.parse(out.trim().split('\n').pop()!) as DurableFigures);
+    });
   });
-  // Commits counted where they happen: one enqueue transaction each.
-  let commits = 0;
-  const enqueue = store.enqueue.bind(store);
-  store.enqueue = (inputs, checkpoint, fence) => ((commits += 1), enqueue(inputs, checkpoint, fence));
-  const entry = smtpEntrySchema.parse({ name: 'bench', route: 'support', listen: '127.0.0.1:0', recipients: [{ match: '*' }] });
-  const adapter = new SmtpAdapter(entry, logger);
-  const stop = new AbortController();
-  const running = adapter.start(intake, stop.signal);
-  while (adapter.listening() === undefined) await new Promise((r) => setTimeout(r, 10));
-  try {
-    const before = performance.eventLoopUtilization();
-    const figures = await drive(adapter.listening()!.port, 'durable');
-    return { ...figures, commits, busy: performance.eventLoopUtilization(before).utilization };
-  } finally {
-    stop.abort();
-    await running;
-    await pool.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
-async function main(): Promise<void> {
-  const plain = await baseline();
-  const stored = await durable();
-  const fmt = (r: { perSecond: number; p50: number; p99: number }) =>
-    `${r.perSecond.toFixed(0).padStart(6)} messages/s  250 after DATA p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`;
-  console.log(`${MESSAGES} messages of ~5 KB over ${CONNECTIONS} SMTP connections`);
-  console.log(`smtp-server, nothing stored:  ${fmt(plain)}`);
-  console.log(`mailgate smtp, durable 250:   ${fmt(stored)}  (${stored.commits} commits)`);
-  const probe = mkdtempSync(join(tmpdir(), 'mailgate-bench-fsync-'));
-  const fsyncMs = fsyncMedianMs(probe);
-  rmSync(probe, { recursive: true, force: true });
-  // The listener, the push sink and the store's commit share one event loop: busy all the time,
-  // it cannot go faster than the measured rate divided by its busy share.
+const fmt = (r: Figures): string =>
+  `${r.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${r.p50.toFixed(1).padStart(5)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms`;
+const fmtDurable = (r: DurableFigures): string =>
+  `${fmt(r)}  CPU ${r.cpuUs.toFixed(0).padStart(4)} µs/msg (listener thread ${r.mainCpuUs.toFixed(0)})  ` +
+  `${(MESSAGES / r.commits).toFixed(1)} msg/commit  loop busy ${(r.busy * 100).toFixed(0)} %`;
+
+function summary(label: string, runs: DurableFigures[]): void {
+  const rate = median(runs.map((r) => r.perSecond));
+  const p99 = median(runs.map((r) => r.p99));
+  const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
   console.log(
-    `listener's event loop busy ${(stored.busy * 100).toFixed(0)} % of the run (no faster than ` +
-      `${(stored.perSecond / stored.busy).toFixed(0)} messages/s on it); ${(MESSAGES / stored.commits).toFixed(1)} messages per commit; ` +
-      `disk fdatasync of 4 KiB p50 ${fsyncMs.toFixed(2)} ms`,
+    `${label} median of ${runs.length}: ${rate.toFixed(0)} durable msg/s (target ≥ ${TARGET.perSecond}: ${verdict(rate >= TARGET.perSecond)}), ` +
+      `p99 to the 250 ${p99.toFixed(1)} ms (target ≤ ${TARGET.p99Ms}: ${verdict(p99 <= TARGET.p99Ms)}), p50 ${median(runs.map((r) => r.p50)).toFixed(1)} ms, ` +
+      `CPU ${median(runs.map((r) => r.cpuUs)).toFixed(0)} µs/msg (listener thread ${median(runs.map((r) => r.mainCpuUs)).toFixed(0)})`,
   );
 }
 
-if (isMainThread) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-} else {
-  void send(workerData as DriveJob).then((f) => parentPort!.postMessage(f));
+async function main(): Promise<void> {
+  const vsCli = option('vs-cli') ?? process.env.MAILGATE_BENCH_CLI;
+  // dist/src/cli/main.js → dist/
+  const vs = vsCli === undefined ? undefined : new URL('../../', pathToFileURL(vsCli));
+  console.log(
+    `${MESSAGES} messages of ~5 KB over ${CONNECTIONS} SMTP connections, ${ROUNDS} durable rounds${vs ? ` each, A/B with ${vs.pathname}` : ''}`,
+  );
+  console.log(`smtp-server, nothing stored: ${fmt(await baseline())}`);
+  const own: DurableFigures[] = [];
+  const other: DurableFigures[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    own.push(await round(OWN_DIST));
+    console.log(`mailgate smtp, durable 250:  ${fmtDurable(own.at(-1)!)}`);
+    if (vs === undefined) continue;
+    other.push(await round(vs));
+    console.log(`  other build, durable 250:  ${fmtDurable(other.at(-1)!)}`);
+  }
+  summary('mailgate smtp', own);
+  if (vs !== undefined) summary('other build  ', other);
+  const probe = mkdtempSync(join(tmpdir(), 'mailgate-bench-fsync-'));
+  console.log(`disk fdatasync of 4 KiB p50 ${fsyncMedianMs(probe).toFixed(2)} ms`);
+  rmSync(probe, { recursive: true, force: true });
 }
+
+const child = option('child');
+const run = child === undefined ? main() : durableRun(new URL(child), MESSAGES, CONNECTIONS).then((f) => console.log(JSON.stringify(f)));
+run.catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -72,11 +72,12 @@ if ((major >= required)); then
   echo "setup: using the machine's Node $("$current" --version) ($current)"
 else
   version=$(cat .node-version)
+  had=$([[ -x ${MAILGATE_NODE_DIR:-$PWD/.node}/$version/bin/node ]] && echo "using Node $version (installed before) from" || echo "installed Node $version into")
   bin=$(bash scripts/install-node.sh "$version")
   ln -sfn "$bin/node" .node/bin/node
   # Native modules without a prebuilt binary build against this Node's headers (no download).
   export npm_config_nodedir=${bin%/bin}
-  echo "setup: the machine's Node is ${current:-missing}${current:+ $("$current" --version)}; installed Node $version into ${bin%/bin}"
+  echo "setup: the machine's Node is ${current:-missing}${current:+ $("$current" --version)}; $had ${bin%/bin}"
 fi
 export PATH="$PWD/.node/bin:$PATH"
 

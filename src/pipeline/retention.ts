@@ -7,6 +7,7 @@
  * costing AI units. The thread index loses a thread whole once its newest message is dated more
  * than `retention.threads_s` ago and none of its messages has an item left; that walk goes a
  * bounded number of steps a round and carries on from there the next round (docs/store.md).
+ * The wake board's signals (one per notified mailbox) go an hour after they were last written.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { RetentionConfig } from '../config/schema.js';
@@ -14,6 +15,7 @@ import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { MaintenanceStore, PruneKind, ThreadCursor } from '../store/types.js';
 import { sleep } from './sleep.js';
+import { WAKE_KEEP_MS, WAKE_PREFIX } from './wake-board.js';
 
 export interface RetentionOptions {
   store: MaintenanceStore;
@@ -30,6 +32,8 @@ export interface RetentionRound {
   predictions: number;
   /** Thread index rows (messages of whole threads). */
   threads: number;
+  /** Wake-up signals of notified mailboxes not written for `WAKE_KEEP_MS` (src/pipeline/wake-board.ts). */
+  wakeSignals: number;
   /** Bytes given back to the file system (SQLite incremental vacuum). */
   reclaimedBytes: number;
 }
@@ -89,13 +93,26 @@ export function createRetention(o: RetentionOptions): Retention {
     return total;
   }
 
+  async function pruneWakeSignals(signal: AbortSignal | undefined): Promise<number> {
+    const before = new Date(now() - WAKE_KEEP_MS);
+    let total = 0;
+    while (signal?.aborted !== true) {
+      const n = await o.store.pruneCheckpoints(WAKE_PREFIX, before, batch);
+      total += n;
+      if (n < batch) break;
+      await yieldToLoop();
+    }
+    return total;
+  }
+
   async function runOnce(signal?: AbortSignal): Promise<RetentionRound> {
-    const round: RetentionRound = { delivered: 0, dead: 0, predictions: 0, threads: 0, reclaimedBytes: 0 };
+    const round: RetentionRound = { delivered: 0, dead: 0, predictions: 0, threads: 0, wakeSignals: 0, reclaimedBytes: 0 };
     for (const [kind, age] of Object.entries(ages(o.retention)) as Array<[PruneKind, number | null]>) {
       if (age !== null) round[kind] = await prune(kind, age, signal);
     }
     // After the items: a thread whose last item was pruned just now can go in the same round.
     if (o.retention.threads_s !== null) round.threads = await pruneThreads(o.retention.threads_s, signal);
+    round.wakeSignals = await pruneWakeSignals(signal);
     if (o.retention.reclaim_bytes > 0 && signal?.aborted !== true)
       round.reclaimedBytes = await o.store.reclaimSpace(o.retention.reclaim_bytes);
     return round;
@@ -105,7 +122,8 @@ export function createRetention(o: RetentionOptions): Retention {
     while (!signal.aborted) {
       try {
         const r = await runOnce(signal);
-        if (r.delivered + r.dead + r.predictions + r.threads + r.reclaimedBytes > 0) log.info({ ...r }, 'retention: pruned the store');
+        if (r.delivered + r.dead + r.predictions + r.threads + r.wakeSignals + r.reclaimedBytes > 0)
+          log.info({ ...r }, 'retention: pruned the store');
       } catch (err) {
         const code = isGatewayError(err) ? err.code : undefined;
         log.warn({ err, code }, 'retention: pruning failed; the next round tries again');

@@ -52,7 +52,16 @@ export interface WakeBoard {
 const PROCESS = randomUUID().slice(0, 8);
 let counter = 0;
 
-export const wakeKey = (key: string) => `wake:${key}`;
+/** The keys of the board's signals (a checkpoint per notified mailbox). */
+export const WAKE_PREFIX = 'wake:';
+/**
+ * Signals not written for this long are pruned by retention (src/pipeline/retention.ts): the
+ * reader has looked long since (every `wake_check_ms`), their notes are past `NOTE_KEEP_MS`, and
+ * a signal removed is as good as one seen — the next one is new either way.
+ */
+export const WAKE_KEEP_MS = 60 * 60_000;
+
+export const wakeKey = (key: string) => `${WAKE_PREFIX}${key}`;
 
 export function createWakeBoard(checkpoints: Pick<CheckpointStore, 'getCheckpoint' | 'setCheckpoint'>): WakeBoard {
   return {

@@ -334,3 +334,32 @@ export interface DeadLetterPage {
   items: DeadLetterRow[];
   next_after: number | null;
 }
+
+/** One folder of a mailbox as `/api/mailboxes` shows it: its sync state and what its filter left out. */
+export interface FolderView {
+  folder: string;
+  state: 'in_progress' | 'up_to_date' | null;
+  syncedUntil: string | null;
+  lastSynced: string | null;
+  behind: number | null;
+  filtered: number;
+}
+
+/** One mailbox as /api/status, /api/mailboxes and the console show it (built by src/service/mailboxes.ts). */
+export interface MailboxView {
+  mailbox: string;
+  kind: string;
+  /** False for a mailbox the store remembers and the configuration no longer names. */
+  configured: boolean;
+  state: 'enabled' | 'disabled';
+  reason: 'user' | 'quota' | 'sync_error' | null;
+  byCommand: boolean;
+  errorKind: string | null;
+  errorCode: string | null;
+  message: string | null;
+  failingSince: string | null;
+  /** The adapter's run state on this replica (`running`, `standby`, `disabled`…), null when not configured here. */
+  run: string | null;
+  filtered: number;
+  folders: FolderView[];
+}

@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { Origin } from '../model/origin.js';
 import type { ItemQuery, ItemRaw, ItemSummary } from '../store/types.js';
 import type { ConsoleEventBus } from './console-events.js';
-import type { ItemDetail, Overview } from './console-types.js';
+import type { ItemDetail, MailboxView, Overview } from './console-types.js';
 import type { Metrics } from '../metrics.js';
 import type { PushRoutes } from './push.js';
 
@@ -135,7 +135,7 @@ export interface ServerDeps {
   threads(comments: unknown[]): Promise<ThreadView[]>;
   /** Mailbox states (GET /api/mailboxes, POST /api/mailboxes/:mailbox/enable|disable); omitted: 404. */
   mailboxes?: {
-    list(): Promise<Array<{ mailbox: string }>>;
+    list(): Promise<MailboxView[]>;
     /** Enables or disables by command; false when no such mailbox is known. */
     set(mailbox: string, enabled: boolean): Promise<boolean>;
   };

@@ -5,6 +5,7 @@
  * the delivery attempts, predictions and the thread across everything ingested.
  */
 import type { RouteConfig } from '../config/schema.js';
+import { MAX_TEXT_CHARS } from '../limits.js';
 import type { Comment, RawEmailDocument } from '../model/index.js';
 import { routeTarget } from '../pipeline/origin.js';
 import { threadInIndex } from '../pipeline/thread-index.js';
@@ -14,9 +15,13 @@ import type { AttemptView, BodySpan, CommentView, DocumentCut, ItemDetail, RawSu
 import type { ItemAttempt, ItemState, Store, StoredItem } from '../store/types.js';
 import { rawSummary } from './console-raw.js';
 import { threadView } from './console-thread.js';
-import { documentForView } from './view-document.js';
 
-export { MAX_VIEW_HTML_CHARS } from './view-cut.js';
+/**
+ * Characters of an HTML body converted to text for a view, on the service's thread. The text sent
+ * is at most MAX_TEXT_CHARS; twice that in HTML holds it for all but markup-heavy mail, and keeps
+ * a view of a hostile body (10 MB of `&amp;`) to milliseconds instead of seconds.
+ */
+export const MAX_VIEW_HTML_CHARS = 2 * MAX_TEXT_CHARS;
 
 /**
  * Cuts `text` into spans by lines: lines of the kept body are `text`, lines of the signature
@@ -50,6 +55,23 @@ export function bodySpans(text: string, body: string, signature: string | undefi
     at = end;
   }
   return spans;
+}
+
+/**
+ * The document as a view reads and shows it: a plain body whole (at most MAX_TEXT_CHARS), an
+ * HTML body cut to MAX_VIEW_HTML_CHARS. The answer never carries the whole of a large HTML body
+ * (up to 32 MiB of characters): serializing it for every view of a hostile item held the server
+ * for tens of milliseconds and hundreds of megabytes; `document_cut` says what was left out, and
+ * the original bytes stay downloadable.
+ */
+function viewDocument(doc: RawEmailDocument): { doc: RawEmailDocument; cut: DocumentCut | null } {
+  const b = doc.raw_email.body;
+  if ('plain' in b || b.html.length <= MAX_VIEW_HTML_CHARS) return { doc, cut: null };
+  const html = b.html.slice(0, MAX_VIEW_HTML_CHARS);
+  return {
+    doc: { ...doc, raw_email: { ...doc.raw_email, body: { html } } },
+    cut: { field: 'raw_email.body.html', chars: b.html.length, shown_chars: html.length },
+  };
 }
 
 function isParsed(doc: RawEmailDocument): boolean {
@@ -116,7 +138,7 @@ async function derivedOf(store: Store, state: ItemState, route: RouteConfig | un
   if (known !== undefined) return known;
   const item = await store.getItem(state.id);
   if (item === undefined) return undefined;
-  const view = await documentForView(item);
+  const view = viewDocument(item.document);
   const derived: Derived = {
     key: item.key,
     origin: { ...item.origin },

@@ -6,25 +6,8 @@
  */
 import { mailboxName, type AdapterEntry } from '../runtime/adapters.js';
 import { holdOf } from '../runtime/mailboxes.js';
-import type { FolderStateRow, MailboxStateRow, Store } from '../store/types.js';
-
-export interface MailboxView {
-  mailbox: string;
-  kind: string;
-  /** False for a mailbox the store remembers and the configuration no longer names. */
-  configured: boolean;
-  state: 'enabled' | 'disabled';
-  reason: 'user' | 'quota' | 'sync_error' | null;
-  byCommand: boolean;
-  errorKind: string | null;
-  errorCode: string | null;
-  message: string | null;
-  failingSince: string | null;
-  /** The adapter's run state on this replica (`running`, `standby`, `disabled`…), null when not configured here. */
-  run: string | null;
-  filtered: number;
-  folders: Array<Omit<FolderStateRow, 'updatedAt'>>;
-}
+import type { MailboxStateRow, Store } from '../store/types.js';
+import type { MailboxView } from '../server/console-types.js';
 
 function folders(e: AdapterEntry | undefined, row: MailboxStateRow | undefined): MailboxView['folders'] {
   const stored = new Map((row?.folders ?? []).map((f) => [f.folder, f]));

@@ -138,6 +138,19 @@ export function maintenanceCases(ctx: ContractContext): void {
       expect([...(await s.threadMembers('acme/x', ['old', 'live', 'kept'])).keys()]).toEqual(['live']);
     });
 
+    it('prunes checkpoints by key prefix and age, a batch at a time, and leaves every other key', async () => {
+      const s = ctx.store();
+      for (const key of ['wake:graph:m/a', 'wake:gmail:w/b', 'wakeful', 'graph:m/a:inbox']) await s.setCheckpoint(key, { at: 1 });
+      expect(await s.pruneCheckpoints('wake:', EARLIER(), 10)).toBe(0);
+      expect(await s.pruneCheckpoints('wake:', LATER(), 1)).toBe(1);
+      expect(await s.pruneCheckpoints('wake:', LATER(), 10)).toBe(1);
+      expect(await s.pruneCheckpoints('wake:', LATER(), 10)).toBe(0);
+      expect(await s.getCheckpoint('wake:graph:m/a')).toBeUndefined();
+      expect(await s.getCheckpoint('wake:gmail:w/b')).toBeUndefined();
+      expect(await s.getCheckpoint('wakeful')).toEqual({ at: 1 });
+      expect(await s.getCheckpoint('graph:m/a:inbox')).toEqual({ at: 1 });
+    });
+
     it('probes for space with a write that leaves nothing behind', async () => {
       const s = ctx.store();
       await s.setCheckpoint('files:/kept', { at: 1 });

@@ -3,23 +3,14 @@
  * start time leave messages out before intake — counted through the sink, never handed over —
  * while the history cursor moves past them.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGmailAdapters } from '../../adapters/gmail/index.js';
-import { sampleMessage, startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
+import { sampleMessage } from '../../adapters/gmail/stand-in/index.js';
 import type { FilteredReport } from '../../src/pipeline/types.js';
 import { MemorySink, quiet, until } from '../graph/setup.js';
-import { entryFor } from '../gmail/setup.js';
+import { entryFor, gmailStandInPerTest } from '../gmail/setup.js';
 
-let standIn: GmailStandIn;
-let stop: AbortController;
-beforeEach(async () => {
-  standIn = await startGmailStandIn();
-  stop = new AbortController();
-});
-afterEach(async () => {
-  stop.abort();
-  await standIn.close();
-});
+const t = gmailStandInPerTest();
 
 const USER = 'support@example.test';
 
@@ -34,14 +25,14 @@ class CountingSink extends MemorySink {
 describe('gmail: mailbox controls', () => {
   it('participants and since leave messages out, counted and never handed to intake', async () => {
     const LATER = 'later@example.test';
-    standIn.addMailbox(USER);
-    standIn.addMailbox(LATER);
+    t.standIn.addMailbox(USER);
+    t.standIn.addMailbox(LATER);
     const specs = Array.from({ length: 4 }, (_, i) => sampleMessage(i, { mailbox: USER }));
     specs[2] = { ...specs[2]!, from: { address: 'news@newsletter.example' } };
-    standIn.deliver(USER, specs);
-    standIn.deliver(LATER, [sampleMessage(9, { mailbox: LATER, tag: 'later' })]);
+    t.standIn.deliver(USER, specs);
+    t.standIn.deliver(LATER, [sampleMessage(9, { mailbox: LATER, tag: 'later' })]);
     const sink = new CountingSink();
-    const entry = entryFor(standIn, [], {
+    const entry = entryFor(t.standIn, [], {
       mailboxes: [
         { user: USER, participants: { deny: ['*@newsletter.example'] } },
         // Gmail received it now: a start time tomorrow leaves it out.
@@ -49,7 +40,7 @@ describe('gmail: mailbox controls', () => {
       ],
     });
     const adapters = createGmailAdapters(entry, { logger: quiet });
-    for (const a of adapters) void a.start(sink, stop.signal);
+    for (const a of adapters) void a.start(sink, t.stop.signal);
     await until(() => adapters.every((a) => a.health()[0]!.state === 'idle'), 'a round done');
     const subjects = [...sink.items.values()].map((i) => /Subject: ([^\r\n]*)/.exec(i.raw.toString('latin1'))?.[1]).sort();
     expect(subjects).toEqual([
@@ -71,14 +62,14 @@ describe('gmail: mailbox controls', () => {
     const SPAN = 'span@example.test';
     const day = 86_400_000;
     for (const user of [DATED, SPAN]) {
-      standIn.addMailbox(user);
-      standIn.deliver(user, [
+      t.standIn.addMailbox(user);
+      t.standIn.deliver(user, [
         { ...sampleMessage(1, { mailbox: user, tag: 'old' }), receivedAt: new Date(Date.now() - 10 * day) },
         { ...sampleMessage(2, { mailbox: user, tag: 'recent' }), receivedAt: new Date(Date.now() - day) },
       ]);
     }
     const sink = new CountingSink();
-    const entry = entryFor(standIn, [], {
+    const entry = entryFor(t.standIn, [], {
       mailboxes: [
         { user: DATED, since: new Date(Date.now() - 5 * day).toISOString().slice(0, 10) },
         // Counted back from the mailbox's first sync (now).
@@ -86,7 +77,7 @@ describe('gmail: mailbox controls', () => {
       ],
     });
     const adapters = createGmailAdapters(entry, { logger: quiet });
-    for (const a of adapters) void a.start(sink, stop.signal);
+    for (const a of adapters) void a.start(sink, t.stop.signal);
     await until(() => adapters.every((a) => a.health()[0]!.state === 'idle'), 'a round done');
     const kept = [...sink.items.values()].map((i) => `${i.key.split(':')[1]}:${/Subject: ([^\r\n]*)/.exec(i.raw.toString('latin1'))?.[1]}`);
     expect(kept.sort()).toEqual([

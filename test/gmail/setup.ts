@@ -3,9 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gmailEntrySchema, type GmailEntry } from '../../adapters/gmail/config.js';
-import type { GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
+import { startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
+import { standInPerTest, type StandInPerTest } from '../graph/setup.js';
 
 export { MemorySink, quiet, until } from '../graph/setup.js';
+
+/** A Gmail stand-in for each test of the calling file, and the controller that stops what the test started. */
+export const gmailStandInPerTest = (): StandInPerTest<GmailStandIn> => standInPerTest(() => startGmailStandIn());
 
 /** Writes the stand-in's service account key file; its path. */
 export function keyFileFor(standIn: GmailStandIn): string {

@@ -4,28 +4,18 @@
  * batches of at most 50; the per-user quota held; an expired historyId re-listed; a rate-limit
  * burst backed off; a mailbox without delegation beside a working one.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGmailAdapters } from '../../adapters/gmail/index.js';
-import { sampleMessage, startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
+import { sampleMessage } from '../../adapters/gmail/stand-in/index.js';
 import { resolveUserProperties } from '../../src/pipeline/origin.js';
-import { entryFor, MemorySink, quiet, until } from './setup.js';
+import { entryFor, gmailStandInPerTest, MemorySink, quiet, until } from './setup.js';
 
-let standIn: GmailStandIn;
-let stop: AbortController;
-
-beforeEach(async () => {
-  standIn = await startGmailStandIn();
-  stop = new AbortController();
-});
-afterEach(async () => {
-  stop.abort();
-  await standIn.close();
-});
+const t = gmailStandInPerTest();
 
 const USER = 'support@example.test';
 
 const fill = (user: string, n: number, from = 0, big = 0) =>
-  standIn.deliver(
+  t.standIn.deliver(
     user,
     Array.from({ length: n }, (_, i) =>
       sampleMessage(from + i, { mailbox: user, ...((from + i) % 3 === 0 ? { attachmentBytes: big > 0 ? big : 20_000 } : {}) }),
@@ -34,16 +24,16 @@ const fill = (user: string, n: number, from = 0, big = 0) =>
 
 function run(entry: ReturnType<typeof entryFor>, sink: MemorySink) {
   const adapters = createGmailAdapters(entry, { logger: quiet });
-  const done = Promise.all(adapters.map((a) => a.start(sink, stop.signal)));
+  const done = Promise.all(adapters.map((a) => a.start(sink, t.stop.signal)));
   return { adapters, done };
 }
 
 describe('gmail adapter: rounds', () => {
   it('lists every message once page by page, then reads history; large ones with attachments through format=full', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     const ids = fill(USER, 57, 0, 60_000);
     const sink = new MemorySink();
-    const { adapters } = run(entryFor(standIn, [USER], { page_size: 10, full_format_over_bytes: 50_000 }), sink);
+    const { adapters } = run(entryFor(t.standIn, [USER], { page_size: 10, full_format_over_bytes: 50_000 }), sink);
     await until(() => sink.items.size === 57, '57 messages');
     await until(() => adapters[0]!.health()[0]!.state === 'idle', 'idle');
     expect([...sink.items.values()].map((i) => i.origin.details['eventId']).sort()).toEqual([...ids].sort());
@@ -57,22 +47,22 @@ describe('gmail adapter: rounds', () => {
       id: ids[1],
       details: { threadId: ids[1], mailbox: USER, labels: expect.arrayContaining(['INBOX']), internetMessageId: '<sample-1@example.com>' },
     });
-    expect(standIn.maxBatch).toBeLessThanOrEqual(50);
+    expect(t.standIn.maxBatch).toBeLessThanOrEqual(50);
     // New mail: the next round reads it from history (woken as a push would).
     fill(USER, 3, 100);
     adapters[0]!.runner.wake();
     await until(() => sink.items.size === 60, '3 more');
-    expect(standIn.stats(USER).overLimit).toBe(0);
-    expect(standIn.stats(USER).maxUnitsPerSecond).toBeLessThanOrEqual(250);
+    expect(t.standIn.stats(USER).overLimit).toBe(0);
+    expect(t.standIn.stats(USER).maxUnitsPerSecond).toBeLessThanOrEqual(250);
   }, 30_000);
 
   it('an expired historyId: the labels are listed again since the last checkpoint, nothing lost', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     fill(USER, 12);
     const sink = new MemorySink();
-    const { adapters } = run(entryFor(standIn, [USER]), sink);
+    const { adapters } = run(entryFor(t.standIn, [USER]), sink);
     await until(() => sink.items.size === 12 && adapters[0]!.health()[0]!.state === 'idle', 'first round');
-    standIn.expireHistory(USER);
+    t.standIn.expireHistory(USER);
     fill(USER, 4, 50);
     adapters[0]!.runner.wake();
     await until(() => sink.items.size === 16, 'the 4 new after the reset');
@@ -81,13 +71,13 @@ describe('gmail adapter: rounds', () => {
   }, 30_000);
 
   it('a rate-limit burst (429 and 403 userRateLimitExceeded) is backed off and everything read', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     fill(USER, 30);
-    standIn.rateLimit(USER, { count: 2, status: 429, reason: 'rateLimitExceeded' });
+    t.standIn.rateLimit(USER, { count: 2, status: 429, reason: 'rateLimitExceeded' });
     const sink = new MemorySink();
-    const { adapters } = run(entryFor(standIn, [USER]), sink);
+    const { adapters } = run(entryFor(t.standIn, [USER]), sink);
     await until(() => sink.items.size === 30, '30 messages');
-    standIn.rateLimit(USER, { count: 2, status: 403, reason: 'userRateLimitExceeded' });
+    t.standIn.rateLimit(USER, { count: 2, status: 403, reason: 'userRateLimitExceeded' });
     fill(USER, 5, 100);
     adapters[0]!.runner.wake();
     await until(() => sink.items.size === 35, '35 messages');
@@ -96,11 +86,11 @@ describe('gmail adapter: rounds', () => {
   }, 30_000);
 
   it('a mailbox without delegation beside a working one: its own coded error; the other read', async () => {
-    standIn.addMailbox('nodelegation@example.test', { delegated: false });
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox('nodelegation@example.test', { delegated: false });
+    t.standIn.addMailbox(USER);
     fill(USER, 5);
     const sink = new MemorySink();
-    const { adapters } = run(entryFor(standIn, ['nodelegation@example.test', USER]), sink);
+    const { adapters } = run(entryFor(t.standIn, ['nodelegation@example.test', USER]), sink);
     await until(() => sink.items.size === 5, '5 messages');
     await until(() => adapters[0]!.health()[0]!.lastError !== undefined, 'the error');
     expect(adapters[0]!.health()[0]).toMatchObject({ ok: false, state: 'backoff', lastError: { code: 'MAILGATE_ERR_GMAIL_DELEGATION' } });
@@ -113,14 +103,14 @@ describe('gmail adapter: rounds', () => {
 
 describe('gmail adapter: labels and actions', () => {
   it('a message given a read label later (labelAdded) is read; one in another label is not', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     const sink = new MemorySink();
-    const entry = entryFor(standIn, [USER]);
+    const entry = entryFor(t.standIn, [USER]);
     entry.mailboxes[0]!.labels = ['Support'];
-    const mb = standIn.mailbox(USER);
+    const mb = t.standIn.mailbox(USER);
     mb.createLabel('Support');
-    const [inSupport] = standIn.deliver(USER, [sampleMessage(1)], ['INBOX', 'Support']);
-    const [elsewhere] = standIn.deliver(USER, [sampleMessage(2)], ['INBOX']);
+    const [inSupport] = t.standIn.deliver(USER, [sampleMessage(1)], ['INBOX', 'Support']);
+    const [elsewhere] = t.standIn.deliver(USER, [sampleMessage(2)], ['INBOX']);
     const { adapters } = run(entry, sink);
     await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the Support message');
     expect([...sink.items.values()][0]!.origin).toMatchObject({
@@ -133,30 +123,30 @@ describe('gmail adapter: labels and actions', () => {
   }, 30_000);
 
   it('after delivery: read removes UNREAD, label:<name> creates and adds the label, in one batchModify each', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     const ids = fill(USER, 3);
     for (const [action, check] of [
       ['read', (l: Set<string>) => !l.has('UNREAD')],
-      ['label:Done', (l: Set<string>) => l.has(standIn.mailbox(USER).label('Done'))],
+      ['label:Done', (l: Set<string>) => l.has(t.standIn.mailbox(USER).label('Done'))],
     ] as const) {
       const sink = new MemorySink();
-      const { adapters } = run(entryFor(standIn, [USER], { after_delivery: action }), sink);
+      const { adapters } = run(entryFor(t.standIn, [USER], { after_delivery: action }), sink);
       await until(() => sink.items.size === 3, 'read');
       const result = await adapters[0]!.afterDelivery([...sink.items.values()].map((i) => i.origin));
       expect(result.applied).toHaveLength(3);
-      expect(ids.every((id) => check(standIn.mailbox(USER).messages.get(id)!.labelIds))).toBe(true);
+      expect(ids.every((id) => check(t.standIn.mailbox(USER).messages.get(id)!.labelIds))).toBe(true);
     }
   }, 30_000);
 });
 
 describe('gmail adapter: origin', () => {
   it('fills {mailbox}, {labels} and {account} in route properties with the mailbox, every label of the message by name and the instance', async () => {
-    standIn.addMailbox(USER);
-    const mb = standIn.mailbox(USER);
+    t.standIn.addMailbox(USER);
+    const mb = t.standIn.mailbox(USER);
     mb.createLabel('Support');
-    standIn.deliver(USER, [sampleMessage(1)], ['INBOX', 'Support']);
+    t.standIn.deliver(USER, [sampleMessage(1)], ['INBOX', 'Support']);
     const sink = new MemorySink();
-    const entry = entryFor(standIn, [USER]);
+    const entry = entryFor(t.standIn, [USER]);
     entry.mailboxes[0]!.labels = ['Support'];
     const { adapters, done } = run(entry, sink);
     await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
@@ -168,7 +158,7 @@ describe('gmail adapter: origin', () => {
     expect(props['string:Mailbox']).toBe(USER);
     expect(String(props['string:Labels']).split(',').sort()).toEqual(['INBOX', 'Support', 'UNREAD']);
     expect(props['string:Account']).toBe(`workspace/${USER}`);
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 });

@@ -6,27 +6,21 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createGmailAdapters } from '../../adapters/gmail/index.js';
 import { GatewayError } from '../../src/errors.js';
 import type { PushEndpoint } from '../../src/pipeline/types.js';
-import { sampleMessage, startGmailStandIn, type GmailStandIn } from '../../adapters/gmail/stand-in/index.js';
-import { entryFor, MemorySink, quiet, until } from './setup.js';
+import { sampleMessage } from '../../adapters/gmail/stand-in/index.js';
+import { entryFor, gmailStandInPerTest, MemorySink, quiet, until } from './setup.js';
 
-let standIn: GmailStandIn;
-let stop: AbortController;
+const t = gmailStandInPerTest();
 let receiver: Server | undefined;
 
-beforeEach(async () => {
-  standIn = await startGmailStandIn();
-  stop = new AbortController();
-});
+// Runs before the stand-in's own clean-up (after-hooks run last-registered first).
 afterEach(async () => {
-  stop.abort();
   receiver?.closeAllConnections();
   await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
   receiver = undefined;
-  await standIn.close();
 });
 
 /** Serves the adapter's push endpoint over HTTP and points the stand-in's Pub/Sub push subscription at it. */
@@ -44,7 +38,7 @@ async function receive(endpoint: PushEndpoint): Promise<void> {
   });
   await new Promise<void>((r) => receiver!.listen(0, '127.0.0.1', r));
   const port = (receiver.address() as AddressInfo).port;
-  standIn.pubsub.target = { endpoint: `http://127.0.0.1:${port}${endpoint.path}`, audience: AUDIENCE, serviceAccount: PUSHER };
+  t.standIn.pubsub.target = { endpoint: `http://127.0.0.1:${port}${endpoint.path}`, audience: AUDIENCE, serviceAccount: PUSHER };
 }
 
 const USER = 'support@example.test';
@@ -52,9 +46,9 @@ const AUDIENCE = 'https://mailgate.example.test/gmail/push';
 const PUSHER = 'pusher@stand-in-project.iam.gserviceaccount.com';
 
 function start(more: Record<string, unknown> = {}) {
-  const entry = entryFor(standIn, [USER], {
+  const entry = entryFor(t.standIn, [USER], {
     poll_interval_ms: 600_000,
-    notifications: { topic: 'projects/p/topics/gmail', audience: AUDIENCE, service_account: PUSHER, certs_url: standIn.certsUrl },
+    notifications: { topic: 'projects/p/topics/gmail', audience: AUDIENCE, service_account: PUSHER, certs_url: t.standIn.certsUrl },
     ...more,
   });
   return entry;
@@ -62,27 +56,27 @@ function start(more: Record<string, unknown> = {}) {
 
 describe('gmail watch and push', () => {
   it('renews the watch on its schedule', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     const entry = start();
     // Shortened from a day (the schema's floor is a minute): the schedule is the same code.
     entry.watch_renew_ms = 300;
     const sink = new MemorySink();
     const [adapter] = createGmailAdapters(entry, { logger: quiet });
-    void adapter!.start(sink, stop.signal);
-    await until(() => standIn.pubsub.watches >= 4, 'four watches');
-    expect(standIn.mailbox(USER).watch).toMatchObject({ topic: 'projects/p/topics/gmail', labelIds: ['INBOX'] });
+    void adapter!.start(sink, t.stop.signal);
+    await until(() => t.standIn.pubsub.watches >= 4, 'four watches');
+    expect(t.standIn.mailbox(USER).watch).toMatchObject({ topic: 'projects/p/topics/gmail', labelIds: ['INBOX'] });
   });
 
   it('a push wakes the mailbox only when its token verifies', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     const sink = new MemorySink();
     const [adapter] = createGmailAdapters(start(), { logger: quiet });
-    void adapter!.start(sink, stop.signal);
-    await until(() => standIn.pubsub.watches === 1, 'the watch');
+    void adapter!.start(sink, t.stop.signal);
+    await until(() => t.standIn.pubsub.watches === 1, 'the watch');
     const endpoint = adapter!.endpoints()[0]!;
     const post = async (forged?: 'signature' | 'audience' | 'account') => {
       const note = { emailAddress: USER, historyId: 1 };
-      const token = standIn.identity.pushToken(
+      const token = t.standIn.identity.pushToken(
         forged === 'audience' ? 'https://elsewhere.example/' : AUDIENCE,
         forged === 'account' ? 'other@example.test' : PUSHER,
         forged === 'signature',
@@ -94,52 +88,52 @@ describe('gmail watch and push', () => {
     for (const forged of ['signature', 'audience', 'account'] as const) expect((await post(forged)).status).toBe(401);
     expect(endpoint.authorize!({ method: 'POST', url: endpoint.path, headers: {} })?.status).toBe(401);
     expect(adapter!.runner.health.pushes).toBe(0);
-    standIn.deliver(USER, [sampleMessage(1)]);
+    t.standIn.deliver(USER, [sampleMessage(1)]);
     expect((await post()).status).toBe(204);
     expect(adapter!.runner.health.pushes).toBe(1);
     await until(() => sink.items.size === 1, 'the pushed message');
   });
 
   it('a watch that lapsed: the poll still finds new mail, and the renewal watches again so pushes resume', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     const entry = start({ poll_interval_ms: 1000 });
     entry.watch_renew_ms = 1500;
     const sink = new MemorySink();
     const [adapter] = createGmailAdapters(entry, { logger: quiet });
     await receive(adapter!.endpoints()[0]!);
-    void adapter!.start(sink, stop.signal);
-    await until(() => standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
-    const pushed = () => standIn.pubsub.deliveries.filter((d) => d.status === 204).length;
+    void adapter!.start(sink, t.stop.signal);
+    await until(() => t.standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
+    const pushed = () => t.standIn.pubsub.deliveries.filter((d) => d.status === 204).length;
 
-    standIn.lapseWatch(USER);
-    const published = standIn.pubsub.published;
-    standIn.deliver(USER, [sampleMessage(1)]);
+    t.standIn.lapseWatch(USER);
+    const published = t.standIn.pubsub.published;
+    t.standIn.deliver(USER, [sampleMessage(1)]);
     await until(() => sink.items.size === 1, 'the message found by the poll');
     // Nothing was pushed for it: only the poll can have found it.
-    expect(standIn.pubsub.published).toBe(published);
+    expect(t.standIn.pubsub.published).toBe(published);
     expect(pushed()).toBe(0);
 
-    await until(() => standIn.pubsub.watches >= 2, 'the watch renewed');
-    expect(standIn.mailbox(USER).watch!.expiration).toBeGreaterThan(Date.now());
-    standIn.deliver(USER, [sampleMessage(2)]);
+    await until(() => t.standIn.pubsub.watches >= 2, 'the watch renewed');
+    expect(t.standIn.mailbox(USER).watch!.expiration).toBeGreaterThan(Date.now());
+    t.standIn.deliver(USER, [sampleMessage(2)]);
     await until(() => pushed() >= 1 && sink.items.size === 2, 'the message pushed after the renewal');
   });
 
   it('stopping the mailbox stops its watch (users.stop), after proving it still holds the mailbox', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     const sink = new MemorySink();
     const [adapter] = createGmailAdapters(start(), { logger: quiet });
-    const done = adapter!.start(sink, stop.signal);
-    await until(() => standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
-    expect(standIn.mailbox(USER).watch).toBeDefined();
-    stop.abort();
+    const done = adapter!.start(sink, t.stop.signal);
+    await until(() => t.standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
+    expect(t.standIn.mailbox(USER).watch).toBeDefined();
+    t.stop.abort();
     await done;
-    expect(standIn.mailbox(USER).watch).toBeUndefined();
+    expect(t.standIn.mailbox(USER).watch).toBeUndefined();
     expect(sink.checkpoints.get(`gmail:workspace/${USER}:watch`)).toMatchObject({ stoppedAt: expect.any(String) });
   });
 
   it('a replica that lost the mailbox (its fenced write refused) leaves the watch to the one that took it', async () => {
-    standIn.addMailbox(USER);
+    t.standIn.addMailbox(USER);
     let fenced = false;
     const sink = new (class extends MemorySink {
       override async accept(...args: Parameters<MemorySink['accept']>) {
@@ -148,11 +142,11 @@ describe('gmail watch and push', () => {
       }
     })();
     const [adapter] = createGmailAdapters(start(), { logger: quiet });
-    const done = adapter!.start(sink, stop.signal);
-    await until(() => standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
+    const done = adapter!.start(sink, t.stop.signal);
+    await until(() => t.standIn.pubsub.watches === 1 && adapter!.health()[0]!.state === 'idle', 'the watch');
     fenced = true;
-    stop.abort();
+    t.stop.abort();
     await done;
-    expect(standIn.mailbox(USER).watch).toBeDefined();
+    expect(t.standIn.mailbox(USER).watch).toBeDefined();
   });
 });

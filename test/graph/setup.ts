@@ -1,13 +1,37 @@
 /** Shared set-up of the Graph tests: a stand-in, an entry pointing at it, and an in-memory intake sink. */
+import { afterEach, beforeEach } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import type { AcceptOptions, Accepted, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { graphEntrySchema, type GraphEntry } from '../../adapters/graph/config.js';
-import type { GraphStandIn } from '../../adapters/graph/stand-in/index.js';
+import { startGraphStandIn, type GraphStandIn } from '../../adapters/graph/stand-in/index.js';
 
 export const SECRET = 'stand-in-secret';
 export const CLIENT_ID = '3b1a5f0e-0000-4000-8000-000000000001';
 
 export const quiet = createLogger({ level: 'silent' });
+
+/** A stand-in for each test, and the controller that stops what the test started (a test may replace it). */
+export interface StandInPerTest<S> {
+  standIn: S;
+  stop: AbortController;
+}
+
+/** Starts a stand-in before each test of the calling file; after it, aborts `stop` and closes the stand-in. */
+export function standInPerTest<S extends { close(): Promise<void> }>(start: () => Promise<S>): StandInPerTest<S> {
+  const t = {} as StandInPerTest<S>;
+  beforeEach(async () => {
+    t.standIn = await start();
+    t.stop = new AbortController();
+  });
+  afterEach(async () => {
+    t.stop.abort();
+    await t.standIn.close();
+  });
+  return t;
+}
+
+/** A Graph stand-in for each test of the calling file. */
+export const graphStandInPerTest = (): StandInPerTest<GraphStandIn> => standInPerTest(() => startGraphStandIn());
 
 export function entryFor(standIn: GraphStandIn, users: string[], more: Record<string, unknown> = {}): GraphEntry {
   return graphEntrySchema.parse({

@@ -3,27 +3,17 @@
  * immutable-id preference on every request, an expired delta link, throttling honoured, a 403
  * mailbox beside a working one, the token refused mid-sync, and well-known and path folders.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGraphAdapters } from '../../adapters/graph/index.js';
 import { ConnectionPacer } from '../../src/pipeline/pacer.js';
-import { sampleMessage, startGraphStandIn, type GraphStandIn } from '../../adapters/graph/stand-in/index.js';
+import { sampleMessage } from '../../adapters/graph/stand-in/index.js';
 import { resolveUserProperties } from '../../src/pipeline/origin.js';
-import { entryFor, MemorySink, quiet, until } from './setup.js';
+import { entryFor, graphStandInPerTest, MemorySink, quiet, until } from './setup.js';
 
-let standIn: GraphStandIn;
-let stop: AbortController;
-
-beforeEach(async () => {
-  standIn = await startGraphStandIn();
-  stop = new AbortController();
-});
-afterEach(async () => {
-  stop.abort();
-  await standIn.close();
-});
+const t = graphStandInPerTest();
 
 const fill = (user: string, n: number, folder = 'inbox', from = 0) =>
-  standIn.deliver(
+  t.standIn.deliver(
     user,
     folder,
     Array.from({ length: n }, (_, i) =>
@@ -33,23 +23,23 @@ const fill = (user: string, n: number, folder = 'inbox', from = 0) =>
 
 function run(entry: ReturnType<typeof entryFor>, sink: MemorySink, pacer?: ConnectionPacer) {
   const adapters = createGraphAdapters(entry, { logger: quiet, ...(pacer ? { pacer } : {}) });
-  const done = Promise.all(adapters.map((a) => a.start(sink, stop.signal)));
+  const done = Promise.all(adapters.map((a) => a.start(sink, t.stop.signal)));
   return { adapters, done };
 }
 
 describe('graph adapter: delta rounds', () => {
   it('reads every message once, page by page, with the delta link as checkpoint and ImmutableId on every request', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     const ids = fill(user, 57);
     const sink = new MemorySink();
-    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
+    const { adapters, done } = run(entryFor(t.standIn, [user], { page_size: 10 }), sink);
     await until(() => sink.items.size === 57, '57 messages');
     await until(() => adapters[0]!.health()[0]!.state === 'idle', 'idle');
     expect([...sink.items.values()].map((i) => i.origin.details['eventId']).sort()).toEqual([...ids].sort());
     const cp = sink.checkpoints.get(`graph:m365/${user}:inbox`) as { link: string };
     expect(cp.link).toContain('$deltatoken=');
-    const stats = standIn.stats(user);
+    const stats = t.standIn.stats(user);
     expect(stats.withoutImmutableId).toBe(0);
     expect(stats.maxInFlight).toBeLessThanOrEqual(4);
     // Attachments never crossed the wire: those messages came through $select/$expand.
@@ -64,51 +54,51 @@ describe('graph adapter: delta rounds', () => {
     fill(user, 3, 'inbox', 100);
     adapters[0]!.runner.wake();
     await until(() => sink.items.size === 60, '60 messages');
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 
   it('an expired delta link starts a full round; the messages keep their keys', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     fill(user, 25);
     const sink = new MemorySink();
-    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
+    const { adapters, done } = run(entryFor(t.standIn, [user], { page_size: 10 }), sink);
     await until(() => adapters[0]!.health()[0]!.state === 'idle' && sink.items.size === 25, 'first round');
     const before = sink.accepted;
-    standIn.expireDelta(user, 'inbox', 'syncStateNotFound');
+    t.standIn.expireDelta(user, 'inbox', 'syncStateNotFound');
     fill(user, 2, 'inbox', 200);
     adapters[0]!.runner.wake();
     await until(() => sink.items.size === 27, 'round after the reset');
     expect(sink.accepted - before).toBe(27);
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 
   it('tells the runtime that deferred after-delivery actions can run on each start, the one after a failure too', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     fill(user, 5);
     const sink = new MemorySink();
     sink.failNext = 1;
-    const { adapters, done } = run(entryFor(standIn, [user]), sink);
+    const { adapters, done } = run(entryFor(t.standIn, [user]), sink);
     let ready = 0;
     adapters[0]!.onActionsReady(() => (ready += 1));
     await until(() => adapters[0]!.runner.health.failures === 1, 'the failure');
     expect(ready).toBe(1);
     await until(() => sink.items.size === 5 && adapters[0]!.health()[0]!.state === 'idle', 'all after the retry', 30_000);
     expect(ready).toBe(2);
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 
   it('a failing write leaves the checkpoint behind the pages not stored; they are read again after a backoff', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     fill(user, 45);
     const sink = new MemorySink();
     sink.failNext = 1;
-    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
+    const { adapters, done } = run(entryFor(t.standIn, [user], { page_size: 10 }), sink);
     await until(() => adapters[0]!.runner.health.failures === 1, 'the failure');
     // Nothing after the failed write was kept: no folder checkpoint (the mailbox's state record has the error).
     expect(sink.checkpoints.has(`graph:m365/${user}:inbox`)).toBe(false);
@@ -116,34 +106,34 @@ describe('graph adapter: delta rounds', () => {
     await until(() => sink.items.size === 45 && adapters[0]!.health()[0]!.state === 'idle', 'all after the retry', 30_000);
     expect((sink.checkpoints.get(`graph:m365/${user}:inbox`) as { link: string }).link).toContain('$deltatoken=');
     expect(sink.checkpoints.get(`graph:m365/${user}`)).toMatchObject({ state: 'ok' });
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 
   it('a 429 burst: nothing is sent before Retry-After, never more than 4 in flight', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     fill(user, 60);
-    standIn.throttle(user, 3, 1);
+    t.standIn.throttle(user, 3, 1);
     const sink = new MemorySink();
-    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 20 }), sink);
+    const { adapters, done } = run(entryFor(t.standIn, [user], { page_size: 20 }), sink);
     await until(() => sink.items.size === 60, '60 messages');
-    const stats = standIn.stats(user);
+    const stats = t.standIn.stats(user);
     expect(stats.throttled).toBeGreaterThanOrEqual(3);
     expect(stats.early).toBe(0);
     expect(stats.maxInFlight).toBeLessThanOrEqual(4);
     expect(adapters[0]!.runner.health.throttled).toBeGreaterThanOrEqual(1);
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 
   it('a 403 mailbox has its own coded error; the mailbox beside it is read; both start through the pacer', async () => {
-    standIn.addMailbox('ok@contoso.test');
-    standIn.addMailbox('denied@contoso.test', { forbidden: true });
+    t.standIn.addMailbox('ok@contoso.test');
+    t.standIn.addMailbox('denied@contoso.test', { forbidden: true });
     fill('ok@contoso.test', 5);
     const sink = new MemorySink();
     const pacer = new ConnectionPacer({ concurrency: 1, perSecond: 100 });
-    const { adapters, done } = run(entryFor(standIn, ['denied@contoso.test', 'ok@contoso.test']), sink, pacer);
+    const { adapters, done } = run(entryFor(t.standIn, ['denied@contoso.test', 'ok@contoso.test']), sink, pacer);
     await until(() => sink.items.size === 5, 'the working mailbox');
     await until(() => adapters[0]!.health()[0]!.lastError !== undefined, 'the error');
     const denied = adapters[0]!.health()[0]!;
@@ -152,49 +142,49 @@ describe('graph adapter: delta rounds', () => {
     // Each mailbox's start took a permit, one at a time.
     expect(pacer.grants).toBeGreaterThanOrEqual(2);
     expect(pacer.peakInFlight).toBe(1);
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 
   it('a token refused mid-sync is renewed once and the sync goes on; refused again it is MAILGATE_ERR_GRAPH_UNAUTHORIZED', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     fill(user, 30);
     const sink = new MemorySink();
-    const { adapters, done } = run(entryFor(standIn, [user], { page_size: 10 }), sink);
+    const { adapters, done } = run(entryFor(t.standIn, [user], { page_size: 10 }), sink);
     await until(() => sink.items.size === 30, 'the first round');
     // The token expires between rounds (a fast machine finishes a round before a test could expire
     // it in the middle): the next round's first request is refused, renewed once, and goes on.
-    standIn.identity.expireAll();
+    t.standIn.identity.expireAll();
     fill(user, 12, 'inbox', 200);
     adapters[0]!.runner.wake();
     await until(() => sink.items.size === 42, 'all after the renewal');
     expect(adapters[0]!.runner.opts.client.stats.renewals).toBeGreaterThanOrEqual(1);
-    standIn.refuseTokens(2);
+    t.standIn.refuseTokens(2);
     fill(user, 1, 'inbox', 300);
     adapters[0]!.runner.wake();
     await until(() => adapters[0]!.health()[0]!.lastError !== undefined, 'the 401 error');
     expect(adapters[0]!.health()[0]!.lastError!.code).toBe('MAILGATE_ERR_GRAPH_UNAUTHORIZED');
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 
   it('folders by well-known name and by path; a missing path is MAILGATE_ERR_GRAPH_NOT_FOUND', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     fill(user, 2, 'inbox/Support/Tier 2');
     fill(user, 3, 'archive', 10);
     const sink = new MemorySink();
-    const entry = entryFor(standIn, [user]);
+    const entry = entryFor(t.standIn, [user]);
     entry.mailboxes[0]!.folders = ['inbox/Support/Tier 2', 'archive'];
     const { done } = run(entry, sink);
     await until(() => sink.items.size === 5, 'both folders');
     expect(new Set([...sink.items.values()].map((i) => i.origin.details['folder']))).toEqual(new Set(['inbox/Support/Tier 2', 'archive']));
-    stop.abort();
+    t.stop.abort();
     await done;
-    const missing = entryFor(standIn, [user]);
+    const missing = entryFor(t.standIn, [user]);
     missing.mailboxes[0]!.folders = ['inbox/Nope'];
-    stop = new AbortController();
+    t.stop = new AbortController();
     const second = run(missing, new MemorySink());
     await until(() => second.adapters[0]!.health()[0]!.lastError !== undefined, 'the error');
     expect(second.adapters[0]!.health()[0]!.lastError!.code).toBe('MAILGATE_ERR_GRAPH_NOT_FOUND');
@@ -204,32 +194,32 @@ describe('graph adapter: delta rounds', () => {
 describe('graph adapter: after delivery', () => {
   it('read and category: applied by immutable id in $batch; the changes do not bring the messages back', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     const ids = fill(user, 6);
     for (const action of ['read', 'category:Mailgate']) {
       const sink = new MemorySink();
-      const { adapters, done } = run(entryFor(standIn, [user], { after_delivery: action }), sink);
+      const { adapters, done } = run(entryFor(t.standIn, [user], { after_delivery: action }), sink);
       await until(() => sink.items.size === 6 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
       const origins = [...sink.items.values()].map((i) => i.origin);
       expect([...sink.items.values()].every((i) => i.afterDelivery === true)).toBe(true);
       const res = await adapters[0]!.afterDelivery(origins);
       expect(res.applied).toHaveLength(6);
       for (const id of ids) {
-        const m = standIn.find(user, id)!;
+        const m = t.standIn.find(user, id)!;
         if (action === 'read') expect(m.isRead).toBe(true);
         else expect(m.categories).toEqual(['Mailgate']);
       }
       // A repeat (a crash between the action and its bookkeeping) changes nothing.
       expect((await adapters[0]!.afterDelivery(origins)).applied).toHaveLength(6);
-      const before = standIn.stats(user).requests;
+      const before = t.standIn.stats(user).requests;
       adapters[0]!.runner.wake();
-      await until(() => standIn.stats(user).requests > before && adapters[0]!.health()[0]!.state === 'idle', 'a round');
+      await until(() => t.standIn.stats(user).requests > before && adapters[0]!.health()[0]!.state === 'idle', 'a round');
       // One delta request, no content read: updates are not arrivals.
-      expect(standIn.stats(user).requests - before).toBe(1);
+      expect(t.standIn.stats(user).requests - before).toBe(1);
       expect(sink.accepted).toBe(6);
-      stop.abort();
+      t.stop.abort();
       await done;
-      stop = new AbortController();
+      t.stop = new AbortController();
     }
   });
 });
@@ -237,10 +227,10 @@ describe('graph adapter: after delivery', () => {
 describe('graph adapter: move to a folder that does not exist', () => {
   it('is MAILGATE_ERR_GRAPH_MOVE_FOLDER in the mailbox status, the actions finished unapplied (not due forever); once the folder exists, later messages move', async () => {
     const user = 'support@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     fill(user, 3);
     const sink = new MemorySink();
-    const { adapters, done } = run(entryFor(standIn, [user], { after_delivery: 'move:inbox/Handled' }), sink);
+    const { adapters, done } = run(entryFor(t.standIn, [user], { after_delivery: 'move:inbox/Handled' }), sink);
     await until(() => sink.items.size === 3 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
     const origins = [...sink.items.values()].map((i) => i.origin);
     const res = await adapters[0]!.afterDelivery(origins);
@@ -251,12 +241,12 @@ describe('graph adapter: move to a folder that does not exist', () => {
     expect(line.ok).toBe(true);
     expect(line.detail!['actionError']).toMatchObject({ code: 'MAILGATE_ERR_GRAPH_MOVE_FOLDER', skipped: 3 });
     expect((line.detail!['actionError'] as { message: string }).message).toMatch(/"inbox\/Handled"/);
-    expect(standIn.count(user, 'inbox')).toBe(3);
-    standIn.deliver(user, 'inbox/Handled', []);
+    expect(t.standIn.count(user, 'inbox')).toBe(3);
+    t.standIn.deliver(user, 'inbox/Handled', []);
     expect((await adapters[0]!.afterDelivery(origins)).applied).toHaveLength(3);
-    expect(standIn.count(user, 'inbox/Handled')).toBe(3);
+    expect(t.standIn.count(user, 'inbox/Handled')).toBe(3);
     expect(adapters[0]!.health()[0]!.detail!['actionError']).toBeUndefined();
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 });
@@ -264,10 +254,10 @@ describe('graph adapter: move to a folder that does not exist', () => {
 describe('graph adapter: origin', () => {
   it('fills {mailbox}, {folder} and {account} in route properties with the mailbox, the folder as configured and the instance', async () => {
     const user = 'help@contoso.test';
-    standIn.addMailbox(user);
+    t.standIn.addMailbox(user);
     fill(user, 1);
     const sink = new MemorySink();
-    const { adapters, done } = run(entryFor(standIn, [user]), sink);
+    const { adapters, done } = run(entryFor(t.standIn, [user]), sink);
     await until(() => sink.items.size === 1 && adapters[0]!.health()[0]!.state === 'idle', 'the first round');
     const [item] = [...sink.items.values()];
     const props = resolveUserProperties(
@@ -275,7 +265,7 @@ describe('graph adapter: origin', () => {
       item!.origin,
     );
     expect(props).toEqual({ 'string:Mailbox': user, 'string:Folder': 'inbox', 'string:Account': `m365/${user}` });
-    stop.abort();
+    t.stop.abort();
     await done;
   });
 });

@@ -11,6 +11,7 @@ import { createDeliverFn, createDelivery } from '../../src/pipeline/delivery/ind
 import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake } from '../../src/pipeline/intake.js';
 import { createRetention, THREAD_STEPS_PER_ROUND } from '../../src/pipeline/retention.js';
+import { createWakeBoard, WAKE_KEEP_MS } from '../../src/pipeline/wake-board.js';
 import { preview } from '../../src/preview/index.js';
 import { openStore } from '../../src/store/index.js';
 import { createLogger } from '../../src/logger.js';
@@ -113,5 +114,24 @@ describe('retention', () => {
     const keep = createRetention({ store, retention: { ...config.retention, threads_s: null }, logger: createLogger({ level: 'silent' }) });
     expect((await keep.runOnce()).threads).toBe(0);
     expect((await store.threadMembers('acme/kept', ['b-t0', 'b-t1', 'b-t2'])).size).toBe(3);
+  });
+
+  it("prunes the wake board's signals an hour after they were last written (one per notified mailbox), nothing else", async () => {
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(() => store.close());
+    const board = createWakeBoard(store);
+    await board.signal('graph:m365/one@contoso.test');
+    await board.signal('gmail:workspace/two@example.test');
+    await store.setCheckpoint('graph:m365/one@contoso.test:inbox', { deltaLink: 'x' });
+    const logger = createLogger({ level: 'silent' });
+    let now = Date.now();
+    const retention = createRetention({ store, retention: config.retention, logger, now: () => now });
+    expect((await retention.runOnce()).wakeSignals).toBe(0);
+    expect(await board.watch('graph:m365/one@contoso.test')).toBeDefined();
+    now += WAKE_KEEP_MS + 60_000;
+    expect((await retention.runOnce()).wakeSignals).toBe(2);
+    expect(await board.watch('graph:m365/one@contoso.test')).toBeUndefined();
+    expect(await board.watch('gmail:workspace/two@example.test')).toBeUndefined();
+    expect(await store.getCheckpoint('graph:m365/one@contoso.test:inbox')).toEqual({ deltaLink: 'x' });
   });
 });

@@ -3,8 +3,6 @@
  * on the service's thread (a 10 MB HTML body of `&` blocked the server 2.5 s per view). The view
  * takes the attachment list the parse worker computed into the stored document and reads only
  * headers and the MIME structure of the raw bytes. Asserted on work done: parser runs per view.
- * The first view of a large item then still parsed its stored document's JSON text (10 MB) on
- * that thread; the built view worker does it now, and only the cut document comes back.
  */
 import { describe, expect, it, vi } from 'vitest';
 
@@ -23,7 +21,6 @@ vi.mock('../../src/mime/parse.js', async (importOriginal) => {
 const { buildDocument } = await import('../../src/document/index.js');
 const { parseMessage } = await import('../../src/mime/parse.js');
 const { itemDetail, MAX_VIEW_HTML_CHARS } = await import('../../src/service/console-item.js');
-type ViewDocument = typeof import('../../src/service/view-document.js');
 
 const RAW = Buffer.from(
   [
@@ -59,7 +56,6 @@ function storeOf(raw: Buffer) {
     attempts: 0,
     origin: { adapter: 'upload', instance: 'desk', id: 'sha256:0', details: {} },
     document,
-    documentJson: JSON.stringify(document),
     warnings: [],
   };
   const reads = { documents: 0, raw: 0 };
@@ -106,46 +102,6 @@ describe('console item view (main-thread re-parse)', () => {
       7,
     );
     expect(small!.document_cut).toBeNull();
-  });
-
-  it('parses the stored JSON of a 10 MB document in the view worker, never on the service thread (first view of an item)', async () => {
-    // The built module: the compiled worker sits beside it (the sources parse on the calling thread).
-    const built = (await import(new URL('../../dist/src/service/view-document.js', import.meta.url).href)) as ViewDocument;
-    const html = `<p>${'&amp;'.repeat(2 * 1024 * 1024)}</p>`;
-    const doc = {
-      raw_email: {
-        headers: { raw: 'Subject: big' },
-        body: { html },
-        attachments: [{ name: 'a.pdf', size: 3, content_type: 'application/pdf' }],
-      },
-    };
-    const reads = { document: 0 };
-    // As the stores give an item: the text, and a document parsed from it when first read.
-    const stored = (json: string) => ({
-      documentJson: json,
-      get document() {
-        reads.document++;
-        return JSON.parse(json) as never;
-      },
-    });
-    const view = await built.documentForView(stored(JSON.stringify(doc)));
-    expect(reads.document).toBe(0);
-    expect(view.cut).toEqual({ field: 'raw_email.body.html', chars: html.length, shown_chars: MAX_VIEW_HTML_CHARS });
-    expect(view.doc.raw_email.body).toEqual({ html: html.slice(0, MAX_VIEW_HTML_CHARS) });
-    expect(view.doc.raw_email.attachments).toEqual(doc.raw_email.attachments);
-    // Several at once are answered each with its own document.
-    const many = await Promise.all(
-      [1, 2, 3].map((n) =>
-        built.documentForView(stored(JSON.stringify({ ...doc, raw_email: { ...doc.raw_email, headers: { raw: `Subject: ${n}` } } }))),
-      ),
-    );
-    expect(many.map((v) => v.doc.raw_email.headers)).toEqual([{ raw: 'Subject: 1' }, { raw: 'Subject: 2' }, { raw: 'Subject: 3' }]);
-    expect(reads.document).toBe(0);
-    // A short document is read where it is: a worker round trip would cost more than its parse.
-    const short = { raw_email: { headers: { raw: 'Subject: s' }, body: { plain: 'hi' }, attachments: [] } };
-    expect(await built.documentForView(stored(JSON.stringify(short)))).toEqual({ doc: short, cut: null });
-    expect(reads.document).toBe(1);
-    expect(JSON.stringify(doc).length).toBeGreaterThan(built.MAX_VIEW_PARSE_CHARS);
   });
 
   it('shows headers, MIME tree and attachments of a kept message without running the parser', async () => {

@@ -12,6 +12,7 @@ import type {
   ItemDetail,
   ItemRow,
   ItemsPage,
+  MailboxView,
   OriginSummary,
   Overview,
 } from '../console-types.js';
@@ -237,6 +238,7 @@ export const mailbox = z.object({
     }),
   ),
 });
+same<z.output<typeof mailbox>, MailboxView>(true);
 export const mailboxes = z.object({ mailboxes: z.array(mailbox) });
 export const mailboxChanged = z.object({ mailbox: z.string(), state: z.enum(['enabled', 'disabled']), byCommand: z.literal(true) });
 export const routeResumed = z.object({ route: z.string(), resumed: z.boolean().describe('false: the route was not paused') });

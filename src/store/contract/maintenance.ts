@@ -58,6 +58,12 @@ export interface MaintenanceStore {
    */
   pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): Promise<{ deleted: number; next: ThreadCursor | null }>;
   /**
+   * Deletes at most `limit` checkpoints whose key starts with `prefix` (non-empty) and that were
+   * last written before `olderThan` — the wake board's `wake:` signals, one per notified mailbox —
+   * in one short statement. Returns how many: fewer than `limit` means nothing more is left.
+   */
+  pruneCheckpoints(prefix: string, olderThan: Date, limit: number): Promise<number>;
+  /**
    * Gives free space back to the file system, at most `maxBytes` of it (SQLite with incremental
    * auto-vacuum: that many free pages are released and the WAL is checkpointed). Returns the
    * bytes released; 0 where the store does not shrink itself (PostgreSQL: autovacuum reuses the

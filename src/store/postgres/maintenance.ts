@@ -62,6 +62,19 @@ export class PgMaintenance implements Backend<MaintenanceStore> {
     return { deleted: Number(r.deleted), next };
   }
 
+  async pruneCheckpoints(prefix: string, olderThan: Date, limit: number): Promise<number> {
+    if (prefix === '') throw new RangeError('pruneCheckpoints needs a key prefix');
+    checkLimit(limit);
+    // The age is checked again on the locked row: one written meanwhile stays.
+    const res = await this.pool.query(
+      `DELETE FROM checkpoints WHERE key IN (
+         SELECT key FROM checkpoints WHERE starts_with(key, $1) AND updated_at < $2 LIMIT $3 FOR UPDATE SKIP LOCKED)
+       AND updated_at < $2`,
+      [prefix, olderThan, limit],
+    );
+    return res.rowCount ?? 0;
+  }
+
   reclaimSpace(): number {
     return 0;
   }

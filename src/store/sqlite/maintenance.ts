@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import { checkLimit, spaceProbeRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { MaintenanceStore, PruneKind, StoreStats, ThreadCursor } from '../types.js';
+import { statement } from './statements.js';
 
 /** The ids one prune batch deletes, oldest first, each along its index. */
 const SELECT_IDS: Record<PruneKind, string> = {
@@ -73,6 +74,13 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
 
   pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): { deleted: number; next: ThreadCursor | null } {
     return this.threadsTx(olderThan.getTime(), checkLimit(limit), after ?? { source: '', threadId: '' });
+  }
+
+  pruneCheckpoints(prefix: string, olderThan: Date, limit: number): number {
+    if (prefix === '') throw new RangeError('pruneCheckpoints needs a key prefix');
+    const sql = `DELETE FROM checkpoints WHERE key IN (
+      SELECT key FROM checkpoints WHERE substr(key, 1, length(@prefix)) = @prefix AND updated_at < @before LIMIT @limit)`;
+    return statement(this.db, sql).run({ prefix, before: olderThan.getTime(), limit: checkLimit(limit) }).changes;
   }
 
   pruneBatch(kind: PruneKind, olderThan: Date, limit: number): number {

@@ -6,34 +6,10 @@
  * or up to date, synced until, last synced, messages behind). From GET /api/mailboxes; the
  * buttons POST /api/mailboxes/<mailbox>/enable|disable (a command: it wins over the configuration).
  */
+import type { FolderView, MailboxView } from '../../console-types.js';
 import { get, post } from './api.js';
 import { announce, byId, clear, empty, errorBox, h } from './dom.js';
 import { ago, when } from './format.js';
-
-interface FolderView {
-  folder: string;
-  state: 'in_progress' | 'up_to_date' | null;
-  syncedUntil: string | null;
-  lastSynced: string | null;
-  behind: number | null;
-  filtered: number;
-}
-
-interface MailboxView {
-  mailbox: string;
-  kind: string;
-  configured: boolean;
-  state: 'enabled' | 'disabled';
-  reason: 'user' | 'quota' | 'sync_error' | null;
-  byCommand: boolean;
-  errorKind: string | null;
-  errorCode: string | null;
-  message: string | null;
-  failingSince: string | null;
-  run: string | null;
-  filtered: number;
-  folders: FolderView[];
-}
 
 const REASONS: Record<string, string> = { user: 'by an operator', quota: 'quota', sync_error: 'sync error' };
 const box = () => byId('mailboxes-body');

@@ -1,0 +1,104 @@
+/**
+ * One durable run of the SMTP bench, in this process: the smtp adapter over a real SQLite store
+ * (synchronous=FULL, fresh file) through the parse pool and the intake, where each 250 means the
+ * message is durable. The product's modules are loaded from a build's `dist/` folder (this
+ * build's by default), so that another build runs under the same harness (A/B).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { drive, type Figures } from './smtp-drive.js';
+
+type Modules = {
+  smtpConfig: typeof import('../../adapters/smtp/config.js');
+  smtpAdapter: typeof import('../../adapters/smtp/adapter.js');
+  schema: typeof import('../../src/config/schema.js');
+  logger: typeof import('../../src/logger.js');
+  intake: typeof import('../../src/pipeline/intake.js');
+  pool: typeof import('../../src/pipeline/pool.js');
+  store: typeof import('../../src/store/index.js');
+};
+
+/** This build's dist/ folder. */
+export const OWN_DIST = new URL('../../', import.meta.url);
+
+async function load(dist: URL): Promise<Modules> {
+  const at = (path: string) => new URL(path, dist).href;
+  return {
+    smtpConfig: (await import(at('adapters/smtp/config.js'))) as Modules['smtpConfig'],
+    smtpAdapter: (await import(at('adapters/smtp/adapter.js'))) as Modules['smtpAdapter'],
+    schema: (await import(at('src/config/schema.js'))) as Modules['schema'],
+    logger: (await import(at('src/logger.js'))) as Modules['logger'],
+    intake: (await import(at('src/pipeline/intake.js'))) as Modules['intake'],
+    pool: (await import(at('src/pipeline/pool.js'))) as Modules['pool'],
+    store: (await import(at('src/store/index.js'))) as Modules['store'],
+  };
+}
+
+export interface DurableFigures extends Figures {
+  commits: number;
+  /** Share of the run the listener's event loop was busy. */
+  busy: number;
+  /** CPU of the process but the senders' thread (listener, intake, parse workers, store), µs per message. */
+  cpuUs: number;
+  /** CPU of the listener's thread alone, µs per message. */
+  mainCpuUs: number;
+}
+
+export async function durableRun(dist: URL, messages: number, connections: number): Promise<DurableFigures> {
+  const m = await load(dist);
+  const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-smtp-'));
+  const config = m.schema.ConfigSchema.parse({ routes: [{ name: 'support', source: 'acme/support' }] });
+  const store = await m.store.openStore(`sqlite:${join(dir, 'bench.db')}`);
+  const pool = new m.pool.ParsePool({ timeoutMs: config.parsing.timeout_ms, maxMessageBytes: config.parsing.max_message_bytes });
+  const routes = new Map(config.routes.map((r) => [r.name, r]));
+  const logger = m.logger.createLogger(false);
+  const intake = m.intake.createIntake({
+    store,
+    routes,
+    parse: (raw, opts) => pool.parseEncoded(raw, opts),
+    parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
+    maxOutbox: 10_000_000,
+    logger,
+  });
+  // Commits counted where they happen: one enqueue transaction each.
+  let commits = 0;
+  const enqueue = store.enqueue.bind(store);
+  store.enqueue = (...args) => ((commits += 1), enqueue(...args));
+  // Every sender connects from 127.0.0.1: the per-client cap is raised to the connections asked.
+  const entry = m.smtpConfig.smtpEntrySchema.parse({
+    name: 'bench',
+    route: 'support',
+    listen: '127.0.0.1:0',
+    recipients: [{ match: '*' }],
+    max_connections: Math.max(100, connections),
+    max_connections_per_client: Math.max(10, connections),
+  });
+  const adapter = new m.smtpAdapter.SmtpAdapter(entry, logger);
+  const stop = new AbortController();
+  const running = adapter.start(intake, stop.signal);
+  while (adapter.listening() === undefined) await new Promise((r) => setTimeout(r, 10));
+  try {
+    const loop = performance.eventLoopUtilization();
+    const cpu = process.cpuUsage();
+    const mainCpu = process.threadCpuUsage();
+    const figures = await drive({ port: adapter.listening()!.port, run: 'durable', messages, connections });
+    const used = process.cpuUsage(cpu);
+    const usedMain = process.threadCpuUsage(mainCpu);
+    const perMessage = (us: number) => us / messages;
+    return {
+      ...figures,
+      commits,
+      busy: performance.eventLoopUtilization(loop).utilization,
+      cpuUs: perMessage(used.user + used.system - figures.senderCpuMs * 1000),
+      mainCpuUs: perMessage(usedMain.user + usedMain.system),
+    };
+  } finally {
+    stop.abort();
+    await running;
+    await pool.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
