@@ -12,6 +12,10 @@
  * Rounds × requests × concurrency: MAILGATE_BENCH_ROUNDS (3) × MAILGATE_BENCH_REQUESTS (5000)
  * × MAILGATE_BENCH_CONCURRENCY (32). MAILGATE_BENCH_WORKERS sets parsing.workers of the
  * service (default: the service's own, cores - 1).
+ *
+ * `--cpu-prof-dir DIR`: run `mailgate serve` under `--cpu-prof` (its worker threads too) with the
+ * profiles written to DIR. The service then stops without draining delivery (`--drain-ms 0`):
+ * a drain longer than the stop's grace would end in SIGKILL, which writes no profile.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,6 +47,7 @@ const TOKEN = 'bench-token-0123456789';
 const SECRET = 'bench-hmac-secret-0123456789abcdef';
 const ADMIN_KEY = 'bench-admin-key-0123456789';
 const PATH = '/webhooks/raw-in';
+const PROFILE = ((i) => (i < 0 ? undefined : process.argv[i + 1]))(process.argv.indexOf('--cpu-prof-dir'));
 
 const PARAGRAPH =
   'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order.\r\nCould you check?\r\n\r\n';
@@ -161,7 +166,9 @@ async function main(): Promise<void> {
     };
     const emu = await startEmulator(dir);
     children.push(emu.child);
-    const serve = await startChild([CLI, 'serve', '--config', writeConfig(dir, emu.url)], dir, /serving on (http:\/\/\S+)/, 'stderr');
+    const profiling = PROFILE === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`];
+    const serveArgs = [CLI, 'serve', '--config', writeConfig(dir, emu.url), ...(PROFILE === undefined ? [] : ['--drain-ms', '0'])];
+    const serve = await startChild([...profiling, ...serveArgs], dir, /serving on (http:\/\/\S+)/, 'stderr');
     children.push(serve.child);
     const floor = await startChild([FLOOR, SECRET], dir, /floor listening on (http:\/\/\S+)/, 'stdout');
     children.push(floor.child);

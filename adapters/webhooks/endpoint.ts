@@ -70,20 +70,23 @@ function aliasOf(adapter: string, instance: string, eventId: string | undefined)
 function inbounds(d: EndpointDeps, messages: NormalizedMessage[]): Inbound[] {
   const receivedAt = new Date(d.now());
   const adapter = `webhook:${d.entry.provider}`;
-  return messages.map((m) => ({
-    raw: m.raw,
-    key: contentKey(m.raw),
-    route: d.entry.route,
-    receivedAt,
-    ...aliasOf(adapter, d.entry.name, m.eventId),
-    origin: {
-      adapter,
-      instance: d.entry.name,
-      id: m.eventId !== undefined && m.eventId !== '' ? m.eventId : contentKey(m.raw),
-      envelope: { provider: d.entry.provider, ...m.envelope },
-      details: m.eventId === undefined ? {} : { eventId: m.eventId },
-    },
-  }));
+  return messages.map((m) => {
+    const key = contentKey(m.raw);
+    return {
+      raw: m.raw,
+      key,
+      route: d.entry.route,
+      receivedAt,
+      ...aliasOf(adapter, d.entry.name, m.eventId),
+      origin: {
+        adapter,
+        instance: d.entry.name,
+        id: m.eventId !== undefined && m.eventId !== '' ? m.eventId : key,
+        envelope: { provider: d.entry.provider, ...m.envelope },
+        details: m.eventId === undefined ? {} : { eventId: m.eventId },
+      },
+    };
+  });
 }
 
 function refusal(d: EndpointDeps, r: WebhookRefusal, req: Omit<PushRequest, 'body'> & { body?: Buffer }): PushResponse {

@@ -81,7 +81,8 @@ function setPath(target: Record<string, Json>, path: string[], value: Json): voi
   node[path[path.length - 1]!] = value;
 }
 
-function deepMerge(base: Record<string, Json>, over: Record<string, Json>): Record<string, Json> {
+/** `over` on top of `base`, section by section: a setting of `over` replaces that setting only, never a whole section. */
+export function deepMerge(base: Record<string, Json>, over: Record<string, Json>): Record<string, Json> {
   const out: Record<string, Json> = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
@@ -147,6 +148,8 @@ export interface LoadOptions {
   env?: Env;
   /** Values from command-line flags, highest precedence. */
   overrides?: Record<string, Json>;
+  /** Settings in place of a file (`mailgate serve`'s embedded defaults), below the environment and the flags; ignored with `file`. */
+  settings?: Record<string, Json>;
 }
 
 /** Turns zod issues into one message that names each path and what to do. */
@@ -254,7 +257,7 @@ function sets(layer: Record<string, Json>, path: ReadonlyArray<PropertyKey>): bo
 export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
   const env = options.env ?? {};
   const source = options.file === undefined ? undefined : readConfigSource(options.file);
-  const fromFile = source === undefined ? {} : (interpolate(source.settings, env) as Record<string, Json>);
+  const fromFile = source === undefined ? (options.settings ?? {}) : (interpolate(source.settings, env) as Record<string, Json>);
   const fromEnv: Record<string, Json> = {};
   for (const [name, path] of Object.entries(ENV_FIELDS)) {
     const v = env[name];

@@ -143,18 +143,22 @@ export function createIntake(options: IntakeOptions): IntakeCore {
    * Forgets the attempts of the messages of a call once it is durable, but a poison message's:
    * its sender's retry (or a re-read) is then set aside at once, never parsed again.
    */
-  function forgetAttempts(routed: Routed[], inputs: OutboxInput[]): Promise<void> | undefined {
+  function forgetAttempts(inputs: OutboxInput[]): Promise<void> | undefined {
     const poison = options.poison;
     if (poison === undefined) return undefined;
-    const done = routed.filter((_, i) => !isPoisoned(inputs[i]!));
-    return Promise.all(
-      [...byRoute(done)].map(([route, list]) =>
-        poison.forget(
-          route,
-          list.map((r) => keysOf(r.route, r.msg).key),
-        ),
-      ),
-    ).then(() => undefined);
+    return Promise.all([...storedKeys(inputs)].map(([route, keys]) => poison.forget(route, keys))).then(() => undefined);
+  }
+
+  /** The keys of a call's messages stored, but a poison message's, by route (as forgetAttempts takes them). */
+  function storedKeys(inputs: OutboxInput[]): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const input of inputs) {
+      if (isPoisoned(input)) continue;
+      const list = out.get(input.route) ?? [];
+      list.push(input.key);
+      out.set(input.route, list);
+    }
+    return out;
   }
 
   /** One `item:stored` per message of a durable call, in its order. */
@@ -187,8 +191,10 @@ export function createIntake(options: IntakeOptions): IntakeCore {
       throw unavailable(err);
     }
     const results = await commits.submit({ inputs, refuse: true, ...marks(opts) }, opts.signal);
-    // Not awaited: the sender's answer does not wait for it (a leftover count is harmless).
-    void forgetAttempts(routed, inputs);
+    // Gathered with other calls' and not awaited: the sender's answer does not wait for it (a
+    // leftover count is harmless).
+    const poison = options.poison;
+    if (poison !== undefined) for (const [route, keys] of storedKeys(inputs)) poison.forgetLater(route, keys);
     report(batch, results, 'push');
     return results;
   }
@@ -246,7 +252,7 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     const inputs = await parseAll(fresh, counters, true);
     await previous;
     const stored = await commits.submit({ inputs, refuse: false, looked: true, ...marks(opts) }, opts.signal);
-    await forgetAttempts(fresh, inputs);
+    await forgetAttempts(inputs);
     counters.queued += stored.filter((r) => !r.duplicate && r.dead === undefined).length;
     counters.duplicates += stored.filter((r) => r.duplicate).length;
     let next = 0;

@@ -29,7 +29,18 @@ export interface PoisonGuard {
   begin(route: string, keys: readonly string[]): Promise<Set<string>>;
   /** Forgets the attempts of keys now stored (best effort: a leftover count only matters if the message comes back). */
   forget(route: string, keys: readonly string[]): Promise<void>;
+  /**
+   * `forget` for a caller that does not wait for it (push): the keys of FORGET_LATER_MS are
+   * forgotten in one write. Only the counts of mail already stored wait: a crash in that
+   * window leaves counts a message's return would find (one more attempt, as for any leftover).
+   */
+  forgetLater(route: string, keys: readonly string[]): void;
 }
+
+/** How long `forgetLater` gathers keys before it writes them, in ms. */
+export const FORGET_LATER_MS = 100;
+/** Keys `forgetLater` gathers at most before it writes them at once. */
+const FORGET_LATER_KEYS = 1_000;
 
 export function poisonGuard(
   store: Pick<ControlStore, 'countParseAttempts' | 'beginParseAttempts' | 'clearParseAttempts'>,
@@ -37,6 +48,7 @@ export function poisonGuard(
 ): PoisonGuard {
   const begin = coalesced((route, keys) => store.beginParseAttempts(route, keys));
   const forget = coalesced((route, keys) => store.clearParseAttempts(route, keys));
+  const later = coalesced((route, keys) => store.clearParseAttempts(route, keys), { ms: FORGET_LATER_MS, keys: FORGET_LATER_KEYS });
   return {
     poisonAfter,
     begin: (route, keys) => (keys.length === 0 ? Promise.resolve(new Set()) : begin(route, keys)),
@@ -45,30 +57,45 @@ export function poisonGuard(
       if (keys.length === 0) return;
       await forget(route, keys).catch(() => undefined);
     },
+    forgetLater: (route, keys) => {
+      if (keys.length > 0) later(route, keys).catch(() => undefined);
+    },
   };
 }
 
 /**
  * One store write for the calls of one route made in the same turn of the event loop: concurrent
  * pushes (one message a request) then share a write, as they share their commit. Each caller
- * gets the whole write's answer.
+ * gets the whole write's answer. With `wait`, the calls of `wait.ms` share it (or fewer, once
+ * `wait.keys` keys are gathered); the timer does not hold a stopping process.
  */
 function coalesced<R>(
   write: (route: string, keys: readonly string[]) => Promise<R>,
+  wait?: { ms: number; keys: number },
 ): (route: string, keys: readonly string[]) => Promise<R> {
-  const pending = new Map<string, { keys: string[]; done: Promise<R> }>();
+  const pending = new Map<string, { keys: string[]; done: Promise<R>; now: () => void }>();
   return (route, keys) => {
     const joined = pending.get(route);
     if (joined !== undefined) {
       joined.keys.push(...keys);
+      if (wait !== undefined && joined.keys.length >= wait.keys) joined.now();
       return joined.done;
     }
-    const batch = { keys: [...keys], done: undefined as unknown as Promise<R> };
-    batch.done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    const batch = { keys: [...keys], done: undefined as unknown as Promise<R>, now: (): void => undefined };
+    const turn = new Promise<void>((resolve) => {
+      if (wait === undefined) return void setImmediate(resolve);
+      const timer = setTimeout(resolve, wait.ms).unref();
+      batch.now = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    batch.done = turn.then(() => {
       pending.delete(route);
       return write(route, batch.keys);
     });
     pending.set(route, batch);
+    if (wait !== undefined && batch.keys.length >= wait.keys) batch.now();
     return batch.done;
   };
 }

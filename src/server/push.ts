@@ -80,7 +80,7 @@ function mount(app: FastifyInstance, endpoint: PushEndpoint, guard: ReturnType<t
           url: request.url,
           headers: request.headers,
           body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-          ...(streaming && { stream: limited(request.body as Readable, endpoint) }),
+          ...(streaming && { stream: limitedBody(request, endpoint) }),
           remoteAddress: request.ip,
         },
         request.params as Record<string, string>,
@@ -100,6 +100,18 @@ function declared(request: FastifyRequest): number {
 function tooLarge(endpoint: PushEndpoint): PushResponse {
   const code = endpoint.tooLarge ?? 'MAILGATE_ERR_SERVER_BODY_TOO_LARGE';
   return { status: 413, body: { error: { code, message: `the body exceeds ${endpoint.bodyLimit} bytes` } } };
+}
+
+/**
+ * The body stream of a streaming endpoint, held to its limit. A body whose Content-Length is
+ * within the limit is the request's own stream: the HTTP parser delivers no byte past that
+ * length, so it cannot go over. Any other (chunked) body goes through `limited`.
+ */
+function limitedBody(request: FastifyRequest, endpoint: PushEndpoint): Readable {
+  const body = request.body as Readable;
+  const length = request.headers['content-length'];
+  const known = typeof length === 'string' && /^\d{1,15}$/.test(length) && Number(length) <= endpoint.bodyLimit;
+  return known && request.headers['transfer-encoding'] === undefined ? body : limited(body, endpoint);
 }
 
 /** The body as it comes, ending with a GatewayError in the endpoint's 413 code once it passes the limit. */

@@ -3,7 +3,7 @@
  * prints where things are, and handles SIGTERM/SIGINT — the first stops gracefully, a second
  * exits at once.
  */
-import { loadConfig, type Json } from '../config/load.js';
+import { deepMerge, loadConfig, type Json } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { resolveLogFormat, useColors, type LogFormat } from '../log-pretty.js';
 import { createLogger, type Logger } from '../logger.js';
@@ -27,19 +27,36 @@ export interface RunServiceOptions {
   exit: (code: number) => void;
 }
 
-/** The configuration `mailgate serve` runs with: the file (or the embedded defaults) under its flags. */
-export function configOf(options: Pick<RunServiceOptions, 'configFile' | 'env' | 'drainMs'>): {
+/** The embedded defaults: their settings, and the folder whose ./data keeps the admin key. */
+export interface EmbeddedDefaults {
+  settings: Record<string, Json>;
+  cwd: string;
+}
+
+const embeddedDefaults = (): EmbeddedDefaults => ({ settings: embeddedConfig() as Record<string, Json>, cwd: process.cwd() });
+
+/**
+ * The configuration `mailgate serve` runs with: the file (or the embedded defaults) under the
+ * environment and its flags, merged setting by setting (a flag never replaces a whole section).
+ */
+export function configOf(
+  options: Pick<RunServiceOptions, 'configFile' | 'env' | 'drainMs'>,
+  embedded: () => EmbeddedDefaults = embeddedDefaults,
+): {
   config: Readonly<Config>;
   adminKey?: EmbeddedAdminKey;
 } {
   const flags: Record<string, Json> = options.drainMs === undefined ? {} : { delivery: { drain_ms: options.drainMs } };
   if (options.configFile !== undefined) return { config: loadConfig({ file: options.configFile, env: options.env, overrides: flags }) };
   // Embedded defaults: an admin key kept under ./data so that the admin API, the console and the
-  // preview page work locally, and an open console tab stays signed in across restarts.
-  const adminKey = embeddedAdminKey();
+  // preview page work locally, and an open console tab stays signed in across restarts. They take
+  // the place of a file: the environment and the flags are set over them.
+  const { settings, cwd } = embedded();
+  const adminKey = embeddedAdminKey(cwd);
   const config = loadConfig({
     env: options.env,
-    overrides: { ...(embeddedConfig() as Record<string, never>), server: { api_keys: [adminKey.key] }, ...flags } as never,
+    settings: deepMerge(settings, { server: { api_keys: [adminKey.key] } }),
+    overrides: flags,
   });
   return { config, adminKey };
 }

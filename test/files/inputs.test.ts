@@ -102,6 +102,29 @@ describe('Outlook .msg', () => {
     expect((await readBack(item!.raw!)).text).toBe('Friday works for me.\r\n');
   });
 
+  it('lists an attached Outlook item as one attachment of the message, never as a message of its own', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'forward.msg');
+    const inner = { subject: 'Original question', senderEmail: 'customer@example.com', body: 'Where is my order?' };
+    await writeFile(
+      file,
+      writeMsg({
+        subject: 'FW: Original question',
+        senderEmail: 'agent@example.com',
+        body: 'See the attached mail.',
+        attachments: [{ fileName: 'Original question.msg', content: new Uint8Array(), message: inner }],
+      }),
+    );
+    const items = await collect([file]);
+    expect(items).toHaveLength(1);
+    const mail = await readBack(items[0]!.raw!);
+    expect(mail.subject).toBe('FW: Original question');
+    expect(mail.text).toContain('See the attached mail.');
+    expect(mail.text).not.toContain('Where is my order?');
+    expect(mail.attachments.map((a) => [a.filename, a.mimeType])).toEqual([['Original question.msg', 'application/vnd.ms-outlook']]);
+    expect(mail.attachments[0]!.size).toBeGreaterThan(0);
+  });
+
   it('handles bcc, HTML-only bodies, inline attachments and non-ASCII names', async () => {
     const dir = await tempDir();
     const file = join(dir, 'x.msg');

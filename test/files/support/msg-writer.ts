@@ -21,6 +21,8 @@ export interface MsgAttachment {
   mimeType?: string;
   content: Uint8Array;
   contentId?: string;
+  /** An attached Outlook item (attach method 5): written as the `__substg1.0_3701000D` storage instead of `content`. */
+  message?: MsgSpec;
 }
 
 export interface MsgSpec {
@@ -101,18 +103,21 @@ function recipientNode(r: MsgRecipient, i: number): Node {
 }
 
 function attachmentNode(a: MsgAttachment, i: number): Node {
-  const children: Node[] = [
-    binaryStream(0x3701, a.content),
-    stringStream(0x3707, a.fileName),
-    stringStream(0x3704, a.fileName.slice(0, 12)),
-  ];
+  // An embedded message is a storage of its own, laid out as a top-level one but with a 24-byte properties header.
+  const content: Node =
+    a.message === undefined
+      ? binaryStream(0x3701, a.content)
+      : { name: `__substg1.0_3701${hex(0x000d)}`, type: DIRECTORY, children: rootChildren(a.message, 24) };
+  const children: Node[] = [content, stringStream(0x3707, a.fileName), stringStream(0x3704, a.fileName.slice(0, 12))];
+  // Outlook names an attached item by its subject (PidTagDisplayName).
+  if (a.message !== undefined) children.push(stringStream(0x3001, a.message.subject ?? a.fileName));
   if (a.mimeType) children.push(stringStream(0x370e, a.mimeType));
   if (a.contentId) children.push(stringStream(0x3712, a.contentId));
-  children.push(propertiesStream([{ id: 0x3705, type: PT_LONG, value: long(1) }], Buffer.alloc(8)));
+  children.push(propertiesStream([{ id: 0x3705, type: PT_LONG, value: long(a.message === undefined ? 1 : 5) }], Buffer.alloc(8)));
   return { name: `__attach_version1.0_#${i.toString(16).toUpperCase().padStart(8, '0')}`, type: DIRECTORY, children };
 }
 
-function rootChildren(spec: MsgSpec): Node[] {
+function rootChildren(spec: MsgSpec, headerBytes = 32): Node[] {
   const out: Node[] = [stringStream(0x001a, 'IPM.Note')];
   if (spec.subject !== undefined) out.push(stringStream(0x0037, spec.subject));
   if (spec.senderName) out.push(stringStream(0x0c1a, spec.senderName));
@@ -125,7 +130,7 @@ function rootChildren(spec: MsgSpec): Node[] {
   if (spec.messageId) out.push(stringStream(0x1035, spec.messageId));
   const recips = spec.recipients ?? [];
   const atts = spec.attachments ?? [];
-  const header = Buffer.alloc(32);
+  const header = Buffer.alloc(headerBytes);
   header.writeUInt32LE(recips.length, 8);
   header.writeUInt32LE(atts.length, 12);
   header.writeUInt32LE(recips.length, 16);
