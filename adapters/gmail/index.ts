@@ -53,10 +53,11 @@ export class GmailMailboxAdapter extends MailboxAdapter<MailboxRunner> {
 export function createGmailAdapters(entry: GmailEntry, opts: GmailAdapterOptions): GmailMailboxAdapter[] {
   const tokens = opts.tokens ?? gmailTokens(entry);
   const pacer = opts.pacer ?? processPacer();
+  // The entry's receiver logs under the entry's name (a push it refuses names no mailbox); each mailbox under its own instance, `<name>/<user>`.
   const base = opts.logger.child({ adapter: 'gmail', instance: entry.name });
   const watcher = entry.notifications ? new Watcher({ ...entry, notifications: entry.notifications }, base, opts.board) : undefined;
   const apiUrl = entry.api_url.replace(/\/$/, '');
-  const shared = { log: base, pacer, board: watcher && opts.board };
+  const shared = { logger: opts.logger, pacer, board: watcher && opts.board };
   return entry.mailboxes.map((m, i) => {
     const common = mailboxLoopOptions('gmail', entry, m, shared);
     const quota = new QuotaBucket({ perSecond: entry.quota_units_per_second, perMinute: entry.quota_units_per_minute });

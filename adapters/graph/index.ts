@@ -65,9 +65,10 @@ export class GraphMailboxAdapter extends MailboxAdapter<MailboxRunner> {
 export function createGraphAdapters(entry: GraphEntry, opts: GraphAdapterOptions): GraphMailboxAdapter[] {
   const tokens = opts.tokens ?? graphTokens(entry);
   const pacer = opts.pacer ?? processPacer();
+  // The entry's receiver logs under the entry's name (a push it refuses names no mailbox); each mailbox under its own instance, `<name>/<user>`.
   const base = opts.logger.child({ adapter: 'graph', instance: entry.name });
   const subscriber = entry.notifications ? new Subscriber({ ...entry, notifications: entry.notifications }, base, opts.board) : undefined;
-  const shared = { log: base, pacer, board: subscriber && opts.board };
+  const shared = { logger: opts.logger, pacer, board: subscriber && opts.board };
   return entry.mailboxes.map((m, i) => {
     const common = mailboxLoopOptions('graph', entry, m, shared);
     const limiter = new MailboxLimiter({ concurrency: entry.max_in_flight, perWindow: entry.max_requests_per_10_min, windowMs: WINDOW_MS });

@@ -21,7 +21,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Accepted, Adapter, AdapterHealth, Inbound, Intake } from '../../src/pipeline/types.js';
 import type { SmtpEntry } from './config.js';
 import { byRoute, inboundOf, readData, receivedHeader } from './message.js';
-import { allowList, isLoopback, parseListen, plainAddress } from './network.js';
+import { allowList, coalesceReplies, isLoopback, parseListen, plainAddress } from './network.js';
 import { recipientMatcher, type RecipientMatch } from './recipients.js';
 import { SessionGuard } from './session-guard.js';
 import { verifyMessage, type DnsResolver } from './verify.js';
@@ -124,6 +124,7 @@ export class SmtpAdapter implements Adapter {
     const server = new SMTPServer(await this.options(push));
     this.guard.attach(server);
     server.on('error', (err: Error) => this.log.warn({ err }, 'smtp connection error'));
+    server.server.on('connection', coalesceReplies);
     try {
       await this.listen(server);
     } catch (err) {

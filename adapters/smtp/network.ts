@@ -1,5 +1,5 @@
 /** Client addresses: the allow-list (CIDR, IPv4 and IPv6) and loopback; the listen address. */
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
 import { GatewayError } from '../../src/errors.js';
 
 /** `::ffff:10.1.2.3` (an IPv4 client of a dual-stack listener) → `10.1.2.3`. */
@@ -38,4 +38,21 @@ export function parseListen(listen: string): { host: string; port: number } {
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `adapters.smtp[].listen must be host:port, got "${listen}"`);
   const host = m[1]!.startsWith('[') ? m[1]!.slice(1, -1) : m[1]!;
   return { host, port: Number(m[2]) };
+}
+
+/**
+ * Replies to commands that arrived together leave together: a pipelining client (RFC 2920) sends
+ * MAIL, RCPT and DATA in one packet, and smtp-server answers each as it reads it, one write (one
+ * system call, one packet) each. The socket is corked while a chunk is read and uncorked once
+ * the synchronous replies to it are written, so they go out in one write. Asynchronous replies
+ * (the answer to the message itself) are not held. Set up once the socket flows (smtp-server
+ * pipes it into its parser), so that this listener never makes it flow before its reader is there.
+ */
+export function coalesceReplies(socket: Socket): void {
+  socket.once('resume', () =>
+    socket.prependListener('data', () => {
+      socket.cork();
+      process.nextTick(() => socket.uncork());
+    }),
+  );
 }

@@ -18,49 +18,60 @@ type Token =
   | { kind: 'angle'; text: string }
   | { kind: 'sep'; text: ',' | ';' | ':' };
 
-/** Read until `close`, honouring backslash escapes (and nesting for comments). */
+/** Read until `close`, honouring backslash escapes (and nesting for comments). Copies runs of text, not characters. */
 function readDelimited(s: string, start: number, open: string, close: string): { text: string; end: number } {
+  const openCode = open.charCodeAt(0);
+  const closeCode = close.charCodeAt(0);
+  const escapes = close !== '>';
   let depth = 1;
   let text = '';
+  let run = start;
   let i = start;
   for (; i < s.length; i++) {
-    const c = s[i]!;
-    if (c === '\\' && i + 1 < s.length && close !== '>') {
-      text += s[++i];
+    const c = s.charCodeAt(i);
+    if (c === BACKSLASH && escapes && i + 1 < s.length) {
+      text += s.slice(run, i) + s[i + 1]!;
+      run = ++i + 1;
       continue;
     }
-    if (c === open && open !== close) depth++;
-    else if (c === close && --depth === 0) return { text, end: i + 1 };
-    text += c;
+    if (c === openCode && open !== close) depth++;
+    else if (c === closeCode && --depth === 0) return { text: text + s.slice(run, i), end: i + 1 };
   }
-  return { text, end: i };
+  return { text: text + s.slice(run, i), end: i };
 }
+
+const BACKSLASH = 92;
+const QUOTE = 34;
+const PAREN = 40;
+const ANGLE = 60;
+const COMMA = 44;
+const SEMICOLON = 59;
+const COLON = 58;
 
 function tokenize(s: string): Token[] {
   const tokens: Token[] = [];
-  let text = '';
-  const pushText = (): void => {
-    if (text.trim() !== '') tokens.push({ kind: 'text', text: text.trim() });
-    text = '';
+  // Plain text runs from `run` to the next quote, comment, angle or separator.
+  let run = 0;
+  const pushText = (end: number): void => {
+    const text = s.slice(run, end).trim();
+    if (text !== '') tokens.push({ kind: 'text', text });
   };
   for (let i = 0; i < s.length; ) {
-    const c = s[i]!;
-    if (c === '"' || c === '(' || c === '<') {
-      pushText();
-      const close = c === '"' ? '"' : c === '(' ? ')' : '>';
-      const r = readDelimited(s, i + 1, c, close);
-      tokens.push({ kind: c === '"' ? 'quoted' : c === '(' ? 'comment' : 'angle', text: r.text });
-      i = r.end;
-    } else if (c === ',' || c === ';' || c === ':') {
-      pushText();
-      tokens.push({ kind: 'sep', text: c });
-      i++;
-    } else {
-      text += c;
-      i++;
-    }
+    const c = s.charCodeAt(i);
+    if (c === QUOTE || c === PAREN || c === ANGLE) {
+      pushText(i);
+      const open = s[i]!;
+      const close = c === QUOTE ? '"' : c === PAREN ? ')' : '>';
+      const r = readDelimited(s, i + 1, open, close);
+      tokens.push({ kind: c === QUOTE ? 'quoted' : c === PAREN ? 'comment' : 'angle', text: r.text });
+      i = run = r.end;
+    } else if (c === COMMA || c === SEMICOLON || c === COLON) {
+      pushText(i);
+      tokens.push({ kind: 'sep', text: c === COMMA ? ',' : c === SEMICOLON ? ';' : ':' });
+      i = run = i + 1;
+    } else i++;
   }
-  pushText();
+  pushText(s.length);
   return tokens;
 }
 

@@ -76,13 +76,17 @@ function qpWalk(buf: Buffer, start: number, end: number, sink: QpSink): void {
   }
 }
 
+/** Runs shorter than this are copied byte by byte: a Buffer copy call costs more than that. */
+const SHORT_RUN = 32;
+
 /** Decode quoted-printable bytes; invalid escapes are kept as written, soft breaks and transport padding removed. */
 export function decodeQuotedPrintable(src: Buffer): Buffer {
   const out = Buffer.allocUnsafe(src.length);
   let n = 0;
   qpWalk(src, 0, src.length, {
     run: (a, b) => {
-      n += src.copy(out, n, a, b);
+      if (b - a < SHORT_RUN) for (let i = a; i < b; i++) out[n++] = src[i]!;
+      else n += src.copy(out, n, a, b);
     },
     byte: (v) => {
       out[n++] = v;

@@ -79,7 +79,8 @@ export abstract class MailboxAdapter<R extends MailboxLoop = MailboxLoop> implem
 
 /** What the mailboxes of one entry share: the entry's logger, the process's pacer, the wake board (with notifications). */
 export interface MailboxEntryContext {
-  log: Logger;
+  /** The caller's logger: each mailbox logs through a child naming its kind, its instance (`<entry>/<user>`) and its user. */
+  logger: Logger;
   pacer: ConnectionPacer;
   /** Set when the entry has notifications and the process a store to signal through. */
   board?: WakeBoard | undefined;
@@ -97,7 +98,7 @@ export function mailboxLoopOptions(
     entry,
     user: m.user,
     instance,
-    log: ctx.log.child({ mailbox: m.user }),
+    log: ctx.logger.child({ adapter: kind, instance, mailbox: m.user }),
     ...(ctx.board ? { board: new WakeWatch(ctx.board, `${kind}:${instance}`, entry.wake_check_ms) } : {}),
     paced: (signal) => ctx.pacer.acquire(signal),
     controls: controlsOf(m),

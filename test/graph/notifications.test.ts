@@ -50,11 +50,13 @@ afterEach(async () => {
   await standIn.close();
 });
 
-function start(pollMs = 60_000, sink = new MemorySink()) {
+function start(pollMs = 60_000, sink = new MemorySink(), lifetimeMinutes?: number) {
   const entry = entryFor(standIn, [USER], {
     poll_interval_ms: pollMs,
     notifications: { url: `http://127.0.0.1:${port}/graph/m365/notifications`, client_state: CLIENT_STATE },
   });
+  // Shortened below the schema's floor of 45 minutes: the schedule is the same code.
+  if (lifetimeMinutes !== undefined) entry.subscription_minutes = lifetimeMinutes;
   const [adapter] = createGraphAdapters(entry, { logger: quiet });
   endpoint = adapter!.endpoints()[0];
   const done = adapter!.start(sink, stop.signal);
@@ -84,6 +86,26 @@ describe('graph change notifications', () => {
     expect(adapter.runner.opts.subscriber!.received).toBeGreaterThanOrEqual(1);
     const sub = [...standIn.subscriptions.all.values()][0]!;
     expect(sub.clientState).toBe(CLIENT_STATE);
+    stop.abort();
+    await done;
+  });
+
+  it('renews the subscription before it expires, when a third of its lifetime is left (the same subscription, no new one)', async () => {
+    // A lifetime of 3 s: renewed about 2 s after each renewal; the poll is ten minutes away.
+    const { done } = start(600_000, new MemorySink(), 0.05);
+    await until(() => standIn.subscriptions.all.size === 1, 'a subscription');
+    const [id] = [...standIn.subscriptions.all.keys()];
+    const expiries = new Set<string>();
+    await until(
+      () => {
+        const sub = standIn.subscriptions.all.get(id!);
+        if (sub !== undefined && Date.parse(sub.expirationDateTime) > Date.now()) expiries.add(sub.expirationDateTime);
+        return expiries.size >= 3;
+      },
+      'two renewals',
+      15_000,
+    );
+    expect([...standIn.subscriptions.all.keys()]).toEqual([id]);
     stop.abort();
     await done;
   });

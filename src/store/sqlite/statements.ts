@@ -14,7 +14,11 @@ export const MAX_CACHED_STATEMENTS = 512;
 
 const caches = new WeakMap<Database.Database, Map<string, Database.Statement>>();
 
-/** `db.prepare(sql)`, compiled once per connection. */
+/**
+ * `db.prepare(sql)`, compiled once per connection. The statement is shared by every caller of the
+ * same SQL: never change its mode (`pluck`, `raw`, `expand`, `safeIntegers`); prepare one of your
+ * own for that.
+ */
 export function statement(db: Database.Database, sql: string): Database.Statement {
   let cache = caches.get(db);
   if (cache === undefined) caches.set(db, (cache = new Map()));
