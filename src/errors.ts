@@ -214,6 +214,9 @@ export const CORE_ERRORS = defineErrors({
     message:
       'A command that bills AI units (`import`) or deletes (`dlq purge --all`) needs an answer and there is no terminal to ask on: pass --yes.',
   },
+  MAILGATE_ERR_CLI_USAGE: {
+    message: 'The flags of a command are missing or do not go together (the message says which); it exits 2, as other usage errors do.',
+  },
   MAILGATE_ERR_CLI_WAIT_TIMEOUT: {
     message: '`mailgate upload --wait` gave up before every message was delivered or dead (they stay queued).',
   },

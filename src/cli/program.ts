@@ -1,5 +1,6 @@
 /** Builds the `mailgate` program from the command list; no side effects until parsed. */
 import { Command, CommanderError } from 'commander';
+import { isGatewayError } from '../errors.js';
 import { COMMANDS } from './commands/index.js';
 import type { CliContext, CliIO } from './types.js';
 
@@ -28,6 +29,10 @@ export async function runCli(argv: string[], io: CliIO, version?: string): Promi
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT_OK;
+      return EXIT_USAGE;
+    }
+    if (isGatewayError(err) && err.code === 'MAILGATE_ERR_CLI_USAGE') {
+      io.stderr.write(`mailgate: ${err.code}: ${err.message}\n`);
       return EXIT_USAGE;
     }
     throw err;

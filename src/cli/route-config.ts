@@ -26,8 +26,9 @@ export const STANDALONE_ROUTE = 'import';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
-function invalid(message: string): GatewayError {
-  return new GatewayError('MAILGATE_ERR_CONFIG_INVALID', message);
+/** Flags that are missing or do not go together: a usage error (exit 2), not a bad configuration. */
+function usage(message: string): GatewayError {
+  return new GatewayError('MAILGATE_ERR_CLI_USAGE', message);
 }
 
 function modelVersion(v: string | undefined): Json | undefined {
@@ -38,7 +39,7 @@ function modelVersion(v: string | undefined): Json | undefined {
 function threshold(v: string | undefined): Json | undefined {
   if (v === undefined || v === 'auto') return v;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n)) throw invalid(`--threshold must be a number 0..1 or "auto", got "${v}"`);
+  if (v.trim() === '' || !Number.isFinite(n)) throw usage(`--threshold must be a number 0..1 or "auto", got "${v}"`);
   return n;
 }
 
@@ -74,22 +75,18 @@ export function routeConfig(flags: RouteFlags, env: Record<string, string | unde
   if (Object.keys(api).length > 0) overrides.api = api;
   if (flags.config === undefined) {
     if (flags.mode !== 'predict' && flags.source === undefined)
-      throw invalid('give --config FILE --route NAME, or --source project/source (sync) or --mode predict --dataset project/dataset');
+      throw usage('give --config FILE --route NAME, or --source project/source (sync) or --mode predict --dataset project/dataset');
     overrides.routes = [standaloneRoute(flags)];
   } else {
     const given = ROUTE_FLAGS.filter(([k]) => flags[k] !== undefined).map(([, f]) => f);
-    if (given.length > 0)
-      throw invalid(`${given.join(', ')} cannot be combined with --config: the route comes from the file (--route NAME)`);
+    if (given.length > 0) throw usage(`${given.join(', ')} cannot be combined with --config: the route comes from the file (--route NAME)`);
   }
   const loaded = loadConfig({ ...(flags.config === undefined ? {} : { file: flags.config }), env, overrides });
   const name = flags.route ?? (loaded.routes.length === 1 ? loaded.routes[0]!.name : undefined);
   if (name === undefined)
-    throw invalid(
-      `${flags.config}: name the route with --route (one of: ${loaded.routes.map((r) => r.name).join(', ') || 'none defined'})`,
-    );
+    throw usage(`${flags.config}: name the route with --route (one of: ${loaded.routes.map((r) => r.name).join(', ') || 'none defined'})`);
   const route = loaded.routes.find((r) => r.name === name);
-  if (route === undefined)
-    throw invalid(`route "${name}" is not defined (known: ${loaded.routes.map((r) => r.name).join(', ') || 'none'})`);
+  if (route === undefined) throw usage(`route "${name}" is not defined (known: ${loaded.routes.map((r) => r.name).join(', ') || 'none'})`);
   // The command reads its own inputs: the file's adapters are not started.
   const config: Config = { ...loaded, routes: [route], adapters: AdaptersSchema.parse({}) };
   return { config, route };

@@ -36,12 +36,6 @@ export interface Admission {
   waitForRoom(routes: readonly string[]): Promise<() => void>;
   /** Refuses at once when a route has no room left, unless every message for it is stored already (a retry is its duplicate). */
   refuseWhenFull(batch: Inbound[], keysOf: (m: Inbound) => { key: string; alias?: string }): Promise<void>;
-  /**
-   * Whether every route of these inputs has room for all of them counted as new, duplicates too
-   * (by the depth as last read, read again when old or near the limit): a commit then need not
-   * tell its duplicates apart before admitting, and leaves them to the store's enqueue.
-   */
-  roomForAll(inputs: readonly OutboxInput[]): Promise<boolean>;
   /** The calls that fit their routes' limits (pull calls always do); the refused ones are rejected. */
   admit<C extends Call>(group: C[], known: ReadonlyMap<OutboxInput, unknown>): Promise<C[]>;
 }
@@ -116,13 +110,6 @@ export function admission(options: AdmissionOptions): Admission {
         const found = await store.findKeys(name, keys.flat());
         if (!keys.every((ks) => ks.some((k) => found.has(k)))) throw full(name, depth);
       }
-    },
-
-    async roomForAll(inputs) {
-      const need = new Map<string, number>();
-      for (const it of inputs) need.set(it.route, (need.get(it.route) ?? 0) + 1);
-      for (const [route, n] of need) if ((await depthOf(route, n)) + n > maxOutbox) return false;
-      return true;
     },
 
     async admit(group, known) {

@@ -133,11 +133,7 @@ export function committer(options: CommitterOptions): Committer {
   /** Stores one group of calls; settles each. Never rejects. */
   async function commit(group: Waiting[]): Promise<void> {
     try {
-      const unlooked = group.flatMap((s) => (s.looked === true ? [] : s.inputs));
-      // Far from the outbox limit, duplicates need not be told apart before admitting: the
-      // store's enqueue answers them (one lookup less a commit). Near it, a sender's retry of a
-      // message stored already must not be refused as over the limit.
-      const known = (await room.roomForAll(unlooked)) ? new Map<OutboxInput, Known>() : await knownIds(unlooked);
+      const known = await knownIds(group.flatMap((s) => (s.looked === true ? [] : s.inputs)));
       const admitted = await room.admit(group, known);
       await write(admitted, known);
     } catch (err) {

@@ -1,11 +1,13 @@
 /**
  * `mailgate upload` against a running `mailgate serve`: one .eml (message/rfc822), one mbox
  * (application/mbox, sniffed), several files (multipart, a corrupt .msg among them reported per
- * message), Idempotency-Key, a wrong key, and `--wait` until the messages are delivered.
+ * message), an Outlook PST streamed from disk, Idempotency-Key, a wrong key, and `--wait` until
+ * the messages are delivered.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENRON_PST } from '../files/support/pst.js';
 import { killLeftovers } from '../service/serve-process.js';
 import { runMailgate } from './support/dist.js';
 import { message, startPushServe, UPLOAD_KEY, type PushServe } from './support/push-serve.js';
@@ -83,6 +85,18 @@ describe('mailgate upload', () => {
     const text = await upload([file('corrupt.msg', `still not an Outlook file ${seq}`)]);
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/^\d+\.[\w-]{22}\t\d+-corrupt\.msg\tdead\tMAILGATE_ERR_INPUT_MSG_INVALID: /);
+  });
+
+  it('an Outlook PST goes as application/vnd.ms-outlook-pst, read from disk: one id per message of the archive', async () => {
+    const before = await s.enqueued();
+    const run = await upload([ENRON_PST], '--json');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout) as Out;
+    // Sent as a message it would be one dead or one stored item; the archive holds 71 messages.
+    expect(out.results).toHaveLength(71);
+    expect(out.results.every((r) => r.dead === undefined)).toBe(true);
+    expect(await s.enqueued()).toBe(before + 71);
   });
 
   it('the same Idempotency-Key and content answers the same ids and stores nothing twice', async () => {

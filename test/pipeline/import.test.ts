@@ -1,5 +1,5 @@
 /** `mailgate import`, `status` and `dlq` against a real emulator over HTTP and real SQLite. */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -304,7 +304,10 @@ describe('mailgate import', () => {
     await expect(run).rejects.toThrow(/MAILGATE_ERR_INPUT_NOT_FOUND|no such file/);
   });
 
-  it('a config error exits before anything starts', async () => {
-    await expect(mailgate('import', '--yes', dir, '--store', `sqlite:${join(dir, 'x.db')}`)).rejects.toThrow(/--source/);
+  it('missing route flags are a usage error: exit 2 before anything starts', async () => {
+    const run = await mailgate('import', '--yes', dir, '--store', `sqlite:${join(dir, 'x.db')}`);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/MAILGATE_ERR_CLI_USAGE: .*--source/);
+    expect(existsSync(join(dir, 'x.db'))).toBe(false);
   });
 });

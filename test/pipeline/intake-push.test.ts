@@ -298,23 +298,6 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     expect((await sink.submit([pushed(mail(4))]))[0]?.duplicate).toBe(false);
   });
 
-  it('answers duplicates and alias conflicts from the write itself, with no lookup before it, far from the outbox limit', async () => {
-    const store = await fresh();
-    let lookups = 0;
-    const counted = Object.create(store) as Store;
-    counted.findKeys = (r, keys) => ((lookups += 1), store.findKeys(r, keys));
-    const sink = sinkFor(counted);
-    const [one] = await sink.submit([pushed(mail(1), 'ev-1')]);
-    const again = await sink.submit([pushed(mail(1), 'ev-1'), pushed(mail(1, 'other bytes'), 'ev-1'), pushed(mail(1))]);
-    expect(again).toEqual([
-      { id: one!.id, duplicate: true },
-      { id: one!.id, duplicate: true, conflict: true },
-      { id: one!.id, duplicate: true },
-    ]);
-    expect(lookups).toBe(0);
-    expect(await store.outboxDepth('hooks')).toBe(1);
-  });
-
   it('stores unparseable and unreadable messages as dead letters with their bytes', async () => {
     const store = await fresh();
     const sink = sinkFor(store);

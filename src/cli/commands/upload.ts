@@ -1,16 +1,17 @@
 /**
  * `mailgate upload FILE... --url URL --key KEY`: the client of the upload API (docs/upload.md).
- * One file goes as its own body (message/rfc822, or application/mbox when it is an mbox),
- * several (or an Outlook .msg) as multipart/form-data; `--wait` polls each message's state.
+ * One file goes as its own body (message/rfc822, application/mbox for an mbox, or
+ * application/vnd.ms-outlook-pst for an Outlook PST/OST, read from disk as it is sent), several
+ * (or an Outlook .msg) as multipart/form-data; `--wait` polls each message's state.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename, extname } from 'node:path';
 import type { Command } from 'commander';
 import { GatewayError } from '../../errors.js';
 import { EXIT_FAILED } from '../exit-codes.js';
 import { integerOption } from '../options.js';
-import { codedError, isSuccess, request } from '../push/http.js';
+import { codedError, isSuccess, request, type FileBody } from '../push/http.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor, type Write } from '../write.js';
 
@@ -43,22 +44,26 @@ interface ItemState {
 /** Between two polls of `--wait`. */
 const POLL_MS = 500;
 const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+const PST_MAGIC = Buffer.from('!BDN');
+const PST_TYPE = 'application/vnd.ms-outlook-pst';
 
-type Kind = 'message/rfc822' | 'application/mbox' | 'application/vnd.ms-outlook';
+type Kind = 'message/rfc822' | 'application/mbox' | 'application/vnd.ms-outlook' | typeof PST_TYPE;
 
 /** What a file holds, as the server decides it: by the extension, else by the first bytes (an mbox starts with `From `). */
 export function sniff(path: string, bytes: Buffer): Kind {
   const ext = extname(path).toLowerCase();
   if (ext === '.msg') return 'application/vnd.ms-outlook';
+  if (ext === '.pst' || ext === '.ost') return PST_TYPE;
   if (ext === '.mbox' || ext === '.mbx') return 'application/mbox';
   if (ext === '.eml') return 'message/rfc822';
   if (bytes.subarray(0, OLE2.length).equals(OLE2)) return 'application/vnd.ms-outlook';
+  if (bytes.subarray(0, PST_MAGIC.length).equals(PST_MAGIC)) return PST_TYPE;
   return bytes.subarray(0, 5).toString('latin1') === 'From ' ? 'application/mbox' : 'message/rfc822';
 }
 
 interface Body {
   contentType: string;
-  body: Buffer;
+  body: Buffer | FileBody;
 }
 
 /** A multipart/form-data body with one `file` part per file. */
@@ -76,6 +81,9 @@ function multipart(files: ReadonlyArray<{ path: string; bytes: Buffer }>): Body 
 }
 
 function bodyOf(paths: readonly string[]): Body {
+  if (paths.length === 1 && sniff(paths[0]!, head(paths[0]!)) === PST_TYPE) {
+    return { contentType: PST_TYPE, body: { path: paths[0]!, length: statSync(paths[0]!).size } };
+  }
   const files = paths.map((path) => {
     try {
       return { path, bytes: readFileSync(path) };
@@ -88,6 +96,21 @@ function bodyOf(paths: readonly string[]): Body {
   const kind = only && sniff(only.path, only.bytes);
   if (only && kind !== 'application/vnd.ms-outlook') return { contentType: kind!, body: only.bytes };
   return multipart(files);
+}
+
+/** The first bytes of a file (enough to tell a PST from a message), or none when it cannot be read. */
+function head(path: string): Buffer {
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const buf = Buffer.alloc(8);
+      return buf.subarray(0, readSync(fd, buf, 0, 8, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return Buffer.alloc(0);
+  }
 }
 
 const where = (r: UploadResult): string => `${r.file ?? '-'}${r.index === undefined ? '' : `#${r.index}`}`;
@@ -185,8 +208,11 @@ export const uploadCommand: CliCommand = {
   register(program: Command, ctx: CliContext): void {
     program
       .command('upload')
-      .description('send .eml, mbox and .msg files to an upload endpoint of mailgate serve (docs/upload.md) and print the ids')
-      .argument('<file...>', 'the files: one goes as message/rfc822 (application/mbox for an mbox), several as multipart/form-data')
+      .description('send .eml, mbox, .msg and PST/OST files to an upload endpoint of mailgate serve (docs/upload.md) and print the ids')
+      .argument(
+        '<file...>',
+        'the files: one goes as message/rfc822 (application/mbox for an mbox, application/vnd.ms-outlook-pst for a PST/OST, read from disk as sent), several as multipart/form-data',
+      )
       .requiredOption('--url <url>', 'base URL of mailgate serve, e.g. http://127.0.0.1:8080')
       .requiredOption('--key <key>', "one of the endpoint's api_keys (sent as Authorization: Bearer)")
       .option('--name <name>', 'the upload endpoint (adapters.upload[].name)', 'uploads')

@@ -1,5 +1,13 @@
 /** HTTP for the client commands of mailgate's own endpoints (`webhook simulate`, `upload`): one request, its answer, its coded error. */
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors.js';
+
+/** A request body read from a file as it is sent, with its length declared. */
+export interface FileBody {
+  path: string;
+  length: number;
+}
 
 export interface Answer {
   status: number;
@@ -30,7 +38,7 @@ export async function request(
   method: 'GET' | 'POST',
   url: string,
   headers: Record<string, string>,
-  body: Buffer | undefined,
+  body: Buffer | FileBody | undefined,
   timeoutMs: number,
 ): Promise<Answer> {
   const target = splitCredentials(url);
@@ -41,8 +49,7 @@ export async function request(
     const res = await fetch(target.url, {
       method,
       headers: all,
-      // A copy into a plain ArrayBuffer: what the DOM typings of fetch take.
-      ...(body !== undefined && { body: new Uint8Array(body).buffer }),
+      ...bodyInit(body, all),
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -51,6 +58,14 @@ export async function request(
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : err instanceof Error ? err.message : String(err);
     throw new GatewayError('MAILGATE_ERR_CLI_UNREACHABLE', `${method} ${target.url}: no answer (${cause})`, { cause: err });
   }
+}
+
+/** A buffer as a plain ArrayBuffer copy (what the DOM typings of fetch take); a file streamed with its length declared. */
+function bodyInit(body: Buffer | FileBody | undefined, headers: Record<string, string>): RequestInit & { duplex?: 'half' } {
+  if (body === undefined) return {};
+  if (Buffer.isBuffer(body)) return { body: new Uint8Array(body).buffer };
+  headers['content-length'] = String(body.length);
+  return { body: Readable.toWeb(createReadStream(body.path)) as ReadableStream<Uint8Array>, duplex: 'half' };
 }
 
 /**
