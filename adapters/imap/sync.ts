@@ -15,13 +15,6 @@ import { assertSelected } from './uids.js';
 import { InFlight } from './in-flight.js';
 import { withDeadline } from './retry.js';
 
-/**
- * Messages in the first chunk of a pass; each next chunk doubles, up to batch_size. Intake
- * parses, stores and delivers nothing until a chunk is read, so a full first chunk kept every
- * later stage waiting for it; later chunks stay large (one intake call and one commit each).
- */
-export const FIRST_CHUNK = 50;
-
 export interface FolderResult {
   uidValidity: number;
   lastUid: number;
@@ -200,9 +193,8 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
     for (const reason of a.filtered) ctx.onFiltered?.(folder, reason);
   });
   try {
-    let size = Math.min(config.batch_size, FIRST_CHUNK);
-    for (let i = 0; i < uids.length && !signal.aborted; i += size, size = Math.min(config.batch_size, size * 2)) {
-      const chunk = uids.slice(i, i + size);
+    for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
+      const chunk = uids.slice(i, i + config.batch_size);
       await exclusive(async () => {
         const lock = await select(client, folder, config.command_timeout_ms, false);
         let pending: Promise<unknown> | undefined;
