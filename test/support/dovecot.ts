@@ -345,12 +345,14 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     },
     async recreateFolder(user, folder) {
       return withClient(user, async (client) => {
-        const before = await client.status(folder, { uidValidity: true });
         // A session that has the folder selected keeps writing its index files into the
         // folder's directory; renaming the folder away first leaves the name truly free. Under
-        // load such a session can still race a command here ("Command failed"): asked again.
+        // load such a session can still race any command here ("Command failed"): asked again,
+        // each time a little later.
+        let before: Awaited<ReturnType<typeof client.status>> | undefined;
         for (let attempt = 1; ; attempt++) {
           try {
+            before ??= await client.status(folder, { uidValidity: true });
             const exists = (await client.list()).some((m) => m.path === folder);
             if (exists) {
               const away = `${folder}-deleted-${randomBytes(4).toString('hex')}`;
@@ -361,9 +363,9 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
             const st = await client.status(folder, { uidValidity: true });
             if (st && (!before || st.uidValidity !== before.uidValidity)) return Number(st.uidValidity);
           } catch (err) {
-            if (attempt >= 5) throw err;
+            if (attempt >= 10) throw err;
           }
-          await new Promise((r) => setTimeout(r, 200));
+          await new Promise((r) => setTimeout(r, 200 * attempt));
         }
       });
     },
