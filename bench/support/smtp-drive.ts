@@ -7,6 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { onReplyCodes } from './smtp-replies.js';
 
 const PARAGRAPH =
   'Hello team,\r\nthe invoice for last month looks wrong: we were charged twice for the same order.\r\n' + 'Could you check?\r\n\r\n';
@@ -21,22 +22,14 @@ function message(run: string, i: number): Buffer {
 
 /** One SMTP connection: replies as they come, one at a time. */
 class Conn {
-  private buf = '';
-  private lines: string[] = [];
+  /** Replies that arrived before anyone waited for them. */
+  private early: number[] = [];
   private waiting: Array<(code: number) => void> = [];
   constructor(private readonly socket: Socket) {
-    socket.on('data', (d: Buffer) => {
-      this.buf += d.toString('latin1');
-      let nl: number;
-      while ((nl = this.buf.indexOf('\r\n')) >= 0) {
-        const line = this.buf.slice(0, nl);
-        this.buf = this.buf.slice(nl + 2);
-        if (line[3] === '-') continue;
-        const code = Number(line.slice(0, 3));
-        const w = this.waiting.shift();
-        if (w) w(code);
-        else this.lines.push(line);
-      }
+    onReplyCodes(socket, (code) => {
+      const w = this.waiting.shift();
+      if (w) w(code);
+      else this.early.push(code);
     });
   }
   static async open(port: number): Promise<Conn> {
@@ -47,8 +40,8 @@ class Conn {
     return c;
   }
   reply(): Promise<number> {
-    const l = this.lines.shift();
-    if (l !== undefined) return Promise.resolve(Number(l.slice(0, 3)));
+    const early = this.early.shift();
+    if (early !== undefined) return Promise.resolve(early);
     return new Promise((r) => this.waiting.push(r));
   }
   async expect(code: number): Promise<void> {

@@ -1,9 +1,9 @@
 /** One SMTP client connection for benchmarks: sends a message at a time, reconnecting after a failure. */
 import { connect, type Socket } from 'node:net';
+import { onReplyCodes } from './smtp-replies.js';
 
 export class SmtpSender {
   private socket: Socket | undefined;
-  private buf = '';
   private waiting: Array<(code: number) => void> = [];
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -16,18 +16,8 @@ export class SmtpSender {
   private async open(): Promise<void> {
     const s = connect(this.port, '127.0.0.1');
     this.socket = s;
-    this.buf = '';
     this.waiting = [];
-    s.on('data', (d: Buffer) => {
-      this.buf += d.toString('latin1');
-      let nl: number;
-      while ((nl = this.buf.indexOf('\r\n')) >= 0) {
-        const line = this.buf.slice(0, nl);
-        this.buf = this.buf.slice(nl + 2);
-        if (line[3] === '-') continue;
-        this.waiting.shift()?.(Number(line.slice(0, 3)));
-      }
-    });
+    onReplyCodes(s, (code) => this.waiting.shift()?.(code));
     const fail = () => {
       for (const w of this.waiting.splice(0)) w(0);
       if (this.socket === s) this.socket = undefined;

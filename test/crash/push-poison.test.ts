@@ -66,19 +66,6 @@ async function postWebhook(url: string, raw: string): Promise<number> {
   return res.status;
 }
 
-async function sendSmtp(port: number, raw: string): Promise<number> {
-  const { client } = await RawClient.open(port);
-  try {
-    await client.cmd('EHLO client.example.org');
-    await client.cmd('MAIL FROM:<a@example.org>');
-    await client.cmd('RCPT TO:<support@example.com>');
-    await client.cmd('DATA');
-    return (await client.data(raw)).code;
-  } finally {
-    client.destroy();
-  }
-}
-
 /** The most parse attempts counted for any key (0 before the first). */
 async function mostAttempts(file: string): Promise<number> {
   const { default: Database } = await import('better-sqlite3');
@@ -159,10 +146,10 @@ describe('poison messages pushed by a sender', () => {
     const store = join(dir, 'smtp');
     mkdirSync(store);
     const poison = mail('smtp-poison', 'hang');
-    const { answer, s } = await killedThreeTimes(store, poison, (srv) => sendSmtp(srv.smtp, poison));
+    const { answer, s } = await killedThreeTimes(store, poison, (srv) => RawClient.send(srv.smtp, poison));
     try {
       expect(answer).toBe(250);
-      expect(await sendSmtp(s.smtp, mail('smtp-fine'))).toBe(250);
+      expect(await RawClient.send(s.smtp, mail('smtp-fine'))).toBe(250);
     } finally {
       await kill(s);
     }

@@ -52,19 +52,6 @@ afterAll(async () => {
 /** A message of ~130 kB with its own Message-ID. */
 const big = (tag: string) => textMessage(0, `full ${tag}`).replace('<msg-0@mailgate.test>', `<${tag}@mailgate.test>`) + BIG + '\r\n';
 
-async function smtpSend(port: number, raw: string): Promise<number> {
-  const { client } = await RawClient.open(port);
-  try {
-    await client.cmd('EHLO client.example.org');
-    await client.cmd('MAIL FROM:<a@example.org>');
-    await client.cmd('RCPT TO:<support@example.com>');
-    await client.cmd('DATA');
-    return (await client.data(raw)).code;
-  } finally {
-    client.destroy();
-  }
-}
-
 describe('a full disk under mailgate serve', () => {
   it('refuses pushes with a retryable answer, holds the IMAP checkpoint, reports it, and resumes by itself when space returns', async () => {
     // A store at its ceiling: migrated, then a ballast table that leaves a few pages free.
@@ -133,7 +120,7 @@ describe('a full disk under mailgate serve', () => {
       expect(refused?.status).toBe(503);
       expect(refused?.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(store.health().full).toBeDefined();
-      expect(await smtpSend(smtpPort, big('smtp-while-full'))).toBe(451);
+      expect(await RawClient.send(smtpPort, big('smtp-while-full'))).toBe(451);
 
       // IMAP: new mail cannot be stored, so its checkpoint stays where it was.
       const imapCheckpoints = async () => (await store.listCheckpoints()).filter((c) => c.key.startsWith('imap:')).map((c) => c.value);
@@ -160,7 +147,7 @@ describe('a full disk under mailgate serve', () => {
       other.exec('DROP TABLE ballast');
       other.close();
       expect((await post('after')).status).toBe(200);
-      expect(await smtpSend(smtpPort, big('smtp-while-full'))).toBe(250);
+      expect(await RawClient.send(smtpPort, big('smtp-while-full'))).toBe(250);
       await eventually(async () => JSON.stringify(await imapCheckpoints()) !== JSON.stringify(before), 'the IMAP checkpoint moved on');
       const enqueued = async () => (await store.counters()).find((c) => c.route === 'support')!.enqueued;
       await eventually(

@@ -18,6 +18,23 @@ export class RawClient {
     this.attach(socket);
   }
 
+  /**
+   * One message on a connection of its own (EHLO, MAIL FROM:<a@example.org>, RCPT
+   * TO:<support@example.com>, DATA): the reply code to the message.
+   */
+  static async send(port: number, raw: string): Promise<number> {
+    const { client } = await RawClient.open(port);
+    try {
+      await client.cmd('EHLO client.example.org');
+      await client.cmd('MAIL FROM:<a@example.org>');
+      await client.cmd('RCPT TO:<support@example.com>');
+      await client.cmd('DATA');
+      return (await client.data(raw)).code;
+    } finally {
+      client.destroy();
+    }
+  }
+
   /** `localAddress`: the client's own address (127.0.0.2 … to look like another client on loopback). */
   static async open(port: number, host = '127.0.0.1', localAddress?: string): Promise<{ client: RawClient; greeting: Reply }> {
     const socket = connect({ port, host, ...(localAddress !== undefined && { localAddress }) });
