@@ -61,7 +61,11 @@ afterEach(async () => {
 });
 
 describe('graph change notifications across replicas', () => {
-  it('a notification received by the replica not reading the mailbox wakes the one that does', async () => {
+  /**
+   * Two replicas of one entry on one store: `owner` reads the mailboxes, `other` only receives
+   * the notifications (its endpoint is the one the stand-in posts to).
+   */
+  function twoReplicas() {
     const entry = entryFor(standIn, USERS, {
       poll_interval_ms: 600_000,
       wake_check_ms: 100,
@@ -72,6 +76,11 @@ describe('graph change notifications across replicas', () => {
     endpoint = other[0]!.endpoints()[0];
     const sink = new StoreSink();
     const done = owner.map((a) => a.start(sink, stop.signal));
+    return { owner, other, sink, done };
+  }
+
+  it('a notification received by the replica not reading the mailbox wakes the one that does', async () => {
+    const { owner, other, sink, done } = twoReplicas();
     await until(() => standIn.subscriptions.all.size === 2, 'the subscriptions');
     await until(() => USERS.every((u) => sink.checkpoints.has(`graph:m365/${u}:subscriptions`)), 'the saved subscriptions');
     await until(() => owner.every((a) => a.health()[0]!.state === 'idle'), 'idle mailboxes');
@@ -87,16 +96,7 @@ describe('graph change notifications across replicas', () => {
   });
 
   it('a lifecycle event received by the replica not reading the mailbox reaches the one that does: removed is recreated, reauthorization renews', async () => {
-    const entry = entryFor(standIn, USERS, {
-      poll_interval_ms: 600_000,
-      wake_check_ms: 100,
-      notifications: { url: `http://127.0.0.1:${port}/graph/m365/notifications`, client_state: CLIENT_STATE },
-    });
-    const owner = createGraphAdapters(entry, { logger: quiet, board: createWakeBoard(store) });
-    const other = createGraphAdapters(entry, { logger: quiet, board: createWakeBoard(store) });
-    endpoint = other[0]!.endpoints()[0];
-    const sink = new StoreSink();
-    const done = owner.map((a) => a.start(sink, stop.signal));
+    const { owner, sink, done } = twoReplicas();
     await until(() => USERS.every((u) => sink.checkpoints.has(`graph:m365/${u}:subscriptions`)), 'the saved subscriptions');
     await until(() => owner.every((a) => a.health()[0]!.state === 'idle'), 'idle mailboxes');
     const subOf = (user: string) => [...standIn.subscriptions.all.values()].find((s) => s.resource.includes(user));
