@@ -176,7 +176,12 @@ describe('three mailgate serve replicas on one PostgreSQL', () => {
     // Served: connected and reading (idling, or syncing the mail that keeps arriving).
     const allServed = async (): Promise<boolean> => (await accountsIn(replicas, ['idle', 'syncing'])).size === MAILBOXES;
 
+    // Each phase's start, with the time since the test began: a run that outlasts the test's
+    // timeout (its phases' bounds add up to more) then names the slow phase in the log.
+    const began = Date.now();
+    const step = (name: string): void => console.log(`replicas test: ${name} at +${Date.now() - began} ms`);
     try {
+      step('start');
       await eventually(allIdle, 'all 50 mailboxes idling', 90_000);
       // Every replica reads its share. A replica that registered after the others first found every
       // lease taken: the hand-over to it takes a few lease checks, so its share may still be coming.
@@ -185,6 +190,7 @@ describe('three mailgate serve replicas on one PostgreSQL', () => {
       await eventually(async () => (await shares()).every((s) => s > 0), 'a share of the mailboxes on every replica', 30_000);
 
       // 1. SIGKILL: its mailboxes are served again within TTL + 5 s.
+      step('SIGKILL');
       const killed = replicas.shift()!;
       const killedAt = Date.now();
       killed.serve.child.kill('SIGKILL');
@@ -195,6 +201,7 @@ describe('three mailgate serve replicas on one PostgreSQL', () => {
       await eventually(allIdle, 'all idling after r1b joined', 60_000);
 
       // 2. SIGSTOP past the lease: the others take over; continued, it notices and writes nothing stale.
+      step('SIGSTOP');
       const paused = replicas[0]!;
       paused.paused = true;
       const pausedAt = Date.now();
@@ -215,14 +222,17 @@ describe('three mailgate serve replicas on one PostgreSQL', () => {
       await eventually(allIdle, 'all idling after the continued replica rejoined', 60_000);
 
       // 3. Rolling restart, one by one (SIGTERM: mailboxes handed over at once).
+      step('rolling restart');
       for (let i = 0; i < 3; i++) {
         const old = replicas.shift()!;
+        step(`SIGTERM ${old.name}`);
         old.serve.child.kill('SIGTERM');
         expect((await old.serve.exit).code).toBe(0);
         replicas.push(await startReplica(`${old.name}+`));
         await eventually(allIdle, `all idling after restarting ${old.name}`, 60_000);
       }
 
+      step('final delivery');
       generating = false;
       await generator;
       await eventually(() => emu.emulator.stats().comments === total(), `all ${total()} messages delivered`, 60_000);
