@@ -42,8 +42,8 @@ export interface Tag {
   start: number;
   /** Index after it: a comment or `<!…>`/`<?…>` whole, an element after its name (the attributes follow). */
   end: number;
-  /** The element name as written; undefined for a comment, doctype or processing instruction. */
-  name: string | undefined;
+  /** Index of the element name's first character (the name is `[nameStart, end)`); -1 for a comment, doctype or processing instruction. */
+  nameStart: number;
   /** `</name`. */
   closing: boolean;
 }
@@ -69,7 +69,7 @@ export function nextTag(html: string, from: number, tag: Tag): boolean {
       }
       tag.start = p;
       tag.end = end;
-      tag.name = undefined;
+      tag.nameStart = -1;
       tag.closing = false;
       return true;
     }
@@ -80,7 +80,7 @@ export function nextTag(html: string, from: number, tag: Tag): boolean {
     while (i < html.length && isNameChar(html.charCodeAt(i))) i++;
     tag.start = p;
     tag.end = i;
-    tag.name = html.slice(nameStart, i);
+    tag.nameStart = nameStart;
     tag.closing = closing;
     return true;
   }
@@ -93,22 +93,15 @@ export function blankBetween(html: string, from: number, to: number): boolean {
   return true;
 }
 
-/** `s.replace(/\s+/g, ' ')` without the regex: `s` itself when it holds no run to collapse. */
+/** A `\s` run that is not one plain space: one starting with another space character, or two or more. */
+const SPACE_RUN_RE = /[^\S ]\s*| \s+/g;
+
+/**
+ * `s.replace(/\s+/g, ' ')`, leaving alone the runs that are already one space (most of them):
+ * the regex engine's scan and one native replace beat a character loop building the result.
+ */
 export function collapseSpaces(s: string): string {
-  let out = '';
-  let kept = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (!isSpace(c)) continue;
-    let j = i + 1;
-    while (j < s.length && isSpace(s.charCodeAt(j))) j++;
-    if (c !== 32 || j > i + 1) {
-      out += `${s.slice(kept, i)} `;
-      kept = j;
-    }
-    i = j - 1;
-  }
-  return kept === 0 ? s : out + s.slice(kept);
+  return s.replace(SPACE_RUN_RE, ' ');
 }
 
 /**

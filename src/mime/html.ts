@@ -10,37 +10,7 @@
  */
 import { decodeEntities } from './entities.js';
 import { TagScanner, blankBetween, collapseSpaces, nextTag, type Tag } from './html-scan.js';
-
-const PARAGRAPH = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'dl', 'table', 'pre', 'blockquote', 'figure']);
-const LINE = new Set([
-  'div',
-  'tr',
-  'li',
-  'dt',
-  'dd',
-  'section',
-  'article',
-  'header',
-  'footer',
-  'nav',
-  'aside',
-  'main',
-  'form',
-  'address',
-  'center',
-  'fieldset',
-  'legend',
-  'caption',
-  'thead',
-  'tbody',
-  'tfoot',
-  'figcaption',
-  'details',
-  'summary',
-  'body',
-  'html',
-]);
-const SKIP = new Set(['script', 'style', 'head', 'title', 'template', 'noscript', 'xml', 'svg', 'object']);
+import { knownTag, type KnownTag } from './html-tags.js';
 
 /**
  * Nesting shown at most this deep: list indentation and `> ` prefixes are written per line, so
@@ -140,7 +110,8 @@ function addText(st: State, raw: string): void {
   append(st, t);
 }
 
-function openTag(st: State, name: string): void {
+function openTag(st: State, tag: KnownTag): void {
+  const { name } = tag;
   if (name === 'br') return flush(st);
   if (name === 'hr') {
     paragraphBreak(st);
@@ -151,8 +122,8 @@ function openTag(st: State, name: string): void {
     if (st.end !== -1 && st.end !== 32) append(st, ' ');
     return;
   }
-  if (PARAGRAPH.has(name)) paragraphBreak(st);
-  else if (LINE.has(name)) lineBreak(st);
+  if (tag.paragraph) paragraphBreak(st);
+  else if (tag.line) lineBreak(st);
   if (name === 'blockquote') st.quote++;
   else if (name === 'pre') st.pre++;
   else if (name === 'ul' || name === 'ol') st.lists.push({ ordered: name === 'ol', n: 0 });
@@ -163,9 +134,10 @@ function openTag(st: State, name: string): void {
   }
 }
 
-function closeTag(st: State, name: string): void {
-  if (PARAGRAPH.has(name)) paragraphBreak(st);
-  else if (LINE.has(name)) lineBreak(st);
+function closeTag(st: State, tag: KnownTag): void {
+  const { name } = tag;
+  if (tag.paragraph) paragraphBreak(st);
+  else if (tag.line) lineBreak(st);
   if (name === 'blockquote' && st.quote > 0) {
     st.quote--;
     paragraphBreak(st);
@@ -206,10 +178,10 @@ export function htmlToText(html: string): string {
   const unclosed = new Set<string>();
   let last = 0;
   const tags = new TagScanner(html);
-  const tag: Tag = { start: 0, end: 0, name: undefined, closing: false };
+  const tag: Tag = { start: 0, end: 0, nameStart: -1, closing: false };
   for (let from = 0; nextTag(html, from, tag); from = last) {
     const attributesStart = tag.end;
-    const after = tag.name === undefined ? tag.end : tags.scan(attributesStart);
+    const after = tag.nameStart < 0 ? tag.end : tags.scan(attributesStart);
     if (tag.start > last) {
       // Text between tags is often only a line break: one space at most, without a copy.
       if (st.pre === 0 && blankBetween(html, last, tag.start)) {
@@ -217,18 +189,19 @@ export function htmlToText(html: string): string {
       } else addText(st, html.slice(last, tag.start));
     }
     last = after;
-    if (tag.name === undefined) continue; // comment, doctype, processing instruction
-    const name = tag.name.toLowerCase();
+    if (tag.nameStart < 0) continue; // comment, doctype, processing instruction
+    const known = knownTag(html, tag.nameStart, tag.end);
+    if (known === undefined) continue; // an element without a rule: its text is read on
     if (tag.closing) {
-      closeTag(st, name);
+      closeTag(st, known);
       continue;
     }
-    if (SKIP.has(name) && !tags.selfClosing(attributesStart)) {
-      const skipped = skipElement(html, name, last, unclosed);
+    if (known.skip && !tags.selfClosing(attributesStart)) {
+      const skipped = skipElement(html, known.name, last, unclosed);
       if (skipped >= 0) last = skipped;
       continue;
     }
-    openTag(st, name);
+    openTag(st, known);
   }
   addText(st, html.slice(last));
   lineBreak(st);

@@ -8,6 +8,15 @@
  * whose lease it lost, hands over those another member is now preferred for (stop, then release),
  * and takes the leases it is preferred for as they become free.
  *
+ * The first check. A replica that, once registered, finds no other live member of its group takes
+ * its leases at once (a lone replica starts reading without delay); one that finds others waits
+ * `SETTLE_MS` first, so that replicas started together each take only their share. Two replicas
+ * starting at the same instant cannot both find themselves alone: each registers (a committed
+ * write) before it lists the members, so whichever lists second sees the other. At most one of a
+ * group started together therefore skips the wait. It takes every mailbox, checks again after
+ * `SETTLE_MS` instead of `renewMs`, and by then sees the others and hands their shares over (stop,
+ * then release) about when they would have taken them anyway.
+ *
  * An adapter runs on a sink that carries its lease's fencing token (`Fence`): if this process
  * lost the lease without knowing it (paused, cut off from the database), the store refuses its
  * writes, and the next check — due at once after such a refusal — stops the adapter.
@@ -23,8 +32,11 @@ import { runOne, setState, type AdapterEntry } from './adapters.js';
 import type { MailboxGuard } from './mailboxes.js';
 import { MISSED_BEATS } from './owner.js';
 
-/** How long a replica waits after registering before it takes its first leases (at most renewMs). */
-const FIRST_CHECK_DELAY_MS = 1_000;
+/**
+ * How long a replica that finds other live members of its group waits before it takes its first
+ * leases (at most renewMs): replicas started together then each take only their share.
+ */
+export const SETTLE_MS = 1_000;
 
 /** The lease a pull adapter runs under; push adapters (every replica serves them) have none. */
 export function leaseName(e: Pick<AdapterEntry, 'kind' | 'name' | 'adapter'>): string | undefined {
@@ -75,6 +87,8 @@ export interface OwnershipOptions {
   events?: RuntimeEvents;
   /** Mailbox states: a leased mailbox runs only while it is enabled. */
   mailboxes?: MailboxGuard;
+  /** The wait before the first check when other members are registered. Default `SETTLE_MS`; at most renewMs. */
+  settleMs?: number;
 }
 
 interface Run {
@@ -107,9 +121,7 @@ export class Ownership {
    * releases their leases at once (the other replicas take them at their next check).
    */
   async run(sink: Intake, signal: AbortSignal, beforeStop?: Promise<void>): Promise<void> {
-    // Replicas started together register before any takes a lease: each then takes only its
-    // share rather than one taking every mailbox and handing most over a moment later.
-    await sleep(Math.min(this.opts.renewMs, FIRST_CHECK_DELAY_MS), signal);
+    let next = await this.settle(signal);
     while (!signal.aborted) {
       try {
         await this.check(sink);
@@ -117,10 +129,35 @@ export class Ownership {
         this.log.warn({ err }, 'mailbox lease check failed; retrying');
       }
       this.wake = new AbortController();
-      await sleep(this.opts.renewMs, AbortSignal.any([signal, this.wake.signal]));
+      await sleep(next, AbortSignal.any([signal, this.wake.signal]));
+      next = this.opts.renewMs;
     }
     await beforeStop;
     await this.stopAll();
+  }
+
+  /**
+   * Before the first check (see the rule at the top): waits `settleMs` when another live member
+   * of the group is registered, or when the members cannot be read. Answers the delay before the
+   * second check: `settleMs` after a check made at once, so a replica that registered just after
+   * this one looked is seen within the same wait; `renewMs` otherwise.
+   */
+  private async settle(signal: AbortSignal): Promise<number> {
+    const { store, owner, group, renewMs } = this.opts;
+    const settleMs = Math.min(renewMs, this.opts.settleMs ?? SETTLE_MS);
+    let others: string[] | undefined;
+    try {
+      others = liveMembers(await store.listOwners(), group).filter((id) => id !== owner);
+    } catch (err) {
+      this.log.warn({ err }, 'listing the replicas failed; waiting before taking leases');
+    }
+    if (others?.length === 0) {
+      this.log.info('no other replica of this configuration is registered: taking mailbox leases at once');
+      return settleMs;
+    }
+    this.log.info({ replicas: others }, `other replicas are registered: taking mailbox leases after ${settleMs} ms`);
+    await sleep(settleMs, signal);
+    return renewMs;
   }
 
   /** A write was refused for a stale token: check the leases now rather than at the next tick. */

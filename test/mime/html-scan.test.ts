@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isSpace } from '../../src/mime/html-scan.js';
+import { LINE, PARAGRAPH, SKIP, knownTag } from '../../src/mime/html-tags.js';
 import { htmlToText } from '../../src/mime/html.js';
 
 describe('HTML scanner without regexes', () => {
@@ -32,5 +33,23 @@ describe('HTML scanner without regexes', () => {
 
   it('element names: case-insensitive, with digits, colons and dashes', () => {
     expect(htmlToText('<DIV>Up</DIV><My-Tag:x a="1">t</My-Tag:x><H2>h</H2>z')).toBe('Up\nt\n\nh\n\nz');
+  });
+
+  it('known element names are found in place, in any case, and only whole', () => {
+    for (const name of [...PARAGRAPH, ...LINE, ...SKIP, 'br', 'hr', 'td', 'th']) {
+      const mixed = [...name].map((ch, i) => (i % 2 === 0 ? ch.toUpperCase() : ch)).join('');
+      for (const written of [name, name.toUpperCase(), mixed]) {
+        const text = `<${written} x>`;
+        expect(knownTag(text, 1, 1 + written.length)?.name).toBe(name);
+        expect(knownTag(`${text}s`, 1, 2 + written.length)).toBeUndefined();
+        expect(knownTag(text, 1, written.length)?.name).not.toBe(name);
+      }
+    }
+    for (const other of ['span', 'font', 'a', 'h7', 'br2', 'x:p', 'blockquotes', 'b-r'])
+      expect(knownTag(other, 0, other.length)).toBeUndefined();
+  });
+
+  it('unknown elements keep their text; skipped elements in any case drop theirs', () => {
+    expect(htmlToText('<SPAN>a</SPAN><Font x="<p>">b</Font><H7>c</H7><SCRIPT>x()</Script>d<STYLE/>e<Br>f')).toBe('abcde\nf');
   });
 });

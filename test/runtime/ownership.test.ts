@@ -2,7 +2,9 @@
  * Mailbox ownership across replicas (src/runtime/ownership.ts): rendezvous hashing spreads
  * leases evenly and moves only a leaving member's share; two replicas on one real SQLite store
  * split the pull adapters between them, hand over at once when one stops, and a replica whose
- * lease was taken over stops its adapter while the store refuses its writes.
+ * lease was taken over stops its adapter while the store refuses its writes. A lone replica takes
+ * its leases at once; one that finds another member waits first, and of replicas started at the
+ * same instant at most one skips that wait.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,7 @@ import { createLogger } from '../../src/logger.js';
 import type { Adapter, Intake } from '../../src/pipeline/types.js';
 import { entryOf, type AdapterEntry } from '../../src/runtime/adapters.js';
 import { startOwner, type OwnerHandle } from '../../src/runtime/owner.js';
-import { leaseGroup, leaseName, liveMembers, Ownership, preferredOwner } from '../../src/runtime/ownership.js';
+import { leaseGroup, leaseName, liveMembers, Ownership, preferredOwner, type OwnershipOptions } from '../../src/runtime/ownership.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import type { OwnerInfo } from '../../src/store/types.js';
@@ -84,6 +86,10 @@ class MailboxAdapter implements Adapter {
 
 interface Replica {
   id: string;
+  /** The store methods its Ownership called, in order. */
+  calls: string[];
+  /** The messages its Ownership logged, in order. */
+  logs: string[];
   adapters: MailboxAdapter[];
   entries: AdapterEntry[];
   ownership: Ownership;
@@ -114,15 +120,28 @@ describe('Ownership on a real SQLite store', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function replica(id: string): Promise<Replica> {
+  async function replica(id: string, timing: Partial<Pick<OwnershipOptions, 'renewMs' | 'settleMs'>> = {}): Promise<Replica> {
     const store = await openStore(`sqlite:${join(dir, 'store.db')}`);
     stores.push(store);
     const adapters = names.map((n) => new MailboxAdapter(n));
     const entries = adapters.map(entryOf);
     const group = leaseGroup(entries.map((e) => leaseName(e)!));
     const handle = await startOwner({ store, id, heartbeatMs: 100, logger: silent, group });
+    const calls: string[] = [];
+    const watched = new Proxy(store, {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push(String(key));
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const logs: string[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => logs.push(JSON.parse(line).msg) } });
     // A lease outlives any stall of a loaded machine: hand-overs here come from stops and joins, not expiry.
-    const ownership = new Ownership(entries, { store, owner: id, group, ttlMs: 10_000, renewMs: 50, logger: silent });
+    const ownership = new Ownership(entries, { store: watched, owner: id, group, ttlMs: 10_000, renewMs: 50, logger, ...timing });
     const stop = new AbortController();
     const sink: Intake = {
       accept: async (_batch, { checkpoint, fence } = {}) => {
@@ -136,8 +155,10 @@ describe('Ownership on a real SQLite store', () => {
       handle.leaveGroup(),
     );
     const done = ownership.run(sink, stop.signal, leaving);
-    return { id, adapters, entries, ownership, handle, stop, done };
+    return { id, calls, logs, adapters, entries, ownership, handle, stop, done };
   }
+
+  const atOnce = (r: Replica): boolean => r.logs.some((m) => m.includes('taking mailbox leases at once'));
 
   const running = (r: Replica): string[] => r.adapters.filter((a) => a.running).map((a) => a.name);
 
@@ -195,5 +216,62 @@ describe('Ownership on a real SQLite store', () => {
     a.stop.abort();
     await a.done;
     await a.handle.stop();
+  });
+
+  it('a lone replica takes its leases at once (regression: it waited a settle second before its first lease)', async () => {
+    // The settle wait and the check interval are a minute: only a replica that does not wait runs its mailboxes here.
+    const a = await replica('gw-a', { renewMs: 60_000, settleMs: 60_000 });
+    await waitFor('a to run every mailbox', () => running(a).length === names.length);
+    expect(atOnce(a)).toBe(true);
+    // One look at the members, then the first check: renew, list, take every lease.
+    expect(a.calls.slice(0, 3)).toEqual(['listOwners', 'renewLeases', 'listOwners']);
+    expect(a.calls.filter((c) => c === 'acquireLease')).toHaveLength(names.length);
+    a.stop.abort();
+    await a.done;
+    await a.handle.stop();
+  });
+
+  it('a replica that finds another member registered waits before it takes any lease', async () => {
+    const store = await openStore(`sqlite:${join(dir, 'store.db')}`);
+    stores.push(store);
+    const group = leaseGroup(names.map((n) => `imap:${n}`));
+    const other = await startOwner({ store, id: 'gw-b', heartbeatMs: 100, logger: silent, group });
+    const a = await replica('gw-a', { renewMs: 60_000, settleMs: 60_000 });
+    await waitFor('a to look at the members', () => a.logs.some((m) => m.includes('other replicas are registered')));
+    // Nothing but that look happened: no check, no lease, no mailbox.
+    expect(a.calls).toEqual(['listOwners']);
+    a.stop.abort();
+    await a.done;
+    expect(a.calls.filter((c) => c === 'acquireLease' || c === 'renewLeases')).toEqual([]);
+    expect(running(a)).toEqual([]);
+    await a.handle.stop();
+    await other.stop();
+  });
+
+  it('of two replicas started at the same instant at most one skips the wait, and they split the mailboxes', async () => {
+    // Either order of registering and looking: started together, or one fully before the other registers.
+    for (const together of [true, false]) {
+      const pair = together
+        ? await Promise.all([replica('gw-a', { settleMs: 300 }), replica('gw-b', { settleMs: 300 })])
+        : [await replica('gw-a', { settleMs: 300 }), undefined];
+      if (!together) {
+        await waitFor('a to look at the members', () => pair[0]!.calls.includes('listOwners'));
+        pair[1] = await replica('gw-b', { settleMs: 300 });
+      }
+      const [a, b] = pair as [Replica, Replica];
+      await waitFor('both to look', () => a.logs.length > 0 && b.logs.length > 0);
+      expect([a, b].filter(atOnce).length).toBeLessThanOrEqual(1);
+      if (!together) expect([atOnce(a), atOnce(b)]).toEqual([true, false]);
+      let overlap = 0;
+      await waitFor('the mailboxes to be split', () => {
+        if (running(a).some((n) => running(b).includes(n))) overlap++;
+        return running(a).length + running(b).length === names.length && running(b).length > 0 && running(a).length > 0;
+      });
+      expect(overlap).toBe(0);
+      expect(running(b).sort()).toEqual(names.filter((n) => preferredOwner(`imap:${n}`, ['gw-a', 'gw-b']) === 'gw-b').sort());
+      for (const r of [a, b]) r.stop.abort();
+      await Promise.all([a.done, b.done]);
+      await Promise.all([a.handle.stop(), b.handle.stop()]);
+    }
   });
 });
