@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, parseSqliteUrl } from '../../src/store/index.js';
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION, migrateSqlite } from '../../src/store/sqlite/migrations.js';
+import { claimSql } from '../../src/store/sqlite/outbox.js';
 import { expectCode, input, storeContract } from '../contract/store.case.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailgate-sqlite-test-'));
@@ -15,6 +16,12 @@ const freshPath = (): string => join(dir, `nested/dir-${(n += 1)}/store.db`);
 storeContract('sqlite', async () => {
   const path = freshPath();
   return { open: (options) => openStore(`sqlite:${path}`, { ...options }) };
+});
+
+// The same contract with each durable commit's WAL sync on the thread pool (what `mailgate import` opens).
+storeContract('sqlite, WAL synced off the event loop', async () => {
+  const path = freshPath();
+  return { open: (options) => openStore(`sqlite:${path}`, { ...options, sqlite: { syncOffThread: true } }) };
 });
 
 describe('SQLite store specifics', () => {
@@ -220,5 +227,20 @@ describe('SQLite store specifics', () => {
     const file = join(dir, 'not-a-db.db');
     writeFileSync(file, 'this is not a database file, just text that is long enough to have a header.'.repeat(20));
     await expectCode(openStore(`sqlite:${file}`), 'MAILGATE_ERR_STORE_UNAVAILABLE');
+  });
+});
+
+describe('SQLite claims read only queued items', () => {
+  it('a route claim walks the queued index, not every delivered item of the route (claim scanning delivered items)', () => {
+    const db = new Database(':memory:');
+    migrateSqlite(db);
+    const plan = (sql: string): string =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ now: 0, owner: 'o', until: 1, limit: 1, route: 'r' }) as Array<{ detail: string }>)
+        .map((r) => r.detail)
+        .join('\n');
+    expect(plan(claimSql(true))).toContain('USING INDEX outbox_ready_route (route=?)');
+    expect(plan(claimSql(false))).toContain('outbox_ready');
+    expect(plan(claimSql(true))).not.toContain('outbox_console_route_id');
+    db.close();
   });
 });
