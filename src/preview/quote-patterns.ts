@@ -3,6 +3,7 @@
  * Spanish, Dutch, Portuguese, plus Italian, Polish and the Scandinavian languages where cheap).
  * Every pattern is anchored and bounded, and is only ever run on a capped slice of a line.
  */
+import { isSpace } from '../mime/html-scan.js';
 
 /** Longest slice of one line any pattern looks at. */
 export const MAX_SCAN_LINE_CHARS = 400;
@@ -11,7 +12,7 @@ export const MAX_SCAN_LINE_CHARS = 400;
 const LEAD = String.raw`(?:On|At|Am|Le|El|Op|Em|Il(?: giorno)?|W dniu|Den|På|Dne|Pada)`;
 
 /** The verbs of those lines. */
-const VERB = String.raw`(?:wrote|writes|a écrit|a ecrit|écrit|escribió|escribio|escribe|schrieb|schreibt|schreef|schrijft|het volgende geschreven|geschreven|escreveu|escreve|ha scritto|scrive|napisał|napisal|pisze|skrev|skriver|kirjoitti|napsal)`;
+export const VERB = String.raw`(?:wrote|writes|a écrit|a ecrit|écrit|escribió|escribio|escribe|schrieb|schreibt|schreef|schrijft|het volgende geschreven|geschreven|escreveu|escreve|ha scritto|scrive|napisał|napisal|pisze|skrev|skriver|kirjoitti|napsal)`;
 
 /** English weekday and month names: "On Mon, Bob wrote:" has no digit but is dated all the same. */
 const WEEKDAY_OR_MONTH = String.raw`(?:[Mm]on|[Tt]ue|[Ww]ed|[Tt]hu|[Ff]ri|[Ss]at|[Ss]un|[Jj]an|[Ff]eb|[Mm]ar|[Aa]pr|[Mm]ay|[Jj]un|[Jj]ul|[Aa]ug|[Ss]ep|[Oo]ct|[Nn]ov|[Dd]ec)[a-z]*`;
@@ -45,28 +46,39 @@ export function isDatePerson(text: string): boolean {
 
 /** Cheap filter before ON_WROTE_RE on a single line: does the line start like one of them? */
 export const LEAD_START_RE = new RegExp(String.raw`^[-\s*]{0,12}${LEAD}\s`, 'u');
-/** First characters of LEAD_START_RE's matches: a dash, a star, a space (`\s`) or a lead word's first letter. */
-export const LEAD_START_FIRST = asciiTable(
-  [
-    ...LEAD.slice(3, -1)
-      .split('|')
-      .map((word) => word[0]!),
-    '-',
-    '*',
-    ' ',
-    '\t',
-    '\n',
-    '\v',
-    '\f',
-    '\r',
-  ],
-  false,
+/** The first two characters of each lead word, as `code0 * 65536 + code1` ("On", "Il", "W ", "På"…). */
+const LEAD_PAIRS = new Set(
+  LEAD.slice(3, -1)
+    .split('|')
+    .map((word) => word.charCodeAt(0) * 65536 + word.charCodeAt(1)),
 );
+
+/**
+ * Can LEAD_START_RE match the trimmed `text`? Its match starts with a dash or a star, or (as
+ * `text` has no leading space) with a lead word at index 0: the first two characters must be one's.
+ */
+export function mayLead(text: string): boolean {
+  const c = text.charCodeAt(0);
+  if (c === 45 || c === 42) return true; // '-', '*'
+  return LEAD_PAIRS.has(c * 65536 + text.charCodeAt(1));
+}
 
 /** Where an "On … wrote:" begins inside a line of reply text ("reply On Wed, … wrote:"). */
 export const INLINE_LEAD_RE = new RegExp(String.raw`(?:\s|-)${LEAD}\s`, 'gu');
 
-const SPLITTER_END_RE = new RegExp(String.raw`(?:${VERB}\s*-*|:\s*-*)$`, 'iu');
+/**
+ * The end of a splitter's last line is `/(?:VERB\s*-*|:\s*-*)$/iu`. No verb ends in a space or a
+ * dash, so its `\s*-*` is the text's whole trailing run of dashes and the whole run of spaces before
+ * it: endsLikeSplitter strips those, then looks for `:` or VERB_END_RE only there, instead of
+ * trying every verb from every position of the text.
+ */
+const VERB_END_RE = new RegExp(String.raw`${VERB}$`, 'iu');
+/** The longest verb, in UTF-16 code units (each verb character is one code unit, folded or not). */
+const LONGEST_VERB = Math.max(
+  ...VERB.slice(3, -1)
+    .split('|')
+    .map((verb) => verb.length),
+);
 
 /**
  * A table of ASCII characters, from `chars` (in both cases when `anyCase`). Patterns are only run
@@ -90,7 +102,7 @@ export function mayMatchAt(table: Uint8Array, text: string, index: number): bool
   return c >= 128 || table[c] === 1;
 }
 
-/** Last characters of SPLITTER_END_RE's matches: a verb's last letter, `:`, `-` or a space (`\s`). */
+/** Last characters of those matches: a verb's last letter, `:`, `-` or a space (`\s`). */
 const SPLITTER_LAST = asciiTable(
   [
     ...VERB.slice(3, -1)
@@ -111,7 +123,13 @@ const SPLITTER_LAST = asciiTable(
 /** Does the (trimmed) text end like a splitter's last line ("wrote:", "schrieb …:", "wrote-----")? Looks at the last 60 characters. */
 export function endsLikeSplitter(text: string): boolean {
   if (!mayMatchAt(SPLITTER_LAST, text, text.length - 1)) return false;
-  return SPLITTER_END_RE.test(text.length > 60 ? text.slice(-60) : text);
+  const window = text.length > 60 ? text.slice(-60) : text;
+  let end = window.length;
+  while (end > 0 && window.charCodeAt(end - 1) === 45) end--; // '-'
+  while (end > 0 && isSpace(window.charCodeAt(end - 1))) end--;
+  if (end === 0) return false;
+  if (window.charCodeAt(end - 1) === 58) return true; // ':'
+  return VERB_END_RE.test(window.slice(Math.max(0, end - LONGEST_VERB), end));
 }
 
 /** "-----Original Message-----" and its translations. */
@@ -144,6 +162,12 @@ export const FORWARD_FIRST = asciiTable(
   FORWARD_MARKERS.flatMap((m) => (m.startsWith('[') ? [...m.slice(1, m.indexOf(']'))] : [m[0]!])),
   true,
 );
+
+/**
+ * Last characters of FORWARD_RE's matches on a trimmed line, either case: `[-=_]` closing a
+ * marker, `:`, or the last letter of "begin forwarded text"/"… message" written without a rule.
+ */
+export const FORWARD_LAST = asciiTable(['-', '=', '_', ':', 't', 'e'], true);
 
 /**
  * A rule that mail clients write above their header block: Outlook's line of underscores in
@@ -221,10 +245,23 @@ const HEADER_KIND = new Map<string, HeaderKind>([
 /** `Name:` or `*Name:*` or `Name :` (French spacing) at the start of a line, with the value after it. */
 const HEADER_LINE_RE = /^[ \t]{0,2}\*{0,2}([\p{L}][\p{L} -]{0,18}?)\*{0,2}[ \u00a0]?:\*{0,2}(?:[ \u00a0\t]+(.*))?$/u;
 
+/**
+ * After HEADER_LINE_RE's colon (the line's first) come at most two `*`, then the end of the line or
+ * a space, no-break space or tab: "http://…" and "10:30" are no header lines, without running it.
+ */
+function valueMayFollow(line: string, colon: number): boolean {
+  let j = colon + 1;
+  if (line.charCodeAt(j) === 42) j++;
+  if (line.charCodeAt(j) === 42) j++;
+  if (j === line.length) return true;
+  const c = line.charCodeAt(j);
+  return c === 32 || c === 160 || c === 9;
+}
+
 /** Classifies a quoted-header line such as `From: John <j@x>`; undefined when it is not one. */
 export function headerLine(line: string): { kind: HeaderKind; value: string } | undefined {
   const colon = line.indexOf(':');
-  if (colon < 1 || colon > 28) return undefined;
+  if (colon < 1 || colon > 28 || !valueMayFollow(line, colon)) return undefined;
   const m = HEADER_LINE_RE.exec(line.length > MAX_SCAN_LINE_CHARS ? line.slice(0, MAX_SCAN_LINE_CHARS) : line);
   if (!m) return undefined;
   const kind = HEADER_KIND.get(m[1]!.toLowerCase());
