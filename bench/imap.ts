@@ -8,7 +8,7 @@
  *
  *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--mixed-messages 5000]
  *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text,new-mail]
- *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR]
+ *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR] [--workers N]
  *
  * Runs alternate (raw fetch, hand-built, mailgate, raw fetch, …) so that a drifting machine
  * load hits all three alike; the figures are medians. After them, one more `mailgate serve`
@@ -25,7 +25,8 @@
  * sync, and the fastest rate those allow on this machine's cores even with perfect overlap;
  * beside it the main thread's own CPU per message (one event loop runs the IMAP client, intake,
  * the store and delivery: that share cannot spread over cores, so it bounds the rate alone) and
- * when the first comment arrived (the pipeline's fill time).
+ * when the first comment arrived (the pipeline's fill time), and the steps before it from the
+ * service's own log: the mailbox lease taken, IMAP connected, the first batch delivered.
  * Last, new mail on an idle mailbox (support/new-mail.ts): APPEND → API latency over `--appends`
  * messages one at a time, beside a bare imapflow IDLE client's EXISTS latency (the floor).
  */
@@ -181,6 +182,8 @@ interface SyncRun {
   mainCpu: number;
   /** ms from ready until the first comment reached the emulator, and the whole sync. */
   firstMs: number;
+  /** ms from the service's "serving on" log line to its first lease, IMAP login and delivered batch (NaN: not logged). */
+  steps: { lease: number; connected: number; delivered: number };
   wallMs: number;
   /** The sync's window on the monotonic clock, µs (to cut CPU profiles to it). */
   window: { from: number; to: number };
@@ -192,7 +195,34 @@ interface Pipeline {
   ready: string;
 }
 
-/** `mailgate serve` with one IMAP account on the mailbox, into a fresh SQLite store. */
+/**
+ * ms from the service's "serving on" log line to the first line matching each pattern, by the
+ * lines' own times (NaN when one is missing).
+ */
+function logSteps(output: string): SyncRun['steps'] {
+  const lines = output.split('\n').flatMap((l) => {
+    try {
+      const j = JSON.parse(l) as { time?: string; msg?: string };
+      return j.time !== undefined && j.msg !== undefined ? [{ at: Date.parse(j.time), msg: j.msg }] : [];
+    } catch {
+      return [];
+    }
+  });
+  const at = (re: RegExp) => lines.find((l) => re.test(l.msg))?.at ?? NaN;
+  const serving = at(/serving on/);
+  return {
+    lease: at(/^took lease/) - serving,
+    connected: at(/^connected to/) - serving,
+    delivered: at(/^delivered \d+ comment/) - serving,
+  };
+}
+
+/** `--workers N`: parse workers of every mailgate run (default: the service's own default). */
+function workersLine(): string[] {
+  return option('workers') === undefined ? [] : [`parsing: { workers: ${arg('workers', 1)} }`];
+}
+
+/** `mailgate serve` with one IMAP account on the mailbox, into a fresh SQLite store (info log: the bench reads its steps). */
 function mailgate(d: BenchDovecot, user: string, cli = CLI): Pipeline {
   return {
     ready: 'serving on',
@@ -203,7 +233,8 @@ function mailgate(d: BenchDovecot, user: string, cli = CLI): Pipeline {
           `store: sqlite:${join(dir, 'mailgate.db')}`,
           `api: { url: ${url}, token: "${token}" }`,
           'server: { listen: 127.0.0.1:0 }',
-          'log_level: warn',
+          'log_level: info',
+          ...workersLine(),
           'routes: [{ name: bench, source: bench/inbox }]',
           `adapters: { imap: [{ name: bench, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${user}, pass: pw-${user} }, folders: [INBOX], batch_size: 500 }] }`,
           '',
@@ -271,7 +302,7 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
       emulator: ownCpu() - cpu0.emulator,
     };
     if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
-    return { rate, rssMb, cpu, mainCpu: main, firstMs, wallMs, window: { from, to } };
+    return { rate, rssMb, cpu, mainCpu: main, firstMs, wallMs, window: { from, to }, steps: logSteps(output) };
   } finally {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -369,6 +400,12 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
     `${''.padEnd(34)} main thread ${mainUs.toFixed(0)} µs/msg (busy ${(busy * 100).toFixed(0)} % of the sync): alone no faster than ${mainBound.toFixed(0)} msg/s;` +
       ` mailgate at ${((rate / Math.min(bound, mainBound)) * 100).toFixed(0)} % of the lower of the two bounds;` +
       ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} of ${median(syncs.map((x) => x.wallMs)).toFixed(0)} ms`,
+  );
+  const step = (k: keyof SyncRun['steps'], of = syncs) => median(of.map((x) => x.steps[k])).toFixed(0);
+  const steps = (of: SyncRun[]) =>
+    `lease ${step('lease', of)}, IMAP connected ${step('connected', of)}, first batch delivered ${step('delivered', of)} ms`;
+  console.log(
+    `${''.padEnd(34)} after "serving on" (service log): ${steps(syncs)}${other === undefined ? '' : `; ${other}: ${steps(others)}`}`,
   );
   if (other !== undefined) {
     const us = (xs: SyncRun[]) => xs.map((x) => ((x.cpu.mailgate * 1e6) / n).toFixed(0));

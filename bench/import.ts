@@ -8,6 +8,10 @@
  * during it: they share this machine's cores, which bounds the rate from below. Under each
  * store, one more import under `--cpu-prof` splits mailgate's CPU per message into pipeline
  * stages (support/stages.ts) beside the parse-only CPU per message (`mailgate preview`).
+ *
+ * `--vs-cli PATH` (or MAILGATE_BENCH_VS_CLI): another build's `dist/src/cli/main.js`; each round
+ * of each store then imports with this build and with that one in turn (A, B, A, B, …), and both
+ * medians are printed with their ratio. `--rates-only` leaves out the profiles and the 20k run.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -22,6 +26,13 @@ import { printStages, stagesOf } from './support/stages.js';
 /** MAILGATE_BENCH_CLI: another build's `dist/src/cli/main.js` to measure with this harness (A/B). */
 const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
+const VS_CLI = option('vs-cli') ?? process.env['MAILGATE_BENCH_VS_CLI'];
+const RATES_ONLY = process.argv.includes('--rates-only');
+
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
 const TOKEN = 'bench-token-0123456789';
 const WORDS =
   'order invoice refund delivery account password shipping please thanks urgent issue help broken missing late customer support ticket reply payment card'.split(
@@ -69,10 +80,10 @@ interface Run {
 }
 
 /** `node [nodeArgs] mailgate [args]`: wall seconds, CPU seconds and peak RSS of the whole process. */
-function run(args: string[], cwd: string, nodeArgs: string[] = []): Promise<Run> {
+function run(args: string[], cwd: string, nodeArgs: string[] = [], cli = CLI): Promise<Run> {
   const t0 = process.hrtime.bigint();
   const cpu0 = reapedChildrenCpu();
-  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout.length < 4096 ? (stdout += d.toString()) : undefined));
@@ -122,42 +133,70 @@ interface Rate {
 /**
  * `serverPid`: the store's server process (its CPU is accounted beside mailgate's), if any.
  * `profile`: one run only, under `--cpu-prof` with the profiles written to that directory.
+ * `clis`: the builds to import with, in turn within each round; one Rate each, in that order.
  */
-async function importRate(
+async function importRates(
   dir: string,
   mbox: string,
   count: number,
   store: () => Promise<string>,
   serverPid?: number,
   profile?: string,
-): Promise<Rate> {
-  const runs: Array<{ rate: number; peak: number; mailgate: number; server: number; emulator: number }> = [];
+  clis: string[] = [CLI],
+): Promise<Rate[]> {
+  const runs = clis.map(() => [] as Array<{ rate: number; peak: number; mailgate: number; server: number; emulator: number }>);
   for (let r = 0; r < (profile === undefined ? ROUNDS : 1); r++) {
-    const emu = await startEmulatorProcess(dir);
-    try {
-      const target = await store();
-      const emu0 = cpuOf(emu.pid);
-      const server0 = serverPid === undefined ? 0 : cpuOfTree(serverPid);
-      const res = await run(
-        ['import', '--yes', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', target, '--json'],
-        dir,
-        profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`],
-      );
-      const server = serverPid === undefined ? 0 : cpuOfTree(serverPid) - server0;
-      const summary = JSON.parse(res.stdout.trim() || '{}') as { delivered?: number };
-      if (res.code !== 0 || summary.delivered !== count)
-        throw new Error(`import failed (exit ${res.code}, delivered ${summary.delivered}): ${res.stderr.slice(-2000)}`);
-      runs.push({ rate: count / res.seconds, peak: res.peak, mailgate: res.cpu, server, emulator: cpuOf(emu.pid) - emu0 });
-    } finally {
-      emu.stop();
+    for (const [c, cli] of clis.entries()) {
+      const emu = await startEmulatorProcess(dir);
+      try {
+        const target = await store();
+        const emu0 = cpuOf(emu.pid);
+        const server0 = serverPid === undefined ? 0 : cpuOfTree(serverPid);
+        const res = await run(
+          ['import', '--yes', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', target, '--json'],
+          dir,
+          profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`],
+          cli,
+        );
+        const server = serverPid === undefined ? 0 : cpuOfTree(serverPid) - server0;
+        const summary = JSON.parse(res.stdout.trim() || '{}') as { delivered?: number };
+        if (res.code !== 0 || summary.delivered !== count)
+          throw new Error(`import failed (exit ${res.code}, delivered ${summary.delivered}): ${res.stderr.slice(-2000)}`);
+        runs[c]!.push({ rate: count / res.seconds, peak: res.peak, mailgate: res.cpu, server, emulator: cpuOf(emu.pid) - emu0 });
+      } finally {
+        emu.stop();
+      }
     }
   }
-  const pick = (k: keyof (typeof runs)[number]) => median(runs.map((x) => x[k]));
-  return {
-    rate: pick('rate'),
-    peak: pick('peak'),
-    cpu: { mailgate: pick('mailgate'), server: pick('server'), emulator: pick('emulator') },
-  };
+  return runs.map((own) => {
+    const pick = (k: keyof (typeof own)[number]) => median(own.map((x) => x[k]));
+    return {
+      rate: pick('rate'),
+      peak: pick('peak'),
+      cpu: { mailgate: pick('mailgate'), server: pick('server'), emulator: pick('emulator') },
+    };
+  });
+}
+
+async function importRate(...args: Parameters<typeof importRates>): Promise<Rate> {
+  return (await importRates(...args))[0]!;
+}
+
+const seconds = (n: number) => `${n.toFixed(1)} s`;
+
+/** Two lines for one store's median: the rate beside parse-only, then the CPU bound it is measured against. */
+function printRate(name: string, r: Rate, parseRate: number, withServer: boolean, count = 10_000): void {
+  const cores = availableParallelism();
+  console.log(
+    `  ${name.padEnd(48)} ${r.rate.toFixed(0).padStart(7)} msg/s  ${((100 * r.rate) / parseRate).toFixed(0)}% of parse-only  peak RSS ${mb(r.peak)}` +
+      `  mailgate CPU ${((r.cpu.mailgate * 1e6) / count).toFixed(0)} µs/msg`,
+  );
+  const total = r.cpu.mailgate + r.cpu.server + r.cpu.emulator;
+  console.log(
+    `  ${''.padEnd(48)} CPU: mailgate ${seconds(r.cpu.mailgate)}${withServer ? `, PostgreSQL server ${seconds(r.cpu.server)}` : ''}, emulator ${seconds(r.cpu.emulator)}` +
+      ` = ${seconds(total)} on ${cores} cores (no faster than ${seconds(total / cores)}, ${(count / (total / cores)).toFixed(0)} msg/s;` +
+      ` measured ${((100 * r.rate * total) / cores / count).toFixed(0)}% of that bound, target >= 90%)`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -168,7 +207,7 @@ async function main(): Promise<void> {
     const m10 = join(dir, '10k.mbox');
     const m20 = join(dir, '20k.mbox');
     await writeMbox(m10, 10_000);
-    await writeMbox(m20, 20_000);
+    if (!RATES_ONLY) await writeMbox(m20, 20_000);
     console.log(`node ${process.version}, ${ROUNDS} round(s), median; mbox 10k = ${mb(readFileSync(m10).length)}`);
     const parse: number[] = [];
     const parseCpu: number[] = [];
@@ -180,28 +219,28 @@ async function main(): Promise<void> {
     }
     const parseRate = median(parse);
     let n = 0;
-    const sqlite = await importRate(dir, m10, 10_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
-    const postgres = await importRate(dir, m10, 10_000, () => createTestDatabase('mailgate_bench_import'), server.pid());
-    const cores = availableParallelism();
-    const seconds = (n: number) => `${n.toFixed(1)} s`;
+    const sqliteStore = async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`;
+    const pgStore = () => createTestDatabase('mailgate_bench_import');
+    const clis = VS_CLI === undefined ? [CLI] : [CLI, VS_CLI];
+    const [sqlite, sqliteVs] = await importRates(dir, m10, 10_000, sqliteStore, undefined, undefined, clis);
+    const [postgres, postgresVs] = await importRates(dir, m10, 10_000, pgStore, server.pid(), undefined, clis);
     console.log(
       `  ${'parse only (mailgate preview --format jsonl)'.padEnd(48)} ${parseRate.toFixed(0).padStart(7)} msg/s  CPU: mailgate ${seconds(median(parseCpu))}`,
     );
-    for (const [name, r] of [
-      ['import, SQLite (synchronous=FULL)', sqlite],
-      ['import, PostgreSQL (fsync on)', postgres],
+    printRate('import, SQLite (synchronous=FULL)', sqlite!, parseRate, false);
+    if (sqliteVs !== undefined) printRate('  other build (interleaved), SQLite', sqliteVs, parseRate, false);
+    printRate('import, PostgreSQL (fsync on)', postgres!, parseRate, true);
+    if (postgresVs !== undefined) printRate('  other build (interleaved), PostgreSQL', postgresVs, parseRate, true);
+    for (const [name, a, b] of [
+      ['SQLite', sqlite!, sqliteVs],
+      ['PostgreSQL', postgres!, postgresVs],
     ] as const) {
+      if (b === undefined) continue;
       console.log(
-        `  ${name.padEnd(48)} ${r.rate.toFixed(0).padStart(7)} msg/s  ${((100 * r.rate) / parseRate).toFixed(0)}% of parse-only${r === sqlite ? ' (target >= 85%)' : ''}  peak RSS ${mb(r.peak)}` +
-          `  mailgate CPU ${((r.cpu.mailgate * 1e6) / 10_000).toFixed(0)} µs/msg`,
-      );
-      const total = r.cpu.mailgate + r.cpu.server + r.cpu.emulator;
-      console.log(
-        `  ${''.padEnd(48)} CPU: mailgate ${seconds(r.cpu.mailgate)}${r === postgres ? `, PostgreSQL server ${seconds(r.cpu.server)}` : ''}, emulator ${seconds(r.cpu.emulator)}` +
-          ` = ${seconds(total)} on ${cores} cores (no faster than ${seconds(total / cores)}, ${(10_000 / (total / cores)).toFixed(0)} msg/s;` +
-          ` measured ${((100 * r.rate * total) / cores / 10_000).toFixed(0)}% of that bound)`,
+        `  ${name}: this build / other build: rate ${(a.rate / b.rate).toFixed(3)}, mailgate CPU per message ${(a.cpu.mailgate / b.cpu.mailgate).toFixed(3)}, peak RSS ${(a.peak / b.peak).toFixed(3)}`,
       );
     }
+    if (RATES_ONLY) return;
     const parseUs = (median(parseCpu) * 1e6) / 10_000;
     for (const [name, store, pid] of [
       ['SQLite', async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`, undefined],
@@ -216,7 +255,7 @@ async function main(): Promise<void> {
     }
     const big = await importRate(dir, m20, 20_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
     console.log(
-      `  peak RSS of import on SQLite: 10k messages ${mb(sqlite.peak)}, 20k messages ${mb(big.peak)} (${big.rate.toFixed(0)} msg/s)`,
+      `  peak RSS of import on SQLite: 10k messages ${mb(sqlite!.peak)}, 20k messages ${mb(big.peak)} (${big.rate.toFixed(0)} msg/s)`,
     );
   } finally {
     await server.stop();

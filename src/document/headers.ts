@@ -140,12 +140,19 @@ export function buildHeaders(
   warnings: Warning[],
   rootIsBody = true,
 ): { headers: RawEmailHeaders; fields?: readonly HeaderField[] } {
-  const synthesized = fields.find((f) => f.key === SYNTHESIZED_KEY);
+  let synthesized: HeaderField | undefined;
+  const visible: HeaderField[] = [];
+  let size = -1; // characters of the visible fields joined with `\n`
+  for (const f of fields) {
+    const key = f.key;
+    if (key === SYNTHESIZED_KEY) synthesized ??= f;
+    else if (!MIME_STRUCTURE_HEADERS.has(key) && (rootIsBody || !ENTITY_HEADERS.has(key))) {
+      visible.push(f);
+      size += f.raw.length + 1;
+    }
+  }
   if (synthesized !== undefined) warnings.push(warning('MAILGATE_WARN_HEADERS_SYNTHESIZED', synthesized.value.trim().slice(0, 200)));
-  const visible = fields.filter(
-    (f) => f.key !== SYNTHESIZED_KEY && !MIME_STRUCTURE_HEADERS.has(f.key) && (rootIsBody || !ENTITY_HEADERS.has(f.key)),
-  );
-  const { kept, dropped } = fitFields(visible, MAX_RAW_HEADER_CHARS);
+  const { kept, dropped } = size <= MAX_RAW_HEADER_CHARS ? { kept: visible, dropped: 0 } : fitFields(visible, MAX_RAW_HEADER_CHARS);
   if (mode === 'parsed' && dropped === 0) {
     const parsed = parsedHeaders(visible, warnings);
     if (parsed !== undefined) return { headers: { parsed } };
@@ -155,8 +162,10 @@ export function buildHeaders(
       warning('MAILGATE_WARN_HEADERS_TRUNCATED', `header block over ${MAX_RAW_HEADER_CHARS} characters; ${dropped} field(s) dropped`),
     );
   }
-  const headers = { raw: kept.map((f) => f.raw).join('\n') };
+  let raw = '';
+  for (let i = 0; i < kept.length; i++) raw += i === 0 ? kept[i]!.raw : `\n${kept[i]!.raw}`;
+  const headers = { raw };
   // Splitting `raw` again gives exactly `kept` back (every line comes from a header scan),
   // unless a line holds a CR, which a scan reads as a line end.
-  return kept.some((f) => f.raw.includes('\r')) ? { headers } : { headers, fields: kept };
+  return raw.includes('\r') ? { headers } : { headers, fields: kept };
 }

@@ -55,6 +55,13 @@ function decode8bit(fields: HeaderField[]): HeaderField[] {
   });
 }
 
+/** The fields' raw lines joined with `\n`. */
+function joinRaw(fields: HeaderField[]): string {
+  let block = '';
+  for (let i = 0; i < fields.length; i++) block += i === 0 ? fields[i]!.raw : `\n${fields[i]!.raw}`;
+  return block;
+}
+
 /** Read the header block of the entity in buf[start, end). */
 export function splitHeader(buf: Buffer, start: number, end: number): HeaderSplit {
   const blank = blankLine(buf, start, end);
@@ -65,13 +72,10 @@ export function splitHeader(buf: Buffer, start: number, end: number): HeaderSpli
   const missingSeparator = scan.end < latin1.length;
   const ascii = isAscii(buf.subarray(start, headerEnd));
   const fields = ascii ? scan.fields : decode8bit(scan.fields);
-  let block = '';
+  // When the fields are the text as written, the block is a slice of it, not a copy.
+  const block = ascii && scan.contiguous ? latin1.slice(0, scan.rawEnd) : joinRaw(fields);
   let nonAsciiNames = 0;
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i]!;
-    block += i === 0 ? f.raw : `\n${f.raw}`;
-    if (!ascii && isNonAsciiName(f.name)) nonAsciiNames++;
-  }
+  if (!ascii) for (const f of fields) if (isNonAsciiName(f.name)) nonAsciiNames++;
   const bodyStart = missingSeparator ? start + scan.end : blank === undefined ? end : blank.next;
   return { fields, block, bodyStart, missingSeparator, folded: scan.folded, nonAsciiNames };
 }

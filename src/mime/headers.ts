@@ -72,13 +72,13 @@ export interface HeaderScan {
   end: number;
   /** Stray lines kept as continuation lines (rule `fold`). */
   folded: number;
-}
-
-/** Line end (before CR LF or LF) of the line starting at `pos`, and where the next line starts. */
-function lineAt(text: string, pos: number): { e: number; next: number } {
-  let nl = text.indexOf('\n', pos);
-  if (nl < 0) nl = text.length;
-  return { e: nl > pos && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl, next: nl + 1 };
+  /**
+   * The fields' raw lines joined with `\n` are exactly `text.slice(0, rawEnd)`: every line read
+   * was kept as written and ended by a bare LF (no CR dropped, no stray line folded or skipped).
+   */
+  contiguous: boolean;
+  /** End of the last field's last line (meaningful when `contiguous`). */
+  rawEnd: number;
 }
 
 /**
@@ -91,7 +91,9 @@ function foldsStrayLines(text: string, pos: number): boolean {
   let stray = 0;
   let lastIsField = false;
   while (pos < text.length) {
-    const { e, next } = lineAt(text, pos);
+    let nl = text.indexOf('\n', pos);
+    if (nl < 0) nl = text.length;
+    const e = nl > pos && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
     if (e === pos) break;
     const c = text.charCodeAt(pos);
     if (c !== 32 && c !== 9) {
@@ -99,54 +101,120 @@ function foldsStrayLines(text: string, pos: number): boolean {
       if (lastIsField) fields++;
       else stray++;
     }
-    pos = next;
+    pos = nl + 1;
   }
   return lastIsField && fields >= stray;
+}
+
+/** Offset of the colon after the field name of the line text[pos, end), or -1 when the line is not a field (the rule of fieldNameAt). */
+function colonAt(text: string, pos: number, end: number): number {
+  let i = pos;
+  for (; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 58) break;
+    if (c === 32 || c === 9) {
+      let k = i;
+      while (k < end && (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 9)) k++;
+      return k < end && text.charCodeAt(k) === 58 && i > pos ? k : -1;
+    }
+    if (c < 33 || c === 127) return -1;
+  }
+  return i < end && i > pos ? i : -1;
+}
+
+/**
+ * The field whose first line starts at `start` (colon at `colon`, first line ending at
+ * `firstEnd`, last at `lastEnd`); `joined` and `raw` when its lines are not one slice of text.
+ */
+function scannedField(
+  text: string,
+  start: number,
+  colon: number,
+  firstEnd: number,
+  lastEnd: number,
+  joined: string | undefined,
+  raw: string | undefined,
+): HeaderField {
+  let nameEnd = colon;
+  while (text.charCodeAt(nameEnd - 1) === 32 || text.charCodeAt(nameEnd - 1) === 9) nameEnd--;
+  const name = text.slice(start, nameEnd);
+  const value = (joined ?? text.slice(colon + 1, firstEnd)).trim();
+  return { name, key: name.toLowerCase(), value, raw: raw ?? text.slice(start, lastEnd) };
 }
 
 /**
  * Scan header lines (LF or CRLF) into fields, up to the first blank line; lines that are
  * neither a field nor a continuation are handled by `stray` (see StrayLineRule).
+ *
+ * A field's `raw` is the slice of `text` its lines span when they end in bare LFs and no stray
+ * line was folded in; otherwise its lines are joined with `\n`. A one-line value is a slice too.
  */
 export function scanHeaderFields(text: string, stray: StrayLineRule): HeaderScan {
   const fields: HeaderField[] = [];
-  let name: string | undefined;
-  let first = '';
-  let rest: string[] | undefined;
+  const len = text.length;
   let folding: boolean | undefined;
   let folded = 0;
-  const push = (): void => {
-    if (name !== undefined) fields.push(makeField(name, first, rest));
-    name = undefined;
-    rest = undefined;
-  };
+  let contiguous = true;
+  // The field being read: where it starts (-1: none), its colon, the ends of its first and last lines.
+  let start = -1;
+  let colon = 0;
+  let firstEnd = 0;
+  let lastEnd = 0;
+  let lastCr = false; // the last line read ended in CR LF
+  let joined: string | undefined; // unfolded value so far, once a continuation line was read
+  let raw: string | undefined; // raw lines so far, once they are not one slice of text
   let pos = 0;
-  while (pos < text.length) {
-    const { e, next } = lineAt(text, pos);
+  while (pos < len) {
+    let nl = text.indexOf('\n', pos);
+    if (nl < 0) nl = len;
+    const cr = nl > pos && text.charCodeAt(nl - 1) === 13;
+    const e = cr ? nl - 1 : nl;
     if (e === pos) break;
     const c = text.charCodeAt(pos);
+    let piece: string | undefined; // a continuation line of the field being read
     if (c === 32 || c === 9) {
-      if (name !== undefined) (rest ??= []).push(text.slice(pos, e));
+      if (start >= 0) piece = text.slice(pos, e);
       else if (stray !== 'skip') break;
+      else contiguous = false;
     } else {
-      const found = fieldNameAt(text, pos, e);
-      if (found !== undefined) {
-        push();
-        name = found;
-        first = text.slice(pos, e);
-      } else if (stray === 'fold' && name !== undefined && (folding ??= foldsStrayLines(text, pos))) {
-        (rest ??= []).push(` ${text.slice(pos, e)}`);
+      const at = colonAt(text, pos, e);
+      if (at >= 0) {
+        if (start >= 0) fields.push(scannedField(text, start, colon, firstEnd, lastEnd, joined, raw));
+        else if (pos !== 0) contiguous = false;
+        if (lastCr) contiguous = false;
+        start = pos;
+        colon = at;
+        firstEnd = e;
+        lastEnd = e;
+        joined = undefined;
+        raw = undefined;
+      } else if (stray === 'fold' && start >= 0 && (folding ??= foldsStrayLines(text, pos))) {
+        piece = ` ${text.slice(pos, e)}`;
         folded++;
+        contiguous = false;
+        raw ??= text.slice(start, lastEnd);
       } else if (stray === 'skip') {
-        push();
+        if (start >= 0) fields.push(scannedField(text, start, colon, firstEnd, lastEnd, joined, raw));
+        start = -1;
+        contiguous = false;
       } else {
         break;
       }
     }
-    pos = next;
+    if (piece !== undefined) {
+      if (lastCr) {
+        contiguous = false;
+        raw ??= text.slice(start, lastEnd);
+      }
+      joined = (joined ?? text.slice(colon + 1, firstEnd)) + piece;
+      if (raw !== undefined) raw += `\n${piece}`;
+      lastEnd = e;
+    }
+    lastCr = cr;
+    pos = nl + 1;
   }
-  push();
-  return { fields, end: Math.min(pos, text.length), folded };
+  if (start >= 0) fields.push(scannedField(text, start, colon, firstEnd, lastEnd, joined, raw));
+  return { fields, end: Math.min(pos, len), folded, contiguous, rawEnd: fields.length === 0 ? 0 : lastEnd };
 }
 
 /**

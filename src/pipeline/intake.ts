@@ -97,11 +97,17 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     return route;
   }
 
-  /** Parses a call's messages (journal reports unwrapped first), counted in `c`; a commit about to start waits for it. */
-  function parseAll(routed: Routed[], c: IntakeCounters, counted = false): Promise<OutboxInput[]> {
-    return commits.parsing(async () => {
+  /**
+   * Parses a call's messages (journal reports unwrapped first), counted in `c`. A commit about
+   * to start may wait for a push call's parse (`joins`), not for a pull call's: that one is
+   * submitted only once the pull call before it is durable (usually the call being written, or
+   * one with a checkpoint of its own, which no commit shares), so waiting would only hold the
+   * commit up.
+   */
+  function parseAll(routed: Routed[], c: IntakeCounters, joins: boolean): Promise<OutboxInput[]> {
+    const work = async (): Promise<OutboxInput[]> => {
       const unwrapped = await unwrapJournals(routed, store);
-      if (!counted || options.poison === undefined) return Promise.all(unwrapped.map((r) => prepare(options, r, c)));
+      if (options.poison === undefined) return Promise.all(unwrapped.map((r) => prepare(options, r, c)));
       const suspects = await countAttempts(unwrapped);
       const out = await Promise.all(unwrapped.map((r) => (suspects.has(r) ? undefined : prepare(options, r, c))));
       // Suspects one at a time: each counted just before its own parse, forgotten once it parsed.
@@ -118,7 +124,8 @@ export function createIntake(options: IntakeOptions): IntakeCore {
         options.logger?.warn({ route, key, adapter: origin.adapter, code: error.code }, `message set aside: ${error.message}`);
       }
       return out as OutboxInput[];
-    });
+    };
+    return joins ? commits.parsing(work) : work();
   }
 
   /**
@@ -249,7 +256,7 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     // Journal reports of one message in consecutive calls: the earlier call must be durable
     // before this one looks up what it stored (the envelope union).
     if (fresh.some((r) => r.route.unwrap === 'exchange_journal')) await previous;
-    const inputs = await parseAll(fresh, counters, true);
+    const inputs = await parseAll(fresh, counters, false);
     await previous;
     const stored = await commits.submit({ inputs, refuse: false, looked: true, ...marks(opts) }, opts.signal);
     await forgetAttempts(inputs);

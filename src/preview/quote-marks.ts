@@ -6,9 +6,9 @@
  */
 import {
   FORWARD_FIRST,
+  FORWARD_LAST,
   FORWARD_RE,
   INLINE_LEAD_RE,
-  LEAD_START_FIRST,
   LEAD_START_RE,
   MAX_SCAN_LINE_CHARS,
   ON_WROTE_RE,
@@ -20,6 +20,7 @@ import {
   headerLine,
   isAddressWrote,
   isDatePerson,
+  mayLead,
   mayMatchAt,
 } from './quote-patterns.js';
 
@@ -65,7 +66,7 @@ function isBlank(line: string): boolean {
 
 /** Lines (1..3) an "On … wrote:"-style splitter starting at `i` spans, or 0 (`first`: line `i` capped and trimmed). */
 function wroteSplitter(lines: readonly string[], i: number, first: string): number {
-  const led = mayMatchAt(LEAD_START_FIRST, first, 0) && LEAD_START_RE.test(first);
+  const led = mayLead(first) && LEAD_START_RE.test(first);
   const c = first.charCodeAt(0);
   const wraps = led || (c >= 48 && c <= 57) || first.includes('@') || first.endsWith('<');
   if (!wraps) return 0;
@@ -194,7 +195,7 @@ export function markLines(lines: readonly string[]): Mark[] {
       continue;
     }
     const head = cap(line);
-    if (mayMatchAt(FORWARD_FIRST, head, 0) && FORWARD_RE.test(head)) {
+    if (mayMatchAt(FORWARD_FIRST, head, 0) && mayMatchAt(FORWARD_LAST, head, head.length - 1) && FORWARD_RE.test(head)) {
       marks[i++] = 'f';
       continue;
     }

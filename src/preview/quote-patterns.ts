@@ -45,23 +45,22 @@ export function isDatePerson(text: string): boolean {
 
 /** Cheap filter before ON_WROTE_RE on a single line: does the line start like one of them? */
 export const LEAD_START_RE = new RegExp(String.raw`^[-\s*]{0,12}${LEAD}\s`, 'u');
-/** First characters of LEAD_START_RE's matches: a dash, a star, a space (`\s`) or a lead word's first letter. */
-export const LEAD_START_FIRST = asciiTable(
-  [
-    ...LEAD.slice(3, -1)
-      .split('|')
-      .map((word) => word[0]!),
-    '-',
-    '*',
-    ' ',
-    '\t',
-    '\n',
-    '\v',
-    '\f',
-    '\r',
-  ],
-  false,
+/** The first two characters of each lead word, as `code0 * 65536 + code1` ("On", "Il", "W ", "På"…). */
+const LEAD_PAIRS = new Set(
+  LEAD.slice(3, -1)
+    .split('|')
+    .map((word) => word.charCodeAt(0) * 65536 + word.charCodeAt(1)),
 );
+
+/**
+ * Can LEAD_START_RE match the trimmed `text`? Its match starts with a dash or a star, or (as
+ * `text` has no leading space) with a lead word at index 0: the first two characters must be one's.
+ */
+export function mayLead(text: string): boolean {
+  const c = text.charCodeAt(0);
+  if (c === 45 || c === 42) return true; // '-', '*'
+  return LEAD_PAIRS.has(c * 65536 + text.charCodeAt(1));
+}
 
 /** Where an "On … wrote:" begins inside a line of reply text ("reply On Wed, … wrote:"). */
 export const INLINE_LEAD_RE = new RegExp(String.raw`(?:\s|-)${LEAD}\s`, 'gu');
@@ -146,6 +145,12 @@ export const FORWARD_FIRST = asciiTable(
 );
 
 /**
+ * Last characters of FORWARD_RE's matches on a trimmed line, either case: `[-=_]` closing a
+ * marker, `:`, or the last letter of "begin forwarded text"/"… message" written without a rule.
+ */
+export const FORWARD_LAST = asciiTable(['-', '=', '_', ':', 't', 'e'], true);
+
+/**
  * A rule that mail clients write above their header block: Outlook's line of underscores in
  * plain text, or an HTML `<hr>` as converted to text (`---`).
  */
@@ -221,10 +226,23 @@ const HEADER_KIND = new Map<string, HeaderKind>([
 /** `Name:` or `*Name:*` or `Name :` (French spacing) at the start of a line, with the value after it. */
 const HEADER_LINE_RE = /^[ \t]{0,2}\*{0,2}([\p{L}][\p{L} -]{0,18}?)\*{0,2}[ \u00a0]?:\*{0,2}(?:[ \u00a0\t]+(.*))?$/u;
 
+/**
+ * After HEADER_LINE_RE's colon (the line's first) come at most two `*`, then the end of the line or
+ * a space, no-break space or tab: "http://…" and "10:30" are no header lines, without running it.
+ */
+function valueMayFollow(line: string, colon: number): boolean {
+  let j = colon + 1;
+  if (line.charCodeAt(j) === 42) j++;
+  if (line.charCodeAt(j) === 42) j++;
+  if (j === line.length) return true;
+  const c = line.charCodeAt(j);
+  return c === 32 || c === 160 || c === 9;
+}
+
 /** Classifies a quoted-header line such as `From: John <j@x>`; undefined when it is not one. */
 export function headerLine(line: string): { kind: HeaderKind; value: string } | undefined {
   const colon = line.indexOf(':');
-  if (colon < 1 || colon > 28) return undefined;
+  if (colon < 1 || colon > 28 || !valueMayFollow(line, colon)) return undefined;
   const m = HEADER_LINE_RE.exec(line.length > MAX_SCAN_LINE_CHARS ? line.slice(0, MAX_SCAN_LINE_CHARS) : line);
   if (!m) return undefined;
   const kind = HEADER_KIND.get(m[1]!.toLowerCase());

@@ -7,8 +7,9 @@
  * The rules are documented in docs/preview.md. Work is linear in the input: each line is
  * classified once (a wrapped splitter looks at most three lines ahead) on a capped slice.
  */
+import { isSpace } from '../mime/html-scan.js';
 import { type Mark, inlineSplitter, markLines } from './quote-marks.js';
-import { splitSignature } from './signature.js';
+import { splitSignatureOfLines } from './signature.js';
 
 export interface ReplySplit {
   /** The visible reply: quoted history and signature removed. */
@@ -23,9 +24,16 @@ export const MAX_QUOTE_SCAN_LINES = 20_000;
 const LINK_OPEN_RE = /\(https?:\/\//;
 const INLINE_VERB_RE = /wrote|writes|schrieb|schreibt|écrit|escrib|schreef|schrijft|geschreven|escrev|scritto|scrive|napisa|pisze|skrev/i;
 
+/** The reply's lines; `source` is the text they were split from when they are its lines one for one. */
+interface Exploded {
+  lines: string[];
+  source: string | undefined;
+}
+
 /** Splits lines where reply text and an "On … wrote:" share one line. */
-function explode(text: string): string[] {
-  const lines = (text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text).split('\n');
+function explode(text: string): Exploded {
+  const source = text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
+  const lines = source.split('\n');
   let out: string[] | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
@@ -35,7 +43,7 @@ function explode(text: string): string[] {
     if (split !== undefined) out!.push(split[0], split[1]);
     else if (out !== undefined) out.push(line);
   }
-  return out ?? lines;
+  return out === undefined ? { lines, source } : { lines: out, source: undefined };
 }
 
 /** The last character that is not a space or tab, as a code (NaN when none). */
@@ -109,37 +117,74 @@ function quotation(marks: readonly Mark[], limit: number): [number, number] | un
 
 /** The reply with its quoted history removed. Returns the input unchanged when nothing would remain. */
 export function stripQuotes(text: string): string {
-  const all = explode(text);
+  return stripToLines(text).text;
+}
+
+/** stripQuotes, with the lines of its result: `text` is `lines[from, to)` joined by `\n`. */
+function stripToLines(text: string): Tidied {
+  const { lines: all, source } = explode(text);
   const lines = all.length > MAX_QUOTE_SCAN_LINES ? all.slice(0, MAX_QUOTE_SCAN_LINES) : all;
   const marks = markLines(lines);
   demoteLoneQuotes(marks);
   const firstUsed = marks.findIndex((m) => m !== 'e');
-  if (firstUsed >= 0 && marks[firstUsed] === 'f') return tidy(all);
+  if (firstUsed >= 0 && marks[firstUsed] === 'f') return tidy(all, all.length, source);
   for (let i = 0; i < marks.length; i++) if (marks[i] === 'f') marks[i] = 's';
 
   const cut = splitterBeforeText(marks, marks.length);
   const limit = cut >= 0 ? cut : all.length;
-  const kept = all.slice(0, limit);
-  if (!hasInlineReply(lines, marks, Math.min(limit, marks.length))) {
-    const q = quotation(marks, Math.min(limit, marks.length));
-    if (q) kept.splice(q[0], q[1] - q[0]);
+  const q = hasInlineReply(lines, marks, Math.min(limit, marks.length)) ? undefined : quotation(marks, Math.min(limit, marks.length));
+  let out: Tidied;
+  if (q === undefined) out = tidy(all, limit, source);
+  else {
+    const kept = all.slice(0, limit);
+    kept.splice(q[0], q[1] - q[0]);
+    out = tidy(kept, kept.length, undefined);
   }
-  const out = tidy(kept);
-  return out === '' ? tidy(all) : out;
+  return out.text === '' ? tidy(all, all.length, source) : out;
 }
 
-function tidy(lines: readonly string[]): string {
+/** A text given with its lines: `text` is `lines[from, to)` joined by `\n`. */
+interface Tidied {
+  text: string;
+  lines: readonly string[];
+  from: number;
+  to: number;
+}
+
+/** Only `\s` characters (what trim() removes). */
+function isBlankLine(line: string): boolean {
+  for (let i = 0; i < line.length; i++) if (!isSpace(line.charCodeAt(i))) return false;
+  return true;
+}
+
+/**
+ * Lines [0, to) less the blank lines at both ends, each less its trailing whitespace, joined by
+ * `\n`. When the lines are `source`'s own (one for one) and none has trailing whitespace, that
+ * text is a slice of `source`: nothing is copied or joined.
+ */
+function tidy(lines: readonly string[], to: number, source: string | undefined): Tidied {
   let a = 0;
-  let b = lines.length;
-  while (a < b && lines[a]!.trim() === '') a++;
-  while (b > a && lines[b - 1]!.trim() === '') b--;
-  return lines
-    .slice(a, b)
-    .map((l) => l.trimEnd())
-    .join('\n');
+  let b = to;
+  while (a < b && isBlankLine(lines[a]!)) a++;
+  while (b > a && isBlankLine(lines[b - 1]!)) b--;
+  if (source !== undefined) {
+    let start = 0;
+    for (let i = 0; i < a; i++) start += lines[i]!.length + 1;
+    let end = start - 1;
+    let clean = true;
+    for (let i = a; i < b && clean; i++) {
+      const l = lines[i]!;
+      end += l.length + 1;
+      clean = l.length === 0 || !isSpace(l.charCodeAt(l.length - 1));
+    }
+    if (clean) return { text: a === b ? '' : source.slice(start, end), lines, from: a, to: b };
+  }
+  const kept = lines.slice(a, b).map((l) => l.trimEnd());
+  return { text: kept.join('\n'), lines: kept, from: 0, to: kept.length };
 }
 
 /** Quoted history removed, then the signature split off (see docs/preview.md). */
 export function splitReply(text: string): ReplySplit {
-  return splitSignature(stripQuotes(text));
+  const stripped = stripToLines(text);
+  return splitSignatureOfLines(stripped.text, stripped.lines, stripped.from, stripped.to);
 }

@@ -218,7 +218,22 @@ function signatureStart(lines: readonly string[]): number {
 /** Splits the signature off a reply whose quoted history is already gone. */
 export function splitSignature(text: string): SignatureSplit {
   const offset = tailOffset(text);
-  const lines = text.slice(offset).split('\n');
+  return splitTail(text, offset, text.slice(offset).split('\n'));
+}
+
+/**
+ * splitSignature for a text given with its lines (`text` is `lines[from, to)` joined by `\n`, and
+ * does not start with a line break): the tail's lines are taken from them instead of split again.
+ */
+export function splitSignatureOfLines(text: string, lines: readonly string[], from: number, to: number): SignatureSplit {
+  if (to - from <= TAIL_LINES) return splitTail(text, 0, from === 0 && to === lines.length ? lines : lines.slice(from, to));
+  let offset = text.length + 1;
+  for (let i = to - TAIL_LINES; i < to; i++) offset -= lines[i]!.length + 1;
+  return splitTail(text, offset, lines.slice(to - TAIL_LINES, to));
+}
+
+/** The split, given the tail of `text` from `offset` on as its lines. */
+function splitTail(text: string, offset: number, lines: readonly string[]): SignatureSplit {
   const start = signatureStart(lines);
   if (start < 0) return { body: text };
   const body = (text.slice(0, offset) + lines.slice(0, start).join('\n')).trimEnd();

@@ -22,7 +22,7 @@ import { createIntake, type IntakeCore } from '../pipeline/intake.js';
 import { ParsePool } from '../pipeline/pool.js';
 import type { Adapter, FilteredReport, Intake, PushEndpoint } from '../pipeline/types.js';
 import { createPredictionSinks, type PredictionSinks } from '../sinks/index.js';
-import { openStore } from '../store/index.js';
+import { openStore, type OpenStoreOptions } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { actionTarget } from './actions.js';
 import { buildAdapters, entryOf, runAdapters, type AdapterEntry } from './adapters.js';
@@ -43,6 +43,8 @@ export interface RuntimeOptions {
   owner?: string;
   /** Nothing is sent and no emulator is started; the client points nowhere. */
   dryRun?: boolean;
+  /** How the store is opened beside its URL (e.g. `mailgate import` syncs SQLite commits off the event loop). */
+  storeOptions?: OpenStoreOptions;
   /**
    * Outbox claim lease in ms (default `CLAIM_LEASE_MS`, src/limits.ts). A process that dies stops its heartbeat: its
    * claims are released by the next process of its host at once, by any other after a few
@@ -201,7 +203,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const leaseMs = parseLimit('leaseMs', options.leaseMs, CLAIM_LEASE_MS);
   const events = options.events ?? logPauses(new RuntimeEvents(), logger);
   events.onListenerError ??= (err, type) => logger.warn({ err, event: type }, 'a runtime event listener failed');
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, options.storeOptions);
   let api: ApiEndpoint | undefined;
   let pool: ParsePool | undefined;
   try {

@@ -8,6 +8,7 @@ import {
   parseDate,
   parseHeaderBlock,
   parseMessageIds,
+  scanHeaderFields,
 } from '../../src/mime/headers.js';
 import { parseStructured } from '../../src/mime/params.js';
 import type { Warning } from '../../src/errors.js';
@@ -28,6 +29,23 @@ describe('parseHeaderBlock', () => {
       ['subject', 'spaced'],
       ['x-a', 'b'],
     ]);
+  });
+});
+
+describe('scanHeaderFields', () => {
+  it('says when the raw lines joined are the text as written (the block is then a slice of it)', () => {
+    const lf = scanHeaderFields('Received: a\n  b\nSubject: s\n', 'fold');
+    expect(lf.contiguous).toBe(true);
+    expect(lf.fields.map((f) => f.raw).join('\n')).toBe('Received: a\n  b\nSubject: s');
+    expect(lf.rawEnd).toBe('Received: a\n  b\nSubject: s'.length);
+    expect(lf.fields.map((f) => f.value)).toEqual(['a  b', 's']);
+    const crlf = scanHeaderFields('Received: a\r\n  b\r\nSubject: s\r\n', 'fold');
+    expect(crlf.contiguous).toBe(false);
+    expect(crlf.fields.map((f) => f.raw)).toEqual(['Received: a\n  b', 'Subject: s']);
+    const folded = scanHeaderFields('Subject: a\nwrapped\nTo: t\n', 'fold');
+    expect(folded.contiguous).toBe(false);
+    expect(folded.fields.map((f) => f.raw)).toEqual(['Subject: a\n wrapped', 'To: t']);
+    expect(scanHeaderFields('junk\nTo: t\n', 'skip').contiguous).toBe(false);
   });
 });
 

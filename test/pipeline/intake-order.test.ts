@@ -4,7 +4,7 @@
  * ahead of an earlier batch that is not durable.
  */
 import { EventEmitter } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
 import { createIntake, type ParseFn } from '../../src/pipeline/intake.js';
@@ -80,6 +80,34 @@ describe('intake with batches in flight', () => {
     // The adapter starts again from its checkpoint: a new accept is not held back by the failure.
     await intake.accept(batch(20, 5), { checkpoint: checkpoint(25) });
     expect(rec.order).toEqual([25]);
+  });
+});
+
+describe('intake commits of pull calls', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("does not hold a pull call's commit for the next call's parse, which cannot join it (regression: it waited up to 2 ms each)", async () => {
+    const rec = await recordingStore();
+    store = rec.store;
+    // The second call's parse is held until the first call is stored.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const parse: ParseFn = async (bytes, o) => {
+      const result = encodePreview(await preview(bytes, o));
+      if (/Subject: s1[0-9]\r\n/.test(bytes.toString())) await held;
+      return result;
+    };
+    // Timers stand still: a commit that waited for the parse in flight would never start.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const intake = createIntake({ store, routes, parse, parsing: {}, maxOutbox: 10_000 });
+    const first = intake.accept(batch(0, 5), { checkpoint: checkpoint(5) });
+    const second = intake.accept(batch(10, 5), { checkpoint: checkpoint(15) });
+    for (let turn = 0; turn < 1_000 && rec.order.length === 0; turn++) await new Promise((r) => setImmediate(r));
+    expect(rec.order).toEqual([5]);
+    await first;
+    release();
+    await second;
+    expect(rec.order).toEqual([5, 15]);
   });
 });
 

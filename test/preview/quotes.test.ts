@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadOwnCases } from '../../bench/quotes.js';
 import { splitReply, stripQuotes } from '../../src/preview/quotes.js';
+import { splitSignature } from '../../src/preview/signature.js';
 
 const cases = loadOwnCases(join(import.meta.dirname, '..', '..', 'samples', 'quotes'));
 
@@ -194,5 +195,26 @@ describe('splitReply stays cheap on hostile input', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('splitReply reuses the lines of the stripped reply', () => {
+  const body = (n: number, tail: string): string[] =>
+    Array.from({ length: n }, (_, i) => `line ${i} of the reply${i % 3 === 0 ? tail : ''}`);
+  const texts = [
+    ['', '  ', ...body(120, ''), '', 'Thanks,', 'Anna', ''].join('\n'),
+    [...body(120, ' \t'), 'Thanks,', 'Anna  '].join('\n'),
+    [...body(79, ''), '-- ', 'Anna Smith', 'ACME'].join('\r\n'),
+    [...body(150, '\u00a0'), '', 'On Mon, 3 Jun 2024 at 10:00, Bob <bob@example.com> wrote:', '> old', '> older', '', '-- ', 'Anna'].join(
+      '\n',
+    ),
+    ['> a', '> b', '> c', '', ...body(90, ''), 'Best regards', 'Anna'].join('\n'),
+    ['\u2003', 'Sent from my iPhone'].join('\n'),
+    ' \n \n',
+  ];
+  it('gives what splitSignature gives on the stripped text (over and under the 80-line tail, trailing whitespace, CRLF)', () => {
+    for (const text of texts) expect(splitReply(text)).toEqual(splitSignature(stripQuotes(text)));
+    expect(splitReply(texts[0]!).signature).toBe('Thanks,\nAnna');
+    expect(splitReply(texts[3]!).body).not.toContain('older');
   });
 });

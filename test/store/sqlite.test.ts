@@ -18,6 +18,12 @@ storeContract('sqlite', async () => {
   return { open: (options) => openStore(`sqlite:${path}`, { ...options }) };
 });
 
+// The same contract with each durable commit's WAL sync on the thread pool (what `mailgate import` opens).
+storeContract('sqlite, WAL synced off the event loop', async () => {
+  const path = freshPath();
+  return { open: (options) => openStore(`sqlite:${path}`, { ...options, sqlite: { syncOffThread: true } }) };
+});
+
 describe('SQLite store specifics', () => {
   it('creates parent directories and uses WAL with synchronous=FULL by default', async () => {
     const path = freshPath();

@@ -8,6 +8,15 @@ import { parseLimit } from '../../limits.js';
 export interface SqliteOptions {
   /** `FULL` (default): every commit survives a power cut. `NORMAL`: faster; see ./index.ts. */
   synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Under `FULL`: the commits of enqueue, claim and markDelivered answer only once durable, as
+   * always, but the WAL sync they wait for runs on the thread pool rather than on the thread that
+   * commits (./wal-sync.ts). For a process whose event loop is its bottleneck and whose callers
+   * each wait for many messages (`mailgate import`). Default false.
+   */
+  syncOffThread?: boolean;
+  /** Internal, for tests: how `syncOffThread` syncs the -wal file (default `fs.fdatasync`). */
+  syncFile?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
   /** How long a write waits for another connection's lock before failing (default 5000 ms). */
   busyTimeoutMs?: number;
   /**

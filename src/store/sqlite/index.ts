@@ -5,7 +5,8 @@
  * Durability: `synchronous=FULL` (default) syncs the WAL at every commit, so a committed
  * enqueue survives a power cut; `NORMAL` syncs only at checkpoints: faster, and a power cut
  * (not a process crash) may lose the last transactions, which then come back from their
- * origin because their checkpoint rolled back with them. See docs/store.md.
+ * origin because their checkpoint rolled back with them. See docs/store.md. `syncOffThread`
+ * keeps FULL's guarantee with the sync off the event loop (./wal-sync.ts).
  */
 import { wrapStoreError } from '../common.js';
 import { composeStore } from '../compose.js';
@@ -25,6 +26,7 @@ import { SqliteOutbox } from './outbox.js';
 import { SqliteOwners } from './owners.js';
 import { SqlitePredictions } from './predictions.js';
 import { SqliteThreads } from './threads.js';
+import { WalSync } from './wal-sync.js';
 
 export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, SQLITE_PAGE_SIZE, type SqliteOptions } from './db.js';
 
@@ -38,6 +40,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     throw wrapStoreError(err, isUnavailable, `opening ${path}`);
   }
   const now = options.now ?? Date.now;
+  const synchronous = options.synchronous ?? 'FULL';
   const leases = new SqliteLeases(db, now);
   const parts = {
     leases,
@@ -46,13 +49,15 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     threads: new SqliteThreads(db),
     ledger: new SqliteLedger(db),
     console: new SqliteConsole(db, now),
-    controls: new SqliteControls(db, now, options.synchronous ?? 'FULL'),
+    controls: new SqliteControls(db, now, synchronous),
   };
-  const outbox = new SqliteOutbox(db, now, parts);
+  const offThread = options.syncOffThread === true && synchronous === 'FULL' && !db.memory;
+  const wal = new WalSync(db, offThread, options.syncFile);
+  const outbox = new SqliteOutbox(db, now, parts, wal);
   const concerns = {
     ...parts,
     outbox,
-    keyed: new SqliteKeyed(db, outbox, now),
+    keyed: new SqliteKeyed(db, outbox, now, wal),
     owners: new SqliteOwners(db, now, leases),
     deadLetters: new SqliteDeadLetters(db, outbox, now),
     predictions: new SqlitePredictions(db, now),
@@ -61,6 +66,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
   const lifecycle = {
     migrate: () => migrateSqlite(db),
     close: async () => {
+      await wal.close();
       if (db.open) db.close();
     },
   };

@@ -13,6 +13,7 @@ import type { Checkpoint } from '../../model/origin.js';
 import type { EnqueueResult, Fence, ItemState, KeyedOutcome, KeyedStore, OutboxInput } from '../types.js';
 import type { SqliteOutbox } from './outbox.js';
 import { insertSql, inputValues } from './rows.js';
+import type { WalSync } from './wal-sync.js';
 
 type Found = Omit<KeyedOutcome, 'duplicate'>;
 
@@ -32,6 +33,7 @@ export class SqliteKeyed implements Backend<KeyedStore> {
     db: Database.Database,
     private readonly outbox: SqliteOutbox,
     private readonly now: () => number,
+    private readonly wal: WalSync,
   ) {
     this.insert = db.prepare(insertSql('ON CONFLICT (route, key) DO NOTHING RETURNING id'));
     this.byKey = db.prepare('SELECT id, key, status FROM outbox WHERE route = ? AND key = ?');
@@ -58,11 +60,11 @@ export class SqliteKeyed implements Backend<KeyedStore> {
     this.tx = (items, checkpoint, fence) => tx.immediate(items, items.map(searchFields), checkpoint, fence);
   }
 
-  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): EnqueueResult {
+  enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): EnqueueResult | Promise<EnqueueResult> {
     if (items.length === 0 && checkpoint === undefined && fence === undefined) {
       return { queued: 0, deadLettered: 0, duplicates: 0, items: [] };
     }
-    return this.tx(items, checkpoint, fence);
+    return this.wal.durably(() => this.tx(items, checkpoint, fence));
   }
 
   private enqueueNow(items: OutboxInput[], fields: SearchFields[]): EnqueueResult {

@@ -27,6 +27,7 @@ import type { SqliteCounters } from './counters.js';
 import type { SqliteLeases } from './leases.js';
 import type { SqliteLedger } from './ledger.js';
 import type { SqliteThreads } from './threads.js';
+import type { WalSync } from './wal-sync.js';
 
 /** What the outbox writes in its own transactions besides its rows. */
 export interface OutboxParts {
@@ -68,6 +69,7 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     private readonly db: Database.Database,
     private readonly now: () => number,
     readonly parts: OutboxParts,
+    private readonly wal: WalSync,
   ) {
     this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES (?, ?, ?, ?, ?)');
     this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
@@ -121,10 +123,19 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     return item;
   }
 
-  claim(route: string | undefined, limit: number, owner: string, leaseMs: number): OutboxItem[] {
+  /**
+   * Synced like an enqueue: what a claim answers is durable, and a claim that found nothing writes
+   * nothing to sync. (An item whose enqueue is still waiting for its own sync is in the same WAL,
+   * before the claim: the claim's sync covers it too, so nothing is sent that a power cut could
+   * take back.)
+   */
+  claim(route: string | undefined, limit: number, owner: string, leaseMs: number): OutboxItem[] | Promise<OutboxItem[]> {
     const now = this.now();
     const params = { now, owner, until: now + checkDelay('leaseMs', leaseMs, 1), limit: checkLimit(limit) };
-    return this.claimTx(route, params);
+    return this.wal.durably(
+      () => this.claimTx(route, params),
+      (items) => items.length > 0,
+    );
   }
 
   private claimNow(route: string | undefined, params: Record<string, unknown>): OutboxItem[] {
@@ -141,8 +152,12 @@ export class SqliteOutbox implements Backend<OutboxStore> {
       });
   }
 
-  markDelivered(ids: number[], info: DeliveryInfo): number {
+  markDelivered(ids: number[], info: DeliveryInfo): number | Promise<number> {
     if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
+    return this.wal.durably(() => this.markDeliveredNow(ids, info));
+  }
+
+  private markDeliveredNow(ids: number[], info: DeliveryInfo): number {
     return this.db
       .transaction(() => {
         const now = this.now();
