@@ -10,7 +10,6 @@ export { filesEntrySchema, type FilesEntry } from './config.js';
 export { createFilesAdapter, checkpointKey, FILES_BATCH_SIZE, type FilesAdapterConfig } from './adapter.js';
 export { inputFiles, readInput, readInputs, type SizedFile } from './read.js';
 export { readMbox } from './mbox.js';
-export { msgToRfc822 } from '../../src/mime/msg.js';
 export { RECOGNISERS, SKIP, sniffBytes, sniffFile, type FileKind, type Recogniser, type Sniffed } from './sniff.js';
 export type { FileItem, FileMessage, FileFailure, FileOrigin, FilePosition, MboxQuoting, ReadOptions, ResumePoint } from './types.js';
 

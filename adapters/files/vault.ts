@@ -25,8 +25,9 @@ export interface VaultFacts {
   account?: string;
 }
 
-const METADATA_RE = /-metadata\.xml$/i;
-const MBOX_RE = /\.mbox$/i;
+import { METADATA_RE, MBOX_RE } from './vault-dir.js';
+
+export { isVaultDir } from './vault-dir.js';
 
 type Tag = { TagName?: string; TagValue?: string };
 type Doc = { Tags?: { Tag?: Tag | Tag[] } };
@@ -123,12 +124,6 @@ function dirExport(dir: string): Export {
       for (const n of (await names()).filter((x) => MBOX_RE.test(x))) yield { name: n, open: async () => createReadStream(join(dir, n)) };
     },
   };
-}
-
-/** Whether a folder is an unpacked Vault export: it holds a `…-metadata.xml` and an mbox. */
-export async function isVaultDir(dir: string): Promise<boolean> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  return names.some((n) => METADATA_RE.test(n)) && names.some((n) => MBOX_RE.test(n));
 }
 
 /** Whether a zip holds a `…-metadata.xml` (a Vault export); false for any other zip or a broken one. */

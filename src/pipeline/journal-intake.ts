@@ -11,7 +11,7 @@ import { commentIdFrom, messageIdOf } from '../document/comment-id.js';
 import { splitHeader } from '../mime/header-split.js';
 import type { Store } from '../store/types.js';
 import type { RouteConfig } from '../config/schema.js';
-import { journalEnvelope, mergeJournal, unwrapJournalReport, type JournalEnvelope } from './journal.js';
+import type { JournalEnvelope } from './journal.js';
 import type { Inbound } from './types.js';
 
 export interface Unwrapping {
@@ -35,6 +35,10 @@ async function stored(store: Store, route: string, commentId: string): Promise<J
 
 /** Applies the journal step to the messages of routes that ask for it, in batch order; others pass as they are. */
 export async function unwrapJournals<T extends Unwrapping>(items: T[], store: Store): Promise<T[]> {
+  // The journal reader (TNEF and Outlook message libraries) is loaded the first time a route
+  // that asks for it has a message: other processes never pay for it.
+  if (!items.some((item) => item.route.unwrap === 'exchange_journal' && item.msg.failure === undefined)) return items;
+  const { journalEnvelope, mergeJournal, unwrapJournalReport } = await import('./journal.js');
   const seen = new Map<string, JournalEnvelope>();
   const out: T[] = [];
   for (const item of items) {

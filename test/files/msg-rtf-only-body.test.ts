@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { msgToRfc822 } from '../../adapters/files/index.js';
+import { msgToRfc822 } from '../../src/mime/msg.js';
 import { compressedRtfBody, decompressRtf } from '../../src/mime/rtf.js';
 import { readBack } from './support/mail.js';
 import { sample } from './support/paths.js';
