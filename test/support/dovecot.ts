@@ -37,7 +37,11 @@ export interface DovecotServer {
   /** Writes messages straight into the maildir (fast bulk fill); Dovecot assigns UIDs on next access. */
   fillMaildir(user: string, folder: string, messages: Array<Buffer | string>): void;
   createFolder(user: string, folder: string): Promise<void>;
-  /** Deletes the folder and creates it again: a new UIDVALIDITY. Returns the new UIDVALIDITY. */
+  /**
+   * Deletes the folder and creates it again: a new UIDVALIDITY, returned. The new folder is created
+   * once the user's sessions open before have gone (at most 10 s), as a session that had the old
+   * folder selected is disconnected by Dovecot.
+   */
   recreateFolder(user: string, folder: string): Promise<number>;
   /** Runs `fn` with a logged-in imapflow client for inspection (flags, folders…). */
   withClient<T>(user: string, fn: (client: ImapFlow) => Promise<T>): Promise<T>;
@@ -278,6 +282,11 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     await client.connect();
     try {
       return await fn(client);
+    } catch (err) {
+      // imapflow says only "Command failed": name the command and Dovecot's answer.
+      const e = err as Error & { responseText?: string; executedCommand?: string };
+      if (e.responseText !== undefined) e.message += ` (${e.executedCommand ?? '?'}: ${e.responseText})`;
+      throw err;
     } finally {
       await client.logout().catch(() => client.close());
     }
@@ -287,6 +296,18 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     if (folder.toUpperCase() === 'INBOX') return;
     const list = await client.list();
     if (!list.some((m) => m.path === folder)) await client.mailboxCreate(folder);
+  }
+
+  /** The process ids of the user's IMAP sessions, as `doveadm who` lists them. */
+  async function imapPids(user: string): Promise<number[]> {
+    const { stdout } = await run(binary('doveadm'), ['-c', confPath, 'who', '-1', user]).catch(() => ({ stdout: '' }));
+    const pids = new Set<number>();
+    // After the header: `username proto pid ip`, one line per connection.
+    for (const line of stdout.split('\n').slice(1)) {
+      const pid = Number(line.trim().split(/\s+/)[2]);
+      if (Number.isInteger(pid) && pid > 0) pids.add(pid);
+    }
+    return [...pids];
   }
 
   async function addUsers(users: ReadonlyArray<{ user: string; pass: string }>): Promise<void> {
@@ -344,30 +365,38 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
       await withClient(user, (client) => ensureFolder(client, folder));
     },
     async recreateFolder(user, folder) {
-      return withClient(user, async (client) => {
-        // A session that has the folder selected keeps writing its index files into the
-        // folder's directory; renaming the folder away first leaves the name truly free. Under
-        // load such a session can still race any command here ("Command failed"): asked again,
-        // each time a little later.
-        let before: Awaited<ReturnType<typeof client.status>> | undefined;
-        for (let attempt = 1; ; attempt++) {
-          try {
-            before ??= await client.status(folder, { uidValidity: true });
-            const exists = (await client.list()).some((m) => m.path === folder);
-            if (exists) {
-              const away = `${folder}-deleted-${randomBytes(4).toString('hex')}`;
-              await client.mailboxRename(folder, away);
-              await client.mailboxDelete(away).catch(() => undefined);
-            }
-            await client.mailboxCreate(folder);
-            const st = await client.status(folder, { uidValidity: true });
-            if (st && (!before || st.uidValidity !== before.uidValidity)) return Number(st.uidValidity);
-          } catch (err) {
-            if (attempt >= 10) throw err;
-          }
-          await new Promise((r) => setTimeout(r, 200 * attempt));
-        }
-      });
+      // Through doveadm, not IMAP: no session of ours has the folder open. A session that still
+      // has the old folder selected keeps its index open by path: if it touches the folder's
+      // directory after the new folder was created there, Dovecot finds a "Corrupted transaction
+      // log ... indexid changed" and fails whoever writes next (APPEND answers NO [SERVERBUG]).
+      // So the folder is renamed away and deleted, and the new one created only once the
+      // sessions open before have noticed and gone (Dovecot disconnects a session whose
+      // selected mailbox was deleted); one that has not gone within the bound did not have it
+      // selected.
+      const adm = (...args: string[]) => run(binary('doveadm'), ['-c', confPath, ...args]);
+      const uidValidity = async (): Promise<number | undefined> => {
+        const { stdout } = await adm('mailbox', 'status', '-u', user, 'uidvalidity', folder).catch(() => ({ stdout: '' }));
+        const m = /uidvalidity=(\d+)/.exec(stdout);
+        return m ? Number(m[1]) : undefined;
+      };
+      const before = await uidValidity();
+      const sessions = await imapPids(user);
+      if (before !== undefined) {
+        const away = `${folder}-deleted-${randomBytes(4).toString('hex')}`;
+        await adm('mailbox', 'rename', '-u', user, folder, away);
+        await adm('mailbox', 'delete', '-u', user, away);
+      }
+      const end = Date.now() + 10_000;
+      while (Date.now() < end) {
+        const now = new Set(await imapPids(user));
+        if (![...sessions].some((p) => now.has(p))) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await adm('mailbox', 'create', '-u', user, folder);
+      const after = await uidValidity();
+      if (after === undefined || after === before)
+        throw new Error(`Dovecot: ${folder} of ${user} not recreated (UIDVALIDITY ${before} -> ${after})`);
+      return after;
     },
     withClient,
     async restart() {
@@ -377,14 +406,8 @@ export async function startDovecot(opts: DovecotOptions = {}): Promise<DovecotSe
     halt,
     start,
     async kick(user) {
-      // `doveadm who` lists the user's IMAP process ids; killing them drops every connection.
-      const { stdout } = await run(binary('doveadm'), ['-c', confPath, 'who', '-1', user]).catch(() => ({ stdout: '' }));
-      const pids = new Set<number>();
-      for (const line of stdout.split('\n').slice(1)) {
-        const pid = Number(line.trim().split(/\s+/)[2]);
-        if (Number.isInteger(pid) && pid > 0) pids.add(pid);
-      }
-      for (const pid of pids) {
+      // Killing the user's IMAP processes drops every connection.
+      for (const pid of await imapPids(user)) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {
