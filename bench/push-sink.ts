@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const intake = createIntake({
     store,
     routes,
-    parse: (raw, o) => pool.parseEncoded(raw, o),
+    parse: (raw, o, how) => pool.parseEncoded(raw, o, how),
     parsing: {},
     maxOutbox: MESSAGES + 1,
     logger: createLogger(false),

@@ -59,19 +59,21 @@ interface Io {
   wchar: number;
   syscw: number;
   cpu: number;
+  wall: number;
 }
 
 function io(): Io {
   const text = readFileSync('/proc/self/io', 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
   const u = process.cpuUsage();
-  return { wchar: field('wchar'), syscw: field('syscw'), cpu: (u.user + u.system) / 1000 };
+  return { wchar: field('wchar'), syscw: field('syscw'), cpu: (u.user + u.system) / 1000, wall: performance.now() };
 }
 
 const per = (a: Io, b: Io, n: number): Io => ({
   wchar: (b.wchar - a.wchar) / n,
   syscw: (b.syscw - a.syscw) / n,
   cpu: ((b.cpu - a.cpu) * 1000) / n,
+  wall: ((b.wall - a.wall) * 1000) / n,
 });
 
 async function once(path: string): Promise<{ enqueue: Io; deliver: Io; pageSize: number }> {
@@ -128,7 +130,9 @@ const show = (label: string, xs: Io[]): string =>
     .toFixed(1)
     .padStart(5)} writes  ${median(xs.map((x) => x.cpu))
     .toFixed(0)
-    .padStart(4)} µs CPU`;
+    .padStart(4)} µs CPU  ${median(xs.map((x) => x.wall))
+    .toFixed(0)
+    .padStart(5)} µs wall`;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-writes-'));

@@ -57,7 +57,7 @@ export async function durableRun(dist: URL, messages: number, connections: numbe
   const intake = m.intake.createIntake({
     store,
     routes,
-    parse: (raw, opts) => pool.parseEncoded(raw, opts),
+    parse: (raw, opts, how) => pool.parseEncoded(raw, opts, how),
     parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
     maxOutbox: 10_000_000,
     logger,

@@ -138,8 +138,43 @@ function scannedField(
   let nameEnd = colon;
   while (text.charCodeAt(nameEnd - 1) === 32 || text.charCodeAt(nameEnd - 1) === 9) nameEnd--;
   const name = text.slice(start, nameEnd);
-  const value = (joined ?? text.slice(colon + 1, firstEnd)).trim();
-  return { name, key: name.toLowerCase(), value, raw: raw ?? text.slice(start, lastEnd) };
+  return {
+    name,
+    key: keyOf(name),
+    value: joined === undefined ? trimmedSlice(text, colon + 1, firstEnd) : joined.trim(),
+    raw: raw ?? text.slice(start, lastEnd),
+  };
+}
+
+/** ASCII characters that String.prototype.trim removes (every other one it removes is above 0x7f). */
+function isAsciiSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13);
+}
+
+/** `text.slice(a, b).trim()`, without the untrimmed slice in between. */
+function trimmedSlice(text: string, a: number, b: number): string {
+  while (a < b && isAsciiSpace(text.charCodeAt(a))) a++;
+  while (b > a && isAsciiSpace(text.charCodeAt(b - 1))) b--;
+  const s = text.slice(a, b);
+  return a < b && (text.charCodeAt(a) > 0x7f || text.charCodeAt(b - 1) > 0x7f) ? s.trim() : s;
+}
+
+/**
+ * Lowercased field names, shared: one string per name instead of one per field, and a shared
+ * string's hash is computed once for every Set and Map lookup by key. Bounded, so names
+ * chosen by senders cannot grow it without limit.
+ */
+const KEYS = new Map<string, string>();
+const MAX_KEYS = 2048;
+
+function keyOf(name: string): string {
+  let key = KEYS.get(name);
+  if (key === undefined) {
+    key = name.toLowerCase();
+    // Stored as fresh strings: a slice would keep the whole header text it was cut from alive.
+    if (KEYS.size < MAX_KEYS) KEYS.set(`${name}\0`.slice(0, -1), `${key}\0`.slice(0, -1));
+  }
+  return key;
 }
 
 /**

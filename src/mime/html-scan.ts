@@ -110,14 +110,17 @@ export function collapseSpaces(s: string): string {
  * scan only moves forward, so the whole document costs one pass however its tags are written.
  */
 export class TagScanner {
-  private readonly nextQuote = new Map<number, number>();
+  /** The last `"` and `'` found (-1: there is none further on; -2: not searched yet). */
+  private nextDouble = -2;
+  private nextSingle = -2;
   constructor(private readonly html: string) {}
 
   private quote(q: number, from: number): number {
-    const known = this.nextQuote.get(q);
-    if (known === -1 || (known !== undefined && known >= from)) return known;
-    const at = this.html.indexOf(String.fromCharCode(q), from);
-    this.nextQuote.set(q, at);
+    const known = q === 34 ? this.nextDouble : this.nextSingle;
+    if (known === -1 || known >= from) return known;
+    const at = this.html.indexOf(q === 34 ? '"' : "'", from);
+    if (q === 34) this.nextDouble = at;
+    else this.nextSingle = at;
     return at;
   }
 

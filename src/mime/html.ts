@@ -83,14 +83,18 @@ function paragraphBreak(st: State): void {
 
 function render(lines: Line[]): string {
   const out: string[] = [];
+  // Lines hold no line break, so three in a row need two empty lines in a row.
+  let emptyRun = 0;
+  let runs = false;
   for (const l of lines) {
     const prefix = l.quote > 0 ? '> '.repeat(Math.min(MAX_QUOTE_PREFIX, l.quote)) : '';
-    out.push(l.text === '' ? prefix.trimEnd() : prefix + l.text);
+    const line = l.text === '' ? prefix.trimEnd() : prefix + l.text;
+    emptyRun = line === '' ? emptyRun + 1 : 0;
+    if (emptyRun === 2) runs = true;
+    out.push(line);
   }
-  return out
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  const text = out.join('\n');
+  return (runs ? text.replace(/\n{3,}/g, '\n\n') : text).trim();
 }
 
 function addText(st: State, raw: string): void {

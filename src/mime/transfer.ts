@@ -1,7 +1,7 @@
 /**
  * Content-Transfer-Encoding: decoding text parts, and measuring the decoded size of
  * attachments WITHOUT decoding them (base64 counted arithmetically per line, quoted-printable
- * by walking its `=` escapes with indexOf).
+ * by the decoder's walk, counting).
  */
 
 const LF = 10;
@@ -26,72 +26,71 @@ export function transferEncoding(value: string | undefined): TransferEncoding {
   return 'identity';
 }
 
-/** Receives the decoded output of a quoted-printable walk: runs of source bytes and single bytes. */
-interface QpSink {
-  run(a: number, b: number): void;
-  byte(value: number): void;
-}
+/** Hex digit values by byte, -1 for a byte that is not a hex digit. */
+const HEX = new Int8Array(256).fill(-1);
+for (let i = 0; i < 256; i++) HEX[i] = hex(i);
 
-/** Decode the escapes of one line segment buf[a, b) into the sink; invalid escapes stay as written. `eqs` caches the next `=`. */
-function qpSegment(buf: Buffer, a: number, b: number, eqs: { at: number }, sink: QpSink): void {
-  let pos = a;
-  while (pos < b) {
-    if (eqs.at !== -1 && eqs.at < pos) eqs.at = buf.indexOf(EQ, pos);
-    const eq = eqs.at;
-    const stop = eq < 0 || eq >= b ? b : eq;
-    if (stop > pos) sink.run(pos, stop);
-    if (stop === b) return;
-    const h = eq + 2 < b ? hex(buf[eq + 1]) : -1;
-    const l = eq + 2 < b ? hex(buf[eq + 2]) : -1;
-    if (h >= 0 && l >= 0) {
-      sink.byte((h << 4) | l);
-      pos = eq + 3;
-    } else {
-      sink.byte(EQ);
-      pos = eq + 1;
-    }
-  }
-}
-
-/**
- * Walk quoted-printable content buf[start, end) line by line: whitespace at the end of each
- * encoded line is transport padding and deleted (RFC 2045 section 6.7 rule 3); a line then
- * ending in `=` is a soft break (the `=` and the line break are removed); other line breaks
- * are kept as written.
+/*
+ * Quoted-printable, line by line: whitespace at the end of each encoded line is transport
+ * padding and deleted (RFC 2045 section 6.7 rule 3); a line then ending in `=` is a soft break
+ * (the `=` and the line break are removed); other line breaks are kept as written. In the
+ * rest, `=` and two hex digits is a byte; any other `=` stays as written.
+ *
+ * Lines are found with indexOf and read byte by byte: quoted-printable text is mostly short
+ * runs between escapes, where a call per run (indexOf, copy) costs more than the bytes.
  */
-function qpWalk(buf: Buffer, start: number, end: number, sink: QpSink): void {
-  const eqs = { at: -2 }; // next `=` at or after the cursor; -1: none left, -2: not searched yet
-  let pos = start;
-  while (pos < end) {
-    const nl = buf.indexOf(LF, pos);
-    const next = nl < 0 || nl >= end ? end : nl + 1;
-    let e = next > pos && buf[next - 1] === LF ? next - 1 : next;
-    if (e > pos && buf[e - 1] === CR) e--;
-    const br = e;
-    while (e > pos && (buf[e - 1] === 32 || buf[e - 1] === 9)) e--;
-    const soft = e > pos && buf[e - 1] === EQ;
-    qpSegment(buf, pos, soft ? e - 1 : e, eqs, sink);
-    if (!soft && next > br) sink.run(br, next);
-    pos = next;
-  }
-}
 
-/** Runs shorter than this are copied byte by byte: a Buffer copy call costs more than that. */
-const SHORT_RUN = 32;
+/** qpLine's answer, in module variables (no object per line). */
+let lineText = 0; // end of the encoded text: before padding and a soft break's `=`
+let lineSoft = false;
+let lineBreak = 0; // where the line break starts
+let lineNext = 0; // where the next line starts
+
+/** Read the line of buf[pos, end) that starts at `pos` into the line variables. */
+function qpLine(src: Buffer, pos: number, end: number): void {
+  let nl = src.indexOf(LF, pos);
+  if (nl < 0 || nl >= end) nl = end;
+  lineNext = nl < end ? nl + 1 : end;
+  let e = nl;
+  if (e > pos && src[e - 1] === CR) e--;
+  lineBreak = e;
+  while (e > pos && (src[e - 1] === 32 || src[e - 1] === 9)) e--;
+  lineSoft = e > pos && src[e - 1] === EQ;
+  lineText = lineSoft ? e - 1 : e;
+}
 
 /** Decode quoted-printable bytes; invalid escapes are kept as written, soft breaks and transport padding removed. */
 export function decodeQuotedPrintable(src: Buffer): Buffer {
   const out = Buffer.allocUnsafe(src.length);
+  const len = src.length;
   let n = 0;
-  qpWalk(src, 0, src.length, {
-    run: (a, b) => {
-      if (b - a < SHORT_RUN) for (let i = a; i < b; i++) out[n++] = src[i]!;
-      else n += src.copy(out, n, a, b);
-    },
-    byte: (v) => {
-      out[n++] = v;
-    },
-  });
+  let pos = 0;
+  // qpLine inlined: this loop is the hot one, and locals are cheaper than module variables.
+  while (pos < len) {
+    let nl = src.indexOf(LF, pos);
+    if (nl < 0) nl = len;
+    const next = nl < len ? nl + 1 : len;
+    let e = nl;
+    if (e > pos && src[e - 1] === CR) e--;
+    const br = e;
+    while (e > pos && (src[e - 1] === 32 || src[e - 1] === 9)) e--;
+    const soft = e > pos && src[e - 1] === EQ;
+    const b = soft ? e - 1 : e;
+    for (let i = pos; i < b; i++) {
+      let c = src[i]!;
+      if (c === EQ && i + 2 < b) {
+        const h = HEX[src[i + 1]!]!;
+        const l = HEX[src[i + 2]!]!;
+        if (h >= 0 && l >= 0) {
+          c = (h << 4) | l;
+          i += 2;
+        }
+      }
+      out[n++] = c;
+    }
+    if (!soft) for (let i = br; i < next; i++) out[n++] = src[i]!;
+    pos = next;
+  }
   return out.subarray(0, n);
 }
 
@@ -137,14 +136,17 @@ function countBase64(buf: Buffer, a: number, b: number): number {
 /** Decoded size of quoted-printable content: the same walk as decoding, counting instead of copying. */
 function qpSize(buf: Buffer, start: number, end: number): number {
   let size = 0;
-  qpWalk(buf, start, end, {
-    run: (a, b) => {
-      size += b - a;
-    },
-    byte: () => {
-      size += 1;
-    },
-  });
+  let pos = start;
+  while (pos < end) {
+    qpLine(buf, pos, end);
+    const b = lineText;
+    for (let i = pos; i < b; i++) {
+      if (buf[i] === EQ && i + 2 < b && HEX[buf[i + 1]!]! >= 0 && HEX[buf[i + 2]!]! >= 0) i += 2;
+      size++;
+    }
+    if (!lineSoft) size += lineNext - lineBreak;
+    pos = lineNext;
+  }
   return size;
 }
 

@@ -2,9 +2,12 @@
  * The parse pool (DESIGN.md "Parsing safety"): `previewSync` in worker threads with a size
  * budget checked before dispatch and a time budget per message.
  *
- * Messages travel to a worker in batches (one postMessage for up to `batchSize` messages,
- * two batches in flight per worker), so a worker never waits for the main thread between
- * messages and the main thread pays one hand-over per batch, not per message. Each worker
+ * Messages travel to a worker in batches (one postMessage for up to `batchSize` messages), so
+ * the main thread pays one hand-over per batch, not per message. Two batches of any size may be
+ * in flight per worker, and more full ones while the queue has them (up to
+ * `MAX_BATCHES_PER_WORKER` and `MAX_WORKER_BYTES`): the main thread often runs for tens of ms
+ * without answering a worker (a store commit, a long IMAP response), and a worker holding only
+ * two batches then sits idle for most of that time. Each worker
  * publishes the id of the message it is parsing in a shared counter; a watchdog terminates a
  * worker whose current message has run over the time budget (MAILGATE_ERR_MIME_TIMEOUT) and
  * one that dies mid-message gives MAILGATE_ERR_MIME_WORKER_CRASHED. Either way only that
@@ -85,6 +88,8 @@ interface Slot {
   inFlight: Job[];
   /** Batches handed over and not answered. */
   batches: number;
+  /** Raw bytes of those batches. */
+  bytes: number;
   /** [0]: id of the message the worker is parsing, 0 between messages (written by the worker). */
   current: Int32Array;
   /** The watchdog's last look: which id was current, and since when (ms). */
@@ -101,11 +106,17 @@ const WORKER_YOUNG_GENERATION_MB = 8;
 /** Consecutive deaths of idle workers after which the pool gives up (a broken worker script). */
 const MAX_IDLE_DEATHS = 5;
 
-/** Batches in flight per worker: one being parsed, one waiting, so the worker never idles. */
+/** Batches in flight per worker of any size: one being parsed, one waiting (it also sizes the queue). */
 const BATCHES_PER_WORKER = 2;
+
+/** Batches in flight per worker at most: beyond BATCHES_PER_WORKER, only full ones. */
+const MAX_BATCHES_PER_WORKER = 8;
 
 /** Raw bytes per hand-over, at most (a larger message goes alone). */
 const BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Raw bytes in flight per worker beyond which no batch past the first BATCHES_PER_WORKER is added. */
+const MAX_WORKER_BYTES = BATCH_BYTES;
 
 /** Raw bytes waiting in the queue before `submit` blocks (one message always fits). */
 const QUEUE_BYTES = 64 * 1024 * 1024;
@@ -250,7 +261,7 @@ export class ParsePool {
       workerData,
       resourceLimits: { maxOldGenerationSizeMb: this.options.workerMemoryMb ?? 512, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
-    const slot: Slot = { worker, ready: false, inFlight: [], batches: 0, current: new Int32Array(shared), seenId: 0, seenAt: 0 };
+    const slot: Slot = { worker, ready: false, inFlight: [], batches: 0, bytes: 0, current: new Int32Array(shared), seenId: 0, seenAt: 0 };
     worker.on('message', (res: WorkerResponse[] | typeof WORKER_READY) => {
       if (res !== WORKER_READY) return this.onResults(slot, res);
       slot.ready = true;
@@ -264,13 +275,27 @@ export class ParsePool {
   /**
    * Hands queued messages to workers: the least busy first, batches sized to share the queue. A
    * message to be parsed alone goes in a batch of its own to an idle worker, which takes nothing
-   * else until it has answered.
+   * else until it has answered. Until all the queue is handed over or every worker is full.
    */
   private pump(): void {
-    if (this.closed) return;
-    const ready = this.slots
-      .filter((s) => s.ready && s.batches < BATCHES_PER_WORKER && !s.inFlight.some((j) => j.alone))
-      .sort((a, b) => a.inFlight.length - b.inFlight.length);
+    while (this.pumpOnce());
+    this.admit();
+  }
+
+  /** Whether a worker can take another batch now: any while it holds fewer than two, else only a full one within its bounds. */
+  private takes(slot: Slot, ready: number): boolean {
+    if (!slot.ready || slot.inFlight.some((j) => j.alone)) return false;
+    if (slot.batches < BATCHES_PER_WORKER) return true;
+    if (slot.batches >= MAX_BATCHES_PER_WORKER || slot.bytes >= MAX_WORKER_BYTES || this.queue[0]?.alone === true) return false;
+    return this.queue.length >= this.batchSize * ready;
+  }
+
+  /** One round of hand-overs (at most one batch per worker); whether any was made. */
+  private pumpOnce(): boolean {
+    if (this.closed) return false;
+    const live = this.slots.filter((s) => s.ready).length;
+    const ready = this.slots.filter((s) => this.takes(s, live)).sort((a, b) => a.inFlight.length - b.inFlight.length);
+    let sent = false;
     for (const slot of ready) {
       if (this.queue.length === 0) break;
       if (this.queue[0]!.alone && slot.inFlight.length > 0) continue;
@@ -286,6 +311,8 @@ export class ParsePool {
       this.queuedBytes -= bytes;
       slot.inFlight.push(...batch);
       slot.batches++;
+      slot.bytes += bytes;
+      sent = true;
       // One buffer per batch, moved to the worker; the pool keeps the messages' own bytes, so
       // that a batch-mate of a message that kills its worker can be parsed again elsewhere.
       const packed = new Uint8Array(new ArrayBuffer(bytes));
@@ -299,7 +326,7 @@ export class ParsePool {
       const req: WorkerBatch = { bytes: packed.buffer, messages };
       slot.worker.postMessage(req, [packed.buffer]);
     }
-    this.admit();
+    return sent;
   }
 
   private onResults(slot: Slot, results: WorkerResponse[]): void {
@@ -310,6 +337,7 @@ export class ParsePool {
       const i = slot.inFlight.findIndex((j) => j.id === res.id);
       if (i === -1) continue;
       const [job] = slot.inFlight.splice(i, 1);
+      slot.bytes -= job!.raw.byteLength;
       // `result` is a PreviewResult unless the job asked for an EncodedPreview (parseEncoded).
       job!.resolve(res.ok ? { ok: true, result: res.result as PreviewResult } : fail(res.code, res.message));
     }

@@ -3,6 +3,7 @@
  * Spanish, Dutch, Portuguese, plus Italian, Polish and the Scandinavian languages where cheap).
  * Every pattern is anchored and bounded, and is only ever run on a capped slice of a line.
  */
+import { isSpace } from '../mime/html-scan.js';
 
 /** Longest slice of one line any pattern looks at. */
 export const MAX_SCAN_LINE_CHARS = 400;
@@ -11,7 +12,7 @@ export const MAX_SCAN_LINE_CHARS = 400;
 const LEAD = String.raw`(?:On|At|Am|Le|El|Op|Em|Il(?: giorno)?|W dniu|Den|På|Dne|Pada)`;
 
 /** The verbs of those lines. */
-const VERB = String.raw`(?:wrote|writes|a écrit|a ecrit|écrit|escribió|escribio|escribe|schrieb|schreibt|schreef|schrijft|het volgende geschreven|geschreven|escreveu|escreve|ha scritto|scrive|napisał|napisal|pisze|skrev|skriver|kirjoitti|napsal)`;
+export const VERB = String.raw`(?:wrote|writes|a écrit|a ecrit|écrit|escribió|escribio|escribe|schrieb|schreibt|schreef|schrijft|het volgende geschreven|geschreven|escreveu|escreve|ha scritto|scrive|napisał|napisal|pisze|skrev|skriver|kirjoitti|napsal)`;
 
 /** English weekday and month names: "On Mon, Bob wrote:" has no digit but is dated all the same. */
 const WEEKDAY_OR_MONTH = String.raw`(?:[Mm]on|[Tt]ue|[Ww]ed|[Tt]hu|[Ff]ri|[Ss]at|[Ss]un|[Jj]an|[Ff]eb|[Mm]ar|[Aa]pr|[Mm]ay|[Jj]un|[Jj]ul|[Aa]ug|[Ss]ep|[Oo]ct|[Nn]ov|[Dd]ec)[a-z]*`;
@@ -65,7 +66,19 @@ export function mayLead(text: string): boolean {
 /** Where an "On … wrote:" begins inside a line of reply text ("reply On Wed, … wrote:"). */
 export const INLINE_LEAD_RE = new RegExp(String.raw`(?:\s|-)${LEAD}\s`, 'gu');
 
-const SPLITTER_END_RE = new RegExp(String.raw`(?:${VERB}\s*-*|:\s*-*)$`, 'iu');
+/**
+ * The end of a splitter's last line is `/(?:VERB\s*-*|:\s*-*)$/iu`. No verb ends in a space or a
+ * dash, so its `\s*-*` is the text's whole trailing run of dashes and the whole run of spaces before
+ * it: endsLikeSplitter strips those, then looks for `:` or VERB_END_RE only there, instead of
+ * trying every verb from every position of the text.
+ */
+const VERB_END_RE = new RegExp(String.raw`${VERB}$`, 'iu');
+/** The longest verb, in UTF-16 code units (each verb character is one code unit, folded or not). */
+const LONGEST_VERB = Math.max(
+  ...VERB.slice(3, -1)
+    .split('|')
+    .map((verb) => verb.length),
+);
 
 /**
  * A table of ASCII characters, from `chars` (in both cases when `anyCase`). Patterns are only run
@@ -89,7 +102,7 @@ export function mayMatchAt(table: Uint8Array, text: string, index: number): bool
   return c >= 128 || table[c] === 1;
 }
 
-/** Last characters of SPLITTER_END_RE's matches: a verb's last letter, `:`, `-` or a space (`\s`). */
+/** Last characters of those matches: a verb's last letter, `:`, `-` or a space (`\s`). */
 const SPLITTER_LAST = asciiTable(
   [
     ...VERB.slice(3, -1)
@@ -110,7 +123,13 @@ const SPLITTER_LAST = asciiTable(
 /** Does the (trimmed) text end like a splitter's last line ("wrote:", "schrieb …:", "wrote-----")? Looks at the last 60 characters. */
 export function endsLikeSplitter(text: string): boolean {
   if (!mayMatchAt(SPLITTER_LAST, text, text.length - 1)) return false;
-  return SPLITTER_END_RE.test(text.length > 60 ? text.slice(-60) : text);
+  const window = text.length > 60 ? text.slice(-60) : text;
+  let end = window.length;
+  while (end > 0 && window.charCodeAt(end - 1) === 45) end--; // '-'
+  while (end > 0 && isSpace(window.charCodeAt(end - 1))) end--;
+  if (end === 0) return false;
+  if (window.charCodeAt(end - 1) === 58) return true; // ':'
+  return VERB_END_RE.test(window.slice(Math.max(0, end - LONGEST_VERB), end));
 }
 
 /** "-----Original Message-----" and its translations. */

@@ -126,22 +126,22 @@ describe('parse pool', () => {
 
   it('makes submit wait while the queue is full (backpressure)', async () => {
     const { ParsePool } = await importPool();
-    // One worker holds two batches of one message; the queue holds one more.
+    // One worker holds eight batches of one message (two as they come, six more while full ones
+    // are queued); the queue holds one more.
     const pool = new ParsePool({ size: 1, queueSize: 1, batchSize: 1, timeoutMs: 60_000, testHooks: true });
     try {
       const first = await pool.submit(message(1, 'X-Mailgate-Internal-Test-Hook: hang\r\n'));
-      await pool.submit(message(2));
-      await pool.submit(message(3));
+      for (let n = 2; n <= 9; n++) await pool.submit(message(n));
       let admitted = false;
-      const fourth = pool.submit(message(4)).then((t) => ((admitted = true), t));
+      const tenth = pool.submit(message(10)).then((t) => ((admitted = true), t));
       // Only a worker's results make room, and the one worker hangs on message 1: a pool that
-      // let the fourth in would have done so before the event loop goes round.
+      // let the tenth in would have done so before the event loop goes round.
       await new Promise((r) => setImmediate(r));
       expect(admitted).toBe(false);
       await pool.close();
       const closedOutcome = await first.done;
       expect(closedOutcome.ok).toBe(false);
-      await fourth;
+      await tenth;
       expect(admitted).toBe(true);
     } finally {
       await pool.close();
@@ -238,6 +238,41 @@ describe('parse pool', () => {
     }
     const closed = await (await pool.submit(message(22))).done;
     expect(closed.ok ? undefined : closed.error.code).toBe('MAILGATE_ERR_MIME_POOL_CLOSED');
+  });
+
+  it('keeps more than two full batches with a worker while the queue has them (regression: a worker held two and idled while the main thread was busy)', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, batchSize: 16 });
+    try {
+      await pool.parse(message(0)); // the worker is ready
+      const slot = (pool as unknown as { slots: Array<{ batches: number }> }).slots[0]!;
+      const tickets = Array.from({ length: 100 }, (_, n) => pool.submit(message(n + 1)));
+      // Handed over at once, before any answer can come back: two batches as the messages come, then full ones.
+      expect(slot.batches).toBe(8);
+      const outcomes = await Promise.all((await Promise.all(tickets)).map((t) => t.done));
+      expect(outcomes.map((o) => o.ok && o.result.comment.messages[0]?.subject?.text)).toEqual(
+        Array.from({ length: 100 }, (_, n) => `message ${n + 1}`),
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('adds no batch beyond two to a worker that holds 4 MiB of messages', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1, batchSize: 16 });
+    try {
+      await pool.parse(message(0));
+      const slot = (pool as unknown as { slots: Array<{ batches: number }> }).slots[0]!;
+      // 3 MiB each: one per batch (4 MiB at most), and two of them already hold more than 4 MiB.
+      const big = (n: number) => message(n, `X-Pad: ${'x'.repeat(3 * 1024 * 1024)}\r\n`);
+      const tickets = Array.from({ length: 5 }, (_, n) => pool.submit(big(n + 1)));
+      expect(slot.batches).toBe(2);
+      const outcomes = await Promise.all((await Promise.all(tickets)).map((t) => t.done));
+      expect(outcomes.every((o) => o.ok)).toBe(true);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('validates its options', async () => {

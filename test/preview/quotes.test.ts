@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadOwnCases } from '../../bench/quotes.js';
 import { splitReply, stripQuotes } from '../../src/preview/quotes.js';
+import { VERB, endsLikeSplitter } from '../../src/preview/quote-patterns.js';
 import { splitSignature } from '../../src/preview/signature.js';
 
 const cases = loadOwnCases(join(import.meta.dirname, '..', '..', 'samples', 'quotes'));
@@ -216,5 +217,47 @@ describe('splitReply reuses the lines of the stripped reply', () => {
     for (const text of texts) expect(splitReply(text)).toEqual(splitSignature(stripQuotes(text)));
     expect(splitReply(texts[0]!).signature).toBe('Thanks,\nAnna');
     expect(splitReply(texts[3]!).body).not.toContain('older');
+  });
+});
+
+describe('endsLikeSplitter', () => {
+  const splitterEnd = new RegExp(String.raw`(?:${VERB}\s*-*|:\s*-*)$`, 'iu');
+  const verbs = VERB.slice(3, -1).split('|');
+  const piece = fc.oneof(
+    fc.constantFrom(...verbs),
+    fc.constantFrom(...verbs).map((v) => v.toUpperCase()),
+    fc.constantFrom(
+      ':',
+      '-',
+      '--',
+      ' ',
+      '  ',
+      '\t',
+      '\u00a0',
+      '\u2003',
+      'x',
+      'é',
+      'É',
+      'ł',
+      'Ł',
+      'ſ',
+      '\u212a',
+      'a ',
+      'het ',
+      'wrote-',
+      'x'.repeat(40),
+    ),
+  );
+  it('is the /(?:VERB\\s*-*|:\\s*-*)$/iu test on the last 60 characters', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join('');
+        expect(endsLikeSplitter(text)).toBe(splitterEnd.test(text.length > 60 ? text.slice(-60) : text));
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(endsLikeSplitter('Bob <bob@example.com> WROTE: --')).toBe(true);
+    expect(endsLikeSplitter('Bob schrieb am 3.6.2024:')).toBe(true);
+    expect(endsLikeSplitter('I wrote - x')).toBe(false);
   });
 });
