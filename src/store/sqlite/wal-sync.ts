@@ -61,8 +61,8 @@ export class WalSync {
     } finally {
       level.full.run();
     }
-    this.options.checkpoints?.wrote();
     if (!wrote(result)) return result;
+    this.options.checkpoints?.wrote();
     return this.sync().then(() => result);
   }
 
