@@ -5,6 +5,7 @@
  */
 import type { Warning } from '../errors.js';
 import { decodeWords } from './encoded-words.js';
+import { hasSpace, needsSpaceCollapse } from './spaces.js';
 
 export interface Address {
   name?: string;
@@ -54,25 +55,6 @@ const ANGLE_CLOSE = 62;
 const COMMA = 44;
 const SEMICOLON = 59;
 const COLON = 58;
-
-const SPACE_RE = /\s/;
-
-/** Whether `\s` matches the character at `i` (false past the end); the regex only above ASCII. */
-function spaceAt(s: string, i: number): boolean {
-  const c = s.charCodeAt(i);
-  return c === 32 || (c >= 9 && c <= 13) || (c > 0x7f && SPACE_RE.test(s[i]!));
-}
-
-function hasSpace(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (spaceAt(s, i)) return true;
-  return false;
-}
-
-/** Whether `s.replace(/\s+/g, ' ')` would change `s`: a whitespace character other than a lone space. */
-function needsSpaceCollapse(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) === 32 ? spaceAt(s, i + 1) : spaceAt(s, i)) return true;
-  return false;
-}
 
 function clean(name: string, warnings: Warning[] | undefined): string | undefined {
   const t = decodeWords((needsSpaceCollapse(name) ? name.replace(/\s+/g, ' ') : name).trim(), warnings).trim();

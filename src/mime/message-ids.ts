@@ -4,29 +4,49 @@
  * carries prose). Without brackets, whitespace- or comma-separated tokens holding `@` are
  * ids; a value that is one single token is an id as it stands.
  */
+import { hasSpace } from './spaces.js';
 
-const BRACKETED_RE = /<([^<>]*)>/g;
+/** Adds `id` (whitespace removed) to `out` unless empty or already there; `seen` indexes a long `out`. */
+function addId(out: string[], seen: Set<string> | undefined, id: string): Set<string> | undefined {
+  const t = hasSpace(id) ? id.replace(/\s+/g, '') : id;
+  if (t === '') return seen;
+  if (seen === undefined) {
+    if (out.includes(t)) return seen;
+    out.push(t);
+    return out.length >= 8 ? new Set(out) : undefined;
+  }
+  if (!seen.has(t)) {
+    seen.add(t);
+    out.push(t);
+  }
+  return seen;
+}
 
 export function parseMessageIds(value: string | undefined): string[] {
   if (value === undefined) return [];
   const out: string[] = [];
-  const seen = new Set<string>();
-  const add = (id: string): void => {
-    const t = id.replace(/\s+/g, '');
-    if (t !== '' && !seen.has(t)) {
-      seen.add(t);
-      out.push(t);
+  let seen: Set<string> | undefined;
+  // Every `<…>` holding neither `<` nor `>` (the regex /<([^<>]*)>/g, by indexOf; the next
+  // `<` and `>` found are reused, so a run of `<` cannot make it quadratic).
+  let lt = value.indexOf('<');
+  let gt = -2;
+  while (lt >= 0) {
+    if (gt !== -1 && gt <= lt) gt = value.indexOf('>', lt + 1);
+    if (gt < 0) break;
+    const next = value.indexOf('<', lt + 1);
+    if (next >= 0 && next < gt) {
+      lt = next;
+      continue;
     }
-  };
-  if (value.includes('<')) {
-    for (const m of value.matchAll(BRACKETED_RE)) add(m[1]!);
-    if (out.length > 0) return out;
+    seen = addId(out, seen, value.slice(lt + 1, gt));
+    lt = next;
   }
+  if (out.length > 0) return out;
   const tokens = value
     .replace(/[<>]/g, ' ')
     .split(/[\s,]+/)
     .filter((t) => t !== '');
-  if (tokens.length === 1) add(tokens[0]!);
-  else for (const t of tokens) if (t.includes('@')) add(t);
+  if (tokens.length === 1) addId(out, seen, tokens[0]!);
+  else for (const t of tokens) if (t.includes('@')) seen = addId(out, seen, t);
   return out;
 }

@@ -15,29 +15,23 @@ export interface StructuredValue {
   params: Record<string, string>;
 }
 
-/** Split at `;` outside quoted strings; returns the raw pieces. */
+/** Split at `;` outside quoted strings (a backslash escapes the next character there); returns the raw pieces, as slices. */
 function splitParams(input: string): string[] {
   const pieces: string[] = [];
-  let cur = '';
+  let start = 0;
   let quoted = false;
   for (let i = 0; i < input.length; i++) {
-    const c = input[i]!;
+    const c = input.charCodeAt(i);
     if (quoted) {
-      if (c === '\\' && i + 1 < input.length) {
-        cur += c + input[++i];
-        continue;
-      }
-      if (c === '"') quoted = false;
-      cur += c;
-    } else if (c === '"') {
-      quoted = true;
-      cur += c;
-    } else if (c === ';') {
-      pieces.push(cur);
-      cur = '';
-    } else cur += c;
+      if (c === 92 && i + 1 < input.length) i++;
+      else if (c === 34) quoted = false;
+    } else if (c === 34) quoted = true;
+    else if (c === 59) {
+      pieces.push(input.slice(start, i));
+      start = i + 1;
+    }
   }
-  pieces.push(cur);
+  pieces.push(input.slice(start));
   return pieces;
 }
 
