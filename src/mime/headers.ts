@@ -9,31 +9,13 @@ export { parseAddressList, formatAddress, type Address } from './address.js';
 export { parseDate } from './date.js';
 export { parseMessageIds } from './message-ids.js';
 
-/**
- * The name of the field whose line starts at `pos` (`Name: value`, obsolete `Name : value`
- * too), or undefined when the line is not a field. A name is printable ASCII or 8-bit
- * characters (a non-ASCII name is still a field; `parsed` headers refuse it). Stops at the
- * first character that cannot be part of a name, so a long line without a colon costs little.
- */
-function fieldNameAt(text: string, pos: number, end: number): string | undefined {
-  let i = pos;
-  for (; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 58) break;
-    if (c === 32 || c === 9) {
-      let k = i;
-      while (k < end && (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 9)) k++;
-      if (k < end && text.charCodeAt(k) === 58 && i > pos) return text.slice(pos, i);
-      return undefined;
-    }
-    if (c < 33 || c === 127) return undefined;
-  }
-  return i < end && i > pos ? text.slice(pos, i) : undefined;
-}
-
 /** The name of a header line, or undefined when the line is not a field. */
 export function fieldName(line: string): string | undefined {
-  return fieldNameAt(line, 0, line.length);
+  const colon = colonAt(line, 0, line.length);
+  if (colon < 0) return undefined;
+  let e = colon;
+  while (line.charCodeAt(e - 1) === 32 || line.charCodeAt(e - 1) === 9) e--;
+  return line.slice(0, e);
 }
 
 // eslint-disable-next-line no-control-regex -- the ASCII range starts at NUL: any byte above 0x7f is non-ASCII.
@@ -97,7 +79,7 @@ function foldsStrayLines(text: string, pos: number): boolean {
     if (e === pos) break;
     const c = text.charCodeAt(pos);
     if (c !== 32 && c !== 9) {
-      lastIsField = fieldNameAt(text, pos, e) !== undefined;
+      lastIsField = colonAt(text, pos, e) >= 0;
       if (lastIsField) fields++;
       else stray++;
     }
@@ -106,7 +88,12 @@ function foldsStrayLines(text: string, pos: number): boolean {
   return lastIsField && fields >= stray;
 }
 
-/** Offset of the colon after the field name of the line text[pos, end), or -1 when the line is not a field (the rule of fieldNameAt). */
+/**
+ * Offset of the colon after the field name of the line text[pos, end) (`Name: value`, obsolete
+ * `Name : value` too), or -1 when the line is not a field. A name is printable ASCII or 8-bit
+ * characters (a non-ASCII name is still a field; `parsed` headers refuse it). Stops at the first
+ * character that cannot be part of a name, so a long line without a colon costs little.
+ */
 function colonAt(text: string, pos: number, end: number): number {
   let i = pos;
   for (; i < end; i++) {
