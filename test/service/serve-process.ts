@@ -17,11 +17,22 @@ export interface ServeProcess {
   stderr(): string;
 }
 
-const started: ChildProcess[] = [];
+/** The processes spawnServe started, each with what it has printed so far. */
+const started: Array<{ child: ChildProcess; printed: () => string }> = [];
+
+/** The last lines each serve process of the test printed: a wait that timed out says where the service stood. */
+function lastLines(lines = 30): string {
+  return started
+    .map(({ child, printed }) => {
+      const state = child.exitCode === null && child.signalCode === null ? 'running' : 'exited';
+      return `--- serve pid ${child.pid} (${state}), last lines:\n${printed().trimEnd().split('\n').slice(-lines).join('\n')}`;
+    })
+    .join('\n');
+}
 
 /** Kills every process spawnServe started that still runs (after a test that failed half-way). */
 export function killLeftovers(): void {
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const { child } of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
 export function spawnServe(args: string[], options: { cwd: string; env?: Record<string, string> }): ServeProcess {
@@ -31,7 +42,6 @@ export function spawnServe(args: string[], options: { cwd: string; env?: Record<
     env: { PATH: process.env['PATH'] ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  started.push(child);
   let out = '';
   let err = '';
   let resolveUrl!: (u: string) => void;
@@ -48,6 +58,7 @@ export function spawnServe(args: string[], options: { cwd: string; env?: Record<
     const k = /admin key: (\S+)/.exec(err);
     if (k) resolveKey(k[1]!);
   });
+  started.push({ child, printed: () => err + out });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
     child.on('exit', (code, signal) => r({ code, signal })),
   );
@@ -61,5 +72,6 @@ export async function eventually(check: () => Promise<boolean> | boolean, what: 
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`timed out waiting for ${what}`);
+  const serves = started.length > 0 ? `\n${lastLines()}` : '';
+  throw new Error(`timed out waiting for ${what}${serves}`);
 }
