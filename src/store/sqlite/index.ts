@@ -26,7 +26,6 @@ import { SqliteOutbox } from './outbox.js';
 import { SqliteOwners } from './owners.js';
 import { SqlitePredictions } from './predictions.js';
 import { SqliteThreads } from './threads.js';
-import { WalCheckpointer } from './wal-checkpoint.js';
 import { WalSync } from './wal-sync.js';
 
 export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, SQLITE_PAGE_SIZE, type SqliteOptions } from './db.js';
@@ -53,11 +52,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     controls: new SqliteControls(db, now, synchronous),
   };
   const offThread = options.syncOffThread === true && synchronous === 'FULL' && !db.memory;
-  const checkpoints = offThread ? new WalCheckpointer(db, busyTimeoutOf(options)) : undefined;
-  const wal = new WalSync(db, offThread, {
-    ...(options.syncFile ? { syncFile: options.syncFile } : {}),
-    ...(checkpoints ? { checkpoints } : {}),
-  });
+  const wal = new WalSync(db, offThread, options.syncFile);
   const outbox = new SqliteOutbox(db, now, parts, wal);
   const concerns = {
     ...parts,

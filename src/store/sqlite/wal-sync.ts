@@ -18,9 +18,6 @@
  */
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import type { WalCheckpointer } from './wal-checkpoint.js';
-
-type SyncFile = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 
 export class WalSync {
   private fd: number | undefined;
@@ -33,12 +30,7 @@ export class WalSync {
     private readonly db: Database.Database,
     /** Whether commits sync off the calling thread: FULL store, on disk, asked for. */
     readonly offThread: boolean,
-    private readonly options: {
-      /** How the -wal file is synced (default `fs.fdatasync`; tests hold it). */
-      syncFile?: SyncFile;
-      /** Told of every commit, when checkpoints run off the thread too. */
-      checkpoints?: WalCheckpointer;
-    } = {},
+    private readonly syncFile: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void = fdatasync,
   ) {
     this.level = offThread
       ? { normal: db.prepare('PRAGMA synchronous = NORMAL'), full: db.prepare('PRAGMA synchronous = FULL') }
@@ -62,7 +54,6 @@ export class WalSync {
       level.full.run();
     }
     if (!wrote(result)) return result;
-    this.options.checkpoints?.wrote();
     return this.sync().then(() => result);
   }
 
@@ -78,7 +69,7 @@ export class WalSync {
       return Promise.reject(err as Error);
     }
     const done = new Promise<void>((resolve, reject) =>
-      (this.options.syncFile ?? fdatasync)(fd, (err) => {
+      this.syncFile(fd, (err) => {
         this.running.delete(done);
         // Another sync of the file failing meanwhile leaves this one unable to vouch either.
         if (err === null && this.failed === undefined) return resolve();
@@ -93,7 +84,6 @@ export class WalSync {
   /** Waits for the syncs running, then closes the file (before the connection closes). */
   async close(): Promise<void> {
     await Promise.allSettled([...this.running]);
-    await this.options.checkpoints?.close();
     if (this.fd === undefined) return;
     closeSync(this.fd);
     this.fd = undefined;
