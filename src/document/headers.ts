@@ -4,6 +4,7 @@
  */
 import { warning, type Warning } from '../errors.js';
 import { MAX_RAW_HEADER_CHARS } from '../limits.js';
+import { joinRaw } from '../mime/header-split.js';
 import { decodeWords, parseAddressList, type Address } from '../mime/headers.js';
 import { SYNTHESIZED_FIELD } from '../mime/synthesized.js';
 import type { HeaderField } from '../mime/types.js';
@@ -162,8 +163,7 @@ export function buildHeaders(
       warning('MAILGATE_WARN_HEADERS_TRUNCATED', `header block over ${MAX_RAW_HEADER_CHARS} characters; ${dropped} field(s) dropped`),
     );
   }
-  let raw = '';
-  for (let i = 0; i < kept.length; i++) raw += i === 0 ? kept[i]!.raw : `\n${kept[i]!.raw}`;
+  const raw = joinRaw(kept);
   const headers = { raw };
   // Splitting `raw` again gives exactly `kept` back (every line comes from a header scan),
   // unless a line holds a CR, which a scan reads as a line end.

@@ -56,7 +56,7 @@ function decode8bit(fields: HeaderField[]): HeaderField[] {
 }
 
 /** The fields' raw lines joined with `\n`. */
-function joinRaw(fields: HeaderField[]): string {
+export function joinRaw(fields: readonly HeaderField[]): string {
   let block = '';
   for (let i = 0; i < fields.length; i++) block += i === 0 ? fields[i]!.raw : `\n${fields[i]!.raw}`;
   return block;

@@ -3,6 +3,7 @@
  * callers need one import) encoded-words, addresses, dates and message ids.
  */
 import type { HeaderField } from './types.js';
+import { isSpace } from './spaces.js';
 
 export { decodeWords } from './encoded-words.js';
 export { parseAddressList, formatAddress, type Address } from './address.js';
@@ -12,10 +13,7 @@ export { parseMessageIds } from './message-ids.js';
 /** The name of a header line, or undefined when the line is not a field. */
 export function fieldName(line: string): string | undefined {
   const colon = colonAt(line, 0, line.length);
-  if (colon < 0) return undefined;
-  let e = colon;
-  while (line.charCodeAt(e - 1) === 32 || line.charCodeAt(e - 1) === 9) e--;
-  return line.slice(0, e);
+  return colon < 0 ? undefined : nameBefore(line, 0, colon);
 }
 
 // eslint-disable-next-line no-control-regex -- the ASCII range starts at NUL: any byte above 0x7f is non-ASCII.
@@ -109,6 +107,13 @@ function colonAt(text: string, pos: number, end: number): number {
   return i < end && i > pos ? i : -1;
 }
 
+/** The field name of the line starting at `start` whose colon is at `colon`: the text before it less the blanks that end it. */
+function nameBefore(text: string, start: number, colon: number): string {
+  let end = colon;
+  while (text.charCodeAt(end - 1) === 32 || text.charCodeAt(end - 1) === 9) end--;
+  return text.slice(start, end);
+}
+
 /**
  * The field whose first line starts at `start` (colon at `colon`, first line ending at
  * `firstEnd`, last at `lastEnd`); `joined` and `raw` when its lines are not one slice of text.
@@ -122,9 +127,7 @@ function scannedField(
   joined: string | undefined,
   raw: string | undefined,
 ): HeaderField {
-  let nameEnd = colon;
-  while (text.charCodeAt(nameEnd - 1) === 32 || text.charCodeAt(nameEnd - 1) === 9) nameEnd--;
-  const name = text.slice(start, nameEnd);
+  const name = nameBefore(text, start, colon);
   return {
     name,
     key: keyOf(name),
@@ -133,17 +136,11 @@ function scannedField(
   };
 }
 
-/** ASCII characters that String.prototype.trim removes (every other one it removes is above 0x7f). */
-function isAsciiSpace(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13);
-}
-
 /** `text.slice(a, b).trim()`, without the untrimmed slice in between. */
 function trimmedSlice(text: string, a: number, b: number): string {
-  while (a < b && isAsciiSpace(text.charCodeAt(a))) a++;
-  while (b > a && isAsciiSpace(text.charCodeAt(b - 1))) b--;
-  const s = text.slice(a, b);
-  return a < b && (text.charCodeAt(a) > 0x7f || text.charCodeAt(b - 1) > 0x7f) ? s.trim() : s;
+  while (a < b && isSpace(text.charCodeAt(a))) a++;
+  while (b > a && isSpace(text.charCodeAt(b - 1))) b--;
+  return text.slice(a, b);
 }
 
 /**

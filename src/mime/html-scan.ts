@@ -3,6 +3,8 @@
  * of a tag's attributes, and the whitespace rules of text, with plain character loops (no regex
  * backtracking, no match objects). Every scan moves forward only: one pass over the document.
  */
+import { isSpace } from './spaces.js';
+
 const BANG = 33;
 const QUESTION = 63;
 const SLASH = 47;
@@ -14,26 +16,6 @@ function isNameStart(c: number): boolean {
 /** `[a-zA-Z0-9:-]`: 0-9 and `:` are 48..58. */
 function isNameChar(c: number): boolean {
   return isNameStart(c) || (c >= 48 && c <= 58) || c === 45;
-}
-
-/**
- * What `\s` matches (ECMAScript WhiteSpace and LineTerminator): the set the text rules collapse,
- * tested against the regex for every UTF-16 code unit.
- */
-export function isSpace(c: number): boolean {
-  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
-  if (c < 0xa0) return false;
-  return (
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
 }
 
 /** The next markup construct found by nextTag. */

@@ -1,11 +1,28 @@
-/** What `\s` matches, tested without a regex for ASCII (the regex decides only above it). */
+/** What `\s` matches (and what `String.prototype.trim` removes), tested without a regex. */
 
-const SPACE_RE = /\s/;
+/**
+ * What `\s` matches (ECMAScript WhiteSpace and LineTerminator): the set the text rules collapse,
+ * tested against the regex for every UTF-16 code unit.
+ */
+export function isSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
 
 /** Whether `\s` matches the character at `i` (false past the end). */
 export function spaceAt(s: string, i: number): boolean {
-  const c = s.charCodeAt(i);
-  return c === 32 || (c >= 9 && c <= 13) || (c > 0x7f && SPACE_RE.test(s[i]!));
+  return isSpace(s.charCodeAt(i));
 }
 
 /** Whether `s` holds a character that `\s` matches. */

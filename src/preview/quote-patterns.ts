@@ -3,7 +3,7 @@
  * Spanish, Dutch, Portuguese, plus Italian, Polish and the Scandinavian languages where cheap).
  * Every pattern is anchored and bounded, and is only ever run on a capped slice of a line.
  */
-import { isSpace } from '../mime/html-scan.js';
+import { isSpace } from '../mime/spaces.js';
 
 /** Longest slice of one line any pattern looks at. */
 export const MAX_SCAN_LINE_CHARS = 400;

@@ -7,7 +7,7 @@
  * The rules are documented in docs/preview.md. Work is linear in the input: each line is
  * classified once (a wrapped splitter looks at most three lines ahead) on a capped slice.
  */
-import { isSpace } from '../mime/html-scan.js';
+import { isSpace } from '../mime/spaces.js';
 import { type Mark, inlineSplitter, markLines } from './quote-marks.js';
 import { splitSignatureOfLines } from './signature.js';
 

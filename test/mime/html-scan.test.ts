@@ -3,7 +3,7 @@
  * `\s` had, and `<` that starts no tag, comments and `<!…>`/`<?…>` constructs read as before.
  */
 import { describe, expect, it } from 'vitest';
-import { isSpace } from '../../src/mime/html-scan.js';
+import { isSpace } from '../../src/mime/spaces.js';
 import { LINE, PARAGRAPH, SKIP, knownTag } from '../../src/mime/html-tags.js';
 import { htmlToText } from '../../src/mime/html.js';
 

@@ -29,7 +29,7 @@ export class WalSync {
   constructor(
     private readonly db: Database.Database,
     /** Whether commits sync off the calling thread: FULL store, on disk, asked for. */
-    readonly offThread: boolean,
+    offThread: boolean,
     private readonly syncFile: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void = fdatasync,
   ) {
     this.level = offThread
