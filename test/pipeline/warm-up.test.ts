@@ -18,13 +18,11 @@ describe('parse worker warm-up samples', () => {
     const sizes = samples.flatMap((s) => (s.document.raw_email.attachments ?? []).map((a) => a.size));
     expect(sizes).toContain(100_001); // a stub part: the size its marker declares
     expect(sizes.some((n) => n > 0 && n < 1_000)).toBe(true); // an attachment in full
-    const text = (s: (typeof samples)[number]) => s.document.raw_email.body.plain ?? '';
+    const text = (s: (typeof samples)[number]) => ('plain' in s.document.raw_email.body ? s.document.raw_email.body.plain : '');
     expect(samples.some((s) => text(s).includes('équipe support'))).toBe(true); // iso-8859-1 quoted-printable
     // HTML alone: its text, entities decoded, makes the comment
     expect(
-      samples.some(
-        (s) => s.document.raw_email.body.html !== undefined && s.comment.messages[0]?.signature?.text.includes('Thanks & regards'),
-      ),
+      samples.some((s) => 'html' in s.document.raw_email.body && s.comment.messages[0]?.signature?.text.includes('Thanks & regards')),
     ).toBe(true);
     expect(samples.some((s) => s.comment.messages[0]?.subject?.text === 'Facture n° 1')).toBe(true); // an encoded word
     expect(samples.filter((s) => s.comment.messages[0]?.signature !== undefined).length).toBeGreaterThan(0);
