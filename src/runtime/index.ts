@@ -80,6 +80,12 @@ export interface RuntimeOptions {
    * (src/pipeline/worker.ts), so a test can stand in for a message that kills its worker or hangs.
    */
   parseTestHooks?: boolean;
+  /**
+   * The parse workers warm up on sample messages while they wait for their first real ones
+   * (ParsePoolOptions.warmUp). Default false; `mailgate serve` sets it: its workers start before
+   * its mailboxes are connected, and idle until then.
+   */
+  warmParser?: boolean;
 }
 
 export interface Runtime {
@@ -216,6 +222,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       timeoutMs: p.timeout_ms,
       maxMessageBytes: p.max_message_bytes,
       ...(options.parseTestHooks === true ? { testHooks: true } : {}),
+      ...(options.warmParser === true ? { warmUp: true } : {}),
     });
     const pauses = new RoutePauses(events, store);
     const mailboxes = new MailboxGuard({ store, events, logger, checkMs: config.mailboxes.check_ms });
