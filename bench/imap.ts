@@ -425,7 +425,8 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   try {
     const prof = await syncRun(d, mailgate(d, user), n, dir);
     // Kept profiles come with the sync's window on their clock (µs), e.g. for a timeline of the threads.
-    if (keep !== undefined) writeFileSync(join(dir, 'window.json'), JSON.stringify({ ...prof.window, firstMs: prof.firstMs, steps: prof.steps }));
+    if (keep !== undefined)
+      writeFileSync(join(dir, 'window.json'), JSON.stringify({ ...prof.window, firstMs: prof.firstMs, steps: prof.steps }));
     // The service writes its profiles when it exits (syncRun waited for that).
     console.log(`${''.padEnd(34)} where mailgate's CPU goes (one run under --cpu-prof, ${prof.rate.toFixed(0)} msg/s):`);
     printStages(
