@@ -1,7 +1,8 @@
 /**
  * How the PostgreSQL store writes an enqueue: intake and delivery of one route never wait for
- * each other's counters, and an enqueue larger than one statement stores every side row (search
- * row, thread entry, counters, checkpoint) exactly as one of a single statement does.
+ * each other's counters, an enqueue larger than one statement stores every side row (search
+ * row, thread entry, counters, checkpoint) exactly as one of a single statement does, and an item
+ * deleted takes its search row and attempts with it.
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -77,6 +78,31 @@ describe('PostgreSQL enqueue writes', () => {
       expect((await store.counters('r'))[0]).toMatchObject({ enqueued: 6000 });
       expect(await store.getCheckpoint('files:big')).toEqual({ index: 6000 });
       expect((await store.threadMembers('acme/s', ['t3'])).get('t3')).toHaveLength(Math.ceil((6000 - 3) / 7));
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('pruning and purging delete the search rows and attempts of their items (no foreign keys since migration 12)', async () => {
+    const url = await createTestDatabase('mailgate_writes');
+    const store = await openStore(url);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await store.enqueue([input('r', 1), input('r', 2), input('r', 3)]);
+      const [a, b] = await store.claim('r', 2, 'w', 60_000);
+      await store.markDelivered([a!.id], { outcome: 'delivered' });
+      await store.deadLetter(b!.id, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
+      const rows = async (table: string, column: string) =>
+        (await client.query<{ id: string }>(`SELECT ${column} AS id FROM ${table} ORDER BY 1`)).rows.map((r) => Number(r.id));
+      expect(await rows('outbox_attempts', 'item_id')).toEqual([a!.id, b!.id]);
+      expect(await store.pruneDelivered(new Date(Date.now() + 60_000))).toBe(1);
+      expect(await store.purgeDeadLetters({ ids: [b!.id] })).toBe(1);
+      const left = await rows('outbox', 'id');
+      expect(left).toHaveLength(1);
+      expect(await rows('outbox_search', 'id')).toEqual(left);
+      expect(await rows('outbox_attempts', 'item_id')).toEqual([]);
     } finally {
       await client.end();
       await store.close();

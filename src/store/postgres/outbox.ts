@@ -18,14 +18,17 @@ const ready = (now: string): string => `status = 'queued' AND next_attempt_at <=
   AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})`;
 
 /**
- * Deletes outbox rows matching `where` together with their side rows, in one statement;
- * returns how many outbox rows.
+ * Deletes outbox rows matching `where` together with their side rows (documents, raw bytes,
+ * search rows, attempts; aliases go by their foreign key), in one statement; returns how many
+ * outbox rows. The only place outbox rows are deleted.
  */
 export async function deleteItems(db: Queryable, where: string, params: unknown[]): Promise<number> {
   const { rows } = await db.query<{ n: string }>(
     `WITH d AS (DELETE FROM outbox WHERE ${where} RETURNING id),
        docs AS (DELETE FROM outbox_docs WHERE id IN (SELECT id FROM d)),
-       raws AS (DELETE FROM outbox_raw WHERE id IN (SELECT id FROM d))
+       raws AS (DELETE FROM outbox_raw WHERE id IN (SELECT id FROM d)),
+       srch AS (DELETE FROM outbox_search WHERE id IN (SELECT id FROM d)),
+       att AS (DELETE FROM outbox_attempts WHERE item_id IN (SELECT id FROM d))
      SELECT COUNT(*) AS n FROM d`,
     params,
   );
