@@ -24,6 +24,7 @@ import { GatewayError, type ErrorCode } from '../errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS, parseLimit } from '../limits.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import type { EncodedPreview } from './encoded.js';
+import { WARM_UP_MESSAGES } from './warm-up.js';
 import type { WorkerBatch, WorkerData, WorkerResponse } from './worker.js';
 
 /** Same value as worker.ts WORKER_READY (not imported: that module is the worker's entry). */
@@ -44,6 +45,12 @@ export interface ParsePoolOptions {
   preview?: PreviewOptions;
   /** Heap limit of each worker in MiB (default 512); running out counts as a crash. */
   workerMemoryMb?: number;
+  /**
+   * Each worker parses built-in sample messages (warm-up.ts) while it waits for its first batch
+   * (default false): a long-running service's first mail then costs what later mail does. A
+   * one-shot command, whose workers get messages at once, would only pay for it.
+   */
+  warmUp?: boolean;
   /** Internal: enables the worker's test hooks (see WorkerData). */
   testHooks?: boolean;
 }
@@ -256,7 +263,11 @@ export class ParsePool {
 
   private spawn(): Slot {
     const shared = new SharedArrayBuffer(4);
-    const workerData: WorkerData = { testHooks: this.options.testHooks === true, current: shared };
+    const workerData: WorkerData = {
+      testHooks: this.options.testHooks === true,
+      current: shared,
+      ...(this.options.warmUp === true ? { warmUp: WARM_UP_MESSAGES } : {}),
+    };
     const worker = new Worker(this.workerUrl, {
       workerData,
       resourceLimits: { maxOldGenerationSizeMb: this.options.workerMemoryMb ?? 512, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
