@@ -55,7 +55,10 @@ function arg(name: string, fallback: number): number {
   return v;
 }
 
-/** `--cpu-prof-dir DIR`: keep the profiled run's CPU profiles in DIR/<mailbox> (otherwise they are deleted). */
+/**
+ * `--cpu-prof-dir DIR`: keep the profiled run's CPU profiles in DIR/<mailbox> (otherwise they are
+ * deleted), with window.json: the sync's window on the profiles' clock (µs) and its first comment.
+ */
 function profileDir(): string | undefined {
   const i = process.argv.indexOf('--cpu-prof-dir');
   return i < 0 ? undefined : process.argv[i + 1];
@@ -421,6 +424,9 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   mkdirSync(dir, { recursive: true });
   try {
     const prof = await syncRun(d, mailgate(d, user), n, dir);
+    // Kept profiles come with the sync's window on their clock (µs), e.g. for a timeline of the threads.
+    if (keep !== undefined)
+      writeFileSync(join(dir, 'window.json'), JSON.stringify({ ...prof.window, firstMs: prof.firstMs, steps: prof.steps }));
     // The service writes its profiles when it exits (syncRun waited for that).
     console.log(`${''.padEnd(34)} where mailgate's CPU goes (one run under --cpu-prof, ${prof.rate.toFixed(0)} msg/s):`);
     printStages(

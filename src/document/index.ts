@@ -5,7 +5,8 @@
 import { GatewayError, warning, type Warning } from '../errors.js';
 import { MAX_ATTACHMENTS, MAX_ATTACHMENT_FIELD_CHARS } from '../limits.js';
 import type { AttachmentMeta, ParsedMessage } from '../mime/types.js';
-import { HexId, type Attachment, type RawEmailDocument } from '../model/index.js';
+import type { Attachment, RawEmailDocument } from '../model/index.js';
+import { isHexId } from '../model/names.js';
 import { buildBody } from './body.js';
 import { resolveCommentId } from './comment-id.js';
 import { buildHeaders } from './headers.js';
@@ -37,7 +38,7 @@ export function buildDocument(parsed: ParsedMessage, options: DocumentOptions = 
   const body = buildBody(parsed, options.body ?? 'auto', warnings);
   const list = attachments(parsed.attachments, warnings);
   let commentId = options.commentId;
-  if (commentId !== undefined && !HexId.safeParse(commentId).success) {
+  if (commentId !== undefined && !isHexId(commentId)) {
     throw new GatewayError(
       'MAILGATE_ERR_DOCUMENT_INVALID',
       `explicit comment id "${commentId.slice(0, 64)}" is not 1-1024 lowercase hex characters`,

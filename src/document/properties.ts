@@ -6,7 +6,8 @@
  * official client does. Anything invalid is dropped with MAILGATE_WARN_PROPERTY_DROPPED.
  */
 import { warning, type Warning } from '../errors.js';
-import { isValidPropertyName, PROPERTY_KEY_RE, type UserProperties } from '../model/index.js';
+import type { UserProperties } from '../model/index.js';
+import { isValidPropertyName, PROPERTY_KEY_RE } from '../model/names.js';
 
 function problem(key: string, value: unknown): string | undefined {
   const m = PROPERTY_KEY_RE.exec(key);

@@ -8,31 +8,17 @@ import {
   MAX_ATTACHMENT_FIELD_CHARS,
   MAX_COMMENT_ID_CHARS,
   MAX_HTML_CHARS,
-  MAX_PROPERTY_NAME_CHARS,
   MAX_RAW_HEADER_CHARS,
   MAX_TEXT_CHARS,
   MAX_TIMESTAMP_MS,
   MIN_TIMESTAMP_MS,
 } from '../limits.js';
+import { HEX_ID_RE, isValidPropertyName, PROPERTY_KEY_RE } from './names.js';
 
-/** spec Comment.id and thread_id: lowercase hex, 1 to 1024 characters. */
-export const HexId = z
-  .string()
-  .regex(/^[0-9a-f]+$/, 'must be lowercase hexadecimal')
-  .min(1)
-  .max(MAX_COMMENT_ID_CHARS);
+export * from './names.js';
 
-/**
- * A user-property key: `string:<name>` or `number:<name>`. The name holds letters, digits,
- * underscores and spaces, starts and ends with a letter, digit or underscore, and is at most
- * 32 characters (spec Comment.user_properties).
- */
-export const PROPERTY_NAME_RE = /^[\p{L}\p{N}_](?:[\p{L}\p{N}_ ]*[\p{L}\p{N}_])?$/u;
-export const PROPERTY_KEY_RE = /^(string|number):(.+)$/s;
-
-export function isValidPropertyName(name: string): boolean {
-  return name.length <= MAX_PROPERTY_NAME_CHARS && PROPERTY_NAME_RE.test(name);
-}
+/** spec Comment.id and thread_id: lowercase hex, 1 to 1024 characters (names.ts isHexId). */
+export const HexId = z.string().regex(HEX_ID_RE, 'must be lowercase hexadecimal').min(1).max(MAX_COMMENT_ID_CHARS);
 
 export const UserProperties = z.record(z.string(), z.union([z.string(), z.number()])).superRefine((props, ctx) => {
   for (const [key, value] of Object.entries(props)) {
@@ -193,27 +179,4 @@ export interface PredictRawEmailsResponse {
 export interface ErrorResponse {
   status: 'error';
   message: string;
-}
-
-/**
- * User properties the service generates for every raw email (spec "Email comments generated
- * from raw emails"). A client property with one of these names fails the whole request with
- * 422 unless the name is listed in `override_user_properties` (sync only).
- */
-export const GENERATED_PROPERTIES = {
-  'Has Signature': 'string',
-  Sender: 'string',
-  Thread: 'string',
-  'Message ID': 'string',
-  'Sender Domain': 'string',
-  'Recipient Count': 'number',
-  'Participant Count': 'number',
-  'Position in Thread': 'number',
-} as const;
-export type GeneratedPropertyName = keyof typeof GENERATED_PROPERTIES;
-
-/** The property name of a key (`string:Sender` -> `Sender`), or undefined when the key has no type prefix. */
-export function propertyName(key: string): string | undefined {
-  const m = PROPERTY_KEY_RE.exec(key);
-  return m ? m[2] : undefined;
 }

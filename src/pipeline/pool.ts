@@ -24,6 +24,7 @@ import { GatewayError, type ErrorCode } from '../errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS, parseLimit } from '../limits.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import type { EncodedPreview } from './encoded.js';
+import { WARM_UP_MESSAGES } from './warm-up.js';
 import type { WorkerBatch, WorkerData, WorkerResponse } from './worker.js';
 
 /** Same value as worker.ts WORKER_READY (not imported: that module is the worker's entry). */
@@ -44,6 +45,12 @@ export interface ParsePoolOptions {
   preview?: PreviewOptions;
   /** Heap limit of each worker in MiB (default 512); running out counts as a crash. */
   workerMemoryMb?: number;
+  /**
+   * Each worker parses built-in sample messages (warm-up.ts) while it waits for its first batch
+   * (default false): a long-running service's first mail then costs what later mail does. A
+   * one-shot command, whose workers get messages at once, would only pay for it.
+   */
+  warmUp?: boolean;
   /** Internal: enables the worker's test hooks (see WorkerData). */
   testHooks?: boolean;
 }
@@ -151,14 +158,16 @@ let spare: Spare | undefined;
 
 /**
  * Starts one parse worker now, before the pool that will use it exists: a process that knows
- * from its first line that it will parse (`mailgate import`) lets the worker load its modules
- * while the main thread loads its own. The next pool with default worker settings takes it as
- * its first worker; until then it does not keep the process alive. Once per process.
+ * from its first line that it will parse (`mailgate import`) lets the worker load its modules,
+ * and warm up on the sample messages (warm-up.ts) until its first batch, while the main thread
+ * loads its own modules, opens the store and reads. The next pool without test hooks and with
+ * the default heap limit takes it as its first worker; until then it does not keep the process
+ * alive. Once per process.
  */
 export function startParseWorker(): void {
   if (spare !== undefined) return;
   const current = new SharedArrayBuffer(4);
-  const worker = newWorker({ testHooks: false, current }, DEFAULT_WORKER_MEMORY_MB);
+  const worker = newWorker({ testHooks: false, current, warmUp: WARM_UP_MESSAGES }, DEFAULT_WORKER_MEMORY_MB);
   const onMessage = (m: unknown) => void (m === WORKER_READY && (s.ready = true));
   const onEnd = () => void (s.dead = true);
   const forget = () => {
@@ -308,11 +317,15 @@ export class ParsePool {
 
   private spawn(): Slot {
     const shared = new SharedArrayBuffer(4);
-    const workerData: WorkerData = { testHooks: this.options.testHooks === true, current: shared };
+    const workerData: WorkerData = {
+      testHooks: this.options.testHooks === true,
+      current: shared,
+      ...(this.options.warmUp === true ? { warmUp: WARM_UP_MESSAGES } : {}),
+    };
     return this.attach(newWorker(workerData, this.options.workerMemoryMb ?? DEFAULT_WORKER_MEMORY_MB), shared, false);
   }
 
-  /** The worker `startParseWorker` started, when it is alive and has this pool's settings (else it is stopped). */
+  /** The worker `startParseWorker` started, when it is alive and has this pool's settings (test hooks, memory; else it is stopped). */
   private adopt(): Slot | undefined {
     const s = spare;
     if (s === undefined || s.dead) return undefined;

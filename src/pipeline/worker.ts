@@ -10,6 +10,7 @@ import { isGatewayError, type ErrorCode } from '../errors.js';
 import { previewSync } from '../preview/index.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import { encodePreview, type EncodedPreview } from './encoded.js';
+import { warmUpMessage } from './warm-up.js';
 
 /** Messages for one hand-over: their bytes back to back in one buffer, moved to the worker. */
 export interface WorkerBatch {
@@ -43,6 +44,11 @@ export interface WorkerData {
    * message, before it answers (so the pool cannot tell which message it was).
    */
   testHooks?: boolean;
+  /**
+   * Sample messages (warm-up.ts) to parse, one per turn of the event loop, until the first batch
+   * arrives: the parser's code is then compiled and optimized before real mail needs it.
+   */
+  warmUp?: number;
 }
 
 const HOOK_PREFIX = 'X-Mailgate-Internal-Test-Hook: ';
@@ -74,10 +80,26 @@ export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResp
   }
 }
 
+/**
+ * Parses the sample messages one per turn of the event loop (a batch arriving meanwhile is
+ * served at the next turn), until `count` are done or `stop()` says real work has come.
+ */
+function warmUp(count: number, stop: () => boolean): void {
+  let i = 0;
+  const step = () => {
+    if (i >= count || stop()) return;
+    handleRequest({ id: 0, raw: warmUpMessage(i++), options: {}, encode: true });
+    setImmediate(step);
+  };
+  setImmediate(step);
+}
+
 function serve(port: MessagePort, data: WorkerData | undefined): void {
   const testHooks = data?.testHooks === true;
   const current = new Int32Array(data?.current ?? new SharedArrayBuffer(4));
+  let busy = false;
   port.on('message', (batch: WorkerBatch) => {
+    busy = true;
     const answers: WorkerResponse[] = [];
     for (const { offset, length, ...req } of batch.messages) {
       Atomics.store(current, 0, req.id);
@@ -88,6 +110,7 @@ function serve(port: MessagePort, data: WorkerData | undefined): void {
     port.postMessage(answers);
   });
   port.postMessage(WORKER_READY);
+  if (data?.warmUp !== undefined && data.warmUp > 0) warmUp(data.warmUp, () => busy);
 }
 
 if (!isMainThread && parentPort) serve(parentPort, workerData as WorkerData | undefined);

@@ -3,7 +3,8 @@
  * from raw emails"), and how client properties merge with them. The value rule of each
  * property is documented in docs/preview.md; an absent value is omitted, never empty.
  */
-import { GENERATED_PROPERTIES, propertyName, type UserProperties } from '../model/index.js';
+import type { UserProperties } from '../model/index.js';
+import { GENERATED_PROPERTIES, propertyName } from '../model/names.js';
 import type { Address } from '../mime/headers.js';
 
 export interface PropertyInput {

@@ -80,6 +80,12 @@ export interface RuntimeOptions {
    * (src/pipeline/worker.ts), so a test can stand in for a message that kills its worker or hangs.
    */
   parseTestHooks?: boolean;
+  /**
+   * The parse workers warm up on sample messages while they wait for their first real ones
+   * (ParsePoolOptions.warmUp). Default false; `mailgate serve` sets it: its workers start before
+   * its mailboxes are connected, and idle until then.
+   */
+  warmParser?: boolean;
 }
 
 export interface Runtime {
@@ -203,20 +209,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const leaseMs = parseLimit('leaseMs', options.leaseMs, CLAIM_LEASE_MS);
   const events = options.events ?? logPauses(new RuntimeEvents(), logger);
   events.onListenerError ??= (err, type) => logger.warn({ err, event: type }, 'a runtime event listener failed');
-  const store = await openStore(config.store, options.storeOptions);
+  // First: its workers load their modules (and warm up) while this thread opens the store.
+  const p = config.parsing;
+  const pool = new ParsePool({
+    ...(p.workers === undefined ? {} : { size: p.workers }),
+    timeoutMs: p.timeout_ms,
+    maxMessageBytes: p.max_message_bytes,
+    ...(options.parseTestHooks === true ? { testHooks: true } : {}),
+    ...(options.warmParser === true ? { warmUp: true } : {}),
+  });
+  const store = await openStore(config.store, options.storeOptions).catch(async (err: unknown) => {
+    await pool.close();
+    throw err;
+  });
   let api: ApiEndpoint | undefined;
-  let pool: ParsePool | undefined;
   try {
     // Built after the store opens: notified kinds wake the replica reading a mailbox through it.
     const adapters = options.adapters ? options.adapters.map(entryOf) : await buildAdapters(config, logger, store);
     api = await apiEndpoint(config, logger, options.dryRun === true, (info) => events.emit('api:attempt', info));
-    const p = config.parsing;
-    pool = new ParsePool({
-      ...(p.workers === undefined ? {} : { size: p.workers }),
-      timeoutMs: p.timeout_ms,
-      maxMessageBytes: p.max_message_bytes,
-      ...(options.parseTestHooks === true ? { testHooks: true } : {}),
-    });
     const pauses = new RoutePauses(events, store);
     const mailboxes = new MailboxGuard({ store, events, logger, checkMs: config.mailboxes.check_ms });
     const core: Core = { store, pauses, mailboxes, routes, api, pool, logger, events, owner: options.owner ?? defaultOwner(), leaseMs };
@@ -256,7 +266,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
     return assemble({ config, core, intake, delivery, adapters, sinks, ...(actions ? { actions } : {}) });
   } catch (err) {
-    await pool?.close();
+    await pool.close();
     await api?.stop?.();
     await store.close();
     throw err;

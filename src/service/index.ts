@@ -94,6 +94,8 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     events,
     // Replicas sharing the store split the mailboxes: each pull adapter runs under a lease.
     ownership: true,
+    // The parse workers would idle until the mailboxes are connected: they warm up meanwhile.
+    warmParser: true,
     signal: intakeStop.signal,
     deliverySignal: deliveryStop.signal,
     ...(options.owner ? { owner: options.owner } : {}),

@@ -300,6 +300,24 @@ describe('parse pool', () => {
     }
   });
 
+  it('a pool whose workers warm up answers each message, during the warm-up and after it, as a cold pool does', async () => {
+    const { ParsePool } = await importPool();
+    const warm = new ParsePool({ size: 1, batchSize: 1, warmUp: true, timeoutMs: 2_000 });
+    const cold = new ParsePool({ size: 1, batchSize: 1 });
+    try {
+      // The first message arrives while the worker is warming up; the others once it has had time to finish.
+      const during = await warm.parseEncoded(message(1));
+      await new Promise((r) => setTimeout(r, 500));
+      const after = await Promise.all([2, 3, 4].map((n) => warm.parseEncoded(message(n))));
+      expect(during).toEqual(await cold.parseEncoded(message(1)));
+      expect(after).toEqual(await Promise.all([2, 3, 4].map((n) => cold.parseEncoded(message(n)))));
+      expect(after.map((e) => e.facts.subject)).toEqual(['message 2', 'message 3', 'message 4']);
+    } finally {
+      await warm.close();
+      await cold.close();
+    }
+  });
+
   it('validates its options', async () => {
     const { ParsePool } = await importPool();
     const invalid = (option: string) =>
