@@ -144,6 +144,8 @@ async function seed(d: Dialect): Promise<void> {
     );
     await only('outbox_docs', { id, document: doc(it.n), preview: null, text_hash: null, doc_hash: null });
     if (raw !== null) await only('outbox_raw', { id, raw });
+    // PostgreSQL since migration 13: a claim registered by an owner, long expired.
+    if (it.status === 'queued') await only('outbox_claims', { owner: 'old-owner', ids: [id], expires_at: d.time(t0) });
     await only('outbox_search', {
       id,
       route: 'r',

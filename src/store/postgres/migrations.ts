@@ -327,6 +327,30 @@ ${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
       ALTER TABLE outbox_attempts DROP CONSTRAINT outbox_attempts_item_id_fkey;
     `,
   },
+  {
+    // A claim, a lease renewal and a retry change no indexed column once the index of claimed
+    // items is gone, so PostgreSQL rewrites the outbox row in place (a HOT update: no new entry
+    // in each of the outbox's indexes per claimed item) when its page has room, which the fill
+    // factor keeps on pages written from now on. What an owner holds is found instead from
+    // `outbox_claims`: one row per claim or renewal (its ids and lease expiry), deleted by the
+    // owner's next claim once expired or when the owner is taken back; taking back a dead owner's
+    // claims reads its rows only. Claims held at the upgrade are registered here.
+    version: 13,
+    name: 'outbox claims as in-place updates, claims registered per owner',
+    sql: `
+      CREATE TABLE outbox_claims (
+        owner TEXT NOT NULL,
+        ids BIGINT[] NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE INDEX outbox_claims_owner ON outbox_claims (owner, expires_at);
+      INSERT INTO outbox_claims (owner, ids, expires_at)
+        SELECT lease_owner, array_agg(id), MAX(lease_expires_at) FROM outbox
+        WHERE status = 'queued' AND lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL GROUP BY lease_owner;
+      DROP INDEX outbox_claimed;
+      ALTER TABLE outbox SET (fillfactor = 70);
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly Migration[]): Promise<number> {

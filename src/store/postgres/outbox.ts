@@ -13,6 +13,14 @@ import { attemptInsert } from './console.js';
 import { aiUnitSteps, bumpCounters, countChanged } from './counters.js';
 import { ledgerUpsert } from './ledger.js';
 
+/**
+ * Registers what a claim or renewal leased (`u`: id) for owner `$2` until now (`$now`) plus `$3`
+ * ms: one `outbox_claims` row, so that the owner's claims can be taken back without an index on
+ * the outbox's lease owner (which would make every claim rewrite each of the outbox's indexes).
+ */
+const registerClaims = (now: number): string => `INSERT INTO outbox_claims (owner, ids, expires_at)
+    SELECT $2, array_agg(id), ${pgNow(now)} + $3 * interval '1 millisecond' FROM u HAVING COUNT(*) > 0`;
+
 /** Due and not leased at `now` (SQL). */
 const ready = (now: string): string => `status = 'queued' AND next_attempt_at <= ${now}
   AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})`;
@@ -68,7 +76,9 @@ export class PgOutbox implements Backend<OutboxStore> {
          UPDATE outbox o SET lease_owner = $2, lease_expires_at = ${pgNow(4)} + $3 * interval '1 millisecond'
          FROM c WHERE o.id = c.id RETURNING ${PG_ITEM_COLUMNS.split(', ')
            .map((c) => `o.${c}`)
-           .join(', ')})
+           .join(', ')}),
+       reg AS (${registerClaims(4)}),
+       gone AS (DELETE FROM outbox_claims WHERE owner = $2 AND expires_at <= ${pgNow(4)})
        SELECT u.*, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash FROM u LEFT JOIN outbox_docs d ON d.id = u.id`,
       params,
     );
@@ -119,12 +129,15 @@ export class PgOutbox implements Backend<OutboxStore> {
 
   async renewClaims(ids: number[], owner: string, leaseMs: number): Promise<number> {
     if (ids.length === 0) return 0;
-    const res = await this.pool.query(
-      `UPDATE outbox SET lease_expires_at = ${pgNow(4)} + $3 * interval '1 millisecond'
-       WHERE status = 'queued' AND lease_owner = $2 AND id = ANY($1::bigint[])`,
+    const { rows } = await this.pool.query<{ n: string }>(
+      `WITH u AS (
+         UPDATE outbox SET lease_expires_at = ${pgNow(4)} + $3 * interval '1 millisecond'
+         WHERE status = 'queued' AND lease_owner = $2 AND id = ANY($1::bigint[]) RETURNING id),
+       reg AS (${registerClaims(4)})
+       SELECT COUNT(*) AS n FROM u`,
       [ids, owner, checkDelay('leaseMs', leaseMs, 1), nowParam(this.clock)],
     );
-    return res.rowCount ?? 0;
+    return toId(rows[0]?.n ?? 0);
   }
 
   async scheduleRetry(ids: number | number[], delayMs: number, reason: ItemError): Promise<number> {

@@ -14,11 +14,18 @@ import { nowParam, pgNow, withTransaction, type PgClock, type Queryable } from '
 async function release(db: Queryable, owners: string[]): Promise<number> {
   if (owners.length === 0) return 0;
   await releaseOwnerLeases(db, owners);
-  const res = await db.query(
-    `UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL WHERE status = 'queued' AND lease_owner = ANY($1::text[])`,
+  // The items the owners' registered claims name (each claim or renewal registered its ids), of
+  // those the ones they still hold: exact, and reading only what these owners claimed.
+  const { rows } = await db.query<{ n: string }>(
+    `WITH u AS (
+       UPDATE outbox SET lease_owner = NULL, lease_expires_at = NULL
+       WHERE id IN (SELECT unnest(ids) FROM outbox_claims WHERE owner = ANY($1::text[]))
+         AND status = 'queued' AND lease_owner = ANY($1::text[]) RETURNING id),
+     gone AS (DELETE FROM outbox_claims WHERE owner = ANY($1::text[]))
+     SELECT COUNT(*) AS n FROM u`,
     [owners],
   );
-  return res.rowCount ?? 0;
+  return Number(rows[0]?.n ?? 0);
 }
 
 export class PgOwners implements Backend<OwnerStore> {
