@@ -415,7 +415,9 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
     console.log(
       `${''.padEnd(34)} A/B: this build ${us(syncs).join(' ')} µs/msg (median ${((cpu('mailgate') * 1e6) / n).toFixed(0)}),` +
         ` ${other} ${us(others).join(' ')} µs/msg (median ${((cpu('mailgate', others) * 1e6) / n).toFixed(0)});` +
-        ` msg/s ${median(syncs.map((x) => x.rate)).toFixed(0)} vs ${median(others.map((x) => x.rate)).toFixed(0)}`,
+        ` msg/s ${median(syncs.map((x) => x.rate)).toFixed(0)} vs ${median(others.map((x) => x.rate)).toFixed(0)}` +
+        ` (each run: ${others.map((x) => x.rate.toFixed(0)).join(' ')});` +
+        ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} vs ${median(others.map((x) => x.firstMs)).toFixed(0)} ms`,
     );
   }
   if (process.argv.includes('--no-stages')) return;
