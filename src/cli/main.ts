@@ -12,6 +12,9 @@ if (refusal !== undefined) {
   process.stderr.write(refusal);
   process.exitCode = EXIT_FAILED;
 } else {
+  // An import parses from its first message on: its parse worker loads its modules while this
+  // thread loads the program's (the runtime's pool takes it as its first worker).
+  if (process.argv[2] === 'import') (await import('../pipeline/pool.js')).startParseWorker();
   const [{ isGatewayError }, { runCli }, { redactString }] = await Promise.all([
     import('../errors.js'),
     import('./program.js'),

@@ -9,14 +9,31 @@ import type { Message, RawEmailDocument } from '../model/index.js';
 import { buildComment } from '../preview/comment.js';
 import type { DocumentHashes } from './types.js';
 
-/** JSON with object keys sorted at every level, so that equal values hash equally. */
+/**
+ * JSON with object keys sorted at every level, so that equal values hash equally. Keys sort by
+ * UTF-16 code units (`Array.prototype.sort`'s own order); members whose value is undefined are
+ * left out, array elements that are become null. Every message's ledger hashes are computed
+ * over it in the parse worker, so it builds its text in one pass, without the intermediate
+ * arrays of entries, filtered, sorted and mapped copies. The text must never change: stored
+ * hashes are compared with it.
+ */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out += (i === 0 ? '' : ',') + canonicalJson(v === undefined ? null : v);
+    }
+    return out + ']';
+  }
+  const object = value as Record<string, unknown>;
+  let out = '';
+  for (const key of Object.keys(object).sort()) {
+    const v = object[key];
+    if (v !== undefined) out += (out === '' ? '{' : ',') + JSON.stringify(key) + ':' + canonicalJson(v);
+  }
+  return out === '' ? '{}' : out + '}';
 }
 
 function sha256(text: string): string {

@@ -59,6 +59,39 @@ describe('documentHashes', () => {
   it('canonicalJson sorts keys at every level', () => {
     expect(canonicalJson({ b: [{ d: 1, c: 2 }], a: null })).toBe('{"a":null,"b":[{"c":2,"d":1}]}');
   });
+  it('keeps the text and hashes stored ledgers were written with (keys by UTF-16 code unit, undefined left out or null)', () => {
+    const value = {
+      z: 1,
+      '\ufb00': [undefined, { b: undefined }, {}],
+      '\u{1f600}': 'x',
+      '\u00e9': null,
+      a: { d: [1, 'two', true], c: 'quote " and \\ and \u2028' },
+      n: -0.5,
+    };
+    expect(canonicalJson(value)).toBe(
+      '{"a":{"c":"quote \\" and \\\\ and \u2028","d":[1,"two",true]},"n":-0.5,"z":1,"\u00e9":null,"\u{1f600}":"x","\ufb00":[null,{},{}]}',
+    );
+    const stored: RawEmailDocument = {
+      raw_email: {
+        headers: { raw: 'From: a@example.com\nSubject: Hi' },
+        body: { plain: 'Hello\nthere' },
+        attachments: [{ name: 'a.pdf', size: 3, content_type: 'application/pdf' }],
+      },
+      comment_id: 'abc',
+      user_properties: { 'string:Mailbox': 'in', 'number:Score': 2 },
+    };
+    expect(docHashOf(stored)).toBe('6eaf9bdc0dec36f095783523ff36b200775ed4c72f882c9c125625d402388f6c');
+    const messages = [
+      {
+        body: { text: 'Hello' },
+        subject: { text: 'Hi' },
+        from: 'a@example.com',
+        to: ['b@example.com'],
+        sent_at: '2024-03-04T09:00:00.000Z',
+      },
+    ];
+    expect(textHashOf(messages)).toBe('83354521592fdaa6285f3a8a40c0058efe732dcc2107e350d084e7e41b776d78');
+  });
 });
 
 describe('ledger rule', () => {

@@ -256,6 +256,42 @@ describe('delivery', () => {
     });
   }
 
+  it('drain ends a run at once: the partial batch waiting out flush_ms and the worker in its idle wait both stop waiting', async () => {
+    // Without drain both waits last ten minutes: the run below would never end within the test's timeout.
+    const { store, emu } = await setup();
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+    let delivered!: () => void;
+    const firstBatch = new Promise<void>((r) => (delivered = r));
+    const events = new RuntimeEvents();
+    events.on('delivery:batch', () => delivered());
+    const d = createDelivery({
+      store,
+      routes: [route],
+      deliver: createDeliverFn({ client, ledger: store, config }),
+      owner: 'test',
+      leaseMs: 10_000,
+      claimLimit: 100,
+      concurrency: 2,
+      maxItemAttempts: 3,
+      idleMs: 600_000,
+      flushMs: 600_000,
+      events,
+    });
+    let emptyRounds = 0;
+    const running = d.run(new AbortController().signal, async () => {
+      emptyRounds += 1;
+      return (await store.outboxDepth(route.name)) === 0;
+    });
+    await firstBatch;
+    await turn();
+    // One worker sent the ten messages (a partial batch) and waits out flush_ms; the other found nothing and idles.
+    expect(emu.emulator.stats().comments).toBe(10);
+    d.drain();
+    await running;
+    expect(d.counters.delivered).toBe(10);
+    expect(emptyRounds).toBeGreaterThanOrEqual(2);
+  });
+
   it('keeps its claim while a request outlasts the lease: a second gateway claims nothing, each message is sent once', async () => {
     // The store's clock moves only when told: each round moves it past the lease (300 ms),
     // which only the first gateway's renewals (every 100 ms of real time) keep alive.

@@ -143,6 +143,12 @@ export interface DeliveryLoop {
   onPredictionsSaved(listener: (route: string) => void): () => void;
   /** New items were queued: idle route workers claim now instead of at the end of their idle wait. */
   wake(): void;
+  /**
+   * Nothing more will be queued in this run (`mailgate import` once its input is read): a partial
+   * batch goes out without the `flushMs` wait, and idle workers look again now, so that `run`
+   * ends as soon as `until()` holds.
+   */
+  drain(): void;
   /** Lifts the route's pause now (`mailgate routes resume`, the admin API); false when it was not paused. */
   resume(route: string): boolean;
 }
@@ -360,21 +366,30 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     }
   }
 
+  /** Idle waits (ended by wake() and drain()) and flush waits (ended by drain() only). */
   const sleepers = new Set<() => void>();
-  /** Waits `ms`, or less when the signal aborts or wake() is called. */
-  const idle = (ms: number, signal: AbortSignal) =>
+  const flushing = new Set<() => void>();
+  /** Set by drain(): no flush waits any more. */
+  let draining = false;
+  /** Waits `ms`, or less when the signal aborts or the wait is ended through `waits`. */
+  const idle = (ms: number, signal: AbortSignal, waits = sleepers) =>
     new Promise<void>((resolve) => {
       if (signal.aborted) return resolve();
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
-        sleepers.delete(done);
+        waits.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       signal.addEventListener('abort', done, { once: true });
-      sleepers.add(done);
+      waits.add(done);
     });
+
+  /** Ends every idle wait: the workers claim again. */
+  const wakeAll = (): void => {
+    for (const done of [...sleepers]) done();
+  };
 
   const pauseCheckMs = options.pauseCheckMs ?? 5_000;
 
@@ -423,10 +438,14 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         continue;
       }
       if (claimed > 0) {
-        if (claimed < options.claimLimit && flushMs > 0) await sleep(flushMs, signal);
+        if (claimed < options.claimLimit && flushMs > 0 && !draining) await idle(flushMs, signal, flushing);
         continue;
       }
-      if (until && (await until())) return;
+      if (until && (await until())) {
+        // The route's other workers may be in their idle wait: they look again now, and end too.
+        wakeAll();
+        return;
+      }
       await idle(idleMs, signal);
     }
   }
@@ -438,8 +457,11 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       predictionListeners.add(listener);
       return () => void predictionListeners.delete(listener);
     },
-    wake() {
-      for (const done of [...sleepers]) done();
+    wake: wakeAll,
+    drain() {
+      draining = true;
+      for (const done of [...flushing]) done();
+      wakeAll();
     },
     resume: lift,
     async run(signal, until) {

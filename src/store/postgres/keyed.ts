@@ -96,8 +96,7 @@ export class PgKeyed implements Backend<KeyedStore> {
       const fresh = items.filter((_, i) => !out[i]!.duplicate);
       const queued = fresh.filter((i) => i.error === undefined).map((i) => i.route);
       const dead = fresh.filter((i) => i.error !== undefined).map((i) => i.route);
-      await bumpCounters(client, 'enqueued', countByRoute(queued));
-      await bumpCounters(client, 'dead_lettered', countByRoute(dead));
+      await bumpCounters(client, { enqueued: countByRoute(queued), dead_lettered: countByRoute(dead) });
       // Duplicates too: the index entry of a message read again is written again (idempotent).
       await this.threads.indexItems(client, items);
       await putSearch(

@@ -96,11 +96,12 @@ export class PgOutbox implements Backend<OutboxStore> {
          SELECT route FROM u`,
         [ids, info.outcome, nowParam(this.clock)],
       );
-      await bumpCounters(client, info.outcome, countByRoute(rows.map((r) => r.route)));
-      if (info.aiUnits !== undefined) {
-        await bumpCounters(client, 'ai_units', new Map([[info.aiUnits.route, info.aiUnits.units]]));
-        await addDailyUnits(client, info.aiUnits.route, info.aiUnits.units, nowParam(this.clock));
-      }
+      const ai = info.aiUnits;
+      await bumpCounters(client, {
+        [info.outcome]: countByRoute(rows.map((r) => r.route)),
+        ...(ai === undefined ? {} : { ai_units: new Map([[ai.route, ai.units]]) }),
+      });
+      if (ai !== undefined) await addDailyUnits(client, ai.route, ai.units, nowParam(this.clock));
       for (const l of info.ledger ?? []) await this.parts.ledger.record(l.source, l.entries, client);
       return rows.length;
     });
@@ -150,7 +151,7 @@ export class PgOutbox implements Backend<OutboxStore> {
          SELECT route FROM u`,
         [id, JSON.stringify(error), error.code, error.message, nowParam(this.clock)],
       );
-      await bumpCounters(client, 'dead_lettered', countByRoute(rows.map((r) => r.route)));
+      await bumpCounters(client, { dead_lettered: countByRoute(rows.map((r) => r.route)) });
       return rows.length === 1;
     });
   }
