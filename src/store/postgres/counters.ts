@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { checkAiUnits, routeCountersFromRow, type CounterName } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { CounterStore, RouteCounters } from '../types.js';
-import { nowParam, pgNow, withTransaction, type PgClock, type Queryable } from './db.js';
+import { nowParam, pgNow, retryRolledBack, type PgClock, type Queryable } from './db.js';
 
 /** Additions to counters: counter name → route → amount. */
 export type CounterBumps = Partial<Record<CounterName, Map<string, number>>>;
@@ -28,14 +28,36 @@ export async function bumpCounters(db: Queryable, bumps: CounterBumps): Promise<
   );
 }
 
-/** Adds AI units to today's (UTC, by the clock parameter or the server's) counter of a route. */
-export async function addDailyUnits(db: Queryable, route: string, units: number, now: Date | null): Promise<void> {
-  if (units === 0) return;
-  await db.query(
-    `INSERT INTO ai_units_daily (route, day, units) VALUES ($1, to_char(${pgNow(3)} AT TIME ZONE 'UTC', 'YYYY-MM-DD'), $2)
+/**
+ * A step of the enqueue's statement: adds the rows it inserted (`ins`: route, status) to their
+ * routes' `enqueued` and `dead_lettered` counters, in sorted order.
+ */
+export const COUNT_INSERTED = `INSERT INTO route_counts (route, counter, n)
+    SELECT route, CASE WHEN status = 'dead' THEN 'dead_lettered' ELSE 'enqueued' END AS counter, COUNT(*) FROM ins
+    GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (route, counter) DO UPDATE SET n = route_counts.n + excluded.n`;
+
+/**
+ * A step of a delivery outcome's statement: adds the rows it changed (`u`: route) to their routes'
+ * counter named by parameter `$counter`, in sorted order.
+ */
+export const countChanged = (counter: number): string => `INSERT INTO route_counts (route, counter, n)
+    SELECT route, $${counter}::text, COUNT(*) FROM u GROUP BY route ORDER BY route
+    ON CONFLICT (route, counter) DO UPDATE SET n = route_counts.n + excluded.n`;
+
+/**
+ * Adds AI units to a route's counter and to its counter of today (UTC, by the clock parameter or
+ * the server's), as two steps of one statement: the route in parameter `$first`, the units in the
+ * next, the clock in `$now`.
+ */
+export function aiUnitSteps(first: number, now: number): string[] {
+  const [route, units] = [`$${first}::text`, `$${first + 1}::bigint`];
+  return [
+    `INSERT INTO route_counts (route, counter, n) VALUES (${route}, 'ai_units', ${units})
+     ON CONFLICT (route, counter) DO UPDATE SET n = route_counts.n + excluded.n`,
+    `INSERT INTO ai_units_daily (route, day, units) VALUES (${route}, to_char(${pgNow(now)} AT TIME ZONE 'UTC', 'YYYY-MM-DD'), ${units})
      ON CONFLICT (route, day) DO UPDATE SET units = ai_units_daily.units + excluded.units`,
-    [route, units, now],
-  );
+  ];
 }
 
 const NAMES: readonly CounterName[] = ['enqueued', 'delivered', 'unchanged', 'dead_lettered', 'ai_units'];
@@ -51,11 +73,10 @@ export class PgCounters implements Backend<CounterStore> {
     private readonly clock: PgClock,
   ) {}
 
-  addAiUnits(route: string, n: number): Promise<void> {
-    return withTransaction(this.pool, async (client) => {
-      await bumpCounters(client, { ai_units: new Map([[route, checkAiUnits(n)]]) });
-      await addDailyUnits(client, route, n, nowParam(this.clock));
-    });
+  async addAiUnits(route: string, n: number): Promise<void> {
+    if (checkAiUnits(n) === 0) return;
+    const [counter, daily] = aiUnitSteps(1, 3);
+    await retryRolledBack(() => this.pool.query(`WITH c AS (${counter}) ${daily}`, [route, n, nowParam(this.clock)]));
   }
 
   async counters(route?: string): Promise<RouteCounters[]> {

@@ -315,6 +315,18 @@ ${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
       );
     `,
   },
+  {
+    // The search row and the attempts of an item were tied to it by foreign keys: every row
+    // written (one search row per item stored, one attempt per outcome) ran a trigger that
+    // locked its outbox row (a tuple rewrite and WAL record each). They are deleted with their
+    // item explicitly instead (`deleteItems`, the one place outbox rows are deleted).
+    version: 12,
+    name: 'search rows and attempts without foreign keys',
+    sql: `
+      ALTER TABLE outbox_search DROP CONSTRAINT outbox_search_id_fkey;
+      ALTER TABLE outbox_attempts DROP CONSTRAINT outbox_attempts_item_id_fkey;
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly Migration[]): Promise<number> {
