@@ -313,7 +313,7 @@ describe('delivery', () => {
     });
     const controller = new AbortController();
     const running = d.run(controller.signal);
-    // Wired as the runtime does: a pull call's items end the flush wait, a push call's only wake idle workers.
+    // A pull call ends the flush wait (the runtime does so for one of 100 items or more: wake-delivery.ts); a push call only wakes idle workers.
     const wired = new RuntimeEvents();
     wired.on('item:stored', (e) => (e.via === 'pull' ? d.flush() : d.wake()));
     const intake = createIntake({

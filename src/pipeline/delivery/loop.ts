@@ -150,11 +150,11 @@ export interface DeliveryLoop {
    */
   drain(): void;
   /**
-   * A pull call's items were stored (an IMAP chunk, a batch of a file): they go out without the
-   * `flushMs` wait. A pull call is a batch already, and lingering for more only delays it: the
-   * last chunk of a mailbox's backfill waited up to `flushMs` for mail that was not coming. Ends
-   * the flush waits under way, and a worker whose claim was running skips its next one; idle
-   * workers look again too.
+   * A batch on its own was stored (the runtime: a pull call of 100 items or more, an IMAP
+   * backfill chunk, a batch of a file): it goes out without the `flushMs` wait, since lingering
+   * for more only delays it (the last chunk of a backfill waited up to `flushMs` for mail that
+   * was not coming). Ends the flush waits under way, and a worker whose claim was running skips
+   * its next one; idle workers look again too.
    */
   flush(): void;
   /** Lifts the route's pause now (`mailgate routes resume`, the admin API); false when it was not paused. */
