@@ -233,9 +233,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     let actions: AfterDeliveryQueue | undefined;
     const delivery = buildDelivery(options, core, () => actions);
     const intake = buildIntake(options, core);
-    // Stored items go out at once rather than after delivery's idle wait.
+    // Stored items go out at once rather than after delivery's idle wait; a pull call's (a batch
+    // already) without its flush wait either, which only push calls' single messages need.
     events.on('item:stored', (e) => {
-      if (e.outcome === 'queued') delivery.wake();
+      if (e.outcome !== 'queued') return;
+      if (e.via === 'pull') delivery.flush();
+      else delivery.wake();
     });
     const target = actionTarget(adapters.map((e) => e.adapter));
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
