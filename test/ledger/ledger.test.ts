@@ -5,12 +5,16 @@ import {
   canonicalJson,
   docHashOf,
   documentHashes,
+  documentJsonAndHash,
   estimatedUnits,
   ledgerVerdict,
   textHashOf,
   type LedgerEntry,
 } from '../../src/ledger/index.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { buildComment } from '../../src/preview/comment.js';
+import { previewSync } from '../../src/preview/index.js';
 import type { RawEmailDocument } from '../../src/model/index.js';
 
 const doc: RawEmailDocument = {
@@ -91,6 +95,43 @@ describe('documentHashes', () => {
       },
     ];
     expect(textHashOf(messages)).toBe('83354521592fdaa6285f3a8a40c0058efe732dcc2107e350d084e7e41b776d78');
+  });
+});
+
+describe('documentJsonAndHash', () => {
+  const plain = (d: RawEmailDocument) => ({ json: JSON.stringify(d), docHash: docHashOf(d) });
+  const corpus = ['mime', 'quotes'].flatMap((folder) => {
+    const dir = fileURLToPath(new URL(`../../samples/${folder}/`, import.meta.url));
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.eml'))
+      .map((f) => readFileSync(`${dir}${f}`));
+  });
+
+  it('writes exactly JSON.stringify and docHashOf for every document of the sample corpus, in every mode', () => {
+    expect(corpus.length).toBeGreaterThan(20);
+    for (const raw of corpus)
+      for (const headers of ['raw', 'parsed'] as const)
+        for (const body of ['auto', 'plain', 'html'] as const)
+          for (const userProperties of [undefined, { 'string:Mailbox': 'in\u2028"box"', 'number:Score': -0.5 }]) {
+            const { document } = previewSync(raw, { headers, body, ...(userProperties && { userProperties }) });
+            expect(documentJsonAndHash(document)).toEqual(plain(document));
+          }
+  });
+
+  it('writes other shapes the plain way', () => {
+    const shapes: RawEmailDocument[] = [
+      doc,
+      { ...doc, user_properties: undefined },
+      { raw_email: { body: doc.raw_email.body, headers: doc.raw_email.headers, attachments: [] }, comment_id: 'abc' },
+      { raw_email: { headers: { parsed: { Subject: 'a', From: 'b' } }, body: { plain: 'x' }, attachments: [] }, comment_id: 'abc' },
+      {
+        raw_email: { headers: { raw: 'Subject: a' }, body: { plain: 'x', html: '<p>x</p>' } as never, attachments: [] },
+        comment_id: 'abc',
+      },
+      { raw_email: { headers: { raw: 'Subject: a' }, body: { plain: 'x' } }, comment_id: 'abc' } as RawEmailDocument,
+      { user_properties: {}, raw_email: { headers: { raw: 'a' }, body: { html: '\u0000"\\' }, attachments: [] }, comment_id: 'abc' },
+    ];
+    for (const d of shapes) expect(documentJsonAndHash(d)).toEqual(plain(d));
   });
 });
 

@@ -149,6 +149,14 @@ export interface DeliveryLoop {
    * ends as soon as `until()` holds.
    */
   drain(): void;
+  /**
+   * A batch on its own was stored (the runtime: a pull call of 100 items or more, an IMAP
+   * backfill chunk, a batch of a file): it goes out without the `flushMs` wait, since lingering
+   * for more only delays it (the last chunk of a backfill waited up to `flushMs` for mail that
+   * was not coming). Ends the flush waits under way, and a worker whose claim was running skips
+   * its next one; idle workers look again too.
+   */
+  flush(): void;
   /** Lifts the route's pause now (`mailgate routes resume`, the admin API); false when it was not paused. */
   resume(route: string): boolean;
 }
@@ -371,6 +379,8 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
   const flushing = new Set<() => void>();
   /** Set by drain(): no flush waits any more. */
   let draining = false;
+  /** Calls of flush() so far: a worker skips its flush wait when one came since its claim began. */
+  let flushes = 0;
   /** Waits `ms`, or less when the signal aborts or the wait is ended through `waits`. */
   const idle = (ms: number, signal: AbortSignal, waits = sleepers) =>
     new Promise<void>((resolve) => {
@@ -425,6 +435,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       }
       resumed(route);
       let claimed: number;
+      const flushesBefore = flushes;
       try {
         claimed = await runOnce(route);
         failures = 0;
@@ -438,7 +449,8 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         continue;
       }
       if (claimed > 0) {
-        if (claimed < options.claimLimit && flushMs > 0 && !draining) await idle(flushMs, signal, flushing);
+        const skip = draining || flushes !== flushesBefore;
+        if (claimed < options.claimLimit && flushMs > 0 && !skip) await idle(flushMs, signal, flushing);
         continue;
       }
       if (until && (await until())) {
@@ -460,6 +472,11 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     wake: wakeAll,
     drain() {
       draining = true;
+      for (const done of [...flushing]) done();
+      wakeAll();
+    },
+    flush() {
+      flushes++;
       for (const done of [...flushing]) done();
       wakeAll();
     },
