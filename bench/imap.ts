@@ -188,6 +188,8 @@ interface SyncRun {
   /** ms from the service's "serving on" log line to its first lease, IMAP login and delivered batch (NaN: not logged). */
   steps: { lease: number; connected: number; delivered: number };
   wallMs: number;
+  /** Requests the emulator answered during the run (delivery's batches: fewer, larger ones cost less CPU). */
+  requests: number;
   /** The sync's window on the monotonic clock, µs (to cut CPU profiles to it). */
   window: { from: number; to: number };
 }
@@ -305,7 +307,11 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
       emulator: ownCpu() - cpu0.emulator,
     };
     if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
-    return { rate, rssMb, cpu, mainCpu: main, firstMs, wallMs, window: { from, to }, steps: logSteps(output) };
+    const requests = Object.values(emulator.stats().requests).reduce(
+      (n, byStatus) => n + Object.values(byStatus).reduce((a, b) => a + b, 0),
+      0,
+    );
+    return { rate, rssMb, cpu, mainCpu: main, firstMs, wallMs, requests, window: { from, to }, steps: logSteps(output) };
   } finally {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -402,7 +408,8 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   console.log(
     `${''.padEnd(34)} main thread ${mainUs.toFixed(0)} µs/msg (busy ${(busy * 100).toFixed(0)} % of the sync): alone no faster than ${mainBound.toFixed(0)} msg/s;` +
       ` mailgate at ${((rate / Math.min(bound, mainBound)) * 100).toFixed(0)} % of the lower of the two bounds;` +
-      ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} of ${median(syncs.map((x) => x.wallMs)).toFixed(0)} ms`,
+      ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} of ${median(syncs.map((x) => x.wallMs)).toFixed(0)} ms;` +
+      ` ${median(syncs.map((x) => x.requests))} API requests`,
   );
   const step = (k: keyof SyncRun['steps'], of = syncs) => median(of.map((x) => x.steps[k])).toFixed(0);
   const steps = (of: SyncRun[]) =>
@@ -417,7 +424,8 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
         ` ${other} ${us(others).join(' ')} µs/msg (median ${((cpu('mailgate', others) * 1e6) / n).toFixed(0)});` +
         ` msg/s ${median(syncs.map((x) => x.rate)).toFixed(0)} vs ${median(others.map((x) => x.rate)).toFixed(0)}` +
         ` (each run: ${others.map((x) => x.rate.toFixed(0)).join(' ')});` +
-        ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} vs ${median(others.map((x) => x.firstMs)).toFixed(0)} ms`,
+        ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} vs ${median(others.map((x) => x.firstMs)).toFixed(0)} ms;` +
+        ` API requests ${median(syncs.map((x) => x.requests))} vs ${median(others.map((x) => x.requests))}`,
     );
   }
   if (process.argv.includes('--no-stages')) return;
