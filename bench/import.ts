@@ -12,6 +12,7 @@
  * `--vs-cli PATH` (or MAILGATE_BENCH_VS_CLI): another build's `dist/src/cli/main.js`; each round
  * of each store then imports with this build and with that one in turn (A, B, A, B, …), and both
  * medians are printed with their ratio. `--rates-only` leaves out the profiles and the 20k run.
+ * `--stores sqlite|postgres` (default both): measure one store only.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,6 +29,9 @@ const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/c
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
 const VS_CLI = option('vs-cli') ?? process.env['MAILGATE_BENCH_VS_CLI'];
 const RATES_ONLY = process.argv.includes('--rates-only');
+const STORES = (option('stores') ?? 'sqlite,postgres').split(',');
+if (STORES.some((s) => s !== 'sqlite' && s !== 'postgres'))
+  throw new Error(`--stores takes sqlite, postgres or both, not ${STORES.join(',')}`);
 
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -222,20 +226,25 @@ async function main(): Promise<void> {
     const sqliteStore = async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`;
     const pgStore = () => createTestDatabase('mailgate_bench_import');
     const clis = VS_CLI === undefined ? [CLI] : [CLI, VS_CLI];
-    const [sqlite, sqliteVs] = await importRates(dir, m10, 10_000, sqliteStore, undefined, undefined, clis);
-    const [postgres, postgresVs] = await importRates(dir, m10, 10_000, pgStore, server.pid(), undefined, clis);
+    const none: Rate[] = [];
+    const [sqlite, sqliteVs] = STORES.includes('sqlite')
+      ? await importRates(dir, m10, 10_000, sqliteStore, undefined, undefined, clis)
+      : none;
+    const [postgres, postgresVs] = STORES.includes('postgres')
+      ? await importRates(dir, m10, 10_000, pgStore, server.pid(), undefined, clis)
+      : none;
     console.log(
       `  ${'parse only (mailgate preview --format jsonl)'.padEnd(48)} ${parseRate.toFixed(0).padStart(7)} msg/s  CPU: mailgate ${seconds(median(parseCpu))}`,
     );
-    printRate('import, SQLite (synchronous=FULL)', sqlite!, parseRate, false);
+    if (sqlite !== undefined) printRate('import, SQLite (synchronous=FULL)', sqlite, parseRate, false);
     if (sqliteVs !== undefined) printRate('  other build (interleaved), SQLite', sqliteVs, parseRate, false);
-    printRate('import, PostgreSQL (fsync on)', postgres!, parseRate, true);
+    if (postgres !== undefined) printRate('import, PostgreSQL (fsync on)', postgres, parseRate, true);
     if (postgresVs !== undefined) printRate('  other build (interleaved), PostgreSQL', postgresVs, parseRate, true);
     for (const [name, a, b] of [
-      ['SQLite', sqlite!, sqliteVs],
-      ['PostgreSQL', postgres!, postgresVs],
+      ['SQLite', sqlite, sqliteVs],
+      ['PostgreSQL', postgres, postgresVs],
     ] as const) {
-      if (b === undefined) continue;
+      if (a === undefined || b === undefined) continue;
       console.log(
         `  ${name}: this build / other build: rate ${(a.rate / b.rate).toFixed(3)}, mailgate CPU per message ${(a.cpu.mailgate / b.cpu.mailgate).toFixed(3)}, peak RSS ${(a.peak / b.peak).toFixed(3)}`,
       );
@@ -246,6 +255,7 @@ async function main(): Promise<void> {
       ['SQLite', async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`, undefined],
       ['PostgreSQL', () => createTestDatabase('mailgate_bench_import'), server.pid()],
     ] as const) {
+      if (!STORES.includes(name.toLowerCase())) continue;
       const prof = join(dir, `prof-${name}`);
       const r = await importRate(dir, m10, 10_000, store, pid, prof);
       console.log(
@@ -253,9 +263,10 @@ async function main(): Promise<void> {
       );
       printStages('    ', stagesOf(prof), 10_000, r.cpu.mailgate, parseUs, 'parse only (mailgate preview, process start included)');
     }
+    if (sqlite === undefined) return;
     const big = await importRate(dir, m20, 20_000, async () => `sqlite:${join(dir, `db-${(n += 1)}`, 'm.db')}`);
     console.log(
-      `  peak RSS of import on SQLite: 10k messages ${mb(sqlite!.peak)}, 20k messages ${mb(big.peak)} (${big.rate.toFixed(0)} msg/s)`,
+      `  peak RSS of import on SQLite: 10k messages ${mb(sqlite.peak)}, 20k messages ${mb(big.peak)} (${big.rate.toFixed(0)} msg/s)`,
     );
   } finally {
     await server.stop();

@@ -7,13 +7,14 @@
  *     parse pool and the intake: each 250 means the message is durable (support/smtp-durable.ts),
  *     `--rounds` times, each round in a fresh process.
  *
- *   node dist/bench/smtp.js [messages=5000] [connections=8] [--rounds 3] [--vs-cli PATH]
+ *   node dist/bench/smtp.js [messages=5000] [connections=8] [--rounds 3] [--workers N] [--vs-cli PATH]
  *
  * Prints messages/s (250 received) and time from the end of DATA to the 250, p50/p99, per round
  * and as medians beside the targets, with the CPU per message of the process (senders left out)
  * and of the listener's thread: on a shared machine CPU per message is the steadier figure.
  * `--vs-cli` (or MAILGATE_BENCH_CLI): another build's `dist/src/cli/main.js`; its durable rounds
- * run under this same harness, interleaved with this build's (A, B, A, B, …).
+ * run under this same harness, interleaved with this build's (A, B, A, B, …). `--workers`: parse
+ * worker threads (`parsing.workers`; default the pool's, one fewer than the cores), both builds.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +47,8 @@ function positional(i: number, fallback: number): number {
 const MESSAGES = positional(0, 5_000);
 const CONNECTIONS = positional(1, 8);
 const ROUNDS = Number(option('rounds') ?? 3);
+const WORKERS = option('workers');
+if (WORKERS !== undefined && !/^[1-9][0-9]?$/.test(WORKERS)) throw new Error(`--workers must be a positive integer, got ${WORKERS}`);
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -73,6 +76,7 @@ async function baseline(): Promise<Figures> {
 /** One durable round in a fresh process (node flags such as --cpu-prof passed on), against the build at `dist`. */
 function round(dist: URL): Promise<DurableFigures> {
   const args = [...process.execArgv, fileURLToPath(import.meta.url), '--child', dist.href, String(MESSAGES), String(CONNECTIONS)];
+  if (WORKERS !== undefined) args.push('--workers', WORKERS);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -107,7 +111,8 @@ async function main(): Promise<void> {
   // dist/src/cli/main.js → dist/
   const vs = vsCli === undefined ? undefined : new URL('../../', pathToFileURL(vsCli));
   console.log(
-    `${MESSAGES} messages of ~5 KB over ${CONNECTIONS} SMTP connections, ${ROUNDS} durable rounds${vs ? ` each, A/B with ${vs.pathname}` : ''}`,
+    `${MESSAGES} messages of ~5 KB over ${CONNECTIONS} SMTP connections, ${ROUNDS} durable rounds${vs ? ` each, A/B with ${vs.pathname}` : ''}` +
+      (WORKERS === undefined ? '' : `, ${WORKERS} parse workers`),
   );
   console.log(`smtp-server, nothing stored: ${fmt(await baseline())}`);
   const own: DurableFigures[] = [];
@@ -127,7 +132,14 @@ async function main(): Promise<void> {
 }
 
 const child = option('child');
-const run = child === undefined ? main() : durableRun(new URL(child), MESSAGES, CONNECTIONS).then((f) => console.log(JSON.stringify(f)));
+const run =
+  child === undefined
+    ? main()
+    : durableRun(new URL(child), {
+        messages: MESSAGES,
+        connections: CONNECTIONS,
+        ...(WORKERS === undefined ? {} : { workers: Number(WORKERS) }),
+      }).then((f) => console.log(JSON.stringify(f)));
 run.catch((err: unknown) => {
   console.error(err);
   process.exitCode = 1;

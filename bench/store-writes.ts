@@ -7,6 +7,9 @@
  *
  *   node dist/bench/store-writes.js [prefill=100000] [items=2000] [batch=8] [runs=3]
  * MAILGATE_BENCH_PAGE_SIZE creates the store with that page size (default: the store's own).
+ * MAILGATE_BENCH_DROP drops the named indexes (comma-separated) after the schema is made.
+ * MAILGATE_BENCH_BY_BTREE=1 adds one traced run, left out of the medians (it reads the -wal file
+ * after every commit): the WAL frames per message each table and index took, enqueue and deliver.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,12 +19,14 @@ import Database from 'better-sqlite3';
 import { openStore } from '../src/store/index.js';
 import type { OutboxInput, Store } from '../src/store/types.js';
 import { argInt } from './support/args.js';
+import { WalFrames } from './support/wal-frames.js';
 
 const PREFILL = argInt(2, 100_000);
 const ITEMS = argInt(3, 2_000);
 const BATCH = argInt(4, 8);
 const RUNS = argInt(5, 3);
 const PAGE_SIZE = process.env.MAILGATE_BENCH_PAGE_SIZE;
+const BY_BTREE = process.env.MAILGATE_BENCH_BY_BTREE === '1';
 
 const BODY = 'Hello team,\n\nThe invoice for last month looks wrong: we were charged twice for the same order.\n'.repeat(30);
 const hex = (s: string): string => createHash('sha256').update(s).digest('hex');
@@ -76,7 +81,26 @@ const per = (a: Io, b: Io, n: number): Io => ({
   wall: ((b.wall - a.wall) * 1000) / n,
 });
 
-async function once(path: string): Promise<{ enqueue: Io; deliver: Io; pageSize: number }> {
+type Frames = ReturnType<WalFrames['byBtree']>;
+
+interface Run {
+  enqueue: Io;
+  deliver: Io;
+  pageSize: number;
+  /** With a trace: the frames of each phase by b-tree, and the messages of each. */
+  frames?: { enqueue: Frames; deliver: Frames; delivered: number };
+}
+
+function pageSizeOf(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.pragma('page_size', { simple: true }) as number;
+  } finally {
+    db.close();
+  }
+}
+
+async function once(path: string, trace = false): Promise<Run> {
   if (PAGE_SIZE !== undefined) {
     const db = new Database(path);
     db.pragma(`page_size = ${Number(PAGE_SIZE)}`);
@@ -103,25 +127,73 @@ async function once(path: string): Promise<{ enqueue: Io; deliver: Io; pageSize:
       { outcome: 'delivered' },
     );
   }
+  const pageSize = pageSizeOf(path);
+  const enqueued = trace ? new WalFrames(`${path}-wal`, pageSize) : undefined;
+  const deliveredFrames = trace ? new WalFrames(`${path}-wal`, pageSize) : undefined;
+  enqueued?.reset();
   const items = Array.from({ length: ITEMS }, (_, i) => item(PREFILL + i));
   const a = io();
-  for (let i = 0; i < ITEMS; i += BATCH) await store.enqueue(items.slice(i, i + BATCH));
+  for (let i = 0; i < ITEMS; i += BATCH) {
+    await store.enqueue(items.slice(i, i + BATCH));
+    enqueued?.scan();
+  }
   const b = io();
+  // Named while the phase's pages still hold what it wrote (delivery frees the raw bytes' pages).
+  const enqueuedByBtree = enqueued === undefined ? undefined : named(path, enqueued);
+  deliveredFrames?.reset();
   let delivered = 0;
   for (;;) {
     const claimed = await store.claim('bench', BATCH, 'bench', 60_000);
+    deliveredFrames?.scan();
     if (claimed.length === 0) break;
     delivered += await store.markDelivered(
       claimed.map((c) => c.id),
       { outcome: 'delivered' },
     );
+    deliveredFrames?.scan();
   }
   const c = io();
+  const run: Run = { enqueue: per(a, b, ITEMS), deliver: per(b, c, delivered), pageSize };
+  if (enqueuedByBtree !== undefined && deliveredFrames !== undefined) {
+    run.frames = { enqueue: enqueuedByBtree, deliver: named(path, deliveredFrames), delivered };
+  }
   await store.close();
+  return run;
+}
+
+/** The frames counted so far by b-tree, named by a reader of the open store. */
+function named(path: string, frames: WalFrames): Frames {
   const db = new Database(path, { readonly: true });
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
-  db.close();
-  return { enqueue: per(a, b, ITEMS), deliver: per(b, c, delivered), pageSize };
+  try {
+    return frames.byBtree(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** The traced run's frames per message, one line per b-tree. */
+function showFrames(run: Run): string[] {
+  const f = run.frames!;
+  const kib = (frames: number, n: number): string => ((frames * (run.pageSize + 24)) / n / 1024).toFixed(1);
+  const lines = [
+    `WAL frames per message by b-tree (one more run, traced): enqueue ${(f.enqueue.total / ITEMS).toFixed(2)} ` +
+      `(${kib(f.enqueue.total, ITEMS)} KiB), deliver ${(f.deliver.total / f.delivered).toFixed(2)} (${kib(f.deliver.total, f.delivered)} KiB)`,
+  ];
+  const deliver = new Map(f.deliver.rows.map((r) => [r.name, r.frames]));
+  const names = [
+    ...f.enqueue.rows.map((r) => r.name),
+    ...f.deliver.rows.map((r) => r.name).filter((n) => !f.enqueue.rows.some((r) => r.name === n)),
+  ];
+  const enqueue = new Map(f.enqueue.rows.map((r) => [r.name, r.frames]));
+  for (const name of names) {
+    const e = enqueue.get(name) ?? 0;
+    const d = deliver.get(name) ?? 0;
+    lines.push(
+      `  ${name.padEnd(30)} enqueue ${(e / ITEMS).toFixed(2).padStart(5)} (${((100 * e) / f.enqueue.total).toFixed(0).padStart(2)} %)` +
+        `  deliver ${(d / f.delivered).toFixed(2).padStart(5)}`,
+    );
+  }
+  return lines;
 }
 
 const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? 0;
@@ -136,9 +208,11 @@ const show = (label: string, xs: Io[]): string =>
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-writes-'));
-  const runs: Array<{ enqueue: Io; deliver: Io; pageSize: number }> = [];
+  const runs: Run[] = [];
+  let traced: Run | undefined;
   try {
     for (let r = 0; r < RUNS; r += 1) runs.push(await once(join(dir, `s${r}.db`)));
+    if (BY_BTREE) traced = await once(join(dir, 'traced.db'), true);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -157,6 +231,7 @@ async function main(): Promise<void> {
       runs.map((r) => r.deliver),
     )}`,
   );
+  if (traced !== undefined) for (const line of showFrames(traced)) console.log(line);
 }
 
 await main();

@@ -46,12 +46,26 @@ export interface DurableFigures extends Figures {
   mainCpuUs: number;
 }
 
-export async function durableRun(dist: URL, messages: number, connections: number): Promise<DurableFigures> {
+export interface DurableOptions {
+  messages: number;
+  connections: number;
+  /** Parse worker threads (default: the pool's own, as `mailgate serve` without `parsing.workers`). */
+  workers?: number;
+}
+
+export async function durableRun(dist: URL, { messages, connections, workers }: DurableOptions): Promise<DurableFigures> {
   const m = await load(dist);
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-smtp-'));
   const config = m.schema.ConfigSchema.parse({ routes: [{ name: 'support', source: 'acme/support' }] });
   const store = await m.store.openStore(`sqlite:${join(dir, 'bench.db')}`);
-  const pool = new m.pool.ParsePool({ timeoutMs: config.parsing.timeout_ms, maxMessageBytes: config.parsing.max_message_bytes });
+  // As `mailgate serve` makes it: its workers warm up while the listener starts (a build without
+  // the option ignores it).
+  const pool = new m.pool.ParsePool({
+    ...(workers === undefined ? {} : { size: workers }),
+    timeoutMs: config.parsing.timeout_ms,
+    maxMessageBytes: config.parsing.max_message_bytes,
+    warmUp: true,
+  });
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   const logger = m.logger.createLogger(false);
   const intake = m.intake.createIntake({

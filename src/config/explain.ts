@@ -4,7 +4,8 @@
  * and the line and column of the setting in mailgate.yaml. zod's own words are kept only where
  * the schema wrote its own message.
  */
-import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import type { Node } from 'yaml';
+import { yaml } from './yaml.js';
 import type { z } from 'zod';
 
 type Path = ReadonlyArray<PropertyKey>;
@@ -218,6 +219,7 @@ export function explainIssues(error: z.ZodError, ctx: ExplainContext): string {
  * parsed again only when there is an error to place.
  */
 export function locator(text: string): Locate {
+  const { isMap, isSeq, LineCounter, parseDocument } = yaml();
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: false });
   return (path, key = false) => {

@@ -3,10 +3,10 @@
  * then frozen. Nothing else in mailgate reads process.env.
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { explainIssues, formatPath, locator, type Locate } from './explain.js';
+import { yaml } from './yaml.js';
 import { ConfigSchema, type Config } from './schema.js';
 
 type Env = Record<string, string | undefined>;
@@ -187,7 +187,7 @@ export function readConfigSource(file: string): ConfigSource {
   const shielded = text.replace(PLACEHOLDER, (whole) => (whole === '$$' ? whole : `${TOKEN_PREFIX}${held.push(whole) - 1}_`));
   let doc: unknown;
   try {
-    doc = unshield(parseYaml(shielded), held);
+    doc = unshield(yaml().parse(shielded), held);
   } catch (cause) {
     // No cause and no message text from the parser: both quote the offending line, which may hold a secret.
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `${file} is not valid YAML: ${yamlErrorWhere(cause, shielded)}`);

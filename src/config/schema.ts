@@ -199,7 +199,7 @@ export const DeliverySchema = z
     flush_ms: int(0)
       .default(200)
       .describe(
-        'After a partial batch, how long delivery waits before claiming the next, so that documents arriving meanwhile share one request, in ms (0: at once). Default 200.',
+        'After a partial batch, how long delivery waits before claiming the next, so that documents arriving meanwhile share one request, in ms (0: at once); a pull batch of 100 messages or more (an IMAP backfill chunk, a batch of a file) ends the wait, being one already. Default 200.',
       ),
     concurrency: int(1, 64).default(2).describe('Requests in flight per route. Default 2.'),
     max_outbox: int(1).default(50_000).describe('Outbox depth at which intake pauses (backpressure). Default 50000.'),

@@ -9,14 +9,31 @@ import type { Message, RawEmailDocument } from '../model/index.js';
 import { buildComment } from '../preview/comment.js';
 import type { DocumentHashes } from './types.js';
 
-/** JSON with object keys sorted at every level, so that equal values hash equally. */
+/**
+ * JSON with object keys sorted at every level, so that equal values hash equally. Keys sort by
+ * UTF-16 code units (`Array.prototype.sort`'s own order); members whose value is undefined are
+ * left out, array elements that are become null. Every message's ledger hashes are computed
+ * over it in the parse worker, so it builds its text in one pass, without the intermediate
+ * arrays of entries, filtered, sorted and mapped copies. The text must never change: stored
+ * hashes are compared with it.
+ */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out += (i === 0 ? '' : ',') + canonicalJson(v === undefined ? null : v);
+    }
+    return out + ']';
+  }
+  const object = value as Record<string, unknown>;
+  let out = '';
+  for (const key of Object.keys(object).sort()) {
+    const v = object[key];
+    if (v !== undefined) out += (out === '' ? '{' : ',') + JSON.stringify(key) + ':' + canonicalJson(v);
+  }
+  return out === '' ? '{}' : out + '}';
 }
 
 function sha256(text: string): string {
@@ -31,6 +48,50 @@ export function textHashOf(messages: readonly Message[]): string {
 /** The document hash: raw email and user properties ({} when absent), key order irrelevant. */
 export function docHashOf(doc: RawEmailDocument): string {
   return sha256(canonicalJson({ raw_email: doc.raw_email, user_properties: doc.user_properties ?? {} }));
+}
+
+/** A plain object holding exactly one member, a string (`{raw: …}`, `{plain: …}`, `{html: …}`). */
+function oneString(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const keys = Object.keys(value);
+  return keys.length === 1 && typeof (value as Record<string, unknown>)[keys[0]!] === 'string';
+}
+
+function keysAre(value: object, keys: readonly string[]): boolean {
+  const own = Object.keys(value);
+  return own.length === keys.length && own.every((k, i) => k === keys[i]);
+}
+
+/**
+ * The document's JSON text (exactly `JSON.stringify(doc)`) and its `docHashOf`, together. The
+ * header block and the body are most of a document's text, and both texts hold them escaped: for
+ * a document as `buildDocument` makes it (raw_email with headers, body and attachments in that
+ * order, the header block and the body each one string member) each is escaped once and its
+ * text placed in both, as JSON and canonical JSON write a one-member object alike. Any other
+ * shape is written twice, the plain way.
+ */
+export function documentJsonAndHash(doc: RawEmailDocument): { json: string; docHash: string } {
+  const raw = doc.raw_email as RawEmailDocument['raw_email'] | undefined;
+  const props = doc.user_properties;
+  const shaped =
+    raw !== undefined &&
+    typeof doc.comment_id === 'string' &&
+    keysAre(doc, props === undefined ? ['raw_email', 'comment_id'] : ['raw_email', 'comment_id', 'user_properties']) &&
+    Object.getPrototypeOf(raw) === Object.prototype &&
+    keysAre(raw, ['headers', 'body', 'attachments']) &&
+    Array.isArray(raw.attachments) &&
+    oneString(raw.headers) &&
+    oneString(raw.body);
+  if (!shaped) return { json: JSON.stringify(doc), docHash: docHashOf(doc) };
+  const headers = JSON.stringify(raw.headers);
+  const body = JSON.stringify(raw.body);
+  const json =
+    `{"raw_email":{"headers":${headers},"body":${body},"attachments":${JSON.stringify(raw.attachments)}},` +
+    `"comment_id":${JSON.stringify(doc.comment_id)}${props === undefined ? '' : `,"user_properties":${JSON.stringify(props)}`}}`;
+  const canonical =
+    `{"raw_email":{"attachments":${canonicalJson(raw.attachments)},"body":${body},"headers":${headers}},` +
+    `"user_properties":${canonicalJson(props ?? {})}}`;
+  return { json, docHash: sha256(canonical) };
 }
 
 /**

@@ -36,8 +36,29 @@ export interface Admission {
   waitForRoom(routes: readonly string[]): Promise<() => void>;
   /** Refuses at once when a route has no room left, unless every message for it is stored already (a retry is its duplicate). */
   refuseWhenFull(batch: Inbound[], keysOf: (m: Inbound) => { key: string; alias?: string }): Promise<void>;
+  /**
+   * Whether every call fits its routes' limits even when none of its messages is stored already:
+   * then admitting them needs no lookup of the ones that are (a duplicate takes no room).
+   */
+  fits(group: readonly Pick<Call, 'inputs' | 'refuse'>[]): Promise<boolean>;
   /** The calls that fit their routes' limits (pull calls always do); the refused ones are rejected. */
   admit<C extends Call>(group: C[], known: ReadonlyMap<OutboxInput, unknown>): Promise<C[]>;
+}
+
+/** Per call, the messages it would add to each route: a push call's new ones that are not dead letters. */
+function needsOf(group: readonly Pick<Call, 'inputs' | 'refuse'>[], known: ReadonlyMap<OutboxInput, unknown>): Array<Map<string, number>> {
+  return group.map((s) => {
+    const need = new Map<string, number>();
+    if (!s.refuse) return need;
+    for (const it of s.inputs) if (!known.has(it) && it.error === undefined) need.set(it.route, (need.get(it.route) ?? 0) + 1);
+    return need;
+  });
+}
+
+function totalOf(needs: ReadonlyArray<Map<string, number>>): Map<string, number> {
+  const total = new Map<string, number>();
+  for (const need of needs) for (const [route, n] of need) total.set(route, (total.get(route) ?? 0) + n);
+  return total;
 }
 
 export function admission(options: AdmissionOptions): Admission {
@@ -112,15 +133,14 @@ export function admission(options: AdmissionOptions): Admission {
       }
     },
 
+    async fits(group) {
+      for (const [route, n] of totalOf(needsOf(group, new Map()))) if ((await depthOf(route, n)) + n > maxOutbox) return false;
+      return true;
+    },
+
     async admit(group, known) {
-      const needs = group.map((s) => {
-        const need = new Map<string, number>();
-        if (!s.refuse) return need;
-        for (const it of s.inputs) if (!known.has(it) && it.error === undefined) need.set(it.route, (need.get(it.route) ?? 0) + 1);
-        return need;
-      });
-      const total = new Map<string, number>();
-      for (const need of needs) for (const [route, n] of need) total.set(route, (total.get(route) ?? 0) + n);
+      const needs = needsOf(group, known);
+      const total = totalOf(needs);
       const depth = new Map<string, number>();
       for (const [route, n] of total) depth.set(route, await depthOf(route, n));
       const admitted: typeof group = [];

@@ -133,13 +133,29 @@ export function committer(options: CommitterOptions): Committer {
   /** Stores one group of calls; settles each. Never rejects. */
   async function commit(group: Waiting[]): Promise<void> {
     try {
-      const known = await knownIds(group.flatMap((s) => (s.looked === true ? [] : s.inputs)));
+      const known = await knownIds(await toLookUp(group));
       const admitted = await room.admit(group, known);
       await write(admitted, known);
     } catch (err) {
       logger?.warn({ err, calls: group.length }, 'intake: commit failed');
       for (const s of group) fail(s, err);
     }
+  }
+
+  /**
+   * The inputs of push calls whose keys are looked up before the write. The write answers a key
+   * stored already as a duplicate itself, inside its own transaction, as the lookup would; but it
+   * cannot tell the outbox limit that a duplicate takes no room, and it adds the alias (the
+   * sender's event id) of a duplicate to the item. So every push input is looked up while a route
+   * might not have room for all of them, and otherwise only those with an alias: a commit of
+   * messages without one (SMTP) makes no lookup at all.
+   */
+  async function toLookUp(group: Waiting[]): Promise<OutboxInput[]> {
+    const push = group.filter((s) => s.looked !== true);
+    if (push.length === 0) return [];
+    const inputs = push.flatMap((s) => s.inputs);
+    if (!(await room.fits(push))) return inputs;
+    return inputs.filter((it) => it.aliases !== undefined && it.aliases.length > 0);
   }
 
   /** The item each input's alias or key names already, by input. */

@@ -7,7 +7,7 @@
  * will; only its thread facts travel, for the thread index, its ledger hashes, and the facts the
  * console lists and searches by (sender, subject, Message-ID, timestamp).
  */
-import { docHashOf, textHashOf, type DocumentHashes } from '../ledger/index.js';
+import { documentJsonAndHash, textHashOf, type DocumentHashes } from '../ledger/index.js';
 import type { Warning } from '../errors.js';
 import { messageFacts, type MessageFacts } from '../preview/facts.js';
 import { messageAddresses } from '../preview/threads.js';
@@ -36,11 +36,13 @@ export interface EncodedPreview {
 
 export function encodePreview(result: PreviewResult): EncodedPreview {
   const c = result.comment;
+  // The document's text and its hash share the JSON of its header block and body.
+  const { json, docHash } = documentJsonAndHash(result.document);
   const encoded: EncodedPreview = {
     commentId: c.id,
-    document: JSON.stringify(result.document),
+    document: json,
     warnings: result.warnings,
-    hashes: { textHash: textHashOf(c.messages), docHash: docHashOf(result.document) },
+    hashes: { textHash: textHashOf(c.messages), docHash },
     facts: messageFacts(result.document),
   };
   if (c.thread_id) {

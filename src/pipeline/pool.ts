@@ -18,7 +18,9 @@
  * worker holding nothing else, so the next death names its message. The queue is bounded by
  * count and bytes: `submit` waits for room.
  */
+import nodeModule from 'node:module';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { GatewayError, type ErrorCode } from '../errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS, parseLimit } from '../limits.js';
@@ -130,6 +132,71 @@ const QUEUE_BYTES = 64 * 1024 * 1024;
 
 export const DEFAULT_BATCH_SIZE = 16;
 
+/** Heap limit of a parse worker in MiB by default. */
+const DEFAULT_WORKER_MEMORY_MB = 512;
+
+const WORKER_URL = new URL('./worker.js', import.meta.url);
+
+/**
+ * A worker thread does not share the compile cache its process turned on (`mailgate` does, in
+ * main.ts): it gets one of its own, in a folder of the process's, through its environment, so
+ * that it too loads its modules without compiling them again from the second run on.
+ */
+function workerEnv(): NodeJS.ProcessEnv | undefined {
+  const dir = nodeModule.getCompileCacheDir?.();
+  return dir === undefined ? undefined : { ...process.env, NODE_COMPILE_CACHE: join(dir, 'parse-worker') };
+}
+
+function newWorker(data: WorkerData, memoryMb: number): Worker {
+  const env = workerEnv();
+  return new Worker(WORKER_URL, {
+    workerData: data,
+    resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    ...(env === undefined ? {} : { env }),
+  });
+}
+
+/** A parse worker started before its pool (`startParseWorker`). */
+interface Spare {
+  worker: Worker;
+  current: SharedArrayBuffer;
+  /** It has loaded its modules. */
+  ready: boolean;
+  /** It failed or exited before a pool took it. */
+  dead: boolean;
+  /** Removes the listeners set while it waits for its pool (Worker keeps listeners of its own). */
+  forget: () => void;
+}
+
+let spare: Spare | undefined;
+
+/**
+ * Starts one parse worker now, before the pool that will use it exists: a process that knows
+ * from its first line that it will parse (`mailgate import`) lets the worker load its modules,
+ * and warm up on the sample messages (warm-up.ts) until its first batch, while the main thread
+ * loads its own modules, opens the store and reads. The next pool without test hooks and with
+ * the default heap limit takes it as its first worker; until then it does not keep the process
+ * alive. Once per process.
+ */
+export function startParseWorker(): void {
+  if (spare !== undefined) return;
+  const current = new SharedArrayBuffer(4);
+  const worker = newWorker({ testHooks: false, current, warmUp: WARM_UP_MESSAGES }, DEFAULT_WORKER_MEMORY_MB);
+  const onMessage = (m: unknown) => void (m === WORKER_READY && (s.ready = true));
+  const onEnd = () => void (s.dead = true);
+  const forget = () => {
+    worker.off('message', onMessage);
+    worker.off('error', onEnd);
+    worker.off('exit', onEnd);
+  };
+  const s: Spare = { worker, current, ready: false, dead: false, forget };
+  worker.on('message', onMessage);
+  worker.on('error', onEnd);
+  worker.on('exit', onEnd);
+  worker.unref();
+  spare = s;
+}
+
 /**
  * Parse workers by default: one core fewer than the machine has (at least one), because the
  * main thread — reading, storing, delivering — keeps a core busy itself. Measured on two cores,
@@ -163,7 +230,6 @@ export class ParsePool {
   private readonly roomWaiters: Array<() => void> = [];
   /** Waiters woken and not yet queued: room is kept for them, so each wake-up admits one message. */
   private admitted = 0;
-  private readonly workerUrl = new URL('./worker.js', import.meta.url);
   private readonly watchdog: NodeJS.Timeout;
   private nextId = 1;
   private idleDeaths = 0;
@@ -175,8 +241,10 @@ export class ParsePool {
     this.maxMessageBytes = parseLimit('maxMessageBytes', options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, { min: 0 });
     this.batchSize = parseLimit('batchSize', options.batchSize, DEFAULT_BATCH_SIZE);
     this.queueSize = parseLimit('queueSize', options.queueSize, BATCHES_PER_WORKER * this.batchSize * this.size);
-    parseLimit('workerMemoryMb', options.workerMemoryMb, 512);
-    for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
+    parseLimit('workerMemoryMb', options.workerMemoryMb, DEFAULT_WORKER_MEMORY_MB);
+    const early = this.adopt();
+    if (early !== undefined) this.slots.push(early);
+    while (this.slots.length < this.size) this.slots.push(this.spawn());
     // A budget is enforced within a tenth of itself (at least 5 ms, at most 250 ms late).
     this.watchdog = setInterval(() => this.inspect(), Math.min(250, Math.max(5, Math.floor(this.timeoutMs / 10))));
     this.watchdog.unref();
@@ -268,11 +336,26 @@ export class ParsePool {
       current: shared,
       ...(this.options.warmUp === true ? { warmUp: WARM_UP_MESSAGES } : {}),
     };
-    const worker = new Worker(this.workerUrl, {
-      workerData,
-      resourceLimits: { maxOldGenerationSizeMb: this.options.workerMemoryMb ?? 512, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
-    });
-    const slot: Slot = { worker, ready: false, inFlight: [], batches: 0, bytes: 0, current: new Int32Array(shared), seenId: 0, seenAt: 0 };
+    return this.attach(newWorker(workerData, this.options.workerMemoryMb ?? DEFAULT_WORKER_MEMORY_MB), shared, false);
+  }
+
+  /** The worker `startParseWorker` started, when it is alive and has this pool's settings (test hooks, memory; else it is stopped). */
+  private adopt(): Slot | undefined {
+    const s = spare;
+    if (s === undefined || s.dead) return undefined;
+    spare = undefined;
+    s.forget();
+    if (this.options.testHooks === true || (this.options.workerMemoryMb ?? DEFAULT_WORKER_MEMORY_MB) !== DEFAULT_WORKER_MEMORY_MB) {
+      s.worker.on('error', () => undefined);
+      void s.worker.terminate();
+      return undefined;
+    }
+    s.worker.ref();
+    return this.attach(s.worker, s.current, s.ready);
+  }
+
+  private attach(worker: Worker, shared: SharedArrayBuffer, ready: boolean): Slot {
+    const slot: Slot = { worker, ready, inFlight: [], batches: 0, bytes: 0, current: new Int32Array(shared), seenId: 0, seenAt: 0 };
     worker.on('message', (res: WorkerResponse[] | typeof WORKER_READY) => {
       if (res !== WORKER_READY) return this.onResults(slot, res);
       slot.ready = true;

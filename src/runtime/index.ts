@@ -29,6 +29,7 @@ import { buildAdapters, entryOf, runAdapters, type AdapterEntry } from './adapte
 import { apiEndpoint, type ApiEndpoint } from './api.js';
 import { startOwner, type OwnerHandle } from './owner.js';
 import { MailboxGuard } from './mailboxes.js';
+import { wakeDelivery } from './wake-delivery.js';
 import { leaseGroup, leaseName, Ownership } from './ownership.js';
 
 export { emulatorDataDir } from './api.js';
@@ -233,10 +234,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     let actions: AfterDeliveryQueue | undefined;
     const delivery = buildDelivery(options, core, () => actions);
     const intake = buildIntake(options, core);
-    // Stored items go out at once rather than after delivery's idle wait.
-    events.on('item:stored', (e) => {
-      if (e.outcome === 'queued') delivery.wake();
-    });
+    wakeDelivery(events, delivery);
     const target = actionTarget(adapters.map((e) => e.adapter));
     if (target) actions = createAfterDeliveryQueue(target, store, logger.child({ component: 'after-delivery' }));
     for (const e of adapters) e.adapter.onActionsReady?.(() => actions?.wake());

@@ -191,7 +191,7 @@ export function threadsBySource(items: readonly OutboxInput[]): Array<[string, T
 /** The per-route counters of `route_counters`. */
 export type CounterName = 'enqueued' | 'delivered' | 'unchanged' | 'dead_lettered' | 'ai_units';
 
-/** The columns both stores select from `route_counters`, in this order. */
+/** The columns of `route_counters`, in this order (PostgreSQL adds `route_counts` to them). */
 export const ROUTE_COUNTER_COLUMNS = 'route, enqueued, delivered, unchanged, dead_lettered, ai_units';
 
 /** One `route_counters` row (numbers as the driver returns them: numbers or bigint strings). */

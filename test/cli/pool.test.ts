@@ -113,6 +113,31 @@ describe('parse pool', () => {
     }
   });
 
+  it('takes a worker started before it as its first worker, which parses (regression: the adopted worker never answered)', async () => {
+    const { ParsePool, startParseWorker } = await importPool();
+    startParseWorker();
+    const pool = new ParsePool({ size: 2 });
+    try {
+      const outcomes = await Promise.all([1, 2, 3].map(async (n) => (await pool.submit(message(n))).done));
+      expect(outcomes.map((o) => o.ok && o.result.comment.messages[0]?.subject?.text)).toEqual(['message 1', 'message 2', 'message 3']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('does not take a worker started before it when its workers need other settings (test hooks)', async () => {
+    const { ParsePool, startParseWorker } = await importPool();
+    startParseWorker();
+    const pool = new ParsePool({ size: 1, testHooks: true });
+    try {
+      // Only a worker of this pool honours the hook; the early one would parse the message.
+      const crashed = await (await pool.submit(message(1, 'X-Mailgate-Internal-Test-Hook: crash\r\n'))).done;
+      expect(crashed.ok ? undefined : crashed.error.code).toBe('MAILGATE_ERR_MIME_WORKER_CRASHED');
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('returns the parser error code for bad input', async () => {
     const { ParsePool } = await importPool();
     const pool = new ParsePool({ size: 1 });

@@ -4,43 +4,33 @@
  * first comment (zod alone is about a hundred modules).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { requireBuild } from './support/dist.js';
 
 const ROOT = new URL('../../', import.meta.url);
 
+/**
+ * Packages loaded by a node process that imports `module` (a path under dist/): a synchronous
+ * resolve hook on the process's own thread records every module, and the process prints them
+ * once the import has finished (a hook on the loader thread writing to stderr could lose lines
+ * at exit).
+ */
+function packagesOf(module: string): string[] {
+  requireBuild();
+  const script = [
+    "import { registerHooks } from 'node:module';",
+    'const urls = [];',
+    'registerHooks({ resolve(s, c, next) { const r = next(s, c); urls.push(r.url); return r; } });',
+    `await import(${JSON.stringify(new URL(module, ROOT).href)});`,
+    'process.stdout.write(JSON.stringify(urls));',
+  ].join('\n');
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  expect(r.status, r.stderr).toBe(0);
+  const urls = JSON.parse(r.stdout) as string[];
+  return [...new Set(urls.flatMap((u) => /\/node_modules\/([^/]+)\//.exec(u)?.[1] ?? []))].sort();
+}
+
 describe('parse worker start-up', () => {
-  let dir: string;
-  let register: string;
-  beforeAll(async () => {
-    requireBuild();
-    dir = await mkdtemp(join(tmpdir(), 'mailgate-worker-light-'));
-    // A resolve hook that reports every package the process loads.
-    const hooks = join(dir, 'hooks.mjs');
-    const hook = "const m = /node_modules\\/([^/]+)/.exec(r.url); if (m) process.stderr.write('LOADED ' + m[1] + '\\n');";
-    await writeFile(hooks, `export async function resolve(s, c, next) { const r = await next(s, c); ${hook} return r; }\n`);
-    register = join(dir, 'register.mjs');
-    await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-  });
-  afterAll(async () => rm(dir, { recursive: true, force: true }));
-
-  /** Packages loaded by a node process that imports `module` (a path under dist/). */
-  const packagesOf = (module: string): string[] => {
-    const r = spawnSync(
-      process.execPath,
-      ['--import', register, '--input-type=module', '-e', `await import(${JSON.stringify(new URL(module, ROOT).href)});`],
-      {
-        encoding: 'utf8',
-      },
-    );
-    expect(r.status, r.stderr).toBe(0);
-    return [...new Set([...r.stderr.matchAll(/^LOADED (.+)$/gm)].map((m) => m[1]!))].sort();
-  };
-
   it('does not load zod (the API schemas): ids and property names are checked by plain functions', () => {
     const loaded = packagesOf('dist/src/pipeline/worker.js');
     expect(loaded).not.toContain('zod');

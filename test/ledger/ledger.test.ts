@@ -5,12 +5,16 @@ import {
   canonicalJson,
   docHashOf,
   documentHashes,
+  documentJsonAndHash,
   estimatedUnits,
   ledgerVerdict,
   textHashOf,
   type LedgerEntry,
 } from '../../src/ledger/index.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { buildComment } from '../../src/preview/comment.js';
+import { previewSync } from '../../src/preview/index.js';
 import type { RawEmailDocument } from '../../src/model/index.js';
 
 const doc: RawEmailDocument = {
@@ -58,6 +62,76 @@ describe('documentHashes', () => {
   });
   it('canonicalJson sorts keys at every level', () => {
     expect(canonicalJson({ b: [{ d: 1, c: 2 }], a: null })).toBe('{"a":null,"b":[{"c":2,"d":1}]}');
+  });
+  it('keeps the text and hashes stored ledgers were written with (keys by UTF-16 code unit, undefined left out or null)', () => {
+    const value = {
+      z: 1,
+      '\ufb00': [undefined, { b: undefined }, {}],
+      '\u{1f600}': 'x',
+      '\u00e9': null,
+      a: { d: [1, 'two', true], c: 'quote " and \\ and \u2028' },
+      n: -0.5,
+    };
+    expect(canonicalJson(value)).toBe(
+      '{"a":{"c":"quote \\" and \\\\ and \u2028","d":[1,"two",true]},"n":-0.5,"z":1,"\u00e9":null,"\u{1f600}":"x","\ufb00":[null,{},{}]}',
+    );
+    const stored: RawEmailDocument = {
+      raw_email: {
+        headers: { raw: 'From: a@example.com\nSubject: Hi' },
+        body: { plain: 'Hello\nthere' },
+        attachments: [{ name: 'a.pdf', size: 3, content_type: 'application/pdf' }],
+      },
+      comment_id: 'abc',
+      user_properties: { 'string:Mailbox': 'in', 'number:Score': 2 },
+    };
+    expect(docHashOf(stored)).toBe('6eaf9bdc0dec36f095783523ff36b200775ed4c72f882c9c125625d402388f6c');
+    const messages = [
+      {
+        body: { text: 'Hello' },
+        subject: { text: 'Hi' },
+        from: 'a@example.com',
+        to: ['b@example.com'],
+        sent_at: '2024-03-04T09:00:00.000Z',
+      },
+    ];
+    expect(textHashOf(messages)).toBe('83354521592fdaa6285f3a8a40c0058efe732dcc2107e350d084e7e41b776d78');
+  });
+});
+
+describe('documentJsonAndHash', () => {
+  const plain = (d: RawEmailDocument) => ({ json: JSON.stringify(d), docHash: docHashOf(d) });
+  const corpus = ['mime', 'quotes'].flatMap((folder) => {
+    const dir = fileURLToPath(new URL(`../../samples/${folder}/`, import.meta.url));
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.eml'))
+      .map((f) => readFileSync(`${dir}${f}`));
+  });
+
+  it('writes exactly JSON.stringify and docHashOf for every document of the sample corpus, in every mode', () => {
+    expect(corpus.length).toBeGreaterThan(20);
+    for (const raw of corpus)
+      for (const headers of ['raw', 'parsed'] as const)
+        for (const body of ['auto', 'plain', 'html'] as const)
+          for (const userProperties of [undefined, { 'string:Mailbox': 'in\u2028"box"', 'number:Score': -0.5 }]) {
+            const { document } = previewSync(raw, { headers, body, ...(userProperties && { userProperties }) });
+            expect(documentJsonAndHash(document)).toEqual(plain(document));
+          }
+  });
+
+  it('writes other shapes the plain way', () => {
+    const shapes: RawEmailDocument[] = [
+      doc,
+      { ...doc, user_properties: undefined },
+      { raw_email: { body: doc.raw_email.body, headers: doc.raw_email.headers, attachments: [] }, comment_id: 'abc' },
+      { raw_email: { headers: { parsed: { Subject: 'a', From: 'b' } }, body: { plain: 'x' }, attachments: [] }, comment_id: 'abc' },
+      {
+        raw_email: { headers: { raw: 'Subject: a' }, body: { plain: 'x', html: '<p>x</p>' } as never, attachments: [] },
+        comment_id: 'abc',
+      },
+      { raw_email: { headers: { raw: 'Subject: a' }, body: { plain: 'x' } }, comment_id: 'abc' } as RawEmailDocument,
+      { user_properties: {}, raw_email: { headers: { raw: 'a' }, body: { html: '\u0000"\\' }, attachments: [] }, comment_id: 'abc' },
+    ];
+    for (const d of shapes) expect(documentJsonAndHash(d)).toEqual(plain(d));
   });
 });
 

@@ -256,6 +256,96 @@ describe('delivery', () => {
     });
   }
 
+  it('drain ends a run at once: the partial batch waiting out flush_ms and the worker in its idle wait both stop waiting', async () => {
+    // Without drain both waits last ten minutes: the run below would never end within the test's timeout.
+    const { store, emu } = await setup();
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+    let delivered!: () => void;
+    const firstBatch = new Promise<void>((r) => (delivered = r));
+    const events = new RuntimeEvents();
+    events.on('delivery:batch', () => delivered());
+    const d = createDelivery({
+      store,
+      routes: [route],
+      deliver: createDeliverFn({ client, ledger: store, config }),
+      owner: 'test',
+      leaseMs: 10_000,
+      claimLimit: 100,
+      concurrency: 2,
+      maxItemAttempts: 3,
+      idleMs: 600_000,
+      flushMs: 600_000,
+      events,
+    });
+    let emptyRounds = 0;
+    const running = d.run(new AbortController().signal, async () => {
+      emptyRounds += 1;
+      return (await store.outboxDepth(route.name)) === 0;
+    });
+    await firstBatch;
+    await turn();
+    // One worker sent the ten messages (a partial batch) and waits out flush_ms; the other found nothing and idles.
+    expect(emu.emulator.stats().comments).toBe(10);
+    d.drain();
+    await running;
+    expect(d.counters.delivered).toBe(10);
+    expect(emptyRounds).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a pull call stored while a worker waits out flush_ms goes out at once (the last chunk of a backfill waited for mail that was not coming); a push call still waits', async () => {
+    const { store, emu } = await setup();
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+    let batches = 0;
+    const events = new RuntimeEvents();
+    events.on('delivery:batch', () => void (batches += 1));
+    const d = createDelivery({
+      store,
+      routes: [route],
+      deliver: createDeliverFn({ client, ledger: store, config }),
+      owner: 'test',
+      leaseMs: 10_000,
+      claimLimit: 100,
+      concurrency: 1,
+      maxItemAttempts: 3,
+      idleMs: 600_000,
+      flushMs: 600_000,
+      events,
+    });
+    const controller = new AbortController();
+    const running = d.run(controller.signal);
+    // A pull call ends the flush wait (the runtime does so for one of 100 items or more: wake-delivery.ts); a push call only wakes idle workers.
+    const wired = new RuntimeEvents();
+    wired.on('item:stored', (e) => (e.via === 'pull' ? d.flush() : d.wake()));
+    const intake = createIntake({
+      store,
+      routes: new Map([[route.name, route]]),
+      parse: async (raw, o) => encodePreview(await preview(raw, o)),
+      parsing: {},
+      maxOutbox: 10_000,
+      events: wired,
+    });
+    const inbound = (i: number) => ({
+      raw: msg(i),
+      key: `files:/z.mbox:${i}`,
+      origin: fileOrigin('/z.mbox', i),
+      route: 'r',
+      receivedAt: new Date(),
+    });
+    try {
+      while (batches < 1) await new Promise((r) => setTimeout(r, 10));
+      // The worker sent the ten messages (a partial batch) and waits out flush_ms (ten minutes).
+      await intake.accept([10, 11, 12].map(inbound), { whenFull: 'refuse' });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(emu.emulator.stats().comments).toBe(10);
+      await intake.accept([13, 14, 15, 16, 17].map(inbound));
+      while (emu.emulator.stats().comments < 18) await new Promise((r) => setTimeout(r, 10));
+      expect(batches).toBe(2);
+    } finally {
+      controller.abort();
+      await running;
+    }
+  });
+
   it('keeps its claim while a request outlasts the lease: a second gateway claims nothing, each message is sent once', async () => {
     // The store's clock moves only when told: each round moves it past the lease (300 ms),
     // which only the first gateway's renewals (every 100 ms of real time) keep alive.

@@ -224,6 +224,26 @@ describe.each(kinds)('push sink on %s', (_kind, newUrl) => {
     expect((await store.outboxCounts()).map((c) => [c.status, c.count])).toEqual([['delivered', 1]]);
   });
 
+  it('looks no key up before committing messages without an event id while the route has room, and still answers a resend as a duplicate', async () => {
+    const store = await fresh();
+    const looked: string[][] = [];
+    const counted = Object.create(store) as Store;
+    counted.findKeys = (r, keys) => (looked.push(keys), store.findKeys(r, keys));
+    const sink = sinkFor(counted);
+    const [first] = await sink.submit([pushed(mail(1))]);
+    expect(await sink.submit([pushed(mail(1))])).toEqual([{ id: first!.id, duplicate: true }]);
+    expect(await sink.submit([pushed(mail(2)), pushed(mail(1))])).toEqual([
+      { id: expect.not.stringMatching(`^${first!.id}$`), duplicate: false },
+      { id: first!.id, duplicate: true },
+    ]);
+    expect(looked).toEqual([]);
+    expect(await store.outboxDepth('hooks')).toBe(2);
+    expect((await store.counters('hooks'))[0]?.enqueued).toBe(2);
+    // A message with an event id is looked up: a resend under another id must not add that id to the item.
+    await sink.submit([pushed(mail(3), 'ev-3')]);
+    expect(looked).toHaveLength(1);
+  });
+
   it('stores one item for identical submits in flight at once, in one process and across two', async () => {
     const store = await fresh();
     const sink = sinkFor(store);

@@ -49,6 +49,15 @@ function jsonl(file: string): PredictionRecord[] {
     .map((l) => JSON.parse(l) as PredictionRecord);
 }
 
+/** Lines the sink has finished writing; a read beside its append can end inside a line. */
+function linesEnded(file: string): number {
+  if (!existsSync(file)) return 0;
+  const text = readFileSync(file, 'utf8');
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
 async function listed(store: string, ...args: string[]): Promise<PredictionRecord[]> {
   const r = await mailgate('predictions', 'list', '--store', store, '--json', ...args);
   expect(r.code, r.stderr).toBe(0);
@@ -173,7 +182,7 @@ describe('prediction sinks of an import', () => {
       const first = runCli(args, dir);
       let exited = false;
       void first.exited.then(() => (exited = true));
-      while (!exited && jsonl(file).length < 80) await new Promise((r) => setTimeout(r, 5));
+      while (!exited && linesEnded(file) < 80) await new Promise((r) => setTimeout(r, 5));
       first.child.kill('SIGKILL');
       const killed = await first.exited;
       expect(killed.signal, killed.stderr).toBe('SIGKILL');

@@ -239,8 +239,14 @@ describe('push intake through mailgate serve: delivered once', () => {
     // Each item: one per provider, its comment in the API with the envelope recipient.
     const counts = await store.outboxCounts();
     expect(counts.filter((c) => c.route === 'support').reduce((n, c) => n + c.count, 0)).toBe(names.length);
-    for (let id = 1; id <= names.length; id++) {
-      const item = (await store.getItem(id))!;
+    // Ids are not contiguous: a retry without an event id is found a duplicate by its insert, which uses up an id.
+    const items = [];
+    for (let id = 1; items.length < names.length && id <= 2 * names.length; id++) {
+      const item = await store.getItem(id);
+      if (item !== undefined) items.push(item);
+    }
+    expect(items).toHaveLength(names.length);
+    for (const item of items) {
       const name = item.origin.instance!;
       const res = await fetch(`${emu.url}/api/v1/sources/acme/support/comments/${item.commentId}`, {
         headers: { authorization: `Bearer ${emu.token}` },

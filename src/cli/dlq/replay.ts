@@ -38,6 +38,8 @@ export async function replay(rt: Runtime, ids: number[], report: (line: string) 
     const controller = new AbortController();
     const names = [...rt.routes.keys()];
     const until = async () => (await Promise.all(names.map((n) => rt.store.outboxDepth(n)))).every((d) => d === 0);
+    // Everything is queued already: no batch waits for more to join it (delivery.flush_ms).
+    rt.delivery.drain();
     await rt.delivery.run(controller.signal, until);
   }
   return counts;

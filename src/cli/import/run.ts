@@ -272,6 +272,9 @@ async function realRun(
     const filter = cliFilter(flags);
     await adapter.start(reportingSink(rt.intake, display.at, filter && { judge: filter.judge, count: filtered }), controller.signal);
     intakeDone = true;
+    // Nothing more comes: the last partial batch goes out at once, and workers idle since their
+    // last empty claim look again now (and end once the outbox is empty).
+    rt.delivery.drain();
     if (delivering === undefined && !controller.signal.aborted) {
       display.stop();
       printer.via(undefined);

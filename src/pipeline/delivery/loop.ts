@@ -143,6 +143,20 @@ export interface DeliveryLoop {
   onPredictionsSaved(listener: (route: string) => void): () => void;
   /** New items were queued: idle route workers claim now instead of at the end of their idle wait. */
   wake(): void;
+  /**
+   * Nothing more will be queued in this run (`mailgate import` once its input is read): a partial
+   * batch goes out without the `flushMs` wait, and idle workers look again now, so that `run`
+   * ends as soon as `until()` holds.
+   */
+  drain(): void;
+  /**
+   * A batch on its own was stored (the runtime: a pull call of 100 items or more, an IMAP
+   * backfill chunk, a batch of a file): it goes out without the `flushMs` wait, since lingering
+   * for more only delays it (the last chunk of a backfill waited up to `flushMs` for mail that
+   * was not coming). Ends the flush waits under way, and a worker whose claim was running skips
+   * its next one; idle workers look again too.
+   */
+  flush(): void;
   /** Lifts the route's pause now (`mailgate routes resume`, the admin API); false when it was not paused. */
   resume(route: string): boolean;
 }
@@ -360,21 +374,32 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     }
   }
 
+  /** Idle waits (ended by wake() and drain()) and flush waits (ended by drain() only). */
   const sleepers = new Set<() => void>();
-  /** Waits `ms`, or less when the signal aborts or wake() is called. */
-  const idle = (ms: number, signal: AbortSignal) =>
+  const flushing = new Set<() => void>();
+  /** Set by drain(): no flush waits any more. */
+  let draining = false;
+  /** Calls of flush() so far: a worker skips its flush wait when one came since its claim began. */
+  let flushes = 0;
+  /** Waits `ms`, or less when the signal aborts or the wait is ended through `waits`. */
+  const idle = (ms: number, signal: AbortSignal, waits = sleepers) =>
     new Promise<void>((resolve) => {
       if (signal.aborted) return resolve();
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
-        sleepers.delete(done);
+        waits.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       signal.addEventListener('abort', done, { once: true });
-      sleepers.add(done);
+      waits.add(done);
     });
+
+  /** Ends every idle wait: the workers claim again. */
+  const wakeAll = (): void => {
+    for (const done of [...sleepers]) done();
+  };
 
   const pauseCheckMs = options.pauseCheckMs ?? 5_000;
 
@@ -410,6 +435,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       }
       resumed(route);
       let claimed: number;
+      const flushesBefore = flushes;
       try {
         claimed = await runOnce(route);
         failures = 0;
@@ -423,10 +449,15 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         continue;
       }
       if (claimed > 0) {
-        if (claimed < options.claimLimit && flushMs > 0) await sleep(flushMs, signal);
+        const skip = draining || flushes !== flushesBefore;
+        if (claimed < options.claimLimit && flushMs > 0 && !skip) await idle(flushMs, signal, flushing);
         continue;
       }
-      if (until && (await until())) return;
+      if (until && (await until())) {
+        // The route's other workers may be in their idle wait: they look again now, and end too.
+        wakeAll();
+        return;
+      }
       await idle(idleMs, signal);
     }
   }
@@ -438,8 +469,16 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       predictionListeners.add(listener);
       return () => void predictionListeners.delete(listener);
     },
-    wake() {
-      for (const done of [...sleepers]) done();
+    wake: wakeAll,
+    drain() {
+      draining = true;
+      for (const done of [...flushing]) done();
+      wakeAll();
+    },
+    flush() {
+      flushes++;
+      for (const done of [...flushing]) done();
+      wakeAll();
     },
     resume: lift,
     async run(signal, until) {

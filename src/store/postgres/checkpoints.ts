@@ -8,11 +8,13 @@ import type { PgLeases } from './leases.js';
 
 /** Writes a checkpoint (inside the caller's transaction, or alone). */
 export async function putCheckpoint(db: Queryable, key: string, value: Checkpoint['value']): Promise<void> {
-  await db.query(
-    `INSERT INTO checkpoints (key, value) VALUES ($1, $2::json)
-     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = clock_timestamp()`,
-    [key, JSON.stringify(value)],
-  );
+  await db.query(checkpointUpsert(1), [key, JSON.stringify(value)]);
+}
+
+/** The checkpoint upsert, its key and JSON value in parameters `$first` and the next: alone, or a step of the enqueue's statement. */
+export function checkpointUpsert(first: number): string {
+  return `INSERT INTO checkpoints (key, value) VALUES ($${first}, $${first + 1}::json)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = clock_timestamp()`;
 }
 
 export class PgCheckpoints implements Backend<CheckpointStore> {

@@ -45,9 +45,10 @@ export function attemptInsert(p: { outcome: string; code: string; message: strin
     SELECT id, route, ${pgNow(p.now)}, ${p.outcome}::text, ${p.code}::text, ${p.message}::text, ${p.delay}::integer FROM u`;
 }
 
-const nul = (s: string | null): string | null => (s === null ? null : pgText(s));
+/** Absent (null, or undefined in an input of a legacy origin shape that turns out a duplicate) is NULL. */
+const nul = (s: string | null | undefined): string | null => (s === null || s === undefined ? null : pgText(s));
 
-function searchValues(rows: SearchFields[]): unknown[][] {
+export function searchValues(rows: SearchFields[]): unknown[][] {
   const cols: unknown[][] = Array.from({ length: 14 }, () => []);
   for (const f of rows) {
     const row = [
@@ -71,15 +72,23 @@ function searchValues(rows: SearchFields[]): unknown[][] {
   return cols;
 }
 
-const SEARCH_INSERT = `INSERT INTO outbox_search (id, route, adapter, account, sender, sender_name, subject, message_id, msg_ts,
+/**
+ * The search rows of the items among `rows` that `items` holds (`outbox`, or the inserted rows of
+ * the enqueue's statement), matched by route and key; the 14 array parameters numbered from `$first`.
+ */
+export function searchInsert(items: string, first: number): string {
+  const p = (i: number, type: string): string => `$${first + i}::${type}[]`;
+  const text = Array.from({ length: 8 }, (_, i) => p(i, 'text'));
+  return `INSERT INTO outbox_search (id, route, adapter, account, sender, sender_name, subject, message_id, msg_ts,
     s_sender, s_name, s_subject, s_message_id, s_comment_id)
   SELECT o.id, o.route, v.adapter, v.account, v.sender, v.sender_name, v.subject, v.message_id, v.msg_ts,
     v.s_sender, v.s_name, v.s_subject, v.s_message_id, v.s_comment_id
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[],
-    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+  FROM unnest(${text.join(', ')}, ${p(8, 'timestamptz')},
+    ${p(9, 'text')}, ${p(10, 'text')}, ${p(11, 'text')}, ${p(12, 'text')}, ${p(13, 'text')})
     AS v (route, key, adapter, account, sender, sender_name, subject, message_id, msg_ts, s_sender, s_name, s_subject, s_message_id,
       s_comment_id)
-  JOIN outbox o ON o.route = v.route AND o.key = v.key`;
+  JOIN ${items} o ON o.route = v.route AND o.key = v.key`;
+}
 
 /**
  * Writes the search rows of items by (route, key), in the caller's transaction. `replace`:
@@ -93,7 +102,7 @@ export async function putSearch(db: Queryable, rows: SearchFields[], replace: bo
        s_sender = excluded.s_sender, s_name = excluded.s_name, s_subject = excluded.s_subject, s_message_id = excluded.s_message_id,
        s_comment_id = excluded.s_comment_id`
     : 'ON CONFLICT (id) DO NOTHING';
-  await db.query(`${SEARCH_INSERT} ${conflict}`, searchValues(rows));
+  await db.query(`${searchInsert('outbox', 1)} ${conflict}`, searchValues(rows));
 }
 
 export class PgConsole implements Backend<ConsoleStore> {

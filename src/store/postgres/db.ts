@@ -59,16 +59,21 @@ async function attempt<R>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<
   }
 }
 
-/** Runs `fn` in one transaction on one pooled connection; rolls back on any error, re-runs after a deadlock. */
-export async function withTransaction<R>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+/** Runs `fn` again after a deadlock or serialization failure (it rolled back), up to TRANSACTION_ATTEMPTS times. */
+export async function retryRolledBack<R>(fn: () => Promise<R>): Promise<R> {
   for (let i = 1; ; i += 1) {
     try {
-      return await attempt(pool, fn);
+      return await fn();
     } catch (err) {
       const code = (err as { code?: unknown } | null)?.code;
       if (i >= TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATE.has(code)) throw err;
     }
   }
+}
+
+/** Runs `fn` in one transaction on one pooled connection; rolls back on any error, re-runs after a deadlock. */
+export function withTransaction<R>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+  return retryRolledBack(() => attempt(pool, fn));
 }
 
 /** PostgreSQL refuses NUL in text columns; mail-derived text keeps everything else. */

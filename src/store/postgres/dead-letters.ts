@@ -92,7 +92,7 @@ export class PgDeadLetters implements Backend<DeadLetterStore> {
       }
       await putSearch(client, search, true);
       await this.threads.indexItems(client, [replacement]);
-      await bumpCounters(client, dead ? 'dead_lettered' : 'enqueued', new Map([[row.route, 1]]));
+      await bumpCounters(client, { [dead ? 'dead_lettered' : 'enqueued']: new Map([[row.route, 1]]) });
       return { id, status: dead ? 'dead' : 'queued' };
     });
   }

@@ -64,7 +64,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   const threads = new PgThreads(pool);
   const ledger = new PgLedger(pool);
   const concerns = {
-    outbox: new PgOutbox(pool, clock, { leases, threads, ledger }),
+    outbox: new PgOutbox(pool, clock),
     keyed: new PgKeyed(pool, threads, clock, leases),
     checkpoints: new PgCheckpoints(pool, leases),
     leases,

@@ -5,21 +5,23 @@
  * an item.
  *
  * A batch without aliases (pulled messages, pushed ones without a sender id) goes in
- * multi-row INSERTs (one per 5454 items) in input order. With aliases, each input is one
+ * multi-row INSERTs (one per ROWS_PER_INSERT items) in input order, each statement carrying its
+ * items' search rows and counters too: up to that many items without a fence are one statement,
+ * one round trip and its own transaction. With aliases, each input is one
  * INSERT of its row, side rows and aliases that does nothing on a key conflict (waiting for a
  * concurrent writer of that key to finish first); an alias taken meanwhile by another item
  * undoes the row again inside the transaction. Either way the input then answers the item
  * that holds the key or alias. Inputs go in key order so that two writers take their locks alike.
  */
 import type pg from 'pg';
-import { countByRoute, itemStateOf } from '../common.js';
+import { countByRoute, itemStateOf, threadsBySource } from '../common.js';
 import type { Checkpoint } from '../../model/origin.js';
 import type { EnqueueResult, Fence, ItemError, ItemState, KeyedOutcome, KeyedStore, OutboxInput, OutboxStatus } from '../types.js';
 import type { Backend } from '../compose.js';
 import { searchFields } from '../console.js';
 import { putSearch } from './console.js';
 import { bumpCounters } from './counters.js';
-import { nowParam, pgNow, pgText, toId, withTransaction, type PgClock, type Queryable } from './db.js';
+import { nowParam, pgNow, pgText, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { deleteItems } from './outbox.js';
 import { putCheckpoint } from './checkpoints.js';
 import type { PgLeases } from './leases.js';
@@ -33,6 +35,18 @@ const ROWS_PER_INSERT = Math.floor(60_000 / PARAMS_PER_ROW);
 const idOf = (it: { route: string; key: string }): string => JSON.stringify([it.route, it.key]);
 
 type Found = Omit<KeyedOutcome, 'duplicate'>;
+
+/** The enqueue's answer from each input's outcome. */
+function resultOf(items: OutboxInput[], out: KeyedOutcome[]): EnqueueResult {
+  let queued = 0;
+  let deadLettered = 0;
+  items.forEach((it, i) => {
+    if (out[i]!.duplicate) return;
+    if (it.error === undefined) queued += 1;
+    else deadLettered += 1;
+  });
+  return { queued, deadLettered, duplicates: items.length - queued - deadLettered, items: out };
+}
 
 /** The input's row, its document, raw bytes and aliases in one statement; no row on a key conflict. */
 function insertOne(it: OutboxInput, aliases: string[], now: Date | null): { text: string; values: unknown[] } {
@@ -78,6 +92,8 @@ export class PgKeyed implements Backend<KeyedStore> {
     if (items.length === 0 && checkpoint === undefined && fence === undefined) {
       return Promise.resolve({ queued: 0, deadLettered: 0, duplicates: 0, items: [] });
     }
+    const now = nowParam(this.clock);
+    if (items.length > 0 && items.every((it) => (it.aliases ?? []).length === 0)) return this.many(items, now, checkpoint, fence);
     const order = items
       .map((_, i) => i)
       .sort((a, b) => {
@@ -85,19 +101,15 @@ export class PgKeyed implements Backend<KeyedStore> {
         const y = items[b]!;
         return x.route < y.route ? -1 : x.route > y.route ? 1 : x.key < y.key ? -1 : x.key > y.key ? 1 : a - b;
       });
-    const now = nowParam(this.clock);
     const fields = items.map(searchFields);
-    const bulk = items.every((it) => (it.aliases ?? []).length === 0);
     return withTransaction(this.pool, async (client) => {
       await this.leases.check(client, fence);
-      let out: KeyedOutcome[] = new Array<KeyedOutcome>(items.length);
-      if (bulk) out = await this.many(client, items, now);
-      else for (const i of order) out[i] = await this.one(client, items[i]!, now);
+      const out: KeyedOutcome[] = new Array<KeyedOutcome>(items.length);
+      for (const i of order) out[i] = await this.one(client, items[i]!, now);
       const fresh = items.filter((_, i) => !out[i]!.duplicate);
       const queued = fresh.filter((i) => i.error === undefined).map((i) => i.route);
       const dead = fresh.filter((i) => i.error !== undefined).map((i) => i.route);
-      await bumpCounters(client, 'enqueued', countByRoute(queued));
-      await bumpCounters(client, 'dead_lettered', countByRoute(dead));
+      await bumpCounters(client, { enqueued: countByRoute(queued), dead_lettered: countByRoute(dead) });
       // Duplicates too: the index entry of a message read again is written again (idempotent).
       await this.threads.indexItems(client, items);
       await putSearch(
@@ -106,38 +118,68 @@ export class PgKeyed implements Backend<KeyedStore> {
         false,
       );
       if (checkpoint !== undefined) await putCheckpoint(client, checkpoint.key, checkpoint.value);
-      return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - fresh.length, items: out };
+      return resultOf(items, out);
     });
   }
 
-  /** Multi-row INSERTs in input order; an input whose key is held (stored before, or earlier in the batch) answers that item. */
-  private async many(client: pg.PoolClient, items: OutboxInput[], now: Date | null): Promise<KeyedOutcome[]> {
+  /**
+   * Inputs without aliases: multi-row INSERTs in input order, each carrying the search rows,
+   * counters, and (the last) the thread index entries and the checkpoint; one statement (its own
+   * transaction, one round trip) when the items fit in one and no fence is to be checked. An
+   * input whose key is held (stored before, or earlier in the batch) answers that item.
+   */
+  private many(items: OutboxInput[], now: Date | null, checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult> {
     const first = new Map<string, OutboxInput>();
     for (const it of items) if (!first.has(idOf(it))) first.set(idOf(it), it);
     const unique = [...first.values()];
-    const stored = new Map<string, Found>();
-    for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) {
-      const st = insertStatement(unique.slice(i, i + ROWS_PER_INSERT), now);
-      const { rows } = await client.query<{ id: string; route: string; key: string; status: OutboxStatus }>(st.text, st.values);
-      for (const r of rows) stored.set(idOf(r), { id: toId(r.id), key: r.key, status: r.status });
-    }
+    const chunks: OutboxInput[][] = [];
+    for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) chunks.push(unique.slice(i, i + ROWS_PER_INSERT));
+    // Duplicates too: the index entry of a message read again is written again (idempotent).
+    const threads = threadsBySource(items);
+    const write = async (db: Queryable): Promise<EnqueueResult> => {
+      const stored = new Map<string, Found>();
+      for (const [i, chunk] of chunks.entries()) {
+        const last = i === chunks.length - 1;
+        const st = insertStatement(chunk, now, {
+          search: chunk.map(searchFields),
+          count: true,
+          ...(last ? { threads, ...(checkpoint === undefined ? {} : { checkpoint }) } : {}),
+        });
+        const { rows } = await db.query<{ id: string; route: string; key: string; status: OutboxStatus }>(st.text, st.values);
+        for (const r of rows) stored.set(idOf(r), { id: toId(r.id), key: r.key, status: r.status });
+      }
+      const held = await this.held(
+        db,
+        unique.filter((it) => !stored.has(idOf(it))),
+      );
+      const out = items.map((it) => {
+        const s = stored.get(idOf(it));
+        if (s !== undefined) return { ...s, duplicate: first.get(idOf(it)) !== it };
+        const h = held.get(idOf(it));
+        if (h === undefined) throw new Error(`outbox key ${it.key} of route ${it.route} conflicts but names no item`);
+        return { ...h, duplicate: true };
+      });
+      return resultOf(items, out);
+    };
+    if (chunks.length === 1 && fence === undefined) return retryRolledBack(() => write(this.pool));
+    return withTransaction(this.pool, async (client) => {
+      await this.leases.check(client, fence);
+      return write(client);
+    });
+  }
+
+  /** The items holding the keys of these inputs (stored before, or by a concurrent writer), by route and key. */
+  private async held(db: Queryable, missing: OutboxInput[]): Promise<Map<string, Found>> {
     const held = new Map<string, Found>();
-    const missing = unique.filter((it) => !stored.has(idOf(it)));
     for (const route of new Set(missing.map((it) => it.route))) {
       const keys = missing.filter((it) => it.route === route).map((it) => pgText(it.key));
-      const { rows } = await client.query<{ id: string; key: string; status: OutboxStatus }>(
+      const { rows } = await db.query<{ id: string; key: string; status: OutboxStatus }>(
         'SELECT id, key, status FROM outbox WHERE route = $1 AND key = ANY($2::text[])',
         [pgText(route), keys],
       );
       for (const r of rows) held.set(idOf({ route, key: r.key }), { id: toId(r.id), key: r.key, status: r.status });
     }
-    return items.map((it) => {
-      const s = stored.get(idOf(it));
-      if (s !== undefined) return { ...s, duplicate: first.get(idOf(it)) !== it };
-      const h = held.get(idOf(it));
-      if (h === undefined) throw new Error(`outbox key ${it.key} of route ${it.route} conflicts but names no item`);
-      return { ...h, duplicate: true };
-    });
+    return held;
   }
 
   private async one(client: pg.PoolClient, item: OutboxInput, now: Date | null): Promise<KeyedOutcome> {

@@ -4,6 +4,45 @@ import type { Backend } from '../compose.js';
 import type { Ledger, LedgerEntry } from '../types.js';
 import type { Queryable } from './db.js';
 
+/**
+ * The ledger upsert of these entries (one row per source and comment id, the last wins, in sorted
+ * order so that concurrent writers lock alike), its six array parameters numbered from `$first`:
+ * a statement of its own, or a step of the delivery outcome's statement.
+ */
+export function ledgerUpsert(
+  records: Array<{ source: string; entries: Array<LedgerEntry & { commentId: string }> }>,
+  first: number,
+): { sql: string; values: unknown[] } | undefined {
+  const last = new Map<string, { source: string; entry: LedgerEntry & { commentId: string } }>();
+  for (const { source, entries } of records) for (const e of entries) last.set(JSON.stringify([source, e.commentId]), { source, entry: e });
+  if (last.size === 0) return undefined;
+  const list = [...last.values()].sort((a, b) =>
+    a.source < b.source
+      ? -1
+      : a.source > b.source
+        ? 1
+        : a.entry.commentId < b.entry.commentId
+          ? -1
+          : a.entry.commentId > b.entry.commentId
+            ? 1
+            : 0,
+  );
+  const p = (i: number): string => `$${first + i}::text[]`;
+  const sql = `INSERT INTO ledger (source, comment_id, text_hash, doc_hash, outcome, updated_at)
+       SELECT * FROM unnest(${[0, 1, 2, 3, 4, 5].map(p).join(', ')})
+       ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
+         doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`;
+  const values = [
+    list.map((l) => l.source),
+    list.map((l) => l.entry.commentId),
+    list.map((l) => l.entry.textHash),
+    list.map((l) => l.entry.docHash),
+    list.map((l) => l.entry.outcome),
+    list.map((l) => l.entry.updatedAt),
+  ];
+  return { sql, values };
+}
+
 export class PgLedger implements Backend<Ledger> {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -26,23 +65,7 @@ export class PgLedger implements Backend<Ledger> {
   }
 
   async record(source: string, entries: Array<LedgerEntry & { commentId: string }>, db: Queryable = this.pool): Promise<void> {
-    if (entries.length === 0) return;
-    // One row per comment id (the last wins), sorted so concurrent writers lock in one order.
-    const last = new Map(entries.map((e) => [e.commentId, e]));
-    const list = [...last.values()].sort((a, b) => (a.commentId < b.commentId ? -1 : a.commentId > b.commentId ? 1 : 0));
-    await db.query(
-      `INSERT INTO ledger (source, comment_id, text_hash, doc_hash, outcome, updated_at)
-       SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
-       ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
-         doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
-      [
-        source,
-        list.map((e) => e.commentId),
-        list.map((e) => e.textHash),
-        list.map((e) => e.docHash),
-        list.map((e) => e.outcome),
-        list.map((e) => e.updatedAt),
-      ],
-    );
+    const st = ledgerUpsert([{ source, entries }], 1);
+    if (st !== undefined) await db.query(st.sql, st.values);
   }
 }

@@ -298,6 +298,35 @@ ${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
       ALTER TABLE parse_attempts SET UNLOGGED;
     `,
   },
+  {
+    // Intake adds to a route's `enqueued` and delivery to its `delivered` and `ai_units`: as
+    // columns of one `route_counters` row, every intake commit and every delivery commit of a
+    // route waited for the other's COMMIT (the row lock). From here on each (route, counter) is its
+    // own row; `route_counters` keeps the totals counted before (an older replica rolling along
+    // still adds there) and the counters read the sum of both.
+    version: 11,
+    name: 'route counters: one row per counter',
+    sql: `
+      CREATE TABLE route_counts (
+        route TEXT NOT NULL,
+        counter TEXT NOT NULL CHECK (counter IN ('enqueued', 'delivered', 'unchanged', 'dead_lettered', 'ai_units')),
+        n BIGINT NOT NULL,
+        PRIMARY KEY (route, counter)
+      );
+    `,
+  },
+  {
+    // The search row and the attempts of an item were tied to it by foreign keys: every row
+    // written (one search row per item stored, one attempt per outcome) ran a trigger that
+    // locked its outbox row (a tuple rewrite and WAL record each). They are deleted with their
+    // item explicitly instead (`deleteItems`, the one place outbox rows are deleted).
+    version: 12,
+    name: 'search rows and attempts without foreign keys',
+    sql: `
+      ALTER TABLE outbox_search DROP CONSTRAINT outbox_search_id_fkey;
+      ALTER TABLE outbox_attempts DROP CONSTRAINT outbox_attempts_item_id_fkey;
+    `,
+  },
 ];
 
 async function apply(client: pg.PoolClient, migrations: readonly Migration[]): Promise<number> {

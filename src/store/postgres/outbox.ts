@@ -7,34 +7,28 @@ import { storedOrigin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
 import type { DeliveryInfo, ItemError, OutboxCount, OutboxItem, OutboxStatus, PendingAction, StoredItem, OutboxStore } from '../types.js';
 import type { Backend } from '../compose.js';
-import { nowParam, pgNow, toId, withTransaction, type PgClock, type Queryable } from './db.js';
+import { nowParam, pgNow, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PG_ITEM_COLUMNS, pgToItem, type PgOutboxRow } from './rows.js';
 import { attemptInsert } from './console.js';
-import { addDailyUnits, bumpCounters } from './counters.js';
-import type { PgLeases } from './leases.js';
-import type { PgLedger } from './ledger.js';
-import type { PgThreads } from './threads.js';
-
-/** What the outbox writes in its own transactions besides its rows. */
-export interface OutboxParts {
-  leases: PgLeases;
-  threads: PgThreads;
-  ledger: PgLedger;
-}
+import { aiUnitSteps, bumpCounters, countChanged } from './counters.js';
+import { ledgerUpsert } from './ledger.js';
 
 /** Due and not leased at `now` (SQL). */
 const ready = (now: string): string => `status = 'queued' AND next_attempt_at <= ${now}
   AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})`;
 
 /**
- * Deletes outbox rows matching `where` together with their side rows, in one statement;
- * returns how many outbox rows.
+ * Deletes outbox rows matching `where` together with their side rows (documents, raw bytes,
+ * search rows, attempts; aliases go by their foreign key), in one statement; returns how many
+ * outbox rows. The only place outbox rows are deleted.
  */
 export async function deleteItems(db: Queryable, where: string, params: unknown[]): Promise<number> {
   const { rows } = await db.query<{ n: string }>(
     `WITH d AS (DELETE FROM outbox WHERE ${where} RETURNING id),
        docs AS (DELETE FROM outbox_docs WHERE id IN (SELECT id FROM d)),
-       raws AS (DELETE FROM outbox_raw WHERE id IN (SELECT id FROM d))
+       raws AS (DELETE FROM outbox_raw WHERE id IN (SELECT id FROM d)),
+       srch AS (DELETE FROM outbox_search WHERE id IN (SELECT id FROM d)),
+       att AS (DELETE FROM outbox_attempts WHERE item_id IN (SELECT id FROM d))
      SELECT COUNT(*) AS n FROM d`,
     params,
   );
@@ -45,7 +39,6 @@ export class PgOutbox implements Backend<OutboxStore> {
   constructor(
     private readonly pool: pg.Pool,
     private readonly clock: PgClock,
-    private readonly parts: OutboxParts,
   ) {}
 
   async getItem(id: number): Promise<StoredItem | undefined> {
@@ -82,28 +75,37 @@ export class PgOutbox implements Backend<OutboxStore> {
     return rows.map(pgToItem).sort((a, b) => a.id - b.id);
   }
 
-  markDelivered(ids: number[], info: DeliveryInfo): Promise<number> {
-    if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return Promise.resolve(0);
-    if (info.aiUnits !== undefined) checkAiUnits(info.aiUnits.units);
-    return withTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ route: string }>(
-        `WITH u AS (
-           UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = clock_timestamp(),
-             lease_owner = NULL, lease_expires_at = NULL
-           WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING id, route),
-         r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u))),
-         a AS (${attemptInsert({ outcome: '$2', code: 'NULL', message: 'NULL', delay: 'NULL', now: 3 })})
-         SELECT route FROM u`,
-        [ids, info.outcome, nowParam(this.clock)],
-      );
-      await bumpCounters(client, info.outcome, countByRoute(rows.map((r) => r.route)));
-      if (info.aiUnits !== undefined) {
-        await bumpCounters(client, 'ai_units', new Map([[info.aiUnits.route, info.aiUnits.units]]));
-        await addDailyUnits(client, info.aiUnits.route, info.aiUnits.units, nowParam(this.clock));
-      }
-      for (const l of info.ledger ?? []) await this.parts.ledger.record(l.source, l.entries, client);
-      return rows.length;
-    });
+  /**
+   * One statement (its own transaction, one round trip): the rows, their raw bytes, attempts,
+   * counters, AI units and ledger entries.
+   */
+  async markDelivered(ids: number[], info: DeliveryInfo): Promise<number> {
+    if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
+    const values: unknown[] = [ids, info.outcome, nowParam(this.clock)];
+    const steps = [
+      `r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))`,
+      `a AS (${attemptInsert({ outcome: '$2', code: 'NULL', message: 'NULL', delay: 'NULL', now: 3 })})`,
+      `c AS (${countChanged(2)})`,
+    ];
+    const ai = info.aiUnits;
+    if (ai !== undefined && checkAiUnits(ai.units) > 0) {
+      const [counter, daily] = aiUnitSteps(values.length + 1, 3);
+      steps.push(`ai AS (${counter})`, `day AS (${daily})`);
+      values.push(ai.route, ai.units);
+    }
+    const ledger = ledgerUpsert(info.ledger ?? [], values.length + 1);
+    if (ledger !== undefined) {
+      steps.push(`l AS (${ledger.sql})`);
+      values.push(...ledger.values);
+    }
+    const text = `WITH u AS (
+        UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = clock_timestamp(),
+          lease_owner = NULL, lease_expires_at = NULL
+        WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING id, route),
+      ${steps.join(',\n      ')}
+      SELECT COUNT(*) AS n FROM u`;
+    const { rows } = await retryRolledBack(() => this.pool.query<{ n: string }>(text, values));
+    return toId(rows[0]?.n ?? 0);
   }
 
   async knownKeys(route: string, keys: string[]): Promise<Set<string>> {
@@ -150,7 +152,7 @@ export class PgOutbox implements Backend<OutboxStore> {
          SELECT route FROM u`,
         [id, JSON.stringify(error), error.code, error.message, nowParam(this.clock)],
       );
-      await bumpCounters(client, 'dead_lettered', countByRoute(rows.map((r) => r.route)));
+      await bumpCounters(client, { dead_lettered: countByRoute(rows.map((r) => r.route)) });
       return rows.length === 1;
     });
   }

@@ -5,32 +5,47 @@ import type { Backend } from '../compose.js';
 import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
 import { pgText, type Queryable } from './db.js';
 
+/**
+ * The thread index upsert of these entries (per source; one row per source and comment id, the
+ * last wins, in sorted order so that concurrent writers lock alike), its six array parameters
+ * numbered from `$first`: a statement of its own, or a step of the enqueue's statement.
+ */
+export function threadUpsert(bySource: Array<[string, ThreadEntry[]]>, first: number): { sql: string; values: unknown[] } | undefined {
+  const cols: unknown[][] = [[], [], [], [], [], []];
+  for (const [source, entries] of bySource) {
+    const last = new Map(entries.map((e) => [e.commentId, e]));
+    const list = [...last.values()].sort((a, b) => (a.commentId < b.commentId ? -1 : a.commentId > b.commentId ? 1 : 0));
+    for (const e of list) {
+      cols[0]!.push(source);
+      cols[1]!.push(e.commentId);
+      cols[2]!.push(e.threadId);
+      cols[3]!.push(e.timestamp);
+      cols[4]!.push(e.from === undefined ? null : pgText(e.from));
+      cols[5]!.push(JSON.stringify(e.participants));
+    }
+  }
+  if (cols[0]!.length === 0) return undefined;
+  const p = (i: number): string => `$${first + i}`;
+  const sql = `INSERT INTO threads (source, comment_id, thread_id, ts, timestamp, from_addr, participants)
+       SELECT s, c, t, ts::timestamptz, ts, f, p
+       FROM unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::text[], ${p(5)}::json[]) AS u(s, c, t, ts, f, p)
+       ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts = excluded.ts,
+         timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`;
+  return { sql, values: cols };
+}
+
 export class PgThreads implements Backend<ThreadStore> {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** Writes the thread index entries the items carry, sources in sorted order (inside the caller's transaction). */
+  /** Writes the thread index entries the items carry, in one statement (inside the caller's transaction). */
   async indexItems(db: Queryable, items: OutboxInput[]): Promise<void> {
-    for (const [source, entries] of threadsBySource(items)) await this.indexThread(source, entries, db);
+    const st = threadUpsert(threadsBySource(items), 1);
+    if (st !== undefined) await db.query(st.sql, st.values);
   }
 
   async indexThread(source: string, entries: ThreadEntry[], db: Queryable = this.pool): Promise<void> {
-    if (entries.length === 0) return;
-    const last = new Map(entries.map((e) => [e.commentId, e]));
-    const list = [...last.values()].sort((a, b) => (a.commentId < b.commentId ? -1 : a.commentId > b.commentId ? 1 : 0));
-    await db.query(
-      `INSERT INTO threads (source, comment_id, thread_id, ts, timestamp, from_addr, participants)
-       SELECT $1, c, t, ts::timestamptz, ts, f, p FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::json[]) AS u(c, t, ts, f, p)
-       ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts = excluded.ts,
-         timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`,
-      [
-        source,
-        list.map((e) => e.commentId),
-        list.map((e) => e.threadId),
-        list.map((e) => e.timestamp),
-        list.map((e) => (e.from === undefined ? null : pgText(e.from))),
-        list.map((e) => JSON.stringify(e.participants)),
-      ],
-    );
+    const st = threadUpsert([[source, entries]], 1);
+    if (st !== undefined) await db.query(st.sql, st.values);
   }
 
   async threadMembers(source: string, threadIds: string[]): Promise<Map<string, ThreadEntry[]>> {
