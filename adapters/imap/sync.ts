@@ -164,6 +164,18 @@ async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Pr
 }
 
 /**
+ * Messages in the first chunk of a pass at most: the first chunk is fetched, parsed and stored
+ * before anything reaches the API, and everything after it overlaps with the one before; a
+ * smaller first chunk fills that pipeline sooner. Later chunks have `batch_size` messages.
+ */
+export const FIRST_CHUNK_MESSAGES = 100;
+
+/** Messages of the chunk starting at the pass's `i`-th UID. */
+function chunkSize(i: number, batchSize: number): number {
+  return i === 0 ? Math.min(batchSize, FIRST_CHUNK_MESSAGES) : batchSize;
+}
+
+/**
  * One pass over `folder`. Each step (the search, then each chunk) runs through `ctx.exclusive`
  * on its own, so after-delivery actions can use the connection between two chunks of a long
  * backfill; every chunk re-selects the folder and checks that UIDVALIDITY did not change.
@@ -193,8 +205,9 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
     for (const reason of a.filtered) ctx.onFiltered?.(folder, reason);
   });
   try {
-    for (let i = 0; i < uids.length && !signal.aborted; i += config.batch_size) {
-      const chunk = uids.slice(i, i + config.batch_size);
+    for (let i = 0; i < uids.length && !signal.aborted; ) {
+      const chunk = uids.slice(i, i + chunkSize(i, config.batch_size));
+      i += chunk.length;
       await exclusive(async () => {
         const lock = await select(client, folder, config.command_timeout_ms, false);
         let pending: Promise<unknown> | undefined;
