@@ -1,8 +1,15 @@
 /** Intake and delivery wired to a real store (SQLite) and a real emulator over HTTP. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiClient } from '../../src/api/client.js';
+import { createApiClient, type ApiClient } from '../../src/api/client.js';
 import { ConfigSchema, type RouteConfig } from '../../src/config/schema.js';
-import { checkRoutes, createDeliverFn, createDelivery, targetOf } from '../../src/pipeline/delivery/index.js';
+import {
+  checkRoutes,
+  createDeliverFn,
+  createDelivery,
+  targetOf,
+  type DeliveryLoop,
+  type DeliveryOptions,
+} from '../../src/pipeline/delivery/index.js';
 import { encodePreview } from '../../src/pipeline/encoded.js';
 import { RuntimeEvents } from '../../src/pipeline/events.js';
 import { createIntake } from '../../src/pipeline/intake.js';
@@ -56,8 +63,8 @@ async function setup(options?: OpenStoreOptions): Promise<{ store: Store; emu: S
   return { store, emu };
 }
 
-function loop(store: Store, emu: StartedEmulator, token: string, events?: RuntimeEvents) {
-  const client = createApiClient({ baseUrl: emu.url, token, retry: { maxAttempts: 1 } });
+/** A delivery loop for `route` through `client`; `options` replace the defaults (one owner 'test', one worker, batches of 100). */
+function deliveryOf(store: Store, client: ApiClient, options: Partial<DeliveryOptions> = {}): DeliveryLoop {
   return createDelivery({
     store,
     routes: [route],
@@ -67,9 +74,13 @@ function loop(store: Store, emu: StartedEmulator, token: string, events?: Runtim
     claimLimit: 100,
     concurrency: 1,
     maxItemAttempts: 3,
-    pauseMs: 60_000,
-    ...(events ? { events } : {}),
+    ...options,
   });
+}
+
+function loop(store: Store, emu: StartedEmulator, token: string, events?: RuntimeEvents) {
+  const client = createApiClient({ baseUrl: emu.url, token, retry: { maxAttempts: 1 } });
+  return deliveryOf(store, client, { pauseMs: 60_000, ...(events ? { events } : {}) });
 }
 
 /** Events that wake `d` on each stored item, as the runtime wires intake to delivery. */
@@ -131,18 +142,7 @@ describe('delivery', () => {
       if (since.length === 2) twice();
     });
     events.on('route:resumed', (e) => void seen.push(`resumed after ${e.pausedMs >= 50 ? 'the pause' : 'too soon'}`));
-    const d = createDelivery({
-      store,
-      routes: [route],
-      deliver: createDeliverFn({ client, ledger: store, config }),
-      owner: 'test',
-      leaseMs: 10_000,
-      claimLimit: 100,
-      concurrency: 2,
-      maxItemAttempts: 3,
-      pauseMs: 50,
-      events,
-    });
+    const d = deliveryOf(store, client, { concurrency: 2, pauseMs: 50, events });
     const controller = new AbortController();
     const running = d.run(controller.signal);
     await pausedTwice;
@@ -164,17 +164,7 @@ describe('delivery', () => {
       () => store.close(),
     );
     const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
-    const d = createDelivery({
-      store,
-      routes: [route],
-      deliver: createDeliverFn({ client, ledger: store, config }),
-      owner: 'test',
-      leaseMs: 10_000,
-      claimLimit: 100,
-      concurrency: 2,
-      maxItemAttempts: 3,
-      idleMs: 600_000,
-    });
+    const d = deliveryOf(store, client, { concurrency: 2, idleMs: 600_000 });
     const controller = new AbortController();
     let emptyRounds = 0;
     let bothIdle!: () => void;
@@ -212,18 +202,7 @@ describe('delivery', () => {
       const first = new Promise<void>((r) => (firstDone = r));
       const events = new RuntimeEvents();
       events.on('delivery:batch', () => void ((batches += 1) === 1 && firstDone()));
-      const d = createDelivery({
-        store,
-        routes: [route],
-        deliver: createDeliverFn({ client, ledger: store, config }),
-        owner: 'test',
-        leaseMs: 10_000,
-        claimLimit: 100,
-        concurrency: 1,
-        maxItemAttempts: 3,
-        flushMs,
-        events,
-      });
+      const d = deliveryOf(store, client, { flushMs, events });
       const running = d.run(new AbortController().signal, async () => emu.emulator.stats().comments === 15);
       await first;
       // Five messages arrive one by one, each waking delivery as intake does.
@@ -264,19 +243,7 @@ describe('delivery', () => {
     const firstBatch = new Promise<void>((r) => (delivered = r));
     const events = new RuntimeEvents();
     events.on('delivery:batch', () => delivered());
-    const d = createDelivery({
-      store,
-      routes: [route],
-      deliver: createDeliverFn({ client, ledger: store, config }),
-      owner: 'test',
-      leaseMs: 10_000,
-      claimLimit: 100,
-      concurrency: 2,
-      maxItemAttempts: 3,
-      idleMs: 600_000,
-      flushMs: 600_000,
-      events,
-    });
+    const d = deliveryOf(store, client, { concurrency: 2, idleMs: 600_000, flushMs: 600_000, events });
     let emptyRounds = 0;
     const running = d.run(new AbortController().signal, async () => {
       emptyRounds += 1;
@@ -298,19 +265,7 @@ describe('delivery', () => {
     let batches = 0;
     const events = new RuntimeEvents();
     events.on('delivery:batch', () => void (batches += 1));
-    const d = createDelivery({
-      store,
-      routes: [route],
-      deliver: createDeliverFn({ client, ledger: store, config }),
-      owner: 'test',
-      leaseMs: 10_000,
-      claimLimit: 100,
-      concurrency: 1,
-      maxItemAttempts: 3,
-      idleMs: 600_000,
-      flushMs: 600_000,
-      events,
-    });
+    const d = deliveryOf(store, client, { idleMs: 600_000, flushMs: 600_000, events });
     const controller = new AbortController();
     const running = d.run(controller.signal);
     // A pull call ends the flush wait (the runtime does so for one of 100 items or more: wake-delivery.ts); a push call only wakes idle workers.
@@ -360,18 +315,7 @@ describe('delivery', () => {
     };
     await emu.emulator.setFaults([{ endpoint: 'sync-raw-emails', delay_ms: 2_000, times: 1 }]);
     const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
-    const gateway = (owner: string) =>
-      createDelivery({
-        store,
-        routes: [route],
-        deliver: createDeliverFn({ client, ledger: store, config }),
-        owner,
-        leaseMs: 300,
-        claimLimit: 100,
-        concurrency: 1,
-        maxItemAttempts: 3,
-        idleMs: 20,
-      });
+    const gateway = (owner: string) => deliveryOf(store, client, { owner, leaseMs: 300, idleMs: 20 });
     let inFlight = true;
     const slow = gateway('first')
       .runOnce(route)
@@ -462,14 +406,10 @@ describe('retry delay of an item whose request failed', () => {
     await intake.accept([{ raw: msg(1), key: 'files:/f.mbox:0', origin: fileOrigin('/f.mbox', 0), route: 'r', receivedAt: new Date() }]);
     const client = createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 't', retry: { maxAttempts: 1 } });
     const errors: unknown[] = [];
-    const d = createDelivery({
-      store,
-      routes: [route],
-      deliver: createDeliverFn({ client, ledger: store, config }),
+    const d = deliveryOf(store, client, {
       owner: 'a',
       leaseMs: 60_000,
       claimLimit: 10,
-      concurrency: 1,
       maxItemAttempts: 5,
       onError: (e) => errors.push(e),
     });
