@@ -42,14 +42,7 @@ async function setup(options?: OpenStoreOptions): Promise<{ store: Store; emu: S
     () => emu.stop(),
     () => store.close(),
   );
-  const routes = new Map([[route.name, route]]);
-  const intake = createIntake({
-    store,
-    routes,
-    parse: async (raw, o) => encodePreview(await preview(raw, o)),
-    parsing: {},
-    maxOutbox: 10_000,
-  });
+  const intake = intakeOf(store, 10_000);
   await intake.accept(
     Array.from({ length: 10 }, (_, i) => ({
       raw: msg(i),
@@ -81,6 +74,18 @@ function deliveryOf(store: Store, client: ApiClient, options: Partial<DeliveryOp
 function loop(store: Store, emu: StartedEmulator, token: string, events?: RuntimeEvents) {
   const client = createApiClient({ baseUrl: emu.url, token, retry: { maxAttempts: 1 } });
   return deliveryOf(store, client, { pauseMs: 60_000, ...(events ? { events } : {}) });
+}
+
+/** Intake for `route` into `store`, parsing in this thread, with room for `maxOutbox` items. */
+function intakeOf(store: Store, maxOutbox: number, events?: RuntimeEvents) {
+  return createIntake({
+    store,
+    routes: new Map([[route.name, route]]),
+    parse: async (raw, o) => encodePreview(await preview(raw, o)),
+    parsing: {},
+    maxOutbox,
+    ...(events ? { events } : {}),
+  });
 }
 
 /** Events that wake `d` on each stored item, as the runtime wires intake to delivery. */
@@ -178,14 +183,7 @@ describe('delivery', () => {
     await turn();
     // Both route workers found nothing and sleep for ten minutes now.
     expect(emptyRounds).toBe(2);
-    const intake = createIntake({
-      store,
-      routes: new Map([[route.name, route]]),
-      parse: async (raw, o) => encodePreview(await preview(raw, o)),
-      parsing: {},
-      maxOutbox: 10_000,
-      events: wakes(d),
-    });
+    const intake = intakeOf(store, 10_000, wakes(d));
     await intake.accept([{ raw: msg(1), key: 'files:/w.mbox:1', origin: fileOrigin('/w.mbox', 1), route: 'r', receivedAt: new Date() }]);
     while (emu.emulator.stats().comments < 1) await new Promise((r) => setTimeout(r, 10));
     controller.abort();
@@ -206,14 +204,7 @@ describe('delivery', () => {
       const running = d.run(new AbortController().signal, async () => emu.emulator.stats().comments === 15);
       await first;
       // Five messages arrive one by one, each waking delivery as intake does.
-      const intake = createIntake({
-        store,
-        routes: new Map([[route.name, route]]),
-        parse: async (raw, o) => encodePreview(await preview(raw, o)),
-        parsing: {},
-        maxOutbox: 10_000,
-        events: wakes(d),
-      });
+      const intake = intakeOf(store, 10_000, wakes(d));
       for (let i = 10; i < 15; i++) {
         await intake.accept([
           {
@@ -271,14 +262,7 @@ describe('delivery', () => {
     // A pull call ends the flush wait (the runtime does so for one of 100 items or more: wake-delivery.ts); a push call only wakes idle workers.
     const wired = new RuntimeEvents();
     wired.on('item:stored', (e) => (e.via === 'pull' ? d.flush() : d.wake()));
-    const intake = createIntake({
-      store,
-      routes: new Map([[route.name, route]]),
-      parse: async (raw, o) => encodePreview(await preview(raw, o)),
-      parsing: {},
-      maxOutbox: 10_000,
-      events: wired,
-    });
+    const intake = intakeOf(store, 10_000, wired);
     const inbound = (i: number) => ({
       raw: msg(i),
       key: `files:/z.mbox:${i}`,
@@ -348,13 +332,7 @@ describe('delivery', () => {
   it('accepts an empty batch that only moves the checkpoint', async () => {
     const store = await openStore('sqlite::memory:');
     cleanup.push(() => store.close());
-    const intake = createIntake({
-      store,
-      routes: new Map([[route.name, route]]),
-      parse: async (raw, o) => encodePreview(await preview(raw, o)),
-      parsing: {},
-      maxOutbox: 10,
-    });
+    const intake = intakeOf(store, 10);
     await intake.accept([], { checkpoint: { key: 'files:/empty', value: { index: 3 } } });
     expect(await intake.checkpoint('files:/empty')).toEqual({ index: 3 });
   });
@@ -396,13 +374,7 @@ describe('retry delay of an item whose request failed', () => {
     let now = Date.now();
     const store = await openStore('sqlite::memory:', { now: () => now });
     cleanup.push(() => store.close());
-    const intake = createIntake({
-      store,
-      routes: new Map([[route.name, route]]),
-      parse: async (raw, o) => encodePreview(await preview(raw, o)),
-      parsing: {},
-      maxOutbox: 100,
-    });
+    const intake = intakeOf(store, 100);
     await intake.accept([{ raw: msg(1), key: 'files:/f.mbox:0', origin: fileOrigin('/f.mbox', 0), route: 'r', receivedAt: new Date() }]);
     const client = createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 't', retry: { maxAttempts: 1 } });
     const errors: unknown[] = [];
