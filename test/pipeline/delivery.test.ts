@@ -277,7 +277,8 @@ describe('delivery', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(emu.emulator.stats().comments).toBe(10);
       await intake.accept([13, 14, 15, 16, 17].map(inbound));
-      while (emu.emulator.stats().comments < 18) await new Promise((r) => setTimeout(r, 10));
+      // The emulator holds the comments a moment before delivery reports its batch: wait for both.
+      while (emu.emulator.stats().comments < 18 || batches < 2) await new Promise((r) => setTimeout(r, 10));
       expect(batches).toBe(2);
     } finally {
       controller.abort();
