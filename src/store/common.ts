@@ -177,6 +177,9 @@ export function countByRoute(routes: Iterable<string>): Map<string, number> {
 }
 
 /** The thread index entries items carry, by source (sources sorted, so concurrent writers lock in one order). */
+/** Orders strings by UTF-16 code units (JavaScript's `<`): a comparator to chain with `||` for sorts by several keys. */
+export const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 export function threadsBySource(items: readonly OutboxInput[]): Array<[string, ThreadEntry[]]> {
   const bySource = new Map<string, ThreadEntry[]>();
   for (const { thread } of items) {
@@ -185,7 +188,7 @@ export function threadsBySource(items: readonly OutboxInput[]): Array<[string, T
     list.push(thread.entry);
     bySource.set(thread.source, list);
   }
-  return [...bySource].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...bySource].sort(([a], [b]) => byCodeUnits(a, b));
 }
 
 /** The per-route counters of `route_counters`. */

@@ -9,7 +9,7 @@
 import { GatewayError } from '../errors.js';
 import { messageFacts, type MessageFacts } from '../preview/facts.js';
 import { storedOrigin } from '../model/origin.js';
-import { checkLimit, parseItemError } from './common.js';
+import { byCodeUnits, checkLimit, parseItemError } from './common.js';
 import type { DailyAiUnits, ItemCount, ItemError, ItemListState, ItemQuery, ItemSummary, OutboxInput } from './types.js';
 
 /** Longest search string. */
@@ -204,10 +204,9 @@ export function combineCounts(totals: CountRow[], parts: CountRow[]): ItemCount[
     if (n > 0)
       out.set(JSON.stringify([t.route, t.adapter, 'delivered']), { route: t.route, adapter: t.adapter, state: 'delivered', count: n });
   }
-  const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
   return [...out.values()]
     .filter((c) => c.count > 0)
-    .sort((a, b) => cmp(a.route, b.route) || cmp(a.adapter, b.adapter) || cmp(a.state, b.state));
+    .sort((a, b) => byCodeUnits(a.route, b.route) || byCodeUnits(a.adapter, b.adapter) || byCodeUnits(a.state, b.state));
 }
 
 /** The UTC day of an instant, `YYYY-MM-DD`. */

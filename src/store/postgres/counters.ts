@@ -5,10 +5,13 @@
  * migration 11; reading adds both.
  */
 import type pg from 'pg';
-import { checkAiUnits, routeCountersFromRow, type CounterName } from '../common.js';
+import { byCodeUnits, checkAiUnits, routeCountersFromRow, type CounterName } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { CounterStore, RouteCounters } from '../types.js';
 import { nowParam, pgNow, retryRolledBack, type PgClock, type Queryable } from './db.js';
+
+/** How every write to `route_counts` adds to a counter that has a row already. */
+const ADD_TO_COUNT = 'ON CONFLICT (route, counter) DO UPDATE SET n = route_counts.n + excluded.n';
 
 /** Additions to counters: counter name → route → amount. */
 export type CounterBumps = Partial<Record<CounterName, Map<string, number>>>;
@@ -20,10 +23,10 @@ export async function bumpCounters(db: Queryable, bumps: CounterBumps): Promise<
     for (const [route, n] of counts) if (n !== 0) rows.push([route, name, n]);
   }
   if (rows.length === 0) return;
-  rows.sort(([r1, c1], [r2, c2]) => (r1 < r2 ? -1 : r1 > r2 ? 1 : c1 < c2 ? -1 : c1 > c2 ? 1 : 0));
+  rows.sort(([r1, c1], [r2, c2]) => byCodeUnits(r1, r2) || byCodeUnits(c1, c2));
   await db.query(
     `INSERT INTO route_counts (route, counter, n) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-     ON CONFLICT (route, counter) DO UPDATE SET n = route_counts.n + excluded.n`,
+     ${ADD_TO_COUNT}`,
     [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
   );
 }
@@ -35,7 +38,7 @@ export async function bumpCounters(db: Queryable, bumps: CounterBumps): Promise<
 export const COUNT_INSERTED = `INSERT INTO route_counts (route, counter, n)
     SELECT route, CASE WHEN status = 'dead' THEN 'dead_lettered' ELSE 'enqueued' END AS counter, COUNT(*) FROM ins
     GROUP BY 1, 2 ORDER BY 1, 2
-    ON CONFLICT (route, counter) DO UPDATE SET n = route_counts.n + excluded.n`;
+    ${ADD_TO_COUNT}`;
 
 /**
  * A step of a delivery outcome's statement: adds the rows it changed (`u`: route) to their routes'
@@ -43,7 +46,7 @@ export const COUNT_INSERTED = `INSERT INTO route_counts (route, counter, n)
  */
 export const countChanged = (counter: number): string => `INSERT INTO route_counts (route, counter, n)
     SELECT route, $${counter}::text, COUNT(*) FROM u GROUP BY route ORDER BY route
-    ON CONFLICT (route, counter) DO UPDATE SET n = route_counts.n + excluded.n`;
+    ${ADD_TO_COUNT}`;
 
 /**
  * Adds AI units to a route's counter and to its counter of today (UTC, by the clock parameter or
@@ -54,7 +57,7 @@ export function aiUnitSteps(first: number, now: number): string[] {
   const [route, units] = [`$${first}::text`, `$${first + 1}::bigint`];
   return [
     `INSERT INTO route_counts (route, counter, n) VALUES (${route}, 'ai_units', ${units})
-     ON CONFLICT (route, counter) DO UPDATE SET n = route_counts.n + excluded.n`,
+     ${ADD_TO_COUNT}`,
     `INSERT INTO ai_units_daily (route, day, units) VALUES (${route}, to_char(${pgNow(now)} AT TIME ZONE 'UTC', 'YYYY-MM-DD'), ${units})
      ON CONFLICT (route, day) DO UPDATE SET units = ai_units_daily.units + excluded.units`,
   ];

@@ -1,5 +1,6 @@
 /** The PostgreSQL ledger: per (source, comment id), the hashes of what was last sent (src/ledger/). */
 import type pg from 'pg';
+import { byCodeUnits } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { Ledger, LedgerEntry } from '../types.js';
 import type { Queryable } from './db.js';
@@ -16,17 +17,7 @@ export function ledgerUpsert(
   const last = new Map<string, { source: string; entry: LedgerEntry & { commentId: string } }>();
   for (const { source, entries } of records) for (const e of entries) last.set(JSON.stringify([source, e.commentId]), { source, entry: e });
   if (last.size === 0) return undefined;
-  const list = [...last.values()].sort((a, b) =>
-    a.source < b.source
-      ? -1
-      : a.source > b.source
-        ? 1
-        : a.entry.commentId < b.entry.commentId
-          ? -1
-          : a.entry.commentId > b.entry.commentId
-            ? 1
-            : 0,
-  );
+  const list = [...last.values()].sort((a, b) => byCodeUnits(a.source, b.source) || byCodeUnits(a.entry.commentId, b.entry.commentId));
   const p = (i: number): string => `$${first + i}::text[]`;
   const sql = `INSERT INTO ledger (source, comment_id, text_hash, doc_hash, outcome, updated_at)
        SELECT * FROM unnest(${[0, 1, 2, 3, 4, 5].map(p).join(', ')})

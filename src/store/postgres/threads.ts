@@ -1,6 +1,6 @@
 /** The PostgreSQL thread index. */
 import type pg from 'pg';
-import { threadsBySource } from '../common.js';
+import { byCodeUnits, threadsBySource } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
 import { pgText, type Queryable } from './db.js';
@@ -14,7 +14,7 @@ export function threadUpsert(bySource: Array<[string, ThreadEntry[]]>, first: nu
   const cols: unknown[][] = [[], [], [], [], [], []];
   for (const [source, entries] of bySource) {
     const last = new Map(entries.map((e) => [e.commentId, e]));
-    const list = [...last.values()].sort((a, b) => (a.commentId < b.commentId ? -1 : a.commentId > b.commentId ? 1 : 0));
+    const list = [...last.values()].sort((a, b) => byCodeUnits(a.commentId, b.commentId));
     for (const e of list) {
       cols[0]!.push(source);
       cols[1]!.push(e.commentId);
