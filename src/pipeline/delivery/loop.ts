@@ -374,7 +374,7 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     }
   }
 
-  /** Idle waits (ended by wake() and drain()) and flush waits (ended by drain() only). */
+  /** Idle waits (ended by wake(), flush() and drain()) and flush waits (ended by flush() and drain()). */
   const sleepers = new Set<() => void>();
   const flushing = new Set<() => void>();
   /** Set by drain(): no flush waits any more. */
@@ -399,6 +399,12 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
   /** Ends every idle wait: the workers claim again. */
   const wakeAll = (): void => {
     for (const done of [...sleepers]) done();
+  };
+
+  /** Ends every flush wait and idle wait: partial batches go out, idle workers claim again. */
+  const endWaits = (): void => {
+    for (const done of [...flushing]) done();
+    wakeAll();
   };
 
   const pauseCheckMs = options.pauseCheckMs ?? 5_000;
@@ -472,13 +478,11 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     wake: wakeAll,
     drain() {
       draining = true;
-      for (const done of [...flushing]) done();
-      wakeAll();
+      endWaits();
     },
     flush() {
       flushes++;
-      for (const done of [...flushing]) done();
-      wakeAll();
+      endWaits();
     },
     resume: lift,
     async run(signal, until) {

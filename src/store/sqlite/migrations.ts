@@ -320,8 +320,8 @@ export function migrateSqlite(db: Database.Database, migrations: readonly Migrat
   const found = currentVersion(db);
   checkNotNewer(found, latest);
   if (found >= latest) return found;
-  // A fresh store runs every migration: their commits are not synced one by one (a dozen syncs
-  // on the thread that opens the store). A power cut may then take back the last of them, which
+  // A store behind the newest migration (a fresh one runs them all): their commits are not synced
+  // one by one (a dozen syncs on the thread that opens the store). A power cut may then take back the last of them, which
   // run again at the next open; the store's first synced commit syncs them all before anything
   // that needs them is acknowledged (one WAL, in order).
   const synchronous = db.pragma('synchronous', { simple: true }) as number;
