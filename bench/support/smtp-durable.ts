@@ -38,6 +38,11 @@ async function load(dist: URL): Promise<Modules> {
 
 export interface DurableFigures extends Figures {
   commits: number;
+  /**
+   * Commits by the messages they held, `[1, 2, …, connections]` (index = messages − 1; a commit
+   * of more falls into the last): with senders in step, a full commit holds one message of each.
+   */
+  commitSizes: number[];
   /** Share of the run the listener's event loop was busy. */
   busy: number;
   /** CPU of the process but the senders' thread (listener, intake, parse workers, store), µs per message. */
@@ -78,8 +83,14 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
   });
   // Commits counted where they happen: one enqueue transaction each.
   let commits = 0;
+  const commitSizes = new Array<number>(connections).fill(0);
   const enqueue = store.enqueue.bind(store);
-  store.enqueue = (...args) => ((commits += 1), enqueue(...args));
+  store.enqueue = (...args) => {
+    commits += 1;
+    const at = Math.min(Math.max(args[0].length, 1), connections) - 1;
+    commitSizes[at] = commitSizes[at]! + 1;
+    return enqueue(...args);
+  };
   // Every sender connects from 127.0.0.1: the per-client cap is raised to the connections asked.
   const entry = m.smtpConfig.smtpEntrySchema.parse({
     name: 'bench',
@@ -104,6 +115,7 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
     return {
       ...figures,
       commits,
+      commitSizes,
       busy: performance.eventLoopUtilization(loop).utilization,
       cpuUs: perMessage(used.user + used.system - figures.senderCpuMs * 1000),
       mainCpuUs: perMessage(usedMain.user + usedMain.system),
