@@ -91,9 +91,11 @@ function round(dist: URL): Promise<DurableFigures> {
 
 const fmt = (r: Figures): string =>
   `${r.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${r.p50.toFixed(1).padStart(5)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms`;
+const ms = (v: number | undefined): string => (v === undefined ? '?' : v.toFixed(2));
 const fmtDurable = (r: DurableFigures): string =>
   `${fmt(r)}  CPU ${r.cpuUs.toFixed(0).padStart(4)} µs/msg (listener thread ${r.mainCpuUs.toFixed(0)})  ` +
-  `${(MESSAGES / r.commits).toFixed(1)} msg/commit (${spread(r.commitSizes)})  loop busy ${(r.busy * 100).toFixed(0)} %`;
+  `${(MESSAGES / r.commits).toFixed(1)} msg/commit (${spread(r.commitSizes)})  loop busy ${(r.busy * 100).toFixed(0)} %\n` +
+  `    a commit's cycle, medians: parse ${ms(r.cycle?.parse)} + wait ${ms(r.cycle?.wait)} + commit ${ms(r.cycle?.commit)} + turn ${ms(r.cycle?.turn)} ms`;
 
 /** How full the commits were: of all `connections` senders' messages, of at least half, of fewer. */
 function spread(sizes: number[] | undefined): string {
