@@ -419,6 +419,13 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   );
   if (other !== undefined) {
     const us = (xs: SyncRun[]) => xs.map((x) => ((x.cpu.mailgate * 1e6) / n).toFixed(0));
+    // Each run's share of its own CPU bound: the CPU of every process in it over cores × wall.
+    const shares = (xs: SyncRun[]) =>
+      xs.map((x) => ((x.cpu.mailgate + x.cpu.dovecot + x.cpu.emulator) / availableParallelism() / (x.wallMs / 1000)) * 100);
+    const pct = (xs: SyncRun[]) => {
+      const each = shares(xs);
+      return `${each.map((x) => x.toFixed(0)).join(' ')} % (median ${median(each).toFixed(0)} %)`;
+    };
     console.log(
       `${''.padEnd(34)} A/B: this build ${us(syncs).join(' ')} µs/msg (median ${((cpu('mailgate') * 1e6) / n).toFixed(0)}),` +
         ` ${other} ${us(others).join(' ')} µs/msg (median ${((cpu('mailgate', others) * 1e6) / n).toFixed(0)});` +
@@ -427,6 +434,7 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
         ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} vs ${median(others.map((x) => x.firstMs)).toFixed(0)} ms;` +
         ` API requests ${median(syncs.map((x) => x.requests))} vs ${median(others.map((x) => x.requests))}`,
     );
+    console.log(`${''.padEnd(34)} A/B share of each run's own CPU bound: this build ${pct(syncs)}, ${other} ${pct(others)}`);
   }
   if (process.argv.includes('--no-stages')) return;
   const keep = profileDir();
