@@ -157,7 +157,11 @@ describe('chunks of a folder pass', () => {
     expect(chunks(460, 500)).toEqual([100, 180, 180]);
     expect(chunks(1000, 100)).toEqual(Array<number>(10).fill(100));
     expect(chunks(7, 1)).toEqual(Array<number>(7).fill(1));
-    for (const [n, b] of [[9999, 5000], [4321, 250], [777, 64]] as const) {
+    for (const [n, b] of [
+      [9999, 5000],
+      [4321, 250],
+      [777, 64],
+    ] as const) {
       const c = chunks(n, b);
       expect(c.reduce((a, x) => a + x, 0)).toBe(n);
       expect(Math.max(...c)).toBeLessThanOrEqual(b);
