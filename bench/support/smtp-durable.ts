@@ -38,12 +38,60 @@ async function load(dist: URL): Promise<Modules> {
 
 export interface DurableFigures extends Figures {
   commits: number;
+  /**
+   * Commits by the messages they held, `[1, 2, …, connections]` (index = messages − 1; a commit
+   * of more falls into the last): with senders in step, a full commit holds one message of each.
+   */
+  commitSizes: number[];
+  /** The commit cycle, medians over the commits, in ms (see Cycles). */
+  cycle: CycleMedians;
   /** Share of the run the listener's event loop was busy. */
   busy: number;
   /** CPU of the process but the senders' thread (listener, intake, parse workers, store), µs per message. */
   cpuUs: number;
   /** CPU of the listener's thread alone, µs per message. */
   mainCpuUs: number;
+}
+
+/** A commit cycle in ms: see Cycles. */
+export interface CycleMedians {
+  parse: number;
+  wait: number;
+  commit: number;
+  turn: number;
+}
+
+/**
+ * Where each commit cycle's time goes, on the listener's clock: `parse` from the first of the
+ * commit's messages handed to the parse pool to the last one's result (the listener reading the
+ * others meanwhile), `wait` from there to the commit's start (the commit's wait for parses in
+ * flight, the turn of the event loop), `commit` the store's write, `turn` from the previous
+ * commit's end to this one's first message handed over (the 250s written, the senders' next
+ * messages read).
+ */
+class Cycles {
+  private readonly parse: number[] = [];
+  private readonly wait: number[] = [];
+  private readonly commit: number[] = [];
+  private readonly turn: number[] = [];
+  private lastEnd: number | undefined;
+
+  add(spans: Array<{ start: number; end: number }>, start: number, end: number): void {
+    if (spans.length > 0) {
+      const first = Math.min(...spans.map((s) => s.start));
+      const parsed = Math.max(...spans.map((s) => s.end));
+      this.parse.push(parsed - first);
+      this.wait.push(start - parsed);
+      if (this.lastEnd !== undefined) this.turn.push(first - this.lastEnd);
+    }
+    this.commit.push(end - start);
+    this.lastEnd = end;
+  }
+
+  medians(): CycleMedians {
+    const median = (xs: number[]) => (xs.length === 0 ? 0 : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+    return { parse: median(this.parse), wait: median(this.wait), commit: median(this.commit), turn: median(this.turn) };
+  }
 }
 
 export interface DurableOptions {
@@ -67,19 +115,40 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
     warmUp: true,
   });
   const routes = new Map(config.routes.map((r) => [r.name, r]));
+  // When each message was handed to the pool and when its parse came back, by its bytes.
+  const parses = new WeakMap<Buffer, { start: number; end: number }>();
   const logger = m.logger.createLogger(false);
   const intake = m.intake.createIntake({
     store,
     routes,
-    parse: (raw, opts, how) => pool.parseEncoded(raw, opts, how),
+    parse: async (raw, opts, how) => {
+      const start = performance.now();
+      const result = await pool.parseEncoded(raw, opts, how);
+      parses.set(raw, { start, end: performance.now() });
+      return result;
+    },
     parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
     maxOutbox: 10_000_000,
     logger,
   });
   // Commits counted where they happen: one enqueue transaction each.
   let commits = 0;
+  const commitSizes = new Array<number>(connections).fill(0);
   const enqueue = store.enqueue.bind(store);
-  store.enqueue = (...args) => ((commits += 1), enqueue(...args));
+  const cycles = new Cycles();
+  store.enqueue = (...args) => {
+    commits += 1;
+    const at = Math.min(Math.max(args[0].length, 1), connections) - 1;
+    commitSizes[at] = commitSizes[at]! + 1;
+    const spans = args[0].flatMap((it) => (it.raw === undefined ? [] : (parses.get(it.raw) ?? [])));
+    const start = performance.now();
+    const written = enqueue(...args);
+    void Promise.resolve(written).then(
+      () => cycles.add(spans, start, performance.now()),
+      () => undefined,
+    );
+    return written;
+  };
   // Every sender connects from 127.0.0.1: the per-client cap is raised to the connections asked.
   const entry = m.smtpConfig.smtpEntrySchema.parse({
     name: 'bench',
@@ -104,6 +173,8 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
     return {
       ...figures,
       commits,
+      commitSizes,
+      cycle: cycles.medians(),
       busy: performance.eventLoopUtilization(loop).utilization,
       cpuUs: perMessage(used.user + used.system - figures.senderCpuMs * 1000),
       mainCpuUs: perMessage(usedMain.user + usedMain.system),
