@@ -95,7 +95,7 @@ const ms = (v: number | undefined): string => (v === undefined ? '?' : v.toFixed
 const fmtDurable = (r: DurableFigures): string =>
   `${fmt(r)}  CPU ${r.cpuUs.toFixed(0).padStart(4)} µs/msg (listener thread ${r.mainCpuUs.toFixed(0)})  ` +
   `${(MESSAGES / r.commits).toFixed(1)} msg/commit (${spread(r.commitSizes)})  loop busy ${(r.busy * 100).toFixed(0)} %\n` +
-  `    a commit's cycle, medians: parse ${ms(r.cycle?.parse)} + wait ${ms(r.cycle?.wait)} + commit ${ms(r.cycle?.commit)} + turn ${ms(r.cycle?.turn)} ms`;
+  `    a commit's cycle, medians: turn ${ms(r.cycle?.turn)} + read ${ms(r.cycle?.read)} + parse ${ms(r.cycle?.parse)} + wait ${ms(r.cycle?.wait)} + commit ${ms(r.cycle?.commit)} ms`;
 
 /** How full the commits were: of all `connections` senders' messages, of at least half, of fewer. */
 function spread(sizes: number[] | undefined): string {

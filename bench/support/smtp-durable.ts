@@ -1,7 +1,8 @@
 /**
  * One durable run of the SMTP bench, in this process: the smtp adapter over a real SQLite store
- * (synchronous=FULL, fresh file) through the parse pool and the intake, where each 250 means the
- * message is durable. The product's modules are loaded from a build's `dist/` folder (this
+ * (synchronous=FULL, fresh file) through the parse pool and the intake, made as `mailgate serve`
+ * makes them (parse attempts counted, workers warmed up), where each 250 means the message is
+ * durable. Delivery does not run. The product's modules are loaded from a build's `dist/` folder (this
  * build's by default), so that another build runs under the same harness (A/B).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ type Modules = {
   intake: typeof import('../../src/pipeline/intake.js');
   pool: typeof import('../../src/pipeline/pool.js');
   store: typeof import('../../src/store/index.js');
+  poison: typeof import('../../src/pipeline/poison.js');
 };
 
 /** This build's dist/ folder. */
@@ -33,6 +35,7 @@ async function load(dist: URL): Promise<Modules> {
     intake: (await import(at('src/pipeline/intake.js'))) as Modules['intake'],
     pool: (await import(at('src/pipeline/pool.js'))) as Modules['pool'],
     store: (await import(at('src/store/index.js'))) as Modules['store'],
+    poison: (await import(at('src/pipeline/poison.js'))) as Modules['poison'],
   };
 }
 
@@ -55,42 +58,48 @@ export interface DurableFigures extends Figures {
 
 /** A commit cycle in ms: see Cycles. */
 export interface CycleMedians {
+  turn: number;
+  read: number;
   parse: number;
   wait: number;
   commit: number;
-  turn: number;
+}
+
+/** When the listener had one message read whole (handed to the intake) and when its parse came back. */
+interface Seen {
+  read: number;
+  parsed: number;
 }
 
 /**
- * Where each commit cycle's time goes, on the listener's clock: `parse` from the first of the
- * commit's messages handed to the parse pool to the last one's result (the listener reading the
- * others meanwhile), `wait` from there to the commit's start (the commit's wait for parses in
- * flight, the turn of the event loop), `commit` the store's write, `turn` from the previous
- * commit's end to this one's first message handed over (the 250s written, the senders' next
- * messages read).
+ * Where each commit cycle's time goes, on the listener's clock: `turn` from the previous commit's
+ * end to the first of this commit's messages read whole (the 250s written, the senders' next
+ * commands answered, their messages read), `read` from there to the last one read, `parse` from
+ * there to the last one's parse back (the parse worker's queue), `wait` from there to the
+ * commit's start, `commit` the store's write.
  */
 class Cycles {
-  private readonly parse: number[] = [];
-  private readonly wait: number[] = [];
-  private readonly commit: number[] = [];
-  private readonly turn: number[] = [];
+  private readonly spans: Record<keyof CycleMedians, number[]> = { turn: [], read: [], parse: [], wait: [], commit: [] };
   private lastEnd: number | undefined;
 
-  add(spans: Array<{ start: number; end: number }>, start: number, end: number): void {
-    if (spans.length > 0) {
-      const first = Math.min(...spans.map((s) => s.start));
-      const parsed = Math.max(...spans.map((s) => s.end));
-      this.parse.push(parsed - first);
-      this.wait.push(start - parsed);
-      if (this.lastEnd !== undefined) this.turn.push(first - this.lastEnd);
+  add(seen: Seen[], start: number, end: number): void {
+    if (seen.length > 0) {
+      const first = Math.min(...seen.map((s) => s.read));
+      const last = Math.max(...seen.map((s) => s.read));
+      const parsed = Math.max(...seen.map((s) => s.parsed));
+      if (this.lastEnd !== undefined) this.spans.turn.push(first - this.lastEnd);
+      this.spans.read.push(last - first);
+      this.spans.parse.push(parsed - last);
+      this.spans.wait.push(start - parsed);
     }
-    this.commit.push(end - start);
+    this.spans.commit.push(end - start);
     this.lastEnd = end;
   }
 
   medians(): CycleMedians {
     const median = (xs: number[]) => (xs.length === 0 ? 0 : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
-    return { parse: median(this.parse), wait: median(this.wait), commit: median(this.commit), turn: median(this.turn) };
+    const s = this.spans;
+    return { turn: median(s.turn), read: median(s.read), parse: median(s.parse), wait: median(s.wait), commit: median(s.commit) };
   }
 }
 
@@ -115,22 +124,31 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
     warmUp: true,
   });
   const routes = new Map(config.routes.map((r) => [r.name, r]));
-  // When each message was handed to the pool and when its parse came back, by its bytes.
-  const parses = new WeakMap<Buffer, { start: number; end: number }>();
+  // When each message was read whole and when its parse came back, by its bytes.
+  const read = new WeakMap<Buffer, number>();
+  const parsed = new WeakMap<Buffer, number>();
   const logger = m.logger.createLogger(false);
   const intake = m.intake.createIntake({
     store,
     routes,
     parse: async (raw, opts, how) => {
-      const start = performance.now();
       const result = await pool.parseEncoded(raw, opts, how);
-      parses.set(raw, { start, end: performance.now() });
+      parsed.set(raw, performance.now());
       return result;
     },
     parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
     maxOutbox: 10_000_000,
     logger,
+    // As `mailgate serve` has it: each message's parse attempt is counted in the store before its
+    // parse (one write for the messages read in one turn of the event loop), and forgotten later.
+    poison: m.poison.poisonGuard(store, config.parsing.poison_after),
   });
+  const accept = intake.accept.bind(intake);
+  intake.accept = (batch, opts) => {
+    const now = performance.now();
+    for (const msg of batch) read.set(msg.raw, now);
+    return accept(batch, opts);
+  };
   // Commits counted where they happen: one enqueue transaction each.
   let commits = 0;
   const commitSizes = new Array<number>(connections).fill(0);
@@ -140,11 +158,15 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
     commits += 1;
     const at = Math.min(Math.max(args[0].length, 1), connections) - 1;
     commitSizes[at] = commitSizes[at]! + 1;
-    const spans = args[0].flatMap((it) => (it.raw === undefined ? [] : (parses.get(it.raw) ?? [])));
+    const seen = args[0].flatMap((it): Seen[] => {
+      const r = it.raw === undefined ? undefined : read.get(it.raw);
+      const p = it.raw === undefined ? undefined : parsed.get(it.raw);
+      return r === undefined || p === undefined ? [] : [{ read: r, parsed: p }];
+    });
     const start = performance.now();
     const written = enqueue(...args);
     void Promise.resolve(written).then(
-      () => cycles.add(spans, start, performance.now()),
+      () => cycles.add(seen, start, performance.now()),
       () => undefined,
     );
     return written;

@@ -25,7 +25,7 @@ import { Worker } from 'node:worker_threads';
 import { GatewayError, type ErrorCode } from '../errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PARSE_TIMEOUT_MS, parseLimit } from '../limits.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
-import type { EncodedPreview } from './encoded.js';
+import { unpackEncoded, type EncodedPreview, type EncodedWire } from './encoded.js';
 import { WARM_UP_MESSAGES } from './warm-up.js';
 import type { WorkerBatch, WorkerData, WorkerResponse } from './worker.js';
 
@@ -433,8 +433,9 @@ export class ParsePool {
       if (i === -1) continue;
       const [job] = slot.inFlight.splice(i, 1);
       slot.bytes -= job!.raw.byteLength;
-      // `result` is a PreviewResult unless the job asked for an EncodedPreview (parseEncoded).
-      job!.resolve(res.ok ? { ok: true, result: res.result as PreviewResult } : fail(res.code, res.message));
+      if (!res.ok) job!.resolve(fail(res.code, res.message));
+      // `result` is a PreviewResult unless the job asked for an EncodedPreview (parseEncoded), which travels as its EncodedWire.
+      else job!.resolve({ ok: true, result: (job!.encode ? unpackEncoded(res.result as EncodedWire) : res.result) as PreviewResult });
     }
     this.pump();
   }
