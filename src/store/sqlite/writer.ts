@@ -15,6 +15,10 @@ import { toWire, type WriterData, type WriterReply, type WriterRequest } from '.
 
 const WRITER_URL = new URL('./writer-thread.js', import.meta.url);
 
+/** What every write answers once the thread is gone: the store cannot be reached (as a closed connection). */
+const unavailable = (message: string, cause?: unknown): GatewayError =>
+  new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', message, cause === undefined ? {} : { cause });
+
 interface Waiter {
   resolve: (r: unknown) => void;
   reject: (e: Error) => void;
@@ -35,15 +39,16 @@ export class SqliteWriter {
     const workerData: WriterData = { ...data, clock: clock !== undefined };
     this.worker = new Worker(WRITER_URL, { workerData });
     this.worker.on('message', (reply: WriterReply) => this.settle(reply));
-    this.worker.on('error', (err) => this.fail(err));
-    this.worker.on('exit', (code) => this.fail(new Error(`the SQLite writer thread exited with code ${code}`)));
+    this.worker.on('error', (err) => this.fail(unavailable(`the SQLite writer thread failed: ${err.message}`, err)));
+    this.worker.on('exit', (code) => this.fail(unavailable(`the SQLite writer thread exited with code ${code}`)));
   }
 
   /** `own` with the writes of WRITER_METHODS sent to the thread (the reads stay on `own`'s connection). */
   route(own: SqliteConcerns): SqliteConcerns {
     const out = { ...own } as Record<string, unknown>;
     for (const [concern, methods] of Object.entries(WRITER_METHODS) as Array<[WriterConcern, readonly string[]]>) {
-      const routed = Object.create(own[concern]) as Record<string, unknown>;
+      // The concern itself for every other method (a lazy statement cache may then fill twice: harmless).
+    const routed = Object.create(own[concern]) as Record<string, unknown>;
       for (const method of methods) routed[method] = (...args: unknown[]) => this.write(concern, method, args);
       out[concern] = routed;
     }
@@ -101,7 +106,7 @@ export class SqliteWriter {
       ),
     );
     this.closing = true;
-    this.dead = new Error('the SQLite store is closed');
+    this.dead = unavailable('the SQLite store is closed');
     const exited = new Promise<void>((r) => this.worker.once('exit', () => r()));
     this.worker.postMessage('close');
     await exited;
