@@ -8,7 +8,7 @@
  *
  *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--mixed-messages 5000]
  *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text,new-mail]
- *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR] [--workers N]
+ *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR] [--workers N] [--vs-cli PATH] [--no-stages] [--no-references]
  *
  * Runs alternate (raw fetch, hand-built, mailgate, raw fetch, …) so that a drifting machine
  * load hits all three alike; the figures are medians. After them, one more `mailgate serve`
@@ -368,22 +368,27 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   await rawFetch(d, user, { bodyStructure: true, source: true }); // index + page cache, unmeasured
   const raw: number[] = [];
   const hand: SyncRun[] = [];
+  // `--no-references`: mailgate only (A/B with --vs-cli); the raw fetch and hand-built figures print as NaN.
+  const references = !process.argv.includes('--no-references');
   const syncs: SyncRun[] = [];
   const vs = option('vs-cli');
   const other = vs === undefined ? undefined : resolve(vs);
   const others: SyncRun[] = [];
   for (let r = 0; r < runs; r++) {
-    raw.push(await rawFetch(d, user, { source: true }));
-    hand.push(await syncRun(d, handBuilt(d, user), n));
+    if (references) {
+      raw.push(await rawFetch(d, user, { source: true }));
+      hand.push(await syncRun(d, handBuilt(d, user), n));
+    }
     syncs.push(await syncRun(d, mailgate(d, user), n));
     if (other !== undefined) others.push(await syncRun(d, mailgate(d, user, other), n));
   }
   const rss = Math.max(...syncs.map((x) => x.rssMb));
   const rate = median(syncs.map((x) => x.rate));
-  const handRate = median(hand.map((x) => x.rate));
+  const handRate = references ? median(hand.map((x) => x.rate)) : NaN;
+  const rawRate = references ? median(raw) : NaN;
   console.log(
-    `${label.padEnd(34)} ${pad((bytes / 2 ** 20).toFixed(0) + ' MiB', 9)} ${pad(median(raw).toFixed(0), 10)} ${pad(handRate.toFixed(0), 10)}` +
-      ` ${pad(rate.toFixed(0), 10)} ${pad((rate / handRate).toFixed(2) + '×', 9)} ${pad((rate / median(raw)).toFixed(2) + '×', 9)} ${pad(rss.toFixed(0) + ' MB', 9)}`,
+    `${label.padEnd(34)} ${pad((bytes / 2 ** 20).toFixed(0) + ' MiB', 9)} ${pad(rawRate.toFixed(0), 10)} ${pad(handRate.toFixed(0), 10)}` +
+      ` ${pad(rate.toFixed(0), 10)} ${pad((rate / handRate).toFixed(2) + '×', 9)} ${pad((rate / rawRate).toFixed(2) + '×', 9)} ${pad(rss.toFixed(0) + ' MB', 9)}`,
   );
   console.log(
     `${''.padEnd(34)} each run, msg/s: raw ${raw.map((x) => x.toFixed(0)).join(' ')}; hand-built ${hand.map((x) => x.rate.toFixed(0)).join(' ')};` +
@@ -394,11 +399,11 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   const bound = n / (total / availableParallelism());
   console.log(
     `${''.padEnd(34)} CPU during the sync: mailgate ${cpu('mailgate').toFixed(1)} s, Dovecot ${cpu('dovecot').toFixed(1)} s, emulator ${cpu('emulator').toFixed(1)} s` +
-      ` = ${total.toFixed(1)} s on ${availableParallelism()} cores: no faster than ${bound.toFixed(0)} msg/s (${(bound / median(raw)).toFixed(2)}× raw fetch);` +
+      ` = ${total.toFixed(1)} s on ${availableParallelism()} cores: no faster than ${bound.toFixed(0)} msg/s (${(bound / rawRate).toFixed(2)}× raw fetch);` +
       ` mailgate at ${((rate / bound) * 100).toFixed(0)} % of it (target ≥ 85 %), ${(rate / handRate).toFixed(2)}× hand-built (target ≥ 2×)`,
   );
   console.log(
-    `${''.padEnd(34)} CPU per message: mailgate ${((cpu('mailgate') * 1e6) / n).toFixed(0)} µs, hand-built ${((cpu('mailgate', hand) * 1e6) / n).toFixed(0)} µs`,
+    `${''.padEnd(34)} CPU per message: mailgate ${((cpu('mailgate') * 1e6) / n).toFixed(0)} µs, hand-built ${references ? ((cpu('mailgate', hand) * 1e6) / n).toFixed(0) : 'NaN'} µs`,
   );
   // The bound above spreads all CPU over the cores; the main thread's share cannot spread (one
   // event loop runs the IMAP client, intake, the store and delivery), so it bounds alone too.
@@ -419,6 +424,13 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
   );
   if (other !== undefined) {
     const us = (xs: SyncRun[]) => xs.map((x) => ((x.cpu.mailgate * 1e6) / n).toFixed(0));
+    // Each run's share of its own CPU bound: the CPU of every process in it over cores × wall.
+    const shares = (xs: SyncRun[]) =>
+      xs.map((x) => ((x.cpu.mailgate + x.cpu.dovecot + x.cpu.emulator) / availableParallelism() / (x.wallMs / 1000)) * 100);
+    const pct = (xs: SyncRun[]) => {
+      const each = shares(xs);
+      return `${each.map((x) => x.toFixed(0)).join(' ')} % (median ${median(each).toFixed(0)} %)`;
+    };
     console.log(
       `${''.padEnd(34)} A/B: this build ${us(syncs).join(' ')} µs/msg (median ${((cpu('mailgate') * 1e6) / n).toFixed(0)}),` +
         ` ${other} ${us(others).join(' ')} µs/msg (median ${((cpu('mailgate', others) * 1e6) / n).toFixed(0)});` +
@@ -427,6 +439,7 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
         ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} vs ${median(others.map((x) => x.firstMs)).toFixed(0)} ms;` +
         ` API requests ${median(syncs.map((x) => x.requests))} vs ${median(others.map((x) => x.requests))}`,
     );
+    console.log(`${''.padEnd(34)} A/B share of each run's own CPU bound: this build ${pct(syncs)}, ${other} ${pct(others)}`);
   }
   if (process.argv.includes('--no-stages')) return;
   const keep = profileDir();

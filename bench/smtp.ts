@@ -91,9 +91,20 @@ function round(dist: URL): Promise<DurableFigures> {
 
 const fmt = (r: Figures): string =>
   `${r.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${r.p50.toFixed(1).padStart(5)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms`;
+const ms = (v: number | undefined): string => (v === undefined ? '?' : v.toFixed(2));
 const fmtDurable = (r: DurableFigures): string =>
   `${fmt(r)}  CPU ${r.cpuUs.toFixed(0).padStart(4)} µs/msg (listener thread ${r.mainCpuUs.toFixed(0)})  ` +
-  `${(MESSAGES / r.commits).toFixed(1)} msg/commit  loop busy ${(r.busy * 100).toFixed(0)} %`;
+  `${(MESSAGES / r.commits).toFixed(1)} msg/commit (${spread(r.commitSizes)})  loop busy ${(r.busy * 100).toFixed(0)} %\n` +
+  `    a commit's cycle, medians: turn ${ms(r.cycle?.turn)} + read ${ms(r.cycle?.read)} + parse ${ms(r.cycle?.parse)} + wait ${ms(r.cycle?.wait)} + commit ${ms(r.cycle?.commit)} ms`;
+
+/** How full the commits were: of all `connections` senders' messages, of at least half, of fewer. */
+function spread(sizes: number[] | undefined): string {
+  if (sizes === undefined) return 'sizes not counted';
+  const n = sizes.length;
+  const half = Math.ceil(n / 2);
+  const sum = (from: number, to: number) => sizes.slice(from, to).reduce((a, b) => a + b, 0);
+  return `${sum(n - 1, n)} of ${n}, ${sum(half - 1, n - 1)} of ${half}–${n - 1}, ${sum(0, half - 1)} of 1–${half - 1}`;
+}
 
 function summary(label: string, runs: DurableFigures[]): void {
   const rate = median(runs.map((r) => r.perSecond));

@@ -38,12 +38,66 @@ async function load(dist: URL): Promise<Modules> {
 
 export interface DurableFigures extends Figures {
   commits: number;
+  /**
+   * Commits by the messages they held, `[1, 2, …, connections]` (index = messages − 1; a commit
+   * of more falls into the last): with senders in step, a full commit holds one message of each.
+   */
+  commitSizes: number[];
+  /** The commit cycle, medians over the commits, in ms (see Cycles). */
+  cycle: CycleMedians;
   /** Share of the run the listener's event loop was busy. */
   busy: number;
   /** CPU of the process but the senders' thread (listener, intake, parse workers, store), µs per message. */
   cpuUs: number;
   /** CPU of the listener's thread alone, µs per message. */
   mainCpuUs: number;
+}
+
+/** A commit cycle in ms: see Cycles. */
+export interface CycleMedians {
+  turn: number;
+  read: number;
+  parse: number;
+  wait: number;
+  commit: number;
+}
+
+/** When the listener had one message read whole (handed to the intake) and when its parse came back. */
+interface Seen {
+  read: number;
+  parsed: number;
+}
+
+/**
+ * Where each commit cycle's time goes, on the listener's clock: `turn` from the previous commit's
+ * end to the first of this commit's messages read whole (the 250s written, the senders' next
+ * commands answered, their messages read), `read` from there to the last one read, `parse` from
+ * there to the last one's parse back (the parse worker's queue), `wait` from there to the
+ * commit's start, `commit` the store's write.
+ */
+class Cycles {
+  private readonly spans: Record<keyof CycleMedians, number[]> = { turn: [], read: [], parse: [], wait: [], commit: [] };
+  private lastEnd: number | undefined;
+
+  add(seen: Seen[], start: number, end: number): void {
+    if (seen.length > 0) {
+      const first = Math.min(...seen.map((s) => s.read));
+      const last = Math.max(...seen.map((s) => s.read));
+      const parsed = Math.max(...seen.map((s) => s.parsed));
+      if (this.lastEnd !== undefined) this.spans.turn.push(first - this.lastEnd);
+      this.spans.read.push(last - first);
+      this.spans.parse.push(parsed - last);
+      this.spans.wait.push(start - parsed);
+    }
+    this.spans.commit.push(end - start);
+    this.lastEnd = end;
+  }
+
+  medians(): CycleMedians {
+    const median = (xs: number[]) => (xs.length === 0 ? 0 : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+    const s = this.spans;
+    return { turn: median(s.turn), read: median(s.read), parse: median(s.parse), wait: median(s.wait), commit: median(s.commit) };
+  }
 }
 
 export interface DurableOptions {
@@ -67,19 +121,50 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
     warmUp: true,
   });
   const routes = new Map(config.routes.map((r) => [r.name, r]));
+  // When each message was read whole and when its parse came back, by its bytes.
+  const read = new WeakMap<Buffer, number>();
+  const parsed = new WeakMap<Buffer, number>();
   const logger = m.logger.createLogger(false);
   const intake = m.intake.createIntake({
     store,
     routes,
-    parse: (raw, opts, how) => pool.parseEncoded(raw, opts, how),
+    parse: async (raw, opts, how) => {
+      const result = await pool.parseEncoded(raw, opts, how);
+      parsed.set(raw, performance.now());
+      return result;
+    },
     parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
     maxOutbox: 10_000_000,
     logger,
   });
+  const accept = intake.accept.bind(intake);
+  intake.accept = (batch, opts) => {
+    const now = performance.now();
+    for (const msg of batch) read.set(msg.raw, now);
+    return accept(batch, opts);
+  };
   // Commits counted where they happen: one enqueue transaction each.
   let commits = 0;
+  const commitSizes = new Array<number>(connections).fill(0);
   const enqueue = store.enqueue.bind(store);
-  store.enqueue = (...args) => ((commits += 1), enqueue(...args));
+  const cycles = new Cycles();
+  store.enqueue = (...args) => {
+    commits += 1;
+    const at = Math.min(Math.max(args[0].length, 1), connections) - 1;
+    commitSizes[at] = commitSizes[at]! + 1;
+    const seen = args[0].flatMap((it): Seen[] => {
+      const r = it.raw === undefined ? undefined : read.get(it.raw);
+      const p = it.raw === undefined ? undefined : parsed.get(it.raw);
+      return r === undefined || p === undefined ? [] : [{ read: r, parsed: p }];
+    });
+    const start = performance.now();
+    const written = enqueue(...args);
+    void Promise.resolve(written).then(
+      () => cycles.add(seen, start, performance.now()),
+      () => undefined,
+    );
+    return written;
+  };
   // Every sender connects from 127.0.0.1: the per-client cap is raised to the connections asked.
   const entry = m.smtpConfig.smtpEntrySchema.parse({
     name: 'bench',
@@ -104,6 +189,8 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
     return {
       ...figures,
       commits,
+      commitSizes,
+      cycle: cycles.medians(),
       busy: performance.eventLoopUtilization(loop).utilization,
       cpuUs: perMessage(used.user + used.system - figures.senderCpuMs * 1000),
       mainCpuUs: perMessage(usedMain.user + usedMain.system),

@@ -52,3 +52,61 @@ export function encodePreview(result: PreviewResult): EncodedPreview {
   }
   return encoded;
 }
+
+/**
+ * An EncodedPreview as it crosses from a parse worker to the main thread: its values in one flat
+ * array, in a fixed order. A structured clone writes the name of every property of every object
+ * and the receiving thread reads each back, about 25 names a message; the array carries the
+ * values alone (`packEncoded` in the worker, `unpackEncoded` on arrival).
+ */
+export type EncodedWire = [
+  commentId: string,
+  document: string,
+  warnings: Warning[] | null,
+  textHash: string,
+  docHash: string,
+  sender: string | null,
+  senderName: string | null,
+  subject: string | null,
+  messageId: string | null,
+  timestamp: number | null,
+  threadId: string | null,
+  threadTimestamp: string | null,
+  threadFrom: string | null,
+  participants: string[] | null,
+];
+
+export function packEncoded(e: EncodedPreview): EncodedWire {
+  const { facts, thread } = e;
+  return [
+    e.commentId,
+    e.document,
+    e.warnings.length === 0 ? null : e.warnings,
+    e.hashes.textHash,
+    e.hashes.docHash,
+    facts.sender,
+    facts.senderName,
+    facts.subject,
+    facts.messageId,
+    facts.timestamp,
+    thread === undefined ? null : thread.threadId,
+    thread === undefined ? null : thread.timestamp,
+    thread?.from ?? null,
+    thread === undefined ? null : thread.participants,
+  ];
+}
+
+export function unpackEncoded(w: EncodedWire): EncodedPreview {
+  const encoded: EncodedPreview = {
+    commentId: w[0],
+    document: w[1],
+    warnings: w[2] ?? [],
+    hashes: { textHash: w[3], docHash: w[4] },
+    facts: { sender: w[5], senderName: w[6], subject: w[7], messageId: w[8], timestamp: w[9] },
+  };
+  if (w[10] !== null) {
+    encoded.thread = { threadId: w[10], timestamp: w[11]!, participants: w[13]! };
+    if (w[12] !== null) encoded.thread.from = w[12];
+  }
+  return encoded;
+}

@@ -1,5 +1,5 @@
 /** Helpers tying a message to its outbox key, its route's target and its route properties. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { UserProperties } from '../model/index.js';
 import type { Envelope, Origin } from './types.js';
 
@@ -20,7 +20,7 @@ export interface RouteTargetOf {
  * a pull kind builds its own from where the message sits (an IMAP UID, a file's path and index).
  */
 export function contentKey(raw: Buffer): string {
-  return `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+  return `sha256:${hash('sha256', raw, 'hex')}`;
 }
 
 /**

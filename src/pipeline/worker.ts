@@ -9,7 +9,7 @@ import { isMainThread, parentPort, workerData, type MessagePort } from 'node:wor
 import { isGatewayError, type ErrorCode } from '../errors.js';
 import { previewSync } from '../preview/index.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
-import { encodePreview, type EncodedPreview } from './encoded.js';
+import { encodePreview, packEncoded, type EncodedPreview, type EncodedWire } from './encoded.js';
 import { warmUpMessage } from './warm-up.js';
 
 /** Messages for one hand-over: their bytes back to back in one buffer, moved to the worker. */
@@ -26,8 +26,9 @@ export interface WorkerRequest {
   encode?: boolean;
 }
 
+/** What handleRequest answers; across the hand-over an EncodedPreview travels as its EncodedWire. */
 export type WorkerResponse =
-  | { id: number; ok: true; result: PreviewResult | EncodedPreview }
+  | { id: number; ok: true; result: PreviewResult | EncodedPreview | EncodedWire }
   | { id: number; ok: false; code: ErrorCode; message: string };
 
 /** Sent once the worker's modules are loaded: start-up time never counts against a message's budget. */
@@ -103,7 +104,9 @@ function serve(port: MessagePort, data: WorkerData | undefined): void {
     const answers: WorkerResponse[] = [];
     for (const { offset, length, ...req } of batch.messages) {
       Atomics.store(current, 0, req.id);
-      answers.push(handleRequest({ ...req, raw: new Uint8Array(batch.bytes, offset, length) }, testHooks));
+      const answer = handleRequest({ ...req, raw: new Uint8Array(batch.bytes, offset, length) }, testHooks);
+      if (answer.ok && req.encode === true) answer.result = packEncoded(answer.result as EncodedPreview);
+      answers.push(answer);
     }
     Atomics.store(current, 0, 0);
     if (crashAfterBatch) process.exit(70);

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { importPool } from './support/dist.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { encodePreview } from '../../src/pipeline/encoded.js';
+import { previewSync } from '../../src/preview/index.js';
+import { importPool, ROOT } from './support/dist.js';
 
 const message = (n: number, extra = '') =>
   Buffer.from(
@@ -315,6 +319,24 @@ describe('parse pool', () => {
     } finally {
       await warm.close();
       await cold.close();
+    }
+  });
+
+  it('answers an encoded parse exactly as encodePreview does on the calling thread, for every sample message', async () => {
+    const { ParsePool } = await importPool();
+    const pool = new ParsePool({ size: 1 });
+    const dir = join(ROOT, 'samples/mime');
+    const receivedAt = new Date('2026-03-02T10:00:00Z');
+    try {
+      const names = [...readdirSync(dir).filter((f) => f.endsWith('.eml')), '(no sender)'];
+      const raws = names.map((f) => (f === '(no sender)' ? Buffer.from('Subject: no sender\r\n\r\nBody\r\n') : readFileSync(join(dir, f))));
+      const answers = await Promise.all(raws.map((raw) => pool.parseEncoded(raw, { receivedAt })));
+      // Absent members (a thread entry without a sender) stay absent, empty warnings stay an array.
+      answers.forEach((answer, i) => expect(answer, names[i]).toStrictEqual(encodePreview(previewSync(raws[i]!, { receivedAt }))));
+      expect(answers.some((a) => a.thread !== undefined && a.thread.from === undefined)).toBe(true);
+      expect(answers.some((a) => a.warnings.length > 0)).toBe(true);
+    } finally {
+      await pool.close();
     }
   });
 

@@ -1,12 +1,14 @@
 /**
  * How the PostgreSQL store writes an enqueue: intake and delivery of one route never wait for
  * each other's counters, an enqueue larger than one statement stores every side row (search
- * row, thread entry, counters, checkpoint) exactly as one of a single statement does, and an item
- * deleted takes its search row and attempts with it.
+ * row, thread entry, counters, checkpoint) exactly as one of a single statement does, the
+ * enqueue statements of one shape are prepared once and run again with each batch's own values,
+ * and an item deleted takes its search row and attempts with it.
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
+import { StatementShapes } from '../../src/store/postgres/insert.js';
 import type { OutboxInput } from '../../src/store/types.js';
 import { input } from '../contract/store.case.js';
 import { createTestDatabase, stopTestServer } from '../support/postgres.js';
@@ -82,6 +84,63 @@ describe('PostgreSQL enqueue writes', () => {
       await client.end();
       await store.close();
     }
+  });
+
+  it('batches of one shape on one connection (one prepared statement) store each its own items, side rows and checkpoint', async () => {
+    const url = await createTestDatabase('mailgate_writes');
+    const store = await openStore(url, { postgres: { poolSize: 1 } });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const batches = [0, 1, 2, 3, 4, 5, 6].map((b) => [threaded('r', 3 * b), threaded('r', 3 * b + 1), threaded('r', 3 * b + 2)]);
+      const ids: number[][] = [];
+      for (const [b, items] of batches.entries()) {
+        const result = await store.enqueue(items, { key: 'files:same', value: { batch: b } });
+        expect(result).toMatchObject({ queued: 3, duplicates: 0 });
+        ids.push(result.items.map((o) => o.id));
+        expect(await store.getCheckpoint('files:same')).toEqual({ batch: b });
+      }
+      // The same shape again with keys stored before: duplicates answer the first items.
+      const again = await store.enqueue(batches[2]!, { key: 'files:same', value: { batch: 7 } });
+      expect(again).toMatchObject({ queued: 0, duplicates: 3 });
+      expect(again.items.map((o) => o.id)).toEqual(ids[2]);
+      const { rows } = await client.query<{ key: string; comment_id: string; headers: string }>(
+        `SELECT o.key, o.comment_id, d.document->'raw_email'->'headers'->>'raw' AS headers
+         FROM outbox o JOIN outbox_docs d ON d.id = o.id ORDER BY o.id`,
+      );
+      expect(rows).toEqual(
+        Array.from({ length: 21 }, (_, n) => ({
+          key: `files:/tmp/archive.mbox:${n}`,
+          comment_id: (0xc0de0000 + n).toString(16),
+          headers: `Subject: message ${n}\r\nFrom: a@example.com`,
+        })),
+      );
+      const threads = await client.query<{ comment_id: string; thread_id: string }>(
+        `SELECT comment_id, thread_id FROM threads ORDER BY ts, comment_id COLLATE "C"`,
+      );
+      expect(threads.rows).toEqual(Array.from({ length: 21 }, (_, n) => ({ comment_id: `c${n}`, thread_id: `t${n % 7}` })));
+      expect(await count(client, 'SELECT COUNT(*) AS n FROM outbox_search')).toBe(21);
+      expect((await store.counters('r'))[0]).toMatchObject({ enqueued: 21 });
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('enqueue statements are named per shape while the row budget lasts, and sent unnamed after', () => {
+    const shapes = new StatementShapes(10, 'test_enqueue');
+    const shape = (rows: number, checkpoint = false) => ({ rows, search: true, threads: undefined, count: true, checkpoint });
+    const five = shapes.of(shape(5));
+    expect(five.name).toBe('test_enqueue_0');
+    expect(shapes.of(shape(5))).toBe(five);
+    const withCheckpoint = shapes.of(shape(5, true));
+    expect(withCheckpoint.name).toBe('test_enqueue_1');
+    expect(withCheckpoint.text).not.toBe(five.text);
+    // 10 rows named: a third shape would pass the budget.
+    const big = shapes.of(shape(1));
+    expect(big.name).toBeUndefined();
+    expect(big.text).toContain('VALUES (0, $1::text');
+    expect(shapes.of(shape(5)).name).toBe('test_enqueue_0');
   });
 
   it('pruning and purging delete the search rows and attempts of their items (no foreign keys since migration 12)', async () => {

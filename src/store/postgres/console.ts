@@ -48,8 +48,11 @@ export function attemptInsert(p: { outcome: string; code: string; message: strin
 /** Absent (null, or undefined in an input of a legacy origin shape that turns out a duplicate) is NULL. */
 const nul = (s: string | null | undefined): string | null => (s === null || s === undefined ? null : pgText(s));
 
+/** Array parameters of the search rows' insert (`searchValues`, `searchInsert`). */
+export const SEARCH_PARAMS = 14;
+
 export function searchValues(rows: SearchFields[]): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: 14 }, () => []);
+  const cols: unknown[][] = Array.from({ length: SEARCH_PARAMS }, () => []);
   for (const f of rows) {
     const row = [
       pgText(f.route),

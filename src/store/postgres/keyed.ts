@@ -25,7 +25,8 @@ import { nowParam, pgNow, pgText, retryRolledBack, toId, withTransaction, type P
 import { deleteItems } from './outbox.js';
 import { putCheckpoint } from './checkpoints.js';
 import type { PgLeases } from './leases.js';
-import { PARAMS_PER_ROW, inputParams, insertStatement } from './rows.js';
+import { insertStatement } from './insert.js';
+import { PARAMS_PER_ROW, inputParams } from './rows.js';
 import type { PgThreads } from './threads.js';
 
 /** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
@@ -145,7 +146,7 @@ export class PgKeyed implements Backend<KeyedStore> {
           count: true,
           ...(last ? { threads, ...(checkpoint === undefined ? {} : { checkpoint }) } : {}),
         });
-        const { rows } = await db.query<{ id: string; route: string; key: string; status: OutboxStatus }>(st.text, st.values);
+        const { rows } = await db.query<{ id: string; route: string; key: string; status: OutboxStatus }>(st);
         for (const r of rows) stored.set(idOf(r), { id: toId(r.id), key: r.key, status: r.status });
       }
       const held = await this.held(

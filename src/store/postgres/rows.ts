@@ -2,15 +2,9 @@
 import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
 import { storedOrigin } from '../../model/origin.js';
-import type { Checkpoint } from '../../model/origin.js';
-import type { SearchFields } from '../console.js';
-import type { DeadLetter, DeadLetterDetail, ItemError, OutboxInput, OutboxItem, ThreadEntry } from '../types.js';
+import type { DeadLetter, DeadLetterDetail, ItemError, OutboxInput, OutboxItem } from '../types.js';
 import { hashesOf, withDocument } from '../common.js';
-import { checkpointUpsert } from './checkpoints.js';
-import { searchInsert, searchValues } from './console.js';
-import { COUNT_INSERTED } from './counters.js';
-import { iso, pgNow, pgText, toId } from './db.js';
-import { threadUpsert } from './threads.js';
+import { iso, pgText, toId } from './db.js';
 
 export interface PgOutboxRow {
   id: string;
@@ -110,71 +104,4 @@ export function inputParams(it: OutboxInput): unknown[] {
     it.hashes?.textHash ?? null,
     it.hashes?.docHash ?? null,
   ];
-}
-
-/** What the enqueue's statement writes besides the rows of its items. */
-export interface InsertSteps {
-  /** The search rows of the items (written for those the statement inserts). */
-  search?: SearchFields[];
-  /** Thread index entries, by source. */
-  threads?: Array<[string, ThreadEntry[]]>;
-  /** Add what the statement inserts to the routes' counters. */
-  count?: boolean;
-  checkpoint?: Checkpoint;
-}
-
-/**
- * One statement for `items` (at most 65534 / PARAMS_PER_ROW: PostgreSQL's parameter limit, less
- * the others'): the narrow outbox rows, then the document and raw side rows of those actually
- * inserted (a key already stored inserts nothing), and the `steps`: so that an enqueue is one
- * round trip to the server, and a transaction of its own when it has one statement.
- * `items` must hold each (route, key) once. Every value is its own parameter: raw bytes travel as
- * binary (no hex round trip) and JSON as plain text (no array-literal escaping).
- * `now` is `nowParam()`: the items' due time (null: the server's clock).
- */
-export function insertStatement(items: OutboxInput[], now: Date | null, steps: InsertSteps = {}): { text: string; values: unknown[] } {
-  const values: unknown[] = [];
-  const rows: string[] = [];
-  for (const it of items) {
-    const b = values.length;
-    values.push(...inputParams(it));
-    const p = (i: number): string => `$${b + i}`;
-    rows.push(
-      `(${rows.length}, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::json, ` +
-        `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea, ${p(11)}::boolean, ${p(12)}::text, ${p(13)}::text)`,
-    );
-  }
-  values.push(now);
-  const nowAt = values.length;
-  const extra: string[] = [];
-  if (steps.search !== undefined && steps.search.length > 0) {
-    extra.push(`srch AS (${searchInsert('ins', values.length + 1)} ON CONFLICT (id) DO NOTHING)`);
-    values.push(...searchValues(steps.search));
-  }
-  const threads = steps.threads === undefined ? undefined : threadUpsert(steps.threads, values.length + 1);
-  if (threads !== undefined) {
-    extra.push(`thr AS (${threads.sql})`);
-    values.push(...threads.values);
-  }
-  if (steps.count === true) extra.push(`cnt AS (${COUNT_INSERTED})`);
-  if (steps.checkpoint !== undefined) {
-    extra.push(`cp AS (${checkpointUpsert(values.length + 1)})`);
-    values.push(steps.checkpoint.key, JSON.stringify(steps.checkpoint.value));
-  }
-  const text = `WITH v (ord, route, key, comment_id, status, last_error, origin, warnings, document, preview, raw, action_due, text_hash, doc_hash) AS (
-      VALUES ${rows.join(',\n')}),
-    ins AS (
-      INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due, next_attempt_at)
-      SELECT route, key, comment_id, status, CASE WHEN status = 'dead' THEN clock_timestamp() END, last_error, origin, warnings, action_due,
-        ${pgNow(nowAt)}
-      FROM v ORDER BY ord
-      ON CONFLICT (route, key) DO NOTHING RETURNING id, route, key, status),
-    docs AS (
-      INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash)
-      SELECT ins.id, v.document, v.preview, v.text_hash, v.doc_hash FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key),
-    raws AS (
-      INSERT INTO outbox_raw (id, raw)
-      SELECT ins.id, v.raw FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key WHERE v.raw IS NOT NULL)${extra.map((e) => `,\n    ${e}`).join('')}
-    SELECT id, route, key, status FROM ins`;
-  return { text, values };
 }

@@ -5,6 +5,9 @@ import type { Backend } from '../compose.js';
 import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
 import { pgText, type Queryable } from './db.js';
 
+/** Array parameters of the thread index upsert. */
+export const THREAD_PARAMS = 6;
+
 /**
  * The thread index upsert of these entries (per source; one row per source and comment id, the
  * last wins, in sorted order so that concurrent writers lock alike), its six array parameters
