@@ -11,9 +11,9 @@ import { openSecondConnection } from './db.js';
 import { WalSync } from './wal-sync.js';
 import { fromWire, type WriterData, type WriterReply, type WriterRequest } from './writer-wire.js';
 
-/** The thread's connection and concerns; `now` is the store's clock. */
 type Connected = SqliteConcerns & { db: Database.Database };
 
+/** The thread's connection and concerns; `now` is the store's clock. */
 function connect(data: WriterData, now: () => number): Connected {
   const db = openSecondConnection(data.path, data.options);
   return { ...sqliteConcerns(db, now, data.options.synchronous ?? 'FULL', new WalSync(db, false)), db };

@@ -48,7 +48,7 @@ export class SqliteWriter {
     const out = { ...own } as Record<string, unknown>;
     for (const [concern, methods] of Object.entries(WRITER_METHODS) as Array<[WriterConcern, readonly string[]]>) {
       // The concern itself for every other method (a lazy statement cache may then fill twice: harmless).
-    const routed = Object.create(own[concern]) as Record<string, unknown>;
+      const routed = Object.create(own[concern]) as Record<string, unknown>;
       for (const method of methods) routed[method] = (...args: unknown[]) => this.write(concern, method, args);
       out[concern] = routed;
     }
