@@ -1,7 +1,8 @@
 /**
  * One durable run of the SMTP bench, in this process: the smtp adapter over a real SQLite store
- * (synchronous=FULL, fresh file) through the parse pool and the intake, where each 250 means the
- * message is durable. The product's modules are loaded from a build's `dist/` folder (this
+ * (synchronous=FULL, fresh file) through the parse pool and the intake, made as `mailgate serve`
+ * makes them (parse attempts counted, workers warmed up), where each 250 means the message is
+ * durable. Delivery does not run. The product's modules are loaded from a build's `dist/` folder (this
  * build's by default), so that another build runs under the same harness (A/B).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ type Modules = {
   intake: typeof import('../../src/pipeline/intake.js');
   pool: typeof import('../../src/pipeline/pool.js');
   store: typeof import('../../src/store/index.js');
+  poison: typeof import('../../src/pipeline/poison.js');
 };
 
 /** This build's dist/ folder. */
@@ -33,6 +35,7 @@ async function load(dist: URL): Promise<Modules> {
     intake: (await import(at('src/pipeline/intake.js'))) as Modules['intake'],
     pool: (await import(at('src/pipeline/pool.js'))) as Modules['pool'],
     store: (await import(at('src/store/index.js'))) as Modules['store'],
+    poison: (await import(at('src/pipeline/poison.js'))) as Modules['poison'],
   };
 }
 
@@ -136,6 +139,9 @@ export async function durableRun(dist: URL, { messages, connections, workers }: 
     parsing: { body: config.parsing.body, headers: config.parsing.headers, maxMessageBytes: config.parsing.max_message_bytes },
     maxOutbox: 10_000_000,
     logger,
+    // As `mailgate serve` has it: each message's parse attempt is counted in the store before its
+    // parse (one write for the messages read in one turn of the event loop), and forgotten later.
+    poison: m.poison.poisonGuard(store, config.parsing.poison_after),
   });
   const accept = intake.accept.bind(intake);
   intake.accept = (batch, opts) => {

@@ -65,10 +65,11 @@ function retryOf(config: Readonly<Config>) {
 /**
  * Node loads and compiles its HTTP client (fetch, undici) at the first request: about 40 ms of
  * this thread, which the first delivery paid while the next IMAP chunk and the first comment
- * waited behind it. A request built here and never sent loads it while the service starts.
+ * waited behind it. A request built here (to a fixed address: nothing of the configuration) and
+ * never sent loads it while the service starts.
  */
-function warmHttpClient(url: string): void {
-  new Request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+function warmHttpClient(): void {
+  new Request('http://127.0.0.1/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
 }
 
 export async function apiEndpoint(
@@ -84,16 +85,15 @@ export async function apiEndpoint(
         'api.token is not set: pass --token, set MAILGATE_API_TOKEN or write api.token: ${MAILGATE_API_TOKEN}',
       );
     }
-    warmHttpClient(config.api.url);
-    return {
-      client: createApiClient({
-        baseUrl: config.api.url,
-        token: config.api.token,
-        timeoutMs: config.api.timeout_ms,
-        retry: retryOf(config),
-        onAttempt,
-      }),
-    };
+    const client = createApiClient({
+      baseUrl: config.api.url,
+      token: config.api.token,
+      timeoutMs: config.api.timeout_ms,
+      retry: retryOf(config),
+      onAttempt,
+    });
+    warmHttpClient();
+    return { client };
   }
   // A dry run sends nothing: no emulator, and a client that is never called.
   if (dryRun) return { client: createApiClient({ baseUrl: 'http://127.0.0.1:9', token: 'dry-run' }) };

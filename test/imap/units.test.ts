@@ -4,6 +4,7 @@ import { parseImapAccount } from '../../adapters/imap/config.js';
 import { uidSet } from '../../adapters/imap/uids.js';
 import { resolveFolders } from '../../adapters/imap/folders.js';
 import { chunkSize, EDGE_CHUNK_MESSAGES } from '../../adapters/imap/sync.js';
+import { PULL_BATCH_ITEMS } from '../../src/runtime/wake-delivery.js';
 import { BACKOFF, backoffDelay, classify } from '../../adapters/imap/retry.js';
 import { planMessage, STUB_MIN_BYTES, TAIL_ASK, TAIL_BYTES } from '../../adapters/imap/structure.js';
 import { GatewayError } from '../../src/errors.js';
@@ -145,6 +146,8 @@ describe('chunks of a folder pass', () => {
 
   it('starts with an edge chunk, keeps batch_size between, and halves towards the end', () => {
     expect(EDGE_CHUNK_MESSAGES).toBe(100);
+    // A chunk smaller than this would wait for delivery's flush_ms; halving never goes below it.
+    expect(EDGE_CHUNK_MESSAGES).toBeGreaterThanOrEqual(PULL_BATCH_ITEMS);
     expect(chunks(5000, 500)).toEqual([100, ...Array<number>(8).fill(500), 450, 225, 113, 112]);
     expect(chunks(1100, 500)).toEqual([100, 500, 250, 125, 125]);
   });

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
+import { pgArray } from '../../src/store/postgres/db.js';
 import { PG_MIGRATIONS, migratePostgres } from '../../src/store/postgres/migrations.js';
 import { expectCode, input, storeContract } from '../contract/store.case.js';
 import { createTestDatabase, freePort, stopTestServer } from '../support/postgres.js';
@@ -130,6 +131,25 @@ describe('PostgreSQL store specifics', () => {
     expect(columns.rows.map((r: { column_name: string }) => r.column_name)).not.toContain('raw');
     expect(columns.rows.map((r: { column_name: string }) => r.column_name)).not.toContain('document');
     expect((await sql(url, 'SELECT id FROM outbox_raw ORDER BY id')).rows).toEqual([{ id: '2' }]);
+  });
+
+  it('array parameters built as literals reach the server element for element', async () => {
+    const url = await createTestDatabase('mailgate_store');
+    const texts = ['plain', '', 'NULL', 'a "quoted" word', 'back\\slash\\', '\\"', '{braces},commas', ' spaced ', 'ünï 🎉', '\t\r\n'];
+    const at = new Date(Date.UTC(2024, 4, 14, 7, 30, 0, 123));
+    const { rows } = await sql(url, 'SELECT $1::text[] AS t, $2::bigint[] AS n, $3::timestamptz[] AS d, $4::json[] AS j', [
+      pgArray([...texts, null, undefined]),
+      pgArray([1, 0, 2 ** 40]),
+      pgArray([at, null]),
+      pgArray([JSON.stringify(['a@example.com', 'say "hi" \\ bye'])]),
+    ]);
+    expect(rows[0]).toEqual({
+      t: [...texts, null, null],
+      n: ['1', '0', String(2 ** 40)],
+      d: [at, null],
+      j: [['a@example.com', 'say "hi" \\ bye']],
+    });
+    expect(pgArray([])).toBe('{}');
   });
 
   it('refuses a schema newer than it knows', async () => {

@@ -34,7 +34,7 @@ import type {
   ItemSummary,
   OutboxStatus,
 } from '../types.js';
-import { iso, pgNow, pgText, toId, type Queryable } from './db.js';
+import { iso, pgArray, pgNow, pgText, toId, type Queryable } from './db.js';
 
 /**
  * A CTE step recording one attempt per row of the CTE `u` (columns id, route): `$o` the
@@ -51,8 +51,8 @@ const nul = (s: string | null | undefined): string | null => (s === null || s ==
 /** Array parameters of the search rows' insert (`searchValues`, `searchInsert`). */
 export const SEARCH_PARAMS = 14;
 
-export function searchValues(rows: SearchFields[]): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: SEARCH_PARAMS }, () => []);
+export function searchValues(rows: SearchFields[]): string[] {
+  const cols: Array<Array<string | Date | null>> = Array.from({ length: SEARCH_PARAMS }, () => []);
   for (const f of rows) {
     const row = [
       pgText(f.route),
@@ -72,7 +72,7 @@ export function searchValues(rows: SearchFields[]): unknown[][] {
     ];
     row.forEach((v, i) => cols[i]!.push(v));
   }
-  return cols;
+  return cols.map(pgArray);
 }
 
 /**

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Backend } from '../compose.js';
 import { checkFilteredCount, mailboxRows, mergeMailboxState, type FolderRowIn, type MailboxRowIn } from '../controls-rows.js';
 import type { ControlStore, FolderStateInput, MailboxStateInput, MailboxStateRow, RoutePauseRow } from '../types.js';
-import { iso, nowParam, pgNow, withTransaction, type PgClock } from './db.js';
+import { iso, nowParam, pgArray, pgNow, withTransaction, type PgClock } from './db.js';
 
 type Timed<T> = Omit<T, 'updated_at'> & { updated_at: Date };
 const timed = <T>(r: Timed<T>): T => ({ ...r, updated_at: iso(r.updated_at) }) as T;
@@ -90,7 +90,7 @@ export class PgControls implements Backend<ControlStore> {
        SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k, light
        ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + 1, updated_at = excluded.updated_at
        RETURNING key, attempts`,
-      [route, sorted, nowParam(this.clock)],
+      [route, pgArray(sorted), nowParam(this.clock)],
     );
     return new Map(rows.map((r) => [r.key, Number(r.attempts)]));
   }
@@ -102,7 +102,7 @@ export class PgControls implements Backend<ControlStore> {
       `${ASYNC_COMMIT} INSERT INTO parse_attempts (route, key, attempts, updated_at)
        SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k, light
        ON CONFLICT (route, key) DO NOTHING RETURNING key`,
-      [route, sorted, nowParam(this.clock)],
+      [route, pgArray(sorted), nowParam(this.clock)],
     );
     return new Set(rows.map((r) => r.key));
   }
@@ -111,7 +111,7 @@ export class PgControls implements Backend<ControlStore> {
     if (keys.length === 0) return new Map();
     const { rows } = await this.pool.query<{ key: string; attempts: number }>(
       'SELECT key, attempts FROM parse_attempts WHERE route = $1 AND key = ANY($2::text[])',
-      [route, [...keys]],
+      [route, pgArray(keys)],
     );
     return new Map(rows.map((r) => [r.key, Number(r.attempts)]));
   }
@@ -120,7 +120,7 @@ export class PgControls implements Backend<ControlStore> {
     if (keys.length === 0) return;
     await this.pool.query(`${ASYNC_COMMIT} DELETE FROM parse_attempts USING light WHERE route = $1 AND key = ANY($2::text[])`, [
       route,
-      [...keys],
+      pgArray(keys),
     ]);
   }
 

@@ -21,7 +21,7 @@ import type { Backend } from '../compose.js';
 import { searchFields } from '../console.js';
 import { putSearch } from './console.js';
 import { bumpCounters } from './counters.js';
-import { nowParam, pgNow, pgText, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
+import { nowParam, pgArray, pgNow, pgText, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { deleteItems } from './outbox.js';
 import { putCheckpoint } from './checkpoints.js';
 import type { PgLeases } from './leases.js';
@@ -176,7 +176,7 @@ export class PgKeyed implements Backend<KeyedStore> {
       const keys = missing.filter((it) => it.route === route).map((it) => pgText(it.key));
       const { rows } = await db.query<{ id: string; key: string; status: OutboxStatus }>(
         'SELECT id, key, status FROM outbox WHERE route = $1 AND key = ANY($2::text[])',
-        [pgText(route), keys],
+        [pgText(route), pgArray(keys)],
       );
       for (const r of rows) held.set(idOf({ route, key: r.key }), { id: toId(r.id), key: r.key, status: r.status });
     }
@@ -226,7 +226,7 @@ export class PgKeyed implements Backend<KeyedStore> {
     const { rows } = await this.pool.query<{ key: string; id: string }>(
       `SELECT key, id FROM outbox WHERE route = $1 AND key = ANY($2::text[])
        UNION ALL SELECT key, item_id AS id FROM outbox_aliases WHERE route = $1 AND key = ANY($2::text[])`,
-      [route, keys],
+      [route, pgArray(keys)],
     );
     return new Map(rows.map((r) => [r.key, toId(r.id)]));
   }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { byCodeUnits } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { Ledger, LedgerEntry } from '../types.js';
-import type { Queryable } from './db.js';
+import { pgArray, type Queryable } from './db.js';
 
 /**
  * The ledger upsert of these entries (one row per source and comment id, the last wins, in sorted
@@ -30,7 +30,7 @@ export function ledgerUpsert(
     list.map((l) => l.entry.docHash),
     list.map((l) => l.entry.outcome),
     list.map((l) => l.entry.updatedAt),
-  ];
+  ].map(pgArray);
   return { sql, values };
 }
 
@@ -40,7 +40,7 @@ export class PgLedger implements Backend<Ledger> {
   async lookup(source: string, commentIds: string[]): Promise<Map<string, LedgerEntry>> {
     const { rows } = await this.pool.query<Record<string, string>>(
       `SELECT comment_id, text_hash, doc_hash, outcome, updated_at FROM ledger WHERE source = $1 AND comment_id = ANY($2::text[])`,
-      [source, commentIds],
+      [source, pgArray(commentIds)],
     );
     return new Map(
       rows.map((r) => [

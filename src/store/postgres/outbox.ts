@@ -7,7 +7,7 @@ import { storedOrigin } from '../../model/origin.js';
 import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
 import type { DeliveryInfo, ItemError, OutboxCount, OutboxItem, OutboxStatus, PendingAction, StoredItem, OutboxStore } from '../types.js';
 import type { Backend } from '../compose.js';
-import { nowParam, pgNow, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
+import { nowParam, pgArray, pgNow, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { PG_ITEM_COLUMNS, pgToItem, type PgOutboxRow } from './rows.js';
 import { attemptInsert } from './console.js';
 import { aiUnitSteps, bumpCounters, countChanged } from './counters.js';
@@ -91,7 +91,7 @@ export class PgOutbox implements Backend<OutboxStore> {
    */
   async markDelivered(ids: number[], info: DeliveryInfo): Promise<number> {
     if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
-    const values: unknown[] = [ids, info.outcome, nowParam(this.clock)];
+    const values: unknown[] = [pgArray(ids), info.outcome, nowParam(this.clock)];
     const steps = [
       `r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))`,
       `a AS (${attemptInsert({ outcome: '$2', code: 'NULL', message: 'NULL', delay: 'NULL', now: 3 })})`,
@@ -122,7 +122,7 @@ export class PgOutbox implements Backend<OutboxStore> {
     if (keys.length === 0) return new Set();
     const { rows } = await this.pool.query<{ key: string }>('SELECT key FROM outbox WHERE route = $1 AND key = ANY($2::text[])', [
       route,
-      keys,
+      pgArray(keys),
     ]);
     return new Set(rows.map((r) => r.key));
   }
@@ -135,7 +135,7 @@ export class PgOutbox implements Backend<OutboxStore> {
          WHERE status = 'queued' AND lease_owner = $2 AND id = ANY($1::bigint[]) RETURNING id),
        reg AS (${registerClaims(4)})
        SELECT COUNT(*) AS n FROM u`,
-      [ids, owner, checkDelay('leaseMs', leaseMs, 1), nowParam(this.clock)],
+      [pgArray(ids), owner, checkDelay('leaseMs', leaseMs, 1), nowParam(this.clock)],
     );
     return toId(rows[0]?.n ?? 0);
   }
@@ -149,7 +149,7 @@ export class PgOutbox implements Backend<OutboxStore> {
          WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING id, route),
        a AS (${attemptInsert({ outcome: `'retry'`, code: '$5', message: '$6', delay: '$2', now: 4 })})
        SELECT COUNT(*) AS n FROM u`,
-      [list, checkDelay('delayMs', delayMs, 0), JSON.stringify(reason), nowParam(this.clock), reason.code, reason.message],
+      [pgArray(list), checkDelay('delayMs', delayMs, 0), JSON.stringify(reason), nowParam(this.clock), reason.code, reason.message],
     );
     return toId(rows[0]?.n ?? 0);
   }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { byCodeUnits, threadsBySource } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
-import { pgText, type Queryable } from './db.js';
+import { pgArray, pgText, type Queryable } from './db.js';
 
 /** Array parameters of the thread index upsert. */
 export const THREAD_PARAMS = 6;
@@ -14,7 +14,7 @@ export const THREAD_PARAMS = 6;
  * numbered from `$first`: a statement of its own, or a step of the enqueue's statement.
  */
 export function threadUpsert(bySource: Array<[string, ThreadEntry[]]>, first: number): { sql: string; values: unknown[] } | undefined {
-  const cols: unknown[][] = [[], [], [], [], [], []];
+  const cols: Array<Array<string | null>> = [[], [], [], [], [], []];
   for (const [source, entries] of bySource) {
     const last = new Map(entries.map((e) => [e.commentId, e]));
     const list = [...last.values()].sort((a, b) => byCodeUnits(a.commentId, b.commentId));
@@ -34,7 +34,7 @@ export function threadUpsert(bySource: Array<[string, ThreadEntry[]]>, first: nu
        FROM unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::text[], ${p(5)}::json[]) AS u(s, c, t, ts, f, p)
        ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts = excluded.ts,
          timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`;
-  return { sql, values: cols };
+  return { sql, values: cols.map(pgArray) };
 }
 
 export class PgThreads implements Backend<ThreadStore> {
