@@ -9,6 +9,7 @@
  */
 import { documentJsonAndHash, textHashOf, type DocumentHashes } from '../ledger/index.js';
 import type { Warning } from '../errors.js';
+import type { HeaderField } from '../mime/types.js';
 import { messageFacts, type MessageFacts } from '../preview/facts.js';
 import { messageAddresses } from '../preview/threads.js';
 import type { PreviewResult } from '../preview/types.js';
@@ -34,7 +35,8 @@ export interface EncodedPreview {
   facts: MessageFacts;
 }
 
-export function encodePreview(result: PreviewResult): EncodedPreview {
+/** `fields`: the document's header fields, when previewWithFields has them (the facts are read from them). */
+export function encodePreview(result: PreviewResult, fields?: readonly HeaderField[]): EncodedPreview {
   const c = result.comment;
   // The document's text and its hash share the JSON of its header block and body.
   const { json, docHash } = documentJsonAndHash(result.document);
@@ -43,7 +45,7 @@ export function encodePreview(result: PreviewResult): EncodedPreview {
     document: json,
     warnings: result.warnings,
     hashes: { textHash: textHashOf(c.messages), docHash },
-    facts: messageFacts(result.document),
+    facts: messageFacts(result.document, fields),
   };
   if (c.thread_id) {
     const m = c.messages[0];

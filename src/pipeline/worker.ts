@@ -7,7 +7,7 @@
 import { appendFileSync, statSync } from 'node:fs';
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { isGatewayError, type ErrorCode } from '../errors.js';
-import { previewSync } from '../preview/index.js';
+import { previewSync, previewWithFields } from '../preview/index.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import { encodePreview, packEncoded, type EncodedPreview, type EncodedWire } from './encoded.js';
 import { warmUpMessage } from './warm-up.js';
@@ -72,8 +72,9 @@ function runTestHook(raw: Uint8Array): void {
 export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResponse {
   try {
     if (testHooks) runTestHook(req.raw);
-    const result = previewSync(req.raw, req.options);
-    return { id: req.id, ok: true, result: req.encode === true ? encodePreview(result) : result };
+    if (req.encode !== true) return { id: req.id, ok: true, result: previewSync(req.raw, req.options) };
+    const { result, fields } = previewWithFields(req.raw, req.options);
+    return { id: req.id, ok: true, result: encodePreview(result, fields) };
   } catch (err) {
     if (isGatewayError(err)) return { id: req.id, ok: false, code: err.code, message: err.message };
     const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);

@@ -9,6 +9,7 @@ import { parseAddressList } from '../mime/address.js';
 import { decodeWords } from '../mime/encoded-words.js';
 import { getHeader, parseDate } from '../mime/headers.js';
 import { parseMessageIds } from '../mime/message-ids.js';
+import type { HeaderField } from '../mime/types.js';
 import type { RawEmailDocument } from '../model/index.js';
 import { documentHeaders } from './comment.js';
 
@@ -33,10 +34,13 @@ const cut = (s: string | undefined): string | null => {
   return t === undefined || t === '' ? null : t.slice(0, MAX_FACT_CHARS);
 };
 
-/** The facts of a document; never throws (a document without headers gives nulls). */
-export function messageFacts(document: RawEmailDocument): MessageFacts {
+/**
+ * The facts of a document; never throws (a document without headers gives nulls). `fields`, when
+ * given, are its header fields as documentHeaders would split them (previewWithFields).
+ */
+export function messageFacts(document: RawEmailDocument, fields?: readonly HeaderField[]): MessageFacts {
   try {
-    const headers = documentHeaders(document);
+    const headers = fields ?? documentHeaders(document);
     const from = parseAddressList(getHeader(headers, 'from') ?? '')[0];
     const msgId = getHeader(headers, 'message-id');
     const date = parseDate(getHeader(headers, 'date'))?.getTime();

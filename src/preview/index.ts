@@ -4,6 +4,7 @@
  */
 import { buildDocument } from '../document/index.js';
 import { parseMessage } from '../mime/parse.js';
+import type { HeaderField } from '../mime/types.js';
 import { buildComment } from './comment.js';
 import type { PreviewOptions, PreviewResult } from './types.js';
 
@@ -28,13 +29,25 @@ export type { BuildCommentOptions, PreviewOptions, PreviewResult } from './types
  * once per message). Throws GatewayError only (from the parser).
  */
 export function previewSync(raw: Uint8Array, options: PreviewOptions = {}): PreviewResult {
+  return previewWithFields(raw, options).result;
+}
+
+/**
+ * previewSync, with the document's header fields as documentHeaders would split them when
+ * building the document split them already (raw headers): the parse worker reads the message's
+ * facts from them rather than splitting the header block a third time.
+ */
+export function previewWithFields(
+  raw: Uint8Array,
+  options: PreviewOptions = {},
+): { result: PreviewResult; fields: readonly HeaderField[] | undefined } {
   const parsed = parseMessage(raw, options.maxMessageBytes === undefined ? undefined : { maxMessageBytes: options.maxMessageBytes });
   const doc = buildDocument(parsed, options);
   const built = buildComment(doc.document, options, doc.fields);
   // A charset fallback is reported once per message, whether the parser or the comment met it first.
   const fallback = doc.warnings.some((w) => w.code === 'MAILGATE_WARN_CHARSET_FALLBACK');
   const own = fallback ? built.warnings.filter((w) => w.code !== 'MAILGATE_WARN_CHARSET_FALLBACK') : built.warnings;
-  return { document: doc.document, comment: built.comment, warnings: [...doc.warnings, ...own] };
+  return { result: { document: doc.document, comment: built.comment, warnings: [...doc.warnings, ...own] }, fields: doc.fields };
 }
 
 /** previewSync on the calling thread, as a promise (the CLI and service parse in a worker pool). */
