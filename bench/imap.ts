@@ -185,6 +185,8 @@ interface SyncRun {
   mainCpu: number;
   /** ms from ready until the first comment reached the emulator, and the whole sync. */
   firstMs: number;
+  /** ms from the moment the emulator held 90 % of the comments until it held them all (the sync's tail). */
+  tailMs: number;
   /** ms from the service's "serving on" log line to its first lease, IMAP login and delivered batch (NaN: not logged). */
   steps: { lease: number; connected: number; delivered: number };
   wallMs: number;
@@ -276,6 +278,7 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
   let cpu0 = { mailgate: 0, dovecot: 0, emulator: 0 };
   let main0 = 0;
   let firstMs = 0;
+  let ninetyAt = 0;
   const mainCpu = () => cpuByThread(child.pid!).get(child.pid!) ?? 0;
   const onData = (b: Buffer) => {
     output += b.toString();
@@ -295,6 +298,7 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
         throw new Error(`${pipeline.args(url, token, dir)[0]} exited with ${child.exitCode}: ${output}`);
       if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
       if (t0 !== 0 && firstMs === 0 && emulator.stats().comments > 0) firstMs = performance.now() - t0;
+      if (t0 !== 0 && ninetyAt === 0 && emulator.stats().comments >= 0.9 * count) ninetyAt = performance.now();
       await new Promise((r) => setTimeout(r, 20));
     }
     const wallMs = performance.now() - t0;
@@ -311,7 +315,9 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
       (n, byStatus) => n + Object.values(byStatus).reduce((a, b) => a + b, 0),
       0,
     );
-    return { rate, rssMb, cpu, mainCpu: main, firstMs, wallMs, requests, window: { from, to }, steps: logSteps(output) };
+    // 0: 90 % and the rest arrived within one poll (20 ms).
+    const tailMs = ninetyAt === 0 ? 0 : t0 + wallMs - ninetyAt;
+    return { rate, rssMb, cpu, mainCpu: main, firstMs, tailMs, wallMs, requests, window: { from, to }, steps: logSteps(output) };
   } finally {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -437,6 +443,7 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
         ` msg/s ${median(syncs.map((x) => x.rate)).toFixed(0)} vs ${median(others.map((x) => x.rate)).toFixed(0)}` +
         ` (each run: ${others.map((x) => x.rate.toFixed(0)).join(' ')});` +
         ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} vs ${median(others.map((x) => x.firstMs)).toFixed(0)} ms;` +
+        ` last 10 % of the comments in ${median(syncs.map((x) => x.tailMs)).toFixed(0)} vs ${median(others.map((x) => x.tailMs)).toFixed(0)} ms;` +
         ` API requests ${median(syncs.map((x) => x.requests))} vs ${median(others.map((x) => x.requests))}`,
     );
     console.log(`${''.padEnd(34)} A/B share of each run's own CPU bound: this build ${pct(syncs)}, ${other} ${pct(others)}`);
