@@ -1,10 +1,10 @@
 /**
- * A long `mailgate import` into SQLite keeps its -wal file bounded. Import writes on a writer
- * thread with a connection of its own while the event loop's connection reads; the WAL is
- * restarted only when a checkpoint has copied all of it and no reader holds an older snapshot,
- * and an earlier attempt that checkpointed off the writing thread let it grow with every commit
- * until the run ended (it reached the size of the store). Sampled all along the run: it must stay
- * a fraction of the store's size, however many messages the run writes.
+ * A long `mailgate import` into SQLite keeps its -wal file bounded. The WAL is restarted only
+ * when a checkpoint has copied all of it and no reader holds an older snapshot; an earlier attempt
+ * that checkpointed off the writing thread let it grow with every commit until the run ended (it
+ * reached the size of the store), and so would any change that keeps a second connection reading
+ * across the writer's checkpoints. Sampled all along the run: it must stay a fraction of the
+ * store's size, however many messages the run writes.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -83,7 +83,7 @@ export async function runImport(
     // Nothing here waits on one message: each commit's WAL sync runs on the thread pool while the
     // event loop reads, hands over and delivers the next (a batch is still acknowledged, and its
     // items sent, only once durable).
-    storeOptions: { sqlite: { syncOffThread: true, writerThread: true } },
+    storeOptions: { sqlite: { syncOffThread: true } },
     signal: controller.signal,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
   });

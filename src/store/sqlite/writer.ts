@@ -5,7 +5,7 @@
  * commits them there, FULL sync included; the calling thread only hands the arguments over and
  * is answered once the write is durable. One connection writes, so no write waits for the
  * other's lock; writes run one at a time in call order. For a process whose event loop is its
- * bottleneck (`mailgate import`).
+ * bottleneck; no command uses it today (its cost: `SqliteOptions.writerThread`).
  */
 import { Worker } from 'node:worker_threads';
 import { GatewayError, type ErrorCode } from '../../errors.js';
