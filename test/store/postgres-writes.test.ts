@@ -127,6 +127,22 @@ describe('PostgreSQL enqueue writes', () => {
     }
   });
 
+  it('a key holding NUL (stored as U+FFFD) enqueued again answers its item as a duplicate (regression: "conflicts but names no item")', async () => {
+    const url = await createTestDatabase('mailgate_writes');
+    const store = await openStore(url);
+    try {
+      const nul = { ...input('r', 1), key: 'upload:a\u0000b' };
+      const first = await store.enqueue([nul, input('r', 2)]);
+      expect(first).toMatchObject({ queued: 2, duplicates: 0 });
+      expect(first.items[0]!.key).toBe('upload:a\uFFFDb');
+      const again = await store.enqueue([input('r', 3), nul]);
+      expect(again).toMatchObject({ queued: 1, duplicates: 1 });
+      expect(again.items[1]).toMatchObject({ id: first.items[0]!.id, duplicate: true, key: 'upload:a\uFFFDb' });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('enqueue statements are named per shape while the row budget lasts, and sent unnamed after', () => {
     const shapes = new StatementShapes(10, 'test_enqueue');
     const shape = (rows: number, checkpoint = false) => ({ rows, search: true, threads: undefined, count: true, checkpoint });

@@ -145,5 +145,5 @@ function insertText({ rows: n, search, threads, count, checkpoint }: Shape): str
     raws AS (
       INSERT INTO outbox_raw (id, raw)
       SELECT ins.id, v.raw FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key WHERE v.raw IS NOT NULL)${extra.map((e) => `,\n    ${e}`).join('')}
-    SELECT id, route, key, status FROM ins`;
+    SELECT ins.id, v.ord, ins.status FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key`;
 }

@@ -32,8 +32,8 @@ import type { PgThreads } from './threads.js';
 /** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
 const ROWS_PER_INSERT = Math.floor(60_000 / PARAMS_PER_ROW);
 
-/** An input's route and key as one map key. */
-const idOf = (it: { route: string; key: string }): string => JSON.stringify([it.route, it.key]);
+/** An input's route and key as one map key (the route's length first: no two pairs give one string). */
+const idOf = (it: { route: string; key: string }): string => `${it.route.length}:${it.route}${it.key}`;
 
 type Found = Omit<KeyedOutcome, 'duplicate'>;
 
@@ -131,14 +131,18 @@ export class PgKeyed implements Backend<KeyedStore> {
    */
   private many(items: OutboxInput[], now: Date | null, checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult> {
     const first = new Map<string, OutboxInput>();
-    for (const it of items) if (!first.has(idOf(it))) first.set(idOf(it), it);
+    for (const it of items) {
+      const id = idOf(it);
+      if (!first.has(id)) first.set(id, it);
+    }
     const unique = [...first.values()];
     const chunks: OutboxInput[][] = [];
     for (let i = 0; i < unique.length; i += ROWS_PER_INSERT) chunks.push(unique.slice(i, i + ROWS_PER_INSERT));
     // Duplicates too: the index entry of a message read again is written again (idempotent).
     const threads = threadsBySource(items);
     const write = async (db: Queryable): Promise<EnqueueResult> => {
-      const stored = new Map<string, Found>();
+      // By input: each statement answers the position (`ord`) of each row it inserted in its chunk.
+      const stored = new Map<OutboxInput, Found>();
       for (const [i, chunk] of chunks.entries()) {
         const last = i === chunks.length - 1;
         const st = insertStatement(chunk, now, {
@@ -146,17 +150,21 @@ export class PgKeyed implements Backend<KeyedStore> {
           count: true,
           ...(last ? { threads, ...(checkpoint === undefined ? {} : { checkpoint }) } : {}),
         });
-        const { rows } = await db.query<{ id: string; route: string; key: string; status: OutboxStatus }>(st);
-        for (const r of rows) stored.set(idOf(r), { id: toId(r.id), key: r.key, status: r.status });
+        const { rows } = await db.query<{ id: string; ord: number; status: OutboxStatus }>(st);
+        for (const r of rows) {
+          const it = chunk[r.ord]!;
+          stored.set(it, { id: toId(r.id), key: pgText(it.key), status: r.status });
+        }
       }
       const held = await this.held(
         db,
-        unique.filter((it) => !stored.has(idOf(it))),
+        unique.filter((it) => !stored.has(it)),
       );
       const out = items.map((it) => {
-        const s = stored.get(idOf(it));
-        if (s !== undefined) return { ...s, duplicate: first.get(idOf(it)) !== it };
-        const h = held.get(idOf(it));
+        const firstOf = first.get(idOf(it))!;
+        const s = stored.get(firstOf);
+        if (s !== undefined) return { ...s, duplicate: firstOf !== it };
+        const h = held.get(idOf({ route: it.route, key: pgText(it.key) }));
         if (h === undefined) throw new Error(`outbox key ${it.key} of route ${it.route} conflicts but names no item`);
         return { ...h, duplicate: true };
       });
