@@ -117,7 +117,7 @@ export const imapAccountSchema = z.strictObject(
       .min(1)
       .max(5000)
       .default(100)
-      .describe('Most messages per fetch chunk and per sink batch (1-5000); a pass starts and ends with smaller chunks. Default 100.'),
+      .describe('Messages per fetch chunk and per sink batch (1-5000). Default 100.'),
     batch_bytes: z
       .number()
       .int()

@@ -164,24 +164,15 @@ async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Pr
 }
 
 /**
- * Messages of the chunks at the two ends of a pass, at most. The first chunk is fetched, parsed
- * and stored before anything reaches the API, and everything after it overlaps with the one
- * before; a smaller first chunk fills that pipeline sooner. At the other end, nothing overlaps
- * the parse, commit and delivery of the last chunk: the pass's last messages come in halving
- * chunks (each at most half of what is left), so the last one is small and the ones before it
- * are stored and delivered while it is fetched. Chunks between have `batch_size` messages.
+ * Messages in the first chunk of a pass at most: the first chunk is fetched, parsed and stored
+ * before anything reaches the API, and everything after it overlaps with the one before; a
+ * smaller first chunk fills that pipeline sooner. Later chunks have `batch_size` messages.
  */
-export const EDGE_CHUNK_MESSAGES = 100;
+export const FIRST_CHUNK_MESSAGES = 100;
 
-/** Messages of the chunk starting at the `i`-th of a pass's `n` UIDs. */
-export function chunkSize(i: number, n: number, batchSize: number): number {
-  const left = n - i;
-  if (i === 0) return Math.min(batchSize, EDGE_CHUNK_MESSAGES, left);
-  if (left >= 2 * batchSize) return batchSize;
-  // Halving towards the end, never below an edge chunk: a chunk of fewer than PULL_BATCH_ITEMS
-  // (src/runtime/wake-delivery.ts) would wait for delivery's flush_ms.
-  if (left <= 2 * EDGE_CHUNK_MESSAGES) return Math.min(batchSize, left);
-  return Math.min(batchSize, Math.ceil(left / 2));
+/** Messages of the chunk starting at the pass's `i`-th UID. */
+function chunkSize(i: number, batchSize: number): number {
+  return i === 0 ? Math.min(batchSize, FIRST_CHUNK_MESSAGES) : batchSize;
 }
 
 /**
@@ -215,7 +206,7 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
   });
   try {
     for (let i = 0; i < uids.length && !signal.aborted; ) {
-      const chunk = uids.slice(i, i + chunkSize(i, uids.length, config.batch_size));
+      const chunk = uids.slice(i, i + chunkSize(i, config.batch_size));
       i += chunk.length;
       await exclusive(async () => {
         const lock = await select(client, folder, config.command_timeout_ms, false);

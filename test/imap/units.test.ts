@@ -3,8 +3,6 @@ import { base64DecodedSize } from '../../adapters/imap/assemble.js';
 import { parseImapAccount } from '../../adapters/imap/config.js';
 import { uidSet } from '../../adapters/imap/uids.js';
 import { resolveFolders } from '../../adapters/imap/folders.js';
-import { chunkSize, EDGE_CHUNK_MESSAGES } from '../../adapters/imap/sync.js';
-import { PULL_BATCH_ITEMS } from '../../src/runtime/wake-delivery.js';
 import { BACKOFF, backoffDelay, classify } from '../../adapters/imap/retry.js';
 import { planMessage, STUB_MIN_BYTES, TAIL_ASK, TAIL_BYTES } from '../../adapters/imap/structure.js';
 import { GatewayError } from '../../src/errors.js';
@@ -134,40 +132,5 @@ describe('folders and configuration', () => {
   it('writes compact UID sets', () => {
     expect(uidSet([1, 2, 3, 5, 7, 8])).toBe('1:3,5,7:8');
     expect(uidSet([42])).toBe('42');
-  });
-});
-
-describe('chunks of a folder pass', () => {
-  const chunks = (n: number, batchSize: number) => {
-    const out: number[] = [];
-    for (let i = 0; i < n; i += out[out.length - 1]!) out.push(chunkSize(i, n, batchSize));
-    return out;
-  };
-
-  it('starts with an edge chunk, keeps batch_size between, and halves towards the end', () => {
-    expect(EDGE_CHUNK_MESSAGES).toBe(100);
-    // A chunk smaller than this would wait for delivery's flush_ms; halving never goes below it.
-    expect(EDGE_CHUNK_MESSAGES).toBeGreaterThanOrEqual(PULL_BATCH_ITEMS);
-    expect(chunks(5000, 500)).toEqual([100, ...Array<number>(8).fill(500), 450, 225, 113, 112]);
-    expect(chunks(1100, 500)).toEqual([100, 500, 250, 125, 125]);
-  });
-
-  it('reads a small rest in one chunk and never exceeds batch_size', () => {
-    expect(chunks(12, 500)).toEqual([12]);
-    expect(chunks(160, 100)).toEqual([100, 60]);
-    // No last chunk below an edge chunk when the pass is larger (it would wait for delivery's flush_ms).
-    expect(chunks(280, 500)).toEqual([100, 180]);
-    expect(chunks(460, 500)).toEqual([100, 180, 180]);
-    expect(chunks(1000, 100)).toEqual(Array<number>(10).fill(100));
-    expect(chunks(7, 1)).toEqual(Array<number>(7).fill(1));
-    for (const [n, b] of [
-      [9999, 5000],
-      [4321, 250],
-      [777, 64],
-    ] as const) {
-      const c = chunks(n, b);
-      expect(c.reduce((a, x) => a + x, 0)).toBe(n);
-      expect(Math.max(...c)).toBeLessThanOrEqual(b);
-    }
   });
 });

@@ -15,17 +15,6 @@ export interface SqliteOptions {
    * each wait for many messages (`mailgate import`). Default false.
    */
   syncOffThread?: boolean;
-  /**
-   * The writes of intake, delivery, ownership and poison counting run on a thread of their own
-   * with a second connection (./writer.ts), committed there; the calling thread only hands the
-   * arguments over. Ignored with `:memory:`. With `now`, each write takes the clock's reading at
-   * the call. Default false, and no command sets it: measured on `mailgate import` (10k messages,
-   * loaded two-core machine, A/B against the event loop writing), it took ~40 % of the event
-   * loop's CPU off it (about 130 vs 220 µs a message) but cost 10–20 % more CPU a message (each
-   * input and claimed document crosses threads twice) and 60–90 MB more peak RSS (a second V8
-   * isolate), with no rate gained.
-   */
-  writerThread?: boolean;
   /** Internal, for tests: how `syncOffThread` syncs the -wal file (default `fs.fdatasync`). */
   syncFile?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
   /** How long a write waits for another connection's lock before failing (default 5000 ms). */
@@ -99,38 +88,17 @@ export function openDatabase(path: string, options: SqliteOptions): Database.Dat
     // converted once with VACUUM (`mailgate store compact`, docs/store.md).
     db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
-    connectionPragmas(db, options);
-    return db;
-  } catch (err) {
-    throw new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', `cannot open SQLite store ${path}: ${(err as Error).message}`, { cause: err });
-  }
-}
-
-/** The settings each connection takes for itself (the file's own, page size and WAL mode, stay as set). */
-function connectionPragmas(db: Database.Database, options: SqliteOptions): void {
-  db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
-  db.pragma('foreign_keys = ON');
-  // Statement journals in memory: every write inside a transaction first copies the pages it
-  // changes to one, and past 64 KiB (four 16 KiB pages) SQLite spills it to a temporary file,
-  // so an enqueue wrote several times its own size through extra system calls. A statement
-  // journal lasts one statement; the store has no temporary tables. (`store compact` opens
-  // the file on its own, so VACUUM still builds its copy on disk.)
-  db.pragma('temp_store = MEMORY');
-  if (options.maxPageCount !== undefined) {
-    db.pragma(`max_page_count = ${parseLimit('SQLite max_page_count', options.maxPageCount, 1, { min: 1 })}`);
-  }
-}
-
-/**
- * A second connection to a store `openDatabase` opened and migrated (the writer thread's,
- * ./writer.ts): the per-connection settings only, so that opening it takes no lock, and the whole
- * busy timeout spent waiting for the other's lock (it holds only its own thread).
- */
-export function openSecondConnection(path: string, options: SqliteOptions): Database.Database {
-  try {
-    const db = new Database(path, { fileMustExist: true });
-    db.pragma(`busy_timeout = ${busyTimeoutOf(options)}`);
-    connectionPragmas(db, options);
+    db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    db.pragma('foreign_keys = ON');
+    // Statement journals in memory: every write inside a transaction first copies the pages it
+    // changes to one, and past 64 KiB (four 16 KiB pages) SQLite spills it to a temporary file,
+    // so an enqueue wrote several times its own size through extra system calls. A statement
+    // journal lasts one statement; the store has no temporary tables. (`store compact` opens
+    // the file on its own, so VACUUM still builds its copy on disk.)
+    db.pragma('temp_store = MEMORY');
+    if (options.maxPageCount !== undefined) {
+      db.pragma(`max_page_count = ${parseLimit('SQLite max_page_count', options.maxPageCount, 1, { min: 1 })}`);
+    }
     return db;
   } catch (err) {
     throw new GatewayError('MAILGATE_ERR_STORE_UNAVAILABLE', `cannot open SQLite store ${path}: ${(err as Error).message}`, { cause: err });

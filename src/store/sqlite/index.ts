@@ -11,11 +11,22 @@
 import { wrapStoreError } from '../common.js';
 import { composeStore } from '../compose.js';
 import type { Store } from '../types.js';
-import { sqliteConcerns } from './concerns.js';
+import { SqliteCheckpoints } from './checkpoints.js';
+import { SqliteConsole } from './console.js';
+import { SqliteControls } from './controls.js';
+import { SqliteCounters } from './counters.js';
 import { busyTimeoutOf, isBusy, isFull, isUnavailable, openDatabase, type SqliteOptions } from './db.js';
+import { SqliteDeadLetters } from './dead-letters.js';
+import { SqliteKeyed } from './keyed.js';
+import { SqliteLeases } from './leases.js';
+import { SqliteMaintenance } from './maintenance.js';
+import { SqliteLedger } from './ledger.js';
 import { migrateSqlite } from './migrations.js';
+import { SqliteOutbox } from './outbox.js';
+import { SqliteOwners } from './owners.js';
+import { SqlitePredictions } from './predictions.js';
+import { SqliteThreads } from './threads.js';
 import { WalSync } from './wal-sync.js';
-import { SqliteWriter } from './writer.js';
 
 export { DEFAULT_SQLITE_BUSY_TIMEOUT_MS, SQLITE_PAGE_SIZE, type SqliteOptions } from './db.js';
 
@@ -30,28 +41,31 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
   }
   const now = options.now ?? Date.now;
   const synchronous = options.synchronous ?? 'FULL';
+  const leases = new SqliteLeases(db, now);
+  const parts = {
+    leases,
+    checkpoints: new SqliteCheckpoints(db, now, leases),
+    counters: new SqliteCounters(db, now),
+    threads: new SqliteThreads(db),
+    ledger: new SqliteLedger(db),
+    console: new SqliteConsole(db, now),
+    controls: new SqliteControls(db, now, synchronous),
+  };
   const offThread = options.syncOffThread === true && synchronous === 'FULL' && !db.memory;
   const wal = new WalSync(db, offThread, options.syncFile);
-  const own = sqliteConcerns(db, now, synchronous, wal);
-  const writer =
-    options.writerThread === true && !db.memory
-      ? new SqliteWriter(
-          {
-            path: db.name,
-            options: {
-              synchronous,
-              busyTimeoutMs: busyTimeoutOf(options),
-              ...(options.maxPageCount === undefined ? {} : { maxPageCount: options.maxPageCount }),
-            },
-          },
-          options.now,
-        )
-      : undefined;
-  const concerns = writer === undefined ? own : writer.route(own);
+  const outbox = new SqliteOutbox(db, now, parts, wal);
+  const concerns = {
+    ...parts,
+    outbox,
+    keyed: new SqliteKeyed(db, outbox, now, wal),
+    owners: new SqliteOwners(db, now, leases),
+    deadLetters: new SqliteDeadLetters(db, outbox, now),
+    predictions: new SqlitePredictions(db, now),
+    maintenance: new SqliteMaintenance(db),
+  };
   const lifecycle = {
     migrate: () => migrateSqlite(db),
     close: async () => {
-      await writer?.close();
       await wal.close();
       if (db.open) db.close();
     },

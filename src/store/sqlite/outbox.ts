@@ -54,26 +54,6 @@ export function claimSql(ofRoute: boolean): string {
        RETURNING ${ITEM_COLUMNS}`;
 }
 
-/** What a claim read: the claimed rows and their documents, in no particular order. */
-export interface ClaimedRows {
-  rows: OutboxRow[];
-  docs: Array<DocRow & { id: number }>;
-}
-
-/** The items of a claim, in id order. */
-export function itemsOfClaim({ rows, docs }: ClaimedRows): OutboxItem[] {
-  if (rows.length === 0) return [];
-  const byId = new Map<number, DocRow>();
-  for (const d of docs) byId.set(d.id, d);
-  return rows
-    .sort((a, b) => a.id - b.id)
-    .map((r) => {
-      const d = byId.get(r.id);
-      if (d === undefined) throw new Error(`outbox item ${r.id} has no document row`);
-      return toItem(r, d);
-    });
-}
-
 export class SqliteOutbox implements Backend<OutboxStore> {
   private readonly insertDoc: Database.Statement;
   private readonly insertRaw: Database.Statement;
@@ -84,7 +64,6 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   private readonly claimRoute: Database.Statement;
   private readonly claimAny: Database.Statement;
   private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
-  private readonly claimRowsTx: (route: string | undefined, params: Record<string, unknown>) => ClaimedRows;
 
   constructor(
     private readonly db: Database.Database,
@@ -106,8 +85,6 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     this.claimAny = db.prepare(claimSql(false));
     const claimTx = db.transaction((route: string | undefined, params: Record<string, unknown>) => this.claimNow(route, params));
     this.claimTx = (route, params) => claimTx.immediate(route, params);
-    const claimRowsTx = db.transaction((route: string | undefined, params: Record<string, unknown>) => this.claimRowsNow(route, params));
-    this.claimRowsTx = (route, params) => claimRowsTx.immediate(route, params);
   }
 
   /** Writes the wide values of an item to the side tables (document always; raw bytes when given) and its search row. */
@@ -162,21 +139,17 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   }
 
   private claimNow(route: string | undefined, params: Record<string, unknown>): OutboxItem[] {
-    return itemsOfClaim(this.claimRowsNow(route, params));
-  }
-
-  /** A claim's rows, as they travel from the writer thread (./writer.ts): the caller builds the items. */
-  claimRows(route: string | undefined, limit: number, owner: string, leaseMs: number): ClaimedRows {
-    const now = this.now();
-    const params = { now, owner, until: now + checkDelay('leaseMs', leaseMs, 1), limit: checkLimit(limit) };
-    return this.claimRowsTx(route, params);
-  }
-
-  private claimRowsNow(route: string | undefined, params: Record<string, unknown>): ClaimedRows {
     const rows = (route === undefined ? this.claimAny.all(params) : this.claimRoute.all({ ...params, route })) as OutboxRow[];
-    if (rows.length === 0) return { rows, docs: [] };
-    const docs = this.selectDocs.all(JSON.stringify(rows.map((r) => r.id))) as Array<DocRow & { id: number }>;
-    return { rows, docs };
+    if (rows.length === 0) return [];
+    const docs = new Map<number, DocRow>();
+    for (const d of this.selectDocs.all(JSON.stringify(rows.map((r) => r.id))) as Array<DocRow & { id: number }>) docs.set(d.id, d);
+    return rows
+      .sort((a, b) => a.id - b.id)
+      .map((r) => {
+        const d = docs.get(r.id);
+        if (d === undefined) throw new Error(`outbox item ${r.id} has no document row`);
+        return toItem(r, d);
+      });
   }
 
   markDelivered(ids: number[], info: DeliveryInfo): number | Promise<number> {
