@@ -148,7 +148,7 @@ describe('PostgreSQL enqueue writes', () => {
     const shape = (rows: number, checkpoint = false) => ({ rows, search: true, threads: undefined, count: true, checkpoint });
     const five = shapes.of(shape(5));
     expect(five.name).toBe('test_enqueue_0');
-    expect(shapes.of(shape(5))).toBe(five);
+    expect(shapes.of(shape(5))).toEqual(five);
     const withCheckpoint = shapes.of(shape(5, true));
     expect(withCheckpoint.name).toBe('test_enqueue_1');
     expect(withCheckpoint.text).not.toBe(five.text);
