@@ -98,13 +98,16 @@ export class PgControls implements Backend<ControlStore> {
   async beginParseAttempts(route: string, keys: readonly string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
     const sorted = [...new Set(keys)].sort();
+    // Answers the keys counted before (usually none) rather than a row for every key counted now.
     const { rows } = await this.pool.query<{ key: string }>(
-      `${ASYNC_COMMIT} INSERT INTO parse_attempts (route, key, attempts, updated_at)
-       SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k, light
-       ON CONFLICT (route, key) DO NOTHING RETURNING key`,
+      `${ASYNC_COMMIT}, ins AS (INSERT INTO parse_attempts (route, key, attempts, updated_at)
+         SELECT $1, k, 1, ${pgNow(3)} FROM unnest($2::text[]) AS k, light
+         ON CONFLICT (route, key) DO NOTHING RETURNING key)
+       SELECT k AS key FROM unnest($2::text[]) AS k WHERE k NOT IN (SELECT key FROM ins)`,
       [route, pgArray(sorted), nowParam(this.clock)],
     );
-    return new Set(rows.map((r) => r.key));
+    const before = new Set(rows.map((r) => r.key));
+    return new Set(sorted.filter((k) => !before.has(k)));
   }
 
   async parseAttempts(route: string, keys: readonly string[]): Promise<Map<string, number>> {
