@@ -7,6 +7,7 @@
 import { PassThrough } from 'node:stream';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { loadCommands } from '../../src/cli/commands/index.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_LIVE_VERSION, DEFAULT_MODEL_VERSIONS, DEFAULT_STAGING_VERSION } from '../../src/emulator/options.js';
@@ -44,7 +45,7 @@ function optionHelp(command: Command, path: string[] = []): Map<string, string> 
   return out;
 }
 
-const program = buildProgram({ stdout: new PassThrough(), stderr: new PassThrough(), exitCode: 0 });
+const program = buildProgram({ stdout: new PassThrough(), stderr: new PassThrough(), exitCode: 0 }, await loadCommands());
 const help = optionHelp(program);
 
 describe('defaults stated in the CLI help', () => {
