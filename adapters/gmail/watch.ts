@@ -64,7 +64,10 @@ export class Watcher {
       this.watchedAt.set(runner, Date.now());
       runner.opts.log.info({ expiration: res.expiration }, `users.watch on ${this.entry.notifications.topic}`);
     } catch (err) {
-      if (signal.aborted) return;
+      // Stopping while users.watch was in flight: Gmail may have made the watch all the same, so
+      // `stop` ends it as it would one whose answer came (users.stop on a mailbox without a
+      // watch changes nothing).
+      if (signal.aborted) return void this.watchedAt.set(runner, Date.now());
       // Tried again at the next round rather than at once.
       this.watchedAt.set(runner, Date.now() - this.entry.watch_renew_ms + this.entry.poll_interval_ms);
       runner.opts.log.warn(

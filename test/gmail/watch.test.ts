@@ -41,6 +41,44 @@ async function receive(endpoint: PushEndpoint): Promise<void> {
   t.standIn.pubsub.target = { endpoint: `http://127.0.0.1:${port}${endpoint.path}`, audience: AUDIENCE, serviceAccount: PUSHER };
 }
 
+/**
+ * A pass-through to the stand-in that forwards every request but keeps the answers to
+ * users.watch from the caller (until it gives up on them): a watch Gmail made whose answer is
+ * still on its way.
+ */
+async function holdingWatchAnswers(target: string): Promise<{ url: string; waiting: () => number; close: () => Promise<void> }> {
+  let waiting = 0;
+  const proxy = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = { ...req.headers } as Record<string, string>;
+      delete headers['host'];
+      void fetch(new URL(req.url!, target), { method: req.method!, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
+        .then(async (answer) => {
+          const body = Buffer.from(await answer.arrayBuffer());
+          if (req.method === 'POST' && req.url!.endsWith('/watch')) {
+            waiting += 1;
+            res.on('close', () => (waiting -= 1));
+            return;
+          }
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+          res.end(body);
+        })
+        .catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    waiting: () => waiting,
+    close: async () => {
+      proxy.closeAllConnections();
+      await new Promise<void>((r) => proxy.close(() => r()));
+    },
+  };
+}
+
 const USER = 'support@example.test';
 const AUDIENCE = 'https://mailgate.example.test/gmail/push';
 const PUSHER = 'pusher@stand-in-project.iam.gserviceaccount.com';
@@ -130,6 +168,24 @@ describe('gmail watch and push', () => {
     await done;
     expect(t.standIn.mailbox(USER).watch).toBeUndefined();
     expect(sink.checkpoints.get(`gmail:workspace/${USER}:watch`)).toMatchObject({ stoppedAt: expect.any(String) });
+  });
+
+  it('stopping while users.watch is in flight still stops the watch Gmail made', async () => {
+    t.standIn.addMailbox(USER);
+    const held = await holdingWatchAnswers(t.standIn.url);
+    try {
+      const sink = new MemorySink();
+      const [adapter] = createGmailAdapters({ ...start(), api_url: held.url }, { logger: quiet });
+      const done = adapter!.start(sink, t.stop.signal);
+      // Gmail has the watch; its answer has not reached the adapter.
+      await until(() => t.standIn.pubsub.watches === 1 && held.waiting() === 1, 'the watch made, its answer held');
+      t.stop.abort();
+      await done;
+      expect(t.standIn.mailbox(USER).watch).toBeUndefined();
+      expect(sink.checkpoints.get(`gmail:workspace/${USER}:watch`)).toMatchObject({ stoppedAt: expect.any(String) });
+    } finally {
+      await held.close();
+    }
   });
 
   it('a replica that lost the mailbox (its fenced write refused) leaves the watch to the one that took it', async () => {
