@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { StatementShapes } from '../../src/store/postgres/insert.js';
-import type { OutboxInput } from '../../src/store/types.js';
+import type { OutboxInput, Store } from '../../src/store/types.js';
 import { input } from '../contract/store.case.js';
 import { createTestDatabase, stopTestServer } from '../support/postgres.js';
 
@@ -30,6 +30,23 @@ const threaded = (route: string, n: number): OutboxInput =>
 
 async function count(client: pg.Client, text: string): Promise<number> {
   return Number((await client.query<{ n: string }>(text)).rows[0]!.n);
+}
+
+/** A fresh database, the store open on it with `options`, and a client of the test's own: both closed after `run`. */
+async function withStoreAndClient(
+  options: Parameters<typeof openStore>[1],
+  run: (store: Store, client: pg.Client) => Promise<void>,
+): Promise<void> {
+  const url = await createTestDatabase('mailgate_writes');
+  const store = await openStore(url, options);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await run(store, client);
+  } finally {
+    await client.end();
+    await store.close();
+  }
 }
 
 describe('PostgreSQL enqueue writes', () => {
@@ -57,11 +74,7 @@ describe('PostgreSQL enqueue writes', () => {
   });
 
   it('an enqueue of more items than one statement takes stores each key once, with its search row, thread entry, counters and the checkpoint', async () => {
-    const url = await createTestDatabase('mailgate_writes');
-    const store = await openStore(url);
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
+    await withStoreAndClient({}, async (store, client) => {
       await store.enqueue([threaded('r', 0)]);
       // 6,000 distinct keys (two statements) plus a repeat of each of the first 100 and of key 0, stored before.
       const items = [
@@ -80,18 +93,11 @@ describe('PostgreSQL enqueue writes', () => {
       expect((await store.counters('r'))[0]).toMatchObject({ enqueued: 6000 });
       expect(await store.getCheckpoint('files:big')).toEqual({ index: 6000 });
       expect((await store.threadMembers('acme/s', ['t3'])).get('t3')).toHaveLength(Math.ceil((6000 - 3) / 7));
-    } finally {
-      await client.end();
-      await store.close();
-    }
+    });
   });
 
   it('batches of one shape on one connection (one prepared statement) store each its own items, side rows and checkpoint', async () => {
-    const url = await createTestDatabase('mailgate_writes');
-    const store = await openStore(url, { postgres: { poolSize: 1 } });
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
+    await withStoreAndClient({ postgres: { poolSize: 1 } }, async (store, client) => {
       const batches = [0, 1, 2, 3, 4, 5, 6].map((b) => [threaded('r', 3 * b), threaded('r', 3 * b + 1), threaded('r', 3 * b + 2)]);
       const ids: number[][] = [];
       for (const [b, items] of batches.entries()) {
@@ -121,10 +127,7 @@ describe('PostgreSQL enqueue writes', () => {
       expect(threads.rows).toEqual(Array.from({ length: 21 }, (_, n) => ({ comment_id: `c${n}`, thread_id: `t${n % 7}` })));
       expect(await count(client, 'SELECT COUNT(*) AS n FROM outbox_search')).toBe(21);
       expect((await store.counters('r'))[0]).toMatchObject({ enqueued: 21 });
-    } finally {
-      await client.end();
-      await store.close();
-    }
+    });
   });
 
   it('a key holding NUL (stored as U+FFFD) enqueued again answers its item as a duplicate (regression: "conflicts but names no item")', async () => {
@@ -160,11 +163,7 @@ describe('PostgreSQL enqueue writes', () => {
   });
 
   it('pruning and purging delete the search rows and attempts of their items (no foreign keys since migration 12)', async () => {
-    const url = await createTestDatabase('mailgate_writes');
-    const store = await openStore(url);
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
+    await withStoreAndClient({}, async (store, client) => {
       await store.enqueue([input('r', 1), input('r', 2), input('r', 3)]);
       const [a, b] = await store.claim('r', 2, 'w', 60_000);
       await store.markDelivered([a!.id], { outcome: 'delivered' });
@@ -178,9 +177,6 @@ describe('PostgreSQL enqueue writes', () => {
       expect(left).toHaveLength(1);
       expect(await rows('outbox_search', 'id')).toEqual(left);
       expect(await rows('outbox_attempts', 'item_id')).toEqual([]);
-    } finally {
-      await client.end();
-      await store.close();
-    }
+    });
   });
 });
