@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { filterOptions } from '../filter.js';
 import { choiceOption, integerOption, leaseMsOption, logFormatOption, routeOptions } from '../options.js';
 import { MAX_SYNC_DOCUMENTS } from '../../limits.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { DEFAULT_MAX_DOCUMENTS } from '../../config/defaults.js';
 import type { ImportFlags } from '../import/run.js';
 import type { CliCommand, CliContext } from '../types.js';
 
@@ -22,7 +22,7 @@ export const importCommand: CliCommand = {
       .option('--mbox <quoting>', 'mboxrd | mboxo | none (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
       .option(
         '--batch-size <n>',
-        `documents per API request (default: delivery.max_documents, ${CONFIG_DEFAULTS.delivery.max_documents}; at most ${MAX_SYNC_DOCUMENTS})`,
+        `documents per API request (default: delivery.max_documents, ${DEFAULT_MAX_DOCUMENTS}; at most ${MAX_SYNC_DOCUMENTS})`,
         integerOption(1, MAX_SYNC_DOCUMENTS),
       );
     leaseMsOption(cmd).action(async (paths: string[], flags: ImportFlags) => {

@@ -1,7 +1,7 @@
 /** `mailgate serve`: the long-running service (docs/service.md). */
 import type { Command } from 'commander';
 import type { LogFormat } from '../../log-pretty.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { DEFAULT_DRAIN_MS } from '../../config/defaults.js';
 import { integerOption, leaseMsOption, logFormatOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
@@ -35,7 +35,7 @@ export const serveCommand: CliCommand = {
       .option('--config <file>', 'mailgate.yaml')
       .option(
         '--drain-ms <ms>',
-        `on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default ${CONFIG_DEFAULTS.delivery.drain_ms})`,
+        `on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default ${DEFAULT_DRAIN_MS})`,
         integerOption(0, 3_600_000),
       );
     leaseMsOption(cmd).action((flags: ServeFlags) => run(flags, ctx));
