@@ -3,7 +3,7 @@
  * with the built-in emulator on SQLite: sign in, list, filter, search, open an item by keyboard,
  * follow its thread, read predictions, replay a dead letter until it is delivered, purge one,
  * see a message arrive live, use it at a phone's width, and show hostile mail as text only.
- * Screenshots of each view land in docs/console/ (shown in docs/console.md).
+ * Screenshots of each view are taken; `npm run docs:console` writes them into docs/console/ (shown in docs/console.md).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -519,6 +519,12 @@ describe('console', () => {
     expect(await card.textContent()).toMatch(/Delivery\s*paused/);
     expect(await page.locator('#p-route-inbound').locator('xpath=..').textContent()).toMatch(/Delivery\s*delivering/);
     await screenshot(page, 'overview-paused');
+
+    // Signed out, the banner and what the assertive region said of the pause go without a word.
+    await page.click('#logout');
+    await page.locator('#login-key').waitFor();
+    expect(await page.locator('#paused').isHidden()).toBe(true);
+    expect(await page.locator('#alert').textContent()).toBe('');
     expect(problems).toEqual([]);
     await page.close();
   });
