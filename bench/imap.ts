@@ -187,6 +187,12 @@ interface SyncRun {
   firstMs: number;
   /** ms from the moment the emulator held 90 % of the comments until it held them all (the sync's tail). */
   tailMs: number;
+  /**
+   * CPU seconds from ready until the first comment (the pipeline's fill): the main thread, the
+   * rest of the process (parse workers, V8's and libuv's threads) and Dovecot. Unlike the fill
+   * time, these hardly move with the machine's load.
+   */
+  fill: { main: number; rest: number; dovecot: number };
   /** ms from the service's "serving on" log line to its first lease, IMAP login and delivered batch (NaN: not logged). */
   steps: { lease: number; connected: number; delivered: number };
   wallMs: number;
@@ -278,6 +284,7 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
   let cpu0 = { mailgate: 0, dovecot: 0, emulator: 0 };
   let main0 = 0;
   let firstMs = 0;
+  let fill = { main: NaN, rest: NaN, dovecot: NaN };
   let ninetyAt = 0;
   const mainCpu = () => cpuByThread(child.pid!).get(child.pid!) ?? 0;
   const onData = (b: Buffer) => {
@@ -297,7 +304,11 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
       if (child.exitCode !== null && (child.exitCode !== 0 || emulator.stats().comments < count))
         throw new Error(`${pipeline.args(url, token, dir)[0]} exited with ${child.exitCode}: ${output}`);
       if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
-      if (t0 !== 0 && firstMs === 0 && emulator.stats().comments > 0) firstMs = performance.now() - t0;
+      if (t0 !== 0 && firstMs === 0 && emulator.stats().comments > 0) {
+        firstMs = performance.now() - t0;
+        const main = mainCpu() - main0;
+        fill = { main, rest: cpuOf(child.pid!) - cpu0.mailgate - main, dovecot: cpuOfTree(d.pid) - cpu0.dovecot };
+      }
       if (t0 !== 0 && ninetyAt === 0 && emulator.stats().comments >= 0.9 * count) ninetyAt = performance.now();
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -317,7 +328,7 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
     );
     // 0: 90 % and the rest arrived within one poll (20 ms).
     const tailMs = ninetyAt === 0 ? 0 : t0 + wallMs - ninetyAt;
-    return { rate, rssMb, cpu, mainCpu: main, firstMs, tailMs, wallMs, requests, window: { from, to }, steps: logSteps(output) };
+    return { rate, rssMb, cpu, mainCpu: main, firstMs, fill, tailMs, wallMs, requests, window: { from, to }, steps: logSteps(output) };
   } finally {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -447,6 +458,9 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
         ` API requests ${median(syncs.map((x) => x.requests))} vs ${median(others.map((x) => x.requests))}`,
     );
     console.log(`${''.padEnd(34)} A/B share of each run's own CPU bound: this build ${pct(syncs)}, ${other} ${pct(others)}`);
+    const fillCpu = (xs: SyncRun[]) =>
+      (['main', 'rest', 'dovecot'] as const).map((k) => `${k} ${(median(xs.map((x) => x.fill[k])) * 1e3).toFixed(0)}`).join(', ');
+    console.log(`${''.padEnd(34)} A/B CPU ms until the first comment (medians): this build ${fillCpu(syncs)}; ${other} ${fillCpu(others)}`);
   }
   if (process.argv.includes('--no-stages')) return;
   const keep = profileDir();

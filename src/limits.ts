@@ -61,6 +61,16 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 240_000;
  */
 export const CLAIM_LEASE_MS = 60_000;
 
+/**
+ * The one rule for a claim lease, whoever sets it (`serve --lease-ms`, `import --lease-ms`, the
+ * runtime's `leaseMs`): an integer from 1 s to 1 h. Claims are renewed every third of the lease on
+ * the event loop, so a lease shorter than a second could lapse during an ordinary pause of that loop
+ * (a collection, a large batch being built) and another process could claim and send the same
+ * items again; a lease longer than an hour keeps the claims of a process that never registered (an
+ * older mailgate) waiting for longer than anyone would wait for mail.
+ */
+export const CLAIM_LEASE_BOUNDS = { min: 1_000, max: 3_600_000 } as const;
+
 /** The transform tag the official CLI uses by default (notes §6). */
 export const DEFAULT_TRANSFORM_TAG = 'generic.0.CONVKER5';
 

@@ -166,13 +166,16 @@ async function startPass(client: ImapFlow, ctx: SyncContext, folder: string): Pr
 /**
  * Messages in the first chunk of a pass at most: the first chunk is fetched, parsed and stored
  * before anything reaches the API, and everything after it overlaps with the one before; a
- * smaller first chunk fills that pipeline sooner. Later chunks have `batch_size` messages.
+ * smaller first chunk fills that pipeline sooner. Each later chunk may be CHUNK_GROWTH times the
+ * one before, up to `batch_size` (25, 100, 400, then 500 at the defaults): a large second chunk
+ * would leave intake and delivery idle while it is read.
  */
-export const FIRST_CHUNK_MESSAGES = 100;
+export const FIRST_CHUNK_MESSAGES = 25;
+export const CHUNK_GROWTH = 4;
 
-/** Messages of the chunk starting at the pass's `i`-th UID. */
-function chunkSize(i: number, batchSize: number): number {
-  return i === 0 ? Math.min(batchSize, FIRST_CHUNK_MESSAGES) : batchSize;
+/** Messages of the pass's chunk that follows one of `previous` messages (0: the first chunk). */
+export function chunkSize(previous: number, batchSize: number): number {
+  return Math.min(batchSize, previous === 0 ? FIRST_CHUNK_MESSAGES : previous * CHUNK_GROWTH);
 }
 
 /**
@@ -205,8 +208,10 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
     for (const reason of a.filtered) ctx.onFiltered?.(folder, reason);
   });
   try {
+    let size = 0;
     for (let i = 0; i < uids.length && !signal.aborted; ) {
-      const chunk = uids.slice(i, i + chunkSize(i, config.batch_size));
+      size = chunkSize(size, config.batch_size);
+      const chunk = uids.slice(i, i + size);
       i += chunk.length;
       await exclusive(async () => {
         const lock = await select(client, folder, config.command_timeout_ms, false);

@@ -1,7 +1,8 @@
 /** Option parsers for commander: explicit validation, 0 means 0, errors name the flag; the route and log flags shared by commands. */
 import { InvalidArgumentError, type Command } from 'commander';
 import { LOG_FORMATS } from '../log-pretty.js';
-import { CONFIG_DEFAULTS } from '../config/defaults.js';
+import { DEFAULT_STORE_URL } from '../config/defaults.js';
+import { CLAIM_LEASE_BOUNDS, CLAIM_LEASE_MS } from '../limits.js';
 
 export function integerOption(min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
   const expected = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
@@ -32,7 +33,7 @@ export function routeOptions(cmd: Command): Command {
     .option('--dataset <project/dataset>', 'predict target dataset')
     .option('--model-version <v>', 'predict model version: a number, live or staging')
     .option('--threshold <t>', 'predict threshold 0..1 or auto')
-    .option('--store <url>', `sqlite:PATH or postgres://… (default ${CONFIG_DEFAULTS.store})`);
+    .option('--store <url>', `sqlite:PATH or postgres://… (default ${DEFAULT_STORE_URL})`);
 }
 
 /** `--log-format` of the commands that log; it overrides `log_format` and MAILGATE_LOG_FORMAT. */
@@ -41,5 +42,14 @@ export function logFormatOption(cmd: Command): Command {
     '--log-format <format>',
     'json | pretty: log lines as JSON, or one readable line per event (default: pretty when the log stream is a terminal)',
     choiceOption(LOG_FORMATS),
+  );
+}
+
+/** `--lease-ms` of `serve` and `import`: one rule (CLAIM_LEASE_BOUNDS, which the runtime applies too) and one text. */
+export function leaseMsOption(cmd: Command): Command {
+  return cmd.option(
+    '--lease-ms <ms>',
+    `outbox claim lease, ${CLAIM_LEASE_BOUNDS.min} to ${CLAIM_LEASE_BOUNDS.max} ms (default ${CLAIM_LEASE_MS}): claims of a process that died and never registered free up after this long`,
+    integerOption(CLAIM_LEASE_BOUNDS.min, CLAIM_LEASE_BOUNDS.max),
   );
 }

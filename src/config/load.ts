@@ -264,7 +264,8 @@ export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
     if (v !== undefined && v !== '') setPath(fromEnv, path, v);
   }
   const merged = deepMerge(deepMerge(fromFile, fromEnv), options.overrides ?? {});
-  const result = ConfigSchema.safeParse(merged);
+  // Parsed once per process: zod's compiled fast path for objects would cost more to build than it saves.
+  const result = ConfigSchema.safeParse(merged, { jitless: true });
   if (!result.success) {
     const where = options.file ?? 'configuration';
     const over = overLayers(env, options.overrides ?? {});

@@ -7,13 +7,13 @@ import { KINDS, ADAPTER_KINDS } from '../../adapters/config.js';
 import type { KindDefinition } from './kind.js';
 import { insecureUrlIssue } from '../net.js';
 import { isPlaceholderKey } from './placeholder-keys.js';
+import { DEFAULT_DRAIN_MS, DEFAULT_MAX_DOCUMENTS, DEFAULT_STORE_URL } from './defaults.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
   MIN_WEBHOOK_SECRET_CHARS,
   DEFAULT_PARSE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
-  DEFAULT_SYNC_DOCUMENTS,
   DEFAULT_THRESHOLD,
   DEFAULT_TRANSFORM_TAG,
   MAX_OVERRIDE_PROPERTIES,
@@ -191,7 +191,7 @@ export const ParsingSchema = z
 export const DeliverySchema = z
   .object({
     max_documents: int(1, MAX_SYNC_DOCUMENTS)
-      .default(DEFAULT_SYNC_DOCUMENTS)
+      .default(DEFAULT_MAX_DOCUMENTS)
       .describe('Documents per request (sync at most 16384, predict at most 4096). Default 4096.'),
     max_request_bytes: int(1024)
       .default(DEFAULT_MAX_REQUEST_BYTES)
@@ -207,7 +207,7 @@ export const DeliverySchema = z
       .default(50)
       .describe('Delivery attempts of one item (each a full retried request) before it is dead-lettered. Default 50.'),
     drain_ms: int(0, 3_600_000)
-      .default(30_000)
+      .default(DEFAULT_DRAIN_MS)
       .describe(
         'On shutdown of `mailgate serve`, how long delivery may keep sending what is queued, in ms (0: stop at once); what is left stays queued for the next start. `--drain-ms` overrides it. Default 30000.',
       ),
@@ -408,11 +408,9 @@ function adapterLists(): AdapterLists {
 /** Every adapter kind with its own schema, validated together with the rest of the file. */
 export const AdaptersSchema = z.strictObject(adapterLists(), { error: unknownKind }).prefault({});
 
-const STORE_URL = 'sqlite:./data/mailgate.db';
-
 export const ConfigSchema = z
   .object({
-    store: z.string().default(STORE_URL).describe(`sqlite:PATH (default ${STORE_URL}) or postgres://user:pass@host/db.`),
+    store: z.string().default(DEFAULT_STORE_URL).describe(`sqlite:PATH (default ${DEFAULT_STORE_URL}) or postgres://user:pass@host/db.`),
     api: ApiSchema.prefault({}).describe('The Text Analytics API to deliver to.'),
     server: ServerSchema.prefault({}).describe('The HTTP server of `mailgate serve`.'),
     parsing: ParsingSchema.prefault({}).describe('Parsing budgets and the form of the documents sent.'),

@@ -11,7 +11,7 @@
  *      MAILGATE_WARN_CHARSET_FALLBACK.
  */
 import { isUtf8, isAscii } from 'node:buffer';
-import iconv from 'iconv-lite';
+import { createRequire } from 'node:module';
 import { warning, type Warning } from '../errors.js';
 
 export interface DecodedText {
@@ -122,7 +122,17 @@ function whatwgDecoder(label: string): Decoder | null {
   }
 }
 
+type Iconv = typeof import('iconv-lite');
+
+let loadedIconv: Iconv | undefined;
+
+/** iconv-lite, loaded for the first label the WHATWG table does not know: most mail never needs it. */
+function iconvLite(): Iconv {
+  return (loadedIconv ??= createRequire(import.meta.url)('iconv-lite') as Iconv);
+}
+
 function iconvDecoder(label: string): Decoder | null {
+  const iconv = iconvLite();
   if (!iconv.encodingExists(label)) return null;
   return (bytes) => iconv.decode(asBuffer(bytes), label);
 }

@@ -8,6 +8,9 @@
  * than `retention.threads_s` ago and none of its messages has an item left; that walk goes a
  * bounded number of steps a round and carries on from there the next round (docs/store.md).
  * The wake board's signals (one per notified mailbox) go an hour after they were last written.
+ * The first round waits FIRST_ROUND_DELAY_MS after the start (or one interval, when shorter):
+ * a round ends with a WAL checkpoint that waits for the disk on the event loop, and at the start
+ * that wait would delay every mailbox's first sync.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { RetentionConfig } from '../config/schema.js';
@@ -44,7 +47,10 @@ export interface Retention {
    * the thread index walked `THREAD_STEPS_PER_ROUND` steps on, then space reclaimed.
    */
   runOnce(signal?: AbortSignal): Promise<RetentionRound>;
-  /** A round every `interval_s` until `signal` aborts; a failed round is logged and the next one tries again. */
+  /**
+   * A round every `interval_s` until `signal` aborts, the first FIRST_ROUND_DELAY_MS after the
+   * start (or one interval, when shorter); a failed round is logged and the next one tries again.
+   */
   run(signal: AbortSignal): Promise<void>;
 }
 
@@ -59,6 +65,9 @@ function ages(r: RetentionConfig): Record<PruneKind, number | null> {
  * threads at the defaults: 20 rounds) instead of one long round.
  */
 export const THREAD_STEPS_PER_ROUND = 10;
+
+/** How long after the start the first round waits at most (then one every `interval_s`). */
+export const FIRST_ROUND_DELAY_MS = 60_000;
 
 export function createRetention(o: RetentionOptions): Retention {
   const now = o.now ?? Date.now;
@@ -119,6 +128,7 @@ export function createRetention(o: RetentionOptions): Retention {
   }
 
   async function run(signal: AbortSignal): Promise<void> {
+    await sleep(Math.min(FIRST_ROUND_DELAY_MS, o.retention.interval_s * 1000), signal);
     while (!signal.aborted) {
       try {
         const r = await runOnce(signal);

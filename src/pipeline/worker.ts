@@ -4,13 +4,11 @@
  * in the shared `current` counter for the pool's watchdog, and the batch's answers go back in
  * one message. Errors travel back as `{ code, message }`.
  */
-import { appendFileSync, statSync } from 'node:fs';
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { isGatewayError, type ErrorCode } from '../errors.js';
 import { previewSync, previewWithFields } from '../preview/index.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import { encodePreview, packEncoded, type EncodedPreview, type EncodedWire } from './encoded.js';
-import { warmUpMessage } from './warm-up.js';
 
 /** Messages for one hand-over: their bytes back to back in one buffer, moved to the worker. */
 export interface WorkerBatch {
@@ -65,6 +63,8 @@ function runTestHook(raw: Uint8Array): void {
   if (hook === 'crash-after-batch') crashAfterBatch = true;
   if (hook !== 'crash') return;
   if (file === undefined) process.exit(70);
+  // Not imported at the top: a worker without test hooks never loads node:fs's module.
+  const { appendFileSync, statSync } = process.getBuiltinModule('node:fs');
   appendFileSync(file, 'x');
   if (statSync(file).size <= Number(times)) process.exit(70);
 }
@@ -86,7 +86,9 @@ export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResp
  * Parses the sample messages one per turn of the event loop (a batch arriving meanwhile is
  * served at the next turn), until `count` are done or `stop()` says real work has come.
  */
-function warmUp(count: number, stop: () => boolean): void {
+async function warmUp(count: number, stop: () => boolean): Promise<void> {
+  // Loaded here, not at the top: a worker that does not warm up never loads the samples.
+  const { warmUpMessage } = await import('./warm-up.js');
   let i = 0;
   const step = () => {
     if (i >= count || stop()) return;
@@ -114,7 +116,7 @@ function serve(port: MessagePort, data: WorkerData | undefined): void {
     port.postMessage(answers);
   });
   port.postMessage(WORKER_READY);
-  if (data?.warmUp !== undefined && data.warmUp > 0) warmUp(data.warmUp, () => busy);
+  if (data?.warmUp !== undefined && data.warmUp > 0) void warmUp(data.warmUp, () => busy);
 }
 
 if (!isMainThread && parentPort) serve(parentPort, workerData as WorkerData | undefined);

@@ -7,7 +7,7 @@
  * `runtime.runAdapters(sink, signal)` beside `runtime.delivery.run(signal)`; serve-only pieces
  * (HTTP server, metrics, signals, drain) hook in through the options.
  */
-import { CLAIM_LEASE_MS, parseLimit } from '../limits.js';
+import { CLAIM_LEASE_BOUNDS, CLAIM_LEASE_MS, parseLimit } from '../limits.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ApiClient } from '../api/client.js';
@@ -47,7 +47,7 @@ export interface RuntimeOptions {
   /** How the store is opened beside its URL (e.g. `mailgate import` syncs SQLite commits off the event loop). */
   storeOptions?: OpenStoreOptions;
   /**
-   * Outbox claim lease in ms (default `CLAIM_LEASE_MS`, src/limits.ts). A process that dies stops its heartbeat: its
+   * Outbox claim lease in ms (default `CLAIM_LEASE_MS`, within `CLAIM_LEASE_BOUNDS`, src/limits.ts). A process that dies stops its heartbeat: its
    * claims are released by the next process of its host at once, by any other after a few
    * heartbeats (runtime/owner.ts); the lease bounds the wait only for unregistered owners.
    */
@@ -207,7 +207,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const logger = options.logger ?? createLogger({ level: config.log_level, destination: process.stderr });
   const routes = new Map(config.routes.map((r) => [r.name, r]));
   checkRoutes(routes.values());
-  const leaseMs = parseLimit('leaseMs', options.leaseMs, CLAIM_LEASE_MS);
+  const leaseMs = parseLimit('leaseMs', options.leaseMs, CLAIM_LEASE_MS, CLAIM_LEASE_BOUNDS);
   const events = options.events ?? logPauses(new RuntimeEvents(), logger);
   events.onListenerError ??= (err, type) => logger.warn({ err, event: type }, 'a runtime event listener failed');
   // First: its workers load their modules (and warm up) while this thread opens the store.

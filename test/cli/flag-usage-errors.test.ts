@@ -5,6 +5,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
+import { CLAIM_LEASE_BOUNDS } from '../../src/limits.js';
 
 class Capture extends Writable {
   text = '';
@@ -32,6 +33,22 @@ describe('flag usage errors', () => {
     const run = await cli('import', 'x.eml', '--dry-run', '--mode', 'predict', '--dataset', 'p/d', '--threshold', 'high');
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--threshold must be a number');
+  });
+
+  // Regression: `serve` took 1000..3600000 and `import` any integer >= 1; one rule now, CLAIM_LEASE_BOUNDS.
+  const { min, max } = CLAIM_LEASE_BOUNDS;
+  describe.each([
+    ['serve', []],
+    ['import', ['x.eml', '--dry-run']],
+  ])('%s --lease-ms', (command, rest) => {
+    it.each([String(min - 1), String(max + 1), '0', '-5', '1.5', '1e4', 'soon'])(
+      'refuses %s with exit 2, naming the flag and the range',
+      async (value) => {
+        const run = await cli(command, ...rest, '--lease-ms', value);
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain(`option '--lease-ms <ms>' argument '${value}' is invalid. expected an integer from ${min} to ${max}`);
+      },
+    );
   });
 
   it('route flags beside --config exit 2', async () => {

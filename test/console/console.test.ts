@@ -3,7 +3,7 @@
  * with the built-in emulator on SQLite: sign in, list, filter, search, open an item by keyboard,
  * follow its thread, read predictions, replay a dead letter until it is delivered, purge one,
  * see a message arrive live, use it at a phone's width, and show hostile mail as text only.
- * Screenshots of each view land in docs/console/ (shown in docs/console.md).
+ * Screenshots of each view are taken; `npm run docs:console` writes them into docs/console/ (shown in docs/console.md).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,9 +27,8 @@ const JS = {
   // Header names cut over two lines (once "Message-" / "ID").
   brokenNames: `[...document.querySelectorAll('td.hname')].filter((td) => { const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length > 1; }).map((td) => td.textContent)`,
   focused: `document.activeElement && (document.activeElement.getAttribute('href') || document.activeElement.id)`,
-  // Every text the live region takes from now on (a later one replaces an earlier at once: a new item's notice may follow the pause's).
-  recordAnnouncements: `window.__said = []; new MutationObserver(() => window.__said.push(document.getElementById('announce').textContent)).observe(document.getElementById('announce'), { childList: true, characterData: true, subtree: true })`,
-  announced: `window.__said`,
+  // What each live region of the page holds now, and how urgently it is read.
+  liveRegions: `[...document.querySelectorAll('[aria-live], [role=alert], [role=status]')].map((e) => ({ live: e.getAttribute('aria-live') || (e.getAttribute('role') === 'alert' ? 'assertive' : 'polite'), text: e.textContent }))`,
 };
 
 async function deadLetter(raw: string, file?: string): Promise<number> {
@@ -488,15 +487,20 @@ describe('console', () => {
     const { page, problems } = await open('#/items');
     await page.locator('#live.on', { hasText: /^live$/ }).waitFor();
     expect(await page.locator('#paused').isHidden()).toBe(true);
-    await page.evaluate(JS.recordAnnouncements);
     await s.faults([{ endpoint: 'predict-raw-emails', status: 401, times: 1 }]);
     const id = await s.upload(plain('stuck-1', 'Waiting for a good token'), 'triage');
     const banner = page.locator('#paused');
     await banner.locator('li', { hasText: 'Route triage → dataset:acme/triage: delivery paused' }).waitFor();
     expect(await banner.textContent()).toContain('MAILGATE_ERR_API_UNAUTHORIZED');
     expect(await banner.textContent()).toMatch(/check api\.token/i);
-    expect(await page.evaluate(JS.announced)).toContain('A route cannot deliver: triage.');
+    expect(await page.locator('#alert').textContent()).toBe('A route cannot deliver: triage.');
     await screenshot(page, 'paused-banner');
+    // Regression (a new item's notice replaced the pause's announcement before a screen reader read
+    // it): a message arriving after the pause is announced, and the pause is still said, assertively.
+    await s.upload(plain('after-pause-1', 'Arrives while triage is paused'));
+    await page.locator('#items-list ol.rows .subject', { hasText: 'Arrives while triage is paused' }).waitFor();
+    expect(await page.locator('#announce').textContent()).toBe('1 new item.');
+    expect(await page.evaluate(JS.liveRegions)).toContainEqual({ live: 'assertive', text: 'A route cannot deliver: triage.' });
     const status = await s.api<{ routes: Array<{ route: string; paused: { code: string } | null }> }>('status');
     expect(status.routes.find((r) => r.route === 'triage')?.paused?.code).toBe('MAILGATE_ERR_API_UNAUTHORIZED');
     expect(status.routes.find((r) => r.route === 'inbound')?.paused).toBeNull();
@@ -515,6 +519,12 @@ describe('console', () => {
     expect(await card.textContent()).toMatch(/Delivery\s*paused/);
     expect(await page.locator('#p-route-inbound').locator('xpath=..').textContent()).toMatch(/Delivery\s*delivering/);
     await screenshot(page, 'overview-paused');
+
+    // Signed out, the banner and what the assertive region said of the pause go without a word.
+    await page.click('#logout');
+    await page.locator('#login-key').waitFor();
+    expect(await page.locator('#paused').isHidden()).toBe(true);
+    expect(await page.locator('#alert').textContent()).toBe('');
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../cli/support/dist.js';
+import { mostAttempts } from './attempts.js';
 
 let dir: string;
 beforeAll(() => {
@@ -132,16 +133,7 @@ describe('a message that kills its parse worker', () => {
   }, 120_000);
 });
 
-/** The parse attempts counted for the `kill` inbox's poison message (0 before the first). */
-async function readAttempts(file: string): Promise<number> {
-  const { default: Database } = await import('better-sqlite3');
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    const row = db.prepare("SELECT attempts AS n FROM parse_attempts WHERE route = 'support' AND key LIKE '%2-poison.eml%'").get() as
-      | { n: number }
-      | undefined;
-    return row?.n ?? 0;
-  } finally {
-    db.close();
-  }
+/** The parse attempts counted for the `kill` inbox's poison message (0 before the first), as a restart counts them. */
+function readAttempts(file: string): Promise<number> {
+  return mostAttempts(file, (route, key) => route === 'support' && key.includes('2-poison.eml'));
 }

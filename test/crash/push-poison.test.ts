@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulator } from '../../adapters/index.js';
 import { ROOT } from '../cli/support/dist.js';
 import { RawClient } from '../smtp/client.js';
+import { mostAttempts } from './attempts.js';
 
 const SECRET = 'push-poison-webhook-secret-0123456789';
 
@@ -64,17 +65,6 @@ async function postWebhook(url: string, raw: string): Promise<number> {
   const req = sim.request(hook, Buffer.from(raw), { url: '/webhooks/raw-in', now: Date.now() });
   const res = await fetch(`${url}/webhooks/raw-in`, { method: 'POST', headers: req.headers, body: new Uint8Array(req.body) });
   return res.status;
-}
-
-/** The most parse attempts counted for any key (0 before the first). */
-async function mostAttempts(file: string): Promise<number> {
-  const { default: Database } = await import('better-sqlite3');
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare('SELECT COALESCE(MAX(attempts), 0) AS n FROM parse_attempts').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
 }
 
 type StoreModule = typeof import('../../src/store/index.js');

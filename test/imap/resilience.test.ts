@@ -77,7 +77,7 @@ describe('IMAP adapter resilience', () => {
       Array.from({ length: n }, (_, i) => padded(i)),
     );
     const proxy = await startProxy(server.port);
-    // 100 kB into the server's answers: inside the first chunk's FETCH (100 messages, ~500 kB).
+    // 100 kB into the server's answers: inside the first chunk's FETCH (25 messages, ~125 kB).
     proxy.stallAfter(100_000);
     const sink = new MemorySink();
     const r = run([{ ...account(server, user, pass, { batch_size: 100, command_timeout_ms: 2000 }), port: proxy.port }], sink, fast);

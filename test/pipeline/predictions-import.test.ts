@@ -178,7 +178,7 @@ describe('prediction sinks of an import', () => {
       const config = configFile('killed', slow, store, { jsonl: file }, 40);
       const mbox = join(dir, 'killed.mbox');
       writeMbox(mbox, 1200, 'killed');
-      const args = ['import', '--yes', mbox, '--config', config, '--workers', '1', '--lease-ms', '200', '--json'];
+      const args = ['import', '--yes', mbox, '--config', config, '--workers', '1', '--lease-ms', '1000', '--json'];
       const first = runCli(args, dir);
       let exited = false;
       void first.exited.then(() => (exited = true));

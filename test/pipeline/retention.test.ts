@@ -134,4 +134,28 @@ describe('retention', () => {
     expect(await board.watch('gmail:workspace/two@example.test')).toBeUndefined();
     expect(await store.getCheckpoint('graph:m365/one@contoso.test:inbox')).toEqual({ deltaLink: 'x' });
   });
+
+  it("does not prune at the start: the first round waits, so a mailbox's first sync never waits for its checkpoint", async () => {
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(() => store.close());
+    const rounds: string[] = [];
+    const watched = new Proxy(store, {
+      get: (t, key) => {
+        const v = Reflect.get(t, key, t) as unknown;
+        return typeof v === 'function'
+          ? (...a: unknown[]) => (rounds.push(String(key)), (v as (...x: unknown[]) => unknown).apply(t, a))
+          : v;
+      },
+    });
+    const retention = createRetention({ store: watched, retention: config.retention, logger: createLogger({ level: 'silent' }) });
+    const stop = new AbortController();
+    const running = retention.run(stop.signal);
+    await new Promise((r) => setTimeout(r, 50));
+    stop.abort();
+    await running;
+    expect(rounds).toEqual([]);
+    // A round run on purpose still works at once.
+    await retention.runOnce();
+    expect(rounds).toContain('pruneBatch');
+  });
 });

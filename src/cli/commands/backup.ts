@@ -8,7 +8,7 @@ import { backupSqlite } from '../../store/sqlite/backup.js';
 import { sqliteFileFrom, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { DEFAULT_STORE_URL } from '../../config/defaults.js';
 
 interface BackupFlags extends StoreFlags {
   json?: boolean;
@@ -30,7 +30,7 @@ export const backupCommand: CliCommand = {
       .description('copy a SQLite store consistently, also while mailgate serve runs (restore: docs/store.md "Backups")')
       .argument('<file>', 'the copy to write (must not exist)')
       .option('--config <file>', 'mailgate.yaml (for its store)')
-      .option('--store <url>', `sqlite:PATH (default ${CONFIG_DEFAULTS.store})`)
+      .option('--store <url>', `sqlite:PATH (default ${DEFAULT_STORE_URL})`)
       .option('--json', 'one JSON object on stdout')
       .action((file: string, flags: BackupFlags) => run(file, flags, ctx));
   },

@@ -10,7 +10,7 @@ import { compactSqlite } from '../../store/sqlite/backup.js';
 import { sqliteFileFrom, withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { DEFAULT_STORE_URL } from '../../config/defaults.js';
 
 interface CompactFlags extends StoreFlags {
   force?: boolean;
@@ -45,7 +45,7 @@ export const compactCommand: CliCommand = {
         'rewrite a SQLite store once so that it gives pruned space back (incremental auto-vacuum); needs free disk of up to twice its size; stop mailgate serve first',
       )
       .option('--config <file>', 'mailgate.yaml (for its store)')
-      .option('--store <url>', `sqlite:PATH (default ${CONFIG_DEFAULTS.store})`)
+      .option('--store <url>', `sqlite:PATH (default ${DEFAULT_STORE_URL})`)
       .option('--force', 'compact even while processes are registered on the store (their writes wait, then fail, meanwhile)')
       .option('--json', 'one JSON object on stdout')
       .action((flags: CompactFlags) => run(flags, ctx));

@@ -13,7 +13,7 @@ import { integerOption, logFormatOption, routeOptions } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { ask, requireConsentPossible } from '../consent.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { DEFAULT_STORE_URL } from '../../config/defaults.js';
 
 interface ListFlags extends StoreFlags {
   route?: string;
@@ -145,7 +145,7 @@ async function purge(ids: number[], flags: PurgeFlags, ctx: CliContext): Promise
 const storeOpts = (cmd: Command) =>
   cmd
     .option('--config <file>', 'mailgate.yaml (for its store)')
-    .option('--store <url>', `sqlite:PATH or postgres://… (default ${CONFIG_DEFAULTS.store})`);
+    .option('--store <url>', `sqlite:PATH or postgres://… (default ${DEFAULT_STORE_URL})`);
 
 export const dlqCommand: CliCommand = {
   name: 'dlq',

@@ -1,16 +1,16 @@
 /** `mailgate import <path...>`: read mail files into the durable outbox and deliver them. */
 import type { Command } from 'commander';
 import { filterOptions } from '../filter.js';
-import { choiceOption, integerOption, logFormatOption, routeOptions } from '../options.js';
-import { CLAIM_LEASE_MS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { choiceOption, integerOption, leaseMsOption, logFormatOption, routeOptions } from '../options.js';
+import { MAX_SYNC_DOCUMENTS } from '../../limits.js';
+import { DEFAULT_MAX_DOCUMENTS } from '../../config/defaults.js';
 import type { ImportFlags } from '../import/run.js';
 import type { CliCommand, CliContext } from '../types.js';
 
 export const importCommand: CliCommand = {
   name: 'import',
   register(program: Command, ctx: CliContext): void {
-    filterOptions(logFormatOption(routeOptions(program.command('import'))))
+    const cmd = filterOptions(logFormatOption(routeOptions(program.command('import'))))
       .description(
         'import .eml files, directories, mbox files, maildirs, Outlook .msg and PST/OST files and Google Vault exports: store durably, deliver, resume after interruption',
       )
@@ -22,17 +22,12 @@ export const importCommand: CliCommand = {
       .option('--mbox <quoting>', 'mboxrd | mboxo | none (default mboxrd)', choiceOption(['mboxrd', 'mboxo', 'none'] as const))
       .option(
         '--batch-size <n>',
-        `documents per API request (default: delivery.max_documents, ${CONFIG_DEFAULTS.delivery.max_documents}; at most ${MAX_SYNC_DOCUMENTS})`,
+        `documents per API request (default: delivery.max_documents, ${DEFAULT_MAX_DOCUMENTS}; at most ${MAX_SYNC_DOCUMENTS})`,
         integerOption(1, MAX_SYNC_DOCUMENTS),
-      )
-      .option(
-        '--lease-ms <n>',
-        `outbox claim lease in ms (default ${CLAIM_LEASE_MS}): after a crash, claimed items wait this long`,
-        integerOption(1),
-      )
-      .action(async (paths: string[], flags: ImportFlags) => {
-        const { runImport } = await import('../import/run.js');
-        ctx.exitCode = await runImport(paths, flags, ctx, process.env);
-      });
+      );
+    leaseMsOption(cmd).action(async (paths: string[], flags: ImportFlags) => {
+      const { runImport } = await import('../import/run.js');
+      ctx.exitCode = await runImport(paths, flags, ctx, process.env);
+    });
   },
 };

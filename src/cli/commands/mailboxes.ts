@@ -12,7 +12,7 @@ import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { mailboxLines } from './status.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { DEFAULT_STORE_URL } from '../../config/defaults.js';
 
 interface Flags extends StoreFlags {
   json?: boolean;
@@ -56,7 +56,7 @@ async function resume(route: string, flags: Flags, ctx: CliContext): Promise<voi
 const storeOpts = (cmd: Command) =>
   cmd
     .option('--config <file>', 'mailgate.yaml (for its store)')
-    .option('--store <url>', `sqlite:PATH or postgres://… (default ${CONFIG_DEFAULTS.store})`)
+    .option('--store <url>', `sqlite:PATH or postgres://… (default ${DEFAULT_STORE_URL})`)
     .option('--json', 'one JSON line on stdout');
 
 export const mailboxesCommand: CliCommand = {

@@ -5,7 +5,7 @@ import { withStore, type StoreFlags } from '../store.js';
 import { integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { DEFAULT_STORE_URL } from '../../config/defaults.js';
 
 interface ListFlags extends StoreFlags {
   route?: string;
@@ -51,7 +51,7 @@ export const predictionsCommand: CliCommand = {
       .command('list')
       .description('list stored predictions by id (a re-predicted comment shows once, with its latest labels)')
       .option('--config <file>', 'mailgate.yaml (for its store)')
-      .option('--store <url>', `sqlite:PATH or postgres://… (default ${CONFIG_DEFAULTS.store})`)
+      .option('--store <url>', `sqlite:PATH or postgres://… (default ${DEFAULT_STORE_URL})`)
       .option('--route <name>', 'only this route')
       .option('--limit <n>', 'at most n (1..10000)', integerOption(1, 10_000), 100)
       .option('--after <id>', 'only ids greater than this', integerOption(0))

@@ -1,9 +1,8 @@
 /** `mailgate serve`: the long-running service (docs/service.md). */
 import type { Command } from 'commander';
 import type { LogFormat } from '../../log-pretty.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
-import { CLAIM_LEASE_MS } from '../../limits.js';
-import { integerOption, logFormatOption } from '../options.js';
+import { DEFAULT_DRAIN_MS } from '../../config/defaults.js';
+import { integerOption, leaseMsOption, logFormatOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
 interface ServeFlags {
@@ -29,21 +28,16 @@ async function run(flags: ServeFlags, ctx: CliContext): Promise<void> {
 export const serveCommand: CliCommand = {
   name: 'serve',
   register(program: Command, ctx: CliContext): void {
-    logFormatOption(program.command('serve'))
+    const cmd = logFormatOption(program.command('serve'))
       .description(
         'run adapters, delivery and the HTTP server until SIGTERM/SIGINT (no --config: embedded defaults with the built-in emulator and samples/)',
       )
       .option('--config <file>', 'mailgate.yaml')
       .option(
         '--drain-ms <ms>',
-        `on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default ${CONFIG_DEFAULTS.delivery.drain_ms})`,
+        `on shutdown, wait at most this long for delivery to empty the outbox (overrides delivery.drain_ms, default ${DEFAULT_DRAIN_MS})`,
         integerOption(0, 3_600_000),
-      )
-      .option(
-        '--lease-ms <ms>',
-        `outbox claim lease: claims of a killed process free up after this long (default ${CLAIM_LEASE_MS})`,
-        integerOption(1000, 3_600_000),
-      )
-      .action((flags: ServeFlags) => run(flags, ctx));
+      );
+    leaseMsOption(cmd).action((flags: ServeFlags) => run(flags, ctx));
   },
 };

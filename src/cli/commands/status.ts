@@ -5,7 +5,7 @@ import type { Lease, MailboxStateRow, Store, StoreStats } from '../../store/type
 import { withStore, type StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
-import { CONFIG_DEFAULTS } from '../../config/defaults.js';
+import { DEFAULT_STORE_URL } from '../../config/defaults.js';
 
 interface StatusFlags extends StoreFlags {
   json?: boolean;
@@ -119,7 +119,7 @@ export const statusCommand: CliCommand = {
       .command('status')
       .description('show the outbox depth, per-route counts, adapter checkpoints, AI units spent and the processes holding claims')
       .option('--config <file>', 'mailgate.yaml (for its store)')
-      .option('--store <url>', `sqlite:PATH or postgres://… (default ${CONFIG_DEFAULTS.store})`)
+      .option('--store <url>', `sqlite:PATH or postgres://… (default ${DEFAULT_STORE_URL})`)
       .option('--json', 'one JSON object on stdout')
       .action((flags: StatusFlags) => run(flags, ctx));
   },

@@ -1,5 +1,6 @@
 /** SQLite controls: route pauses, mailbox states and folder sync states (src/store/contract/controls.ts). */
 import type Database from 'better-sqlite3';
+import { journalOf, type AttemptsJournal, type Counts } from './attempts-journal.js';
 import { statement } from './statements.js';
 import type { Backend } from '../compose.js';
 import { checkFilteredCount, mailboxRows, mergeMailboxState, type FolderRowIn, type MailboxRowIn } from '../controls-rows.js';
@@ -12,9 +13,12 @@ export class SqliteControls implements Backend<ControlStore> {
     bump: Database.Statement;
     get: Database.Statement;
     del: Database.Statement;
+    add: Database.Statement;
     light: Database.Statement;
     full: Database.Statement;
   };
+  /** First attempts of a store on disk (./attempts-journal.ts); undefined in memory, or until the first count. */
+  private attemptsJournal: AttemptsJournal | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -39,6 +43,11 @@ export class SqliteControls implements Backend<ControlStore> {
       ),
       get: statement(this.db, 'SELECT key, attempts FROM parse_attempts WHERE route = ? AND key IN (SELECT value FROM json_each(?))'),
       del: statement(this.db, 'DELETE FROM parse_attempts WHERE route = ? AND key IN (SELECT value FROM json_each(?))'),
+      add: statement(
+        this.db,
+        `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + excluded.attempts, updated_at = excluded.updated_at`,
+      ),
       light: statement(this.db, 'PRAGMA synchronous = NORMAL'),
       full: statement(this.db, 'PRAGMA synchronous = FULL'),
     });
@@ -136,32 +145,83 @@ export class SqliteControls implements Backend<ControlStore> {
     ).run(mailbox, folder, s.state, s.syncedUntil ?? null, s.lastSynced ?? null, s.behind ?? null, this.iso());
   }
 
+  /**
+   * The journal of a store on disk, opened on the first count: the attempts that processes no
+   * longer running left in theirs are first added to the table (one write).
+   */
+  private journal(): AttemptsJournal | undefined {
+    if (this.db.memory) return undefined;
+    if (this.attemptsJournal !== undefined) return this.attemptsJournal;
+    const journal = journalOf(this.db.name);
+    this.attemptsJournal = journal;
+    const orphans = journal.takeOrphans();
+    if (orphans !== undefined && orphans.counts.size > 0) this.addCounts(orphans.counts);
+    orphans?.done();
+    return journal;
+  }
+
+  private addCounts(counts: Counts): void {
+    const { add } = this.sql;
+    const at = this.iso();
+    this.light(() => {
+      for (const [route, byKey] of counts) for (const [key, n] of byKey) add.run(route, key, n, at);
+    });
+  }
+
   countParseAttempts(route: string, keys: readonly string[]): Map<string, number> {
     if (keys.length === 0) return new Map();
-    const { bump } = this.sql;
+    const { bump, add } = this.sql;
     const at = this.iso();
-    const rows = this.light(() => bump.all(route, at, JSON.stringify(keys)) as Array<{ key: string; attempts: number }>);
+    const journal = this.journal();
+    // A first attempt in the journal moves to the table with this one (its end written first: a
+    // crash between the two loses that attempt rather than counting it twice).
+    const moved = journal === undefined ? [] : keys.filter((k, i) => journal.isLive(route, k) && keys.indexOf(k) === i);
+    if (moved.length > 0) journal!.end(route, moved);
+    const rows = this.light(() => {
+      for (const key of moved) add.run(route, key, 1, at);
+      return bump.all(route, at, JSON.stringify(keys)) as Array<{ key: string; attempts: number }>;
+    });
     return new Map(rows.map((r) => [r.key, r.attempts]));
   }
 
   beginParseAttempts(route: string, keys: readonly string[]): Set<string> {
     if (keys.length === 0) return new Set();
-    const { begin } = this.sql;
-    const at = this.iso();
-    const rows = this.light(() => begin.all(route, at, JSON.stringify(keys)) as Array<{ key: string }>);
-    return new Set(rows.map((r) => r.key));
+    const journal = this.journal();
+    if (journal === undefined) {
+      const { begin } = this.sql;
+      const at = this.iso();
+      const rows = this.light(() => begin.all(route, at, JSON.stringify(keys)) as Array<{ key: string }>);
+      return new Set(rows.map((r) => r.key));
+    }
+    const counted = this.parseAttempts(route, keys);
+    const fresh = new Set(keys.filter((k) => !counted.has(k)));
+    journal.begin(route, [...fresh]);
+    return fresh;
   }
 
   parseAttempts(route: string, keys: readonly string[]): Map<string, number> {
     if (keys.length === 0) return new Map();
     const rows = this.sql.get.all(route, JSON.stringify(keys)) as Array<{ key: string; attempts: number }>;
-    return new Map(rows.map((r) => [r.key, r.attempts]));
+    const out = new Map(rows.map((r) => [r.key, r.attempts]));
+    const journal = this.journal();
+    if (journal !== undefined) for (const key of keys) if (journal.isLive(route, key)) out.set(key, (out.get(key) ?? 0) + 1);
+    return out;
   }
 
   clearParseAttempts(route: string, keys: readonly string[]): void {
     if (keys.length === 0) return;
+    const journal = this.journal();
+    // First attempts end in the journal; a key counted in the table (again) needs its row deleted.
+    const counted = journal === undefined ? keys : journal.end(route, keys);
+    if (counted.length === 0) return;
     const { del } = this.sql;
-    this.light(() => del.run(route, JSON.stringify(keys)));
+    this.light(() => del.run(route, JSON.stringify(counted)));
+  }
+
+  /** Lets go of the journal (the store is closing). */
+  close(): void {
+    this.attemptsJournal?.release();
+    this.attemptsJournal = undefined;
   }
 
   countFiltered(mailbox: string, folder: string, n: number): void {

@@ -67,6 +67,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     migrate: () => migrateSqlite(db),
     close: async () => {
       await wal.close();
+      parts.controls.close();
       if (db.open) db.close();
     },
   };

@@ -6,7 +6,7 @@
  */
 import { currentKey, setKey, whenUnauthorized } from './api.js';
 import { setupDead, showDead } from './dead.js';
-import { byId } from './dom.js';
+import { byId, clear } from './dom.js';
 import { itemChanged, showItem } from './item.js';
 import { refresh, setupItems, showItems } from './items.js';
 import { follow } from './live.js';
@@ -130,6 +130,8 @@ function signOut(): void {
   byId('logout').hidden = true;
   byId('live').hidden = true;
   hidePaused();
+  // What needed the reader (a pause, a refusal) concerned the signed-in session: it goes too.
+  clear(byId('alert'));
   route();
 }
 

@@ -5,7 +5,7 @@
  */
 import type { BulkReplayResult, DeadLetterPage, DeadLetterRow, ItemRow, ItemsPage } from '../../console-types.js';
 import { del, download, get, post, url, type Result } from './api.js';
-import { announce, byId, clear, empty, errorBox, h, isolate } from './dom.js';
+import { announce, announceUrgent, byId, clear, empty, errorBox, h, isolate } from './dom.js';
 import { plural, when } from './format.js';
 
 const PAGE = 100;
@@ -35,7 +35,7 @@ function rowView(r: DeadLetterRow): HTMLLIElement {
           text: 'Download .eml',
           'aria-label': `Download the original of dead letter ${r.id}`,
           onclick: () =>
-            void download(url(`dlq/${r.id}/raw`), `dead-letter-${r.id}.eml`).then((e) => e && announce(e.code + ': ' + e.message)),
+            void download(url(`dlq/${r.id}/raw`), `dead-letter-${r.id}.eml`).then((e) => e && announceUrgent(e.code + ': ' + e.message)),
         })
       : null,
     h('button', {
@@ -132,7 +132,7 @@ export async function showDead(quiet = false): Promise<void> {
 async function more(): Promise<void> {
   if (next === null) return;
   const res = await get<DeadLetterPage>(url('dlq', { limit: PAGE, after: next }));
-  if (!res.ok) return announce(res.error.code + ': ' + res.error.message);
+  if (!res.ok) return announceUrgent(res.error.code + ': ' + res.error.message);
   rows = rows.concat(res.data.items);
   next = res.data.next_after;
   render();
@@ -167,7 +167,7 @@ async function replayRequest(ids: number[]): Promise<Result<BulkReplayResult>> {
 
 async function replay(ids: number[]): Promise<void> {
   const res = await replayRequest(ids);
-  if (!res.ok) return announce(`Replay failed: ${res.error.code}: ${res.error.message}`);
+  if (!res.ok) return announceUrgent(`Replay failed: ${res.error.code}: ${res.error.message}`);
   const queued = res.data.results.filter((r) => 'status' in r && r.status === 'queued').length;
   const failed = res.data.results.filter((r) => 'error' in r || r.status === 'dead');
   const detail = failed.map((r) => `#${r.id} ${'error' in r ? r.error.code : 'still dead'}`).join(', ');
@@ -177,7 +177,7 @@ async function replay(ids: number[]): Promise<void> {
 
 async function purge(ids: number[]): Promise<void> {
   const res = await del<{ purged: number }>(url('dlq', { ids: ids.join(',') }));
-  if (!res.ok) return announce(`Purge failed: ${res.error.code}: ${res.error.message}`);
+  if (!res.ok) return announceUrgent(`Purge failed: ${res.error.code}: ${res.error.message}`);
   await showDead(true);
   announce(`${plural(res.data.purged, 'dead letter')} purged.`);
 }

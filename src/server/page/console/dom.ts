@@ -90,8 +90,16 @@ export function panel(title: string, ...children: Child[]): HTMLElement {
   return h('section', { class: 'panel', 'aria-labelledby': id }, [h('h2', { id, text: title }), ...children]);
 }
 
-const announcer = (): HTMLElement => byId('announce');
-/** Says something to screen readers (and tests) without moving focus. */
+/** Says what changed to screen readers (and tests) without moving focus: the polite region, where the next notice replaces it. */
 export function announce(message: string): void {
-  announcer().textContent = message;
+  byId('announce').textContent = message;
+}
+
+/**
+ * Says what needs the reader now (a route paused or delivering again, a request refused) in the
+ * assertive region of its own: routine notices (a new item, rows loaded) go to the polite one and
+ * can no longer replace it before a screen reader has read it.
+ */
+export function announceUrgent(message: string): void {
+  byId('alert').textContent = message;
 }

@@ -7,7 +7,7 @@
  */
 import type { AttemptView, BodySpan, CommentView, ItemDetail, MimePartView, PredictionView, RawSummary } from '../../console-types.js';
 import { download, get, url } from './api.js';
-import { announce, byId, clear, empty, errorBox, h, isolate, kv, panel, text } from './dom.js';
+import { announce, announceUrgent, byId, clear, empty, errorBox, h, isolate, kv, panel, text } from './dom.js';
 import { bytes, duration, when } from './format.js';
 import { originPanel } from './origin.js';
 import { threadPanel } from './thread.js';
@@ -161,7 +161,7 @@ function rawPanel(id: number, raw: RawSummary): HTMLElement {
         type: 'button',
         class: 'small',
         text: 'Download .eml',
-        onclick: () => void download(url(`items/${id}/raw`), `item-${id}.eml`).then((e) => e && announce(`${e.code}: ${e.message}`)),
+        onclick: () => void download(url(`items/${id}/raw`), `item-${id}.eml`).then((e) => e && announceUrgent(`${e.code}: ${e.message}`)),
       })
     : null;
   return panel(

@@ -6,7 +6,7 @@
  */
 import type { ItemRow, ItemsPage } from '../../console-types.js';
 import { get, url } from './api.js';
-import { announce, byId, clear, empty, errorBox, h, isolate } from './dom.js';
+import { announce, announceUrgent, byId, clear, empty, errorBox, h, isolate } from './dom.js';
 import { isoToLocal, localToIso, plural, when } from './format.js';
 
 const FILTERS = ['q', 'state', 'route', 'adapter', 'since', 'until'] as const;
@@ -88,7 +88,7 @@ async function loadOlder(): Promise<void> {
   const mine = generation;
   const res = await get<ItemsPage>(url('items', query({ before: next })));
   if (mine !== generation) return;
-  if (!res.ok) return announce(`${res.error.code}: ${res.error.message}`);
+  if (!res.ok) return announceUrgent(`${res.error.code}: ${res.error.message}`);
   const first = rows.length;
   rows = rows.concat(res.data.items);
   next = res.data.next;

@@ -8,7 +8,7 @@
  */
 import type { FolderView, MailboxView } from '../../console-types.js';
 import { get, post } from './api.js';
-import { announce, byId, clear, empty, errorBox, h } from './dom.js';
+import { announce, announceUrgent, byId, clear, empty, errorBox, h } from './dom.js';
 import { ago, when } from './format.js';
 
 const REASONS: Record<string, string> = { user: 'by an operator', quota: 'quota', sync_error: 'sync error' };
@@ -41,7 +41,8 @@ function button(m: MailboxView): HTMLElement {
     onclick: async (ev: Event) => {
       (ev.currentTarget as HTMLButtonElement).disabled = true;
       const r = await post(`/api/mailboxes/${encodeURIComponent(m.mailbox)}/${enable ? 'enable' : 'disable'}`);
-      announce(r.ok ? `${m.mailbox} ${enable ? 'enabled' : 'disabled'}.` : `${m.mailbox}: ${r.error.message}`);
+      if (r.ok) announce(`${m.mailbox} ${enable ? 'enabled' : 'disabled'}.`);
+      else announceUrgent(`${m.mailbox}: ${r.error.message}`);
       await showMailboxes(true);
     },
   });

@@ -5,7 +5,7 @@
  * status tick of the live stream. Intake goes on while a route is paused; nothing reaches the API.
  */
 import { get, url } from './api.js';
-import { announce, byId, clear, h } from './dom.js';
+import { announceUrgent, byId, clear, h } from './dom.js';
 import { ago, when } from './format.js';
 
 export interface RoutePause {
@@ -80,7 +80,7 @@ export function renderPaused(paused: PausedRoute[]): void {
   if (!paused.length) {
     banner.hidden = true;
     clear(banner);
-    if (changed) announce('Every route delivers again.');
+    if (changed) announceUrgent('Every route delivers again.');
     return;
   }
   const title = paused.length === 1 ? 'A route cannot deliver' : `${paused.length} routes cannot deliver`;
@@ -91,7 +91,7 @@ export function renderPaused(paused: PausedRoute[]): void {
     h('p', { class: 'row' }, [h('a', { href: '#/overview', text: 'Overview' })]),
   );
   banner.hidden = false;
-  if (changed) announce(`${title}: ${paused.map((p) => p.route).join(', ')}.`);
+  if (changed) announceUrgent(`${title}: ${paused.map((p) => p.route).join(', ')}.`);
 }
 
 /** Re-reads /api/status and updates the banner; the answer, for a caller that shows more of it. */
