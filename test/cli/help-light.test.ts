@@ -20,7 +20,7 @@ describe('mailgate --help', () => {
     dir = await mkdtemp(join(tmpdir(), 'mailgate-help-'));
     // A resolve hook that reports every module the process loads from imapflow.
     const hooks = join(dir, 'hooks.mjs');
-    const hook = "for (const p of ['imapflow', 'pino', 'better-sqlite3']) if (s === p) process.stderr.write(`LOADED ${p}\\n`);";
+    const hook = "for (const p of ['imapflow', 'pino', 'better-sqlite3', 'zod']) if (s === p) process.stderr.write(`LOADED ${p}\\n`);";
     await writeFile(hooks, `export async function resolve(s, c, next) { ${hook} return next(s, c); }\n`);
     register = join(dir, 'register.mjs');
     await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
@@ -43,6 +43,20 @@ describe('mailgate --help', () => {
     const out = runAll(CLI.pathname, ['--help']);
     expect(out).toMatch(/Usage: mailgate/);
     expect(out).not.toMatch(/LOADED (pino|better-sqlite3)/);
+  });
+
+  it('builds no schema: the kinds are named (emulator --stand-in, webhook simulate --name) without their config modules or zod', () => {
+    const out = runAll(CLI.pathname, ['--help']);
+    expect(out).not.toMatch(/LOADED zod/);
+    for (const command of ['emulator', 'webhook simulate']) {
+      const sub = runAll(CLI.pathname, [...command.split(' '), '--help']);
+      expect(sub).toMatch(/graph|webhooks/);
+      expect(sub).not.toMatch(/LOADED zod/);
+    }
+  });
+
+  it('the hook sees zod once a command reads the configuration', () => {
+    expect(runAll(CLI.pathname, ['status', '--store', 'sqlite:/nonexistent-dir/x.db'])).toMatch(/LOADED zod/);
   });
 
   it('names every kind of file preview and import read (PST/OST and Google Vault exports were left out)', () => {
