@@ -98,12 +98,12 @@ class Reader {
     throw new NotFound();
   }
 
-  /** True when `text` stands at `at`. */
+  /** True when `text` stands at `at` (a character that cannot be one byte never does). */
   has(at: number, text: string): boolean {
     const s = this.segment(at, at + text.length);
     const from = at - s.start;
-    const want = bytesOf(text);
-    return s.buf.compare(want, 0, want.length, from, from + want.length) === 0;
+    for (let i = 0; i < text.length; i++) if (s.buf[from + i] !== text.charCodeAt(i)) return false;
+    return true;
   }
 }
 
