@@ -3,11 +3,12 @@
  * `import`, so that an analyst sees what a filter would keep before turning it on: `--allow`
  * and `--deny` take addresses, `*@domain` or `domain` (comma-separated or repeated), `--skip`
  * takes auto_replies and mailing_lists. A message they leave out is never parsed nor billed,
- * and counted by reason at the end.
+ * and counted by reason at the end. The flags are declared here (what the help needs); the
+ * filter they make, in filtered.ts (what a run needs).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { compileFilter, type FilterReason, type MessageFilter } from '../controls/filter.js';
-import { participantsSchema, SKIP_KINDS, type SkipKind } from '../controls/schema.js';
+import { participantRule } from '../controls/participants.js';
+import { SKIP_KINDS, type SkipKind } from '../controls/skip-kinds.js';
 
 export interface FilterFlags {
   allow?: string[];
@@ -27,9 +28,9 @@ const list =
   ];
 
 const participant = (v: string): string => {
-  const r = participantsSchema.safeParse({ allow: [v] });
-  if (!r.success) throw new InvalidArgumentError(`"${v}": use an address (a@example.com), *@example.com or example.com`);
-  return r.data.allow[0]!;
+  const rule = participantRule(v);
+  if (rule === undefined) throw new InvalidArgumentError(`"${v}": use an address (a@example.com), *@example.com or example.com`);
+  return rule;
 };
 
 const skipKind = (v: string): SkipKind => {
@@ -46,50 +47,4 @@ export function filterOptions(cmd: Command): Command {
     )
     .option('--deny <participants>', 'leave out mail with any participant (From/To/Cc) among these', list(participant))
     .option('--skip <kinds>', 'leave out auto_replies and/or mailing_lists', list(skipKind));
-}
-
-/** The filter the flags ask for; undefined when they ask for none. */
-export function cliFilter(flags: FilterFlags): MessageFilter | undefined {
-  const allow = flags.allow ?? [];
-  const deny = flags.deny ?? [];
-  const skip = flags.skip ?? [];
-  if (allow.length === 0 && deny.length === 0 && skip.length === 0) return undefined;
-  return compileFilter({ participants: { allow, deny }, skip, enabled: true, disable_after_ms: 0 });
-}
-
-/** Messages a filter left out, by reason. */
-export class FilteredCount {
-  readonly byReason: Partial<Record<FilterReason, number>> = {};
-  total = 0;
-
-  add(reason: FilterReason): void {
-    this.total++;
-    this.byReason[reason] = (this.byReason[reason] ?? 0) + 1;
-  }
-
-  /** `filtered 3 messages (participants 2, auto_reply 1)`, or '' when none. */
-  text(): string {
-    if (this.total === 0) return '';
-    const reasons = Object.entries(this.byReason)
-      .map(([r, n]) => `${r} ${n}`)
-      .join(', ');
-    return `filtered ${this.total} ${this.total === 1 ? 'message' : 'messages'} (${reasons})`;
-  }
-}
-
-/** The items the filter keeps (items without bytes pass: they are failures to report); the others are counted. */
-export async function* keptItems<T extends { raw?: Buffer }>(
-  items: AsyncIterable<T>,
-  filter: MessageFilter | undefined,
-  count: FilteredCount,
-): AsyncIterable<T> {
-  for await (const item of items) {
-    if (filter === undefined || item.raw === undefined) {
-      yield item;
-      continue;
-    }
-    const verdict = filter.judge(item.raw);
-    if (verdict.keep) yield item;
-    else count.add(verdict.reason);
-  }
 }

@@ -15,3 +15,13 @@ export function participantMatches(rule: string, address: string): boolean {
 export function anyMatches(rules: readonly string[], addresses: readonly string[]): boolean {
   return addresses.some((a) => rules.some((r) => participantMatches(r, a)));
 }
+
+/**
+ * A participant rule as written in the configuration or on the command line, trimmed and
+ * lowercased: an address (a@example.com), `*@domain` or `domain`; undefined when it is none of
+ * them. The schema (schema.ts) and the CLI's --allow/--deny check rules with this one function.
+ */
+export function participantRule(written: string): string | undefined {
+  const s = written.trim().toLowerCase();
+  return /^(\*@)?[^\s@*]+(\.[^\s@*]+)*$/.test(s) || /^[^\s@*]+@[^\s@*]+$/.test(s) ? s : undefined;
+}

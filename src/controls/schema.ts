@@ -5,9 +5,10 @@
  * mailbox, so that the keys, their checks and their documentation are the same everywhere.
  */
 import { z } from 'zod';
+import { participantRule } from './participants.js';
+import { SKIP_KINDS, type SkipKind } from './skip-kinds.js';
 
-export const SKIP_KINDS = ['auto_replies', 'mailing_lists'] as const;
-export type SkipKind = (typeof SKIP_KINDS)[number];
+export { SKIP_KINDS, type SkipKind };
 
 /** ISO 8601 duration in days and time (`P90D`, `P2W`, `PT12H`, `P1Y2M`). */
 export const ISO_DURATION_RE = /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/;
@@ -17,7 +18,7 @@ const participant = z
   .string()
   .min(1)
   .transform((s) => s.trim().toLowerCase())
-  .refine((s) => /^(\*@)?[^\s@*]+(\.[^\s@*]+)*$/.test(s) || /^[^\s@*]+@[^\s@*]+$/.test(s), {
+  .refine((s) => participantRule(s) !== undefined, {
     message: 'use an address (a@example.com), *@example.com or example.com',
   });
 

@@ -7,7 +7,7 @@ import { GatewayError } from '../errors.js';
 import type { OutboxInput, Store } from '../store/types.js';
 import type { Inbound } from './types.js';
 
-/** Depths read longer ago than this are read again before a commit admits messages by them. */
+/** Depths read longer ago than this are read again before a wait or a commit admits messages by them. */
 const DEPTH_TTL_MS = 1_000;
 
 export interface AdmissionOptions {
@@ -64,9 +64,9 @@ function totalOf(needs: ReadonlyArray<Map<string, number>>): Map<string, number>
 export function admission(options: AdmissionOptions): Admission {
   const { store, maxOutbox } = options;
   /**
-   * Queued items per route as last read, plus what was admitted since. Delivery drains and other
-   * writers (replicas) add meanwhile, so it is read again when it is older than DEPTH_TTL_MS or
-   * says the route is (nearly) full.
+   * Queued items per route as last read, plus what was admitted (push) or let through and
+   * stored (pull) since. Delivery drains and other writers (replicas) add meanwhile, so it is
+   * read again when it is older than DEPTH_TTL_MS or says the route is (nearly) full.
    */
   const depths = new Map<string, { n: number; at: number }>();
   /** Messages of pull calls let through the wait for room and not stored yet, by route. */
@@ -110,8 +110,10 @@ export function admission(options: AdmissionOptions): Admission {
       const counts = new Map<string, number>();
       for (const name of routes) counts.set(name, (counts.get(name) ?? 0) + 1);
       for (;;) {
+        // The depth as last read while it leaves room for one more message beside those ahead,
+        // read again otherwise (or once older than DEPTH_TTL_MS): a route with room costs no count.
         const read = new Map<string, number>();
-        for (const name of counts.keys()) read.set(name, await store.outboxDepth(name));
+        for (const name of counts.keys()) read.set(name, await depthOf(name, (ahead.get(name) ?? 0) + 1));
         // Checked and counted in one step (no await between): calls in flight see each other.
         const room = [...read].every(([name, n]) => n + (ahead.get(name) ?? 0) < maxOutbox);
         if (room || options.signal?.aborted) break;
@@ -119,7 +121,13 @@ export function admission(options: AdmissionOptions): Admission {
       }
       for (const [name, n] of counts) ahead.set(name, (ahead.get(name) ?? 0) + n);
       return () => {
-        for (const [name, n] of counts) ahead.set(name, ahead.get(name)! - n);
+        for (const [name, n] of counts) {
+          ahead.set(name, ahead.get(name)! - n);
+          // Stored now (or failed): counted in the depth until it is read again. Counting a failed
+          // call, or one read again meanwhile, only makes the next wait read the depth sooner.
+          const d = depths.get(name);
+          if (d !== undefined) d.n += n;
+        }
       };
     },
 

@@ -1,6 +1,7 @@
 /**
  * `mailgate --help` and the configuration load without the adapters' implementations: the
- * registry loads them on first use, so the help never loads an IMAP client.
+ * registry loads them on first use, so the help never loads an IMAP client. Nor does the help
+ * load what the commands run with (the logger, the store): each command loads that when it runs.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +20,7 @@ describe('mailgate --help', () => {
     dir = await mkdtemp(join(tmpdir(), 'mailgate-help-'));
     // A resolve hook that reports every module the process loads from imapflow.
     const hooks = join(dir, 'hooks.mjs');
-    const hook = "if (s.includes('imapflow')) process.stderr.write('LOADED imapflow\\n');";
+    const hook = "for (const p of ['imapflow', 'pino', 'better-sqlite3']) if (s === p) process.stderr.write(`LOADED ${p}\\n`);";
     await writeFile(hooks, `export async function resolve(s, c, next) { ${hook} return next(s, c); }\n`);
     register = join(dir, 'register.mjs');
     await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
@@ -36,6 +37,12 @@ describe('mailgate --help', () => {
     const out = runAll(CLI.pathname, ['--help']);
     expect(out).toMatch(/Usage: mailgate/);
     expect(out).not.toMatch(/LOADED imapflow/);
+  });
+
+  it('loads neither the logger (pino) nor the store (better-sqlite3): each command loads them when it runs', () => {
+    const out = runAll(CLI.pathname, ['--help']);
+    expect(out).toMatch(/Usage: mailgate/);
+    expect(out).not.toMatch(/LOADED (pino|better-sqlite3)/);
   });
 
   it('names every kind of file preview and import read (PST/OST and Google Vault exports were left out)', () => {

@@ -42,6 +42,23 @@ describe('PostgreSQL claims', () => {
     expect(rows).toEqual([{ upd: 12, hot: 12 }]);
   });
 
+  it('a claim answers the enqueue time as getItem does: ISO-8601 in UTC, milliseconds truncated, whatever the session time zone', async () => {
+    const url = await createTestDatabase('mailgate_claims');
+    const db = new URL(url).pathname.slice(1);
+    await sql(url, `ALTER DATABASE "${db}" SET timezone = 'Asia/Kolkata'`);
+    const store = await openStore(url);
+    try {
+      await store.enqueue([input('r', 1), input('r', 2)]);
+      await sql(url, `UPDATE outbox SET enqueued_at = '2024-02-29 23:59:59.999999+00' WHERE key LIKE '%:1'`);
+      const claimed = await store.claim('r', 2, 'w', 60_000);
+      expect(claimed[0]!.enqueuedAt).toBe('2024-02-29T23:59:59.999Z');
+      for (const c of claimed) expect(c.enqueuedAt).toBe((await store.getItem(c.id))!.enqueuedAt);
+      expect(claimed[1]!.enqueuedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("taking back a dead owner's claims frees exactly what it still holds, renewed claims included, and forgets its registrations", async () => {
     let t = Date.UTC(2026, 0, 1);
     const url = await createTestDatabase('mailgate_claims');

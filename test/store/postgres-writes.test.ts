@@ -146,6 +146,64 @@ describe('PostgreSQL enqueue writes', () => {
     }
   });
 
+  it('search rows and thread entries (sent as one JSON text each) keep quotes, backslashes, braces and astral text; NUL and a lone surrogate become U+FFFD', async () => {
+    await withStoreAndClient({}, async (store, client) => {
+      const odd = 'a "quoted" \\ back\\slash {braces},commas ünï 🎉 nul:\u0000 lone:\uD800 end';
+      const kept = 'a "quoted" \\ back\\slash {braces},commas ünï 🎉 nul:\uFFFD lone:\uFFFD end';
+      const facts = {
+        sender: `x${odd}@example.com`,
+        senderName: odd,
+        subject: odd,
+        messageId: `<${odd}>`,
+        timestamp: Date.UTC(2024, 0, 2, 3, 4, 5),
+      };
+      const entry = {
+        commentId: 'c1',
+        threadId: 't"1',
+        timestamp: '2024-01-02T03:04:05.000Z',
+        from: odd,
+        participants: [odd, 'b@example.com'],
+      };
+      const key = 'upload:k\uD800"1';
+      await store.enqueue([{ ...input('r', 1), key, facts, thread: { source: 'acme/s', entry } }]);
+      const search = await client.query(
+        `SELECT s.route, adapter, sender, sender_name, subject, message_id, msg_ts, s_subject, s_comment_id FROM outbox_search s
+         JOIN outbox o USING (id) WHERE o.key = $1`,
+        ['upload:k\uFFFD"1'],
+      );
+      expect(search.rows).toEqual([
+        {
+          route: 'r',
+          adapter: 'files',
+          sender: `x${kept}@example.com`,
+          sender_name: kept,
+          subject: kept,
+          message_id: `<${kept}>`,
+          msg_ts: new Date(facts.timestamp),
+          s_subject: kept.toLowerCase(),
+          s_comment_id: input('r', 1).commentId,
+        },
+      ]);
+      const threads = await client.query('SELECT source, comment_id, thread_id, ts, timestamp, from_addr, participants::text FROM threads');
+      expect(threads.rows).toEqual([
+        {
+          source: 'acme/s',
+          comment_id: 'c1',
+          thread_id: 't"1',
+          ts: new Date('2024-01-02T03:04:05.000Z'),
+          timestamp: '2024-01-02T03:04:05.000Z',
+          from_addr: kept,
+          participants: JSON.stringify([odd, 'b@example.com']),
+        },
+      ]);
+      expect(await store.threadMembers('acme/s', ['t"1'])).toEqual(
+        new Map([
+          ['t"1', [{ commentId: 'c1', threadId: 't"1', timestamp: entry.timestamp, from: kept, participants: [odd, 'b@example.com'] }]],
+        ]),
+      );
+    });
+  });
+
   it('enqueue statements are named per shape while the row budget lasts, and sent unnamed after', () => {
     const shapes = new StatementShapes(10, 'test_enqueue');
     const shape = (rows: number, checkpoint = false) => ({ rows, search: true, threads: undefined, count: true, checkpoint });

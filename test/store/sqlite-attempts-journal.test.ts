@@ -141,6 +141,20 @@ describe('SQLite parse attempts: first attempts in a journal beside the store', 
     expect([...net].filter(([, v]) => v !== 0)).toEqual([['held', 1]]);
   });
 
+  it('a store closed with a message in flight leaves its attempt in the journal, and a late forget fails without touching it', async () => {
+    const path = freshPath();
+    const s = await open(path);
+    await s.beginParseAttempts('r', ['a']);
+    await s.close();
+    opened.length = 0;
+    await expect(s.clearParseAttempts('r', ['a'])).rejects.toThrow();
+    expect(readFileSync(journal(path), 'utf8')).toBe(line('+', 'r', 'a'));
+    // The next open in this process takes it as an earlier process's: counted, not in flight.
+    const again = await open(path);
+    expect(await again.beginParseAttempts('r', ['a'])).toEqual(new Set());
+    expect(rows(path)).toEqual([{ route: 'r', key: 'a', attempts: 1 }]);
+  });
+
   it('an in-memory store counts in its table as before', async () => {
     const s = await openStore('sqlite::memory:');
     opened.push(s);

@@ -4,8 +4,7 @@
  * to restore it and what a restore means.
  */
 import type { Command } from 'commander';
-import { backupSqlite } from '../../store/sqlite/backup.js';
-import { sqliteFileFrom, type StoreFlags } from '../store.js';
+import type { StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { DEFAULT_STORE_URL } from '../../config/defaults.js';
@@ -15,6 +14,7 @@ interface BackupFlags extends StoreFlags {
 }
 
 async function run(file: string, flags: BackupFlags, ctx: CliContext): Promise<void> {
+  const [{ sqliteFileFrom }, { backupSqlite }] = await Promise.all([import('../store.js'), import('../../store/sqlite/backup.js')]);
   const source = sqliteFileFrom(flags, process.env, '`mailgate backup`');
   const r = await backupSqlite(source, file);
   const write = writerFor(ctx.stdout);

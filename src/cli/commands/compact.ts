@@ -6,8 +6,7 @@
  */
 import type { Command } from 'commander';
 import { GatewayError } from '../../errors.js';
-import { compactSqlite } from '../../store/sqlite/backup.js';
-import { sqliteFileFrom, withStore, type StoreFlags } from '../store.js';
+import type { StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { DEFAULT_STORE_URL } from '../../config/defaults.js';
@@ -20,6 +19,10 @@ interface CompactFlags extends StoreFlags {
 const mib = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 
 async function run(flags: CompactFlags, ctx: CliContext): Promise<void> {
+  const [{ sqliteFileFrom, withStore }, { compactSqlite }] = await Promise.all([
+    import('../store.js'),
+    import('../../store/sqlite/backup.js'),
+  ]);
   const path = sqliteFileFrom(flags, process.env, '`mailgate compact`');
   // Owners whose heartbeat is live (a crashed process's row stays until reaped: not running).
   const running = (await withStore(flags, process.env, (s) => s.listOwners())).filter((o) => o.heartbeatAgeMs < 3 * o.heartbeatMs);

@@ -2,13 +2,11 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { GatewayError } from '../../errors.js';
-import { originLabel } from '../../server/console-rows.js';
 import type { LogFormat } from '../../log-pretty.js';
 import type { DeadLetter, PurgeFilter } from '../../store/types.js';
-import { routeConfig, type RouteFlags } from '../route-config.js';
-import { withStore, type StoreFlags } from '../store.js';
+import type { RouteFlags } from '../route-config.js';
+import type { StoreFlags } from '../store.js';
 import { EXIT_FAILED } from '../exit-codes.js';
-import { commandLogger } from '../log.js';
 import { integerOption, logFormatOption, routeOptions } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
@@ -45,11 +43,12 @@ const dateOption = (v: string): Date => {
   return d;
 };
 
-function line(d: DeadLetter): string {
+function line(d: DeadLetter, originLabel: (origin: DeadLetter['origin']) => string): string {
   return `${d.id}\t${d.route}\t${d.deadAt}\t${d.error.code}\t${originLabel(d.origin)}\t${d.error.message.replace(/\s+/g, ' ').slice(0, 120)}`;
 }
 
 async function list(flags: ListFlags, ctx: CliContext): Promise<void> {
+  const [{ withStore }, { originLabel }] = await Promise.all([import('../store.js'), import('../../server/console-rows.js')]);
   const items = await withStore(flags, process.env, (s) =>
     s.listDeadLetters({
       limit: flags.limit,
@@ -60,10 +59,11 @@ async function list(flags: ListFlags, ctx: CliContext): Promise<void> {
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify(items)}\n`);
   if (items.length === 0) return write('no dead letters\n');
-  await write(`id\troute\tdead at\tcode\torigin\tmessage\n${items.map(line).join('\n')}\n`);
+  await write(`id\troute\tdead at\tcode\torigin\tmessage\n${items.map((d) => line(d, originLabel)).join('\n')}\n`);
 }
 
 async function show(id: number, flags: ShowFlags, ctx: CliContext): Promise<void> {
+  const { withStore } = await import('../store.js');
   const dl = await withStore(flags, process.env, (s) => s.getDeadLetter(id));
   if (dl === undefined) throw new GatewayError('MAILGATE_ERR_STORE_NOT_FOUND', `dead letter ${id} does not exist`);
   if (flags.raw === true) {
@@ -79,6 +79,7 @@ async function show(id: number, flags: ShowFlags, ctx: CliContext): Promise<void
 async function replayCmd(ids: number[], flags: ReplayFlags, ctx: CliContext): Promise<void> {
   if (ids.length === 0 && flags.all !== true)
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name dead letter ids, or --all for every dead letter of the route');
+  const [{ routeConfig }, { commandLogger }] = await Promise.all([import('../route-config.js'), import('../log.js')]);
   const { config, route } = routeConfig(flags, process.env);
   const { createRuntime } = await import('../../runtime/index.js');
   const { replay } = await import('../dlq/replay.js');
@@ -124,6 +125,7 @@ async function purge(ids: number[], flags: PurgeFlags, ctx: CliContext): Promise
   if (Object.keys(filter).length === 0)
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name ids, --route, --older-than, or --all to purge every dead letter');
   if (filter.all === true) requireConsentPossible(ctx, flags.yes, 'dlq purge --all deletes dead letters and their kept raw bytes');
+  const { withStore } = await import('../store.js');
   const n = await withStore(flags, process.env, async (s) => {
     if (filter.all === true && flags.yes !== true) {
       const scope = flags.route === undefined ? '' : ` of route ${flags.route}`;

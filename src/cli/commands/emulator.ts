@@ -7,7 +7,6 @@ import type { RunningStandIn } from '../../pipeline/kind.js';
 import { DEFAULT_TRANSFORM_TAG, MAX_PREDICT_DOCUMENTS, MAX_SYNC_DOCUMENTS } from '../../limits.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_LIVE_VERSION, DEFAULT_MODEL_VERSIONS, DEFAULT_STAGING_VERSION } from '../../emulator/options.js';
 import { LOG_FORMATS, resolveLogFormat, type LogFormat } from '../../log-pretty.js';
-import { commandLogger } from '../log.js';
 import { choiceOption, integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 
@@ -44,7 +43,7 @@ interface EmulatorFlags extends Pick<EmulatorOptions, SameAsOption> {
  * mailgate's logger (which redacts the Authorization header like every secret) with
  * `--log-format pretty` or when stdout is a terminal.
  */
-function requestLogger(flags: EmulatorFlags): EmulatorOptions['logger'] {
+async function requestLogger(flags: EmulatorFlags): Promise<EmulatorOptions['logger']> {
   if (flags.log !== true) return false;
   if (resolveLogFormat(flags.logFormat, process.stdout) === 'json') return true;
   // mailgate's logger redacts a log call's fields before pino's serializers run, so fastify's
@@ -55,6 +54,7 @@ function requestLogger(flags: EmulatorFlags): EmulatorOptions['logger'] {
     req: (r: { method?: string; url?: string; host?: string; ip?: string }) => ({ method: r.method, url: r.url, host: r.host, ip: r.ip }),
     res: (r: { statusCode?: number }) => ({ statusCode: r.statusCode }),
   };
+  const { commandLogger } = await import('../log.js');
   return commandLogger({ level: 'info', format: 'pretty', stream: process.stdout, env: process.env, fields }).child({
     component: 'emulator',
   });
@@ -108,7 +108,7 @@ async function run(flags: EmulatorFlags, ctx: CliContext): Promise<void> {
     bodies: flags.bodies,
     commentsShape: flags.commentsShape,
     labelNames: flags.labelNames,
-    logger: requestLogger(flags),
+    logger: await requestLogger(flags),
     print: (line) => void ctx.stdout.write(`${line}\n`),
     handleSignals: true,
   });

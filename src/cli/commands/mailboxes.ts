@@ -7,8 +7,7 @@
  */
 import type { Command } from 'commander';
 import { GatewayError } from '../../errors.js';
-import { setMailboxEnabled } from '../../service/mailboxes.js';
-import { withStore, type StoreFlags } from '../store.js';
+import type { StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { mailboxLines } from './status.js';
@@ -30,6 +29,7 @@ function mailboxArg(value: string): string {
 }
 
 async function list(flags: Flags, ctx: CliContext): Promise<void> {
+  const { withStore } = await import('../store.js');
   const rows = await withStore(flags, process.env, (s) => s.listMailboxStates());
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify(rows)}\n`);
@@ -39,6 +39,7 @@ async function list(flags: Flags, ctx: CliContext): Promise<void> {
 }
 
 async function set(mailbox: string, enabled: boolean, flags: Flags, ctx: CliContext): Promise<void> {
+  const [{ withStore }, { setMailboxEnabled }] = await Promise.all([import('../store.js'), import('../../service/mailboxes.js')]);
   await withStore(flags, process.env, (s) => setMailboxEnabled(s, mailbox, enabled));
   const state = enabled ? 'enabled' : 'disabled';
   const result = { mailbox, state, byCommand: true };
@@ -48,6 +49,7 @@ async function set(mailbox: string, enabled: boolean, flags: Flags, ctx: CliCont
 }
 
 async function resume(route: string, flags: Flags, ctx: CliContext): Promise<void> {
+  const { withStore } = await import('../store.js');
   const resumed = await withStore(flags, process.env, (s) => s.resumeRoute(route));
   const text = resumed ? `${route}: resumed (the process delivering it claims again within seconds)` : `${route}: was not paused`;
   await writerFor(ctx.stdout)(flags.json === true ? `${JSON.stringify({ route, resumed })}\n` : `${text}\n`);

@@ -1,7 +1,7 @@
 /** `mailgate predictions list`: the predictions predict routes stored (docs/predictions.md). */
 import type { Command } from 'commander';
-import { predictionRecord, type PredictionRecord } from '../../sinks/outputs.js';
-import { withStore, type StoreFlags } from '../store.js';
+import type { PredictionRecord } from '../../sinks/outputs.js';
+import type { StoreFlags } from '../store.js';
 import { integerOption } from '../options.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
@@ -29,6 +29,7 @@ function line(p: PredictionRecord): string {
 }
 
 async function list(flags: ListFlags, ctx: CliContext): Promise<void> {
+  const [{ withStore }, { predictionRecord }] = await Promise.all([import('../store.js'), import('../../sinks/outputs.js')]);
   const items = await withStore(flags, process.env, (s) =>
     s.listPredictions({
       limit: flags.limit,

@@ -1,8 +1,8 @@
 /** `mailgate status`: outbox depth, per-route counters, checkpoints, AI units spent and the running processes. */
 import type { Command } from 'commander';
-import { ownerSummary, type OwnerSummary } from '../../store/common.js';
+import type { OwnerSummary } from '../../store/common.js';
 import type { Lease, MailboxStateRow, Store, StoreStats } from '../../store/types.js';
-import { withStore, type StoreFlags } from '../store.js';
+import type { StoreFlags } from '../store.js';
 import type { CliCommand, CliContext } from '../types.js';
 import { writerFor } from '../write.js';
 import { DEFAULT_STORE_URL } from '../../config/defaults.js';
@@ -12,6 +12,7 @@ interface StatusFlags extends StoreFlags {
 }
 
 async function run(flags: StatusFlags, ctx: CliContext): Promise<void> {
+  const { withStore } = await import('../store.js');
   const status = await withStore(flags, process.env, async (store) => {
     const all = await store.listCheckpoints();
     const pauses = new Map((await store.listRoutePauses()).map((p) => [p.route, p]));
@@ -108,6 +109,7 @@ function mailboxError(value: Record<string, unknown>): { code: string; message: 
 
 /** Registered owners with the mailbox leases each holds, and every live lease. */
 async function owners(store: Store): Promise<{ owners: OwnerSummary[]; leases: Lease[] }> {
+  const { ownerSummary } = await import('../../store/common.js');
   const leases = await store.listLeases();
   return { owners: (await store.listOwners()).map((o) => ownerSummary(o, leases)), leases };
 }

@@ -8,8 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { kindsWith } from '../../../adapters/config.js';
-import { simulator } from '../../../adapters/index.js';
-import { loadConfig } from '../../config/load.js';
 import { GatewayError } from '../../errors.js';
 import type { SimulatedRequest } from '../../pipeline/kind.js';
 import type { Envelope } from '../../pipeline/types.js';
@@ -60,6 +58,7 @@ function readFile(path: string, what: string): Buffer {
 
 /** The entry whose secrets sign: `--config` + `--name`, else one assembled from the flags. */
 async function entryOf(provider: string, flags: SimulateFlags): Promise<unknown> {
+  const { simulator } = await import('../../../adapters/index.js');
   const { kind, simulator: sim } = await simulator();
   if (flags.config === undefined) {
     if (flags.name !== undefined) throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', '--name needs --config FILE');
@@ -78,6 +77,7 @@ async function entryOf(provider: string, flags: SimulateFlags): Promise<unknown>
   }
   if (flags.name === undefined)
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `--config needs --name ENTRY (an adapters.${kind}[] name)`);
+  const { loadConfig } = await import('../../config/load.js');
   const entries = loadConfig({ file: flags.config, env: process.env }).adapters[kind] as ReadonlyArray<{ name: string }>;
   const entry = entries.find((e) => e.name === flags.name);
   if (entry === undefined) {
@@ -113,6 +113,7 @@ async function simulate(provider: string, file: string, flags: SimulateFlags, ct
     ...(flags.from !== undefined && { from: flags.from }),
     ...(flags.to !== undefined && { to: flags.to }),
   };
+  const { simulator } = await import('../../../adapters/index.js');
   const { simulator: sim } = await simulator();
   const privateKeyPem = flags.privateKey === undefined ? undefined : readFile(flags.privateKey, 'the private key').toString('utf8');
   const req = sim.request(entry, raw, {

@@ -4,7 +4,7 @@
  * ledger are not touched (the store is only read), so a later real run is unaffected.
  */
 import type { MessageFilter } from '../../controls/filter.js';
-import { FilteredCount, keptItems } from '../filter.js';
+import { FilteredCount, keptItems } from '../filtered.js';
 import { fileInputs } from '../../../adapters/index.js';
 import { deliverBatch } from '../../batcher/index.js';
 import { resolveUserProperties } from '../../pipeline/origin.js';

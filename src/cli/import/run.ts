@@ -21,7 +21,8 @@ import { dryRunImport } from './dry-run.js';
 import { countImport, liveLine, summarize, summaryText, type ImportCounts, type ImportSummary } from './progress.js';
 import { startImportSinks } from './sinks.js';
 import { Skips } from '../skips.js';
-import { cliFilter, FilteredCount, type FilterFlags } from '../filter.js';
+import type { FilterFlags } from '../filter.js';
+import { cliFilter, FilteredCount } from '../filtered.js';
 import { ask, requireConsentPossible } from '../consent.js';
 import { estimateQueued, estimateText } from './estimate.js';
 

@@ -12,7 +12,8 @@ import { Spool, type OutputOrigin } from './spool.js';
 import { columnWidths, headerLine, tableLine } from './table.js';
 import { ThreadInputs } from './thread-inputs.js';
 import { Skips } from '../skips.js';
-import { cliFilter, FilteredCount, keptItems, type FilterFlags } from '../filter.js';
+import type { FilterFlags } from '../filter.js';
+import { cliFilter, FilteredCount, keptItems } from '../filtered.js';
 
 export type PreviewFormat = 'table' | 'json' | 'jsonl';
 

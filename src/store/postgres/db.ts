@@ -81,6 +81,22 @@ export function pgText(value: string): string {
   return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
 }
 
+/** A UTF-16 surrogate, and one without its other half. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Text inside a JSON parameter that the statement reads back as text (`json_to_recordset`) with
+ * a lone surrogate as U+FFFD, which is what the UTF-8 of a plain text parameter carries
+ * (PostgreSQL refuses the `\uD800` escape JSON would give it).
+ */
+export function wellFormed(value: string): string {
+  return SURROGATE.test(value) ? value.replace(LONE_SURROGATE, '\uFFFD') : value;
+}
+
+/** Mail-derived text inside a JSON parameter read back as text: `pgText`, then `wellFormed`. */
+export const pgJsonText = (value: string): string => wellFormed(pgText(value));
+
 /** An element of an array literal that must be quoted with its backslashes and double quotes escaped. */
 const ESCAPE = /["\\]/;
 const ESCAPED = /["\\]/g;

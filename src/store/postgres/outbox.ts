@@ -21,6 +21,17 @@ import { ledgerUpsert } from './ledger.js';
 const registerClaims = (now: number): string => `INSERT INTO outbox_claims (owner, ids, expires_at)
     SELECT $2, array_agg(id), ${pgNow(now)} + $3 * interval '1 millisecond' FROM u HAVING COUNT(*) > 0`;
 
+/**
+ * A claim's item columns (of `u`), `enqueued_at` as ISO-8601 text in UTC, as `toISOString`
+ * writes it (milliseconds, truncated): the server formats it rather than the client parsing
+ * a timestamp for every item claimed.
+ */
+const CLAIM_COLUMNS = PG_ITEM_COLUMNS.split(', ')
+  .map((c) =>
+    c === 'enqueued_at' ? `to_char(u.enqueued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS enqueued_at` : `u.${c}`,
+  )
+  .join(', ');
+
 /** Due and not leased at `now` (SQL). */
 const ready = (now: string): string => `status = 'queued' AND next_attempt_at <= ${now}
   AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})`;
@@ -79,7 +90,8 @@ export class PgOutbox implements Backend<OutboxStore> {
            .join(', ')}),
        reg AS (${registerClaims(4)}),
        gone AS (DELETE FROM outbox_claims WHERE owner = $2 AND expires_at <= ${pgNow(4)})
-       SELECT u.*, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash FROM u LEFT JOIN outbox_docs d ON d.id = u.id`,
+       SELECT ${CLAIM_COLUMNS}, d.document::text AS document_text, d.preview, d.text_hash, d.doc_hash
+       FROM u LEFT JOIN outbox_docs d ON d.id = u.id`,
       params,
     );
     return rows.map(pgToItem).sort((a, b) => a.id - b.id);

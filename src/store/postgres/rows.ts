@@ -12,7 +12,8 @@ export interface PgOutboxRow {
   key: string;
   comment_id: string;
   attempts: number;
-  enqueued_at: Date;
+  /** A claim has it as ISO-8601 text already. */
+  enqueued_at: Date | string;
   finished_at: Date | null;
   last_error: ItemError | null;
   /** As stored: the shape of the version that wrote it (storedOrigin reads either). */
@@ -46,7 +47,7 @@ export function pgToItem(r: PgOutboxRow): OutboxItem {
     origin: storedOrigin(r.origin, r.key),
     warnings: r.warnings ?? [],
     attempts: r.attempts,
-    enqueuedAt: iso(r.enqueued_at),
+    enqueuedAt: typeof r.enqueued_at === 'string' ? r.enqueued_at : iso(r.enqueued_at),
   };
   const text = r.document_text ?? JSON.stringify(documentOf(r));
   const item = withDocument(base, text, hashesOf(r.text_hash, r.doc_hash));
@@ -64,7 +65,7 @@ export function pgToDeadLetter(r: PgOutboxRow): DeadLetter {
     origin: storedOrigin(r.origin, r.key),
     error: r.last_error ?? { code: 'UNKNOWN', message: '' },
     attempts: r.attempts,
-    enqueuedAt: iso(r.enqueued_at),
+    enqueuedAt: typeof r.enqueued_at === 'string' ? r.enqueued_at : iso(r.enqueued_at),
     deadAt: iso(r.finished_at ?? r.enqueued_at),
     warnings: r.warnings ?? [],
     hasRaw: r.has_raw === true,

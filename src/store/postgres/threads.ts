@@ -3,38 +3,44 @@ import type pg from 'pg';
 import { byCodeUnits, threadsBySource } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
-import { pgArray, pgText, type Queryable } from './db.js';
+import { pgJsonText, wellFormed, type Queryable } from './db.js';
 
-/** Array parameters of the thread index upsert. */
-export const THREAD_PARAMS = 6;
+/** Parameters of the thread index upsert: one JSON array of the entries. */
+export const THREAD_PARAMS = 1;
 
 /**
  * The thread index upsert of these entries (per source; one row per source and comment id, the
- * last wins, in sorted order so that concurrent writers lock alike), its six array parameters
- * numbered from `$first`: a statement of its own, or a step of the enqueue's statement.
+ * last wins, in sorted order so that concurrent writers lock alike), its one parameter numbered
+ * `$first`: a statement of its own, or a step of the enqueue's statement. The entries travel as
+ * one JSON array (JSON.stringify's text, read with json_to_recordset): as arrays, each
+ * participants list would be JSON inside an array literal, escaped element by element. A
+ * participants list is a JSON text inside it, read as the column's json as it was written (a
+ * json value inside the recordset would have its strings decoded, which refuses `\u0000`).
  */
 export function threadUpsert(bySource: Array<[string, ThreadEntry[]]>, first: number): { sql: string; values: unknown[] } | undefined {
-  const cols: Array<Array<string | null>> = [[], [], [], [], [], []];
+  const rows: Array<{ s: string; c: string; t: string; ts: string; f: string | null; p: string }> = [];
   for (const [source, entries] of bySource) {
     const last = new Map(entries.map((e) => [e.commentId, e]));
     const list = [...last.values()].sort((a, b) => byCodeUnits(a.commentId, b.commentId));
     for (const e of list) {
-      cols[0]!.push(source);
-      cols[1]!.push(e.commentId);
-      cols[2]!.push(e.threadId);
-      cols[3]!.push(e.timestamp);
-      cols[4]!.push(e.from === undefined ? null : pgText(e.from));
-      cols[5]!.push(JSON.stringify(e.participants));
+      const f = e.from === undefined ? null : pgJsonText(e.from);
+      rows.push({
+        s: wellFormed(source),
+        c: wellFormed(e.commentId),
+        t: wellFormed(e.threadId),
+        ts: e.timestamp,
+        f,
+        p: JSON.stringify(e.participants),
+      });
     }
   }
-  if (cols[0]!.length === 0) return undefined;
-  const p = (i: number): string => `$${first + i}`;
+  if (rows.length === 0) return undefined;
   const sql = `INSERT INTO threads (source, comment_id, thread_id, ts, timestamp, from_addr, participants)
-       SELECT s, c, t, ts::timestamptz, ts, f, p
-       FROM unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::text[], ${p(5)}::json[]) AS u(s, c, t, ts, f, p)
+       SELECT s, c, t, ts::timestamptz, ts, f, p::json
+       FROM json_to_recordset($${first}::json) AS u(s text, c text, t text, ts text, f text, p text)
        ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts = excluded.ts,
          timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`;
-  return { sql, values: cols.map(pgArray) };
+  return { sql, values: [JSON.stringify(rows)] };
 }
 
 export class PgThreads implements Backend<ThreadStore> {

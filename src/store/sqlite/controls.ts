@@ -150,7 +150,8 @@ export class SqliteControls implements Backend<ControlStore> {
    * longer running left in theirs are first added to the table (one write).
    */
   private journal(): AttemptsJournal | undefined {
-    if (this.db.memory) return undefined;
+    // Closed: the table's statements then fail as any other write does.
+    if (this.db.memory || !this.db.open) return undefined;
     if (this.attemptsJournal !== undefined) return this.attemptsJournal;
     const journal = journalOf(this.db.name);
     this.attemptsJournal = journal;
