@@ -45,11 +45,6 @@ function sha256(text: string): string {
   return hash('sha256', text, 'hex');
 }
 
-/** The text hash of a comment's messages. */
-export function textHashOf(messages: readonly Message[]): string {
-  return sha256(canonicalJson(messages));
-}
-
 /** The document hash: raw email and user properties ({} when absent), key order irrelevant. */
 export function docHashOf(doc: RawEmailDocument): string {
   return sha256(canonicalJson({ raw_email: doc.raw_email, user_properties: doc.user_properties ?? {} }));
@@ -65,6 +60,54 @@ function oneString(value: unknown): boolean {
 function keysAre(value: object, keys: readonly string[]): boolean {
   const own = Object.keys(value);
   return own.length === keys.length && own.every((k, i) => k === keys[i]);
+}
+
+/**
+ * `JSON.stringify(text)`, the last answer remembered: a comment's body is most often the
+ * document's text itself (no quote or signature split off), and escaping a body costs more than
+ * hashing it. documentJsonAndHash escapes the document's text first, textHashOf then finds it.
+ */
+let lastText: string | undefined;
+let lastJson = '';
+
+function jsonString(text: string): string {
+  if (text !== lastText) {
+    lastJson = JSON.stringify(text);
+    lastText = text;
+  }
+  return lastJson;
+}
+
+/** A Message's members in canonicalJson's order (Array.prototype.sort of their names). */
+const MESSAGE_KEYS = ['bcc', 'body', 'cc', 'from', 'language', 'sent_at', 'signature', 'subject', 'to'] as const;
+const MESSAGE_KEY_SET: ReadonlySet<string> = new Set(MESSAGE_KEYS);
+
+/**
+ * canonicalJson of one message: its members written in their known order when it has no
+ * others (else the general way), and a body of the one member `text` through jsonString.
+ */
+function messageJson(m: Message): string {
+  if (m === null || typeof m !== 'object' || Object.getPrototypeOf(m) !== Object.prototype) return canonicalJson(m);
+  for (const key of Object.keys(m)) if (!MESSAGE_KEY_SET.has(key)) return canonicalJson(m);
+  let out = '';
+  for (const key of MESSAGE_KEYS) {
+    const v: unknown = m[key];
+    if (v === undefined) continue;
+    const text = key === 'body' && oneString(v) ? (v as { text?: unknown }).text : undefined;
+    const json = typeof text === 'string' ? `{"text":${jsonString(text)}}` : canonicalJson(v);
+    out += `${out === '' ? '{' : ','}"${key}":${json}`;
+  }
+  return out === '' ? '{}' : out + '}';
+}
+
+/** The text hash of a comment's messages: the SHA-256 of their canonicalJson. */
+export function textHashOf(messages: readonly Message[]): string {
+  let out = '[';
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    out += (i === 0 ? '' : ',') + (m === undefined ? 'null' : messageJson(m));
+  }
+  return sha256(out + ']');
 }
 
 /**
@@ -89,7 +132,8 @@ export function documentJsonAndHash(doc: RawEmailDocument): { json: string; docH
     oneString(raw.body);
   if (!shaped) return { json: JSON.stringify(doc), docHash: docHashOf(doc) };
   const headers = JSON.stringify(raw.headers);
-  const body = JSON.stringify(raw.body);
+  const bodyKey = Object.keys(raw.body)[0]!;
+  const body = `{${JSON.stringify(bodyKey)}:${jsonString((raw.body as Record<string, string>)[bodyKey]!)}}`;
   const json =
     `{"raw_email":{"headers":${headers},"body":${body},"attachments":${JSON.stringify(raw.attachments)}},` +
     `"comment_id":${JSON.stringify(doc.comment_id)}${props === undefined ? '' : `,"user_properties":${JSON.stringify(props)}`}}`;

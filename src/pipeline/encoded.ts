@@ -35,8 +35,11 @@ export interface EncodedPreview {
   facts: MessageFacts;
 }
 
-/** `fields`: the document's header fields, when previewWithFields has them (the facts are read from them). */
-export function encodePreview(result: PreviewResult, fields?: readonly HeaderField[]): EncodedPreview {
+/**
+ * `fields`: the document's header fields, when previewWithFields has them (the facts are read
+ * from them); `facts`: the message's facts, when previewWithFields has them already.
+ */
+export function encodePreview(result: PreviewResult, fields?: readonly HeaderField[], facts?: MessageFacts): EncodedPreview {
   const c = result.comment;
   // The document's text and its hash share the JSON of its header block and body.
   const { json, docHash } = documentJsonAndHash(result.document);
@@ -45,7 +48,7 @@ export function encodePreview(result: PreviewResult, fields?: readonly HeaderFie
     document: json,
     warnings: result.warnings,
     hashes: { textHash: textHashOf(c.messages), docHash },
-    facts: messageFacts(result.document, fields),
+    facts: facts ?? messageFacts(result.document, fields),
   };
   if (c.thread_id) {
     const m = c.messages[0];

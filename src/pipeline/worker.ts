@@ -73,8 +73,8 @@ export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResp
   try {
     if (testHooks) runTestHook(req.raw);
     if (req.encode !== true) return { id: req.id, ok: true, result: previewSync(req.raw, req.options) };
-    const { result, fields } = previewWithFields(req.raw, req.options);
-    return { id: req.id, ok: true, result: encodePreview(result, fields) };
+    const { result, fields, facts } = previewWithFields(req.raw, req.options);
+    return { id: req.id, ok: true, result: encodePreview(result, fields, facts) };
   } catch (err) {
     if (isGatewayError(err)) return { id: req.id, ok: false, code: err.code, message: err.message };
     const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);

@@ -19,6 +19,7 @@ import {
 import { htmlToText } from '../mime/html.js';
 import type { HeaderField } from '../mime/types.js';
 import type { Comment, Message, RawEmailDocument } from '../model/index.js';
+import type { HeaderFacts } from './facts.js';
 import { generatedProperties, mergeUserPropertiesReport } from './properties.js';
 import { splitReply } from './quotes.js';
 import { threadIdFor } from './threads.js';
@@ -28,6 +29,8 @@ import type { BuildCommentOptions } from './types.js';
 export interface BuildCommentResult {
   comment: Comment;
   warnings: Warning[];
+  /** What the message's facts are read from, as building the comment read it (src/preview/facts.ts factsOf). */
+  headerFacts: HeaderFacts;
 }
 
 /** The document's header fields, from `raw` or from the `parsed` map (list values joined with `,`, as the spec says). */
@@ -60,6 +63,19 @@ function addressesOf(headers: readonly HeaderField[], name: string, warnings: Wa
   const out: Address[] = [];
   for (const v of getHeaders(headers, name)) out.push(...parseAddressList(v, warnings));
   return out;
+}
+
+/** The addresses of every From field, and the first one the first field names (the sender the facts show). */
+function sendersOf(headers: readonly HeaderField[], warnings: Warning[]): { all: Address[]; first: Address | undefined } {
+  const fields = getHeaders(headers, 'from');
+  const all: Address[] = [];
+  let first: Address | undefined;
+  for (let i = 0; i < fields.length; i++) {
+    const list = parseAddressList(fields[i]!, warnings);
+    if (i === 0) first = list[0];
+    all.push(...list);
+  }
+  return { all, first };
 }
 
 /** A participant as the comment shows it: `Name <address>`, the address alone when that would be too long. */
@@ -110,13 +126,15 @@ export function buildComment(
   const id = commentIdOf(document, headers);
   const dates = resolveDates(headers, options.receivedAt, warnings);
   const reply = splitReply(documentText(document));
-  const from = addressesOf(headers, 'from', warnings).find((a) => shown(a) !== undefined);
+  const senders = sendersOf(headers, warnings);
+  const from = senders.all.find((a) => shown(a) !== undefined);
   const to = addressesOf(headers, 'to', warnings);
   const cc = addressesOf(headers, 'cc', warnings);
   const bcc = addressesOf(headers, 'bcc', warnings);
 
   const message: Message = { body: { text: reply.body } };
-  put(message, 'subject', content(decodeWords(getHeader(headers, 'subject') ?? '', warnings)));
+  const subject = decodeWords(getHeader(headers, 'subject') ?? '', warnings);
+  put(message, 'subject', content(subject));
   put(message, 'signature', content(reply.signature));
   put(message, 'from', from === undefined ? undefined : shown(from));
   put(message, 'to', shownList(to));
@@ -125,12 +143,13 @@ export function buildComment(
   put(message, 'sent_at', dates.sentAt);
 
   const threadId = threadIdFor(headers, id);
+  const messageId = messageIdProperty(getHeader(headers, 'message-id'));
   const generated = generatedProperties({
     from,
     to,
     cc,
     bcc,
-    messageId: messageIdProperty(getHeader(headers, 'message-id')),
+    messageId,
     threadId,
     hasSignature: message.signature !== undefined,
     position: options.threadContext?.thread_position ?? 0,
@@ -151,7 +170,7 @@ export function buildComment(
   const comment: Comment = { id, timestamp: dates.timestamp, messages: [message], user_properties: merged.properties, thread_id: threadId };
   const attachments = document.raw_email.attachments;
   if (attachments !== undefined && attachments.length > 0) comment.attachments = attachments.map((a) => ({ ...a }));
-  return { comment, warnings };
+  return { comment, warnings, headerFacts: { from: senders.first, subject, messageId, date: dates.date } };
 }
 
 /**

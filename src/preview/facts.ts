@@ -9,6 +9,7 @@ import { parseAddressList } from '../mime/address.js';
 import { decodeWords } from '../mime/encoded-words.js';
 import { getHeader, parseDate } from '../mime/headers.js';
 import { parseMessageIds } from '../mime/message-ids.js';
+import type { Address } from '../mime/address.js';
 import type { HeaderField } from '../mime/types.js';
 import type { RawEmailDocument } from '../model/index.js';
 import { documentHeaders } from './comment.js';
@@ -34,6 +35,28 @@ const cut = (s: string | undefined): string | null => {
   return t === undefined || t === '' ? null : t.slice(0, MAX_FACT_CHARS);
 };
 
+/** What the facts are read from: the first From field's first address, the decoded Subject, the Message-ID, the Date. */
+export interface HeaderFacts {
+  from: Address | undefined;
+  subject: string;
+  /** The Message-ID without angle brackets (the value as written when it holds no recognisable id). */
+  messageId: string | undefined;
+  /** The Date field as parsed, before any clamping. */
+  date: Date | undefined;
+}
+
+/** The facts from what the headers say; buildComment reads the same (BuildCommentResult.headerFacts). */
+export function factsOf({ from, subject, messageId, date }: HeaderFacts): MessageFacts {
+  const time = date?.getTime();
+  return {
+    sender: cut(from?.address),
+    senderName: cut(from?.name),
+    subject: cut(subject),
+    messageId: cut(messageId),
+    timestamp: time !== undefined && time >= MIN_TIMESTAMP_MS && time <= MAX_TIMESTAMP_MS ? time : null,
+  };
+}
+
 /**
  * The facts of a document; never throws (a document without headers gives nulls). `fields`, when
  * given, are its header fields as documentHeaders would split them (previewWithFields).
@@ -41,16 +64,13 @@ const cut = (s: string | undefined): string | null => {
 export function messageFacts(document: RawEmailDocument, fields?: readonly HeaderField[]): MessageFacts {
   try {
     const headers = fields ?? documentHeaders(document);
-    const from = parseAddressList(getHeader(headers, 'from') ?? '')[0];
     const msgId = getHeader(headers, 'message-id');
-    const date = parseDate(getHeader(headers, 'date'))?.getTime();
-    return {
-      sender: cut(from?.address),
-      senderName: cut(from?.name),
-      subject: cut(decodeWords(getHeader(headers, 'subject') ?? '')),
-      messageId: cut(parseMessageIds(msgId)[0] ?? msgId?.replace(/[<>]/g, '')),
-      timestamp: date !== undefined && date >= MIN_TIMESTAMP_MS && date <= MAX_TIMESTAMP_MS ? date : null,
-    };
+    return factsOf({
+      from: parseAddressList(getHeader(headers, 'from') ?? '')[0],
+      subject: decodeWords(getHeader(headers, 'subject') ?? ''),
+      messageId: parseMessageIds(msgId)[0] ?? msgId?.replace(/[<>]/g, ''),
+      date: parseDate(getHeader(headers, 'date')),
+    });
   } catch {
     return NO_FACTS;
   }

@@ -6,6 +6,7 @@ import { buildDocument } from '../document/index.js';
 import { parseMessage } from '../mime/parse.js';
 import type { HeaderField } from '../mime/types.js';
 import { buildComment } from './comment.js';
+import { factsOf, type MessageFacts } from './facts.js';
 import type { PreviewOptions, PreviewResult } from './types.js';
 
 export { buildComment, commentIdOf, documentHeaders, documentText, withThreadPosition, type BuildCommentResult } from './comment.js';
@@ -34,20 +35,22 @@ export function previewSync(raw: Uint8Array, options: PreviewOptions = {}): Prev
 
 /**
  * previewSync, with the document's header fields as documentHeaders would split them when
- * building the document split them already (raw headers): the parse worker reads the message's
- * facts from them rather than splitting the header block a third time.
+ * building the document split them already (raw headers), and the message's facts as building
+ * the comment read them: the parse worker then neither splits the header block a third time nor
+ * parses the sender, subject, Message-ID and date again.
  */
 export function previewWithFields(
   raw: Uint8Array,
   options: PreviewOptions = {},
-): { result: PreviewResult; fields: readonly HeaderField[] | undefined } {
+): { result: PreviewResult; fields: readonly HeaderField[] | undefined; facts: MessageFacts } {
   const parsed = parseMessage(raw, options.maxMessageBytes === undefined ? undefined : { maxMessageBytes: options.maxMessageBytes });
   const doc = buildDocument(parsed, options);
   const built = buildComment(doc.document, options, doc.fields);
   // A charset fallback is reported once per message, whether the parser or the comment met it first.
   const fallback = doc.warnings.some((w) => w.code === 'MAILGATE_WARN_CHARSET_FALLBACK');
   const own = fallback ? built.warnings.filter((w) => w.code !== 'MAILGATE_WARN_CHARSET_FALLBACK') : built.warnings;
-  return { result: { document: doc.document, comment: built.comment, warnings: [...doc.warnings, ...own] }, fields: doc.fields };
+  const result = { document: doc.document, comment: built.comment, warnings: [...doc.warnings, ...own] };
+  return { result, fields: doc.fields, facts: factsOf(built.headerFacts) };
 }
 
 /** previewSync on the calling thread, as a promise (the CLI and service parse in a worker pool). */

@@ -13,6 +13,8 @@ export interface Dated {
   timestamp: string;
   /** The Date header, clamped; undefined when the message has no usable Date. */
   sentAt?: string;
+  /** The Date header as parsed, before clamping (the message's facts read it). */
+  date?: Date;
 }
 
 /** The newest date among the Received fields (the part after the last `;`). */
@@ -41,7 +43,7 @@ export function resolveDates(headers: readonly HeaderField[], receivedAt: Date |
   const date = parseDate(getHeader(headers, 'date'));
   if (date !== undefined) {
     const sentAt = clamp(date, 'the Date', warnings);
-    return { timestamp: sentAt, sentAt };
+    return { timestamp: sentAt, sentAt, date };
   }
   const received = newestReceived(headers);
   const fallback = received ?? receivedAt ?? new Date();

@@ -721,6 +721,48 @@ function stateCases(ctx: ContractContext): void {
       expect(moved.has('t2')).toBe(false);
     });
 
+    it('indexes the last entry of a comment given twice in one call', async () => {
+      const s = ctx.store();
+      await s.indexThread('p/s', [
+        { commentId: 'c1', threadId: 't1', timestamp: '2024-01-01T00:00:00Z', from: 'a@x', participants: ['a@x'] },
+        { commentId: 'c1', threadId: 't2', timestamp: '2024-01-02T00:00:00Z', from: 'b@x', participants: ['b@x'] },
+      ]);
+      const m = await s.threadMembers('p/s', ['t1', 't2']);
+      expect(m.has('t1')).toBe(false);
+      expect(m.get('t2')).toEqual([
+        { commentId: 'c1', threadId: 't2', timestamp: '2024-01-02T00:00:00Z', from: 'b@x', participants: ['b@x'] },
+      ]);
+    });
+
+    it('stores a lone surrogate in any text as U+FFFD, as a driver binds it (search fields, threads, ledger)', async () => {
+      const s = ctx.store();
+      const odd = (t: string) => `${t}\ud800!`;
+      const fixed = (t: string) => `${t}\ufffd!`;
+      const facts = {
+        sender: odd('s@x'),
+        senderName: odd('Name'),
+        subject: odd('Subject'),
+        messageId: odd('m@x'),
+        timestamp: 1_700_000_000_000,
+      };
+      const entry = { commentId: 'c1', threadId: odd('t'), timestamp: '2024-01-01T00:00:00Z', from: odd('f@x'), participants: ['p@x'] };
+      await s.enqueue([input('lone', 1, { facts, thread: { source: 'p/lone', entry } })]);
+      const [item] = await s.listItems({ route: 'lone', limit: 10 });
+      expect([item?.sender, item?.senderName, item?.subject, item?.messageId]).toEqual([
+        fixed('s@x'),
+        fixed('Name'),
+        fixed('Subject'),
+        fixed('m@x'),
+      ]);
+      expect((await s.listItems({ q: fixed('subject'), limit: 10 })).map((i) => i.id)).toEqual([item!.id]);
+      const members = await s.threadMembers('p/lone', [fixed('t')]);
+      expect(members.get(fixed('t'))).toEqual([{ ...entry, threadId: fixed('t'), from: fixed('f@x') }]);
+      await s.record('p/lone', [
+        { commentId: odd('c'), textHash: 'h', docHash: 'd', outcome: 'delivered', updatedAt: '2024-01-01T00:00:00.000Z' },
+      ]);
+      expect([...(await s.lookup('p/lone', [fixed('c')])).values()].map((e) => e.textHash)).toEqual(['h']);
+    });
+
     it('keeps the latest predictions per comment and lists them', async () => {
       const s = ctx.store();
       const model = { version: 3, time: '2024-01-01T00:00:00Z' };

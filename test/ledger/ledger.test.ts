@@ -11,6 +11,7 @@ import {
   textHashOf,
   type LedgerEntry,
 } from '../../src/ledger/index.js';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildComment } from '../../src/preview/comment.js';
@@ -132,6 +133,43 @@ describe('documentJsonAndHash', () => {
       { user_properties: {}, raw_email: { headers: { raw: 'a' }, body: { html: '\u0000"\\' }, attachments: [] }, comment_id: 'abc' },
     ];
     for (const d of shapes) expect(documentJsonAndHash(d)).toEqual(plain(d));
+  });
+});
+
+describe('textHashOf', () => {
+  const general = (messages: unknown[]) => createHash('sha256').update(canonicalJson(messages)).digest('hex');
+  const corpus = ['mime', 'quotes'].flatMap((folder) => {
+    const dir = fileURLToPath(new URL(`../../samples/${folder}/`, import.meta.url));
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.eml'))
+      .map((f) => readFileSync(`${dir}${f}`));
+  });
+
+  it('is the SHA-256 of canonicalJson for every comment of the sample corpus, after its document was written or not', () => {
+    expect(corpus.length).toBeGreaterThan(20);
+    for (const raw of corpus)
+      for (const body of ['auto', 'plain', 'html'] as const) {
+        const { document, comment } = previewSync(raw, { body });
+        expect(textHashOf(comment.messages)).toBe(general(comment.messages));
+        documentJsonAndHash(document);
+        expect(textHashOf(comment.messages)).toBe(general(comment.messages));
+      }
+  });
+
+  it('hashes messages of any other shape as canonicalJson writes them (unknown, translated, absent and undefined members)', () => {
+    const text = 'same text\n"quoted"';
+    documentJsonAndHash({ raw_email: { headers: { raw: 'a' }, body: { plain: text }, attachments: [] }, comment_id: 'abc' });
+    const shapes: unknown[][] = [
+      [],
+      [{ body: { text } }],
+      [{ body: { text: 'other' } }, { body: { text } }],
+      [{ to: ['b'], body: { text, translated_from: 'fr' }, language: 'en', subject: { text: 's' }, sent_at: undefined }],
+      [{ body: { text }, zz: 1, aa: [undefined] }],
+      [{ body: { words: text } }, { body: 'plain string' }, null, undefined],
+      [Object.assign(Object.create(null) as object, { body: { text } })],
+      [{ signature: { text: 'sig' }, cc: ['c'], bcc: ['d'], from: 'a', body: { text } }],
+    ];
+    for (const messages of shapes) expect(textHashOf(messages as never)).toBe(general(messages));
   });
 });
 

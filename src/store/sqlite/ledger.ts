@@ -1,11 +1,23 @@
 /** The SQLite ledger: per (source, comment id), the hashes of what was last sent (src/ledger/). */
 import type Database from 'better-sqlite3';
+import { MultiRowInsert } from './multi-row.js';
 import { statement } from './statements.js';
 import type { Backend } from '../compose.js';
 import type { Ledger, LedgerEntry } from '../types.js';
 
 export class SqliteLedger implements Backend<Ledger> {
-  constructor(private readonly db: Database.Database) {}
+  /** The ledger's upsert: the last entry given for a comment wins. */
+  private readonly upsert: MultiRowInsert;
+
+  constructor(private readonly db: Database.Database) {
+    this.upsert = new MultiRowInsert(
+      db,
+      'INSERT INTO ledger (source, comment_id, text_hash, doc_hash, outcome, updated_at)',
+      `ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
+         doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
+      6,
+    );
+  }
 
   lookup(source: string, commentIds: string[]): Map<string, LedgerEntry> {
     const rows = statement(
@@ -31,12 +43,6 @@ export class SqliteLedger implements Backend<Ledger> {
 
   /** Records entries (call inside the caller's transaction). */
   put(source: string, entries: Array<LedgerEntry & { commentId: string }>): void {
-    const put = statement(
-      this.db,
-      `INSERT INTO ledger (source, comment_id, text_hash, doc_hash, outcome, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
-         doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`,
-    );
-    for (const e of entries) put.run(source, e.commentId, e.textHash, e.docHash, e.outcome, e.updatedAt);
+    this.upsert.run(entries.map((e) => [source, e.commentId, e.textHash, e.docHash, e.outcome, e.updatedAt]));
   }
 }

@@ -8,7 +8,6 @@ import { statement } from './statements.js';
 import { storedOrigin } from '../../model/origin.js';
 import { checkDelay, checkLimit, jsonOrNull } from '../common.js';
 import type { Backend } from '../compose.js';
-import type { SearchFields } from '../console.js';
 import type {
   DeliveryInfo,
   ItemError,
@@ -87,8 +86,8 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     this.claimTx = (route, params) => claimTx.immediate(route, params);
   }
 
-  /** Writes the wide values of an item to the side tables (document always; raw bytes when given) and its search row. */
-  putBody(id: number, item: OutboxInput, fields: SearchFields): void {
+  /** Writes the wide values of an item to the side tables (document always; raw bytes when given); not its search row. */
+  putBody(id: number, item: OutboxInput): void {
     const preview = item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null);
     this.insertDoc.run(
       id,
@@ -98,7 +97,6 @@ export class SqliteOutbox implements Backend<OutboxStore> {
       item.hashes?.docHash ?? null,
     );
     if (item.raw !== undefined) this.insertRaw.run(id, item.raw);
-    this.parts.console.putSearch(id, fields);
   }
 
   /** Deletes the side rows of outbox rows about to be deleted (call inside the caller's transaction). */

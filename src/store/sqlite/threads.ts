@@ -1,12 +1,24 @@
 /** The SQLite thread index. */
 import type Database from 'better-sqlite3';
+import { MultiRowInsert } from './multi-row.js';
 import { statement } from './statements.js';
 import type { Backend } from '../compose.js';
 import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
 import { threadsBySource } from '../common.js';
 
 export class SqliteThreads implements Backend<ThreadStore> {
-  constructor(private readonly db: Database.Database) {}
+  /** The index's upsert: the last entry given for a comment wins. */
+  private readonly upsert: MultiRowInsert;
+
+  constructor(private readonly db: Database.Database) {
+    this.upsert = new MultiRowInsert(
+      db,
+      'INSERT INTO threads (source, comment_id, thread_id, ts_ms, timestamp, from_addr, participants)',
+      `ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts_ms = excluded.ts_ms,
+         timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`,
+      7,
+    );
+  }
 
   /** Writes the thread index entries the items carry (call inside the caller's transaction). */
   indexItems(items: OutboxInput[]): void {
@@ -18,15 +30,17 @@ export class SqliteThreads implements Backend<ThreadStore> {
   }
 
   private put(source: string, entries: ThreadEntry[]): void {
-    const put = statement(
-      this.db,
-      `INSERT INTO threads (source, comment_id, thread_id, ts_ms, timestamp, from_addr, participants) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts_ms = excluded.ts_ms,
-         timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`,
+    this.upsert.run(
+      entries.map((e) => [
+        source,
+        e.commentId,
+        e.threadId,
+        Date.parse(e.timestamp),
+        e.timestamp,
+        e.from ?? null,
+        JSON.stringify(e.participants),
+      ]),
     );
-    for (const e of entries) {
-      put.run(source, e.commentId, e.threadId, Date.parse(e.timestamp), e.timestamp, e.from ?? null, JSON.stringify(e.participants));
-    }
   }
 
   threadMembers(source: string, threadIds: string[]): Map<string, ThreadEntry[]> {

@@ -1,0 +1,54 @@
+/**
+ * Many rows in few statements: `INSERT … VALUES (…), (…), …` with up to 64 rows a statement. A
+ * statement run per row costs the driver's call, binding and SQLite's statement set-up and
+ * reset every time; for the small rows of a batch (search fields, thread entries, ledger
+ * entries) that is about a quarter of their CPU. Rows are written in their order, so an upsert
+ * given the same key twice keeps the later row, as a statement per row would.
+ */
+import type Database from 'better-sqlite3';
+
+/** Rows per statement, largest first: a batch of n rows takes at most n / 64 + 6 statements, of 7 texts. */
+const SIZES = [64, 32, 16, 8, 4, 2, 1] as const;
+
+export class MultiRowInsert {
+  /** The compiled statement of each size, made on first use. */
+  private readonly bySize = new Map<number, Database.Statement>();
+
+  /**
+   * `head`: up to `VALUES` (`INSERT INTO t (a, b)`); `tail`: what follows the rows (a conflict
+   * clause, or ''); `width`: values per row.
+   */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly head: string,
+    private readonly tail: string,
+    private readonly width: number,
+  ) {}
+
+  /** Inserts `rows` (each `width` values), in their order. */
+  run(rows: ReadonlyArray<readonly unknown[]>): void {
+    let at = 0;
+    for (const size of SIZES) {
+      while (rows.length - at >= size) {
+        const values: unknown[] = [];
+        for (let i = at; i < at + size; i++) {
+          const row = rows[i]!;
+          if (row.length !== this.width) throw new Error(`a row of ${row.length} values, not ${this.width}`);
+          for (const v of row) values.push(v);
+        }
+        this.statement(size).run(values);
+        at += size;
+      }
+    }
+  }
+
+  private statement(size: number): Database.Statement {
+    let st = this.bySize.get(size);
+    if (st === undefined) {
+      const row = `(${Array.from({ length: this.width }, () => '?').join(', ')})`;
+      st = this.db.prepare(`${this.head} VALUES ${Array.from({ length: size }, () => row).join(', ')} ${this.tail}`);
+      this.bySize.set(size, st);
+    }
+    return st;
+  }
+}
