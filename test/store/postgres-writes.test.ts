@@ -146,7 +146,7 @@ describe('PostgreSQL enqueue writes', () => {
     }
   });
 
-  it('search rows and thread entries (sent as one JSON text each) keep quotes, backslashes, braces and astral text; NUL and a lone surrogate become U+FFFD', async () => {
+  it('search rows (array literals) and thread entries (one JSON text) keep quotes, backslashes, braces and astral text; NUL and a lone surrogate become U+FFFD', async () => {
     await withStoreAndClient({}, async (store, client) => {
       const odd = 'a "quoted" \\ back\\slash {braces},commas ünï 🎉 nul:\u0000 lone:\uD800 end';
       const kept = 'a "quoted" \\ back\\slash {braces},commas ünï 🎉 nul:\uFFFD lone:\uFFFD end';

@@ -34,7 +34,7 @@ import type {
   ItemSummary,
   OutboxStatus,
 } from '../types.js';
-import { iso, jsonRecords, pgNow, pgText, toId, type Queryable } from './db.js';
+import { iso, pgArray, pgNow, pgText, toId, type Queryable } from './db.js';
 
 /**
  * A CTE step recording one attempt per row of the CTE `u` (columns id, route): `$o` the
@@ -45,48 +45,55 @@ export function attemptInsert(p: { outcome: string; code: string; message: strin
     SELECT id, route, ${pgNow(p.now)}, ${p.outcome}::text, ${p.code}::text, ${p.message}::text, ${p.delay}::integer FROM u`;
 }
 
-/** Parameters of the search rows' insert (`searchValues`, `searchInsert`): one JSON array of the rows. */
-export const SEARCH_PARAMS = 1;
+/** Absent (null, or undefined in an input of a legacy origin shape that turns out a duplicate) is NULL. */
+const nul = (s: string | null | undefined): string | null => (s === null || s === undefined ? null : pgText(s));
 
 /**
- * The search rows as one JSON array (`jsonRecords`, read with json_to_recordset): one native
- * call, where fourteen array literals took a pass over every value each. Absent (null, or
- * undefined in an input of a legacy origin shape that turns out a duplicate) is NULL.
+ * Array parameters of the search rows' insert (`searchValues`, `searchInsert`). Arrays rather than
+ * one JSON text read with json_to_recordset: that costs the server about twice as much a row
+ * (measured ~6 vs ~3 µs a row of 14 columns) for no gain in the client.
  */
+export const SEARCH_PARAMS = 14;
+
 export function searchValues(rows: SearchFields[]): string[] {
-  const json = jsonRecords(({ text }) => {
-    const nul = (s: string | null | undefined): string | null => (s === null || s === undefined ? null : text(s));
-    return rows.map((f) => ({
-      route: text(f.route),
-      key: text(f.key),
-      adapter: text(f.adapter),
-      account: nul(f.account),
-      sender: nul(f.sender),
-      sender_name: nul(f.senderName),
-      subject: nul(f.subject),
-      message_id: nul(f.messageId),
-      msg_ts: f.timestamp === null ? null : new Date(f.timestamp).toISOString(),
-      s_sender: nul(searchKey(f.sender)),
-      s_name: nul(searchKey(f.senderName)),
-      s_subject: nul(searchKey(f.subject)),
-      s_message_id: nul(searchKey(f.messageId)),
-      s_comment_id: text(f.commentId.toLowerCase()),
-    }));
-  });
-  return [json];
+  const cols: Array<Array<string | Date | null>> = Array.from({ length: SEARCH_PARAMS }, () => []);
+  for (const f of rows) {
+    const row = [
+      pgText(f.route),
+      pgText(f.key),
+      pgText(f.adapter),
+      nul(f.account),
+      nul(f.sender),
+      nul(f.senderName),
+      nul(f.subject),
+      nul(f.messageId),
+      f.timestamp === null ? null : new Date(f.timestamp),
+      nul(searchKey(f.sender)),
+      nul(searchKey(f.senderName)),
+      nul(searchKey(f.subject)),
+      nul(searchKey(f.messageId)),
+      pgText(f.commentId.toLowerCase()),
+    ];
+    row.forEach((v, i) => cols[i]!.push(v));
+  }
+  return cols.map(pgArray);
 }
 
 /**
  * The search rows of the items among `rows` that `items` holds (`outbox`, or the inserted rows of
- * the enqueue's statement), matched by route and key; the JSON parameter is `$first`.
+ * the enqueue's statement), matched by route and key; the 14 array parameters numbered from `$first`.
  */
 export function searchInsert(items: string, first: number): string {
+  const p = (i: number, type: string): string => `$${first + i}::${type}[]`;
+  const text = Array.from({ length: 8 }, (_, i) => p(i, 'text'));
   return `INSERT INTO outbox_search (id, route, adapter, account, sender, sender_name, subject, message_id, msg_ts,
     s_sender, s_name, s_subject, s_message_id, s_comment_id)
   SELECT o.id, o.route, v.adapter, v.account, v.sender, v.sender_name, v.subject, v.message_id, v.msg_ts,
     v.s_sender, v.s_name, v.s_subject, v.s_message_id, v.s_comment_id
-  FROM json_to_recordset($${first}::json) AS v (route text, key text, adapter text, account text, sender text, sender_name text,
-    subject text, message_id text, msg_ts timestamptz, s_sender text, s_name text, s_subject text, s_message_id text, s_comment_id text)
+  FROM unnest(${text.join(', ')}, ${p(8, 'timestamptz')},
+    ${p(9, 'text')}, ${p(10, 'text')}, ${p(11, 'text')}, ${p(12, 'text')}, ${p(13, 'text')})
+    AS v (route, key, adapter, account, sender, sender_name, subject, message_id, msg_ts, s_sender, s_name, s_subject, s_message_id,
+      s_comment_id)
   JOIN ${items} o ON o.route = v.route AND o.key = v.key`;
 }
 
