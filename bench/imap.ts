@@ -458,6 +458,10 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
         ` API requests ${median(syncs.map((x) => x.requests))} vs ${median(others.map((x) => x.requests))}`,
     );
     console.log(`${''.padEnd(34)} A/B share of each run's own CPU bound: this build ${pct(syncs)}, ${other} ${pct(others)}`);
+    // The main thread's own CPU (the event loop: the IMAP client, intake, the store, delivery).
+    const mainUsOf = (xs: SyncRun[]) => xs.map((x) => (x.mainCpu * 1e6) / n);
+    const list = (xs: number[]) => `${xs.map((x) => x.toFixed(0)).join(' ')} (median ${median(xs).toFixed(0)})`;
+    console.log(`${''.padEnd(34)} A/B main thread µs/msg: this build ${list(mainUsOf(syncs))}, ${other} ${list(mainUsOf(others))}`);
     const fillCpu = (xs: SyncRun[]) =>
       (['main', 'rest', 'dovecot'] as const).map((k) => `${k} ${(median(xs.map((x) => x.fill[k])) * 1e3).toFixed(0)}`).join(', ');
     console.log(`${''.padEnd(34)} A/B CPU ms until the first comment (medians): this build ${fillCpu(syncs)}; ${other} ${fillCpu(others)}`);

@@ -33,20 +33,34 @@ export interface EndPieces {
 
 class NotFound extends Error {}
 
-/** One end of the source as text (latin1: one character a byte) at its offset in the whole. */
+/** One end of the source at its offset in the whole. */
 interface Segment {
-  text: string;
   buf: Buffer;
   start: number;
 }
 
+const CRLF = Buffer.from('\r\n');
+const BLANK_LINE = Buffer.from('\r\n\r\n');
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * `text` as the bytes it stands for (latin1: one byte a character); NotFound when a character
+ * cannot be one byte, as such text never stands in a source read byte for byte.
+ */
+function bytesOf(text: string): Buffer {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0xff) throw new NotFound();
+  return Buffer.from(text, 'latin1');
+}
+
+/** Reads the two ends where they lie, searching their bytes (no copy of either as text). */
 class Reader {
   private readonly segments: Segment[];
 
   constructor(ends: Ends) {
     this.segments = [
-      { text: ends.prefix.toString('latin1'), buf: ends.prefix, start: 0 },
-      { text: ends.suffix.toString('latin1'), buf: ends.suffix, start: ends.suffixStart },
+      { buf: ends.prefix, start: 0 },
+      { buf: ends.suffix, start: ends.suffixStart },
     ];
   }
 
@@ -65,8 +79,8 @@ class Reader {
   contentStart(from: number): number {
     const s = this.segment(from);
     const at = from - s.start;
-    if (s.text.startsWith('\r\n', at)) return from + 2;
-    const end = s.text.indexOf('\r\n\r\n', at);
+    if (s.buf[at] === CR && s.buf[at + 1] === LF) return from + 2;
+    const end = s.buf.indexOf(BLANK_LINE, at);
     if (end === -1) throw new NotFound();
     return s.start + end + 4;
   }
@@ -74,19 +88,22 @@ class Reader {
   /** The first line at or after `from` that starts with `delimiter`, and where the line after it starts. */
   delimiter(from: number, delimiter: string): { at: number; next: number } {
     const s = this.segment(from);
-    for (let i = s.text.indexOf(delimiter, from - s.start); i !== -1; i = s.text.indexOf(delimiter, i + 1)) {
-      if (i + s.start !== from && s.text[i - 1] !== '\n') continue;
-      const eol = s.text.indexOf('\r\n', i);
+    const needle = bytesOf(delimiter);
+    for (let i = s.buf.indexOf(needle, from - s.start); i !== -1; i = s.buf.indexOf(needle, i + 1)) {
+      if (i + s.start !== from && s.buf[i - 1] !== LF) continue;
+      const eol = s.buf.indexOf(CRLF, i);
       if (eol === -1) throw new NotFound();
       return { at: s.start + i, next: s.start + eol + 2 };
     }
     throw new NotFound();
   }
 
-  /** True when `text` stands at `at`. */
+  /** True when `text` stands at `at` (a character that cannot be one byte never does). */
   has(at: number, text: string): boolean {
     const s = this.segment(at, at + text.length);
-    return s.text.startsWith(text, at - s.start);
+    const from = at - s.start;
+    for (let i = 0; i < text.length; i++) if (s.buf[from + i] !== text.charCodeAt(i)) return false;
+    return true;
   }
 }
 

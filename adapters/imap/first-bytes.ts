@@ -13,6 +13,11 @@
  * no other FETCH on the connection meanwhile (fetcher.ts issues one command at a time, each
  * completed before the next). The hook wraps `handleResponse`, an internal method of imapflow
  * 2.x; without it this is a plain `fetchAll`.
+ *
+ * Such a response is read as imapflow's stream hands it over (its `push`), when nothing is
+ * waiting before it (no response buffered, none being handled): it then skips the stream's
+ * object queue and imapflow's reader loop (two ticks and a promise chain per response) and is
+ * released at once, as the reader would release it. Otherwise it takes the queue as before.
  */
 import type { FetchQueryObject, ImapFlow, MessageStructureObject } from 'imapflow';
 import { readStructure } from './structure-wire.js';
@@ -31,10 +36,22 @@ interface StreamItem {
   literals: Buffer[];
 }
 
+/** imapflow's response stream (a Transform in object mode on its readable side). */
+interface Streamer {
+  push(item: StreamItem | null): boolean;
+  readableLength: number;
+  destroyed: boolean;
+}
+
 interface Internals {
   handleResponse?: (data: StreamItem) => Promise<boolean>;
   currentRequest?: { command?: string } | false;
   mailbox: ImapFlow['mailbox'];
+  streamer?: Streamer;
+  /** True while imapflow's reader handles a response. */
+  _processingResponse?: boolean;
+  /** Tells the stream a response was handled: it reads on. */
+  releaseStreamData?: (data: StreamItem) => void;
 }
 
 interface Hook {
@@ -45,6 +62,8 @@ interface Hook {
   reader: ((payload: Buffer, literals: Buffer[], client: Internals) => boolean) | undefined;
   /** Responses read here so far (tests look at it). */
   read: number;
+  /** Of those, read as the stream handed them over (not through its queue). */
+  direct: number;
 }
 
 const hooks = new WeakMap<ImapFlow, Hook>();
@@ -107,22 +126,53 @@ function hookOf(client: ImapFlow): Hook | undefined {
   const internals = client as unknown as Internals;
   const generic = internals.handleResponse;
   if (typeof generic !== 'function') return undefined;
-  const hook: Hook = { reader: undefined, read: 0 };
+  const hook: Hook = { reader: undefined, read: 0, direct: 0 };
+  const ours = (data: StreamItem): boolean => {
+    const request = internals.currentRequest;
+    return hook.reader !== undefined && !!request && request.command === 'UID FETCH' && hook.reader(data.payload, data.literals, internals);
+  };
   internals.handleResponse = function (this: Internals, data: StreamItem): Promise<boolean> {
-    const request = this.currentRequest;
-    if (hook.reader !== undefined && request && request.command === 'UID FETCH' && hook.reader(data.payload, data.literals, this)) {
+    if (ours(data)) {
       hook.read++;
       return Promise.resolve(true);
     }
     return generic.call(this, data);
   };
+  directPath(internals, hook, ours);
   hooks.set(client, hook);
   return hook;
+}
+
+/**
+ * Reads our responses as the stream pushes them, when nothing waits before them: the stream
+ * hands over one response and waits for its release before the next, so with its queue empty
+ * and the reader idle this one is next in line.
+ */
+function directPath(internals: Internals, hook: Hook, ours: (data: StreamItem) => boolean): void {
+  const streamer = internals.streamer;
+  const release = internals.releaseStreamData;
+  if (streamer === undefined || typeof streamer.push !== 'function' || typeof release !== 'function') return;
+  const push = streamer.push;
+  streamer.push = function (this: Streamer, item: StreamItem | null): boolean {
+    const next = item !== null && hook.reader !== undefined && this.readableLength === 0 && !this.destroyed;
+    if (next && internals._processingResponse !== true && ours(item)) {
+      hook.read++;
+      hook.direct++;
+      release.call(internals, item);
+      return true;
+    }
+    return push.call(this, item);
+  };
 }
 
 /** How many responses of `client` were read on the narrow path so far. */
 export function firstBytesRead(client: ImapFlow): number {
   return hooks.get(client)?.read ?? 0;
+}
+
+/** Of those, how many as the stream handed them over (past its queue and imapflow's reader). */
+export function firstBytesDirect(client: ImapFlow): number {
+  return hooks.get(client)?.direct ?? 0;
 }
 
 /** `UID FETCH range (UID RFC822.SIZE INTERNALDATE BODY.PEEK[]<0.maxLength>)`, one answer per UID. */

@@ -3,7 +3,7 @@
  * answers as imapflow's own reading, message by message, and only the shapes it knows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchFirstBytes, fetchSourceRange, firstBytesRead, readFirstBytes } from '../../adapters/imap/first-bytes.js';
+import { fetchFirstBytes, fetchSourceRange, firstBytesDirect, firstBytesRead, readFirstBytes } from '../../adapters/imap/first-bytes.js';
 import { startDovecot, type DovecotServer } from '../support/dovecot.js';
 import { attachmentMessage, textMessage } from './messages.js';
 import { newUser } from './setup.js';
@@ -29,8 +29,11 @@ describe('the first FETCH on the narrow path', () => {
     await server.withClient(user, async (client) => {
       await client.mailboxOpen('INBOX', { readOnly: true });
       const before = firstBytesRead(client);
+      const direct = firstBytesDirect(client);
       const narrow = await fetchFirstBytes(client, '1:*', 8192);
       expect(firstBytesRead(client) - before).toBe(4);
+      // Each answer was read as the stream handed it over, past its queue and imapflow's reader.
+      expect(firstBytesDirect(client) - direct).toBe(4);
       const generic = await client.fetchAll(
         '1:*',
         { uid: true, size: true, internalDate: true, source: { start: 0, maxLength: 8192 } },
