@@ -70,7 +70,7 @@ export class SqliteDeadLetters implements Backend<DeadLetterStore> {
           warnings: replacement.warnings === undefined || replacement.warnings.length === 0 ? null : JSON.stringify(replacement.warnings),
         });
         // Raw bytes: the replacement's when given, else the dead letter's own stay.
-        this.outbox.putBody(id, replacement);
+        this.outbox.putBodies([{ id, item: replacement }]);
         this.outbox.parts.console.putSearches([{ id, fields }]);
         this.outbox.parts.threads.indexItems([replacement]);
         this.outbox.parts.counters.bump(row.route, dead ? 'dead_lettered' : 'enqueued', 1);

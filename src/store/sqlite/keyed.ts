@@ -73,6 +73,7 @@ export class SqliteKeyed implements Backend<KeyedStore> {
   private enqueueNow(items: OutboxInput[], fields: SearchFields[]): EnqueueResult {
     const now = this.now();
     const fresh: OutboxInput[] = [];
+    const bodies: Array<{ id: number; item: OutboxInput }> = [];
     const search: Array<{ id: number; fields: SearchFields }> = [];
     const out = items.map((item, i): KeyedOutcome => {
       const aliased = this.byAliases(item);
@@ -82,12 +83,13 @@ export class SqliteKeyed implements Backend<KeyedStore> {
         this.alias(item, found.id);
         return { ...found, duplicate: true };
       }
-      this.outbox.putBody(row.id, item);
+      bodies.push({ id: row.id, item });
       search.push({ id: row.id, fields: fields[i]! });
       this.alias(item, row.id);
       fresh.push(item);
       return { id: row.id, key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
     });
+    this.outbox.putBodies(bodies);
     this.outbox.parts.console.putSearches(search);
     // Duplicates too: the index entry of a message read again is written again (idempotent).
     this.outbox.parts.threads.indexItems(items);

@@ -4,6 +4,7 @@
  * transaction when it writes more than one statement.
  */
 import type Database from 'better-sqlite3';
+import { MultiRowInsert } from './multi-row.js';
 import { statement } from './statements.js';
 import { storedOrigin } from '../../model/origin.js';
 import { checkDelay, checkLimit, jsonOrNull } from '../common.js';
@@ -54,8 +55,8 @@ export function claimSql(ofRoute: boolean): string {
 }
 
 export class SqliteOutbox implements Backend<OutboxStore> {
-  private readonly insertDoc: Database.Statement;
-  private readonly insertRaw: Database.Statement;
+  private readonly insertDocs: MultiRowInsert;
+  private readonly insertRaws: MultiRowInsert;
   private readonly selectDocs: Database.Statement;
   private readonly deleteRaw: Database.Statement;
   private readonly selectKnownKeys: Database.Statement;
@@ -70,8 +71,8 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     readonly parts: OutboxParts,
     private readonly wal: WalSync,
   ) {
-    this.insertDoc = db.prepare('INSERT OR REPLACE INTO outbox_docs (id, document, preview, text_hash, doc_hash) VALUES (?, ?, ?, ?, ?)');
-    this.insertRaw = db.prepare('INSERT OR REPLACE INTO outbox_raw (id, raw) VALUES (?, ?)');
+    this.insertDocs = new MultiRowInsert(db, 'INSERT OR REPLACE INTO outbox_docs (id, document, preview, text_hash, doc_hash)', '', 5);
+    this.insertRaws = new MultiRowInsert(db, 'INSERT OR REPLACE INTO outbox_raw (id, raw)', '', 2);
     this.selectDocs = db.prepare(
       'SELECT id, document, preview, text_hash, doc_hash FROM outbox_docs WHERE id IN (SELECT value FROM json_each(?))',
     );
@@ -86,17 +87,23 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     this.claimTx = (route, params) => claimTx.immediate(route, params);
   }
 
-  /** Writes the wide values of an item to the side tables (document always; raw bytes when given); not its search row. */
-  putBody(id: number, item: OutboxInput): void {
-    const preview = item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null);
-    this.insertDoc.run(
-      id,
-      item.json?.document ?? JSON.stringify(item.document),
-      preview,
-      item.hashes?.textHash ?? null,
-      item.hashes?.docHash ?? null,
+  /**
+   * Writes the wide values of items to the side tables (document always; raw bytes when given),
+   * a few statements for any number; not their search rows.
+   */
+  putBodies(items: ReadonlyArray<{ id: number; item: OutboxInput }>): void {
+    this.insertDocs.run(
+      items.map(({ id, item }) => [
+        id,
+        item.json?.document ?? JSON.stringify(item.document),
+        item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null),
+        item.hashes?.textHash ?? null,
+        item.hashes?.docHash ?? null,
+      ]),
     );
-    if (item.raw !== undefined) this.insertRaw.run(id, item.raw);
+    const raws: unknown[][] = [];
+    for (const { id, item } of items) if (item.raw !== undefined) raws.push([id, item.raw]);
+    this.insertRaws.run(raws);
   }
 
   /** Deletes the side rows of outbox rows about to be deleted (call inside the caller's transaction). */
