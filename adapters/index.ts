@@ -21,7 +21,7 @@ import type { Adapter, AdapterContext, AdapterMode, PathInputs } from '../src/pi
 import { ADAPTER_KINDS, KINDS, kindsWith, type AdapterKind } from './config.js';
 
 export { ADAPTER_KINDS, KINDS, type AdapterKind };
-export type AdapterEntryOf<K extends AdapterKind> = z.output<(typeof KINDS)[K]['schema']>;
+export type AdapterEntryOf<K extends AdapterKind> = z.output<Awaited<ReturnType<(typeof KINDS)[K]['schema']>>>;
 
 /**
  * Every kind's loaders held to the pipeline's contract: a definition whose implementation or
@@ -66,7 +66,8 @@ function withServices(kind: string, entry: unknown, ctx: AdapterContext): KindCo
 /** The definition of a kind; its implementation is loaded by this call. */
 export async function adapterDefinition<K extends AdapterKind>(kind: K): Promise<AdapterDefinition<AdapterEntryOf<K>>> {
   const { implementation } = await LOADERS[kind].load();
-  const { mode, schema } = KINDS[kind];
+  const { mode } = KINDS[kind];
+  const schema = await KINDS[kind].schema();
   return { kind, mode, schema, create: (entry, ctx) => implementation.create(entry, withServices(kind, entry, ctx)) };
 }
 

@@ -167,7 +167,7 @@ async function measure(name: string, ports: Ports, pid: number, baseRss: number,
   const grow = peakRss - baseRss;
   const ok = p99 < TARGET.p99 && max < TARGET.max && grow < TARGET.rssMb ? 'ok' : 'MISSED';
   console.log(
-    `${name.padEnd(22)} probe p99 ${p99.toFixed(1).padStart(6)} ms  max ${max.toFixed(1).padStart(6)} ms  RSS +${grow.toFixed(0).padStart(4)} MB  ` +
+    `${name.padEnd(25)} probe p99 ${p99.toFixed(1).padStart(6)} ms  max ${max.toFixed(1).padStart(6)} ms  RSS ${`${grow < 0 ? '' : '+'}${grow.toFixed(0)}`.padStart(5)} MB  ` +
       `webhook ${rate(genuine.webhook).padEnd(10)} smtp ${rate(genuine.smtp).padEnd(10)} ${ok}`,
   );
 }

@@ -165,22 +165,33 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
   try {
     // The clock starts when the first replica serves (process start-up is not sync throughput):
     // a replica that finds no other registered takes its leases at once, so mail is read from
-    // then on, and the replicas that serve later take their shares over from it.
+    // then on, and the replicas that serve later take their shares over from it. The shared
+    // processes' CPU (PostgreSQL, Dovecot, the emulator) counts from that moment too, and each
+    // replica's from when it serves (its start-up is not sync work), so the CPU figures cover
+    // the same window as the rate.
     let t0 = 0;
-    while (!stderr.every((e) => e.includes('serving on'))) {
-      if (t0 === 0 && stderr.some((e) => e.includes('serving on'))) t0 = performance.now();
+    let pg0 = 0;
+    let dv0 = 0;
+    let own0 = process.cpuUsage();
+    const mg0: Array<number | undefined> = children.map(() => undefined);
+    const threads0 = new Map<string, number>();
+    while (mg0.some((v) => v === undefined)) {
+      for (let i = 0; i < k; i++) {
+        if (mg0[i] !== undefined || !stderr[i]!.includes('serving on')) continue;
+        if (t0 === 0) {
+          t0 = performance.now();
+          pg0 = cpuOfTree(server.pid());
+          dv0 = cpuOfTree(d.pid);
+          own0 = process.cpuUsage();
+        }
+        mg0[i] = cpuOf(children[i]!.pid!);
+        for (const [name, sec] of threadsOf([children[i]!])) threads0.set(name, (threads0.get(name) ?? 0) + sec);
+      }
       const dead = children.findIndex((c) => c.exitCode !== null);
       if (dead !== -1) throw new Error(`replica ${dead} exited: ${stderr[dead]}`);
       await new Promise((r) => setTimeout(r, 5));
     }
-    if (t0 === 0) t0 = performance.now();
     const startup = (performance.now() - spawnedAt) / 1000;
-    // CPU is counted from when every replica serves (their start-up is not sync work).
-    const pg0 = cpuOfTree(server.pid());
-    const mg0 = children.reduce((a, c) => a + cpuOf(c.pid!), 0);
-    const threads0 = threadsOf(children);
-    const dv0 = cpuOfTree(d.pid);
-    const own0 = process.cpuUsage();
     let half = 0;
     while (emulator.stats().comments < total) {
       if (half === 0 && emulator.stats().comments >= total / 2) half = performance.now();
@@ -194,7 +205,7 @@ async function runReplicas(k: number, server: PostgresServer, d: BenchDovecot, u
     const dovecotCpu = cpuOfTree(d.pid) - dv0;
     const own = process.cpuUsage(own0);
     const emulatorCpu = (own.user + own.system) / 1e6;
-    const mailgateCpu = children.reduce((a, c) => a + cpuOf(c.pid!), 0) - mg0;
+    const mailgateCpu = children.reduce((a, c, i) => a + cpuOf(c.pid!) - mg0[i]!, 0);
     const threads = threadsOf(children);
     for (const [name, sec] of threads0) threads.set(name, (threads.get(name) ?? 0) - sec);
     const atDone = await tokenSum(storeUrl);
@@ -315,7 +326,7 @@ async function main(): Promise<void> {
     const total = MAILBOXES * perMailbox;
     console.log(`bench:replicas — ${MAILBOXES} mailboxes × ${perMailbox} messages (30 % with a 6 KB attachment) = ${total}`);
     console.log(
-      'each run: fresh PostgreSQL database and emulator, replicas started together; timed from when all serve until the emulator holds every comment\n',
+      'each run: fresh PostgreSQL database and emulator, replicas started together; timed from when the first serves until the emulator holds every comment\n',
     );
     // Warm-up (Dovecot's indexes, page cache), unmeasured.
     await runReplicas(1, server, d, users, total);

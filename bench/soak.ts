@@ -352,7 +352,12 @@ async function main(): Promise<void> {
   console.log(`\nslopes after the ${WARMUP_MINUTES}-min warm-up (${after.length} samples, least squares, ± one standard error):`);
   for (const [key, label, unit] of SERIES) {
     const r = slope(after, key);
-    const flat = Math.abs(r.perHour) <= 2 * r.se ? 'within 2 SE of zero' : 'NOT within 2 SE of zero';
+    // Fewer than three samples with a value (a short run, or no full GC after the warm-up) give no slope.
+    const flat = Number.isNaN(r.perHour)
+      ? 'too few samples for a slope'
+      : Math.abs(r.perHour) <= 2 * r.se
+        ? 'within 2 SE of zero'
+        : 'NOT within 2 SE of zero';
     console.log(
       `  ${label.padEnd(22)} ${r.perHour.toFixed(3).padStart(9)} ± ${r.se.toFixed(3)} ${unit}/h  (${flat}; first ${r.first.toFixed(2)}, last ${r.last.toFixed(2)} ${unit})`,
     );

@@ -1,13 +1,12 @@
 /** The files kind: files and folders read once (`adapters.files[]`), and the reader of the paths named to `mailgate import` and `preview`. */
 import { detailLines, detailText } from '../../src/model/origin.js';
 import { defineKind } from '../../src/config/kind.js';
-import { filesEntrySchema } from './config.js';
 import { FILES_ERRORS } from './errors.js';
 
 export const kind = defineKind({
   kind: 'files',
   mode: 'pull',
-  schema: filesEntrySchema,
+  schema: async () => (await import('./config.js')).filesEntrySchema,
   description: 'File inputs: .eml, mbox, maildir, .msg and Outlook PST/OST files or folders, read once.',
   errors: FILES_ERRORS,
   // Details: path, index, and folder, labels, account from an archive (types.ts FileDetails).

@@ -160,15 +160,3 @@ export function parseImapAccount(input: unknown, index = 0): ImapAccountConfig {
   const issues = res.error.issues.map((i) => `adapters.imap${formatPath([index, ...i.path])}: ${i.message}`);
   throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `invalid IMAP account: ${issues.join('; ')}`, { details: { issues } });
 }
-
-/** The first account whose name an earlier one already uses (names key checkpoints, logs and metrics). */
-export function duplicateAccount(accounts: ReadonlyArray<{ name: string }>): { index: number; message: string } | undefined {
-  const seen = new Map<string, number>();
-  for (const [index, a] of accounts.entries()) {
-    const first = seen.get(a.name);
-    if (first !== undefined)
-      return { index, message: `account name "${a.name}" is already used by adapters.imap[${first}]; give each account its own name` };
-    seen.set(a.name, index);
-  }
-  return undefined;
-}

@@ -9,13 +9,15 @@ import type { KindContext, KindImplementation } from '../../src/pipeline/kind.js
 import type { Adapter, AdapterHealth, Intake, Origin } from '../../src/pipeline/types.js';
 import { AccountRunner, type AccountOptions } from './account.js';
 import { groupOrigins, runAfterDelivery, type AfterDeliveryResult } from './actions.js';
-import { duplicateAccount, parseImapAccount, type ImapAccountConfig } from './config.js';
+import { parseImapAccount, type ImapAccountConfig } from './config.js';
+import { duplicateAccount } from './kind.js';
 import type { ImapHealth } from './health.js';
 import { classify } from './retry.js';
 
 export type { AfterDeliveryResult } from './actions.js';
 export { OMITTED_SIZE_HEADER } from './assemble.js';
-export { duplicateAccount, imapAccountSchema, parseImapAccount, type ImapAccountConfig, type ImapAccountInput } from './config.js';
+export { imapAccountSchema, parseImapAccount, type ImapAccountConfig, type ImapAccountInput } from './config.js';
+export { duplicateAccount } from './kind.js';
 export type { ErrorInfo, FolderHealth, ImapHealth, ImapState } from './health.js';
 export { createTokenProvider, type TokenProvider } from './oauth.js';
 export { checkpointKey, type FolderCheckpoint } from './checkpoint.js';

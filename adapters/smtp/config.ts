@@ -182,12 +182,3 @@ export const smtpEntrySchema = z
 
 export type SmtpEntry = z.output<typeof smtpEntrySchema>;
 export type SmtpEntryInput = z.input<typeof smtpEntrySchema>;
-
-/** The routes recipients name, for the configuration's check that every route exists. */
-export function recipientRoutes(entry: Record<string, unknown>): Array<{ path: Array<string | number>; route: unknown }> {
-  const list = Array.isArray(entry['recipients']) ? (entry['recipients'] as unknown[]) : [];
-  return list.flatMap((r, i) => {
-    const route = typeof r === 'object' && r !== null ? (r as Record<string, unknown>)['route'] : undefined;
-    return route === undefined ? [] : [{ path: ['recipients', i, 'route'], route }];
-  });
-}

@@ -26,7 +26,7 @@ const sink: Intake = {
 };
 
 const logger = createLogger(false);
-const entry = KINDS.webhooks.schema.parse({ name: 'raw-in', provider: 'raw', route: 'hooks', hmac_secret: secret });
+const entry = (await KINDS.webhooks.schema()).parse({ name: 'raw-in', provider: 'raw', route: 'hooks', hmac_secret: secret });
 const adapter = await createAdapter('webhooks', entry, { logger, maxMessageBytes: 50 * 1024 * 1024 });
 void adapter.start(sink, new AbortController().signal);
 const unused = async (): Promise<never> => {

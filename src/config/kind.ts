@@ -3,7 +3,7 @@
  * one line in adapters/kinds.ts. It says what the configuration, the error catalogue and the
  * CLI need to know without loading the implementation (`mailgate --help` loads no IMAP
  * client): the kind's name, pull or push, the schema of one entry, its error codes with their
- * answers, and loaders for the implementation and for each optional capability. The loaders'
+ * answers, and loaders for the schema, the implementation and each optional capability. The loaders'
  * results are held to the pipeline's contract (src/pipeline/kind.ts) by the registry
  * (adapters/index.ts); this side sits in the configuration layer, below the pipeline.
  */
@@ -16,8 +16,12 @@ export interface KindDefinition<S extends z.ZodType = z.ZodType> {
   readonly kind: string;
   /** `pull`: reads a source it owns (checkpoints, leases); `push`: messages are handed to it. */
   readonly mode: 'pull' | 'push';
-  /** The zod schema of one entry under `adapters.<kind>[]`: options validated and defaulted once, here. */
-  readonly schema: S;
+  /**
+   * The zod schema of one entry under `adapters.<kind>[]` (options validated and defaulted once,
+   * there), from the kind's config module: loaded, and built, on first use, so that a command that
+   * only names the kinds (the help) builds no schema. src/config/schema.ts loads every kind's.
+   */
+  schema(): Promise<S>;
   /** Shown for `adapters.<kind>` in docs/config.md. */
   readonly description: string;
   /** The kind's own error codes with their HTTP/SMTP answers (adapters/<kind>/errors.ts). */
@@ -58,7 +62,7 @@ export interface KindDefinition<S extends z.ZodType = z.ZodType> {
 }
 
 /** Holds a definition to the contract, keeping its literal kind, mode and schema types. */
-export function defineKind<const S extends z.ZodType, const D extends KindDefinition<S>>(definition: D & { schema: S }): D {
+export function defineKind<const S extends z.ZodType, const D extends KindDefinition<S>>(definition: D & { schema(): Promise<S> }): D {
   return Object.freeze(definition);
 }
 
@@ -73,5 +77,22 @@ export function uniqueNames(kind: string) {
       seen.set(e.name, index);
     }
     return undefined;
+  };
+}
+
+/** The first entry whose name an earlier one has, or a mailbox listed twice in one entry. */
+export function uniqueMailboxEntries(kind: string) {
+  const names = uniqueNames(kind);
+  return (
+    entries: ReadonlyArray<{ name: string; mailboxes?: ReadonlyArray<{ user: string }> }>,
+  ): { index: number; message: string } | undefined => {
+    const named = names(entries);
+    for (const [index, e] of entries.entries()) {
+      if (named !== undefined && named.index === index) return named;
+      const users = (e.mailboxes ?? []).map((m) => m.user.toLowerCase());
+      const twice = users.find((u, i) => users.indexOf(u) !== i);
+      if (twice !== undefined) return { index, message: `mailbox ${twice} is listed twice; list each mailbox once` };
+    }
+    return named;
   };
 }

@@ -7,7 +7,6 @@
  */
 import { z } from 'zod';
 import { insecureUrlIssue } from '../net.js';
-import { uniqueNames } from './kind.js';
 
 export interface MailboxEntryWords {
   /** The provider as the docs name it (`Graph`, `Gmail`). */
@@ -62,19 +61,5 @@ export function mailboxEntryFields(words: MailboxEntryWords) {
   };
 }
 
-/** The first entry whose name an earlier one has, or a mailbox listed twice in one entry. */
-export function uniqueMailboxEntries(kind: string) {
-  const names = uniqueNames(kind);
-  return (
-    entries: ReadonlyArray<{ name: string; mailboxes?: ReadonlyArray<{ user: string }> }>,
-  ): { index: number; message: string } | undefined => {
-    const named = names(entries);
-    for (const [index, e] of entries.entries()) {
-      if (named !== undefined && named.index === index) return named;
-      const users = (e.mailboxes ?? []).map((m) => m.user.toLowerCase());
-      const twice = users.find((u, i) => users.indexOf(u) !== i);
-      if (twice !== undefined) return { index, message: `mailbox ${twice} is listed twice; list each mailbox once` };
-    }
-    return named;
-  };
-}
+/** `unique` of the mailbox kinds (declared beside uniqueNames, where a kind's definition reads it without zod). */
+export { uniqueMailboxEntries } from './kind.js';

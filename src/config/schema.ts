@@ -392,15 +392,18 @@ function unknownKind(iss: { code?: string; keys?: string[] }): string | undefine
 }
 
 type AdapterConfigs = typeof KINDS;
-type AdapterLists = { [K in keyof AdapterConfigs]: z.ZodDefault<z.ZodArray<AdapterConfigs[K]['schema']>> };
+type EntrySchema<K extends keyof AdapterConfigs> = Awaited<ReturnType<AdapterConfigs[K]['schema']>>;
+type AdapterLists = { [K in keyof AdapterConfigs]: z.ZodDefault<z.ZodArray<EntrySchema<K>>> };
+
+/** Every kind's entry schema, from its config module (a kind's definition loads it on first use). */
+const ENTRY_SCHEMAS = new Map<string, z.ZodType>(
+  await Promise.all(ADAPTER_KINDS.map(async (kind) => [kind, await KINDS[kind].schema()] as const)),
+);
 
 /** `adapters.<kind>`: a list of the kind's entries, for every kind of the registry (adapters/config.ts). */
 function adapterLists(): AdapterLists {
   const lists = Object.fromEntries(
-    ADAPTER_KINDS.map((kind) => {
-      const def = KINDS[kind];
-      return [kind, z.array(def.schema).default([]).describe(def.description)];
-    }),
+    ADAPTER_KINDS.map((kind) => [kind, z.array(ENTRY_SCHEMAS.get(kind)!).default([]).describe(KINDS[kind].description)]),
   );
   return lists as AdapterLists;
 }

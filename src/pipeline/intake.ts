@@ -147,25 +147,27 @@ export function createIntake(options: IntakeOptions): IntakeCore {
   }
 
   /**
-   * Forgets the attempts of the messages of a call once it is durable, but a poison message's:
-   * its sender's retry (or a re-read) is then set aside at once, never parsed again.
+   * Forgets the attempts of the messages of a durable call, but a poison message's (its sender's
+   * retry, or a re-read, is then set aside at once, never parsed again), without waiting for that
+   * write: neither a sender's answer nor the next pull call's commit waits for it. A pull call's
+   * are written at once, a push call's gathered with other calls' (`forgetLater`). A count left
+   * by a process that stopped first is harmless: a stored message read again is a duplicate,
+   * never parsed, and a pushed one comes back only if its sender retries.
    */
-  function forgetAttempts(inputs: OutboxInput[]): Promise<void> | undefined {
+  function forgetAttempts(inputs: OutboxInput[], via: 'pull' | 'push'): void {
     const poison = options.poison;
-    if (poison === undefined) return undefined;
-    return Promise.all([...storedKeys(inputs)].map(([route, keys]) => poison.forget(route, keys))).then(() => undefined);
-  }
-
-  /** The keys of a call's messages stored, but a poison message's, by route (as forgetAttempts takes them). */
-  function storedKeys(inputs: OutboxInput[]): Map<string, string[]> {
-    const out = new Map<string, string[]>();
+    if (poison === undefined) return;
+    const byRoute = new Map<string, string[]>();
     for (const input of inputs) {
       if (isPoisoned(input)) continue;
-      const list = out.get(input.route) ?? [];
+      const list = byRoute.get(input.route) ?? [];
       list.push(input.key);
-      out.set(input.route, list);
+      byRoute.set(input.route, list);
     }
-    return out;
+    for (const [route, keys] of byRoute) {
+      if (via === 'push') poison.forgetLater(route, keys);
+      else void poison.forget(route, keys);
+    }
   }
 
   /** One `item:stored` per message of a durable call, in its order. */
@@ -198,10 +200,7 @@ export function createIntake(options: IntakeOptions): IntakeCore {
       throw unavailable(err);
     }
     const results = await commits.submit({ inputs, refuse: true, ...marks(opts) }, opts.signal);
-    // Gathered with other calls' and not awaited: the sender's answer does not wait for it (a
-    // leftover count is harmless).
-    const poison = options.poison;
-    if (poison !== undefined) for (const [route, keys] of storedKeys(inputs)) poison.forgetLater(route, keys);
+    forgetAttempts(inputs, 'push');
     report(batch, results, 'push');
     return results;
   }
@@ -259,7 +258,7 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     const inputs = await parseAll(fresh, counters, false);
     await previous;
     const stored = await commits.submit({ inputs, refuse: false, looked: true, ...marks(opts) }, opts.signal);
-    await forgetAttempts(inputs);
+    forgetAttempts(inputs, 'pull');
     counters.queued += stored.filter((r) => !r.duplicate && r.dead === undefined).length;
     counters.duplicates += stored.filter((r) => r.duplicate).length;
     let next = 0;

@@ -7,7 +7,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -18,12 +17,15 @@ describe('mailgate --help', () => {
   let register: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'mailgate-help-'));
-    // A resolve hook that reports every module the process loads from imapflow.
-    const hooks = join(dir, 'hooks.mjs');
-    const hook = "for (const p of ['imapflow', 'pino', 'better-sqlite3']) if (s === p) process.stderr.write(`LOADED ${p}\\n`);";
-    await writeFile(hooks, `export async function resolve(s, c, next) { ${hook} return next(s, c); }\n`);
+    // A resolve hook that reports every import of imapflow, pino, better-sqlite3 or zod; in-thread
+    // (registerHooks), so that its lines are written before a short command exits.
+    const hook = "for (const p of ['imapflow', 'pino', 'better-sqlite3', 'zod']) if (s === p) writeSync(2, `LOADED ${p}\\n`);";
     register = join(dir, 'register.mjs');
-    await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    await writeFile(
+      register,
+      `import { registerHooks } from 'node:module';\nimport { writeSync } from 'node:fs';\n` +
+        `registerHooks({ resolve(s, c, next) { ${hook} return next(s, c); } });\n`,
+    );
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
@@ -43,6 +45,20 @@ describe('mailgate --help', () => {
     const out = runAll(CLI.pathname, ['--help']);
     expect(out).toMatch(/Usage: mailgate/);
     expect(out).not.toMatch(/LOADED (pino|better-sqlite3)/);
+  });
+
+  it('builds no schema: the kinds are named (emulator --stand-in, webhook simulate --name) without their config modules or zod', () => {
+    const out = runAll(CLI.pathname, ['--help']);
+    expect(out).not.toMatch(/LOADED zod/);
+    for (const command of ['emulator', 'webhook simulate']) {
+      const sub = runAll(CLI.pathname, [...command.split(' '), '--help']);
+      expect(sub).toMatch(/graph|webhooks/);
+      expect(sub).not.toMatch(/LOADED zod/);
+    }
+  });
+
+  it('the hook sees zod once a command reads the configuration', () => {
+    expect(runAll(CLI.pathname, ['status', '--store', 'sqlite:/nonexistent-dir/x.db'])).toMatch(/LOADED zod/);
   });
 
   it('names every kind of file preview and import read (PST/OST and Google Vault exports were left out)', () => {

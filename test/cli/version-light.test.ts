@@ -7,7 +7,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageFacts } from '../../src/cli/node-version.js';
 
@@ -20,11 +19,15 @@ describe('mailgate --version', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'mailgate-version-'));
     // A load hook that reports every module of the package or its dependencies the process loads.
-    const hooks = join(dir, 'hooks.mjs');
-    const hook = "if (url.startsWith('file:')) process.stderr.write(`LOADED ${url}\\n`);";
-    await writeFile(hooks, `export async function load(url, c, next) { ${hook} return next(url, c); }\n`);
+    // In-thread hooks (registerHooks) write at once: an off-thread hook's lines can be lost when
+    // the process exits as quickly as --version does.
     register = join(dir, 'register.mjs');
-    await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const hook = "if (url.startsWith('file:')) writeSync(2, `LOADED ${url}\\n`);";
+    await writeFile(
+      register,
+      `import { registerHooks } from 'node:module';\nimport { writeSync } from 'node:fs';\n` +
+        `registerHooks({ load(url, c, next) { ${hook} return next(url, c); } });\n`,
+    );
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 

@@ -32,15 +32,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function fromDefinition(def: KindDefinition, entry: unknown): Promise<Adapter> {
   const { implementation } = (await def.load()) as { implementation: KindImplementation<unknown> };
   const services = { log: ctx.logger, pacer: processPacer(), backoff: backoffDelay, tokenCache: createTokenCache };
-  const made = implementation.create(def.schema.parse(entry), { ...ctx, ...services });
+  const made = implementation.create((await def.schema()).parse(entry), { ...ctx, ...services });
   return Array.isArray(made) ? made[0]! : made;
 }
 
 /** An adapter made through the registry from an entry its kind's schema validated, as the runtime makes one. */
 const registered =
   <K extends AdapterKind>(kind: K, entry: unknown) =>
-  () =>
-    createAdapter(kind, KINDS[kind].schema.parse(entry) as AdapterEntryOf<K>, ctx);
+  async () =>
+    createAdapter(kind, (await KINDS[kind].schema()).parse(entry) as AdapterEntryOf<K>, ctx);
 
 /** A POST to the adapter's first endpoint; its status. */
 async function post(adapter: Adapter, body: Buffer, headers: Record<string, string>): Promise<number> {

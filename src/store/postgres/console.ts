@@ -34,7 +34,7 @@ import type {
   ItemSummary,
   OutboxStatus,
 } from '../types.js';
-import { iso, pgJsonText, pgNow, pgText, toId, type Queryable } from './db.js';
+import { iso, jsonRecords, pgNow, pgText, toId, type Queryable } from './db.js';
 
 /**
  * A CTE step recording one attempt per row of the CTE `u` (columns id, route): `$o` the
@@ -45,34 +45,35 @@ export function attemptInsert(p: { outcome: string; code: string; message: strin
     SELECT id, route, ${pgNow(p.now)}, ${p.outcome}::text, ${p.code}::text, ${p.message}::text, ${p.delay}::integer FROM u`;
 }
 
-/** Absent (null, or undefined in an input of a legacy origin shape that turns out a duplicate) is NULL. */
-const nul = (s: string | null | undefined): string | null => (s === null || s === undefined ? null : pgJsonText(s));
-
 /** Parameters of the search rows' insert (`searchValues`, `searchInsert`): one JSON array of the rows. */
 export const SEARCH_PARAMS = 1;
 
 /**
- * The search rows as one JSON array (JSON.stringify's text, read with json_to_recordset): one
- * native call, where fourteen array literals took a pass over every value each.
+ * The search rows as one JSON array (`jsonRecords`, read with json_to_recordset): one native
+ * call, where fourteen array literals took a pass over every value each. Absent (null, or
+ * undefined in an input of a legacy origin shape that turns out a duplicate) is NULL.
  */
 export function searchValues(rows: SearchFields[]): string[] {
-  const out = rows.map((f) => ({
-    route: pgJsonText(f.route),
-    key: pgJsonText(f.key),
-    adapter: pgJsonText(f.adapter),
-    account: nul(f.account),
-    sender: nul(f.sender),
-    sender_name: nul(f.senderName),
-    subject: nul(f.subject),
-    message_id: nul(f.messageId),
-    msg_ts: f.timestamp === null ? null : new Date(f.timestamp).toISOString(),
-    s_sender: nul(searchKey(f.sender)),
-    s_name: nul(searchKey(f.senderName)),
-    s_subject: nul(searchKey(f.subject)),
-    s_message_id: nul(searchKey(f.messageId)),
-    s_comment_id: pgJsonText(f.commentId.toLowerCase()),
-  }));
-  return [JSON.stringify(out)];
+  const json = jsonRecords(({ text }) => {
+    const nul = (s: string | null | undefined): string | null => (s === null || s === undefined ? null : text(s));
+    return rows.map((f) => ({
+      route: text(f.route),
+      key: text(f.key),
+      adapter: text(f.adapter),
+      account: nul(f.account),
+      sender: nul(f.sender),
+      sender_name: nul(f.senderName),
+      subject: nul(f.subject),
+      message_id: nul(f.messageId),
+      msg_ts: f.timestamp === null ? null : new Date(f.timestamp).toISOString(),
+      s_sender: nul(searchKey(f.sender)),
+      s_name: nul(searchKey(f.senderName)),
+      s_subject: nul(searchKey(f.subject)),
+      s_message_id: nul(searchKey(f.messageId)),
+      s_comment_id: text(f.commentId.toLowerCase()),
+    }));
+  });
+  return [json];
 }
 
 /**

@@ -97,6 +97,27 @@ export function wellFormed(value: string): string {
 /** Mail-derived text inside a JSON parameter read back as text: `pgText`, then `wellFormed`. */
 export const pgJsonText = (value: string): string => wellFormed(pgText(value));
 
+/** How `jsonRecords` has its rows' text made fit: mail-derived text, and other text. */
+export interface JsonFixes {
+  /** `pgJsonText` (NUL and lone surrogates as U+FFFD). */
+  text: (value: string) => string;
+  /** `wellFormed` (lone surrogates as U+FFFD; a NUL is refused by the server, as in any text parameter). */
+  wellFormed: (value: string) => string;
+}
+
+const AS_IS: JsonFixes = { text: (v) => v, wellFormed: (v) => v };
+const FIXED: JsonFixes = { text: pgJsonText, wellFormed };
+
+/**
+ * Rows as one JSON text for json_to_recordset, built by `build` with its text passed through the
+ * fixes: first as it is, with no scan of each value; JSON.stringify writes a NUL as `\u0000` and a
+ * lone surrogate as `\udXXX`, so only a text showing either is built again with the fixes applied.
+ */
+export function jsonRecords(build: (fix: JsonFixes) => unknown[]): string {
+  const json = JSON.stringify(build(AS_IS));
+  return json.includes('\\u0000') || json.includes('\\ud') ? JSON.stringify(build(FIXED)) : json;
+}
+
 /** An element of an array literal that must be quoted with its backslashes and double quotes escaped. */
 const ESCAPE = /["\\]/;
 const ESCAPED = /["\\]/g;

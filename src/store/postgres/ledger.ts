@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { byCodeUnits } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { Ledger, LedgerEntry } from '../types.js';
-import { pgArray, wellFormed, type Queryable } from './db.js';
+import { jsonRecords, pgArray, type Queryable } from './db.js';
 
 /**
  * The ledger upsert of these entries (one row per source and comment id, the last wins, in sorted
@@ -25,15 +25,17 @@ export function ledgerUpsert(
        SELECT s, c, t, d, o, u FROM json_to_recordset($${first}::json) AS l(s text, c text, t text, d text, o text, u text)
        ON CONFLICT (source, comment_id) DO UPDATE SET text_hash = excluded.text_hash,
          doc_hash = excluded.doc_hash, outcome = excluded.outcome, updated_at = excluded.updated_at`;
-  const rows = list.map(({ source, entry: e }) => ({
-    s: wellFormed(source),
-    c: wellFormed(e.commentId),
-    t: e.textHash,
-    d: e.docHash,
-    o: e.outcome,
-    u: e.updatedAt,
-  }));
-  return { sql, values: [JSON.stringify(rows)] };
+  const json = jsonRecords((fix) =>
+    list.map(({ source, entry: e }) => ({
+      s: fix.wellFormed(source),
+      c: fix.wellFormed(e.commentId),
+      t: e.textHash,
+      d: e.docHash,
+      o: e.outcome,
+      u: e.updatedAt,
+    })),
+  );
+  return { sql, values: [json] };
 }
 
 export class PgLedger implements Backend<Ledger> {

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { byCodeUnits, threadsBySource } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { OutboxInput, ThreadEntry, ThreadStore } from '../types.js';
-import { pgJsonText, wellFormed, type Queryable } from './db.js';
+import { jsonRecords, type Queryable } from './db.js';
 
 /** Parameters of the thread index upsert: one JSON array of the entries. */
 export const THREAD_PARAMS = 1;
@@ -18,29 +18,27 @@ export const THREAD_PARAMS = 1;
  * json value inside the recordset would have its strings decoded, which refuses `\u0000`).
  */
 export function threadUpsert(bySource: Array<[string, ThreadEntry[]]>, first: number): { sql: string; values: unknown[] } | undefined {
-  const rows: Array<{ s: string; c: string; t: string; ts: string; f: string | null; p: string }> = [];
-  for (const [source, entries] of bySource) {
+  const list = bySource.flatMap(([source, entries]) => {
     const last = new Map(entries.map((e) => [e.commentId, e]));
-    const list = [...last.values()].sort((a, b) => byCodeUnits(a.commentId, b.commentId));
-    for (const e of list) {
-      const f = e.from === undefined ? null : pgJsonText(e.from);
-      rows.push({
-        s: wellFormed(source),
-        c: wellFormed(e.commentId),
-        t: wellFormed(e.threadId),
-        ts: e.timestamp,
-        f,
-        p: JSON.stringify(e.participants),
-      });
-    }
-  }
-  if (rows.length === 0) return undefined;
+    return [...last.values()].sort((a, b) => byCodeUnits(a.commentId, b.commentId)).map((e) => ({ source, e }));
+  });
+  if (list.length === 0) return undefined;
+  const json = jsonRecords((fix) =>
+    list.map(({ source, e }) => ({
+      s: fix.wellFormed(source),
+      c: fix.wellFormed(e.commentId),
+      t: fix.wellFormed(e.threadId),
+      ts: e.timestamp,
+      f: e.from === undefined ? null : fix.text(e.from),
+      p: JSON.stringify(e.participants),
+    })),
+  );
   const sql = `INSERT INTO threads (source, comment_id, thread_id, ts, timestamp, from_addr, participants)
        SELECT s, c, t, ts::timestamptz, ts, f, p::json
        FROM json_to_recordset($${first}::json) AS u(s text, c text, t text, ts text, f text, p text)
        ON CONFLICT (source, comment_id) DO UPDATE SET thread_id = excluded.thread_id, ts = excluded.ts,
          timestamp = excluded.timestamp, from_addr = excluded.from_addr, participants = excluded.participants`;
-  return { sql, values: [JSON.stringify(rows)] };
+  return { sql, values: [json] };
 }
 
 export class PgThreads implements Backend<ThreadStore> {

@@ -61,7 +61,7 @@ export const implementation: KindImplementation<PostboxEntry> = { create };
 export const kind = defineKind({
   kind: 'postbox',
   mode: 'push',
-  schema,
+  schema: async () => schema,
   description: 'Messages posted as the request body (tests only).',
   errors: defineErrors({}),
   load: async () => ({ implementation }),

@@ -46,7 +46,7 @@ export const implementation: KindImplementation<SequenceEntry> = { create };
 export const kind = defineKind({
   kind: 'sequence',
   mode: 'pull',
-  schema,
+  schema: async () => schema,
   description: 'Generated messages (tests only).',
   errors: defineErrors({}),
   load: async () => ({ implementation }),
