@@ -31,7 +31,8 @@ beforeAll(async () => {
     overrides: {
       store: `sqlite:${join(dir, 'mailgate.db')}`,
       server: { listen: '127.0.0.1:0', api_keys: [ADMIN_KEY] },
-      parsing: { workers: 1 },
+      // The bomb parses in a few hundred ms; a budget far past that keeps a loaded machine's slower parse an answer, not a timeout.
+      parsing: { workers: 1, timeout_ms: 120_000 },
       routes: [{ name: 'support', source: 'acme/support' }],
     } as never,
   });

@@ -46,11 +46,27 @@ export function toItem(r: OutboxRow, d: DocRow): OutboxItem {
     d.document,
     hashesOf(d.text_hash, d.doc_hash),
   );
-  const preview = parseJson<Comment>(d.preview);
-  if (preview !== undefined) item.preview = preview;
+  if (d.preview !== null) withPreview(item, d.preview);
   const lastError = parseItemError(r.last_error);
   if (lastError !== undefined) item.lastError = lastError;
   return item;
+}
+
+/**
+ * The item's preview, parsed from its JSON text only when read: delivery, the main reader of
+ * claimed items, never reads it (the API builds its own comment), so a claim does not parse one
+ * per item.
+ */
+function withPreview(item: OutboxItem, json: string): void {
+  let preview: Comment | undefined;
+  Object.defineProperty(item, 'preview', {
+    enumerable: true,
+    configurable: true,
+    get: () => (preview ??= JSON.parse(json) as Comment),
+    // Assigning replaces the accessor with the value, as on a plain object.
+    set: (value: Comment | undefined) =>
+      void Object.defineProperty(item, 'preview', { value, writable: true, enumerable: true, configurable: true }),
+  });
 }
 
 export function toDeadLetter(r: OutboxRow): DeadLetter {
