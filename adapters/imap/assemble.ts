@@ -68,11 +68,15 @@ function pieces(parts: Map<string, Buffer> | undefined, heads: Map<string, Buffe
 
 const CRLF = Buffer.from('\r\n');
 
+/** The MIME header without its trailing line breaks (every trailing CRLF or LF), then the marker and a blank line. */
 function withMarker(mimeHeader: Buffer, size: number): Buffer {
-  const text = mimeHeader.toString('latin1');
-  const body = text.replace(/(\r?\n)+$/, '');
-  if (body.length === text.length) throw new AssembleError('MIME header without terminating blank line');
-  return Buffer.concat([Buffer.from(body, 'latin1'), Buffer.from(`\r\n${OMITTED_SIZE_HEADER}: ${size}\r\n\r\n`)]);
+  let end = mimeHeader.length;
+  while (end > 0 && mimeHeader[end - 1] === 0x0a) {
+    end -= 1;
+    if (end > 0 && mimeHeader[end - 1] === 0x0d) end -= 1;
+  }
+  if (end === mimeHeader.length) throw new AssembleError('MIME header without terminating blank line');
+  return Buffer.concat([mimeHeader.subarray(0, end), Buffer.from(`\r\n${OMITTED_SIZE_HEADER}: ${size}\r\n\r\n`)]);
 }
 
 function leaf(node: LeafNode, get: Pieces, out: Buffer[]): void {

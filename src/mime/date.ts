@@ -70,8 +70,24 @@ const RFC_RE =
   /(\d{1,2})[\s\-/]*([a-z]{3})[a-z]*\.?[\s\-/,]*(\d{2,4})[\s,T]+(\d{1,2})[:.](\d{1,2})(?:[:.](\d{1,2}))?(?:\.\d+)?\s*([+-]\s?\d{1,2}:?\d{2}|[a-z]{1,5}\b)?/i;
 const ASCTIME_RE = /([a-z]{3})[a-z]*\s+(\d{1,2})\s+(\d{1,2}):(\d{1,2})(?::(\d{1,2}))?\s+(?:([a-z]{1,5}|[+-]\d{4})\s+)?(\d{4})/i;
 
+const digit = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : -1);
+
+/** `+hhmm` / `-hhmm`, the zone nearly all mail writes, in minutes; undefined for any other text. */
+function numericZone(zone: string): number | undefined {
+  if (zone.length !== 5) return undefined;
+  const sign = zone.charCodeAt(0);
+  const h1 = digit(zone.charCodeAt(1));
+  const h2 = digit(zone.charCodeAt(2));
+  const m1 = digit(zone.charCodeAt(3));
+  const m2 = digit(zone.charCodeAt(4));
+  if ((sign !== 43 && sign !== 45) || h1 < 0 || h2 < 0 || m1 < 0 || m2 < 0) return undefined;
+  return (sign === 45 ? -1 : 1) * ((h1 * 10 + h2) * 60 + m1 * 10 + m2);
+}
+
 function zoneOffset(zone: string | undefined): number | undefined {
   if (zone === undefined) return 0;
+  const quick = numericZone(zone);
+  if (quick !== undefined && Math.abs(quick) <= 18 * 60 && zone.charCodeAt(3) <= 53) return quick;
   const z = zone.replace(/\s/g, '').toLowerCase();
   const m = /^([+-])(\d{1,2}):?(\d{2})$/.exec(z);
   if (m !== null) {

@@ -49,12 +49,25 @@ function malformed(ctx: ParseContext, message: string): void {
 
 const TYPE_RE = /^\s*([a-z0-9!#$&^_.+-]+)\s*\/\s*([a-z0-9!#$&^_.+-]+)/i;
 
-function contentType(
-  value: string | undefined,
-  defaultType: string,
-  warnings: Warning[] | undefined,
-): { type: string; params: Record<string, string> } {
+interface ContentType {
+  type: string;
+  params: Record<string, string>;
+}
+
+/**
+ * Content-Type values read before, by their text: the parts of most mail repeat a few
+ * (`text/plain; charset=utf-8`). Kept only when reading them could not warn (no encoded word, no
+ * RFC 2231 parameter) and not for multipart (each carries its own boundary); their parameters
+ * are frozen, since every part reading that value shares them. Bounded, so senders cannot grow it.
+ */
+const TYPES = new Map<string, ContentType>();
+const MAX_TYPES = 256;
+const MAX_TYPE_CHARS = 200;
+
+function contentType(value: string | undefined, defaultType: string, warnings: Warning[] | undefined): ContentType {
   if (value === undefined || value.trim() === '') return { type: defaultType, params: Object.create(null) as Record<string, string> };
+  const known = TYPES.get(value);
+  if (known !== undefined) return known;
   const m = TYPE_RE.exec(value);
   if (m === null) {
     const s = parseStructured(value, warnings);
@@ -68,7 +81,12 @@ function contentType(
   // `text/plain charset=us-ascii` (a missing `;`): what follows the type is read as parameters too.
   const rest = value.slice(m[0].length);
   const params = parseStructured(/^[\s,]*;/.test(rest) ? `x${rest}` : `x;${rest}`, warnings).params;
-  return { type: `${m[1]}/${m[2]}`.toLowerCase(), params };
+  const ct = { type: `${m[1]}/${m[2]}`.toLowerCase(), params };
+  if (TYPES.size < MAX_TYPES && value.length <= MAX_TYPE_CHARS && !ct.type.startsWith('multipart/') && !/=\?|\*/.test(value)) {
+    // A fresh string as the key: a slice would keep the whole header text it was cut from alive.
+    TYPES.set(`${value}\0`.slice(0, -1), { type: ct.type, params: Object.freeze(params) });
+  }
+  return ct;
 }
 
 /** Build a part from its header fields and the byte range of its content; charset fallbacks in parameters warn into `warnings`. */

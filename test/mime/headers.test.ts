@@ -144,16 +144,31 @@ describe('parseDate', () => {
     ['Wed Aug 21 12:00:00 2002', '2002-08-21T12:00:00.000Z'],
     ['2021-03-04T05:06:07Z', '2021-03-04T05:06:07.000Z'],
     ['Tue, 14 May 2024 09:30:00 +0200 junk after', '2024-05-14T07:30:00.000Z'],
+    ['Tue, 14 May 2024 09:30:00 -0000', '2024-05-14T09:30:00.000Z'],
+    ['Tue, 14 May 2024 09:30:00 +0530', '2024-05-14T04:00:00.000Z'],
+    ['Tue, 14 May 2024 09:30:00 -1800', '2024-05-15T03:30:00.000Z'],
+    ['Tue, 14 May 2024 09:30:00 +1800', '2024-05-13T15:30:00.000Z'],
+    ['Tue, 14 May 2024 09:30:00 +02:00', '2024-05-14T07:30:00.000Z'],
+    ['Tue, 14 May 2024 09:30:00 - 0700', '2024-05-14T16:30:00.000Z'],
+    ['Tue, 14 May 2024 09:30:00 +930', '2024-05-14T00:00:00.000Z'],
   ])('parses %s', (value, iso) => {
     expect(parseDate(value)?.toISOString()).toBe(iso);
   });
 
-  it.each([undefined, '', 'yesterday', '32 Jan 2020 10:00:00', '1 Foo 2020 10:00:00', '1 Jan 2020 25:00:00 +0000'])(
-    'returns undefined for %s',
-    (value) => {
-      expect(parseDate(value)).toBeUndefined();
-    },
-  );
+  it.each([
+    undefined,
+    '',
+    'yesterday',
+    '32 Jan 2020 10:00:00',
+    '1 Foo 2020 10:00:00',
+    '1 Jan 2020 25:00:00 +0000',
+    '1 Jan 2020 10:00:00 +1801',
+    '1 Jan 2020 10:00:00 -1900',
+    '1 Jan 2020 10:00:00 +0060',
+    '1 Jan 2020 10:00:00 +0099',
+  ])('returns undefined for %s', (value) => {
+    expect(parseDate(value)).toBeUndefined();
+  });
 });
 
 describe('parseMessageIds', () => {
