@@ -19,12 +19,11 @@ import {
 import { htmlToText } from '../mime/html.js';
 import type { HeaderField } from '../mime/types.js';
 import type { Comment, Message, RawEmailDocument } from '../model/index.js';
-import type { HeaderFacts } from './facts.js';
 import { generatedProperties, mergeUserPropertiesReport } from './properties.js';
 import { splitReply } from './quotes.js';
 import { threadIdFor } from './threads.js';
 import { resolveDates } from './timestamp.js';
-import type { BuildCommentOptions } from './types.js';
+import type { BuildCommentOptions, HeaderFacts } from './types.js';
 
 export interface BuildCommentResult {
   comment: Comment;

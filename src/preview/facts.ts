@@ -9,9 +9,9 @@ import { parseAddressList } from '../mime/address.js';
 import { decodeWords } from '../mime/encoded-words.js';
 import { getHeader, parseDate } from '../mime/headers.js';
 import { parseMessageIds } from '../mime/message-ids.js';
-import type { Address } from '../mime/address.js';
 import type { HeaderField } from '../mime/types.js';
 import type { RawEmailDocument } from '../model/index.js';
+import type { HeaderFacts } from './types.js';
 import { documentHeaders } from './comment.js';
 
 /** Longest stored fact (characters): longer values are cut; a prefix search needs no more. */
@@ -34,16 +34,6 @@ const cut = (s: string | undefined): string | null => {
   const t = s?.trim();
   return t === undefined || t === '' ? null : t.slice(0, MAX_FACT_CHARS);
 };
-
-/** What the facts are read from: the first From field's first address, the decoded Subject, the Message-ID, the Date. */
-export interface HeaderFacts {
-  from: Address | undefined;
-  subject: string;
-  /** The Message-ID without angle brackets (the value as written when it holds no recognisable id). */
-  messageId: string | undefined;
-  /** The Date field as parsed, before any clamping. */
-  date: Date | undefined;
-}
 
 /** The facts from what the headers say; buildComment reads the same (BuildCommentResult.headerFacts). */
 export function factsOf({ from, subject, messageId, date }: HeaderFacts): MessageFacts {

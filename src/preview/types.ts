@@ -1,6 +1,7 @@
 import type { Warning } from '../errors.js';
 import type { Comment, RawEmailDocument, ThreadProperties } from '../model/index.js';
 import type { DocumentOptions } from '../document/types.js';
+import type { Address } from '../mime/address.js';
 
 /** How the comment is built from a document (what the service would store). */
 export interface BuildCommentOptions {
@@ -22,4 +23,14 @@ export interface PreviewResult {
   document: RawEmailDocument;
   comment: Comment;
   warnings: Warning[];
+}
+
+/** What the facts are read from: the first From field's first address, the decoded Subject, the Message-ID, the Date. */
+export interface HeaderFacts {
+  from: Address | undefined;
+  subject: string;
+  /** The Message-ID without angle brackets (the value as written when it holds no recognisable id). */
+  messageId: string | undefined;
+  /** The Date field as parsed, before any clamping. */
+  date: Date | undefined;
 }
