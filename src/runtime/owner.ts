@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from '../logger.js';
 import type { OwnerInfo, OwnerRegistration, ReapResult, Store } from '../store/types.js';
+import { pidExists } from '../pids.js';
 
 /** Heartbeats an owner may miss before another process takes its claims back. */
 export const MISSED_BEATS = 3;
@@ -27,16 +28,6 @@ export function processStart(pid: number): string | undefined {
     return start !== undefined && /^\d+$/.test(start) ? start : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** Whether a process with this pid exists on this host (EPERM: it does, under another user). */
-function pidExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -15,6 +15,7 @@
  */
 import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { pidExists } from '../../pids.js';
 
 /** Size past which the journal is rewritten with its live keys alone. */
 export const COMPACT_BYTES = 256 * 1024;
@@ -34,16 +35,6 @@ export function journalOf(dbPath: string): AttemptsJournal {
 }
 
 const line = (sign: '+' | '-', route: string, key: string): string => `${JSON.stringify([sign, route, key])}\n`;
-
-/** True unless a process `pid` runs (one we may not signal runs too). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 export class AttemptsJournal {
   users = 0;
@@ -76,7 +67,7 @@ export class AttemptsJournal {
       const m = /^([0-9]+)(?:\.(fold|compact)-?([0-9]+)?)?$/.exec(name.slice(prefix.length));
       if (m === null) continue;
       const owner = Number(m[3] ?? m[1]);
-      if (owner !== process.pid && !gone(owner)) continue;
+      if (owner !== process.pid && pidExists(owner)) continue;
       const from = join(dir, name);
       if (m[2] === 'compact') {
         // A rewrite that never replaced its journal: the journal itself still holds the counts.
