@@ -5,7 +5,7 @@
  * describes every field.
  */
 import { z } from 'zod';
-import { endpointUrl as safeUrl, mailboxEntryFields, uniqueMailboxEntries } from '../../src/config/mailbox-entry.js';
+import { endpointUrl as safeUrl, mailboxEntryFields } from '../../src/config/mailbox-entry.js';
 import { controlFields } from '../../src/controls/schema.js';
 
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
@@ -130,6 +130,3 @@ export function parseAction(s: string): AfterDeliveryAction {
   if (s.startsWith('label:')) return { kind: 'label', name: s.slice('label:'.length) };
   return { kind: 'none' };
 }
-
-/** The first entry whose name an earlier one has, or a mailbox listed twice in one entry. */
-export const duplicateEntry = uniqueMailboxEntries('gmail');

@@ -19,7 +19,7 @@ import { MailboxRunner } from './mailbox.js';
 import { QuotaBucket } from './quota.js';
 import { Watcher } from './watch.js';
 
-export { duplicateEntry, gmailEntrySchema, type GmailEntry } from './config.js';
+export { gmailEntrySchema, type GmailEntry } from './config.js';
 
 export interface GmailAdapterOptions {
   logger: Logger;

@@ -4,7 +4,7 @@
  * they are read. docs/graph.md describes every field.
  */
 import { z } from 'zod';
-import { endpointUrl, mailboxEntryFields, uniqueMailboxEntries } from '../../src/config/mailbox-entry.js';
+import { endpointUrl, mailboxEntryFields } from '../../src/config/mailbox-entry.js';
 import { controlFields } from '../../src/controls/schema.js';
 import { insecureUrlIssue } from '../../src/net.js';
 
@@ -137,6 +137,3 @@ export function parseAction(s: string): AfterDeliveryAction {
   if (s.startsWith('move:')) return { kind: 'move', folder: s.slice('move:'.length) };
   return { kind: 'none' };
 }
-
-/** The first entry whose name an earlier one has, or a mailbox listed twice in one entry. */
-export const duplicateEntry = uniqueMailboxEntries('graph');

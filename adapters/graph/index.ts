@@ -20,7 +20,7 @@ import { MailboxLimiter } from './limiter.js';
 import { MailboxRunner } from './mailbox.js';
 import { Subscriber } from './subscriptions.js';
 
-export { duplicateEntry, graphEntrySchema, type GraphEntry } from './config.js';
+export { graphEntrySchema, type GraphEntry } from './config.js';
 
 const WINDOW_MS = 10 * 60_000;
 

@@ -60,6 +60,3 @@ export function mailboxEntryFields(words: MailboxEntryWords) {
       .describe(`Deadline of one HTTP request to ${words.provider} or the token endpoint, in ms. Default 60000.`),
   };
 }
-
-/** `unique` of the mailbox kinds (declared beside uniqueNames, where a kind's definition reads it without zod). */
-export { uniqueMailboxEntries } from './kind.js';
