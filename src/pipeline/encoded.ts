@@ -9,7 +9,6 @@
  */
 import { documentJsonAndHash, textHashOf, type DocumentHashes } from '../ledger/index.js';
 import type { Warning } from '../errors.js';
-import type { HeaderField } from '../mime/types.js';
 import { messageFacts, type MessageFacts } from '../preview/facts.js';
 import { messageAddresses } from '../preview/threads.js';
 import type { PreviewResult } from '../preview/types.js';
@@ -35,11 +34,8 @@ export interface EncodedPreview {
   facts: MessageFacts;
 }
 
-/**
- * `fields`: the document's header fields, when previewWithFields has them (the facts are read
- * from them); `facts`: the message's facts, when previewWithFields has them already.
- */
-export function encodePreview(result: PreviewResult, fields?: readonly HeaderField[], facts?: MessageFacts): EncodedPreview {
+/** `facts`: the message's facts, when previewWithFacts has them already (else read from the document). */
+export function encodePreview(result: PreviewResult, facts?: MessageFacts): EncodedPreview {
   const c = result.comment;
   // The document's text and its hash share the JSON of its header block and body.
   const { json, docHash } = documentJsonAndHash(result.document);
@@ -48,7 +44,7 @@ export function encodePreview(result: PreviewResult, fields?: readonly HeaderFie
     document: json,
     warnings: result.warnings,
     hashes: { textHash: textHashOf(c.messages), docHash },
-    facts: facts ?? messageFacts(result.document, fields),
+    facts: facts ?? messageFacts(result.document),
   };
   if (c.thread_id) {
     const m = c.messages[0];

@@ -6,7 +6,7 @@
  */
 import { isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { isGatewayError, type ErrorCode } from '../errors.js';
-import { previewSync, previewWithFields } from '../preview/index.js';
+import { previewSync, previewWithFacts } from '../preview/index.js';
 import type { PreviewOptions, PreviewResult } from '../preview/types.js';
 import { encodePreview, packEncoded, type EncodedPreview, type EncodedWire } from './encoded.js';
 
@@ -73,8 +73,8 @@ export function handleRequest(req: WorkerRequest, testHooks = false): WorkerResp
   try {
     if (testHooks) runTestHook(req.raw);
     if (req.encode !== true) return { id: req.id, ok: true, result: previewSync(req.raw, req.options) };
-    const { result, fields, facts } = previewWithFields(req.raw, req.options);
-    return { id: req.id, ok: true, result: encodePreview(result, fields, facts) };
+    const { result, facts } = previewWithFacts(req.raw, req.options);
+    return { id: req.id, ok: true, result: encodePreview(result, facts) };
   } catch (err) {
     if (isGatewayError(err)) return { id: req.id, ok: false, code: err.code, message: err.message };
     const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);

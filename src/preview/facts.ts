@@ -9,7 +9,6 @@ import { parseAddressList } from '../mime/address.js';
 import { decodeWords } from '../mime/encoded-words.js';
 import { getHeader, parseDate } from '../mime/headers.js';
 import { parseMessageIds } from '../mime/message-ids.js';
-import type { HeaderField } from '../mime/types.js';
 import type { RawEmailDocument } from '../model/index.js';
 import type { HeaderFacts } from './types.js';
 import { documentHeaders } from './comment.js';
@@ -47,13 +46,10 @@ export function factsOf({ from, subject, messageId, date }: HeaderFacts): Messag
   };
 }
 
-/**
- * The facts of a document; never throws (a document without headers gives nulls). `fields`, when
- * given, are its header fields as documentHeaders would split them (previewWithFields).
- */
-export function messageFacts(document: RawEmailDocument, fields?: readonly HeaderField[]): MessageFacts {
+/** The facts of a document; never throws (a document without headers gives nulls). */
+export function messageFacts(document: RawEmailDocument): MessageFacts {
   try {
-    const headers = fields ?? documentHeaders(document);
+    const headers = documentHeaders(document);
     const msgId = getHeader(headers, 'message-id');
     return factsOf({
       from: parseAddressList(getHeader(headers, 'from') ?? '')[0],

@@ -4,7 +4,6 @@
  */
 import { buildDocument } from '../document/index.js';
 import { parseMessage } from '../mime/parse.js';
-import type { HeaderField } from '../mime/types.js';
 import { buildComment } from './comment.js';
 import { factsOf, type MessageFacts } from './facts.js';
 import type { PreviewOptions, PreviewResult } from './types.js';
@@ -30,19 +29,14 @@ export type { BuildCommentOptions, PreviewOptions, PreviewResult } from './types
  * once per message). Throws GatewayError only (from the parser).
  */
 export function previewSync(raw: Uint8Array, options: PreviewOptions = {}): PreviewResult {
-  return previewWithFields(raw, options).result;
+  return previewWithFacts(raw, options).result;
 }
 
 /**
- * previewSync, with the document's header fields as documentHeaders would split them when
- * building the document split them already (raw headers), and the message's facts as building
- * the comment read them: the parse worker then neither splits the header block a third time nor
- * parses the sender, subject, Message-ID and date again.
+ * previewSync, with the message's facts as building the comment read them: the parse worker then
+ * does not parse the sender, subject, Message-ID and date again.
  */
-export function previewWithFields(
-  raw: Uint8Array,
-  options: PreviewOptions = {},
-): { result: PreviewResult; fields: readonly HeaderField[] | undefined; facts: MessageFacts } {
+export function previewWithFacts(raw: Uint8Array, options: PreviewOptions = {}): { result: PreviewResult; facts: MessageFacts } {
   const parsed = parseMessage(raw, options.maxMessageBytes === undefined ? undefined : { maxMessageBytes: options.maxMessageBytes });
   const doc = buildDocument(parsed, options);
   const built = buildComment(doc.document, options, doc.fields);
@@ -50,7 +44,7 @@ export function previewWithFields(
   const fallback = doc.warnings.some((w) => w.code === 'MAILGATE_WARN_CHARSET_FALLBACK');
   const own = fallback ? built.warnings.filter((w) => w.code !== 'MAILGATE_WARN_CHARSET_FALLBACK') : built.warnings;
   const result = { document: doc.document, comment: built.comment, warnings: [...doc.warnings, ...own] };
-  return { result, fields: doc.fields, facts: factsOf(built.headerFacts) };
+  return { result, facts: factsOf(built.headerFacts) };
 }
 
 /** previewSync on the calling thread, as a promise (the CLI and service parse in a worker pool). */

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { messageFacts } from '../../src/preview/facts.js';
-import { previewWithFields } from '../../src/preview/index.js';
+import { previewWithFacts } from '../../src/preview/index.js';
 
 const corpus = ['mime', 'quotes'].flatMap((folder) => {
   const dir = fileURLToPath(new URL(`../../samples/${folder}/`, import.meta.url));
@@ -36,15 +36,15 @@ describe('message facts', () => {
     expect(corpus.length).toBeGreaterThan(20);
     for (const raw of [...corpus, ...edges])
       for (const headers of ['raw', 'parsed'] as const) {
-        const { result, facts } = previewWithFields(raw, { headers, receivedAt: new Date(Date.UTC(2026, 0, 1)) });
+        const { result, facts } = previewWithFacts(raw, { headers, receivedAt: new Date(Date.UTC(2026, 0, 1)) });
         expect(facts).toEqual(messageFacts(result.document));
       }
   });
 
   it('are null where a date lies outside 1950-2049, though the comment carries it clamped', () => {
-    const { result, facts } = previewWithFields(edges[2]!);
+    const { result, facts } = previewWithFacts(edges[2]!);
     expect(result.comment.messages[0]!.sent_at).toBe('1950-01-01T00:00:00.000Z');
     expect(facts).toMatchObject({ sender: 'a@example.com', senderName: 'Anna', timestamp: null });
-    expect(previewWithFields(edges[0]!).facts).toMatchObject({ sender: null, senderName: null });
+    expect(previewWithFacts(edges[0]!).facts).toMatchObject({ sender: null, senderName: null });
   });
 });
