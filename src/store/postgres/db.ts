@@ -90,12 +90,12 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * a lone surrogate as U+FFFD, which is what the UTF-8 of a plain text parameter carries
  * (PostgreSQL refuses the `\uD800` escape JSON would give it).
  */
-export function wellFormed(value: string): string {
+function wellFormed(value: string): string {
   return SURROGATE.test(value) ? value.replace(LONE_SURROGATE, '\uFFFD') : value;
 }
 
 /** Mail-derived text inside a JSON parameter read back as text: `pgText`, then `wellFormed`. */
-export const pgJsonText = (value: string): string => wellFormed(pgText(value));
+const pgJsonText = (value: string): string => wellFormed(pgText(value));
 
 /** How `jsonRecords` has its rows' text made fit: mail-derived text, and other text. */
 export interface JsonFixes {
