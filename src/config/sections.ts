@@ -252,6 +252,12 @@ export const RetentionSchema = z
         "How long a thread stays in the thread index after its newest message's date, in seconds, once none of its messages has an item left in the store; then the thread's rows go together. " +
           'A later reply still gets its thread id (from its own headers) but counts the thread from itself. null: kept for good. Default 31536000 (365 days).',
       ),
+    parse_attempts_s: int(60)
+      .nullable()
+      .default(30 * DAY_S)
+      .describe(
+        "How long a parse-attempt count of a message not stored stays after it was last counted, in seconds: a count left by a process that stopped before forgetting it, or a poison message's (then a message coming back after that is tried `parsing.poison_after` times again). null: kept for good. Default 2592000 (30 days).",
+      ),
     interval_s: int(1, DAY_S)
       .default(300)
       .describe('How often `mailgate serve` prunes what is older than the above, in seconds. Default 300.'),

@@ -20,6 +20,9 @@ const SELECT_IDS: Record<PruneKind, string> = {
   // A prediction's id grows with its time (an update gets a new id): read at most `limit` rows
   // from the oldest, never the whole table when nothing is old enough.
   predictions: `SELECT id FROM (SELECT id, created_at FROM predictions ORDER BY id LIMIT @limit) WHERE created_at < @before`,
+  // Counts of messages never stored: few rows, read whole (no age index on a table written before
+  // every parse). `updated_at` is ISO-8601 text, which orders as time.
+  parseAttempts: `SELECT route, key FROM parse_attempts WHERE updated_at < @before LIMIT @limit`,
 };
 
 /** The next threads of the index after a cursor, with the time of each one's newest message. */
@@ -43,7 +46,9 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
     const del = (table: string) => db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`);
     const items = [del('outbox_docs'), del('outbox_raw'), del('outbox')];
     const predictions = del('predictions');
+    const attempts = db.prepare(`DELETE FROM parse_attempts WHERE (route, key) IN (${SELECT_IDS.parseAttempts})`);
     const tx = db.transaction((kind: PruneKind, before: number, limit: number) => {
+      if (kind === 'parseAttempts') return attempts.run({ before: new Date(before).toISOString(), limit }).changes;
       const ids = (select[kind].all({ before, limit }) as Array<{ id: number }>).map((r) => r.id);
       if (ids.length === 0) return 0;
       const json = JSON.stringify(ids);
