@@ -47,7 +47,7 @@ export async function runImport(
   ctx: CliContext,
   env: Record<string, string | undefined>,
 ): Promise<number> {
-  const { config } = routeConfig(flags, env);
+  const { config } = await routeConfig(flags, env);
   const parsing = flags.workers === undefined ? config.parsing : { ...config.parsing, workers: flags.workers };
   const delivery = flags.batchSize === undefined ? config.delivery : { ...config.delivery, max_documents: flags.batchSize };
   // Log lines go through the printer: on a terminal they are written above the progress bar.
