@@ -21,8 +21,10 @@ export class OwnerLock {
     const db = new Database(path);
     try {
       db.pragma('locking_mode = EXCLUSIVE');
-      // No rollback journal beside it: the file is never written, only locked.
+      // No rollback journal beside it and no sync (one cost 4–9 ms): the file is never written,
+      // only locked.
       db.pragma('journal_mode = MEMORY');
+      db.pragma('synchronous = OFF');
       db.exec('BEGIN EXCLUSIVE; COMMIT');
     } catch (err) {
       db.close();
