@@ -253,7 +253,16 @@ async function realRun(
   });
   const current = () => summarize(route.name, counts, unreadable, startedAt);
   let intakeDone = false;
-  const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
+  // Asked by each delivery worker after an empty claim: workers asking together share one count.
+  let counting: Promise<boolean> | undefined;
+  const until = (): Promise<boolean> => {
+    if (!intakeDone) return Promise.resolve(false);
+    counting ??= rt.store
+      .outboxDepth(route.name)
+      .finally(() => (counting = undefined))
+      .then((n) => n === 0);
+    return counting;
+  };
   const sinks = startImportSinks(rt, controller.signal);
   // Without consent given up front, everything is read and stored first, and delivery (the
   // first billable request) waits for the answer to the estimate.
