@@ -9,9 +9,10 @@
  * than `retention.threads_s` ago and none of its messages has an item left; that walk goes a
  * bounded number of steps a round and carries on from there the next round (docs/store.md).
  * The wake board's signals (one per notified mailbox) go an hour after they were last written.
- * The first round waits FIRST_ROUND_DELAY_MS after the start (or one interval, when shorter):
- * a round ends with a WAL checkpoint that waits for the disk on the event loop, and at the start
- * that wait would delay every mailbox's first sync.
+ * The first round waits FIRST_ROUND_DELAY_MS after the start (or one interval, when shorter): its
+ * batches take the store's write lock turn by turn with intake, and its checkpoint (on a thread
+ * of its own on SQLite) writes to the same disk, which at the start would delay every mailbox's
+ * first sync.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { RetentionConfig } from '../config/schema.js';

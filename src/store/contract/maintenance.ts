@@ -72,7 +72,8 @@ export interface MaintenanceStore {
   pruneCheckpoints(prefix: string, olderThan: Date, limit: number): Promise<number>;
   /**
    * Gives free space back to the file system, at most `maxBytes` of it (SQLite with incremental
-   * auto-vacuum: that many free pages are released and the WAL is checkpointed). Returns the
+   * auto-vacuum: that many free pages are released, a short write at a time with the event loop
+   * free in between, and the WAL is checkpointed on a thread of its own). Returns the
    * bytes released; 0 where the store does not shrink itself (PostgreSQL: autovacuum reuses the
    * space, see docs/store.md).
    */
