@@ -97,13 +97,24 @@ const fmtDurable = (r: DurableFigures): string =>
   `${(MESSAGES / r.commits).toFixed(1)} msg/commit (${spread(r.commitSizes)})  loop busy ${(r.busy * 100).toFixed(0)} %\n` +
   `    a commit's cycle, medians: turn ${ms(r.cycle?.turn)} + read ${ms(r.cycle?.read)} + parse ${ms(r.cycle?.parse)} + wait ${ms(r.cycle?.wait)} + commit ${ms(r.cycle?.commit)} ms`;
 
-/** How full the commits were: of all `connections` senders' messages, of at least half, of fewer. */
+/**
+ * How full the commits were: of all `connections` senders' messages, of at least half, of fewer.
+ * A bucket holding one size is named by it ("of 1", not "of 1–1"); an empty range is left out.
+ */
 function spread(sizes: number[] | undefined): string {
   if (sizes === undefined) return 'sizes not counted';
   const n = sizes.length;
   const half = Math.ceil(n / 2);
-  const sum = (from: number, to: number) => sizes.slice(from, to).reduce((a, b) => a + b, 0);
-  return `${sum(n - 1, n)} of ${n}, ${sum(half - 1, n - 1)} of ${half}–${n - 1}, ${sum(0, half - 1)} of 1–${half - 1}`;
+  // Sizes from `lo` to `hi` messages, both included (sizes[k] counts the commits of k + 1).
+  const buckets: Array<[number, number]> = [
+    [n, n],
+    [half, n - 1],
+    [1, half - 1],
+  ];
+  return buckets
+    .filter(([lo, hi]) => lo <= hi)
+    .map(([lo, hi]) => `${sizes.slice(lo - 1, hi).reduce((a, b) => a + b, 0)} of ${lo === hi ? lo : `${lo}–${hi}`}`)
+    .join(', ');
 }
 
 function summary(label: string, runs: DurableFigures[]): void {

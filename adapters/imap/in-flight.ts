@@ -9,6 +9,32 @@ import type { FilterReason } from '../../src/controls/filter.js';
 /** Slices in flight at most, whatever their size (each is one intake call and one commit). */
 export const MAX_SLICES_IN_FLIGHT = 8;
 
+/**
+ * The smallest piece the last slice of a pass is handed over in: delivery sends a pull call of
+ * at least 100 items at once, without lingering for more (src/runtime/wake-delivery.ts); a
+ * smaller piece could wait there for mail that is not coming.
+ */
+export const TAIL_PIECE_MESSAGES = 100;
+
+/**
+ * How many messages each intake call of the last slice of a pass holds: halves while what is
+ * left holds two pieces (475 → 238, 119, 118). Nothing is fetched after that slice, so nothing
+ * else overlaps its parse, commit and delivery: in one call they run one after the other over
+ * the whole slice; in pieces the first piece is stored and delivered while the next ones parse,
+ * and only the last, smaller piece is left in series at the end.
+ */
+export function tailPieces(count: number): number[] {
+  const out: number[] = [];
+  let left = count;
+  while (left >= 2 * TAIL_PIECE_MESSAGES) {
+    const piece = Math.ceil(left / 2);
+    out.push(piece);
+    left -= piece;
+  }
+  if (left > 0) out.push(left);
+  return out;
+}
+
 export interface SliceInFlight {
   done: Promise<void>;
   /** Highest UID the slice covers: the checkpoint once it is durable. */

@@ -10,9 +10,9 @@ import type { Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { imapKey, imapOrigin } from './identity.js';
 import { parseAfterDelivery, type ImapAccountConfig } from './config.js';
 import { checkpointKey, checkpointValue, readCheckpoint } from './checkpoint.js';
-import { fetchChunk } from './fetcher.js';
+import { fetchChunk, type ChunkSlice, type FetchedMessage } from './fetcher.js';
 import { assertSelected } from './uids.js';
-import { InFlight } from './in-flight.js';
+import { InFlight, tailPieces } from './in-flight.js';
 import { withDeadline } from './retry.js';
 
 export interface FolderResult {
@@ -179,6 +179,29 @@ export function chunkSize(previous: number, batchSize: number): number {
 }
 
 /**
+ * A fetched slice as intake calls: whole, or the last slice of a pass in pieces (tailPieces).
+ * Each piece's checkpoint is its highest UID, the last one's the slice's (UIDs that vanished
+ * included); the messages the account's filter left out (judged on their header fields, never
+ * handed to intake) go with the piece that covers them: the checkpoint moves past them, so they
+ * are never read again.
+ */
+function piecesOf(slice: ChunkSlice, endOfPass: boolean): Array<{ messages: FetchedMessage[]; covered: number; filtered: FilterReason[] }> {
+  const sizes = endOfPass && slice.messages.length > 0 ? tailPieces(slice.messages.length) : [slice.messages.length];
+  const out: Array<{ messages: FetchedMessage[]; covered: number; filtered: FilterReason[] }> = [];
+  let from = 0;
+  let left = 0;
+  for (const [k, size] of sizes.entries()) {
+    const messages = slice.messages.slice(from, from + size);
+    from += size;
+    const covered = k === sizes.length - 1 ? slice.lastUid : messages[messages.length - 1]!.uid;
+    const start = left;
+    while (left < slice.filtered.length && slice.filtered[left]!.uid <= covered) left++;
+    out.push({ messages, covered, filtered: slice.filtered.slice(start, left).map((f) => f.reason) });
+  }
+  return out;
+}
+
+/**
  * One pass over `folder`. Each step (the search, then each chunk) runs through `ctx.exclusive`
  * on its own, so after-delivery actions can use the connection between two chunks of a long
  * backfill; every chunk re-selects the folder and checks that UIDVALIDITY did not change.
@@ -230,22 +253,22 @@ export async function syncFolder(client: ImapFlow, ctx: SyncContext, folder: str
             if (next.done === true) break;
             ahead = fetchNext();
             pending = ahead.catch(() => undefined); // settled before the lock is released
-            const { lastUid: covered, messages } = next.value;
-            // Left out by the account's filter: judged on their header fields before anything
-            // else was fetched, never handed to intake; the checkpoint still moves past them, so
-            // they are never read again.
-            const filtered = next.value.filtered.map((f) => f.reason);
-            const batch: Inbound[] = messages.map((m) => ({
-              raw: m.raw,
-              key: imapKey(config.name, folder, uidValidity, m.uid),
-              route: config.route,
-              receivedAt: m.internalDate ?? new Date(),
-              origin: imapOrigin(config.name, folder, uidValidity, m.uid),
-              ...(afterDelivery ? { afterDelivery } : {}),
-            }));
-            const bytes = batch.reduce((n, m) => n + m.raw.length, 0);
-            const stubbed = messages.filter((m) => m.stubbed).length;
-            await inFlight.push({ done: accept(sink, batch, value(covered)), covered, count: batch.length, stubbed, filtered, bytes });
+            // The pass's last slice goes to intake in pieces (tailPieces), every other slice whole.
+            const endOfPass = i >= uids.length && next.value.lastUid === chunk[chunk.length - 1];
+            for (const piece of piecesOf(next.value, endOfPass)) {
+              const batch: Inbound[] = piece.messages.map((m) => ({
+                raw: m.raw,
+                key: imapKey(config.name, folder, uidValidity, m.uid),
+                route: config.route,
+                receivedAt: m.internalDate ?? new Date(),
+                origin: imapOrigin(config.name, folder, uidValidity, m.uid),
+                ...(afterDelivery ? { afterDelivery } : {}),
+              }));
+              const bytes = batch.reduce((n, m) => n + m.raw.length, 0);
+              const stubbed = piece.messages.filter((m) => m.stubbed).length;
+              const { covered, filtered } = piece;
+              await inFlight.push({ done: accept(sink, batch, value(covered)), covered, count: batch.length, stubbed, filtered, bytes });
+            }
           }
         } finally {
           await pending;

@@ -1,10 +1,10 @@
 /**
  * The configuration of `import` and `dlq replay`: `--config FILE [--route NAME]`, or standalone
  * flags that make a one-route configuration. Flags override the file; the environment is only
- * read through loadConfig (MAILGATE_API_TOKEN, MAILGATE_STORE…).
+ * read through the configuration's loader (MAILGATE_API_TOKEN, MAILGATE_STORE…).
  */
-import { loadConfig } from '../config/load.js';
-import { AdaptersSchema, type Config, type RouteConfig } from '../config/schema.js';
+import { loadNamedConfig } from '../config/load-named.js';
+import { adaptersSchemaWith, type Config, type RouteConfig } from '../config/sections.js';
 import { GatewayError } from '../errors.js';
 
 export interface RouteFlags {
@@ -66,7 +66,10 @@ const ROUTE_FLAGS: Array<[keyof RouteFlags, string]> = [
 ];
 
 /** The validated configuration reduced to the one route the command works on. */
-export function routeConfig(flags: RouteFlags, env: Record<string, string | undefined>): { config: Readonly<Config>; route: RouteConfig } {
+export async function routeConfig(
+  flags: RouteFlags,
+  env: Record<string, string | undefined>,
+): Promise<{ config: Readonly<Config>; route: RouteConfig }> {
   const overrides: Record<string, Json> = {};
   if (flags.store !== undefined) overrides.store = flags.store;
   const api: Record<string, Json> = {};
@@ -81,13 +84,13 @@ export function routeConfig(flags: RouteFlags, env: Record<string, string | unde
     const given = ROUTE_FLAGS.filter(([k]) => flags[k] !== undefined).map(([, f]) => f);
     if (given.length > 0) throw usage(`${given.join(', ')} cannot be combined with --config: the route comes from the file (--route NAME)`);
   }
-  const loaded = loadConfig({ ...(flags.config === undefined ? {} : { file: flags.config }), env, overrides });
+  const loaded = await loadNamedConfig({ ...(flags.config === undefined ? {} : { file: flags.config }), env, overrides });
   const name = flags.route ?? (loaded.routes.length === 1 ? loaded.routes[0]!.name : undefined);
   if (name === undefined)
     throw usage(`${flags.config}: name the route with --route (one of: ${loaded.routes.map((r) => r.name).join(', ') || 'none defined'})`);
   const route = loaded.routes.find((r) => r.name === name);
   if (route === undefined) throw usage(`route "${name}" is not defined (known: ${loaded.routes.map((r) => r.name).join(', ') || 'none'})`);
   // The command reads its own inputs: the file's adapters are not started.
-  const config: Config = { ...loaded, routes: [route], adapters: AdaptersSchema.parse({}, { jitless: true }) };
+  const config: Config = { ...loaded, routes: [route], adapters: adaptersSchemaWith(new Map()).parse({}, { jitless: true }) };
   return { config, route };
 }

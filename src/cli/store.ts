@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { loadStoreUrl } from '../config/load.js';
+import { loadStoreUrl } from '../config/store-url.js';
 import { GatewayError } from '../errors.js';
 import { openStore, parseSqliteUrl } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -74,7 +74,7 @@ function mustExist(url: string): void {
 }
 
 /** The store URL the flags name (as `storeFrom` resolves it), for commands that work on the file itself. */
-export function storeUrlFrom(flags: StoreFlags, env: Record<string, string | undefined>): string {
+export async function storeUrlFrom(flags: StoreFlags, env: Record<string, string | undefined>): Promise<string> {
   return loadStoreUrl({
     ...(flags.config === undefined ? {} : { file: flags.config }),
     env,
@@ -83,8 +83,8 @@ export function storeUrlFrom(flags: StoreFlags, env: Record<string, string | und
 }
 
 /** The file of a SQLite store the flags name, which must exist; `what` names the command for other stores. */
-export function sqliteFileFrom(flags: StoreFlags, env: Record<string, string | undefined>, what: string): string {
-  const url = storeUrlFrom(flags, env);
+export async function sqliteFileFrom(flags: StoreFlags, env: Record<string, string | undefined>, what: string): Promise<string> {
+  const url = await storeUrlFrom(flags, env);
   if (!url.startsWith('sqlite:')) {
     throw new GatewayError(
       'MAILGATE_ERR_CONFIG_INVALID',
@@ -98,11 +98,7 @@ export function sqliteFileFrom(flags: StoreFlags, env: Record<string, string | u
 }
 
 export async function storeFrom(flags: StoreFlags, env: Record<string, string | undefined>): Promise<Store> {
-  const url = loadStoreUrl({
-    ...(flags.config === undefined ? {} : { file: flags.config }),
-    env,
-    overrides: flags.store === undefined ? {} : { store: flags.store },
-  });
+  const url = await storeUrlFrom(flags, env);
   mustExist(url);
   return openStore(url);
 }

@@ -104,11 +104,11 @@ export function createIntake(options: IntakeOptions): IntakeCore {
    * one with a checkpoint of its own, which no commit shares), so waiting would only hold the
    * commit up.
    */
-  function parseAll(routed: Routed[], c: IntakeCounters, joins: boolean): Promise<OutboxInput[]> {
+  function parseAll(routed: Routed[], c: IntakeCounters, joins: boolean, begun?: Begun): Promise<OutboxInput[]> {
     const work = async (): Promise<OutboxInput[]> => {
       const unwrapped = await unwrapJournals(routed, store);
       if (options.poison === undefined) return Promise.all(unwrapped.map((r) => prepare(options, r, c)));
-      const suspects = await countAttempts(unwrapped);
+      const suspects = await countAttempts(unwrapped, begun);
       const out = await Promise.all(unwrapped.map((r) => (suspects.has(r) ? undefined : prepare(options, r, c))));
       // Suspects one at a time: each counted just before its own parse, forgotten once it parsed.
       for (const [i, r] of unwrapped.entries()) {
@@ -130,14 +130,15 @@ export function createIntake(options: IntakeOptions): IntakeCore {
 
   /**
    * Poison messages (poison.ts): messages never tried get one attempt counted in the store before
-   * any parse runs (one write a route); answers the suspects, those counted before.
+   * any parse runs (one write a route, unless `begun` answers for the route: a pulled call's
+   * lookup counted them); answers the suspects, those counted before.
    */
-  async function countAttempts(routed: Routed[]): Promise<Set<Routed>> {
+  async function countAttempts(routed: Routed[], begun?: Begun): Promise<Set<Routed>> {
     const poison = options.poison!;
     const suspects = new Set<Routed>();
     for (const [route, list] of byRoute(routed)) {
       const keys = list.map((r) => keysOf(r.route, r.msg).key);
-      const fresh = await poison.begin(route, keys);
+      const fresh = begun?.get(route) ?? (await poison.begin(route, keys));
       list.forEach((r, i) => {
         if (fresh.has(keys[i]!)) r.attempts = 1;
         else suspects.add(r);
@@ -249,13 +250,13 @@ export function createIntake(options: IntakeOptions): IntakeCore {
   async function admitted(batch: Inbound[], opts: AcceptOptions, previous: Promise<unknown>): Promise<Accepted[]> {
     counters.received += batch.length;
     // A message read again (a re-walked directory) is not parsed again.
-    const known = await knownBefore(batch);
+    const { known, begun } = await knownBefore(batch);
     counters.duplicates += known.size;
     const fresh = batch.filter((_, i) => !known.has(i)).map((msg) => ({ msg, route: routeOf(msg) }));
     // Journal reports of one message in consecutive calls: the earlier call must be durable
     // before this one looks up what it stored (the envelope union).
     if (fresh.some((r) => r.route.unwrap === 'exchange_journal')) await previous;
-    const inputs = await parseAll(fresh, counters, false);
+    const inputs = await parseAll(fresh, counters, false, begun);
     await previous;
     const stored = await commits.submit({ inputs, refuse: false, looked: true, ...marks(opts) }, opts.signal);
     forgetAttempts(inputs, 'pull');
@@ -267,17 +268,37 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     return results;
   }
 
-  /** The messages of a call whose key or alias their route holds already, by index, with their answer. */
-  async function knownBefore(batch: Inbound[]): Promise<Map<number, Accepted>> {
+  /**
+   * The messages of a call whose key or alias their route holds already, by index, with their
+   * answer. With a poison guard, the same store call counts the first parse attempt of the others
+   * (`begun`: the keys it counted, by route).
+   */
+  async function knownBefore(batch: Inbound[]): Promise<{ known: Map<number, Accepted>; begun?: Begun }> {
     const keyed = batch.map((m) => keysOf(routeOf(m), m));
-    const byRoute = new Map<string, string[]>();
+    const byRoute = new Map<string, Array<{ key: string; alias?: string }>>();
     batch.forEach((m, i) => {
       const list = byRoute.get(m.route) ?? [];
-      list.push(...Object.values(keyed[i]!));
+      list.push(keyed[i]!);
       byRoute.set(m.route, list);
     });
     const found = new Map<string, Map<string, number>>();
-    for (const [route, keys] of byRoute) found.set(route, await store.findKeys(route, keys));
+    const poison = options.poison;
+    const begun: Begun | undefined = poison === undefined ? undefined : new Map();
+    for (const [route, messages] of byRoute) {
+      if (poison === undefined) {
+        found.set(
+          route,
+          await store.findKeys(
+            route,
+            messages.flatMap((k) => Object.values(k)),
+          ),
+        );
+        continue;
+      }
+      const looked = await poison.lookUp(route, messages);
+      found.set(route, looked.found);
+      begun!.set(route, looked.begun);
+    }
     const known = new Map<number, Accepted>();
     batch.forEach((m, i) => {
       const ids = found.get(m.route)!;
@@ -285,7 +306,7 @@ export function createIntake(options: IntakeOptions): IntakeCore {
       const id = (alias === undefined ? undefined : ids.get(alias)) ?? ids.get(key);
       if (id !== undefined) known.set(i, { id: String(id), duplicate: true, ...(ids.get(key) !== id ? { conflict: true } : {}) });
     });
-    return known;
+    return begun === undefined ? { known } : { known, begun };
   }
 
   return {
@@ -316,6 +337,9 @@ export function createIntake(options: IntakeOptions): IntakeCore {
     },
   };
 }
+
+/** The keys whose first parse attempt a pulled call's lookup counted, by route. */
+type Begun = Map<string, Set<string>>;
 
 const isPoisoned = (input: OutboxInput): boolean => input.error?.code === POISON_CODE;
 

@@ -12,12 +12,13 @@
  * (it comes back set aside at once). The counts are written without waiting for the disk: they
  * must outlive the process, not a power cut (a lost one only gives one more attempt).
  *
- * Messages never tried are counted together (one write a call) and parsed side by side. A
+ * Messages never tried are counted together (one write a call; for a pulled call, in the same
+ * store call that looks up which of its messages are stored already) and parsed side by side. A
  * message already counted (its call never became durable: the process died) is a suspect:
  * suspects are parsed one at a time, each counted just before its own parse and forgotten just
  * after it succeeds, so only the message being parsed when the process dies gains an attempt.
  */
-import type { ControlStore } from '../store/types.js';
+import type { ControlStore, KeyedStore, MessageKeys } from '../store/types.js';
 
 export const POISON_CODE = 'MAILGATE_ERR_INTAKE_POISON';
 
@@ -27,6 +28,11 @@ export interface PoisonGuard {
   count(route: string, keys: readonly string[]): Promise<Map<string, number>>;
   /** Counts a first attempt of each key never counted (one store write); answers those keys. */
   begin(route: string, keys: readonly string[]): Promise<Set<string>>;
+  /**
+   * `begin` for the messages the route holds nothing of, in the store call that finds those it
+   * holds (`KeyedStore.findKeysAndBegin`): a pulled call's one round trip before its parse.
+   */
+  lookUp(route: string, messages: readonly MessageKeys[]): Promise<{ found: Map<string, number>; begun: Set<string> }>;
   /** Forgets the attempts of keys now stored (best effort: a leftover count only matters if the message comes back). */
   forget(route: string, keys: readonly string[]): Promise<void>;
   /**
@@ -43,7 +49,7 @@ export const FORGET_LATER_MS = 100;
 const FORGET_LATER_KEYS = 1_000;
 
 export function poisonGuard(
-  store: Pick<ControlStore, 'countParseAttempts' | 'beginParseAttempts' | 'clearParseAttempts'>,
+  store: Pick<ControlStore, 'countParseAttempts' | 'beginParseAttempts' | 'clearParseAttempts'> & Pick<KeyedStore, 'findKeysAndBegin'>,
   poisonAfter: number,
 ): PoisonGuard {
   const begin = coalesced((route, keys) => store.beginParseAttempts(route, keys));
@@ -52,6 +58,7 @@ export function poisonGuard(
   return {
     poisonAfter,
     begin: (route, keys) => (keys.length === 0 ? Promise.resolve(new Set()) : begin(route, keys)),
+    lookUp: (route, messages) => store.findKeysAndBegin(route, messages),
     count: (route, keys) => (keys.length === 0 ? Promise.resolve(new Map()) : store.countParseAttempts(route, keys)),
     forget: async (route, keys) => {
       if (keys.length === 0) return;

@@ -1,6 +1,7 @@
 /**
  * Retention: `mailgate serve` deletes, by age, what the product no longer needs — delivered
- * (and unchanged) items, dead letters when `retention.dead_s` says so, stored predictions — a
+ * (and unchanged) items, dead letters when `retention.dead_s` says so, stored predictions, the
+ * parse-attempt counts of messages never stored (a process stopped before forgetting them) — a
  * batch per short transaction with the event loop free between batches, so intake and delivery
  * never wait for more than one batch; then SQLite gives the space back (incremental vacuum).
  * The ledger is never pruned: it keeps a message read again after its item was pruned from
@@ -8,9 +9,10 @@
  * than `retention.threads_s` ago and none of its messages has an item left; that walk goes a
  * bounded number of steps a round and carries on from there the next round (docs/store.md).
  * The wake board's signals (one per notified mailbox) go an hour after they were last written.
- * The first round waits FIRST_ROUND_DELAY_MS after the start (or one interval, when shorter):
- * a round ends with a WAL checkpoint that waits for the disk on the event loop, and at the start
- * that wait would delay every mailbox's first sync.
+ * The first round waits FIRST_ROUND_DELAY_MS after the start (or one interval, when shorter): its
+ * batches take the store's write lock turn by turn with intake, and its checkpoint (on a thread
+ * of its own on SQLite) writes to the same disk, which at the start would delay every mailbox's
+ * first sync.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { RetentionConfig } from '../config/schema.js';
@@ -33,6 +35,8 @@ export interface RetentionRound {
   delivered: number;
   dead: number;
   predictions: number;
+  /** Parse-attempt counts of messages not stored, last counted more than `parse_attempts_s` ago. */
+  parseAttempts: number;
   /** Thread index rows (messages of whole threads). */
   threads: number;
   /** Wake-up signals of notified mailboxes not written for `WAKE_KEEP_MS` (src/pipeline/wake-board.ts). */
@@ -56,7 +60,7 @@ export interface Retention {
 
 /** The age setting of each kind, in seconds (null: kept). */
 function ages(r: RetentionConfig): Record<PruneKind, number | null> {
-  return { delivered: r.delivered_s, dead: r.dead_s, predictions: r.predictions_s };
+  return { delivered: r.delivered_s, dead: r.dead_s, predictions: r.predictions_s, parseAttempts: r.parse_attempts_s };
 }
 
 /**
@@ -115,7 +119,15 @@ export function createRetention(o: RetentionOptions): Retention {
   }
 
   async function runOnce(signal?: AbortSignal): Promise<RetentionRound> {
-    const round: RetentionRound = { delivered: 0, dead: 0, predictions: 0, threads: 0, wakeSignals: 0, reclaimedBytes: 0 };
+    const round: RetentionRound = {
+      delivered: 0,
+      dead: 0,
+      predictions: 0,
+      parseAttempts: 0,
+      threads: 0,
+      wakeSignals: 0,
+      reclaimedBytes: 0,
+    };
     for (const [kind, age] of Object.entries(ages(o.retention)) as Array<[PruneKind, number | null]>) {
       if (age !== null) round[kind] = await prune(kind, age, signal);
     }
@@ -132,7 +144,7 @@ export function createRetention(o: RetentionOptions): Retention {
     while (!signal.aborted) {
       try {
         const r = await runOnce(signal);
-        if (r.delivered + r.dead + r.predictions + r.threads + r.wakeSignals + r.reclaimedBytes > 0)
+        if (r.delivered + r.dead + r.predictions + r.parseAttempts + r.threads + r.wakeSignals + r.reclaimedBytes > 0)
           log.info({ ...r }, 'retention: pruned the store');
       } catch (err) {
         const code = isGatewayError(err) ? err.code : undefined;

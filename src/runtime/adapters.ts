@@ -2,7 +2,7 @@
  * The adapters of a configuration, built through the registry (adapters/index.ts), and
  * running them: one failing adapter is logged and marked failed, never stops the others.
  */
-import { ADAPTER_KINDS, createAdapters, type AdapterEntryOf, type AdapterKind } from '../../adapters/index.js';
+import { ADAPTER_KINDS, createAdapters, KINDS, type AdapterEntryOf, type AdapterKind } from '../../adapters/index.js';
 import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -45,6 +45,11 @@ export async function buildAdapters(
     }
   }
   return entries;
+}
+
+/** Whether the configuration reads mailboxes: an entry of a pull kind (IMAP accounts, API mailboxes, file drops). */
+export function readsMailboxes(config: Readonly<Config>): boolean {
+  return ADAPTER_KINDS.some((kind) => KINDS[kind].mode === 'pull' && config.adapters[kind].length > 0);
 }
 
 export function entryOf(adapter: Adapter): AdapterEntry {

@@ -34,6 +34,7 @@ import { leaseGroup, leaseName, Ownership } from './ownership.js';
 
 export { emulatorDataDir } from './api.js';
 export type { AdapterEntry, AdapterState } from './adapters.js';
+export { readsMailboxes } from './adapters.js';
 export { RuntimeEvents, type RuntimeEventMap, type RuntimeEventType } from '../pipeline/events.js';
 
 export interface RuntimeOptions {

@@ -117,7 +117,7 @@ ${dropZoneHtml()}
 </section>
 </main>
 <p id="announce" class="announce" role="status" aria-live="polite"></p>
-<p id="alert" class="announce" role="alert" aria-live="assertive" aria-atomic="true"></p>
+<div id="alert" class="announce" role="alert" aria-live="assertive" aria-atomic="false" aria-relevant="additions"></div>
 <script type="module" src="/console/app.js"></script>
 <script type="module" src="/preview/app.js"></script>
 </body>

@@ -15,7 +15,7 @@ import { RuntimeEvents } from '../pipeline/events.js';
 import { createRetention, type Retention } from '../pipeline/retention.js';
 import { ParsePool } from '../pipeline/pool.js';
 import { sleep } from '../pipeline/sleep.js';
-import { createRuntime, logPauses, type AdapterEntry, type Runtime } from '../runtime/index.js';
+import { createRuntime, logPauses, readsMailboxes, type AdapterEntry, type Runtime } from '../runtime/index.js';
 import { buildApp } from '../server/app.js';
 import { baseUrl, listenError, parseListen } from '../server/listen.js';
 import type { PredictionSinks } from '../sinks/index.js';
@@ -96,6 +96,11 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     ownership: true,
     // The parse workers would idle until the mailboxes are connected: they warm up meanwhile.
     warmParser: true,
+    // Reading mailboxes, the event loop is the bottleneck and each write covers many messages:
+    // a commit's WAL sync runs on the thread pool while the loop reads the next chunk, hands
+    // messages to the parse workers and delivers. Each write still answers (a checkpoint moves,
+    // an item is sent, a sender gets its answer) only once it is durable.
+    storeOptions: { sqlite: { syncOffThread: readsMailboxes(config) } },
     signal: intakeStop.signal,
     deliverySignal: deliveryStop.signal,
     ...(options.owner ? { owner: options.owner } : {}),

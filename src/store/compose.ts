@@ -39,7 +39,7 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     pendingActions: true,
     finishActions: true,
   },
-  keyed: { enqueue: true, findKeys: true, itemState: true },
+  keyed: { enqueue: true, findKeys: true, findKeysAndBegin: true, itemState: true },
   checkpoints: { getCheckpoint: true, setCheckpoint: true, listCheckpoints: true },
   leases: { acquireLease: true, renewLease: true, renewLeases: true, releaseLease: true, getLease: true, listLeases: true },
   owners: { registerOwner: true, heartbeatOwner: true, deregisterOwner: true, listOwners: true, reapOwners: true },

@@ -57,8 +57,31 @@ describe('mailgate --help', () => {
     }
   });
 
-  it('the hook sees zod once a command reads the configuration', () => {
-    expect(runAll(CLI.pathname, ['status', '--store', 'sqlite:/nonexistent-dir/x.db'])).toMatch(/LOADED zod/);
+  it('the hook sees zod once a command validates a configuration', () => {
+    const out = runAll(CLI.pathname, [
+      'import',
+      '--source',
+      'acme/x',
+      '--store',
+      `sqlite:${join(dir, 'import.db')}`,
+      '--yes',
+      '/nonexistent-dir',
+    ]);
+    expect(out).toMatch(/LOADED zod/);
+  });
+
+  it('read-only commands build no schema: status reads the store setting of a file without zod, and loads it only to explain a bad one', async () => {
+    const good = join(dir, 'good.yaml');
+    await writeFile(good, `store: sqlite:${join(dir, 'missing', 'x.db')}\nroutes: [{ name: r, source: acme/x }]\n`);
+    const read = runAll(CLI.pathname, ['status', '--config', good]);
+    expect(read).toMatch(/MAILGATE_ERR_STORE_UNAVAILABLE/);
+    expect(read).not.toMatch(/LOADED zod/);
+    expect(runAll(CLI.pathname, ['status', '--store', 'sqlite:/nonexistent-dir/x.db'])).not.toMatch(/LOADED zod/);
+    const bad = join(dir, 'bad.yaml');
+    await writeFile(bad, 'store: 42\n');
+    const explained = runAll(CLI.pathname, ['status', '--config', bad]);
+    expect(explained).toMatch(/store: must be text, not the number 42/);
+    expect(explained).toMatch(/LOADED zod/);
   });
 
   it('names every kind of file preview and import read (PST/OST and Google Vault exports were left out)', () => {

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { closest, distance } from '../../src/config/explain.js';
-import { loadConfig, loadStoreUrl } from '../../src/config/load.js';
+import { loadConfig } from '../../src/config/load.js';
+import { loadStoreUrl } from '../../src/config/store-url.js';
 
 function failure(yaml: string, load: (file: string) => unknown = (file) => loadConfig({ file, env: {} })): string {
   const file = join(mkdtempSync(join(tmpdir(), 'mailgate-explain-')), 'mailgate.yaml');
@@ -83,9 +84,12 @@ describe('configuration errors', () => {
     expect(failure('api:\n  url: https://a.example\n  url: https://b.example\n')).toMatch(/line 3, column 3: this setting is given twice/);
   });
 
-  it('the store alone (read-only commands) is explained the same way', () => {
-    const text = failure('store: 42\n', (file) => loadStoreUrl({ file, env: {} }));
-    expect(text).toMatch(/store: must be text, not the number 42.*\(line 1, column 8\)/);
+  it('the store alone (read-only commands) is explained the same way', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mailgate-explain-')), 'mailgate.yaml');
+    writeFileSync(file, 'store: 42\n');
+    const err = (await loadStoreUrl({ file, env: {} }).catch((e: unknown) => e)) as { code?: string; message?: string };
+    expect(err.code).toBe('MAILGATE_ERR_CONFIG_INVALID');
+    expect(err.message).toMatch(/store: must be text, not the number 42.*\(line 1, column 8\)/);
   });
 
   it('did-you-mean takes a swap of two letters as one edit and leaves unrelated names alone', () => {

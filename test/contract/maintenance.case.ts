@@ -1,10 +1,11 @@
 /**
- * Contract cases for retention: pruning by age in batches (delivered, dead, predictions), what
+ * Contract cases for retention: pruning by age in batches (delivered, dead, predictions, parse
+ * attempt counts), what
  * goes with a pruned item and what stays (the ledger), the store's size and oldest items.
  */
 import { describe, expect, it } from 'vitest';
 import type { ThreadCursor } from '../../src/store/types.js';
-import { input, type ContractContext } from './store.case.js';
+import { fakeClock, input, type ContractContext } from './store.case.js';
 
 const LATER = () => new Date(Date.now() + 60_000);
 const EARLIER = () => new Date(Date.now() - 3_600_000);
@@ -76,6 +77,30 @@ export function maintenanceCases(ctx: ContractContext): void {
       expect(await s.pruneBatch('predictions', LATER(), 1)).toBe(1);
       expect(await s.pruneBatch('predictions', LATER(), 10)).toBe(1);
       expect(await s.listPredictions({ limit: 10 })).toEqual([]);
+    });
+
+    it('prunes parse-attempt counts by when they were last counted, a batch at a time (a count left behind is not kept for good)', async () => {
+      const DAY = 86_400_000;
+      const clock = fakeClock(Date.parse('2026-03-03T12:00:00Z'));
+      const s = await ctx.open({ now: clock.now });
+      // Left behind by a process that stopped before forgetting them.
+      await s.countParseAttempts('r', ['left-1', 'left-2', 'again']);
+      await s.countParseAttempts('other', ['left-3']);
+      clock.advance(2 * DAY);
+      // Counted again since (the message came back): its count is young again.
+      await s.countParseAttempts('r', ['again', 'new']);
+      const cutoff = new Date(clock.now() - DAY);
+      expect(await s.pruneBatch('parseAttempts', new Date(clock.now() - 3 * DAY), 10)).toBe(0);
+      expect(await s.pruneBatch('parseAttempts', cutoff, 2)).toBe(2);
+      expect(await s.pruneBatch('parseAttempts', cutoff, 10)).toBe(1);
+      expect(await s.pruneBatch('parseAttempts', cutoff, 10)).toBe(0);
+      expect(await s.parseAttempts('r', ['left-1', 'left-2', 'again', 'new'])).toEqual(
+        new Map([
+          ['again', 2],
+          ['new', 1],
+        ]),
+      );
+      expect(await s.parseAttempts('other', ['left-3'])).toEqual(new Map());
     });
 
     it('reports its size and oldest items, and is not full', async () => {

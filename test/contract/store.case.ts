@@ -955,6 +955,39 @@ function pushCases(ctx: ContractContext): void {
       expect((await s.findKeys('r', keys(1))).size).toBe(0);
     });
 
+    it('finds keys and aliases and, in the same call, begins the parse attempts of the messages it holds nothing of', async () => {
+      const s = ctx.store();
+      const held = pushed('r', 1);
+      const alias = held.aliases![0]!;
+      const [one] = await itemsOf(s, [held]);
+      await s.countParseAttempts('r', ['counted']);
+      const looked = await s.findKeysAndBegin('r', [
+        { key: 'new', alias: 'evt-unknown' },
+        { key: held.key },
+        { key: 'reencoded', alias },
+        { key: 'twice' },
+        { key: 'counted' },
+        { key: 'twice' },
+      ]);
+      expect(looked.found).toEqual(
+        new Map([
+          [held.key, one?.id],
+          [alias, one?.id],
+        ]),
+      );
+      expect(looked.begun).toEqual(new Set(['new', 'twice']));
+      // Held by its key or only by its alias: not counted; counted before: left as it was.
+      expect(await s.parseAttempts('r', ['new', 'evt-unknown', held.key, 'reencoded', 'twice', 'counted'])).toEqual(
+        new Map([
+          ['new', 1],
+          ['twice', 1],
+          ['counted', 1],
+        ]),
+      );
+      expect(await (await ctx.open()).findKeysAndBegin('q', [{ key: held.key }])).toEqual({ found: new Map(), begun: new Set([held.key]) });
+      expect(await s.findKeysAndBegin('r', [])).toEqual({ found: new Map(), begun: new Set() });
+    });
+
     it('stores each message once when writers push the same messages at the same time', async () => {
       const a = ctx.store();
       const b = await ctx.open();

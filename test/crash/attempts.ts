@@ -25,7 +25,7 @@ export async function mostAttempts(file: string, match: (route: string, key: str
   }
   const prefix = `${basename(file)}-attempts-`;
   for (const name of readdirSync(dirname(file))) {
-    if (!name.startsWith(prefix) || name.endsWith('.compact')) continue;
+    if (!name.startsWith(prefix) || name.endsWith('.compact') || name.endsWith('.lock')) continue;
     let text: string;
     try {
       text = readFileSync(join(dirname(file), name), 'utf8');

@@ -40,6 +40,26 @@ describe('IMAP sync against Dovecot', () => {
     expect(sink.accepted.every((m) => m.route === 'support' && m.origin.adapter === 'imap' && m.origin.instance === user)).toBe(true);
   });
 
+  it('hands the last slice of a pass over in pieces, each with its own checkpoint (the tail does not run in series over a whole chunk)', async () => {
+    const { user, pass } = await newUser(server);
+    const n = 900;
+    server.fillMaildir(
+      user,
+      'INBOX',
+      Array.from({ length: n }, (_, i) => textMessage(i)),
+    );
+    const sink = new MemorySink();
+    const r = run([account(server, user, pass, { batch_size: 500 })], sink);
+    await eventually(() => sink.accepted.length >= n && r.adapter.accountHealth()[0]!.state === 'idle');
+    await r.stop();
+    expect(sink.tally()).toEqual({ distinct: n, twice: 0 });
+    // Chunks of 25, 100, 400 and 375: the last one as two calls (tailPieces).
+    const calls = sink.history.filter((h) => h.count > 0);
+    expect(calls.map((h) => h.count)).toEqual([25, 100, 400, 188, 187]);
+    expect(calls.map((h) => h.value['lastUid'])).toEqual([25, 125, 525, 713, 900]);
+    expect(sink.checkpoints.get(checkpointKey(user, 'INBOX'))).toMatchObject({ lastUid: n });
+  });
+
   it('resumes from the checkpoint: a second run reads only what is new', async () => {
     const { user, pass } = await newUser(server);
     await server.append(user, 'INBOX', [textMessage(1), textMessage(2)]);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { base64DecodedSize } from '../../adapters/imap/assemble.js';
 import { parseImapAccount } from '../../adapters/imap/config.js';
 import { uidSet } from '../../adapters/imap/uids.js';
+import { TAIL_PIECE_MESSAGES, tailPieces } from '../../adapters/imap/in-flight.js';
 import { resolveFolders } from '../../adapters/imap/folders.js';
 import { BACKOFF, backoffDelay, classify } from '../../adapters/imap/retry.js';
 import { planMessage, STUB_MIN_BYTES, TAIL_ASK, TAIL_BYTES } from '../../adapters/imap/structure.js';
@@ -132,5 +133,20 @@ describe('folders and configuration', () => {
   it('writes compact UID sets', () => {
     expect(uidSet([1, 2, 3, 5, 7, 8])).toBe('1:3,5,7:8');
     expect(uidSet([42])).toBe('42');
+  });
+});
+
+describe('the last slice of a pass in pieces', () => {
+  it('halves while two pieces are left, never below TAIL_PIECE_MESSAGES, and keeps every message', () => {
+    expect(tailPieces(475)).toEqual([238, 119, 118]);
+    expect(tailPieces(1000)).toEqual([500, 250, 125, 125]);
+    expect(tailPieces(199)).toEqual([199]);
+    expect(tailPieces(1)).toEqual([1]);
+    for (let n = 1; n <= 5000; n++) {
+      const pieces = tailPieces(n);
+      expect(pieces.reduce((a, b) => a + b, 0)).toBe(n);
+      if (n >= TAIL_PIECE_MESSAGES) expect(Math.min(...pieces)).toBeGreaterThanOrEqual(TAIL_PIECE_MESSAGES);
+      expect(pieces).toEqual([...pieces].sort((a, b) => b - a));
+    }
   });
 });

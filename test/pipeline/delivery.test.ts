@@ -191,6 +191,25 @@ describe('delivery', () => {
     expect(d.counters.delivered).toBe(1);
   });
 
+  it('ends every worker of the run once one finds `until` true, without another claim or question', async () => {
+    const emu = await startEmulator({ autoCreateSources: true });
+    const real = await openStore('sqlite::memory:');
+    cleanup.push(
+      () => emu.stop(),
+      () => real.close(),
+    );
+    let claims = 0;
+    const store = Object.create(real) as Store;
+    store.claim = (...args) => ((claims += 1), real.claim(...args));
+    const client = createApiClient({ baseUrl: emu.url, token: emu.token, retry: { maxAttempts: 1 } });
+    const d = deliveryOf(store, client, { concurrency: 3, idleMs: 600_000 });
+    let asked = 0;
+    // The first two workers to ask go to their (ten-minute) idle wait; the third ends the run.
+    await d.run(new AbortController().signal, async () => (asked += 1) === 3);
+    expect(asked).toBe(3);
+    expect(claims).toBe(3);
+  });
+
   for (const flushMs of [0, 1_000]) {
     it(`after a partial batch waits flush_ms (${flushMs}) before claiming again: mail arriving meanwhile shares one request`, async () => {
       const { store, emu } = await setup();

@@ -2,7 +2,8 @@
  * Retention through the real pipeline (SQLite, intake, delivery, the emulator over HTTP): items
  * pruned after delivery are forgotten by the outbox, and a message read again afterwards is
  * stored again but costs no AI units — the ledger outlives the items; the thread index loses a
- * thread once it is old and none of its items is left, walked a bounded number of steps a round.
+ * thread once it is old and none of its items is left, walked a bounded number of steps a round;
+ * parse-attempt counts left behind go once old.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.js';
@@ -133,6 +134,25 @@ describe('retention', () => {
     expect(await board.watch('graph:m365/one@contoso.test')).toBeUndefined();
     expect(await board.watch('gmail:workspace/two@example.test')).toBeUndefined();
     expect(await store.getCheckpoint('graph:m365/one@contoso.test:inbox')).toEqual({ deltaLink: 'x' });
+  });
+
+  it('prunes a parse-attempt count left behind once parse_attempts_s passed since it was last counted (null keeps it)', async () => {
+    const store = await openStore('sqlite::memory:');
+    cleanup.push(() => store.close());
+    // A process stopped between counting these and forgetting them (or they are poison messages').
+    await store.countParseAttempts('r', ['left-1', 'left-2']);
+    const logger = createLogger({ level: 'silent' });
+    let now = Date.now();
+    const retention = createRetention({ store, retention: config.retention, logger, now: () => now });
+    expect((await retention.runOnce()).parseAttempts).toBe(0);
+    now += config.retention.parse_attempts_s! * 1000 - 60_000;
+    expect((await retention.runOnce()).parseAttempts).toBe(0);
+    const keep = createRetention({ store, retention: { ...config.retention, parse_attempts_s: null }, logger, now: () => now + DAY });
+    expect((await keep.runOnce()).parseAttempts).toBe(0);
+    expect((await store.parseAttempts('r', ['left-1', 'left-2'])).size).toBe(2);
+    now += 120_000;
+    expect((await retention.runOnce()).parseAttempts).toBe(2);
+    expect((await store.parseAttempts('r', ['left-1', 'left-2'])).size).toBe(0);
   });
 
   it("does not prune at the start: the first round waits, so a mailbox's first sync never waits for its checkpoint", async () => {

@@ -8,11 +8,12 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { COMPACT_BYTES } from '../../src/store/sqlite/attempts-journal.js';
+import { OwnerLock } from '../../src/store/sqlite/owner-lock.js';
 import type { Store } from '../../src/store/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailgate-attempts-journal-'));
@@ -30,7 +31,16 @@ async function open(path: string): Promise<Store> {
   return s;
 }
 
-const journal = (path: string, pid = process.pid): string => `${path}-attempts-${pid}`;
+/** Every file of the store's attempts journals: journals, their locks, claims. */
+const files = (path: string): string[] => readdirSync(dir).filter((f) => f.startsWith(`${basename(path)}-attempts-`));
+/** This process's journal of the store (its name: the pid and 8 random hex digits). */
+function journal(path: string): string {
+  const mine = files(path).filter((f) => new RegExp(`-attempts-${process.pid}-[0-9a-f]{8}$`).test(f));
+  expect(mine).toHaveLength(1);
+  return join(dir, mine[0]!);
+}
+/** A journal named as an older version named it: by its process's pid alone. */
+const pidJournal = (path: string, pid: number): string => `${path}-attempts-${pid}`;
 const line = (sign: '+' | '-', route: string, key: string): string => `${JSON.stringify([sign, route, key])}\n`;
 
 /** Rows of the attempts table, read through a connection of its own. */
@@ -81,7 +91,8 @@ describe('SQLite parse attempts: first attempts in a journal beside the store', 
     expect(rows(path)).toEqual([]);
     await s.close();
     opened.length = 0;
-    expect(existsSync(journal(path))).toBe(false);
+    // Its journal and the lock it held are gone.
+    expect(files(path)).toEqual([]);
   });
 
   it('a message counted again moves its first attempt into the table with the second', async () => {
@@ -102,11 +113,11 @@ describe('SQLite parse attempts: first attempts in a journal beside the store', 
     const path = freshPath();
     await (await open(path)).close();
     opened.length = 0;
-    const dead = journal(path, deadPid());
+    const dead = pidJournal(path, deadPid());
     // `b` ended, `a` counted twice (two processes died on it), a line torn by a power cut.
     writeFileSync(dead, line('+', 'r', 'a') + line('+', 'r', 'b') + line('-', 'r', 'b') + '["+","r","to');
-    writeFileSync(journal(path, deadPid()), line('+', 'r', 'a') + line('+', 'q', 'c'));
-    const running = journal(path, process.ppid);
+    writeFileSync(pidJournal(path, deadPid()), line('+', 'r', 'a') + line('+', 'q', 'c'));
+    const running = pidJournal(path, process.ppid);
     writeFileSync(running, line('+', 'r', 'z'));
     const s = await open(path);
     expect(await s.beginParseAttempts('r', ['a', 'b', 'z'])).toEqual(new Set(['b', 'z']));
@@ -115,8 +126,39 @@ describe('SQLite parse attempts: first attempts in a journal beside the store', 
       { route: 'r', key: 'a', attempts: 2 },
     ]);
     expect(await s.countParseAttempts('r', ['a'])).toEqual(new Map([['a', 3]]));
-    const left = readdirSync(dir).filter((f) => f.startsWith(`${path.split('/').pop()}-attempts-`));
-    expect(left.sort()).toEqual([journal(path), running].map((f) => f.split('/').pop()).sort());
+    expect(files(path).sort()).toEqual([journal(path), `${journal(path)}.lock`, running].map((f) => basename(f)).sort());
+  });
+
+  it('leaves the journal of a running process alone by the lock it holds, whatever its pid (another PID namespace), and takes it once that process ended', async () => {
+    const path = freshPath();
+    await (await open(path)).close();
+    opened.length = 0;
+    // A process in another container sharing the folder: its pid is nobody's here, or this one's.
+    const others = [`${deadPid()}-0badf00d`, `${process.pid}-0ddba11a`].map((id) => `${path}-attempts-${id}`);
+    const locks = others.map((other, i) => {
+      writeFileSync(other, line('+', 'r', `live-${i}`));
+      return OwnerLock.hold(`${other}.lock`);
+    });
+    const s = await open(path);
+    expect(await s.beginParseAttempts('r', ['mine'])).toEqual(new Set(['mine']));
+    // Not taken: neither in the table nor as this process's.
+    expect(rows(path)).toEqual([]);
+    expect(await s.parseAttempts('r', ['live-0', 'live-1'])).toEqual(new Map());
+    for (const other of others) expect(readFileSync(other, 'utf8')).not.toBe('');
+    await s.close();
+    opened.length = 0;
+    // They end (the kernel lets go of their locks; here, their lock files stay behind).
+    for (const lock of locks) lock.release();
+    for (const other of others) writeFileSync(`${other}.lock`, '');
+    const next = await open(path);
+    await next.beginParseAttempts('r', ['x']);
+    expect(rows(path)).toEqual([
+      { route: 'r', key: 'live-0', attempts: 1 },
+      { route: 'r', key: 'live-1', attempts: 1 },
+      { route: 'r', key: 'mine', attempts: 1 },
+    ]);
+    // What they left is gone with their journals: this process's journal and lock remain.
+    expect(files(path).sort()).toEqual([journal(path), `${journal(path)}.lock`].map((f) => basename(f)).sort());
   });
 
   it('keeps its journal small under a steady load: rewritten with the live keys alone past COMPACT_BYTES', async () => {

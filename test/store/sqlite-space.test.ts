@@ -11,6 +11,8 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { backupSqlite, compactSqlite } from '../../src/store/sqlite/backup.js';
+import { SQLITE_PAGE_SIZE, WAL_KEEP_BYTES } from '../../src/store/sqlite/db.js';
+import { RECLAIM_STEP_PAGES } from '../../src/store/sqlite/maintenance.js';
 import type { Store } from '../../src/store/types.js';
 import { expectCode, input } from '../contract/store.case.js';
 
@@ -65,6 +67,41 @@ describe('SQLite space over months', () => {
     expect((await s.storeStats()).freeBytes).toBe(0);
     await s.close();
     expect(fileBytes(path)).toBeLessThan(full / 4);
+  });
+
+  it('gives space back without holding the event loop: short vacuum steps, the checkpoint on a thread of its own, the WAL cut back after', async () => {
+    const path = freshPath();
+    const s = await openStore(`sqlite:${path}`);
+    // About 20 MB pruned, and as much queued after it: the vacuum moves those pages into the
+    // free space, which grows the WAL past WAL_KEEP_BYTES.
+    for (let i = 0; i < 20; i += 1) await s.enqueue(big('r', i * 50, 50));
+    await deliverAll(s);
+    for (let i = 0; i < 20; i += 1) await s.enqueue(big('q', i * 50, 50));
+    while ((await s.pruneBatch('delivered', new Date(Date.now() + 60_000), 500)) === 500);
+    const free = (await s.storeStats()).freeBytes!;
+    const steps = Math.floor(free / (RECLAIM_STEP_PAGES * SQLITE_PAGE_SIZE));
+    expect(steps).toBeGreaterThan(4);
+    const dbBefore = statSync(path).size;
+    // Turns of the event loop while space is given back: one whole synchronous call gives none.
+    let turns = 0;
+    let reclaiming = true;
+    const count = (): void => {
+      turns += 1;
+      if (reclaiming) setImmediate(count);
+    };
+    setImmediate(count);
+    const released = await s.reclaimSpace(1 << 30);
+    reclaiming = false;
+    expect(released).toBe(free);
+    expect(turns).toBeGreaterThanOrEqual(steps);
+    // The checkpoint copied every frame back (no reader held it): the database file shrank while
+    // the store stays open, though this connection checkpointed nothing itself.
+    expect(statSync(path).size).toBeLessThan(dbBefore - free / 2);
+    // The WAL the steps grew is cut back to WAL_KEEP_BYTES by the next write, which starts it over.
+    expect(statSync(`${path}-wal`).size).toBeGreaterThan(WAL_KEEP_BYTES);
+    await s.enqueue([input('r', 9_999)]);
+    expect(statSync(`${path}-wal`).size).toBeLessThanOrEqual(WAL_KEEP_BYTES);
+    await s.close();
   });
 
   it('converts a store made without auto-vacuum once, keeping everything in it', async () => {

@@ -15,7 +15,7 @@ interface BackupFlags extends StoreFlags {
 
 async function run(file: string, flags: BackupFlags, ctx: CliContext): Promise<void> {
   const [{ sqliteFileFrom }, { backupSqlite }] = await Promise.all([import('../store.js'), import('../../store/sqlite/backup.js')]);
-  const source = sqliteFileFrom(flags, process.env, '`mailgate backup`');
+  const source = await sqliteFileFrom(flags, process.env, '`mailgate backup`');
   const r = await backupSqlite(source, file);
   const write = writerFor(ctx.stdout);
   if (flags.json === true) return write(`${JSON.stringify({ source, file, ...r })}\n`);

@@ -23,7 +23,7 @@ async function run(flags: CompactFlags, ctx: CliContext): Promise<void> {
     import('../store.js'),
     import('../../store/sqlite/backup.js'),
   ]);
-  const path = sqliteFileFrom(flags, process.env, '`mailgate compact`');
+  const path = await sqliteFileFrom(flags, process.env, '`mailgate compact`');
   // Owners whose heartbeat is live (a crashed process's row stays until reaped: not running).
   const running = (await withStore(flags, process.env, (s) => s.listOwners())).filter((o) => o.heartbeatAgeMs < 3 * o.heartbeatMs);
   if (running.length > 0 && flags.force !== true) {

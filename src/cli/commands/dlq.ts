@@ -80,7 +80,7 @@ async function replayCmd(ids: number[], flags: ReplayFlags, ctx: CliContext): Pr
   if (ids.length === 0 && flags.all !== true)
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', 'name dead letter ids, or --all for every dead letter of the route');
   const [{ routeConfig }, { commandLogger }] = await Promise.all([import('../route-config.js'), import('../log.js')]);
-  const { config, route } = routeConfig(flags, process.env);
+  const { config, route } = await routeConfig(flags, process.env);
   const { createRuntime } = await import('../../runtime/index.js');
   const { replay } = await import('../dlq/replay.js');
   const format = flags.logFormat ?? config.log_format;

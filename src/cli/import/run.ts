@@ -47,7 +47,7 @@ export async function runImport(
   ctx: CliContext,
   env: Record<string, string | undefined>,
 ): Promise<number> {
-  const { config } = routeConfig(flags, env);
+  const { config } = await routeConfig(flags, env);
   const parsing = flags.workers === undefined ? config.parsing : { ...config.parsing, workers: flags.workers };
   const delivery = flags.batchSize === undefined ? config.delivery : { ...config.delivery, max_documents: flags.batchSize };
   // Log lines go through the printer: on a terminal they are written above the progress bar.
@@ -253,7 +253,16 @@ async function realRun(
   });
   const current = () => summarize(route.name, counts, unreadable, startedAt);
   let intakeDone = false;
-  const until = async () => intakeDone && (await rt.store.outboxDepth(route.name)) === 0;
+  // Asked by each delivery worker after an empty claim: workers asking together share one count.
+  let counting: Promise<boolean> | undefined;
+  const until = (): Promise<boolean> => {
+    if (!intakeDone) return Promise.resolve(false);
+    counting ??= rt.store
+      .outboxDepth(route.name)
+      .finally(() => (counting = undefined))
+      .then((n) => n === 0);
+    return counting;
+  };
   const sinks = startImportSinks(rt, controller.signal);
   // Without consent given up front, everything is read and stored first, and delivery (the
   // first billable request) waits for the answer to the estimate.

@@ -134,7 +134,10 @@ export interface DeliveryLoop {
   readonly counters: DeliveryCounters;
   /** Claims and delivers one batch of a route; returns the number of items claimed. */
   runOnce(route: RouteConfig): Promise<number>;
-  /** Delivers until the signal aborts, or until `until()` is true after an empty claim round. */
+  /**
+   * Delivers until the signal aborts, or until `until()` is true after an empty claim round: then
+   * every worker of the run ends, without claiming again.
+   */
   run(signal: AbortSignal, until?: () => Promise<boolean>): Promise<void>;
   /**
    * Calls `listener(route)` after predictions of a predict route were saved (a prediction
@@ -428,11 +431,16 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     }
   }
 
-  async function routeWorker(route: RouteConfig, signal: AbortSignal, until?: () => Promise<boolean>): Promise<void> {
+  async function routeWorker(
+    route: RouteConfig,
+    signal: AbortSignal,
+    until: (() => Promise<boolean>) | undefined,
+    run: { ended: boolean },
+  ): Promise<void> {
     const idleMs = options.idleMs ?? 250;
     const flushMs = options.flushMs ?? 0;
     let failures = 0;
-    while (!signal.aborted) {
+    while (!signal.aborted && !run.ended) {
       const wait = (pausedUntil.get(route.name) ?? 0) - Date.now();
       if (wait > 0) {
         await sleep(options.pauses === undefined ? wait : Math.min(wait, pauseCheckMs), signal);
@@ -459,8 +467,9 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
         if (claimed < options.claimLimit && flushMs > 0 && !skip) await idle(flushMs, signal, flushing);
         continue;
       }
-      if (until && (await until())) {
-        // The route's other workers may be in their idle wait: they look again now, and end too.
+      if (run.ended || (until && (await until()))) {
+        // The run's other workers may be in their idle wait: they wake now, and end too.
+        run.ended = true;
         wakeAll();
         return;
       }
@@ -491,7 +500,8 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
       // Workers wait on their own signals: one listener on `signal` however many routes run.
       const fanned = fanOut(signal, slots.length);
       try {
-        await Promise.all(slots.map((route, i) => routeWorker(route, fanned.signals[i]!, until)));
+        const ended = { ended: false };
+        await Promise.all(slots.map((route, i) => routeWorker(route, fanned.signals[i]!, until, ended)));
       } finally {
         fanned.dispose();
       }

@@ -4,8 +4,12 @@
  * oldest items, a full disk).
  */
 
-/** What retention deletes by age: delivered (and unchanged) items, dead letters, predictions. */
-export type PruneKind = 'delivered' | 'dead' | 'predictions';
+/**
+ * What retention deletes by age: delivered (and unchanged) items, dead letters, predictions, and
+ * the parse-attempt counts of messages never stored (`parseAttempts`, by when they were last
+ * counted).
+ */
+export type PruneKind = 'delivered' | 'dead' | 'predictions' | 'parseAttempts';
 
 export interface StoreStats {
   /**
@@ -46,6 +50,9 @@ export interface MaintenanceStore {
    * Deletes at most `limit` of the oldest items of one kind finished (or, for predictions,
    * written) before `olderThan`, in one short transaction, with their side rows (document, search
    * row, attempts, aliases). Delivered items whose after-delivery action is still due are kept.
+   * `parseAttempts`: at most `limit` parse-attempt counts (poison messages, src/pipeline/poison.ts)
+   * last counted before `olderThan`, in no particular order — the table has no age index, since
+   * it holds only the counts of messages not (yet) stored and is written before every parse.
    * Returns how many were deleted: fewer than `limit` means there is nothing more to prune.
    */
   pruneBatch(kind: PruneKind, olderThan: Date, limit: number): Promise<number>;
@@ -65,7 +72,8 @@ export interface MaintenanceStore {
   pruneCheckpoints(prefix: string, olderThan: Date, limit: number): Promise<number>;
   /**
    * Gives free space back to the file system, at most `maxBytes` of it (SQLite with incremental
-   * auto-vacuum: that many free pages are released and the WAL is checkpointed). Returns the
+   * auto-vacuum: that many free pages are released, a short write at a time with the event loop
+   * free in between, and the WAL is checkpointed on a thread of its own). Returns the
    * bytes released; 0 where the store does not shrink itself (PostgreSQL: autovacuum reuses the
    * space, see docs/store.md).
    */

@@ -202,6 +202,12 @@ export interface OutboxStore {
   finishActions(ids: number[]): Promise<number>;
 }
 
+/** A message's outbox key and, when its sender named it, the alias of that id. */
+export interface MessageKeys {
+  key: string;
+  alias?: string;
+}
+
 /** Intake's writes (pull and push alike), idempotent on keys and aliases; an item's narrow state. */
 export interface KeyedStore {
   /**
@@ -217,6 +223,14 @@ export interface KeyedStore {
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult>;
   /** Which of these keys or aliases the route holds (any status, until pruned), each with its item id. */
   findKeys(route: string, keys: string[]): Promise<Map<string, number>>;
+  /**
+   * What a pulled call asks before its messages are parsed, in one store call: `found`, as
+   * `findKeys` over every message's key and alias; and a first parse attempt counted, as
+   * `ControlStore.beginParseAttempts` counts it, for each message of which the route holds
+   * neither key nor alias. `begun` answers the keys counted now; a key neither held nor begun
+   * was counted before (its earlier parse never finished).
+   */
+  findKeysAndBegin(route: string, messages: readonly MessageKeys[]): Promise<{ found: Map<string, number>; begun: Set<string> }>;
   /** The delivery state of one item by id (queued, delivered until pruned, dead until purged). */
   itemState(id: number): Promise<ItemState | undefined>;
 }

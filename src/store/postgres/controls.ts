@@ -14,7 +14,7 @@ const timed = <T>(r: Timed<T>): T => ({ ...r, updated_at: iso(r.updated_at) }) a
  * process, which they do once the server has them; a server crash that loses one only gives a
  * message one more attempt. The statement joins `light` so that the setting is evaluated.
  */
-const ASYNC_COMMIT = "WITH light AS (SELECT set_config('synchronous_commit', 'off', true))";
+export const ASYNC_COMMIT = "WITH light AS (SELECT set_config('synchronous_commit', 'off', true))";
 
 export class PgControls implements Backend<ControlStore> {
   constructor(

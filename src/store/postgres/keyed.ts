@@ -16,7 +16,17 @@
 import type pg from 'pg';
 import { countByRoute, itemStateOf, threadsBySource } from '../common.js';
 import type { Checkpoint } from '../../model/origin.js';
-import type { EnqueueResult, Fence, ItemError, ItemState, KeyedOutcome, KeyedStore, OutboxInput, OutboxStatus } from '../types.js';
+import type {
+  EnqueueResult,
+  Fence,
+  ItemError,
+  ItemState,
+  KeyedOutcome,
+  KeyedStore,
+  MessageKeys,
+  OutboxInput,
+  OutboxStatus,
+} from '../types.js';
 import type { Backend } from '../compose.js';
 import { searchFields } from '../console.js';
 import { putSearch } from './console.js';
@@ -24,6 +34,7 @@ import { bumpCounters } from './counters.js';
 import { nowParam, pgArray, pgNow, pgText, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
 import { deleteItems } from './outbox.js';
 import { putCheckpoint } from './checkpoints.js';
+import { ASYNC_COMMIT } from './controls.js';
 import type { PgLeases } from './leases.js';
 import { insertStatement } from './insert.js';
 import { PARAMS_PER_ROW, inputParams } from './rows.js';
@@ -237,6 +248,35 @@ export class PgKeyed implements Backend<KeyedStore> {
       [route, pgArray(keys)],
     );
     return new Map(rows.map((r) => [r.key, toId(r.id)]));
+  }
+
+  /**
+   * One statement: the keys and aliases held, and the first attempt of each message holding
+   * neither counted (committed without waiting for the WAL flush, as every attempt count is).
+   * The messages go in key order, so that two writers take their locks alike.
+   */
+  async findKeysAndBegin(route: string, messages: readonly MessageKeys[]): Promise<{ found: Map<string, number>; begun: Set<string> }> {
+    if (messages.length === 0) return { found: new Map(), begun: new Set() };
+    const sorted = [...messages].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const keys = sorted.flatMap((m) => (m.alias === undefined ? [m.key] : [m.key, m.alias]));
+    const { rows } = await this.pool.query<{ key: string; id: string | null }>(
+      `${ASYNC_COMMIT},
+       f AS (SELECT key, id FROM outbox WHERE route = $1 AND key = ANY($2::text[])
+         UNION ALL SELECT key, item_id AS id FROM outbox_aliases WHERE route = $1 AND key = ANY($2::text[])),
+       ins AS (INSERT INTO parse_attempts (route, key, attempts, updated_at)
+         SELECT DISTINCT ON (m.k) $1, m.k, 1, ${pgNow(5)} FROM unnest($3::text[], $4::text[]) AS m (k, a), light
+         WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.key = m.k OR f.key = m.a) ORDER BY m.k
+         ON CONFLICT (route, key) DO NOTHING RETURNING key)
+       SELECT key, id FROM f UNION ALL SELECT key, NULL FROM ins`,
+      [route, pgArray(keys), pgArray(sorted.map((m) => m.key)), pgArray(sorted.map((m) => m.alias)), nowParam(this.clock)],
+    );
+    const found = new Map<string, number>();
+    const begun = new Set<string>();
+    for (const r of rows) {
+      if (r.id === null) begun.add(r.key);
+      else found.set(r.key, toId(r.id));
+    }
+    return { found, begun };
   }
 
   async itemState(id: number): Promise<ItemState | undefined> {

@@ -15,6 +15,7 @@ const OLDEST: Record<PruneKind, string> = {
   delivered: `status = 'delivered' AND finished_at < $1 AND NOT action_due ORDER BY finished_at`,
   dead: `status = 'dead' AND finished_at < $1 ORDER BY id`,
   predictions: '',
+  parseAttempts: '',
 };
 
 export class PgMaintenance implements Backend<MaintenanceStore> {
@@ -27,6 +28,17 @@ export class PgMaintenance implements Backend<MaintenanceStore> {
         `DELETE FROM predictions WHERE id IN (
            SELECT id FROM (SELECT id, created_at FROM predictions ORDER BY id LIMIT $2) p WHERE created_at < $1
          )`,
+        [olderThan, limit],
+      );
+      return res.rowCount ?? 0;
+    }
+    if (kind === 'parseAttempts') {
+      // Counts of messages never stored: few rows, read whole (no age index on a table written
+      // before every parse). The age is checked again on the locked row: one counted meanwhile stays.
+      const res = await this.pool.query(
+        `DELETE FROM parse_attempts WHERE (route, key) IN (
+           SELECT route, key FROM parse_attempts WHERE updated_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+         ) AND updated_at < $1`,
         [olderThan, limit],
       );
       return res.rowCount ?? 0;

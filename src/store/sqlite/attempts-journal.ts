@@ -1,21 +1,30 @@
 /**
  * First parse attempts of a SQLite store, counted in a journal file beside it rather than in the
- * database: `<store file>-attempts-<pid>`, one per process. A message's first attempt is one line
+ * database: `<store file>-attempts-<pid>-<8 hex digits>`, one per process (and per opening of the
+ * store in it, the digits random so that two processes of one pid — in two PID namespaces — never
+ * share one). A message's first attempt is one line
  * appended before its parse (`+`) and its end another once it is stored (`-`); one `write` each,
  * without a sync, where a database write would add WAL frames and their checkpoint. Both must
  * outlive the process, not a power cut (docs/store.md), which the operating system's page cache
  * does. The attempts table keeps the rest: a message counted again (it came back after a crash,
  * or killed its parse worker) and every count a dead process left in its journal, which the next
  * process to count attempts on the store moves into the table (`takeOrphans`) before its first.
+ * A process holds a lock on `<journal>.lock` (./owner-lock.ts) for as long as its journal is open
+ * and before any file of its own exists: the journals, rewrites and claims of a process whose
+ * lock is held are left alone, whatever its pid, so a process in another container sharing the
+ * store's folder never takes a journal still in use. A journal an older version named by its pid
+ * alone has no lock: it is taken when no process of that pid runs here (or it has this one's).
  *
  * The keys begun and not yet ended ("live") are shared by every connection of this process to the
  * file, so two opens of one store see each other's first attempts as the table would show them.
  * The file is emptied whenever nothing is live, and rewritten with the live keys alone once it
  * grows past COMPACT_BYTES, so it stays small under a steady load.
  */
-import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pidExists } from '../../pids.js';
+import { lockState, OwnerLock } from './owner-lock.js';
 
 /** Size past which the journal is rewritten with its live keys alone. */
 export const COMPACT_BYTES = 256 * 1024;
@@ -36,10 +45,23 @@ export function journalOf(dbPath: string): AttemptsJournal {
 
 const line = (sign: '+' | '-', route: string, key: string): string => `${JSON.stringify([sign, route, key])}\n`;
 
+/**
+ * A file name after `<store file>-attempts-`: its writer's id (`<pid>-<hex>`, or an older
+ * version's `<pid>`), then for a journal being moved into the table `.fold-<claimer's id>`, for a
+ * rewrite `.compact`, for the writer's lock `.lock`.
+ */
+const NAME = /^([0-9]+(?:-[0-9a-f]{8})?)(?:\.(fold|compact|lock)(?:-([0-9]+(?:-[0-9a-f]{8})?))?)?$/;
+
+/** How old a lock file without a journal must be before it is removed as left behind, in ms. */
+const STRAY_LOCK_MS = 60_000;
+
 export class AttemptsJournal {
   users = 0;
   /** This process's file. */
   readonly file: string;
+  /** This process's id in the names of its files: `<pid>-<8 hex digits>`. */
+  readonly id: string;
+  private lock: OwnerLock | undefined;
   private fd: number | undefined;
   private bytes = 0;
   private readonly live = new Map<string, Set<string>>();
@@ -47,7 +69,23 @@ export class AttemptsJournal {
   private orphansTaken = false;
 
   constructor(private readonly dbPath: string) {
-    this.file = `${dbPath}-attempts-${process.pid}`;
+    this.id = `${process.pid}-${randomBytes(4).toString('hex')}`;
+    this.file = `${dbPath}-attempts-${this.id}`;
+  }
+
+  /** Holds this process's lock, before any file of its own is written. */
+  private held(): void {
+    this.lock ??= OwnerLock.hold(`${this.file}.lock`);
+  }
+
+  /**
+   * Whether the process of `id` still runs: its lock is held (an older version's journal, named
+   * by a pid alone: a process of that pid runs here, and it is not this one).
+   */
+  private running(dir: string, prefix: string, id: string): boolean {
+    if (id === this.id) return true;
+    if (/^[0-9]+$/.test(id)) return Number(id) !== process.pid && pidExists(Number(id));
+    return lockState(join(dir, `${prefix}${id}.lock`)) === 'held';
   }
 
   /**
@@ -59,28 +97,48 @@ export class AttemptsJournal {
   takeOrphans(): { counts: Counts; done: () => void } | undefined {
     if (this.orphansTaken) return undefined;
     this.orphansTaken = true;
+    this.held();
     const dir = dirname(this.dbPath);
     const prefix = `${basename(this.dbPath)}-attempts-`;
+    const names = readdirSync(dir).filter((name) => name.startsWith(prefix));
     const claimed: string[] = [];
-    for (const name of readdirSync(dir)) {
-      if (!name.startsWith(prefix)) continue;
-      const m = /^([0-9]+)(?:\.(fold|compact)-?([0-9]+)?)?$/.exec(name.slice(prefix.length));
+    const writers = new Set<string>();
+    const locks: string[] = [];
+    for (const name of names) {
+      const m = NAME.exec(name.slice(prefix.length));
       if (m === null) continue;
-      const owner = Number(m[3] ?? m[1]);
-      if (owner !== process.pid && pidExists(owner)) continue;
+      const [, owner, kind, claimer] = m as unknown as [string, string, string | undefined, string | undefined];
+      if (kind === 'lock') {
+        locks.push(owner);
+        continue;
+      }
+      writers.add(claimer ?? owner);
+      writers.add(owner);
+      if (this.running(dir, prefix, claimer ?? owner)) continue;
       const from = join(dir, name);
-      if (m[2] === 'compact') {
+      if (kind === 'compact') {
         // A rewrite that never replaced its journal: the journal itself still holds the counts.
         tryUnlink(from);
         continue;
       }
-      const to = join(dir, `${prefix}${m[1]}.fold-${process.pid}`);
+      const to = join(dir, `${prefix}${owner}.fold-${this.id}`);
       try {
         if (from !== to) renameSync(from, to);
         claimed.push(to);
       } catch {
         // Taken by another process meanwhile.
+        continue;
       }
+      // Its writer's lock is free (or gone): the journal claimed, nothing is left of it.
+      if (kind === undefined) tryUnlink(join(dir, `${prefix}${owner}.lock`));
+    }
+    // The lock of a process that ended between removing its journal and its lock, or of one
+    // whose journal was claimed: no file of it left, its lock free and old.
+    for (const owner of locks) {
+      if (owner === this.id || writers.has(owner)) continue;
+      const path = join(dir, `${prefix}${owner}.lock`);
+      const age = Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > STRAY_LOCK_MS && lockState(path) === 'free') tryUnlink(path);
     }
     const counts: Counts = new Map();
     for (const file of claimed) addLines(counts, readFileSync(file, 'utf8'));
@@ -128,9 +186,13 @@ export class AttemptsJournal {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     if (this.liveCount === 0) tryUnlink(this.file);
+    // Without its lock a journal left with live keys is a dead process's: the next one takes it.
+    this.lock?.release();
+    this.lock = undefined;
   }
 
   private append(text: string): void {
+    this.held();
     this.fd ??= openSync(this.file, 'a');
     this.bytes += writeSync(this.fd, text);
   }

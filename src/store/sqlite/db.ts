@@ -66,6 +66,9 @@ export function isFull(err: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('SQLITE_FULL') || code === 'ENOSPC');
 }
 
+/** Size the -wal file is cut back to when it starts over (`journal_size_limit`), in bytes. */
+export const WAL_KEEP_BYTES = 16 * 1024 * 1024;
+
 /** Page size of a new database, in bytes. */
 export const SQLITE_PAGE_SIZE = 8_192;
 
@@ -89,6 +92,10 @@ export function openDatabase(path: string, options: SqliteOptions): Database.Dat
     db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    // The -wal file is cut back to WAL_KEEP_BYTES whenever a write starts it over after a
+    // checkpoint copied all of it: a burst (an import, a retention round's vacuum) may grow it,
+    // and without a limit it would keep that size for good (docs/store.md "Retention").
+    db.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
     db.pragma('foreign_keys = ON');
     // Statement journals in memory: every write inside a transaction first copies the pages it
     // changes to one, and past 64 KiB (four 16 KiB pages) SQLite spills it to a temporary file,

@@ -57,7 +57,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
   const concerns = {
     ...parts,
     outbox,
-    keyed: new SqliteKeyed(db, outbox, now, wal),
+    keyed: new SqliteKeyed(db, outbox, now, wal, parts.controls),
     owners: new SqliteOwners(db, now, leases),
     deadLetters: new SqliteDeadLetters(db, outbox, now),
     predictions: new SqlitePredictions(db, now),

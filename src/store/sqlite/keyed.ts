@@ -10,7 +10,8 @@ import { itemStateOf, parseItemError, type ItemStateRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import { searchFields, type SearchFields } from '../console.js';
 import type { Checkpoint } from '../../model/origin.js';
-import type { EnqueueResult, Fence, ItemState, KeyedOutcome, KeyedStore, OutboxInput } from '../types.js';
+import type { EnqueueResult, Fence, ItemState, KeyedOutcome, KeyedStore, MessageKeys, OutboxInput } from '../types.js';
+import type { SqliteControls } from './controls.js';
 import type { SqliteOutbox } from './outbox.js';
 import { insertSql, inputValues } from './rows.js';
 import type { WalSync } from './wal-sync.js';
@@ -34,6 +35,7 @@ export class SqliteKeyed implements Backend<KeyedStore> {
     private readonly outbox: SqliteOutbox,
     private readonly now: () => number,
     private readonly wal: WalSync,
+    private readonly controls: Pick<SqliteControls, 'beginParseAttempts'>,
   ) {
     // No RETURNING: the new id is the statement's own last insert rowid, and a key already stored
     // changes nothing. (RETURNING builds a result table and a row object for every insert: about
@@ -123,6 +125,16 @@ export class SqliteKeyed implements Backend<KeyedStore> {
     if (keys.length === 0) return new Map();
     const rows = this.known.all({ route, keys: JSON.stringify(keys) }) as Array<{ key: string; id: number }>;
     return new Map(rows.map((r) => [r.key, r.id]));
+  }
+
+  /** `findKeys`, then `beginParseAttempts` for the messages it found nothing of (no round trip to save here). */
+  findKeysAndBegin(route: string, messages: readonly MessageKeys[]): { found: Map<string, number>; begun: Set<string> } {
+    const found = this.findKeys(
+      route,
+      messages.flatMap((m) => (m.alias === undefined ? [m.key] : [m.key, m.alias])),
+    );
+    const fresh = messages.filter((m) => !found.has(m.key) && (m.alias === undefined || !found.has(m.alias))).map((m) => m.key);
+    return { found, begun: this.controls.beginParseAttempts(route, fresh) };
   }
 
   itemState(id: number): ItemState | undefined {

@@ -2,13 +2,16 @@
  * SQLite retention and space: pruning a few rows per IMMEDIATE transaction (so intake and
  * delivery wait at most one short batch for the write lock), incremental vacuum, and the file's
  * size. The search rows, attempts and aliases of an item go with it (ON DELETE CASCADE); its
- * document and raw bytes are deleted here.
+ * document and raw bytes are deleted here. Giving space back runs in short steps and ends with a
+ * WAL checkpoint on a thread of its own, so neither holds the event loop for long.
  */
 import { statSync } from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { checkLimit, spaceProbeRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { MaintenanceStore, PruneKind, StoreStats, ThreadCursor } from '../types.js';
+import { checkpointOffThread } from './checkpoint-thread.js';
 import { statement } from './statements.js';
 
 /** The ids one prune batch deletes, oldest first, each along its index. */
@@ -20,6 +23,9 @@ const SELECT_IDS: Record<PruneKind, string> = {
   // A prediction's id grows with its time (an update gets a new id): read at most `limit` rows
   // from the oldest, never the whole table when nothing is old enough.
   predictions: `SELECT id FROM (SELECT id, created_at FROM predictions ORDER BY id LIMIT @limit) WHERE created_at < @before`,
+  // Counts of messages never stored: few rows, read whole (no age index on a table written before
+  // every parse). `updated_at` is ISO-8601 text, which orders as time.
+  parseAttempts: `SELECT route, key FROM parse_attempts WHERE updated_at < @before LIMIT @limit`,
 };
 
 /** The next threads of the index after a cursor, with the time of each one's newest message. */
@@ -31,8 +37,16 @@ const THREAD_HAS_ITEM = `SELECT 1 FROM threads t JOIN outbox_search s ON s.s_com
 
 const AUTO_VACUUM = ['none', 'full', 'incremental'] as const;
 
+/**
+ * Pages one step of `reclaimSpace` gives back (1 MiB at 8 KiB pages): one short write holds the
+ * event loop, as one pruning batch does, however much there is to give back.
+ */
+export const RECLAIM_STEP_PAGES = 128;
+
 export class SqliteMaintenance implements Backend<MaintenanceStore> {
   private readonly pruneTx: (kind: PruneKind, before: number, limit: number) => number;
+  /** A `reclaimSpace` is under way. */
+  private reclaiming = false;
   private readonly threadsTx: (before: number, limit: number, after: ThreadCursor) => { deleted: number; next: ThreadCursor | null };
 
   constructor(private readonly db: Database.Database) {
@@ -43,7 +57,9 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
     const del = (table: string) => db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`);
     const items = [del('outbox_docs'), del('outbox_raw'), del('outbox')];
     const predictions = del('predictions');
+    const attempts = db.prepare(`DELETE FROM parse_attempts WHERE (route, key) IN (${SELECT_IDS.parseAttempts})`);
     const tx = db.transaction((kind: PruneKind, before: number, limit: number) => {
+      if (kind === 'parseAttempts') return attempts.run({ before: new Date(before).toISOString(), limit }).changes;
       const ids = (select[kind].all({ before, limit }) as Array<{ id: number }>).map((r) => r.id);
       if (ids.length === 0) return 0;
       const json = JSON.stringify(ids);
@@ -87,17 +103,55 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
     return this.pruneTx(kind, olderThan.getTime(), checkLimit(limit));
   }
 
-  reclaimSpace(maxBytes: number): number {
-    if (this.autoVacuum() !== 'incremental') return 0;
+  /**
+   * Incremental vacuum in steps of RECLAIM_STEP_PAGES, each its own short write with the event
+   * loop free in between, then one checkpoint on a thread of its own (./checkpoint-thread.ts),
+   * which gives the pages to the file system. While it runs the connection checkpoints nothing
+   * itself (`wal_autocheckpoint` 0, restored after): the steps' frames, and those of intake's
+   * writes meanwhile, wait for that one checkpoint rather than each commit past 1000 pages copying
+   * them on the event loop. The steps do not sync the WAL: a vacuum lost to a power cut leaves
+   * free pages free, and the checkpoint syncs the WAL before it copies from it.
+   */
+  async reclaimSpace(maxBytes: number): Promise<number> {
+    // One at a time: a second call meanwhile would restore the first one's wal_autocheckpoint 0.
+    if (this.reclaiming || this.autoVacuum() !== 'incremental') return 0;
+    this.reclaiming = true;
+    try {
+      return await this.reclaimSteps(maxBytes);
+    } finally {
+      this.reclaiming = false;
+    }
+  }
+
+  private async reclaimSteps(maxBytes: number): Promise<number> {
     const pageSize = this.db.pragma('page_size', { simple: true }) as number;
-    const free = this.db.pragma('freelist_count', { simple: true }) as number;
-    const pages = Math.min(free, Math.floor(maxBytes / pageSize));
-    if (pages <= 0) return 0;
-    this.db.pragma(`incremental_vacuum(${pages})`);
-    // The file shrinks when the WAL is checkpointed; TRUNCATE also empties the WAL file. A reader
-    // in another process may hold it back: then the next checkpoint does it.
-    this.db.pragma('wal_checkpoint(TRUNCATE)');
-    return (free - (this.db.pragma('freelist_count', { simple: true }) as number)) * pageSize;
+    const freePages = () => this.db.pragma('freelist_count', { simple: true }) as number;
+    let left = Math.floor(maxBytes / pageSize);
+    if (left <= 0 || freePages() === 0) return 0;
+    const autoCheckpoint = this.db.pragma('wal_autocheckpoint', { simple: true }) as number;
+    const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
+    let released = 0;
+    this.db.pragma('wal_autocheckpoint = 0');
+    try {
+      while (left > 0 && this.db.open) {
+        const free = freePages();
+        const pages = Math.min(free, left, RECLAIM_STEP_PAGES);
+        if (pages <= 0) break;
+        this.db.pragma('synchronous = NORMAL');
+        try {
+          this.db.pragma(`incremental_vacuum(${pages})`);
+        } finally {
+          this.db.pragma(`synchronous = ${synchronous}`);
+        }
+        released += free - freePages();
+        left -= pages;
+        await yieldToLoop();
+      }
+      if (!this.db.memory && this.db.open) await checkpointOffThread(this.db.name);
+    } finally {
+      if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${autoCheckpoint}`);
+    }
+    return released * pageSize;
   }
 
   storeStats(): StoreStats {

@@ -6,7 +6,7 @@
  */
 import { currentKey, setKey, whenUnauthorized } from './api.js';
 import { setupDead, showDead } from './dead.js';
-import { byId, clear } from './dom.js';
+import { byId, clearUrgent } from './dom.js';
 import { itemChanged, showItem } from './item.js';
 import { refresh, setupItems, showItems } from './items.js';
 import { follow } from './live.js';
@@ -131,7 +131,7 @@ function signOut(): void {
   byId('live').hidden = true;
   hidePaused();
   // What needed the reader (a pause, a refusal) concerned the signed-in session: it goes too.
-  clear(byId('alert'));
+  clearUrgent();
   route();
 }
 

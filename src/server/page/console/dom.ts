@@ -95,11 +95,48 @@ export function announce(message: string): void {
   byId('announce').textContent = message;
 }
 
+/** Urgent notices waiting for the one before them to be read, oldest first. */
+const urgent: string[] = [];
+let saying: ReturnType<typeof setTimeout> | undefined;
+/** Notices left in the assertive region after they were said (older ones are removed, silently). */
+const URGENT_KEPT = 5;
+
+/**
+ * Time a screen reader needs to say a notice before the next one may interrupt it: 1 s, plus
+ * 60 ms a character (about 170 words a minute), at most 10 s.
+ */
+export function readingMs(message: string): number {
+  return Math.min(1_000 + 60 * message.length, 10_000);
+}
+
 /**
  * Says what needs the reader now (a route paused or delivering again, a request refused) in the
  * assertive region of its own: routine notices (a new item, rows loaded) go to the polite one and
- * can no longer replace it before a screen reader has read it.
+ * can no longer replace it before a screen reader has read it. Each notice is a node of its own
+ * added to the region (only additions are read), so the same text twice is said twice; one
+ * arriving while another is being said waits its turn (readingMs) instead of cutting it off.
  */
 export function announceUrgent(message: string): void {
-  byId('alert').textContent = message;
+  urgent.push(message);
+  if (saying === undefined) sayNextUrgent();
+}
+
+function sayNextUrgent(): void {
+  const message = urgent.shift();
+  if (message === undefined) {
+    saying = undefined;
+    return;
+  }
+  const region = byId('alert');
+  region.appendChild(h('p', { text: message }));
+  while (region.childElementCount > URGENT_KEPT) region.firstElementChild?.remove();
+  saying = setTimeout(sayNextUrgent, readingMs(message));
+}
+
+/** Drops what the assertive region said and what it had still to say (signed out: it concerned the session). */
+export function clearUrgent(): void {
+  urgent.length = 0;
+  clearTimeout(saying);
+  saying = undefined;
+  clear(byId('alert'));
 }
