@@ -6,7 +6,7 @@
  * message that killed the process is still known as tried after a restart.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -159,6 +159,31 @@ describe('SQLite parse attempts: first attempts in a journal beside the store', 
     ]);
     // What they left is gone with their journals: this process's journal and lock remain.
     expect(files(path).sort()).toEqual([journal(path), `${journal(path)}.lock`].map((f) => basename(f)).sort());
+  });
+
+  it('removes a lock file left without a journal once it is free and a minute old, and no other', async () => {
+    const path = freshPath();
+    await (await open(path)).close();
+    opened.length = 0;
+    const pid = deadPid();
+    const lock = (id: string) => `${path}-attempts-${pid}-${id}.lock`;
+    const ago = (file: string, ms: number) => utimesSync(file, new Date(Date.now() - ms), new Date(Date.now() - ms));
+    // Left behind: its process ended between removing its journal and its lock.
+    writeFileSync(lock(`00000001`), '');
+    ago(lock(`00000001`), 120_000);
+    // Just made: its process may be about to lock it.
+    writeFileSync(lock(`00000002`), '');
+    // Held by a running process (another PID namespace): old, but not left behind.
+    const held = OwnerLock.hold(lock(`00000003`));
+    ago(lock(`00000003`), 120_000);
+    try {
+      const s = await open(path);
+      await s.beginParseAttempts('r', ['a']);
+      const left = files(path).filter((f) => f.endsWith('.lock') && f !== basename(`${journal(path)}.lock`));
+      expect(left.map((f) => f.slice(-13)).sort()).toEqual(['00000002.lock', '00000003.lock']);
+    } finally {
+      held.release();
+    }
   });
 
   it('keeps its journal small under a steady load: rewritten with the live keys alone past COMPACT_BYTES', async () => {

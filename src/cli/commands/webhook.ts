@@ -77,8 +77,8 @@ async function entryOf(provider: string, flags: SimulateFlags): Promise<unknown>
   }
   if (flags.name === undefined)
     throw new GatewayError('MAILGATE_ERR_CONFIG_INVALID', `--config needs --name ENTRY (an adapters.${kind}[] name)`);
-  const { loadConfig } = await import('../../config/load.js');
-  const entries = loadConfig({ file: flags.config, env: process.env }).adapters[kind] as ReadonlyArray<{ name: string }>;
+  const { loadNamedConfig } = await import('../../config/load-named.js');
+  const entries = (await loadNamedConfig({ file: flags.config, env: process.env })).adapters[kind] as ReadonlyArray<{ name: string }>;
   const entry = entries.find((e) => e.name === flags.name);
   if (entry === undefined) {
     const names = entries.map((e) => e.name).join(', ') || '(none)';
