@@ -8,7 +8,8 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import { StatementShapes } from '../../src/store/postgres/insert.js';
+import { insertStatement, StatementShapes } from '../../src/store/postgres/insert.js';
+import { PARAMS_PER_ROW } from '../../src/store/postgres/rows.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
 import { input } from '../contract/store.case.js';
 import { createTestDatabase, stopTestServer } from '../support/postgres.js';
@@ -206,7 +207,14 @@ describe('PostgreSQL enqueue writes', () => {
 
   it('enqueue statements are named per shape while the row budget lasts, and sent unnamed after', () => {
     const shapes = new StatementShapes(10, 'test_enqueue');
-    const shape = (rows: number, checkpoint = false) => ({ rows, search: true, threads: undefined, count: true, checkpoint });
+    const shape = (rows: number, checkpoint = false) => ({
+      rows,
+      oneRoute: true,
+      search: true,
+      threads: undefined,
+      count: true,
+      checkpoint,
+    });
     const five = shapes.of(shape(5));
     expect(five.name).toBe('test_enqueue_0');
     expect(shapes.of(shape(5))).toEqual(five);
@@ -216,8 +224,19 @@ describe('PostgreSQL enqueue writes', () => {
     // 10 rows named: a third shape would pass the budget.
     const big = shapes.of(shape(1));
     expect(big.name).toBeUndefined();
-    expect(big.text).toContain('VALUES (0, $1::text');
+    expect(big.text).toContain('VALUES (0, NULL::text, $1::text');
     expect(shapes.of(shape(5)).name).toBe('test_enqueue_0');
+  });
+
+  it('an enqueue statement of one route sends the route once, not with every row; one of several routes, with each', () => {
+    const one = insertStatement([input('r', 1), input('r', 2)], null);
+    expect(one.values).toHaveLength(2 * PARAMS_PER_ROW + 2);
+    expect(one.values.at(-1)).toBe('r');
+    expect(one.text).toContain('VALUES (0, NULL::text, $1::text');
+    const mixed = insertStatement([input('r', 1), input('q', 2)], null);
+    expect(mixed.values).toHaveLength(2 * (PARAMS_PER_ROW + 1) + 1);
+    expect([mixed.values[0], mixed.values[PARAMS_PER_ROW + 1]]).toEqual(['r', 'q']);
+    expect(mixed.text).toContain('VALUES (0, $1::text, $2::text');
   });
 
   it('pruning and purging delete the search rows and attempts of their items (no foreign keys since migration 12)', async () => {

@@ -8,7 +8,7 @@ import type { OutboxInput, ThreadEntry } from '../types.js';
 import { checkpointUpsert } from './checkpoints.js';
 import { SEARCH_PARAMS, searchInsert, searchValues } from './console.js';
 import { COUNT_INSERTED } from './counters.js';
-import { pgNow } from './db.js';
+import { pgNow, pgText } from './db.js';
 import { PARAMS_PER_ROW, inputParams } from './rows.js';
 import { THREAD_PARAMS, threadUpsert } from './threads.js';
 
@@ -24,27 +24,34 @@ export interface InsertSteps {
 }
 
 /**
- * One statement for `items` (at most 65534 / PARAMS_PER_ROW: PostgreSQL's parameter limit, less
- * the others'): the narrow outbox rows, then the document and raw side rows of those actually
+ * One statement for `items` (at most 65534 / (PARAMS_PER_ROW + 1): PostgreSQL's parameter limit,
+ * less the others'): the narrow outbox rows, then the document and raw side rows of those actually
  * inserted (a key already stored inserts nothing), and the `steps`: so that an enqueue is one
  * round trip to the server, and a transaction of its own when it has one statement.
- * `items` must hold each (route, key) once. Every value is its own parameter: raw bytes travel as
+ * `items` must hold each (route, key) once. Every value is its own parameter (the route one for
+ * the statement when its items share it, as a pull call's do): raw bytes travel as
  * binary (no hex round trip) and JSON as plain text (no array-literal escaping).
  * `now` is `nowParam()`: the items' due time (null: the server's clock).
  *
  * The text depends only on the statement's shape (how many items, which steps), and the first
  * shapes are named (`name`): each connection then has the server parse it once and runs it again
  * with new values (a 500-row statement is ~75 KB of SQL and
- * ~6,500 parameters to parse and analyse every time otherwise).
+ * ~5,500 parameters to parse and analyse every time otherwise).
  */
 export function insertStatement(
   items: OutboxInput[],
   now: Date | null,
   steps: InsertSteps = {},
 ): { name?: string; text: string; values: unknown[] } {
+  const route = items[0]?.route;
+  const oneRoute = items.every((it) => it.route === route);
   const values: unknown[] = [];
-  for (const it of items) values.push(...inputParams(it));
+  for (const it of items) {
+    if (!oneRoute) values.push(pgText(it.route));
+    values.push(...inputParams(it));
+  }
   values.push(now);
+  if (oneRoute) values.push(pgText(route ?? ''));
   const search = steps.search !== undefined && steps.search.length > 0;
   if (search) values.push(...searchValues(steps.search!));
   const threads = steps.threads === undefined ? undefined : threadUpsert(steps.threads, values.length + 1);
@@ -52,6 +59,7 @@ export function insertStatement(
   if (steps.checkpoint !== undefined) values.push(steps.checkpoint.key, JSON.stringify(steps.checkpoint.value));
   const shape = {
     rows: items.length,
+    oneRoute,
     search,
     threads: threads?.sql,
     count: steps.count === true,
@@ -63,6 +71,8 @@ export function insertStatement(
 /** What an enqueue statement's text depends on. */
 interface Shape {
   rows: number;
+  /** The items share one route, a parameter of the statement (else one of each row). */
+  oneRoute: boolean;
   search: boolean;
   /** The thread step's SQL (its parameter numbers follow from the rest of the shape). */
   threads: string | undefined;
@@ -93,7 +103,7 @@ export class StatementShapes {
   ) {}
 
   of(shape: Shape): { name?: string; text: string } {
-    const key = `${shape.rows}/${shape.search}/${shape.threads !== undefined}/${shape.count}/${shape.checkpoint}`;
+    const key = `${shape.rows}/${shape.oneRoute}/${shape.search}/${shape.threads !== undefined}/${shape.count}/${shape.checkpoint}`;
     const text = insertText(shape);
     if (!this.names.has(key)) {
       const name = this.prepared + shape.rows <= this.budget ? `${this.prefix}_${this.names.size}` : undefined;
@@ -110,18 +120,20 @@ const MAX_SHAPES = 64;
 
 const enqueueStatements = new StatementShapes(PREPARED_ROWS, 'mailgate_enqueue');
 
-function insertText({ rows: n, search, threads, count, checkpoint }: Shape): string {
+function insertText({ rows: n, oneRoute, search, threads, count, checkpoint }: Shape): string {
   const rows: string[] = [];
+  const stride = oneRoute ? PARAMS_PER_ROW : PARAMS_PER_ROW + 1;
   for (let r = 0; r < n; r++) {
-    const b = r * PARAMS_PER_ROW;
+    const b = r * stride + (oneRoute ? 0 : 1);
     const p = (i: number): string => `$${b + i}`;
     rows.push(
-      `(${r}, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::text, ${p(5)}::json, ` +
-        `${p(6)}::json, ${p(7)}::json, ${p(8)}::json, ${p(9)}::json, ${p(10)}::bytea, ${p(11)}::boolean, ${p(12)}::text, ${p(13)}::text)`,
+      `(${r}, ${oneRoute ? 'NULL' : `$${b}`}::text, ${p(1)}::text, ${p(2)}::text, ${p(3)}::json, ${p(4)}::json, ${p(5)}::json, ` +
+        `${p(6)}::json, ${p(7)}::json, ${p(8)}::bytea, ${p(9)}::boolean, ${p(10)}::text, ${p(11)}::text)`,
     );
   }
-  const nowAt = n * PARAMS_PER_ROW + 1;
-  let next = nowAt + 1;
+  const nowAt = n * stride + 1;
+  const routeAt = nowAt + 1;
+  let next = oneRoute ? routeAt + 1 : routeAt;
   const extra: string[] = [];
   if (search) {
     extra.push(`srch AS (${searchInsert('ins', next)} ON CONFLICT (id) DO NOTHING)`);
@@ -133,19 +145,22 @@ function insertText({ rows: n, search, threads, count, checkpoint }: Shape): str
   }
   if (count) extra.push(`cnt AS (${COUNT_INSERTED})`);
   if (checkpoint) extra.push(`cp AS (${checkpointUpsert(next)})`);
-  return `WITH v (ord, route, key, comment_id, status, last_error, origin, warnings, document, preview, raw, action_due, text_hash, doc_hash) AS (
+  // With one route, each row's route is NULL in `v` and the statement's parameter in the rows.
+  const route = oneRoute ? `$${routeAt}::text` : 'v.route';
+  const join = `JOIN v ON v.key = ins.key${oneRoute ? '' : ' AND v.route = ins.route'}`;
+  return `WITH v (ord, route, key, comment_id, last_error, origin, warnings, document, preview, raw, action_due, text_hash, doc_hash) AS (
       VALUES ${rows.join(',\n')}),
     ins AS (
       INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due, next_attempt_at)
-      SELECT route, key, comment_id, status, CASE WHEN status = 'dead' THEN clock_timestamp() END, last_error, origin, warnings, action_due,
-        ${pgNow(nowAt)}
+      SELECT ${route}, key, comment_id, CASE WHEN last_error IS NULL THEN 'queued' ELSE 'dead' END,
+        CASE WHEN last_error IS NOT NULL THEN clock_timestamp() END, last_error, origin, warnings, action_due, ${pgNow(nowAt)}
       FROM v ORDER BY ord
       ON CONFLICT (route, key) DO NOTHING RETURNING id, route, key, status),
     docs AS (
       INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash)
-      SELECT ins.id, v.document, v.preview, v.text_hash, v.doc_hash FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key),
+      SELECT ins.id, v.document, v.preview, v.text_hash, v.doc_hash FROM ins ${join}),
     raws AS (
       INSERT INTO outbox_raw (id, raw)
-      SELECT ins.id, v.raw FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key WHERE v.raw IS NOT NULL)${extra.map((e) => `,\n    ${e}`).join('')}
-    SELECT ins.id, v.ord, ins.status FROM ins JOIN v ON v.route = ins.route AND v.key = ins.key`;
+      SELECT ins.id, v.raw FROM ins ${join} WHERE v.raw IS NOT NULL)${extra.map((e) => `,\n    ${e}`).join('')}
+    SELECT ins.id, v.ord, ins.status FROM ins ${join}`;
 }

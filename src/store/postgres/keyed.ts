@@ -41,7 +41,7 @@ import { PARAMS_PER_ROW, inputParams } from './rows.js';
 import type { PgThreads } from './threads.js';
 
 /** Rows per INSERT statement: PostgreSQL takes at most 65535 parameters. */
-const ROWS_PER_INSERT = Math.floor(60_000 / PARAMS_PER_ROW);
+const ROWS_PER_INSERT = Math.floor(60_000 / (PARAMS_PER_ROW + 1));
 
 /** An input's route and key as one map key (the route's length first: no two pairs give one string). */
 const idOf = (it: { route: string; key: string }): string => `${it.route.length}:${it.route}${it.key}`;
@@ -64,17 +64,18 @@ function resultOf(items: OutboxInput[], out: KeyedOutcome[]): EnqueueResult {
 function insertOne(it: OutboxInput, aliases: string[], now: Date | null): { text: string; values: unknown[] } {
   const text = `WITH ins AS (
       INSERT INTO outbox (route, key, comment_id, status, finished_at, last_error, origin, warnings, action_due, next_attempt_at)
-      VALUES ($1, $2, $3, $4, CASE WHEN $4 = 'dead' THEN clock_timestamp() END, $5::json, $6::json, $7::json, $11, ${pgNow(15)})
+      VALUES ($1, $2, $3, CASE WHEN $4::json IS NULL THEN 'queued' ELSE 'dead' END, CASE WHEN $4::json IS NOT NULL THEN clock_timestamp() END,
+        $4::json, $5::json, $6::json, $10, ${pgNow(14)})
       ON CONFLICT (route, key) DO NOTHING RETURNING id),
     docs AS (
-      INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash) SELECT id, $8::json, $9::json, $12, $13 FROM ins),
+      INSERT INTO outbox_docs (id, document, preview, text_hash, doc_hash) SELECT id, $7::json, $8::json, $11, $12 FROM ins),
     raws AS (
-      INSERT INTO outbox_raw (id, raw) SELECT id, $10::bytea FROM ins WHERE $10::bytea IS NOT NULL),
+      INSERT INTO outbox_raw (id, raw) SELECT id, $9::bytea FROM ins WHERE $9::bytea IS NOT NULL),
     al AS (
-      INSERT INTO outbox_aliases (route, key, item_id) SELECT $1, a, ins.id FROM ins, unnest($14::text[]) AS a
+      INSERT INTO outbox_aliases (route, key, item_id) SELECT $1, a, ins.id FROM ins, unnest($13::text[]) AS a
       ON CONFLICT DO NOTHING RETURNING key)
     SELECT (SELECT id FROM ins) AS id, (SELECT COUNT(*) FROM al) AS aliased`;
-  const values = [...inputParams(it), aliases, now];
+  const values = [pgText(it.route), ...inputParams(it), aliases, now];
   return { text, values };
 }
 

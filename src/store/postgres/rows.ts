@@ -81,20 +81,19 @@ export function pgToDeadLetterDetail(r: PgOutboxRow): DeadLetterDetail {
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
-/** Parameters per outbox row in a multi-row INSERT. */
-export const PARAMS_PER_ROW = 13;
+/** Parameters per outbox row in a multi-row INSERT (its route is one parameter for the statement). */
+export const PARAMS_PER_ROW = 11;
 
 /**
  * An input's values in the order of the parameters of both insert statements (this module's and
- * push intake's): route, key, comment_id, status, last_error, origin, warnings, document,
- * preview, raw, action_due, text_hash, doc_hash.
+ * push intake's), its route apart: key, comment_id, last_error, origin, warnings, document,
+ * preview, raw, action_due, text_hash, doc_hash. The statement derives the status from
+ * last_error ('dead' with one, else 'queued').
  */
 export function inputParams(it: OutboxInput): unknown[] {
   return [
-    pgText(it.route),
     pgText(it.key),
     pgText(it.commentId),
-    it.error === undefined ? 'queued' : 'dead',
     json(it.error),
     JSON.stringify(it.origin),
     it.warnings === undefined || it.warnings.length === 0 ? null : JSON.stringify(it.warnings),
