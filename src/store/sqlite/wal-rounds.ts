@@ -77,15 +77,11 @@ export class WalRounds {
   }
 
   /**
-   * Before the store closes: the round under way, then (when `last`) one more over what is left,
-   * unless that is less than half a round (SQLite copies it as the connection closes, syncs included).
+   * Before the store closes: waits for the round under way. What the WAL still holds SQLite
+   * copies as the connection closes, syncs included: the close waits for them either way.
    */
-  async finish(last: boolean): Promise<void> {
+  async finish(): Promise<void> {
     await this.underWay;
-    if (last && this.db.open && this.walBytes() >= ROUND_WAL_BYTES / 2) {
-      this.start(() => this.round());
-      await this.underWay;
-    }
     this.pin?.db.close();
     this.pin = undefined;
     for (const fd of [this.dbFd, this.shmFd]) if (fd !== undefined) closeSync(fd);

@@ -132,13 +132,9 @@ export class WalSync {
     return done;
   }
 
-  /**
-   * Waits for the syncs running, copies what the WAL still holds into the database file in a last
-   * round (so that closing the connection leaves SQLite nothing to copy and sync on this thread),
-   * then closes the files (before the connection closes).
-   */
+  /** Waits for the round and the syncs running, then closes the file (before the connection closes). */
   async close(): Promise<void> {
-    await this.rounds?.finish(this.failed === undefined && this.fd !== undefined);
+    await this.rounds?.finish();
     await Promise.allSettled([...this.running]);
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
