@@ -217,7 +217,7 @@ export const DeliverySchema = z
     heartbeat_ms: int(100, 600_000)
       .default(5_000)
       .describe(
-        'How often a process that claims outbox items renews its heartbeat in the store, in ms; one that missed 3 is taken for dead and its claims are released (on its own host at once when its pid is gone). Default 5000.',
+        'How often a process that claims outbox items renews its heartbeat in the store, in ms; one that missed 3 is taken for dead and its claims are released (on its own host and PID namespace at once when its pid is gone). Default 5000.',
       ),
   })
   .strict();

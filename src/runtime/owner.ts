@@ -3,9 +3,10 @@
  * time), a heartbeat, and the reaper that takes back the claims of dead owners — at once for a
  * process of this host whose pid is gone (or now names another process), after `MISSED_BEATS`
  * heartbeat intervals for one elsewhere — so a restarted import or service claims them without
- * waiting out the lease.
+ * waiting out the lease. A host is a hostname and, on Linux, a PID namespace (`hostIdentity`):
+ * a pid names a process only inside its namespace, and two containers may share a hostname.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from '../logger.js';
 import type { OwnerInfo, OwnerRegistration, ReapResult, Store } from '../store/types.js';
@@ -32,10 +33,27 @@ export function processStart(pid: number): string | undefined {
 }
 
 /**
+ * This host as owners name it: `os.hostname()`, followed on Linux by the process's PID namespace
+ * (` pidns:<inode>` of /proc/self/ns/pid). Processes in two containers that share a hostname
+ * (host networking) are then of two hosts, and neither takes the other's pid, which names some
+ * other process or none in its own namespace, for gone: each waits out the other's heartbeats.
+ */
+export function hostIdentity(): string {
+  let ns: string;
+  try {
+    ns = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return hostname();
+  }
+  const inode = /^pid:\[(\d+)\]$/.exec(ns)?.[1];
+  return inode === undefined ? hostname() : `${hostname()} pidns:${inode}`;
+}
+
+/**
  * An owner registered from this host whose process is gone: its pid does not exist, or it
  * exists but started at another time than the owner's process (the pid was reused).
  */
-export function isGoneHere(owner: Pick<OwnerInfo, 'host' | 'pid' | 'procStart'>, host = hostname()): boolean {
+export function isGoneHere(owner: Pick<OwnerInfo, 'host' | 'pid' | 'procStart'>, host = hostIdentity()): boolean {
   if (owner.host !== host || owner.pid <= 0) return false;
   if (!pidExists(owner.pid)) return true;
   if (owner.procStart === undefined) return false;
@@ -64,7 +82,7 @@ export interface OwnerOptions {
 /** Registers this process, reaps once, then heartbeats and reaps every `heartbeatMs` until stopped. */
 export async function startOwner(options: OwnerOptions): Promise<OwnerHandle> {
   const { store, id, heartbeatMs, logger } = options;
-  const host = hostname();
+  const host = hostIdentity();
   const procStart = processStart(process.pid);
   const registration: OwnerRegistration = {
     id,

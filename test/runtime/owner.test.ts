@@ -5,10 +5,9 @@
  * claims at start, deregistering (releasing its own) on stop — on a real SQLite store.
  */
 import { spawn } from 'node:child_process';
-import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { isGoneHere, processStart, startOwner } from '../../src/runtime/owner.js';
+import { hostIdentity, isGoneHere, processStart, startOwner } from '../../src/runtime/owner.js';
 import { openStore } from '../../src/store/index.js';
 import { input } from '../contract/store.case.js';
 
@@ -16,7 +15,7 @@ const linux = process.platform === 'linux';
 
 describe('isGoneHere', () => {
   it('a live process of this host is not gone; with another start time (a reused pid) it is', () => {
-    const self = { host: hostname(), pid: process.pid, procStart: processStart(process.pid) };
+    const self = { host: hostIdentity(), pid: process.pid, procStart: processStart(process.pid) };
     expect(isGoneHere(self)).toBe(false);
     if (linux) {
       expect(self.procStart).toMatch(/^\d+$/);
@@ -28,12 +27,22 @@ describe('isGoneHere', () => {
   it('a process that exited is gone', async () => {
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     const pid = child.pid!;
-    const owner = { host: hostname(), pid, procStart: processStart(pid) };
+    const owner = { host: hostIdentity(), pid, procStart: processStart(pid) };
     expect(isGoneHere(owner)).toBe(false);
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
     await exited;
     expect(isGoneHere(owner)).toBe(true);
+  });
+});
+
+describe('hostIdentity', () => {
+  it('names the PID namespace beside the hostname on Linux: an owner of another namespace is not judged by its pid here', () => {
+    if (linux) expect(hostIdentity()).toMatch(/ pidns:\d+$/);
+    // A live process of a container sharing this hostname: its pid names nothing (or another process) here.
+    const other = { host: `${hostIdentity().replace(/ pidns:\d+$/, '')} pidns:1`, pid: 2 ** 30 };
+    expect(isGoneHere(other)).toBe(false);
+    expect(isGoneHere({ ...other, host: hostIdentity() })).toBe(true);
   });
 });
 
@@ -43,7 +52,7 @@ describe('startOwner', () => {
     try {
       await store.enqueue([input('r', 1), input('r', 2)]);
       // A process of this host that is gone: its pid names no process (pids stay below 2^22 on Linux).
-      await store.registerOwner({ id: 'dead', host: hostname(), pid: 2 ** 30, heartbeatMs: 5_000 });
+      await store.registerOwner({ id: 'dead', host: hostIdentity(), pid: 2 ** 30, heartbeatMs: 5_000 });
       await store.claim('r', 10, 'dead', 600_000);
       const handle = await startOwner({ store, id: 'me', heartbeatMs: 5_000, logger: createLogger({ level: 'silent' }) });
       expect((await store.listOwners()).map((o) => [o.id, o.pid])).toEqual([['me', process.pid]]);
