@@ -332,15 +332,19 @@ function assemble(parts: Parts): Runtime {
     async close() {
       if (closed) return;
       closed = true;
+      // Nothing parses any more: the parse workers stop while the rest lets go of the store (a
+      // worker's end waits for its thread, which needs neither the store nor this thread).
+      const workers = core.pool.close();
+      workers.catch(() => undefined);
       await core.mailboxes.flush();
       // Actions still due stay in the store for the next start.
       await actions?.close(AbortSignal.abort());
       await sinks.close();
-      await core.pool.close();
       await core.api.stop?.();
       // Deregistering releases what this process still holds: the next one claims it at once.
       await core.ownerHandle?.stop().catch((err: unknown) => core.logger.warn({ err }, 'deregistering the owner failed'));
       await core.store.close();
+      await workers;
     },
   };
   if (core.api.emulatorUrl !== undefined) runtime.emulatorUrl = core.api.emulatorUrl;
