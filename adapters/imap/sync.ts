@@ -185,7 +185,10 @@ export function chunkSize(previous: number, batchSize: number): number {
  * handed to intake) go with the piece that covers them: the checkpoint moves past them, so they
  * are never read again.
  */
-function piecesOf(slice: ChunkSlice, endOfPass: boolean): Array<{ messages: FetchedMessage[]; covered: number; filtered: FilterReason[] }> {
+export function piecesOf(
+  slice: ChunkSlice,
+  endOfPass: boolean,
+): Array<{ messages: FetchedMessage[]; covered: number; filtered: FilterReason[] }> {
   const sizes = endOfPass && slice.messages.length > 0 ? tailPieces(slice.messages.length) : [slice.messages.length];
   const out: Array<{ messages: FetchedMessage[]; covered: number; filtered: FilterReason[] }> = [];
   let from = 0;

@@ -3,6 +3,7 @@ import { base64DecodedSize } from '../../adapters/imap/assemble.js';
 import { parseImapAccount } from '../../adapters/imap/config.js';
 import { uidSet } from '../../adapters/imap/uids.js';
 import { TAIL_PIECE_MESSAGES, tailPieces } from '../../adapters/imap/in-flight.js';
+import { piecesOf } from '../../adapters/imap/sync.js';
 import { resolveFolders } from '../../adapters/imap/folders.js';
 import { BACKOFF, backoffDelay, classify } from '../../adapters/imap/retry.js';
 import { planMessage, STUB_MIN_BYTES, TAIL_ASK, TAIL_BYTES } from '../../adapters/imap/structure.js';
@@ -148,5 +149,42 @@ describe('the last slice of a pass in pieces', () => {
       if (n >= TAIL_PIECE_MESSAGES) expect(Math.min(...pieces)).toBeGreaterThanOrEqual(TAIL_PIECE_MESSAGES);
       expect(pieces).toEqual([...pieces].sort((a, b) => b - a));
     }
+  });
+});
+
+describe('the pieces of a slice', () => {
+  // UIDs 1..600: every 4th filtered out, the rest fetched; UIDs 597..600 vanished (the slice still covers them).
+  const fetched = Array.from({ length: 596 }, (_, i) => i + 1).filter((u) => u % 4 !== 0);
+  const slice = {
+    messages: fetched.map((uid) => ({ uid, raw: Buffer.from(`m${uid}`), internalDate: undefined, stubbed: false })),
+    lastUid: 600,
+    filtered: Array.from({ length: 150 }, (_, i) => ({ uid: 4 * (i + 1), reason: 'participants' as const })),
+  };
+
+  it('keeps a slice whole unless it ends the pass', () => {
+    const [whole, ...rest] = piecesOf(slice, false);
+    expect(rest).toEqual([]);
+    expect(whole!.messages).toHaveLength(fetched.length);
+    expect(whole!.covered).toBe(600);
+    expect(whole!.filtered).toHaveLength(150);
+  });
+
+  it('ends the pass in pieces: every message and every filtered UID once, in UID order, each piece covering up to its last UID', () => {
+    const pieces = piecesOf(slice, true);
+    expect(pieces.map((p) => p.messages.length)).toEqual(tailPieces(fetched.length));
+    expect(pieces.flatMap((p) => p.messages.map((m) => m.uid))).toEqual(fetched);
+    expect(pieces.flatMap((p) => p.filtered)).toHaveLength(150);
+    let from = 0;
+    for (const [k, p] of pieces.entries()) {
+      const last = k === pieces.length - 1;
+      expect(p.covered).toBe(last ? 600 : p.messages[p.messages.length - 1]!.uid);
+      // The filtered UIDs a piece reports are those between the piece before it and its own checkpoint.
+      expect(p.filtered).toHaveLength(slice.filtered.filter((f) => f.uid > from && f.uid <= p.covered).length);
+      from = p.covered;
+    }
+  });
+
+  it('hands an empty last slice over as one call, so its checkpoint still moves', () => {
+    expect(piecesOf({ messages: [], lastUid: 42, filtered: [] }, true)).toEqual([{ messages: [], covered: 42, filtered: [] }]);
   });
 });

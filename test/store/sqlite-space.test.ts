@@ -104,6 +104,17 @@ describe('SQLite space over months', () => {
     await s.close();
   });
 
+  it('cuts a -wal file grown by a large commit back to WAL_KEEP_BYTES when it starts over', async () => {
+    const path = freshPath();
+    const s = await openStore(`sqlite:${path}`);
+    // One commit of about 24 MB: the WAL file grows past the limit, and the commit's checkpoint copies it all.
+    await s.enqueue(big('r', 0, 600));
+    expect(statSync(`${path}-wal`).size).toBeGreaterThan(WAL_KEEP_BYTES);
+    await s.enqueue([input('r', 9_999)]);
+    expect(statSync(`${path}-wal`).size).toBeLessThanOrEqual(WAL_KEEP_BYTES);
+    await s.close();
+  });
+
   it('converts a store made without auto-vacuum once, keeping everything in it', async () => {
     const path = freshPath();
     const db = new Database(path);

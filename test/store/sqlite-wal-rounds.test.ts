@@ -100,6 +100,20 @@ describe('SQLite checkpoint rounds off the event loop', () => {
     expect((await waiting).queued).toBe(100);
   });
 
+  it('checkpoints a WAL grown by writes that are not durable commits, without waiting for one', async () => {
+    // Checkpoint rows are written without a sync of their own: 12 of about 1 MB each.
+    for (let i = 0; i < 12; i++) await store.setCheckpoint(`big:${i}`, { pad: 'x'.repeat(1_000_000) });
+    for (let i = 0; i < 300 && syncs.dbSyncs === 0; i++) await tick(50);
+    expect(syncs.dbSyncs).toBeGreaterThanOrEqual(1);
+    // Once that sync has returned, the round is over, having copied it all: the next write starts the WAL over.
+    await tick(500);
+    await store.setCheckpoint('small', { n: 1 });
+    const other = new Database(path);
+    const frames = (other.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>)[0]!.log;
+    other.close();
+    expect(frames).toBeLessThan(100);
+  });
+
   it('fails every later commit once a sync of the database file failed', async () => {
     syncs.fail = true;
     let failed: unknown;

@@ -3,7 +3,8 @@
  * syncs on the thread pool too. SQLite's automatic checkpoint runs inside the COMMIT that takes
  * the WAL past its threshold and syncs the WAL and then the database file there, holding the
  * event loop for both (about 0.25 s of every 10,000 messages imported here). Instead, after a
- * durable commit has been synced, once the WAL holds ROUND_WAL_BYTES of frames, one round:
+ * durable commit has been synced (and every ROUND_CHECK_MS, for the writes that are not durable
+ * commits), once the WAL holds ROUND_WAL_BYTES of frames, one round:
  *
  * 1. a second connection of this process begins a read (the "pin"): its snapshot ends at the last
  *    frame written so far, and while it reads, SQLite can neither copy a later frame into the
@@ -34,6 +35,9 @@ const WAL_INDEX_HEADER_BYTES = 20;
 /** Bytes of frames in the WAL from which a round runs: SQLite's own threshold (1,000 pages of 8 KiB). */
 export const ROUND_WAL_BYTES = 8 * 1024 * 1024;
 
+/** How often the WAL's size is looked at besides after each durable commit, in ms. */
+export const ROUND_CHECK_MS = 5_000;
+
 /** Bytes of frames in the WAL past which a round checkpoints and truncates it on this thread. */
 export const ROUND_MAX_WAL_BYTES = 64 * 1024 * 1024;
 
@@ -54,6 +58,7 @@ export class WalRounds {
   private readonly header = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
   private readonly passive: Database.Statement;
   private readonly truncate: Database.Statement;
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly db: Database.Database,
@@ -66,12 +71,21 @@ export class WalRounds {
     this.pageSize = db.pragma('page_size', { simple: true }) as number;
     this.passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
     this.truncate = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)');
+    // Writes that are not durable commits (heartbeats, leases, parse attempts) grow the WAL too,
+    // and a process may make nothing else for hours: they are looked at now and then as well.
+    this.timer = setInterval(() => this.afterSync(), ROUND_CHECK_MS);
+    this.timer.unref();
   }
 
-  /** After a durable commit's sync: starts a round when one is due. */
+  /** After a durable commit's sync (and every ROUND_CHECK_MS): starts a round when one is due. */
   afterSync(): void {
-    if (this.underWay !== undefined) return;
-    const size = this.walBytes();
+    if (this.underWay !== undefined || !this.db.open) return;
+    let size: number;
+    try {
+      size = this.walBytes();
+    } catch {
+      return; // The -shm file unreadable for now: the next look tries again.
+    }
     if (size < ROUND_WAL_BYTES) return;
     this.start(size > ROUND_MAX_WAL_BYTES ? () => this.truncated() : () => this.round());
   }
@@ -81,6 +95,7 @@ export class WalRounds {
    * copies as the connection closes, syncs included: the close waits for them either way.
    */
   async finish(): Promise<void> {
+    clearInterval(this.timer);
     await this.underWay;
     this.pin?.db.close();
     this.pin = undefined;
