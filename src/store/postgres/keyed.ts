@@ -266,7 +266,7 @@ export class PgKeyed implements Backend<KeyedStore> {
          UNION ALL SELECT key, item_id AS id FROM outbox_aliases WHERE route = $1 AND key = ANY($2::text[])),
        ins AS (INSERT INTO parse_attempts (route, key, attempts, updated_at)
          SELECT DISTINCT ON (m.k) $1, m.k, 1, ${pgNow(5)} FROM unnest($3::text[], $4::text[]) AS m (k, a), light
-         WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.key = m.k OR f.key = m.a) ORDER BY m.k
+         WHERE m.k NOT IN (SELECT key FROM f) AND (m.a IS NULL OR m.a NOT IN (SELECT key FROM f)) ORDER BY m.k
          ON CONFLICT (route, key) DO NOTHING RETURNING key)
        SELECT key, id FROM f UNION ALL SELECT key, NULL FROM ins`,
       [route, pgArray(keys), pgArray(sorted.map((m) => m.key)), pgArray(sorted.map((m) => m.alias)), nowParam(this.clock)],
