@@ -23,7 +23,7 @@ export interface FilesAdapterConfig {
    * the route and its target, so that reading the same input into another source reads it all.
    */
   scope?: string;
-  /** Messages per `accept` call (default 100). */
+  /** Messages per `accept` call (default 100); an input's first calls hold fewer (FIRST_BATCH_MESSAGES, growing). */
   batchSize?: number;
   /** Raw bytes per `accept` call: a batch is handed over once it holds this many (default 16 MiB). */
   batchBytes?: number;
@@ -45,6 +45,15 @@ export interface FilesAdapterConfig {
 export const FILES_BATCH_SIZE = 100;
 export const FILES_BATCH_BYTES = 16 * 1024 * 1024;
 /**
+ * Messages in an input's first batch at most: each batch is parsed whole before it is stored and
+ * its messages can be delivered, so a smaller first one sets storing and delivery going sooner
+ * (with 500-message batches, the first commit waited for 500 parses while the store and the API
+ * had nothing to do). Each later batch may be BATCH_GROWTH times the one before, up to batchSize.
+ */
+export const FIRST_BATCH_MESSAGES = 50;
+const BATCH_GROWTH = 4;
+
+/**
  * Batches handed to the sink and not yet durable, at most: reading and parsing run ahead of
  * storing by this many. With the byte bound per batch, this bounds the raw bytes in memory.
  */
@@ -64,6 +73,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
   const batchSize = parseLimit('batchSize', config.batchSize, FILES_BATCH_SIZE);
   const batchBytes = parseLimit('batchBytes', config.batchBytes, FILES_BATCH_BYTES);
   let bytes = 0;
+  let size = Math.min(batchSize, FIRST_BATCH_MESSAGES);
   const now = config.now ?? (() => new Date());
   let batch: Inbound[] = [];
   let checkpoint: Checkpoint | undefined;
@@ -80,6 +90,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
     batch = [];
     bytes = 0;
     dirty = false;
+    size = Math.min(batchSize, size * BATCH_GROWTH);
     while (inFlight.length >= IN_FLIGHT) await inFlight.shift();
   };
   const items = readInput(resolve(input), {
@@ -109,7 +120,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
     }
     checkpoint = { key, value: { path: item.origin.details.path, index: item.next.index, offset: item.next.offset } };
     dirty = true;
-    if (batch.length >= batchSize || bytes >= batchBytes) await flush();
+    if (batch.length >= size || bytes >= batchBytes) await flush();
   }
   if (!signal.aborted) await flush();
   for (const accepted of inFlight) await accepted;

@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adapterDefinition, createAdapter, isAdapterKind } from '../../adapters/index.js';
 import { checkpointKey, createFilesAdapter } from '../../adapters/files/index.js';
+import { FIRST_BATCH_MESSAGES } from '../../adapters/files/adapter.js';
 import type { FileFailure } from '../../adapters/files/index.js';
 import { createLogger } from '../../src/logger.js';
 import type { AcceptOptions, Accepted, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
@@ -60,6 +61,30 @@ describe('files adapter', () => {
       { logger: createLogger(false), maxMessageBytes: 1024 },
     );
     expect([adapter.kind, adapter.name, adapter.mode]).toEqual(['files', 'in', 'pull']);
+  });
+
+  it('starts each input with a small batch that grows to batchSize: storing and delivery start before a whole batch is parsed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailgate-adapter-'));
+    const mbox = (n: number) =>
+      Array.from({ length: n }, (_, i) => `From a@x Mon Jan  1 00:00:00 2024\nMessage-ID: <m${i}@x>\nSubject: s${i}\n\nbody ${i}\n`).join(
+        '\n',
+      );
+    await writeFile(join(dir, 'a.mbox'), mbox(1_300));
+    await writeFile(join(dir, 'b.mbox'), mbox(70));
+    const sizes: number[] = [];
+    const sink = new (class extends MemorySink {
+      override accept(batch: Inbound[], options?: AcceptOptions): Promise<Accepted[]> {
+        sizes.push(batch.length);
+        return super.accept(batch, options);
+      }
+    })();
+    await createFilesAdapter({ paths: [join(dir, 'a.mbox'), join(dir, 'b.mbox')], route: 'r', batchSize: 500 }).start(
+      sink,
+      new AbortController().signal,
+    );
+    expect(FIRST_BATCH_MESSAGES).toBe(50);
+    expect(sizes).toEqual([50, 200, 500, 500, 50, 50, 20]);
+    expect(sink.stored).toHaveLength(1_370);
   });
 
   it('pushes batches with the route, absolute origins and a checkpoint per input', async () => {
