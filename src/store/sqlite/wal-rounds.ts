@@ -27,7 +27,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import Database from 'better-sqlite3';
-import type { Levels } from './wal-sync.js';
 
 /** The wal-index header's first fields, up to and with mxFrame (a 32-bit count at byte 16). */
 const WAL_INDEX_HEADER_BYTES = 20;
@@ -40,6 +39,12 @@ export const ROUND_CHECK_MS = 5_000;
 
 /** Bytes of frames in the WAL past which a round checkpoints and truncates it on this thread. */
 export const ROUND_MAX_WAL_BYTES = 64 * 1024 * 1024;
+
+/** The statements that set the connection's synchronous level around an unsynced write. */
+export interface Levels {
+  off: Database.Statement;
+  full: Database.Statement;
+}
 
 interface Pin {
   db: Database.Database;

@@ -26,15 +26,9 @@
  */
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { WalRounds } from './wal-rounds.js';
+import { type Levels, WalRounds } from './wal-rounds.js';
 
 export type SyncFile = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
-
-/** The statements that set the connection's synchronous level around an unsynced write. */
-export interface Levels {
-  off: Database.Statement;
-  full: Database.Statement;
-}
 
 function levels(db: Database.Database): Levels {
   const level = { off: db.prepare('PRAGMA synchronous = OFF'), full: db.prepare('PRAGMA synchronous = FULL') };
