@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { prng } from '../src/prng.js';
 import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
 import { cpuOf, cpuOfTree, reapedChildrenCpu } from './support/cpu.js';
+import { startEmulatorProcess } from './support/emulator-process.js';
 import { printStages, stagesOf } from './support/stages.js';
 
 /** MAILGATE_BENCH_CLI: another build's `dist/src/cli/main.js` to measure with this harness (A/B). */
@@ -102,29 +103,6 @@ function run(args: string[], cwd: string, nodeArgs: string[] = [], cli = CLI): P
   );
 }
 
-/** The emulator as its own process, as the API would be. */
-async function startEmulatorProcess(dir: string): Promise<{ url: string; pid: number; stop: () => void }> {
-  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', '--token', TOKEN], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve) => {
-    let text = '';
-    child.stdout.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(text);
-      if (m) resolve(m[1]!);
-    });
-  });
-  const res = await fetch(`${url}/api/v1/sources/bench/mail`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: '{"source":{}}',
-  });
-  if (!res.ok) throw new Error(`cannot create the source: HTTP ${res.status}`);
-  return { url, pid: child.pid!, stop: () => void child.kill('SIGTERM') };
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
@@ -151,7 +129,7 @@ async function importRates(
   const runs = clis.map(() => [] as Array<{ rate: number; peak: number; mailgate: number; server: number; emulator: number }>);
   for (let r = 0; r < (profile === undefined ? ROUNDS : 1); r++) {
     for (const [c, cli] of clis.entries()) {
-      const emu = await startEmulatorProcess(dir);
+      const emu = await startEmulatorProcess(CLI, dir, TOKEN, 'bench/mail');
       try {
         const target = await store();
         const emu0 = cpuOf(emu.pid);

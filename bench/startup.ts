@@ -15,6 +15,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startEmulatorProcess } from './support/emulator-process.js';
 import { openStore } from '../src/store/index.js';
 
 const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -49,29 +50,6 @@ function run(args: string[], cwd: string): Promise<Cpu> {
   );
 }
 
-/** The emulator as its own process (this build's), with the source the imports write to. */
-async function startEmulator(dir: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', '--token', TOKEN], {
-    cwd: dir,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve) => {
-    let text = '';
-    child.stdout.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(text);
-      if (m) resolve(m[1]!);
-    });
-  });
-  const res = await fetch(`${url}/api/v1/sources/bench/start`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: '{"source":{}}',
-  });
-  if (!res.ok) throw new Error(`cannot create the source: HTTP ${res.status}`);
-  return { url, stop: () => void child.kill('SIGTERM') };
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** One case: its arguments for a build (`n` numbers each run, e.g. for a fresh store). */
@@ -82,7 +60,7 @@ interface Case {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-startup-'));
-  const emulator = await startEmulator(dir);
+  const emulator = await startEmulatorProcess(CLI, dir, TOKEN, 'bench/start');
   try {
     const store = join(dir, 'status.db');
     await (await openStore(`sqlite:${store}`)).close();
