@@ -105,7 +105,7 @@ const URGENT_KEPT = 5;
  * Time a screen reader needs to say a notice before the next one may interrupt it: 1 s, plus
  * 60 ms a character (about 170 words a minute), at most 10 s.
  */
-export function readingMs(message: string): number {
+function readingMs(message: string): number {
   return Math.min(1_000 + 60 * message.length, 10_000);
 }
 
