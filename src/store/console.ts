@@ -7,7 +7,7 @@
  * range scan per field, fast at millions of items. A substring search would scan every row.
  */
 import { GatewayError } from '../errors.js';
-import { messageFacts, type MessageFacts } from '../preview/facts.js';
+import type { MessageFacts } from '../preview/facts.js';
 import { storedOrigin } from '../model/origin.js';
 import { byCodeUnits, checkLimit, parseItemError } from './common.js';
 import type { DailyAiUnits, ItemCount, ItemError, ItemListState, ItemQuery, ItemSummary, OutboxInput } from './types.js';
@@ -56,9 +56,29 @@ export interface SearchFields extends MessageFacts {
 }
 
 /**
+ * The facts module (src/preview/facts.ts, and the MIME header readers under it), loaded on first
+ * use: intake hands every input over with its facts, so a store opened by `status`, the console
+ * or delivery never loads the preview or MIME code.
+ */
+let facts: typeof import('../preview/facts.js') | undefined;
+
+/**
+ * Runs `write` once `searchFields` can answer for every input: at once, unless one comes without
+ * its facts (the library, tests, a replayed dead letter) before the facts module was loaded.
+ */
+export function withSearchFields<T>(items: readonly OutboxInput[], write: () => T): T | Promise<Awaited<T>> {
+  if (facts !== undefined || items.every((i) => i.facts !== undefined)) return write();
+  return import('../preview/facts.js').then(async (m): Promise<Awaited<T>> => {
+    facts = m;
+    return await write();
+  });
+}
+
+/**
  * The search fields of an input: the facts intake computed in the parse worker, or, for a caller
  * that hands over only a document (the library, tests), computed from it. Either way the stores
- * call this before their write transaction opens, never inside it.
+ * call this before their write transaction opens, never inside it, and within
+ * `withSearchFields`, which has loaded what computes them.
  */
 export function searchFields(item: OutboxInput): SearchFields {
   const { route, key, commentId, origin } = item;
@@ -68,8 +88,13 @@ export function searchFields(item: OutboxInput): SearchFields {
     commentId,
     adapter: origin.adapter,
     account: origin.instance === '' ? null : origin.instance,
-    ...(item.facts ?? messageFacts(item.document)),
+    ...(item.facts ?? factsOf(item)),
   };
+}
+
+function factsOf(item: OutboxInput): MessageFacts {
+  if (facts === undefined) throw new Error('searchFields: an input without facts outside withSearchFields');
+  return facts.messageFacts(item.document);
 }
 
 /** Lower case for search columns and queries (the same function on both sides). */

@@ -2,7 +2,7 @@
 import type pg from 'pg';
 import { checkLimit, checkPurgeFilter, checkReplay, notFound } from '../common.js';
 import type { Backend } from '../compose.js';
-import { searchFields } from '../console.js';
+import { searchFields, withSearchFields } from '../console.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, DeadLetterStore, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
 import { putSearch } from './console.js';
 import { bumpCounters } from './counters.js';
@@ -45,6 +45,10 @@ export class PgDeadLetters implements Backend<DeadLetterStore> {
   }
 
   replayDeadLetter(id: number, replacement: OutboxInput): Promise<ReplayResult> {
+    return withSearchFields([replacement], () => this.replayNow(id, replacement));
+  }
+
+  private replayNow(id: number, replacement: OutboxInput): Promise<ReplayResult> {
     const search = [searchFields(replacement)];
     return withTransaction(this.pool, async (client): Promise<ReplayResult> => {
       const { rows } = await client.query<{ route: string; key: string }>(

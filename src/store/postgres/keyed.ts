@@ -28,7 +28,7 @@ import type {
   OutboxStatus,
 } from '../types.js';
 import type { Backend } from '../compose.js';
-import { searchFields } from '../console.js';
+import { searchFields, withSearchFields } from '../console.js';
 import { putSearch } from './console.js';
 import { bumpCounters } from './counters.js';
 import { nowParam, pgArray, pgNow, pgText, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
@@ -105,6 +105,10 @@ export class PgKeyed implements Backend<KeyedStore> {
     if (items.length === 0 && checkpoint === undefined && fence === undefined) {
       return Promise.resolve({ queued: 0, deadLettered: 0, duplicates: 0, items: [] });
     }
+    return withSearchFields(items, () => this.enqueueNow(items, checkpoint, fence));
+  }
+
+  private enqueueNow(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): Promise<EnqueueResult> {
     const now = nowParam(this.clock);
     if (items.length > 0 && items.every((it) => (it.aliases ?? []).length === 0)) return this.many(items, now, checkpoint, fence);
     const order = items

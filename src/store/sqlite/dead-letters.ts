@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import { statement } from './statements.js';
 import { checkLimit, checkPurgeFilter, checkReplay, jsonOrNull, notFound } from '../common.js';
 import type { Backend } from '../compose.js';
-import { searchFields } from '../console.js';
+import { searchFields, withSearchFields } from '../console.js';
 import type { DeadLetter, DeadLetterDetail, DeadLetterQuery, DeadLetterStore, OutboxInput, PurgeFilter, ReplayResult } from '../types.js';
 import { ITEM_COLUMNS, toDeadLetter, toDeadLetterDetail, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteOutbox } from './outbox.js';
@@ -42,7 +42,11 @@ export class SqliteDeadLetters implements Backend<DeadLetterStore> {
     })();
   }
 
-  replayDeadLetter(id: number, replacement: OutboxInput): ReplayResult {
+  replayDeadLetter(id: number, replacement: OutboxInput): ReplayResult | Promise<ReplayResult> {
+    return withSearchFields([replacement], () => this.replayNow(id, replacement));
+  }
+
+  private replayNow(id: number, replacement: OutboxInput): ReplayResult {
     const fields = searchFields(replacement);
     return this.db
       .transaction((): ReplayResult => {

@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import { itemStateOf, parseItemError, type ItemStateRow } from '../common.js';
 import type { Backend } from '../compose.js';
-import { searchFields, type SearchFields } from '../console.js';
+import { searchFields, withSearchFields, type SearchFields } from '../console.js';
 import type { Checkpoint } from '../../model/origin.js';
 import type { EnqueueResult, Fence, ItemState, KeyedOutcome, KeyedStore, MessageKeys, OutboxInput } from '../types.js';
 import type { SqliteControls } from './controls.js';
@@ -69,7 +69,7 @@ export class SqliteKeyed implements Backend<KeyedStore> {
     if (items.length === 0 && checkpoint === undefined && fence === undefined) {
       return { queued: 0, deadLettered: 0, duplicates: 0, items: [] };
     }
-    return this.wal.durably(() => this.tx(items, checkpoint, fence));
+    return withSearchFields(items, () => this.wal.durably(() => this.tx(items, checkpoint, fence)));
   }
 
   private enqueueNow(items: OutboxInput[], fields: SearchFields[]): EnqueueResult {
