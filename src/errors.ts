@@ -165,6 +165,10 @@ export const CORE_ERRORS = defineErrors({
   MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT: {
     message: 'Shutdown stopped waiting for delivery after the drain bound; undelivered items stay queued for the next start.',
   },
+  MAILGATE_ERR_SERVICE_STOP_TIMEOUT: {
+    message:
+      'Shutdown took longer than delivery.drain_ms + server.stop_timeout_ms: the process exited with status 1, naming what was still open; queued items stay for the next start.',
+  },
   MAILGATE_ERR_SERVICE_LISTEN: {
     message:
       'An HTTP server cannot listen on its address (the port is in use or not allowed): for `serve`, choose another with server.listen or MAILGATE_LISTEN; for `emulator`, with --port (0 picks a free one).',

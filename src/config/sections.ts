@@ -146,6 +146,14 @@ export const ServerSchema = z
           "e.g. a reverse proxy's name; `host` matches any port, `host:port` that port only. " +
           'Others get 421 (a guard against DNS rebinding). Default [].',
       ),
+    // It covers an SMTP listener's close (30 s by default) and the after-delivery actions' 10 s;
+    // with the default drain, 70 s in all, within the 75 s systemd waits before SIGKILL.
+    stop_timeout_ms: int(1_000, 3_600_000)
+      .default(40_000)
+      .describe(
+        'On shutdown of `mailgate serve`, how long stopping may take beyond `delivery.drain_ms` (adapters, after-delivery actions, prediction sinks, the HTTP server, the store), in ms. ' +
+          'Past drain_ms + this, the process logs what is still open (MAILGATE_ERR_SERVICE_STOP_TIMEOUT) and exits with status 1. Default 40000.',
+      ),
     request_timeout_ms: int(1)
       .default(60_000)
       .describe('Time a client has to send one whole request (headers and body), in ms. Default 60000.'),

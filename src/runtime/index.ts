@@ -29,10 +29,12 @@ import { buildAdapters, entryOf, runAdapters, type AdapterEntry } from './adapte
 import { apiEndpoint, type ApiEndpoint } from './api.js';
 import { startOwner, type OwnerHandle } from './owner.js';
 import { MailboxGuard } from './mailboxes.js';
+import { OpenParts } from './open-parts.js';
 import { wakeDelivery } from './wake-delivery.js';
 import { leaseGroup, leaseName, Ownership } from './ownership.js';
 
 export { emulatorDataDir } from './api.js';
+export { OpenParts } from './open-parts.js';
 export type { AdapterEntry, AdapterState } from './adapters.js';
 export { readsMailboxes } from './adapters.js';
 export { RuntimeEvents, type RuntimeEventMap, type RuntimeEventType } from '../pipeline/events.js';
@@ -125,7 +127,8 @@ export interface Runtime {
   pauses: RoutePauses;
   /** Mailbox states: which mailboxes run, filtered counts (src/runtime/mailboxes.ts). */
   mailboxes: MailboxGuard;
-  close(): Promise<void>;
+  /** Closes everything the runtime opened; `parts` names each piece while it closes. */
+  close(parts?: OpenParts): Promise<void>;
 }
 
 /** Items claimed per delivery batch at most: bounds the documents delivery holds (× concurrency per route). */
@@ -329,21 +332,23 @@ function assemble(parts: Parts): Runtime {
       );
       await Promise.all([runAdapters(free, adapterSink, signal, run), ownership.run(adapterSink, signal, leaving)]);
     },
-    async close() {
+    async close(parts = new OpenParts()) {
       if (closed) return;
       closed = true;
       // Nothing parses any more: the parse workers stop while the rest lets go of the store (a
       // worker's end waits for its thread, which needs neither the store nor this thread).
-      const workers = core.pool.close();
+      const workers = parts.wait('parse workers', core.pool.close());
       workers.catch(() => undefined);
-      await core.mailboxes.flush();
+      await parts.wait('mailbox states', core.mailboxes.flush());
       // Actions still due stay in the store for the next start.
-      await actions?.close(AbortSignal.abort());
-      await sinks.close();
-      await core.api.stop?.();
+      await parts.wait('after-delivery actions', async () => actions?.close(AbortSignal.abort()));
+      await parts.wait('prediction sinks', sinks.close());
+      await parts.wait(core.api.emulatorUrl === undefined ? 'api client' : 'built-in emulator', async () => core.api.stop?.());
       // Deregistering releases what this process still holds: the next one claims it at once.
-      await core.ownerHandle?.stop().catch((err: unknown) => core.logger.warn({ err }, 'deregistering the owner failed'));
-      await core.store.close();
+      await parts.wait('owner registration', async () =>
+        core.ownerHandle?.stop().catch((err: unknown) => core.logger.warn({ err }, 'deregistering the owner failed')),
+      );
+      await parts.wait('store', core.store.close());
       await workers;
     },
   };

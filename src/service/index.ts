@@ -15,7 +15,7 @@ import { RuntimeEvents } from '../pipeline/events.js';
 import { createRetention, type Retention } from '../pipeline/retention.js';
 import { ParsePool } from '../pipeline/pool.js';
 import { sleep } from '../pipeline/sleep.js';
-import { createRuntime, logPauses, readsMailboxes, type AdapterEntry, type Runtime } from '../runtime/index.js';
+import { createRuntime, logPauses, OpenParts, readsMailboxes, type AdapterEntry, type Runtime } from '../runtime/index.js';
 import { buildApp } from '../server/app.js';
 import { baseUrl, listenError, parseListen } from '../server/listen.js';
 import type { PredictionSinks } from '../sinks/index.js';
@@ -53,6 +53,11 @@ export interface Service {
   readonly retention: Retention;
   /** Graceful stop; `force` aborts the drain. Resolves with whether the outbox was drained. Idempotent. */
   stop(force?: AbortSignal): Promise<{ drained: boolean }>;
+  /**
+   * While stop() runs: what it is still waiting for, e.g. `adapter smtp:mx`, `http server`,
+   * `store` (empty before and after). `mailgate serve` names them when a stop outlasts its bound.
+   */
+  openParts(): string[];
 }
 
 /**
@@ -136,7 +141,7 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   });
   deps.push = { endpoints: runtime.endpoints() };
   deps.console = consoleData.deps;
-  const { listen: _listen, public_listen: publicListen, ...server } = config.server;
+  const { listen: _listen, public_listen: publicListen, stop_timeout_ms: _stopTimeoutMs, ...server } = config.server;
   const app = buildApp({ ...server, listen_host: host }, deps);
   const publicAt = publicListen === undefined ? undefined : parseListen(publicListen);
   const publicApp = publicAt && buildApp({ ...server, listen_host: publicAt.host, role: 'public' }, deps);
@@ -166,14 +171,23 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
   if (publicUrl) logger.info({ url: publicUrl }, `push endpoints and /livez also on ${publicUrl}`);
   logger.info({ url, routes: [...routes.keys()], adapters: adapters.map((e) => `${e.kind}:${e.name}`) }, `mailgate serving on ${url}`);
 
+  const parts = new OpenParts();
+  // The adapters still running while intake stops, by name (an SMTP listener letting its clients finish).
+  const openParts = () =>
+    parts.list().flatMap((p) => {
+      if (p !== 'adapters') return [p];
+      const running = adapters.filter((e) => e.state === 'running').map((e) => `adapter ${e.kind}:${e.name}`);
+      return running.length > 0 ? running : [p];
+    });
+
   async function stop(force?: AbortSignal): Promise<{ drained: boolean }> {
     stopping = true;
     logger.info({ drainMs }, 'stopping: intake first, then draining delivery');
     retentionStop.abort();
     stopWatch();
     intakeStop.abort();
-    await retentionDone;
-    await adaptersDone;
+    await parts.wait('retention', retentionDone);
+    await parts.wait('adapters', adaptersDone);
     const deadline = AbortSignal.any([AbortSignal.timeout(Math.max(drainMs, 1)), ...(force ? [force] : [])]);
     let drained = false;
     // A paused route cannot deliver (the API refused it): its items are not waited for.
@@ -182,36 +196,40 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
       for (const route of routes.keys()) if (runtime.pauses.get(route) === undefined) n += await store.outboxDepth(route);
       return n;
     };
-    while (!deadline.aborted && drainMs > 0) {
-      if ((await deliverable()) === 0) {
-        drained = (await store.outboxDepth()) === 0;
-        break;
+    await parts.wait('delivery drain', async () => {
+      while (!deadline.aborted && drainMs > 0) {
+        if ((await deliverable()) === 0) {
+          drained = (await store.outboxDepth()) === 0;
+          break;
+        }
+        await sleep(100, deadline);
       }
-      await sleep(100, deadline);
-    }
-    for (const p of runtime.pauses.list())
-      logger.warn(
-        { route: p.route, code: p.code, since: p.since.toISOString(), queued: await store.outboxDepth(p.route).catch(() => -1) },
-        `route ${p.route} is paused (${p.code}): not waiting for it; its queued items stay for the next start`,
-      );
-    if (!drained && runtime.pauses.list().length === 0)
-      logger.warn(
-        { code: 'MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT', queued: await store.outboxDepth().catch(() => -1) },
-        'stopped waiting for delivery; queued items stay for the next start',
-      );
-    await actions?.close(
-      deadline.aborted ? AbortSignal.abort() : AbortSignal.any([AbortSignal.timeout(10_000), ...(force ? [force] : [])]),
+      for (const p of runtime.pauses.list())
+        logger.warn(
+          { route: p.route, code: p.code, since: p.since.toISOString(), queued: await store.outboxDepth(p.route).catch(() => -1) },
+          `route ${p.route} is paused (${p.code}): not waiting for it; its queued items stay for the next start`,
+        );
+      if (!drained && runtime.pauses.list().length === 0)
+        logger.warn(
+          { code: 'MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT', queued: await store.outboxDepth().catch(() => -1) },
+          'stopped waiting for delivery; queued items stay for the next start',
+        );
+    });
+    await parts.wait('after-delivery actions', async () =>
+      actions?.close(deadline.aborted ? AbortSignal.abort() : AbortSignal.any([AbortSignal.timeout(10_000), ...(force ? [force] : [])])),
     );
     deliveryStop.abort();
-    await deliveryDone;
+    await parts.wait('delivery', deliveryDone);
     // After the drain: what delivery saved goes out to the sinks within what is left of the bound.
-    await sinks.flush(deadline);
-    await sinks.close();
-    await app.close();
-    await publicApp?.close();
+    await parts.wait('prediction sinks', async () => {
+      await sinks.flush(deadline);
+      await sinks.close();
+    });
+    await parts.wait('http server', app.close());
+    await parts.wait('public http server', async () => publicApp?.close());
     consoleData.bus.close();
-    await previewPool?.close();
-    await runtime.close();
+    await parts.wait('preview pool', async () => previewPool?.close());
+    await runtime.close(parts);
     logger.info({ drained }, 'mailgate stopped');
     return { drained };
   }
@@ -228,5 +246,6 @@ export async function startService(config: Readonly<Config>, options: ServiceOpt
     retention,
     ...(actions ? { actions } : {}),
     stop: (force) => (stopped ??= stop(force)),
+    openParts,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Runs the service as a process: loads the configuration (or the embedded defaults), starts,
- * prints where things are, and handles SIGTERM/SIGINT — the first stops gracefully, a second
- * exits at once.
+ * prints where things are, and handles SIGTERM/SIGINT — the first stops gracefully, within
+ * `delivery.drain_ms` + `server.stop_timeout_ms` (past that it exits with status 1, naming what
+ * was still open), and a second exits at once.
  */
 import { deepMerge, loadConfig, type Json } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -23,7 +24,7 @@ export interface RunServiceOptions {
   logFormat?: LogFormat;
   /** Human-readable lines (URLs, the generated admin key). */
   print: (line: string) => void;
-  /** Exit the process at once (second signal). */
+  /** Exit the process at once (second signal, or a stop past its bound). */
   exit: (code: number) => void;
 }
 
@@ -107,10 +108,35 @@ export async function runService(options: RunServiceOptions): Promise<number> {
       );
     }
     await stopRequested;
-    await service.stop(force.signal);
-    return 0;
+    return await stopWithin(service, config.delivery.drain_ms + config.server.stop_timeout_ms, { logger, force, exit: options.exit });
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/**
+ * Stops the service; should that outlast `boundMs` (a close that hangs: a client that never
+ * finishes its request, a store that never answers), logs what is still open and exits with 1.
+ */
+async function stopWithin(
+  service: Service,
+  boundMs: number,
+  ctx: { logger: Logger; force: AbortController; exit: (code: number) => void },
+): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const overdue = new Promise<'overdue'>((resolve) => (timer = setTimeout(() => resolve('overdue'), boundMs)));
+  try {
+    if ((await Promise.race([service.stop(ctx.force.signal).then(() => 'stopped' as const), overdue])) === 'stopped') return 0;
+  } finally {
+    clearTimeout(timer);
+  }
+  const open = service.openParts();
+  ctx.logger.error(
+    { code: 'MAILGATE_ERR_SERVICE_STOP_TIMEOUT', boundMs, open },
+    `stopping took longer than ${boundMs} ms (delivery.drain_ms + server.stop_timeout_ms); still open: ${open.join(', ') || 'nothing named'}; exiting`,
+  );
+  ctx.force.abort();
+  ctx.exit(1);
+  return 1;
 }
