@@ -119,6 +119,26 @@ describe('intake over commits synced off the event loop', () => {
     expect(syncs.count).toBe(2);
   });
 
+  it('claims items whose enqueue is already synced without waiting for a sync of its own', async () => {
+    const enqueued = store.enqueue([input('r', 1), input('r', 2)]);
+    await syncs.waitHeld(1);
+    syncs.release();
+    expect((await enqueued).queued).toBe(2);
+    // Every enqueue before the claim is on disk: the claim answers at once, held syncs or not.
+    expect(await store.claim('r', 10, 'w', 60_000)).toHaveLength(2);
+    expect(syncs.count).toBe(1);
+    // An enqueue whose sync is still held makes the next claim wait for one again.
+    const more = store.enqueue([input('r', 3)]);
+    await syncs.waitHeld(1);
+    const claimed = store.claim('r', 10, 'w', 60_000);
+    await syncs.waitHeld(2);
+    expect(await state(claimed)).toBe('pending');
+    syncs.release();
+    await more;
+    expect(await claimed).toHaveLength(1);
+    expect(syncs.count).toBe(3);
+  });
+
   it('fails a batch whose sync failed, and every batch after it, writing nothing more', async () => {
     const intake = createIntake({ store, routes, parse, parsing: {}, maxOutbox: 10_000 });
     const first = intake.accept(batch(0, 10), { checkpoint: checkpoint(10) });

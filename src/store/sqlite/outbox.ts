@@ -129,15 +129,16 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   }
 
   /**
-   * Synced like an enqueue: what a claim answers is durable, and a claim that found nothing writes
-   * nothing to sync. (An item whose enqueue is still waiting for its own sync is in the same WAL,
-   * before the claim: the claim's sync covers it too, so nothing is sent that a power cut could
-   * take back.)
+   * What a claim answers is durable: an item whose enqueue is still waiting for its own sync is in
+   * the same WAL, before the claim, and the claim then waits for a sync that covers it, so nothing
+   * is sent that a power cut could take back. The claim's own writes need no sync (lost, they only
+   * let the items be claimed and sent again, which delivery allows for anyway): a claim made when
+   * every enqueue before it is synced, or one that found nothing, waits for no disk.
    */
   claim(route: string | undefined, limit: number, owner: string, leaseMs: number): OutboxItem[] | Promise<OutboxItem[]> {
     const now = this.now();
     const params = { now, owner, until: now + checkDelay('leaseMs', leaseMs, 1), limit: checkLimit(limit) };
-    return this.wal.durably(
+    return this.wal.afterDurable(
       () => this.claimTx(route, params),
       (items) => items.length > 0,
     );

@@ -47,6 +47,9 @@ export class WalSync {
   private readonly running = new Set<Promise<void>>();
   private readonly level: Levels | undefined;
   private readonly rounds: WalRounds | undefined;
+  /** Durable commits written so far (their transactions), and how many of them a returned sync covers. */
+  private written = 0;
+  private synced = 0;
 
   constructor(
     private readonly db: Database.Database,
@@ -72,11 +75,31 @@ export class WalSync {
    * checkpoint round is under way, the transaction waits for it (without holding the thread).
    */
   durably<T>(tx: () => T, wrote: (result: T) => boolean = () => true): T | Promise<T> {
+    return this.run(tx, (result) => {
+      if (!wrote(result)) return false;
+      this.written += 1;
+      return true;
+    });
+  }
+
+  /**
+   * Runs `tx` (one transaction whose own writes need not survive a power cut: a claim, whose
+   * loss only lets the items be claimed again) and answers its result once everything it read is
+   * durable: at once when every durable commit made before it has been synced, otherwise after
+   * one sync, which covers them. `read` says whether the result holds anything (a claim that
+   * found nothing waits for no disk). Off the thread only; otherwise the commit synced itself.
+   */
+  afterDurable<T>(tx: () => T, read: (result: T) => boolean): T | Promise<T> {
+    return this.run(tx, (result) => read(result) && this.synced < this.written);
+  }
+
+  /** `tx` under OFF (after the round under way), then a sync when `sync(result)` asks for one. */
+  private run<T>(tx: () => T, sync: (result: T) => boolean): T | Promise<T> {
     const level = this.level;
     if (level === undefined) return tx();
     if (this.failed !== undefined) return Promise.reject(this.failed);
     const round = this.rounds?.underWay;
-    if (round !== undefined) return round.then(() => this.durably(tx, wrote));
+    if (round !== undefined) return round.then(() => this.run(tx, sync));
     level.off.run();
     let result: T;
     try {
@@ -84,7 +107,7 @@ export class WalSync {
     } finally {
       level.full.run();
     }
-    if (!wrote(result)) return result;
+    if (!sync(result)) return result;
     return this.sync().then(() => {
       this.rounds?.afterSync();
       return result;
@@ -99,7 +122,10 @@ export class WalSync {
     } catch (err) {
       return Promise.reject(err as Error);
     }
-    return this.syncFd(fd);
+    const covers = this.written;
+    return this.syncFd(fd).then(() => {
+      this.synced = Math.max(this.synced, covers);
+    });
   }
 
   /**
