@@ -17,6 +17,11 @@ export interface SqliteOptions {
   syncOffThread?: boolean;
   /** Internal, for tests: how `syncOffThread` syncs the -wal file (default `fs.fdatasync`). */
   syncFile?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+  /**
+   * Internal, for tests: called each time a checkpoint round of `syncOffThread` falls back to
+   * checkpointing and truncating the WAL on the event loop, syncs included (./wal-rounds.ts).
+   */
+  onWalTruncate?: () => void;
   /** How long a write waits for another connection's lock before failing (default 5000 ms). */
   busyTimeoutMs?: number;
   /**

@@ -52,7 +52,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     controls: new SqliteControls(db, now, synchronous),
   };
   const offThread = options.syncOffThread === true && synchronous === 'FULL' && !db.memory;
-  const wal = new WalSync(db, offThread, options.syncFile);
+  const wal = new WalSync(db, offThread, options.syncFile, options.onWalTruncate);
   const outbox = new SqliteOutbox(db, now, parts, wal);
   const concerns = {
     ...parts,
@@ -61,7 +61,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     owners: new SqliteOwners(db, now, leases),
     deadLetters: new SqliteDeadLetters(db, outbox, now),
     predictions: new SqlitePredictions(db, now),
-    maintenance: new SqliteMaintenance(db),
+    maintenance: new SqliteMaintenance(db, wal),
   };
   const lifecycle = {
     migrate: () => migrateSqlite(db),

@@ -13,6 +13,7 @@ import type { Backend } from '../compose.js';
 import type { MaintenanceStore, PruneKind, StoreStats, ThreadCursor } from '../types.js';
 import { checkpointOffThread } from './checkpoint-thread.js';
 import { statement } from './statements.js';
+import type { WalSync } from './wal-sync.js';
 
 /** The ids one prune batch deletes, oldest first, each along its index. */
 const SELECT_IDS: Record<PruneKind, string> = {
@@ -49,7 +50,11 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
   private reclaiming = false;
   private readonly threadsTx: (before: number, limit: number, after: ThreadCursor) => { deleted: number; next: ThreadCursor | null };
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    /** The store's commits and checkpoint rounds: reclaimSpace lets a round run between its steps. */
+    private readonly wal?: Pick<WalSync, 'between'>,
+  ) {
     const select = Object.fromEntries(Object.entries(SELECT_IDS).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
       PruneKind,
       Database.Statement
@@ -109,8 +114,12 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
    * which gives the pages to the file system. While it runs the connection checkpoints nothing
    * itself (`wal_autocheckpoint` 0, restored after): the steps' frames, and those of intake's
    * writes meanwhile, wait for that one checkpoint rather than each commit past 1000 pages copying
-   * them on the event loop. The steps do not sync the WAL: a vacuum lost to a power cut leaves
-   * free pages free, and the checkpoint syncs the WAL before it copies from it.
+   * them on the event loop. In a store whose commits sync off the event loop, that connection
+   * already leaves checkpoints to its rounds (./wal-rounds.ts): the steps then wait for a round
+   * whenever the WAL holds ROUND_WAL_BYTES, so it never grows past ROUND_MAX_WAL_BYTES (where a
+   * round would checkpoint and truncate it on the event loop). The steps do not sync the WAL: a
+   * vacuum lost to a power cut leaves free pages free, and a checkpoint syncs the WAL before it
+   * copies from it.
    */
   async reclaimSpace(maxBytes: number): Promise<number> {
     // One at a time: a second call meanwhile would restore the first one's wal_autocheckpoint 0.
@@ -146,6 +155,8 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
         released += free - freePages();
         left -= pages;
         await yieldToLoop();
+        // A store with checkpoint rounds: one runs as soon as the WAL holds a round's worth.
+        await this.wal?.between();
       }
       if (!this.db.memory && this.db.open) await checkpointOffThread(this.db.name);
     } finally {

@@ -20,9 +20,10 @@
  * Durable commits wait for the round (without holding the thread): no frame is added meanwhile,
  * so the round copies the whole WAL and the next commit restarts it at its start, which keeps
  * the file's size bounded. A write that does not wait (a parse-attempt count) may add frames
- * during a round; the round then copies what it can and a later one restarts the WAL. Should
- * the WAL still grow past ROUND_MAX_WAL_BYTES, a round checkpoints the way SQLite would, syncs
- * on this thread included, and truncates it.
+ * during a round; the round then copies what it can and a later one restarts the WAL. A long
+ * series of such writes (reclaimSpace's vacuum steps) waits for a round between its writes
+ * (`between`). Should the WAL still grow past ROUND_MAX_WAL_BYTES, a round checkpoints the way
+ * SQLite would, syncs on this thread included, and truncates it.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
@@ -71,6 +72,8 @@ export class WalRounds {
     /** One fdatasync on the thread pool (its failure is the store's: see WalSync). */
     private readonly syncFd: (fd: number) => Promise<void>,
     private readonly walFd: () => number,
+    /** Told of each round that checkpoints and truncates the WAL on this thread (tests count them). */
+    private readonly onTruncate: () => void = () => undefined,
   ) {
     db.pragma('wal_autocheckpoint = 0');
     this.pageSize = db.pragma('page_size', { simple: true }) as number;
@@ -93,6 +96,17 @@ export class WalRounds {
     }
     if (size < ROUND_WAL_BYTES) return;
     this.start(size > ROUND_MAX_WAL_BYTES ? () => this.truncated() : () => this.round());
+  }
+
+  /**
+   * Between the steps of a long write that is no durable commit (reclaimSpace's vacuum steps):
+   * starts a round when one is due and waits for it, so that the steps add no frame while it
+   * copies and the next one restarts the WAL. Without it the steps' frames piled up past
+   * ROUND_MAX_WAL_BYTES while intake's commits kept each round short of the WAL's end.
+   */
+  async between(): Promise<void> {
+    this.afterSync();
+    await this.underWay;
   }
 
   /**
@@ -158,6 +172,7 @@ export class WalRounds {
 
   /** The WAL kept growing: copied and truncated the way SQLite would, its syncs on this thread. */
   private async truncated(): Promise<void> {
+    this.onTruncate();
     this.truncate.get();
   }
 

@@ -56,6 +56,7 @@ export class WalSync {
     /** Whether commits sync off the calling thread: FULL store, on disk, asked for. */
     offThread: boolean,
     private readonly syncFile: SyncFile = fdatasync,
+    onTruncate?: () => void,
   ) {
     this.level = offThread ? levels(db) : undefined;
     this.rounds =
@@ -65,6 +66,7 @@ export class WalSync {
         this.level,
         (fd) => this.syncFd(fd),
         () => this.walFd(),
+        onTruncate,
       );
   }
 
@@ -112,6 +114,14 @@ export class WalSync {
       this.rounds?.afterSync();
       return result;
     });
+  }
+
+  /**
+   * Between the steps of a long write that is no durable commit: waits for a checkpoint round
+   * when the WAL holds one's worth of frames (./wal-rounds.ts `between`); at once otherwise.
+   */
+  async between(): Promise<void> {
+    await this.rounds?.between();
   }
 
   /** Resolves once every commit made before the call is on disk. */
