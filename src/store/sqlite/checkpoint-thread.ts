@@ -36,6 +36,93 @@ try {
 }
 `;
 
+// The thread of a store's checkpoint rounds (./wal-rounds.ts): one connection for as long as the
+// store is open, at synchronous=OFF — the round syncs the WAL before it and the database file
+// after it, on the thread pool — answering each message with one PASSIVE checkpoint, and
+// closing when told to.
+const ROUNDS_CODE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true, timeout: 20 });
+db.pragma('synchronous = OFF');
+const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+parentPort.on('message', (m) => {
+  if (m === 'close') {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    parentPort.postMessage({ ok: true, result: passive.get() });
+  } catch (err) {
+    parentPort.postMessage({ ok: false, message: String(err && err.message), code: err && err.code });
+  }
+});
+`;
+
+/**
+ * PASSIVE checkpoints of one store file, each on the same thread of its own with its own
+ * connection at synchronous=OFF: the copying of WAL pages into the database file leaves the
+ * event loop. One checkpoint at a time. The thread keeps the process alive only while a
+ * checkpoint is under way.
+ */
+export class CheckpointThread {
+  private readonly worker: Worker;
+  private waiting: { resolve: (r: CheckpointResult) => void; reject: (e: Error) => void } | undefined;
+  private dead: Error | undefined;
+
+  constructor(path: string) {
+    this.worker = new Worker(ROUNDS_CODE, {
+      eval: true,
+      workerData: { driver: DRIVER, path },
+      // It allocates next to nothing: V8's default young generation would only add resident memory.
+      resourceLimits: { maxYoungGenerationSizeMb: 1 },
+    });
+    this.worker.unref();
+    this.worker.on('message', (m: { ok: true; result: CheckpointResult } | { ok: false; message: string; code?: string }) => {
+      const w = this.waiting;
+      this.waiting = undefined;
+      this.worker.unref();
+      if (w === undefined) return;
+      if (m.ok) w.resolve(m.result);
+      else w.reject(Object.assign(new Error(m.message), m.code === undefined ? {} : { code: m.code }));
+    });
+    const gone = (err: Error) => {
+      this.dead ??= err;
+      this.waiting?.reject(this.dead);
+      this.waiting = undefined;
+    };
+    this.worker.on('error', gone);
+    this.worker.on('exit', (code) => gone(new Error(`the checkpoint thread exited (code ${code})`)));
+  }
+
+  /** Whether it can still checkpoint (its thread has not failed or ended). */
+  get alive(): boolean {
+    return this.dead === undefined;
+  }
+
+  /** One PASSIVE checkpoint on the thread, without syncs. */
+  checkpoint(): Promise<CheckpointResult> {
+    if (this.dead !== undefined) return Promise.reject(this.dead);
+    if (this.waiting !== undefined) return Promise.reject(new Error('a checkpoint is under way on the thread'));
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+      this.worker.ref();
+      this.worker.postMessage('checkpoint');
+    });
+  }
+
+  /** Closes its connection and ends the thread. */
+  async close(): Promise<void> {
+    if (this.dead !== undefined) return;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    // Held until it has ended: the caller's next step runs after the close, not never.
+    this.worker.ref();
+    this.worker.postMessage('close');
+    await exited;
+  }
+}
+
 /** Runs one PASSIVE checkpoint of the store file `path` on a thread of its own; answers what it did. */
 export function checkpointOffThread(path: string): Promise<CheckpointResult> {
   return new Promise((resolve, reject) => {

@@ -11,8 +11,9 @@
  *    database file nor restart the WAL over the frames it reads;
  * 2. an fdatasync of the -wal file on the thread pool: every frame of the pin's snapshot is on
  *    disk (what SQLite's checkpoint syncs first);
- * 3. a PASSIVE checkpoint on this thread with synchronous=OFF: the pages of those frames are
- *    copied into the database file, and SQLite syncs nothing;
+ * 3. a PASSIVE checkpoint with synchronous=OFF, on a connection of the store's checkpoint thread
+ *    (./checkpoint-thread.ts; on this thread's connection should that thread have failed): the
+ *    pages of those frames are copied into the database file, and SQLite syncs nothing;
  * 4. an fdatasync of the database file on the thread pool (what SQLite's checkpoint syncs last);
  * 5. the pin's read ends. Only now can the WAL be restarted over the copied frames, which are on
  *    disk in the database file: a power cut at any step finds them in one file or the other.
@@ -28,6 +29,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { endianness } from 'node:os';
 import Database from 'better-sqlite3';
+import { CheckpointThread } from './checkpoint-thread.js';
 
 /** The wal-index header's first fields, up to and with mxFrame (a 32-bit count at byte 16). */
 const WAL_INDEX_HEADER_BYTES = 20;
@@ -65,6 +67,8 @@ export class WalRounds {
   private readonly passive: Database.Statement;
   private readonly truncate: Database.Statement;
   private readonly timer: NodeJS.Timeout;
+  /** Where step 3 runs: started with the store, so that the first round does not wait for it. */
+  private readonly thread: CheckpointThread;
 
   constructor(
     private readonly db: Database.Database,
@@ -83,6 +87,7 @@ export class WalRounds {
     // and a process may make nothing else for hours: they are looked at now and then as well.
     this.timer = setInterval(() => this.afterSync(), ROUND_CHECK_MS);
     this.timer.unref();
+    this.thread = new CheckpointThread(db.name);
   }
 
   /** After a durable commit's sync (and every ROUND_CHECK_MS): starts a round when one is due. */
@@ -116,6 +121,7 @@ export class WalRounds {
   async finish(): Promise<void> {
     clearInterval(this.timer);
     await this.underWay;
+    await this.thread.close();
     this.pin?.db.close();
     this.pin = undefined;
     for (const fd of [this.dbFd, this.shmFd]) if (fd !== undefined) closeSync(fd);
@@ -151,14 +157,31 @@ export class WalRounds {
     try {
       pin.read.get();
       await this.syncFd(this.walFd());
-      const copied = this.checkpoint();
+      const copied = await this.copy();
       if (copied > 0) await this.syncFd((this.dbFd ??= openSync(this.db.name, 'r')));
     } finally {
       pin.end.run();
     }
   }
 
-  /** Copies the frames the pin lets through into the database file without syncing: the pages copied. */
+  /**
+   * Copies the frames the pin lets through into the database file without syncing, on the
+   * checkpoint thread: the frames of the WAL now in the database file. Should the thread fail, on
+   * this thread from then on.
+   */
+  private async copy(): Promise<number> {
+    if (this.thread.alive) {
+      try {
+        return (await this.thread.checkpoint()).checkpointed;
+      } catch (err) {
+        // A checkpoint that failed cuts this round short; a thread that ended leaves it to this one.
+        if (this.thread.alive) throw err;
+      }
+    }
+    return this.checkpoint();
+  }
+
+  /** Copies the frames the pin lets through into the database file without syncing, on this thread. */
   private checkpoint(): number {
     this.level.off.run();
     try {
