@@ -9,6 +9,7 @@
  *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--mixed-messages 5000]
  *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text,new-mail]
  *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR] [--workers N] [--vs-cli PATH] [--no-stages] [--no-references]
+ *     [--timeline MS]
  *
  * Runs alternate (raw fetch, hand-built, mailgate, raw fetch, …) so that a drifting machine
  * load hits all three alike; the figures are medians. After them, one more `mailgate serve`
@@ -43,7 +44,7 @@ import { previewSync } from '../src/preview/index.js';
 import { cpuByThread, cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 import { benchNewMail } from './support/new-mail.js';
-import { monotonicUs, printStages, stagesOf } from './support/stages.js';
+import { monotonicUs, printStages, printTimeline, stagesOf, timelineOf } from './support/stages.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const HANDBUILT = fileURLToPath(new URL('./support/handbuilt.js', import.meta.url));
@@ -71,6 +72,14 @@ function profileDir(): string | undefined {
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? undefined : process.argv[i + 1];
+}
+
+/**
+ * `--timeline MS`: after the stage table, the profiled run's threads over time, MS ms a line (where
+ * each thread was busy, by stage, and idle: the waits). Needs the profiled run (not --no-stages).
+ */
+function timelineMs(): number | undefined {
+  return option('timeline') === undefined ? undefined : arg('timeline', 50);
 }
 
 /** `--mailboxes a,b`: which of attachments, mixed, text, new-mail to run (default all). */
@@ -485,6 +494,18 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
       parseOnlyUs(make, Math.min(n, 500)),
       'parse only (previewSync + encoding, full sources, one thread)',
     );
+    const bucketMs = timelineMs();
+    if (bucketMs !== undefined) {
+      console.log(
+        `${''.padEnd(34)} timeline of the profiled run, ${bucketMs} ms a line (ms busy by stage; idle = the line's length less them):`,
+      );
+      const marks = {
+        'first comment': prof.firstMs,
+        'IMAP connected': prof.steps.connected,
+        'first batch delivered': prof.steps.delivered,
+      };
+      printTimeline(' '.repeat(36), timelineOf(dir, prof.window.from, prof.window.to, bucketMs * 1000), bucketMs * 1000, marks);
+    }
   } finally {
     if (keep === undefined) rmSync(dir, { recursive: true, force: true });
   }

@@ -115,6 +115,89 @@ export function stagesOf(dir: string, from = -Infinity, to = Infinity): StageTim
   return times;
 }
 
+/** One thread's busy µs per stage in each bucket of a timeline (undefined stage: idle, not counted). */
+export interface ThreadTimeline {
+  /** 0 for the main thread, else the worker's thread id. */
+  thread: number;
+  buckets: Array<Record<Stage, number>>;
+}
+
+/**
+ * Where each thread of the process was busy over time: the samples within [from, to] (µs, monotonic)
+ * in buckets of `bucketUs`, by stage. A bucket's shortfall from its length is the thread's idle
+ * time there (on a loaded machine a sample also counts time spent waiting for a core, so the gaps
+ * are trustworthy only on a quiet one).
+ */
+export function timelineOf(dir: string, from: number, to: number, bucketUs: number): ThreadTimeline[] {
+  const out: ThreadTimeline[] = [];
+  const count = Math.max(1, Math.ceil((to - from) / bucketUs));
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile;
+    const stages = stageOfNodes(profile);
+    const buckets = Array.from({ length: count }, zero);
+    let t = profile.startTime;
+    for (let i = 0; i < profile.samples.length; i++) {
+      t += profile.timeDeltas[i]!;
+      const stage = stages.get(profile.samples[i]!);
+      if (stage === undefined) continue;
+      // A sample stands for the interval up to the next one, spread over the buckets it spans.
+      const start = Math.max(t, from);
+      const end = Math.min(t + (profile.timeDeltas[i + 1] ?? 0), to);
+      for (let at = start; at < end; ) {
+        const b = Math.floor((at - from) / bucketUs);
+        const next = Math.min(end, from + (b + 1) * bucketUs);
+        buckets[b]![stage] += next - at;
+        at = next;
+      }
+    }
+    out.push({ thread: Number(file.split('.')[4]), buckets });
+  }
+  return out.sort((a, b) => a.thread - b.thread);
+}
+
+/** Short column names of the stages, for the timeline. */
+const SHORT: Record<Stage, string> = {
+  'fetch / protocol': 'fetch',
+  'parse (MIME)': 'mime',
+  'document + preview': 'doc',
+  'intake + pool hand-over': 'intake',
+  store: 'store',
+  'delivery encoding + HTTP': 'deliv',
+  'GC (on the thread)': 'gc',
+  'Node I/O and runtime': 'node',
+  other: 'other',
+};
+
+/**
+ * Prints the timeline: one line per bucket, each thread's busy ms in it by stage (those it spent
+ * anything in) and its idle ms (the bucket's length less its samples), `marks` (ms from the
+ * window's start) named where they fall. Thread 0 is the main thread; the others are the parse
+ * workers and the store's checkpoint thread, by thread id.
+ */
+export function printTimeline(indent: string, threads: ThreadTimeline[], bucketUs: number, marks: Record<string, number>): void {
+  const ms = (us: number, width: number) => (us / 1000).toFixed(0).padStart(width);
+  // Per thread, the stages it spent anything in (a parse worker never stores, the main thread never parses).
+  const used = threads.map((t) => STAGES.filter((s) => t.buckets.some((b) => b[s] >= 500)));
+  const head = threads
+    .map((t, i) => `${t.thread === 0 ? 'main' : `thread ${t.thread}`}: idle ${used[i]!.map((s) => SHORT[s].padStart(4)).join(' ')}`)
+    .join(' | ');
+  console.log(`${indent}${'ms'.padStart(5)}  ${head}`);
+  const count = threads[0]?.buckets.length ?? 0;
+  for (let b = 0; b < count; b++) {
+    const cols = threads.map((t, i) => {
+      const bucket = t.buckets[b]!;
+      const busy = STAGES.reduce((n, s) => n + bucket[s], 0);
+      const label = t.thread === 0 ? 'main' : `thread ${t.thread}`;
+      return `${ms(Math.max(0, bucketUs - busy), label.length + 6)} ${used[i]!.map((s) => ms(bucket[s], Math.max(4, SHORT[s].length))).join(' ')}`;
+    });
+    const at = (b * bucketUs) / 1000;
+    const here = Object.entries(marks)
+      .filter(([, m]) => m >= at && m < at + bucketUs / 1000)
+      .map(([name]) => name);
+    console.log(`${indent}${String(at).padStart(5)}  ${cols.join(' | ')}${here.length > 0 ? `  <- ${here.join(', ')}` : ''}`);
+  }
+}
+
 /** The monotonic clock in µs, as V8 stamps CPU profiles. */
 export function monotonicUs(): number {
   return Number(process.hrtime.bigint() / 1000n);
