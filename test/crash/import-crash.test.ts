@@ -53,10 +53,16 @@ async function crashRun(seed: number, storeUrl: (seed: number) => Promise<string
     const createdAtKill: number[] = [];
     const rand = prng(seed);
     const created = () => emu.emulator.stats().comments;
-    // First a kill at a random time (start-up, reading, parsing or storing), then kills when
-    // the API has created a random number of further comments (mid-delivery).
+    // First a kill at a random time (start-up, reading, parsing or storing) or, on a machine fast
+    // enough to reach delivery sooner, once the API holds a random part of the first half of the
+    // comments (a time alone can fall after a fast import's end); then kills when the API has
+    // created a random number of further comments (mid-delivery).
     const points: Array<() => KillPoint> = [
-      () => ({ ms: 200 + Math.floor(rand() * 1200) }),
+      () => {
+        const ms = 200 + Math.floor(rand() * 1200);
+        const target = 1 + Math.floor(rand() * (MESSAGES / 2));
+        return { ms, ready: () => created() >= target };
+      },
       ...Array.from({ length: KILLS - 1 }, () => () => {
         const target = created() + 1 + Math.floor(rand() * (MESSAGES - created() - 1));
         return { ready: () => created() >= target };

@@ -44,17 +44,17 @@ export function runCli(args: string[], cwd: string, env: Record<string, string> 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** When to kill one run: after `ms`, or as soon as `ready()` is true (polled every 5 ms). */
-export type KillPoint = { ms: number } | { ready: () => boolean };
+/** When to kill one run: after `ms`, or as soon as `ready()` is true (polled every 5 ms), whichever comes first. */
+export interface KillPoint {
+  ms?: number;
+  ready?: () => boolean;
+}
 
 async function reached(point: KillPoint, exited: Promise<unknown>): Promise<boolean> {
   let done = false;
   void exited.then(() => (done = true));
-  if ('ms' in point) {
-    await Promise.race([exited, sleep(point.ms)]);
-    return !done;
-  }
-  while (!done && !point.ready()) await sleep(5);
+  const due = point.ms === undefined ? Infinity : Date.now() + point.ms;
+  while (!done && Date.now() < due && !(point.ready?.() ?? false)) await sleep(Math.min(5, Math.max(due - Date.now(), 0)));
   return !done;
 }
 
