@@ -33,7 +33,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function configFile(name: string): string {
+function configFile(name: string, drainMs = 500): string {
   const file = join(dir, `${name}.json`);
   writeFileSync(
     file,
@@ -47,7 +47,7 @@ function configFile(name: string): string {
         idle_timeout_ms: TEN_MINUTES,
         stop_timeout_ms: 1_000,
       },
-      delivery: { drain_ms: 500 },
+      delivery: { drain_ms: drainMs },
       routes: [{ name: 'support', source: 'acme/support' }],
       adapters: { upload: [{ name: 'desk', route: 'support', api_keys: [UPLOAD_KEY] }] },
     }),
@@ -118,5 +118,14 @@ describe('mailgate serve: the bound of a stop', () => {
     expect(await exitWithin(serve, 30_000)).toEqual({ code: 0, signal: null });
     expect(serve.stdout()).toContain('"msg":"mailgate stopped"');
     expect(serve.stdout()).not.toContain('MAILGATE_ERR_SERVICE_STOP_TIMEOUT');
+  }, 60_000);
+
+  it('with drain_ms 0 and nothing queued, stops drained, without a drain warning', async () => {
+    const serve = spawnServe(['--config', configFile('empty', 0)], { cwd: dir });
+    await serve.url;
+    serve.child.kill('SIGTERM');
+    expect(await exitWithin(serve, 30_000)).toEqual({ code: 0, signal: null });
+    expect(logLines(serve.stdout()).find((l) => l['msg'] === 'mailgate stopped')).toMatchObject({ drained: true });
+    expect(serve.stdout()).not.toContain('MAILGATE_ERR_SERVICE_DRAIN_TIMEOUT');
   }, 60_000);
 });
