@@ -67,8 +67,14 @@ export class WalRounds {
   private readonly passive: Database.Statement;
   private readonly truncate: Database.Statement;
   private readonly timer: NodeJS.Timeout;
-  /** Where step 3 runs: started with the store, so that the first round does not wait for it. */
-  private readonly thread: CheckpointThread;
+  /**
+   * Where step 3 runs: started once the WAL holds half a round's frames, so that a store that never
+   * needs a round (a small import, an idle service) never starts it, and the first round finds it
+   * running.
+   */
+  private thread: CheckpointThread | undefined;
+  /** The store is closing: no round starts any more. */
+  private finishing = false;
 
   constructor(
     private readonly db: Database.Database,
@@ -87,18 +93,18 @@ export class WalRounds {
     // and a process may make nothing else for hours: they are looked at now and then as well.
     this.timer = setInterval(() => this.afterSync(), ROUND_CHECK_MS);
     this.timer.unref();
-    this.thread = new CheckpointThread(db.name);
   }
 
   /** After a durable commit's sync (and every ROUND_CHECK_MS): starts a round when one is due. */
   afterSync(): void {
-    if (this.underWay !== undefined || !this.db.open) return;
+    if (this.underWay !== undefined || this.finishing || !this.db.open) return;
     let size: number;
     try {
       size = this.walBytes();
     } catch {
       return; // The -shm file unreadable for now: the next look tries again.
     }
+    if (size >= ROUND_WAL_BYTES / 2) this.thread ??= new CheckpointThread(this.db.name);
     if (size < ROUND_WAL_BYTES) return;
     this.start(size > ROUND_MAX_WAL_BYTES ? () => this.truncated() : () => this.round());
   }
@@ -119,9 +125,10 @@ export class WalRounds {
    * copies as the connection closes, syncs included: the close waits for them either way.
    */
   async finish(): Promise<void> {
+    this.finishing = true;
     clearInterval(this.timer);
     await this.underWay;
-    await this.thread.close();
+    await this.thread?.close();
     this.pin?.db.close();
     this.pin = undefined;
     for (const fd of [this.dbFd, this.shmFd]) if (fd !== undefined) closeSync(fd);
@@ -166,16 +173,17 @@ export class WalRounds {
 
   /**
    * Copies the frames the pin lets through into the database file without syncing, on the
-   * checkpoint thread: the frames of the WAL now in the database file. Should the thread fail, on
-   * this thread from then on.
+   * checkpoint thread: the frames of the WAL now in the database file. On this thread when there
+   * is none (a round due before it was started), and from then on should it fail.
    */
   private async copy(): Promise<number> {
-    if (this.thread.alive) {
+    const thread = this.thread;
+    if (thread?.alive === true) {
       try {
-        return (await this.thread.checkpoint()).checkpointed;
+        return (await thread.checkpoint()).checkpointed;
       } catch (err) {
         // A checkpoint that failed cuts this round short; a thread that ended leaves it to this one.
-        if (this.thread.alive) throw err;
+        if (thread.alive) throw err;
       }
     }
     return this.checkpoint();
