@@ -222,7 +222,9 @@ describe('mailgate import', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/MAILGATE_ERR_API_REQUEST_REJECTED: the API refused route import \(acme\/tag\)/);
     expect(JSON.parse(run.stdout)).toMatchObject({ deadLettered: 0, delivered: 0, error: { code: 'MAILGATE_ERR_API_REQUEST_REJECTED' } });
-    expect(syncRequests() - requests).toBeLessThanOrEqual(6);
+    // Each delivery in flight (delivery.concurrency: 2) proves the refusal request-level in at
+    // most 4 requests (docs/delivery.md), instead of bisecting its batch document by document.
+    expect(syncRequests() - requests).toBeLessThanOrEqual(8);
     const fixed = await mailgate('import', '--yes', mbox, ...api('tag.db', 'acme/tag'), '--json');
     expect(JSON.parse(fixed.stdout)).toMatchObject({ delivered: 300, deadLettered: 0 });
   });
