@@ -8,7 +8,7 @@
  *
  *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--mixed-messages 5000]
  *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text,new-mail]
- *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR] [--workers N] [--vs-cli PATH] [--no-stages] [--no-references]
+ *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR] [--workers N] [--vs-cli PATH] [--vs-workers N] [--no-stages] [--no-references]
  *     [--timeline MS]
  *
  * Runs alternate (raw fetch, hand-built, mailgate, raw fetch, …) so that a drifting machine
@@ -239,13 +239,18 @@ function logSteps(output: string): SyncRun['steps'] {
   };
 }
 
-/** `--workers N`: parse workers of every mailgate run (default: the service's own default). */
-function workersLine(): string[] {
-  return option('workers') === undefined ? [] : [`parsing: { workers: ${arg('workers', 1)} }`];
+/**
+ * `--workers N`: parse workers of every mailgate run (default: the service's own default);
+ * `--vs-workers N`: of the `--vs-cli` runs only (the same build with 1 and 2 workers: `--vs-cli`
+ * naming this build's own main.js).
+ */
+function workersLine(vs: boolean): string[] {
+  const name = vs && option('vs-workers') !== undefined ? 'vs-workers' : 'workers';
+  return option(name) === undefined ? [] : [`parsing: { workers: ${arg(name, 1)} }`];
 }
 
 /** `mailgate serve` with one IMAP account on the mailbox, into a fresh SQLite store (info log: the bench reads its steps). */
-function mailgate(d: BenchDovecot, user: string, cli = CLI): Pipeline {
+function mailgate(d: BenchDovecot, user: string, cli = CLI, vs = false): Pipeline {
   return {
     ready: 'serving on',
     args: (url, token, dir) => {
@@ -256,7 +261,7 @@ function mailgate(d: BenchDovecot, user: string, cli = CLI): Pipeline {
           `api: { url: ${url}, token: "${token}" }`,
           'server: { listen: 127.0.0.1:0 }',
           'log_level: info',
-          ...workersLine(),
+          ...workersLine(vs),
           'routes: [{ name: bench, source: bench/inbox }]',
           `adapters: { imap: [{ name: bench, route: bench, host: ${d.host}, port: ${d.port}, secure: false, auth: { user: ${user}, pass: pw-${user} }, folders: [INBOX], batch_size: 500 }] }`,
           '',
@@ -406,7 +411,7 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
       hand.push(await syncRun(d, handBuilt(d, user), n));
     }
     syncs.push(await syncRun(d, mailgate(d, user), n));
-    if (other !== undefined) others.push(await syncRun(d, mailgate(d, user, other), n));
+    if (other !== undefined) others.push(await syncRun(d, mailgate(d, user, other, true), n));
   }
   const rss = Math.max(...syncs.map((x) => x.rssMb));
   const rate = median(syncs.map((x) => x.rate));
@@ -464,7 +469,8 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
         ` (each run: ${others.map((x) => x.rate.toFixed(0)).join(' ')});` +
         ` first comment after ${median(syncs.map((x) => x.firstMs)).toFixed(0)} vs ${median(others.map((x) => x.firstMs)).toFixed(0)} ms;` +
         ` last 10 % of the comments in ${median(syncs.map((x) => x.tailMs)).toFixed(0)} vs ${median(others.map((x) => x.tailMs)).toFixed(0)} ms;` +
-        ` API requests ${median(syncs.map((x) => x.requests))} vs ${median(others.map((x) => x.requests))}`,
+        ` API requests ${median(syncs.map((x) => x.requests))} vs ${median(others.map((x) => x.requests))};` +
+        ` peak RSS ${rss.toFixed(0)} vs ${Math.max(...others.map((x) => x.rssMb)).toFixed(0)} MB`,
     );
     console.log(`${''.padEnd(34)} A/B share of each run's own CPU bound: this build ${pct(syncs)}, ${other} ${pct(others)}`);
     // The main thread's own CPU (the event loop: the IMAP client, intake, the store, delivery).
