@@ -13,16 +13,21 @@
  * of each store then imports with this build and with that one in turn (A, B, A, B, …), and both
  * medians are printed with their ratio. `--rates-only` leaves out the profiles and the 20k run.
  * `--stores sqlite|postgres` (default both): measure one store only.
+ * `--timeline`: instead of all that, MAILGATE_BENCH_ROUNDS imports on SQLite (each build in turn)
+ * watched from outside (support/import-timeline.ts): the phases of the run — start-up, reading,
+ * tail, exit — with their wall time and share of the CPU bound, the steady window's beside the
+ * whole run's, medians.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { createWriteStream, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prng } from '../src/prng.js';
 import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
 import { cpuOf, cpuOfTree, reapedChildrenCpu } from './support/cpu.js';
 import { startEmulatorProcess } from './support/emulator-process.js';
+import { deliveryRequests, phasesOf, sampleProcess, type Phases } from './support/import-timeline.js';
 import { printStages, stagesOf } from './support/stages.js';
 
 /** MAILGATE_BENCH_CLI: another build's `dist/src/cli/main.js` to measure with this harness (A/B). */
@@ -30,6 +35,7 @@ const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/c
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
 const VS_CLI = option('vs-cli') ?? process.env['MAILGATE_BENCH_VS_CLI'];
 const RATES_ONLY = process.argv.includes('--rates-only');
+const TIMELINE = process.argv.includes('--timeline');
 const STORES = (option('stores') ?? 'sqlite,postgres').split(',');
 if (STORES.some((s) => s !== 'sqlite' && s !== 'postgres'))
   throw new Error(`--stores takes sqlite, postgres or both, not ${STORES.join(',')}`);
@@ -84,11 +90,15 @@ interface Run {
   stderr: string;
 }
 
-/** `node [nodeArgs] mailgate [args]`: wall seconds, CPU seconds and peak RSS of the whole process. */
-function run(args: string[], cwd: string, nodeArgs: string[] = [], cli = CLI): Promise<Run> {
+/**
+ * `node [nodeArgs] mailgate [args]`: wall seconds, CPU seconds and peak RSS of the whole process.
+ * `watch`: called with the child's pid and its start (monotonic ns) as soon as it is spawned.
+ */
+function run(args: string[], cwd: string, nodeArgs: string[] = [], cli = CLI, watch?: (pid: number, t0: bigint) => void): Promise<Run> {
   const t0 = process.hrtime.bigint();
   const cpu0 = reapedChildrenCpu();
   const child = spawn(process.execPath, [...nodeArgs, cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  watch?.(child.pid!, t0);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout.length < 4096 ? (stdout += d.toString()) : undefined));
@@ -181,8 +191,95 @@ function printRate(name: string, r: Rate, parseRate: number, withServer: boolean
   );
 }
 
+/** `--timeline`: the phases of ROUNDS imports on SQLite per build (interleaved), medians. */
+async function timeline(dir: string, mbox: string, clis: string[]): Promise<void> {
+  const cores = availableParallelism();
+  const runs = clis.map(() => [] as Phases[]);
+  // The sampling's own CPU (this process, on the same cores), over the runs' wall time.
+  const own0 = process.cpuUsage();
+  let wall = 0;
+  const real = realpathSync(mbox);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [c, cli] of clis.entries()) {
+      const emu = await startEmulatorProcess(CLI, dir, TOKEN, 'bench/mail', ['--log', '--log-format', 'json']);
+      try {
+        const emuCpu0 = cpuOf(emu.pid);
+        let sampler: ReturnType<typeof sampleProcess> | undefined;
+        let epochAtT0 = 0;
+        const store = `sqlite:${join(dir, `tl-${r}-${c}`, 'm.db')}`;
+        const res = await run(
+          ['import', '--yes', mbox, '--api-url', emu.url, '--token', TOKEN, '--source', 'bench/mail', '--store', store, '--json'],
+          dir,
+          [],
+          cli,
+          (pid, t0) => {
+            epochAtT0 = Date.now() - Number(process.hrtime.bigint() - t0) / 1e6;
+            sampler = sampleProcess(pid, emu.pid, real, t0);
+          },
+        );
+        const samples = sampler!.stop();
+        if (res.code !== 0) throw new Error(`import failed (exit ${res.code}): ${res.stderr.slice(-2000)}`);
+        // The emulator's last answer is logged after it was sent: give its log a moment.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const posts = deliveryRequests(emu.output(), epochAtT0);
+        const emuCpu = cpuOf(emu.pid) - emuCpu0;
+        // The samples' emulator CPU is absolute: make it relative to the run like mailgate's.
+        for (const s of samples) s.emulator -= emuCpu0;
+        wall += res.seconds;
+        runs[c]!.push(phasesOf(samples, posts, res.seconds * 1000, res.cpu, emuCpu, cores));
+      } finally {
+        emu.stop();
+      }
+    }
+  }
+  const med = (xs: number[]) => median(xs);
+  const own = process.cpuUsage(own0);
+  const sampling = (own.user + own.system) / 1e6 / wall;
+  console.log(
+    `  timeline of an import of 10k messages on SQLite, ${ROUNDS} round(s), medians (ms since the process started; share = CPU of mailgate + emulator over ${cores} cores × wall; the sampling itself took ${(sampling * 100).toFixed(0)} % of a core):`,
+  );
+  const names = runs[0]![0]!.rows.map((x) => x.name);
+  const labels = clis.length === 1 ? ['this build'] : ['this build', 'other build'];
+  for (const [c, own] of runs.entries()) {
+    console.log(
+      `    ${labels[c]}: first byte read ${med(own.map((p) => p.firstRead)).toFixed(0)}, first delivery request ${med(own.map((p) => p.firstPost)).toFixed(0)},` +
+        ` last byte read ${med(own.map((p) => p.lastRead)).toFixed(0)}, last delivery answered ${med(own.map((p) => p.lastAnswer)).toFixed(0)}, exit ${med(own.map((p) => p.exit)).toFixed(0)} ms`,
+    );
+    for (const [i, name] of names.entries()) {
+      const rows = own.map((p) => p.rows[i]!);
+      const wall = med(rows.map((x) => x.to - x.from));
+      console.log(
+        `      ${name.padEnd(48)} ${wall.toFixed(0).padStart(6)} ms  CPU ${med(rows.map((x) => x.cpu * 1000))
+          .toFixed(0)
+          .padStart(5)} ms` +
+          `  main thread ${med(rows.map((x) => x.mainCpu * 1000))
+            .toFixed(0)
+            .padStart(5)} ms  share ${med(rows.map((x) => x.share * 100))
+            .toFixed(0)
+            .padStart(3)} %` +
+          `  (each run: ${rows.map((x) => (x.share * 100).toFixed(0)).join(' ')})`,
+      );
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-import-'));
+  if (TIMELINE) {
+    try {
+      const m10 = join(dir, '10k.mbox');
+      await writeMbox(m10, 10_000);
+      console.log(
+        `node ${process.version}, load ${loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' ')}`,
+      );
+      await timeline(dir, m10, VS_CLI === undefined ? [CLI] : [CLI, VS_CLI]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return;
+  }
   const server = await startPostgres({ durable: true });
   process.env.MAILGATE_TEST_POSTGRES_URL = server.url;
   try {

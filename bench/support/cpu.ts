@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 let ticks: number | undefined;
 
 /** Clock ticks per second (`getconf CLK_TCK`; 100 where getconf is missing). */
-function clockTicks(): number {
+export function clockTicks(): number {
   if (ticks === undefined) {
     try {
       ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

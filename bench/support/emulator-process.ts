@@ -8,16 +8,24 @@ export interface EmulatorProcess {
   url: string;
   pid: number;
   stop: () => void;
+  /** Everything the emulator wrote on stdout so far (its request log with `--log`). */
+  output: () => string;
 }
 
 /** Starts `cli emulator` in `dir` with `token`, and creates the source `source` (`owner/name`). */
-export async function startEmulatorProcess(cli: string, dir: string, token: string, source: string): Promise<EmulatorProcess> {
-  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--token', token], {
+export async function startEmulatorProcess(
+  cli: string,
+  dir: string,
+  token: string,
+  source: string,
+  extraArgs: string[] = [],
+): Promise<EmulatorProcess> {
+  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--token', token, ...extraArgs], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  let text = '';
   const url = await new Promise<string>((resolve) => {
-    let text = '';
     child.stdout.on('data', (d: Buffer) => {
       text += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(text);
@@ -30,5 +38,5 @@ export async function startEmulatorProcess(cli: string, dir: string, token: stri
     body: '{"source":{}}',
   });
   if (!res.ok) throw new Error(`cannot create the source: HTTP ${res.status}`);
-  return { url, pid: child.pid!, stop: () => void child.kill('SIGTERM') };
+  return { url, pid: child.pid!, stop: () => void child.kill('SIGTERM'), output: () => text };
 }
