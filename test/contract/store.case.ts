@@ -899,6 +899,37 @@ function pushCases(ctx: ContractContext): void {
       expect(item?.origin).toEqual(pushed('r', 1).origin);
     });
 
+    it('answers each input of a large batch its own item: new keys, stored ones and ones repeated in the batch', async () => {
+      const s = ctx.store();
+      // Every seventh key stored before; keys 5 and 100 given twice more (within one statement's
+      // rows and across statements of 64), and one dead letter among them.
+      const before = await itemsOf(
+        s,
+        Array.from({ length: 30 }, (_, i) => input('r', i * 7)),
+      );
+      const ns = [...Array.from({ length: 200 }, (_, i) => i), 5, 100, 5];
+      const batch = ns.map((n) =>
+        n === 3 ? input('r', n, { error: { code: 'MAILGATE_ERR_MIME_PARSE', message: 'bad' } }) : input('r', n),
+      );
+      const out = await itemsOf(s, batch);
+      const firstOf = new Map<number, number>();
+      for (const [i, o] of out.entries()) {
+        const n = ns[i]!;
+        expect(o.key).toBe(input('r', n).key);
+        const stored = n % 7 === 0 ? before[n / 7]?.id : undefined;
+        const first = firstOf.get(n);
+        expect(o.duplicate).toBe(stored !== undefined || first !== undefined);
+        if (stored !== undefined) expect(o.id).toBe(stored);
+        else if (first !== undefined) expect(o.id).toBe(first);
+        else firstOf.set(n, o.id);
+        expect((await s.itemState(o.id))?.key).toBe(o.key);
+      }
+      expect(out[3]).toMatchObject({ duplicate: false, status: 'dead' });
+      expect(new Set(out.map((o) => o.id)).size).toBe(200);
+      expect(tally(await s.enqueue([]))).toEqual({ queued: 0, deadLettered: 0, duplicates: 0 });
+      expect(await s.outboxDepth('r')).toBe(30 + 171 - 1);
+    });
+
     it('adds the aliases of a duplicate to the item it matched', async () => {
       const s = ctx.store();
       const [first] = await itemsOf(s, [pushed('r', 1)]);

@@ -27,6 +27,14 @@ export class MultiRowInsert {
 
   /** Inserts `rows` (each `width` values), in their order. */
   run(rows: ReadonlyArray<readonly unknown[]>): void {
+    this.runEach(rows, () => undefined);
+  }
+
+  /**
+   * Inserts `rows` in their order, telling `each` what every statement did: the rows it covered
+   * (`rows[at]` to `rows[at + size - 1]`) and the driver's answer (changes, last insert rowid).
+   */
+  runEach(rows: ReadonlyArray<readonly unknown[]>, each: (at: number, size: number, info: Database.RunResult) => void): void {
     let at = 0;
     for (const size of SIZES) {
       while (rows.length - at >= size) {
@@ -36,7 +44,7 @@ export class MultiRowInsert {
           if (row.length !== this.width) throw new Error(`a row of ${row.length} values, not ${this.width}`);
           for (const v of row) values.push(v);
         }
-        this.statement(size).run(values);
+        each(at, size, this.statement(size).run(values));
         at += size;
       }
     }
