@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import { pgArray } from '../../src/store/postgres/db.js';
+import { pgArray, retryRolledBack } from '../../src/store/postgres/db.js';
 import { PG_MIGRATIONS, migratePostgres } from '../../src/store/postgres/migrations.js';
 import { expectCode, input, storeContract } from '../contract/store.case.js';
 import { createTestDatabase, freePort, stopTestServer } from '../support/postgres.js';
@@ -150,6 +150,35 @@ describe('PostgreSQL store specifics', () => {
       j: [['a@example.com', 'say "hi" \\ bye']],
     });
     expect(pgArray([])).toBe('{}');
+  });
+
+  it('runs a transaction that keeps deadlocking again, up to six times, and gives up on other errors at once', async () => {
+    const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    let calls = 0;
+    // Three writers re-running together can meet again: five deadlocks in a row, then a commit.
+    const result = await retryRolledBack(async () => {
+      calls += 1;
+      if (calls <= 5) throw deadlock;
+      return 'committed';
+    });
+    expect([result, calls]).toEqual(['committed', 6]);
+    calls = 0;
+    await expect(
+      retryRolledBack(async () => {
+        calls += 1;
+        throw deadlock;
+      }),
+    ).rejects.toBe(deadlock);
+    expect(calls).toBe(6);
+    calls = 0;
+    const other = Object.assign(new Error('duplicate key'), { code: '23505' });
+    await expect(
+      retryRolledBack(async () => {
+        calls += 1;
+        throw other;
+      }),
+    ).rejects.toBe(other);
+    expect(calls).toBe(1);
   });
 
   it('refuses a schema newer than it knows', async () => {
