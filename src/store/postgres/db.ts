@@ -1,4 +1,5 @@
 /** Pool helpers for the PostgreSQL store: transactions and error classification. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 export type Queryable = pg.Pool | pg.PoolClient;
@@ -38,8 +39,9 @@ export function isPgFull(err: unknown): boolean {
 const RETRYABLE_SQLSTATE = new Set(['40P01', '40001']);
 /**
  * Attempts for a transaction that keeps hitting deadlocks (replicas enqueuing the same keys in
- * different orders). Before attempt n + 1 the loser waits 5n to 15n ms (at random), so that it runs again after the winners commit instead of meeting them again (three
- * writers re-running at once deadlocked three times in a row).
+ * different orders). Before attempt n + 1 the loser waits 5n to 15n ms (at random), so that it
+ * runs again after the winners commit instead of meeting them again (three writers re-running at
+ * once deadlocked three times in a row).
  */
 const TRANSACTION_ATTEMPTS = 6;
 
@@ -71,7 +73,7 @@ export async function retryRolledBack<R>(fn: () => Promise<R>): Promise<R> {
     } catch (err) {
       const code = (err as { code?: unknown } | null)?.code;
       if (i >= TRANSACTION_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_SQLSTATE.has(code)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 5 * i + Math.random() * 10 * i));
+      await sleep(5 * i + Math.random() * 10 * i);
     }
   }
 }
