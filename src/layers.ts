@@ -8,7 +8,7 @@
  * test/core/architecture.test.ts checks every import against this list.
  */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['layers', 'model', 'limits', 'errors', 'line-safe', 'logger', 'log-pretty', 'prng', 'retry', 'net', 'tokens', 'pids'],
+  ['layers', 'package-root', 'model', 'limits', 'errors', 'line-safe', 'logger', 'log-pretty', 'prng', 'retry', 'net', 'tokens', 'pids'],
   ['mime'],
   // Mailbox controls shared by every pull kind: filters over the header block, start time, state vocabulary.
   ['controls'],

@@ -4,12 +4,13 @@
  * its own way (a native module, a missing API, a syntax error); this names the Node that is needed.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findPackageRoot } from '../package-root.js';
 
-/** The package root, from dist/src/cli/ (built) or src/cli/ (tests). */
+/** The package root above this module: src/cli/ (tests), dist/src/cli/ (the library) or dist/cli/ (the executable). */
 const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = basename(resolve(HERE, '../..')) === 'dist' ? resolve(HERE, '../../..') : resolve(HERE, '../..');
+const ROOT = findPackageRoot(HERE) ?? HERE;
 
 export interface PackageFacts {
   version: string;

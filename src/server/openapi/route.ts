@@ -1,20 +1,16 @@
 /** GET /api/openapi.json: the document of this server, built once from its configuration. */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { findPackageRoot } from '../../package-root.js';
 import type { PushEndpoint } from '../../pipeline/types.js';
 import { openApiDocument } from './document.js';
 
-/** mailgate's version, from the package.json above this module (src/ in tests, dist/src/ built). */
+/** mailgate's version, from the package.json of the package this module runs from. */
 function packageVersion(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (!existsSync(file)) continue;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-    if (pkg.name === 'mailgate') return pkg.version ?? '0.0.0';
-  }
-  return '0.0.0';
+  const root = findPackageRoot();
+  if (root === undefined) return '0.0.0';
+  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: string }).version ?? '0.0.0';
 }
 
 export function openApiRoute(options: { push: readonly PushEndpoint[]; publicPreview: boolean }) {

@@ -5,10 +5,10 @@
  * Only the modules listed here are served: a name is never mapped onto the file system.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { packageRoot } from '../../package-root.js';
 
 export const PREVIEW_SCRIPT_PATH = '/preview/app.js';
 
@@ -32,13 +32,12 @@ export const CONSOLE_MODULES = [
 ] as const;
 
 /**
- * A compiled page script: beside this module when it runs from dist/; from the sources (the
- * tests), the build's copy in dist/, so `npm run build` must have run.
+ * A compiled page script: the build's copy in dist/src/server/page/ of the package, whether the
+ * server runs from the compiled library, the bundled executable (dist/cli/) or the sources (the
+ * tests: `npm run build` must have run).
  */
 export function pageScriptFile(relative: string): string {
-  const beside = new URL(`./${relative}`, import.meta.url);
-  if (existsSync(beside)) return fileURLToPath(beside);
-  return fileURLToPath(new URL(`../../../dist/src/server/page/${relative}`, import.meta.url));
+  return join(packageRoot(), 'dist', 'src', 'server', 'page', relative);
 }
 
 export function previewScriptFile(): string {
