@@ -21,7 +21,7 @@ import { resolveOptions } from '../src/emulator/options.js';
 import { EmulatorState } from '../src/emulator/state.js';
 import { SmtpSender } from './support/smtp-sender.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const GROW = process.argv.slice(3);
 if (process.argv[2] === undefined || GROW.length === 0) throw new Error('usage: node dist/bench/enospc.js DIR GROW_COMMAND…');
 const DIR: string = process.argv[2];

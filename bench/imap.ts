@@ -46,7 +46,7 @@ import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 import { benchNewMail } from './support/new-mail.js';
 import { monotonicUs, printStages, printTimeline, stagesOf, timelineOf } from './support/stages.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const HANDBUILT = fileURLToPath(new URL('./support/handbuilt.js', import.meta.url));
 
 function arg(name: string, fallback: number): number {
@@ -66,7 +66,7 @@ function profileDir(): string | undefined {
 }
 
 /**
- * `--vs-cli PATH`: another build's `dist/src/cli/main.js`, run after each mailgate run (A/B in
+ * `--vs-cli PATH`: another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle), run after each mailgate run (A/B in
  * the same sitting, interleaved); `--no-stages` skips the profiled run.
  */
 function option(name: string): string | undefined {

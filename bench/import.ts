@@ -9,7 +9,7 @@
  * store, one more import under `--cpu-prof` splits mailgate's CPU per message into pipeline
  * stages (support/stages.ts) beside the parse-only CPU per message (`mailgate preview`).
  *
- * `--vs-cli PATH` (or MAILGATE_BENCH_VS_CLI): another build's `dist/src/cli/main.js`; each round
+ * `--vs-cli PATH` (or MAILGATE_BENCH_VS_CLI): another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle); each round
  * of each store then imports with this build and with that one in turn (A, B, A, B, …), and both
  * medians are printed with their ratio. `--rates-only` leaves out the profiles and the 20k run.
  * `--stores sqlite|postgres` (default both): measure one store only.
@@ -30,8 +30,8 @@ import { startEmulatorProcess } from './support/emulator-process.js';
 import { deliveryRequests, phasesOf, sampleProcess, type Phases } from './support/import-timeline.js';
 import { printStages, stagesOf } from './support/stages.js';
 
-/** MAILGATE_BENCH_CLI: another build's `dist/src/cli/main.js` to measure with this harness (A/B). */
-const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+/** MAILGATE_BENCH_CLI: another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle) to measure with this harness (A/B). */
+const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
 const VS_CLI = option('vs-cli') ?? process.env['MAILGATE_BENCH_VS_CLI'];
 const RATES_ONLY = process.argv.includes('--rates-only');

@@ -28,7 +28,7 @@ import { EmulatorState } from '../src/emulator/state.js';
 import { cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const ADMIN = `bench-admin-${randomBytes(8).toString('hex')}`;
 
 function arg(name: string, fallback: number): number {

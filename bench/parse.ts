@@ -201,7 +201,7 @@ async function main(): Promise<void> {
   const heavy = attachmentHeavy();
   await measure(sa, list);
   await measure(heavy, list);
-  const cli = join(root, 'dist', 'src', 'cli', 'main.js');
+  const cli = join(root, 'dist', 'cli', 'mailgate.js');
   if (args.includes('--skip-mbox') || !existsSync(cli)) {
     console.log(`\npeak RSS: skipped (${existsSync(cli) ? '--skip-mbox' : `${cli} not built`})`);
     return;

@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const cli = join(root, 'dist', 'src', 'cli', 'main.js');
+const cli = join(root, 'dist', 'cli', 'mailgate.js');
 const readerOnly = join(root, 'dist', 'bench', 'support', 'pst-read.js');
 const args = process.argv.slice(2);
 const heapAt = args.indexOf('--heap-mb');

@@ -25,7 +25,7 @@ import { argInt } from './support/args.js';
 import { cpuByThread, cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const MAILBOXES = 50;
 const perMailbox = argInt(2, 200);
 const steadySeconds = argInt(3, 10);

@@ -12,7 +12,7 @@
  * Prints messages/s (250 received) and time from the end of DATA to the 250, p50/p99, per round
  * and as medians beside the targets, with the CPU per message of the process (senders left out)
  * and of the listener's thread: on a shared machine CPU per message is the steadier figure.
- * `--vs-cli` (or MAILGATE_BENCH_CLI): another build's `dist/src/cli/main.js`; its durable rounds
+ * `--vs-cli` (or MAILGATE_BENCH_CLI): another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle); its durable rounds
  * run under this same harness, interleaved with this build's (A, B, A, B, …). `--workers`: parse
  * worker threads (`parsing.workers`; default the pool's, one fewer than the cores), both builds.
  */
@@ -130,8 +130,8 @@ function summary(label: string, runs: DurableFigures[]): void {
 
 async function main(): Promise<void> {
   const vsCli = option('vs-cli') ?? process.env.MAILGATE_BENCH_CLI;
-  // dist/src/cli/main.js → dist/
-  const vs = vsCli === undefined ? undefined : new URL('../../', pathToFileURL(vsCli));
+  // dist/cli/mailgate.js (the bundle) or dist/src/cli/main.js → dist/
+  const vs = vsCli === undefined ? undefined : new URL(vsCli.endsWith('/src/cli/main.js') ? '../../' : '../', pathToFileURL(vsCli));
   console.log(
     `${MESSAGES} messages of ~5 KB over ${CONNECTIONS} SMTP connections, ${ROUNDS} durable rounds${vs ? ` each, A/B with ${vs.pathname}` : ''}` +
       (WORKERS === undefined ? '' : `, ${WORKERS} parse workers`),

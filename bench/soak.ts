@@ -39,7 +39,7 @@ import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
 import { slope, type Sample, SERIES } from './support/slope.js';
 import { SmtpSender } from './support/smtp-sender.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const ADMIN = `soak-admin-${randomBytes(8).toString('hex')}`;
 const SECRET = randomBytes(24).toString('hex');
 const MAILBOXES = 50;

@@ -7,7 +7,7 @@
  * (all threads) and its main thread's at exit (support/cpu-at-exit.ts); medians of
  * MAILGATE_BENCH_ROUNDS runs (default 12).
  *
- * `--vs-cli PATH` (or MAILGATE_BENCH_VS_CLI): another build's `dist/src/cli/main.js`; the builds
+ * `--vs-cli PATH` (or MAILGATE_BENCH_VS_CLI): another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle); the builds
  * then run in turn (A, B, A, B, …) and the ratio of process CPU is the median of each pair's.
  */
 import { spawn } from 'node:child_process';
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmulatorProcess } from './support/emulator-process.js';
 import { openStore } from '../src/store/index.js';
 
-const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const VS_CLI = option('vs-cli') ?? process.env['MAILGATE_BENCH_VS_CLI'];
 const ROUNDS = Number(process.env['MAILGATE_BENCH_ROUNDS'] ?? '12');
 const PRELOAD = new URL('./support/cpu-at-exit.js', import.meta.url).href;

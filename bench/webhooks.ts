@@ -26,8 +26,8 @@ import { simulator } from '../adapters/index.js';
 import { cpuOf } from './support/cpu.js';
 import { quantile, runLoad, type LoadRequest, type LoadResult } from './support/http-load.js';
 
-/** MAILGATE_BENCH_CLI: another build's `dist/src/cli/main.js` to measure with this harness (A/B). */
-const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+/** MAILGATE_BENCH_CLI: another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle) to measure with this harness (A/B). */
+const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const FLOOR = fileURLToPath(new URL('./support/push-floor.js', import.meta.url));
 
 function envInt(name: string, fallback: number): number {

@@ -15,7 +15,7 @@ import { createEmulator } from '../../src/emulator/index.js';
 import { cpuOf } from './cpu.js';
 import { startBenchDovecot } from './dovecot.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../cli/mailgate.js', import.meta.url));
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

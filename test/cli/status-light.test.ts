@@ -8,13 +8,15 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { input } from '../contract/store.case.js';
 import { MAIN, requireBuild, ROOT } from './support/dist.js';
+import { modulesLoaded, writeLoadHook } from './support/loaded.js';
 
-/** The compiled modules of these folders that a process loaded, one `LOADED <path>` line each. */
-const WATCHED = /\/dist\/src\/(preview|mime|document)\//;
+/** The compiled modules of these folders that a process ran. */
+const WATCHED = /^dist\/src\/(preview|mime|document)\//;
 
 let dir: string;
 let register: string;
@@ -23,14 +25,7 @@ let db: string;
 beforeAll(async () => {
   requireBuild();
   dir = await mkdtemp(join(tmpdir(), 'mailgate-status-light-'));
-  // In-thread (registerHooks): its lines are written before a short command exits.
-  register = join(dir, 'register.mjs');
-  await writeFile(
-    register,
-    `import { registerHooks } from 'node:module';\nimport { writeSync } from 'node:fs';\n` +
-      `registerHooks({ resolve(s, c, next) { const r = next(s, c); ` +
-      `if (${WATCHED.toString()}.test(r.url)) writeSync(2, 'LOADED ' + r.url.replace(/^.*\\/dist\\//, '') + '\\n'); return r; } });\n`,
-  );
+  register = await writeLoadHook(dir);
   db = join(dir, 'mailgate.db');
   const store = await openStore(`sqlite:${db}`);
   await store.enqueue([input('r', 1), input('r', 2)]);
@@ -38,7 +33,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => rm(dir, { recursive: true, force: true }));
 
-const loaded = (out: string): string[] => [...out.matchAll(/^LOADED (\S+)$/gm)].map((m) => m[1]!);
+const loaded = (stderr: string): string[] => modulesLoaded(stderr).filter((m) => WATCHED.test(m));
 
 describe('mailgate status', () => {
   it('reads a store with items without loading the preview or MIME modules', () => {
@@ -48,12 +43,19 @@ describe('mailgate status', () => {
     expect(loaded(r.stderr)).toEqual([]);
   });
 
+  it('the hook sees them in the executable once a command parses mail', () => {
+    const eml = join(ROOT, 'samples', 'files', 'eml', '01-hello.eml');
+    const r = spawnSync(process.execPath, ['--import', register, MAIN, 'preview', eml], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(loaded(r.stderr)).toContain('dist/src/preview/comment.js');
+  });
+
   it('the hook sees them once a store stores an input that comes without its facts', async () => {
     const script = join(dir, 'enqueue.mjs');
     const item = input('r', 3);
     await writeFile(
       script,
-      `const { openStore } = await import(${JSON.stringify(new URL('dist/src/store/index.js', `file://${ROOT}`).href)});\n` +
+      `const { openStore } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/src/store/index.js')).href)});\n` +
         `const store = await openStore(${JSON.stringify(`sqlite:${db}`)});\n` +
         `const item = ${JSON.stringify({ ...item, raw: item.raw?.toString() })};\n` +
         `const r = await store.enqueue([{ ...item, raw: Buffer.from(item.raw) }]);\n` +
@@ -61,6 +63,6 @@ describe('mailgate status', () => {
     );
     const r = spawnSync(process.execPath, ['--import', register, script], { encoding: 'utf8' });
     expect(JSON.parse(r.stdout)).toMatchObject({ queued: 1 });
-    expect(loaded(r.stderr)).toContain('src/preview/facts.js');
+    expect(loaded(r.stderr)).toContain('dist/src/preview/facts.js');
   });
 });

@@ -4,41 +4,42 @@
  * first comment (zod alone is about a hundred modules).
  */
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
-import { requireBuild } from './support/dist.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireBuild, ROOT } from './support/dist.js';
+import { modulesLoaded, packagesIn, writeLoadHook } from './support/loaded.js';
 
-const ROOT = new URL('../../', import.meta.url);
-
-/**
- * Modules (URLs) loaded by a node process that imports `module` (a path under dist/): a
- * synchronous resolve hook on the process's own thread records every module, and the process
- * prints them once the import has finished (a hook on the loader thread writing to stderr could
- * lose lines at exit).
- */
-function modulesOf(module: string): string[] {
+let dir: string;
+let register: string;
+beforeAll(async () => {
   requireBuild();
-  const script = [
-    "import { registerHooks } from 'node:module';",
-    'const urls = [];',
-    'registerHooks({ resolve(s, c, next) { const r = next(s, c); urls.push(r.url); return r; } });',
-    `await import(${JSON.stringify(new URL(module, ROOT).href)});`,
-    'process.stdout.write(JSON.stringify(urls));',
-  ].join('\n');
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  dir = await mkdtemp(join(tmpdir(), 'mailgate-worker-light-'));
+  register = await writeLoadHook(dir);
+});
+afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+/** The modules a node process runs that imports `module` (a path under dist/). */
+function modulesOf(module: string): string[] {
+  const script = `await import(${JSON.stringify(pathToFileURL(join(ROOT, module)).href)});`;
+  const r = spawnSync(process.execPath, ['--import', register, '--input-type=module', '-e', script], { encoding: 'utf8' });
   expect(r.status, r.stderr).toBe(0);
-  return JSON.parse(r.stdout) as string[];
+  return modulesLoaded(r.stderr);
 }
 
-/** The packages among `urls` (node_modules/<name>/…). */
-const packagesIn = (urls: string[]): string[] => [...new Set(urls.flatMap((u) => /\/node_modules\/([^/]+)\//.exec(u)?.[1] ?? []))].sort();
-
 describe('parse worker start-up', () => {
-  it('does not load zod (the API schemas): ids and property names are checked by plain functions', () => {
-    const urls = modulesOf('dist/src/pipeline/worker.js');
-    expect(packagesIn(urls)).not.toContain('zod');
-    // The hook does see what the worker loads: its MIME parser (it loads no package eagerly).
-    expect(urls.some((u) => u.endsWith('/dist/src/mime/headers.js'))).toBe(true);
-  });
+  // The executable's worker (what `mailgate` runs) and the library's.
+  it.each([['dist/cli/worker.js'], ['dist/src/pipeline/worker.js']])(
+    '%s does not load zod (the API schemas): ids and property names are checked by plain functions',
+    (worker) => {
+      const modules = modulesOf(worker);
+      expect(packagesIn(modules)).not.toContain('zod');
+      // The hook does see what the worker loads: its MIME parser (it loads no package eagerly).
+      expect(modules).toContain('dist/src/mime/headers.js');
+    },
+  );
 
   it('the hook sees zod where the schemas are loaded', () => {
     expect(packagesIn(modulesOf('dist/src/model/index.js'))).toContain('zod');

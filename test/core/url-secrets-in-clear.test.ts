@@ -26,7 +26,7 @@ describe('URL secrets in clear', () => {
   });
 
   it('keeps them off the terminal when the CLI fails (built CLI)', () => {
-    const r = spawnSync(process.execPath, ['dist/src/cli/main.js', 'status', '--store', URL_WITH_SECRETS], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, ['dist/cli/mailgate.js', 'status', '--store', URL_WITH_SECRETS], { encoding: 'utf8' });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('MAILGATE_ERR_STORE');
     for (const s of SECRETS) expect(r.stdout + r.stderr).not.toContain(s);

@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+/** What users run: the bundled executable (package.json `bin`). */
+export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'mailgate.js');
 
 /** An mbox of `n` distinct small messages. */
 export function writeMbox(file: string, n: number, tag = 'crash'): void {

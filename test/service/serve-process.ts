@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-export const CLI = join(ROOT, 'dist/src/cli/main.js');
+/** What users run: the bundled executable (package.json `bin`). */
+export const CLI = join(ROOT, 'dist/cli/mailgate.js');
 
 export interface ServeProcess {
   child: ChildProcess;

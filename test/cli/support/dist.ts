@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const MAIN = join(ROOT, 'dist/src/cli/main.js');
+/** What users run: the bundled executable (package.json `bin`). */
+export const MAIN = join(ROOT, 'dist/cli/mailgate.js');
 export const SAMPLES = join(ROOT, 'samples/files');
 
 export function requireBuild(): void {
