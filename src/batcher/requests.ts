@@ -68,15 +68,21 @@ export function buildPredictRequest(target: Target, documents: RawEmailDocument[
 /**
  * The request for these prepared documents, serialized: the envelope with the documents'
  * own JSON text spliced in as `documents` (no document is parsed or serialized again).
- * Byte for byte what JSON.stringify of the request object would give.
+ * Byte for byte what JSON.stringify of the request object would give. One join builds it as
+ * one flat string: a template around a joined string would be a rope that the HTTP client
+ * flattens into a second copy of the whole body.
  */
 export function encodeRequest(target: Target, parts: readonly Prepared[], envelopeOnly = false): EncodedRequest {
   const envelope = target.kind === 'sync' ? buildSyncRequest(target, [], overridesFor(target, parts)) : buildPredictRequest(target, []);
   const { documents: _, ...rest } = envelope;
   const tail = JSON.stringify(rest).slice(1);
   const sent = envelopeOnly ? [] : parts;
-  const json = `{"documents":[${sent.map((p) => p.json).join(',')}]${tail === '}' ? '' : ','}${tail}`;
-  return { json, documents: sent.length };
+  const close = tail === '}' ? ']}' : `],${tail}`;
+  if (sent.length === 0) return { json: `{"documents":[${close}`, documents: 0 };
+  const pieces = sent.map((p) => p.json);
+  pieces[0] = `{"documents":[${pieces[0]}`;
+  pieces[pieces.length - 1] += close;
+  return { json: pieces.join(','), documents: sent.length };
 }
 
 /**
