@@ -93,8 +93,10 @@ export function openDatabase(path: string, options: SqliteOptions): Database.Dat
     db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
     // A new database gives the pages of deleted rows back to the file system when asked
     // (retention runs `incremental_vacuum` after pruning). An existing one keeps its mode until
-    // converted once with VACUUM (`mailgate store compact`, docs/store.md).
-    db.pragma('auto_vacuum = INCREMENTAL');
+    // converted once with VACUUM (`mailgate store compact`, docs/store.md), so the mode is set
+    // only on a new one: setting it takes the write lock, and an open beside a process in the
+    // middle of a commit (`mailgate status` beside `mailgate serve`) failed as "locked".
+    if (db.pragma('page_count', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     // The -wal file is cut back to WAL_KEEP_BYTES whenever a write starts it over after a
