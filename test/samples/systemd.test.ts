@@ -29,7 +29,7 @@ describe('the systemd unit in samples/', () => {
   const one = (key: string) => s.get(key)?.at(-1);
 
   it('runs `mailgate serve` with a configuration as its own user, the data directory its only writable place', () => {
-    expect(one('ExecStart')).toMatch(/\/node \S+\/dist\/src\/cli\/main\.js serve --config \/etc\/mailgate\/mailgate\.yaml/);
+    expect(one('ExecStart')).toMatch(/\/node \S+\/dist\/cli\/mailgate\.js serve --config \/etc\/mailgate\/mailgate\.yaml/);
     expect(one('User')).toBe('mailgate');
     expect(readFileSync(join(ROOT, 'samples/systemd/mailgate.sysusers'), 'utf8')).toMatch(/^u mailgate - /m);
     expect(one('StateDirectory')).toBe('mailgate');
