@@ -118,8 +118,12 @@ const MAX_IDLE_DEATHS = 5;
 /** Batches in flight per worker of any size: one being parsed, one waiting (it also sizes the queue). */
 const BATCHES_PER_WORKER = 2;
 
-/** Batches in flight per worker at most: beyond BATCHES_PER_WORKER, only full ones. */
-const MAX_BATCHES_PER_WORKER = 8;
+/**
+ * Batches in flight per worker at most: beyond BATCHES_PER_WORKER, only full ones (and within
+ * MAX_WORKER_BYTES). A store commit runs on the main thread for tens of ms (500 messages of an
+ * import); what the worker holds when it starts is all it can parse meanwhile.
+ */
+const MAX_BATCHES_PER_WORKER = 32;
 
 /** Raw bytes per hand-over, at most (a larger message goes alone). */
 const BATCH_BYTES = 4 * 1024 * 1024;

@@ -155,22 +155,22 @@ describe('parse pool', () => {
 
   it('makes submit wait while the queue is full (backpressure)', async () => {
     const { ParsePool } = await importPool();
-    // One worker holds eight batches of one message (two as they come, six more while full ones
+    // One worker holds 32 batches of one message (two as they come, 30 more while full ones
     // are queued); the queue holds one more.
     const pool = new ParsePool({ size: 1, queueSize: 1, batchSize: 1, timeoutMs: 60_000, testHooks: true });
     try {
       const first = await pool.submit(message(1, 'X-Mailgate-Internal-Test-Hook: hang\r\n'));
-      for (let n = 2; n <= 9; n++) await pool.submit(message(n));
+      for (let n = 2; n <= 33; n++) await pool.submit(message(n));
       let admitted = false;
-      const tenth = pool.submit(message(10)).then((t) => ((admitted = true), t));
+      const last = pool.submit(message(34)).then((t) => ((admitted = true), t));
       // Only a worker's results make room, and the one worker hangs on message 1: a pool that
-      // let the tenth in would have done so before the event loop goes round.
+      // let the 34th in would have done so before the event loop goes round.
       await new Promise((r) => setImmediate(r));
       expect(admitted).toBe(false);
       await pool.close();
       const closedOutcome = await first.done;
       expect(closedOutcome.ok).toBe(false);
-      await tenth;
+      await last;
       expect(admitted).toBe(true);
     } finally {
       await pool.close();
