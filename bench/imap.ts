@@ -67,7 +67,9 @@ function profileDir(): string | undefined {
 
 /**
  * `--vs-cli PATH`: another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle), run after each mailgate run (A/B in
- * the same sitting, interleaved); `--no-stages` skips the profiled run.
+ * the same sitting, interleaved); `--no-stages` skips the profiled run. MAILGATE_BENCH_VS_ENV='K=V K=V':
+ * environment variables of the `--vs-cli` runs only (over this process's), e.g. the same build
+ * with a setting changed.
  */
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -215,7 +217,17 @@ interface SyncRun {
 interface Pipeline {
   args: (url: string, token: string, dir: string) => string[];
   ready: string;
+  /** Environment variables of its own, over this process's. */
+  env?: NodeJS.ProcessEnv;
 }
+
+/** MAILGATE_BENCH_VS_ENV='K=V K=V': environment variables for the other build's runs only (e.g. the same build with a setting changed). */
+const VS_ENV = Object.fromEntries(
+  (process.env['MAILGATE_BENCH_VS_ENV'] ?? '')
+    .split(' ')
+    .filter((kv) => kv.includes('='))
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 
 /**
  * ms from the service's "serving on" log line to the first line matching each pattern, by the
@@ -253,6 +265,7 @@ function workersLine(vs: boolean): string[] {
 function mailgate(d: BenchDovecot, user: string, cli = CLI, vs = false): Pipeline {
   return {
     ready: 'serving on',
+    ...(vs ? { env: { ...process.env, ...VS_ENV } } : {}),
     args: (url, token, dir) => {
       writeFileSync(
         join(dir, 'mailgate.yaml'),
@@ -290,7 +303,7 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
   const child = spawn(
     process.execPath,
     [...(profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]), ...pipeline.args(url, token, dir)],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: dir, env: pipeline.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
   let t0 = 0;

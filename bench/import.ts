@@ -11,12 +11,14 @@
  *
  * `--vs-cli PATH` (or MAILGATE_BENCH_VS_CLI): another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle); each round
  * of each store then imports with this build and with that one in turn (A, B, A, B, …), and both
- * medians are printed with their ratio. `--rates-only` leaves out the profiles and the 20k run.
+ * medians are printed with their ratio. MAILGATE_BENCH_VS_ENV='K=V K=V': environment variables of that
+ * build's runs only (over this process's), e.g. the same build with a setting changed. `--rates-only` leaves out the profiles and the 20k run.
  * `--stores sqlite|postgres` (default both): measure one store only.
  * `--timeline`: instead of all that, MAILGATE_BENCH_ROUNDS imports on SQLite (each build in turn)
  * watched from outside (support/import-timeline.ts): the phases of the run — start-up, reading,
  * tail, exit — with their wall time and share of the CPU bound, the steady window's beside the
- * whole run's, medians.
+ * whole run's, medians; and in the reading window, per kind of thread, the time it ran and the
+ * time it waited, runnable, for a core, the main thread's time asleep, and the cores' idle time.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
@@ -27,13 +29,20 @@ import { prng } from '../src/prng.js';
 import { createTestDatabase, startPostgres } from '../test/support/postgres.js';
 import { cpuOf, cpuOfTree, reapedChildrenCpu } from './support/cpu.js';
 import { startEmulatorProcess } from './support/emulator-process.js';
-import { deliveryRequests, phasesOf, sampleProcess, type Phases } from './support/import-timeline.js';
+import { deliveryRequests, phasesOf, sampleProcess, THREAD_KINDS, type Phases } from './support/import-timeline.js';
 import { printStages, stagesOf } from './support/stages.js';
 
 /** MAILGATE_BENCH_CLI: another build's CLI file (`dist/cli/mailgate.js`, or `dist/src/cli/main.js` of a build before the bundle) to measure with this harness (A/B). */
 const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const ROUNDS = Number(process.env.MAILGATE_BENCH_ROUNDS ?? '3');
 const VS_CLI = option('vs-cli') ?? process.env['MAILGATE_BENCH_VS_CLI'];
+/** MAILGATE_BENCH_VS_ENV='K=V K=V': environment variables for the other build's runs only (e.g. the same build with a setting changed). */
+const VS_ENV = Object.fromEntries(
+  (process.env['MAILGATE_BENCH_VS_ENV'] ?? '')
+    .split(' ')
+    .filter((kv) => kv.includes('='))
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 const RATES_ONLY = process.argv.includes('--rates-only');
 const TIMELINE = process.argv.includes('--timeline');
 const STORES = (option('stores') ?? 'sqlite,postgres').split(',');
@@ -94,10 +103,17 @@ interface Run {
  * `node [nodeArgs] mailgate [args]`: wall seconds, CPU seconds and peak RSS of the whole process.
  * `watch`: called with the child's pid and its start (monotonic ns) as soon as it is spawned.
  */
-function run(args: string[], cwd: string, nodeArgs: string[] = [], cli = CLI, watch?: (pid: number, t0: bigint) => void): Promise<Run> {
+function run(
+  args: string[],
+  cwd: string,
+  nodeArgs: string[] = [],
+  cli = CLI,
+  watch?: (pid: number, t0: bigint) => void,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Run> {
   const t0 = process.hrtime.bigint();
   const cpu0 = reapedChildrenCpu();
-  const child = spawn(process.execPath, [...nodeArgs, cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, cli, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   watch?.(child.pid!, t0);
   let stdout = '';
   let stderr = '';
@@ -149,6 +165,8 @@ async function importRates(
           dir,
           profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`],
           cli,
+          undefined,
+          c === 0 ? process.env : { ...process.env, ...VS_ENV },
         );
         const server = serverPid === undefined ? 0 : cpuOfTree(serverPid) - server0;
         const summary = JSON.parse(res.stdout.trim() || '{}') as { delivered?: number };
@@ -216,6 +234,7 @@ async function timeline(dir: string, mbox: string, clis: string[]): Promise<void
             epochAtT0 = Date.now() - Number(process.hrtime.bigint() - t0) / 1e6;
             sampler = sampleProcess(pid, emu.pid, real, t0);
           },
+          c === 0 ? process.env : { ...process.env, ...VS_ENV },
         );
         const samples = sampler!.stop();
         if (res.code !== 0) throw new Error(`import failed (exit ${res.code}): ${res.stderr.slice(-2000)}`);
@@ -260,6 +279,15 @@ async function timeline(dir: string, mbox: string, clis: string[]): Promise<void
           `  (each run: ${rows.map((x) => (x.share * 100).toFixed(0)).join(' ')})`,
       );
     }
+    // Where each kind of thread's time went in the reading window: running, runnable but
+    // waiting for a core, and (the main thread) asleep; and the cores' idle time meanwhile.
+    const reading = own.map((p) => p.rows[1]!);
+    const ms = (f: (x: (typeof reading)[number]) => number) => med(reading.map(f)).toFixed(0);
+    const kinds = THREAD_KINDS.map((k) => `${k} ${ms((x) => x.sched[k].run * 1000)}/${ms((x) => x.sched[k].wait * 1000)}`);
+    console.log(
+      `      reading window, ms ran/waited for a core: ${kinds.join(', ')}; main thread asleep ` +
+        `${ms((x) => x.to - x.from - (x.sched.main.run + x.sched.main.wait) * 1000)}; cores idle ${ms((x) => x.idle * 1000)}`,
+    );
   }
 }
 

@@ -6,7 +6,10 @@
  * input read), reading (→ last byte read), tail (→ last delivery answered), exit (→ process
  * gone) — each with its wall time and its share of the CPU bound (the CPU of mailgate and the
  * emulator over cores × wall), and the steady window (first byte read → last byte read) beside
- * the whole run.
+ * the whole run. Beside each phase, where each thread's time went (the kernel's per-thread
+ * schedstat: running, runnable but waiting for a core, asleep) and how long the cores sat idle
+ * (/proc/stat): who waits for whom, where profiles cannot tell (they charge a thread's wait for a
+ * core to whatever it ran next).
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { clockTicks } from './cpu.js';
@@ -21,6 +24,13 @@ function ticksOf(path: string): number {
   }
 }
 
+/** Threads by kind: mailgate's main thread, its worker threads (parse worker, checkpoint thread), V8's helper threads, the rest (libuv), the emulator (all its threads). */
+export const THREAD_KINDS = ['main', 'workers', 'v8', 'other', 'emulator'] as const;
+export type ThreadKind = (typeof THREAD_KINDS)[number];
+
+/** Seconds a kind of thread ran and waited, runnable, for a core (summed over its threads, ended ones included). */
+export type Sched = Record<ThreadKind, { run: number; wait: number }>;
+
 /** One sample: ms since the process started, CPU seconds of mailgate (all threads, and its main thread) and of the emulator. */
 export interface Sample {
   ms: number;
@@ -29,6 +39,52 @@ export interface Sample {
   emulator: number;
   /** 1 while the input file is open (the reader streams it with positioned reads: no offset to see), else -1. */
   pos: number;
+  sched: Sched;
+  /** Seconds the machine's cores have been idle (all cores, since boot). */
+  idle: number;
+}
+
+function kindOf(pid: number, tid: number, comm: string): ThreadKind {
+  if (tid === pid) return 'main';
+  if (comm === 'WorkerThread') return 'workers';
+  if (comm.startsWith('V8')) return 'v8';
+  return 'other';
+}
+
+/** Each thread's last schedstat (run and wait in ns), kept after it ends. */
+type Threads = Map<string, { kind: ThreadKind; run: number; wait: number }>;
+
+function readThreads(pid: number, threads: Threads, as?: ThreadKind): void {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return; // gone
+  }
+  for (const tid of tids) {
+    try {
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      const key = `${pid}/${tid}`;
+      const kind = threads.get(key)?.kind ?? as ?? kindOf(pid, Number(tid), readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+      threads.set(key, { kind, run: run!, wait: wait! });
+    } catch {
+      // ended meanwhile
+    }
+  }
+}
+
+function schedOf(threads: Threads): Sched {
+  const out = Object.fromEntries(THREAD_KINDS.map((k) => [k, { run: 0, wait: 0 }])) as Sched;
+  for (const t of threads.values()) {
+    out[t.kind].run += t.run / 1e9;
+    out[t.kind].wait += t.wait / 1e9;
+  }
+  return out;
+}
+
+function idleSeconds(tck: number): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.split(/\s+/).slice(1).map(Number);
+  return (f[3]! + f[4]!) / tck;
 }
 
 /** Samples `pid` (mailgate) and `emuPid` every `everyMs` until stopped. */
@@ -41,6 +97,7 @@ export function sampleProcess(
 ): { stop: () => Sample[]; last: () => Sample | undefined } {
   const tck = clockTicks();
   const out: Sample[] = [];
+  const threads: Threads = new Map();
   let fd: string | undefined;
   const take = () => {
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -68,7 +125,10 @@ export function sampleProcess(
       pos = -1;
     }
     const emu = ticksOf(`/proc/${emuPid}/stat`);
-    out.push({ ms, mailgate: total / tck, main: main / tck, emulator: Math.max(0, emu) / tck, pos });
+    readThreads(pid, threads);
+    readThreads(emuPid, threads, 'emulator');
+    const sched = schedOf(threads);
+    out.push({ ms, mailgate: total / tck, main: main / tck, emulator: Math.max(0, emu) / tck, pos, sched, idle: idleSeconds(tck) });
   };
   take();
   const timer = setInterval(take, everyMs);
@@ -111,20 +171,21 @@ export interface Phases {
   lastAnswer: number;
   exit: number;
   /** [name, from ms, to ms, wall ms, CPU s (mailgate + emulator), share of the bound, main thread busy share] */
-  rows: Array<{ name: string; from: number; to: number; cpu: number; mainCpu: number; share: number }>;
+  rows: Array<{ name: string; from: number; to: number; cpu: number; mainCpu: number; share: number; sched: Sched; idle: number }>;
 }
 
-/** CPU at time `ms`, interpolated between samples. */
-function at(samples: Sample[], ms: number, key: 'mailgate' | 'main' | 'emulator'): number {
-  if (ms <= samples[0]!.ms) return ms <= 0 ? 0 : samples[0]![key];
+/** A counter at time `ms`, interpolated between samples. */
+function at(samples: Sample[], ms: number, key: 'mailgate' | 'main' | 'emulator' | ((s: Sample) => number)): number {
+  const v = typeof key === 'function' ? key : (s: Sample) => s[key];
+  if (ms <= samples[0]!.ms) return ms <= 0 ? 0 : v(samples[0]!);
   for (let i = 1; i < samples.length; i++) {
     const b = samples[i]!;
     if (b.ms >= ms) {
       const a = samples[i - 1]!;
-      return a[key] + ((b[key] - a[key]) * (ms - a.ms)) / Math.max(1e-9, b.ms - a.ms);
+      return v(a) + ((v(b) - v(a)) * (ms - a.ms)) / Math.max(1e-9, b.ms - a.ms);
     }
   }
-  return samples.at(-1)![key];
+  return v(samples.at(-1)!);
 }
 
 /**
@@ -150,7 +211,15 @@ export function phasesOf(
   const main = (ms: number) => at(samples, ms, 'main');
   const row = (name: string, from: number, to: number) => {
     const c = cpu(to) - cpu(from);
+    // Past the last sample nothing more is known of the threads (the process is gone).
+    const upTo = Math.min(to, samples.at(-1)!.ms);
+    const delta = (f: (s: Sample) => number) => Math.max(0, at(samples, upTo, f) - at(samples, from, f));
+    const sched = Object.fromEntries(
+      THREAD_KINDS.map((k) => [k, { run: delta((s) => s.sched[k].run), wait: delta((s) => s.sched[k].wait) }]),
+    ) as Sched;
     return {
+      sched,
+      idle: delta((s) => s.idle),
       name,
       from,
       to,
