@@ -193,6 +193,9 @@ export function toSummary(r: ListRow): ItemSummary {
   return s;
 }
 
+/** The outcome of a delivered outbox row `o` as its attempt (SQL): a delivery writes no attempts row, the item's row holds it. */
+export const DELIVERED_OUTCOME = `COALESCE(outcome, 'delivered')`;
+
 /** The state of a row read back. */
 export function stateOf(status: string, attempts: number, outcome: string | null): ItemListState {
   if (status === 'queued') return attempts > 0 ? 'retrying' : 'queued';

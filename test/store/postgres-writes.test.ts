@@ -243,6 +243,9 @@ describe('PostgreSQL enqueue writes', () => {
     await withStoreAndClient({}, async (store, client) => {
       await store.enqueue([input('r', 1), input('r', 2), input('r', 3)]);
       const [a, b] = await store.claim('r', 2, 'w', 60_000);
+      // A delivery writes no attempts row: the delivered item's comes from its retry.
+      await store.scheduleRetry([a!.id], 0, { code: 'MAILGATE_ERR_API_TIMEOUT', message: 'timed out' });
+      expect((await store.claim('r', 1, 'w', 60_000)).map((i) => i.id)).toEqual([a!.id]);
       await store.markDelivered([a!.id], { outcome: 'delivered' });
       await store.deadLetter(b!.id, { code: 'MAILGATE_ERR_BATCH_REJECTED', message: 'no' });
       const rows = async (table: string, column: string) =>

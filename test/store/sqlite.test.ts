@@ -73,6 +73,32 @@ describe('SQLite store specifics', () => {
     ]);
   });
 
+  it("reads a delivery's attempt from the item's row: no attempts row is written, and one an earlier version wrote is not shown twice", async () => {
+    const path = freshPath();
+    let store = await openStore(`sqlite:${path}`);
+    await store.enqueue([input('r', 1)]);
+    const [a] = await store.claim('r', 1, 'w', 60_000);
+    await store.scheduleRetry([a!.id], 0, { code: 'MAILGATE_ERR_API_TIMEOUT', message: 'timed out' });
+    await store.claim('r', 1, 'w', 60_000);
+    await store.markDelivered([a!.id], { outcome: 'unchanged' });
+    await store.close();
+    const db = new Database(path);
+    expect(db.prepare('SELECT outcome FROM outbox_attempts').all()).toEqual([{ outcome: 'retry' }]);
+    // What an earlier version wrote for the delivery.
+    db.prepare(`INSERT INTO outbox_attempts (item_id, route, at, outcome) SELECT id, route, finished_at, outcome FROM outbox`).run();
+    const finished = db.prepare('SELECT finished_at FROM outbox').pluck().get() as number;
+    db.close();
+    store = await openStore(`sqlite:${path}`);
+    const attempts = await store.itemAttempts(a!.id);
+    expect(attempts.map((x) => x.outcome)).toEqual(['retry', 'unchanged']);
+    expect(attempts[1]).toEqual({ at: new Date(finished).toISOString(), outcome: 'unchanged' });
+    expect(await store.attemptCounts(new Date(0))).toEqual([
+      { route: 'r', outcome: 'retry', count: 1 },
+      { route: 'r', outcome: 'unchanged', count: 1 },
+    ]);
+    await store.close();
+  });
+
   it('refuses a schema newer than it knows', async () => {
     const path = freshPath();
     await (await openStore(`sqlite:${path}`)).close();

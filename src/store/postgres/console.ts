@@ -9,6 +9,7 @@ import {
   checkDay,
   combineCounts,
   COUNT_SQL,
+  DELIVERED_OUTCOME,
   checkItemQuery,
   prefixEnd,
   type SearchFields,
@@ -44,6 +45,24 @@ export function attemptInsert(p: { outcome: string; code: string; message: strin
   return `INSERT INTO outbox_attempts (item_id, route, at, outcome, code, message, delay_ms)
     SELECT id, route, ${pgNow(p.now)}, ${p.outcome}::text, ${p.code}::text, ${p.message}::text, ${p.delay}::integer FROM u`;
 }
+
+/**
+ * An item's attempts (`$1` its id): the retries and dead letters recorded in `outbox_attempts`, then
+ * the delivery read from the item's own row (outcome, finished_at), always the last. A delivery
+ * writes no attempts row (rows an earlier version wrote for deliveries are left out: the item's
+ * row says the same).
+ */
+const ATTEMPTS_SQL = `SELECT at, outcome, code, message, delay_ms FROM (
+    SELECT at, outcome, code, message, delay_ms, 0 AS last, ctid AS seq FROM outbox_attempts
+      WHERE item_id = $1 AND outcome IN ('retry', 'dead')
+    UNION ALL SELECT finished_at, ${DELIVERED_OUTCOME}, NULL, NULL, NULL, 1, '(0,0)'::tid FROM outbox WHERE id = $1 AND status = 'delivered') a
+  ORDER BY last, at, seq`;
+
+/** Attempts per route and outcome since `$1`: retries and dead letters by their index, deliveries by the delivered items' (finished_at). */
+const ATTEMPT_COUNTS_SQL = `SELECT route, outcome, COUNT(*) AS n FROM (
+    SELECT route, outcome FROM outbox_attempts WHERE at >= $1 AND outcome IN ('retry', 'dead')
+    UNION ALL SELECT route, ${DELIVERED_OUTCOME} FROM outbox WHERE status = 'delivered' AND finished_at >= $1) a
+  GROUP BY route, outcome ORDER BY route, outcome`;
 
 /** Absent (null, or undefined in an input of a legacy origin shape that turns out a duplicate) is NULL. */
 const nul = (s: string | null | undefined): string | null => (s === null || s === undefined ? null : pgText(s));
@@ -157,7 +176,7 @@ export class PgConsole implements Backend<ConsoleStore> {
       code: string | null;
       message: string | null;
       delay_ms: number | null;
-    }>('SELECT at, outcome, code, message, delay_ms FROM outbox_attempts WHERE item_id = $1 ORDER BY at, ctid', [id]);
+    }>(ATTEMPTS_SQL, [id]);
     return rows.map((r) => {
       const a: ItemAttempt = { at: iso(r.at), outcome: r.outcome };
       if (r.code !== null) a.error = { code: r.code, message: r.message ?? '' };
@@ -209,10 +228,7 @@ export class PgConsole implements Backend<ConsoleStore> {
   }
 
   async attemptCounts(since: Date): Promise<AttemptCount[]> {
-    const { rows } = await this.pool.query<{ route: string; outcome: ItemAttempt['outcome']; n: string }>(
-      'SELECT route, outcome, COUNT(*) AS n FROM outbox_attempts WHERE at >= $1 GROUP BY route, outcome ORDER BY route, outcome',
-      [since],
-    );
+    const { rows } = await this.pool.query<{ route: string; outcome: ItemAttempt['outcome']; n: string }>(ATTEMPT_COUNTS_SQL, [since]);
     return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: toId(r.n) }));
   }
 

@@ -104,11 +104,7 @@ export class PgOutbox implements Backend<OutboxStore> {
   async markDelivered(ids: number[], info: DeliveryInfo): Promise<number> {
     if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
     const values: unknown[] = [pgArray(ids), info.outcome, nowParam(this.clock)];
-    const steps = [
-      `r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))`,
-      `a AS (${attemptInsert({ outcome: '$2', code: 'NULL', message: 'NULL', delay: 'NULL', now: 3 })})`,
-      `c AS (${countChanged(2)})`,
-    ];
+    const steps = [`r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))`, `c AS (${countChanged(2)})`];
     const ai = info.aiUnits;
     if (ai !== undefined && checkAiUnits(ai.units) > 0) {
       const [counter, daily] = aiUnitSteps(values.length + 1, 3);
@@ -121,7 +117,7 @@ export class PgOutbox implements Backend<OutboxStore> {
       values.push(...ledger.values);
     }
     const text = `WITH u AS (
-        UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = clock_timestamp(),
+        UPDATE outbox SET status = 'delivered', outcome = $2, finished_at = ${pgNow(3)},
           lease_owner = NULL, lease_expires_at = NULL
         WHERE status = 'queued' AND id = ANY($1::bigint[]) RETURNING id, route),
       ${steps.join(',\n      ')}

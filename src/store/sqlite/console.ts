@@ -10,6 +10,7 @@ import {
   checkDay,
   combineCounts,
   COUNT_SQL,
+  DELIVERED_OUTCOME,
   checkItemQuery,
   prefixEnd,
   searchSql,
@@ -38,6 +39,24 @@ import type {
 } from '../types.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * An item's attempts (parameters: its id twice): the retries and dead letters recorded in
+ * `outbox_attempts`, then the delivery read from the item's own row (its outcome and finished_at),
+ * which is always the last. A delivery writes no attempts row (rows a store of an earlier version
+ * wrote for deliveries are left out: the item's row says the same).
+ */
+const ATTEMPTS_SQL = `SELECT at, outcome, code, message, delay_ms FROM (
+    SELECT at, outcome, code, message, delay_ms, 0 AS last, rowid AS seq FROM outbox_attempts
+      WHERE item_id = ? AND outcome IN ('retry', 'dead')
+    UNION ALL SELECT finished_at, ${DELIVERED_OUTCOME}, NULL, NULL, NULL, 1, 0 FROM outbox WHERE id = ? AND status = 'delivered')
+  ORDER BY last, at, seq`;
+
+/** Attempts per route and outcome since `at` (twice): retries and dead letters by their index, deliveries by the delivered items' (finished_at). */
+const ATTEMPT_COUNTS_SQL = `SELECT route, outcome, COUNT(*) AS n FROM (
+    SELECT route, outcome FROM outbox_attempts WHERE at >= ? AND outcome IN ('retry', 'dead')
+    UNION ALL SELECT route, ${DELIVERED_OUTCOME} FROM outbox WHERE status = 'delivered' AND finished_at >= ?)
+  GROUP BY route, outcome ORDER BY route, outcome`;
 
 export class SqliteConsole implements Backend<ConsoleStore> {
   private readonly insertSearch: MultiRowInsert;
@@ -74,8 +93,8 @@ export class SqliteConsole implements Backend<ConsoleStore> {
     this.insertSearch.run(items.map((i) => searchRow(i.id, i.fields)));
   }
 
-  /** Records an attempt of each item (`rows`: outbox rows the outcome changed). */
-  recordAttempts(rows: ReadonlyArray<{ id: number; route: string }>, outcome: ItemAttempt['outcome'], error?: ItemError, delayMs?: number) {
+  /** Records a retry or dead letter of each item (`rows`: outbox rows the outcome changed); a delivery is read from the item's row. */
+  recordAttempts(rows: ReadonlyArray<{ id: number; route: string }>, outcome: 'retry' | 'dead', error?: ItemError, delayMs?: number) {
     const at = this.now();
     if (rows.length === 0) return;
     const ids = JSON.stringify(rows.map((r) => r.id));
@@ -143,10 +162,7 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   }
 
   itemAttempts(id: number): ItemAttempt[] {
-    const rows = statement(
-      this.db,
-      'SELECT at, outcome, code, message, delay_ms FROM outbox_attempts WHERE item_id = ? ORDER BY at, rowid',
-    ).all(id) as Array<{
+    const rows = statement(this.db, ATTEMPTS_SQL).all(id, id) as Array<{
       at: number;
       outcome: ItemAttempt['outcome'];
       code: string | null;
@@ -193,10 +209,8 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   }
 
   attemptCounts(since: Date): AttemptCount[] {
-    const rows = statement(
-      this.db,
-      'SELECT route, outcome, COUNT(*) AS n FROM outbox_attempts WHERE at >= ? GROUP BY route, outcome ORDER BY route, outcome',
-    ).all(since.getTime()) as Array<{ route: string; outcome: ItemAttempt['outcome']; n: number }>;
+    const at = since.getTime();
+    const rows = statement(this.db, ATTEMPT_COUNTS_SQL).all(at, at) as Array<{ route: string; outcome: ItemAttempt['outcome']; n: number }>;
     return rows.map((r) => ({ route: r.route, outcome: r.outcome, count: r.n }));
   }
 

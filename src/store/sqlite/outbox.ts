@@ -180,7 +180,6 @@ export class SqliteOutbox implements Backend<OutboxStore> {
           rows.map((r) => r.route),
           info.outcome,
         );
-        this.parts.console.recordAttempts(rows, info.outcome);
         if (info.aiUnits !== undefined) this.parts.counters.addUnits(info.aiUnits.route, info.aiUnits.units);
         for (const l of info.ledger ?? []) this.parts.ledger.put(l.source, l.entries);
         return rows.length;
