@@ -26,6 +26,10 @@ await build({
   // A native module finds its compiled library from its own folder: it stays in node_modules.
   external: ['better-sqlite3'],
   logLevel: 'warn',
+  // A warning fails the build: an import it could not resolve would be left to fail at run time.
+  onLog(level, log, handler) {
+    handler(level === 'warn' ? 'error' : level, log);
+  },
   output: {
     dir: OUT,
     format: 'esm',

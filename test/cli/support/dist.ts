@@ -1,6 +1,6 @@
 /** The tests of the pool and the CLI run the compiled code (`npm test` builds first). */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -11,6 +11,10 @@ export const SAMPLES = join(ROOT, 'samples/files');
 
 export function requireBuild(): void {
   if (!existsSync(MAIN)) throw new Error('dist/ is missing: run `npm run build` first (`npm test` does)');
+  // tsc alone leaves the bundle of an earlier build: the tests would run old code.
+  if (statSync(MAIN).mtimeMs < statSync(join(ROOT, 'dist/src/cli/main.js')).mtimeMs) {
+    throw new Error('dist/cli/ is older than dist/src/: run `npm run build` (tsc alone does not bundle)');
+  }
 }
 
 export async function importPool(): Promise<typeof import('../../../src/pipeline/pool.js')> {
