@@ -22,29 +22,17 @@ export interface CheckpointResult {
 // are shared with the store's connection, as POSIX locks require).
 const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 
-// CommonJS, run as given (`eval`): no module of mailgate's is loaded on the thread. The
-// connection's synchronous level is the driver's WAL default (NORMAL), at which a checkpoint
-// still syncs the WAL before it copies and the database file after.
+// CommonJS, run as given (`eval`): no module of mailgate's is loaded on the thread. One connection
+// for as long as the thread lives, answering each message with one PASSIVE checkpoint and
+// closing when told to. Its synchronous level is OFF for a store's rounds (./wal-rounds.ts: the
+// round syncs the WAL before it and the database file after it, on the thread pool), otherwise the
+// driver's WAL default (NORMAL), at which a checkpoint syncs the WAL before it copies and the
+// database file after.
 const CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const db = new Database(workerData.path, { fileMustExist: true });
-try {
-  parentPort.postMessage(db.pragma('wal_checkpoint(PASSIVE)')[0]);
-} finally {
-  db.close();
-}
-`;
-
-// The thread of a store's checkpoint rounds (./wal-rounds.ts): one connection for as long as the
-// store is open, at synchronous=OFF — the round syncs the WAL before it and the database file
-// after it, on the thread pool — answering each message with one PASSIVE checkpoint, and
-// closing when told to.
-const ROUNDS_CODE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { fileMustExist: true, timeout: 20 });
-db.pragma('synchronous = OFF');
+const db = new Database(workerData.path, { fileMustExist: true, timeout: workerData.timeoutMs });
+if (workerData.unsynced) db.pragma('synchronous = OFF');
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 parentPort.on('message', (m) => {
   if (m === 'close') {
@@ -62,8 +50,9 @@ parentPort.on('message', (m) => {
 
 /**
  * PASSIVE checkpoints of one store file, each on the same thread of its own with its own
- * connection at synchronous=OFF: the copying of WAL pages into the database file leaves the
- * event loop. One checkpoint at a time. The thread keeps the process alive only while a
+ * connection: the copying of WAL pages into the database file leaves the event loop. At
+ * synchronous=OFF (`unsynced`, a store's rounds) it syncs nothing; otherwise SQLite syncs as a
+ * checkpoint does. One checkpoint at a time. The thread keeps the process alive only while a
  * checkpoint is under way.
  */
 export class CheckpointThread {
@@ -71,10 +60,12 @@ export class CheckpointThread {
   private waiting: { resolve: (r: CheckpointResult) => void; reject: (e: Error) => void } | undefined;
   private dead: Error | undefined;
 
-  constructor(path: string) {
-    this.worker = new Worker(ROUNDS_CODE, {
+  constructor(path: string, unsynced = true) {
+    this.worker = new Worker(CODE, {
       eval: true,
-      workerData: { driver: DRIVER, path },
+      // The rounds' connection gives way at once to a lock (the round runs again later); a
+      // checkpoint of its own waits as long as the driver's default.
+      workerData: { driver: DRIVER, path, unsynced, timeoutMs: unsynced ? 20 : 5000 },
       // It allocates next to nothing: V8's default young generation would only add resident memory.
       resourceLimits: { maxYoungGenerationSizeMb: 1 },
     });
@@ -123,16 +114,12 @@ export class CheckpointThread {
   }
 }
 
-/** Runs one PASSIVE checkpoint of the store file `path` on a thread of its own; answers what it did. */
-export function checkpointOffThread(path: string): Promise<CheckpointResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(CODE, { eval: true, workerData: { driver: DRIVER, path } });
-    let result: CheckpointResult | undefined;
-    worker.once('message', (r: CheckpointResult) => (result = r));
-    worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (result !== undefined) resolve(result);
-      else reject(new Error(`the checkpoint thread exited (code ${code}) without an answer`));
-    });
-  });
+/** Runs one PASSIVE checkpoint of the store file `path` on a thread of its own, syncs included; answers what it did. */
+export async function checkpointOffThread(path: string): Promise<CheckpointResult> {
+  const thread = new CheckpointThread(path, false);
+  try {
+    return await thread.checkpoint();
+  } finally {
+    await thread.close();
+  }
 }
