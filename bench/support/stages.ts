@@ -7,12 +7,18 @@
  * restricted to a window of the monotonic clock (`process.hrtime`, in µs), which is the clock
  * V8 stamps profiles with.
  *
+ * Frames of the bundled executable (dist/cli/) are charged by the module their function comes
+ * from, read from the chunk's source map: a chunk holds many modules (the IMAP chunk holds
+ * imapflow and adapters/imap), so its own file name says nothing about the stage.
+ *
  * A profile's samples measure time on the thread's stack, not CPU: on a loaded machine a thread
  * waiting for a core is charged as if it ran. The table therefore uses the profiles for each
  * stage's share only, and the process's CPU from the kernel for the amount.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export const STAGES = [
   'fetch / protocol',
@@ -47,9 +53,17 @@ function zero(): Record<Stage, number> {
   return Object.fromEntries(STAGES.map((s) => [s, 0])) as Record<Stage, number>;
 }
 
+interface CallFrame {
+  functionName: string;
+  url: string;
+  /** Where the function starts in its file, 0-based. */
+  lineNumber: number;
+  columnNumber: number;
+}
+
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: CallFrame;
   children?: number[];
 }
 
@@ -60,13 +74,40 @@ interface Profile {
   timeDeltas: number[];
 }
 
+const maps = new Map<string, SourceMap | null>();
+
+/** The source map beside a file of the bundle (`<file>.map`), null for any other file or a chunk without one. */
+function sourceMapOf(url: string): SourceMap | null {
+  let map = maps.get(url);
+  if (map === undefined) {
+    map = null;
+    if (url.startsWith('file:')) {
+      const file = fileURLToPath(url);
+      if (existsSync(`${file}.map`)) map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')));
+    }
+    maps.set(url, map);
+  }
+  return map;
+}
+
+/** The module a frame's function comes from: its file, or for a chunk of the bundle the original module (a path). */
+function moduleOf(frame: CallFrame): string {
+  const map = sourceMapOf(frame.url);
+  if (map === null) return frame.url;
+  const entry = map.findEntry(frame.lineNumber, frame.columnNumber);
+  if (!('originalSource' in entry)) return frame.url;
+  const base = dirname(fileURLToPath(frame.url));
+  return entry.originalSource.startsWith('file:') ? fileURLToPath(entry.originalSource) : resolve(base, entry.originalSource);
+}
+
 /** The stage of each node id (undefined: idle, not counted). */
 function stageOfNodes(profile: Profile): Map<number, Stage | undefined> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const out = new Map<number, Stage | undefined>();
   const visit = (id: number, inherited: Stage | undefined): void => {
     const node = byId.get(id)!;
-    const { functionName, url } = node.callFrame;
+    const { functionName } = node.callFrame;
+    const url = moduleOf(node.callFrame);
     let stage = inherited;
     if (functionName === '(idle)') stage = undefined;
     else if (functionName === '(garbage collector)') stage = 'GC (on the thread)';
