@@ -15,7 +15,22 @@ export const OMITTED_SIZE_HEADER = 'X-Mailgate-Omitted-Size';
 
 export class AssembleError extends Error {}
 
-const B64_LINE = /^[A-Za-z0-9+/]*={0,2}$/;
+/**
+ * Whether `line` is base64 text: letters, digits, `+` and `/`, then at most two `=` (what
+ * /^[A-Za-z0-9+/]*={0,2}$/ accepts, without a regular expression run per line).
+ */
+function isBase64Line(line: string): boolean {
+  let i = 0;
+  for (; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    const alphabet = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2f;
+    if (!alphabet) break;
+  }
+  const pad = line.length - i;
+  if (pad > 2) return false;
+  for (; i < line.length; i++) if (line.charCodeAt(i) !== 0x3d) return false;
+  return true;
+}
 
 /** Decoded size of a base64 body whose lines all have the same length, from its head and tail. */
 export function base64DecodedSize(head: Buffer, tail: Buffer, tailStart: number, tailAsked: number): number | undefined {
@@ -32,10 +47,10 @@ export function base64DecodedSize(head: Buffer, tail: Buffer, tailStart: number,
   const last = tailLines[tailLines.length - 1] ?? '';
   const full = tailLines.slice(1, -1);
   const lineLen = full[0]?.length ?? 0;
-  if (lineLen === 0 || full.some((l) => l.length !== lineLen || !B64_LINE.test(l))) return undefined;
-  if (!B64_LINE.test(last) || last.length > lineLen) return undefined;
+  if (lineLen === 0 || full.some((l) => l.length !== lineLen || !isBase64Line(l))) return undefined;
+  if (!isBase64Line(last) || last.length > lineLen) return undefined;
   const headLines = head.toString('latin1').split(sep).slice(0, -1); // complete lines only
-  if (headLines.length === 0 || headLines.some((l) => l.length !== lineLen || !B64_LINE.test(l))) return undefined;
+  if (headLines.length === 0 || headLines.some((l) => l.length !== lineLen || !isBase64Line(l))) return undefined;
   const fullBytes = contentEnd - last.length;
   if (fullBytes % (lineLen + sep.length) !== 0) return undefined;
   const chars = (fullBytes / (lineLen + sep.length)) * lineLen + last.length;
@@ -44,7 +59,7 @@ export function base64DecodedSize(head: Buffer, tail: Buffer, tailStart: number,
 
 function wholeSize(text: string): number | undefined {
   const compact = text.replace(/[\r\n\t ]+/g, '');
-  if (!B64_LINE.test(compact)) return undefined;
+  if (!isBase64Line(compact)) return undefined;
   return charsToBytes(compact.length, compact);
 }
 

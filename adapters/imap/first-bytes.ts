@@ -68,39 +68,106 @@ interface Hook {
 
 const hooks = new WeakMap<ImapFlow, Hook>();
 
-const LINE = /^\* \d{1,10} FETCH \((.*)\)$/s;
-/** One item of the answer, at the position the sticky regex is set to. */
-const ITEM = /(UID|RFC822\.SIZE) (\d{1,10})|INTERNALDATE "([^"\\\r\n]*)"|MODSEQ \((\d{1,20})\)|BODY\[\]<(\d{1,10})> \{(\d{1,10})\}\r\n/y;
+const CLOSE = 0x29;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * Reads one FETCH answer from its bytes (latin1: one byte a character) without a string of the
+ * whole line or a match object per item: this runs once for every message of every sync.
+ */
+class Cursor {
+  pos: number;
+  constructor(
+    readonly b: Buffer,
+    readonly end: number,
+    at = 0,
+  ) {
+    this.pos = at;
+  }
+
+  /** Consumes `text` when it stands at the cursor. */
+  eat(text: string): boolean {
+    const { b, pos } = this;
+    if (pos + text.length > this.end) return false;
+    for (let i = 0; i < text.length; i++) if (b[pos + i] !== text.charCodeAt(i)) return false;
+    this.pos = pos + text.length;
+    return true;
+  }
+
+  /** Consumes a run of 1 to `max` ASCII digits (the whole run: a longer one fails); its end, or -1. */
+  digits(max: number): number {
+    const { b, end } = this;
+    let i = this.pos;
+    while (i < end && b[i]! >= 0x30 && b[i]! <= 0x39) i++;
+    const n = i - this.pos;
+    if (n === 0 || n > max) return -1;
+    this.pos = i;
+    return i;
+  }
+
+  /** The number of the digits from `from` to `to` (at most 10: exact in a double). */
+  value(from: number, to: number): number {
+    let v = 0;
+    for (let i = from; i < to; i++) v = v * 10 + (this.b[i]! - 0x30);
+    return v;
+  }
+}
 
 /**
  * The answer of one message to a FETCH of the source from `start`, or undefined when the
- * response has any other shape.
+ * response has any other shape. The shape, as a regular expression over the line:
+ * `^\* \d{1,10} FETCH \((.*)\)$`, the list made of single-space separated items
+ * `(UID|RFC822\.SIZE) \d{1,10}`, `INTERNALDATE "[^"\\\r\n]*"`, `MODSEQ \(\d{1,20}\)` and
+ * `BODY\[\]<\d{1,10}> \{\d{1,10}\}\r\n` (a literal's line break ends its item: no space after it).
  */
 export function readFirstBytes(payload: Buffer, literals: Buffer[], start = 0): (FirstBytes & { modseq?: bigint }) | undefined {
   if (payload.length > 512 || literals.length !== 1) return undefined;
-  const line = LINE.exec(payload.toString('latin1'));
-  if (line === null) return undefined;
-  const items = line[1]!;
+  const last = payload.length - 1;
+  if (last < 0 || payload[last] !== CLOSE) return undefined;
+  const c = new Cursor(payload, last);
+  if (!c.eat('* ') || c.digits(10) === -1 || !c.eat(' FETCH (')) return undefined;
   const out: Partial<FirstBytes> & { modseq?: bigint } = {};
-  let pos = 0;
-  while (pos < items.length) {
-    ITEM.lastIndex = pos;
-    const m = ITEM.exec(items);
-    if (m === null) return undefined;
-    if (m[1] === 'UID') out.uid = Number(m[2]);
-    else if (m[1] !== undefined) out.size = Number(m[2]);
-    else if (m[3] !== undefined) out.internalDate = internalDate(m[3]);
-    else if (m[4] !== undefined) out.modseq = BigInt(m[4]);
-    else {
-      if (out.source !== undefined || Number(m[5]) !== start || literals[0]!.length !== Number(m[6])) return undefined;
-      out.source = literals[0]!;
+  while (c.pos < last) {
+    let literal = false;
+    const from = c.pos;
+    if (c.eat('UID ') || c.eat('RFC822.SIZE ')) {
+      const uid = payload[from] === 0x55; // 'U'
+      const at = c.pos;
+      const to = c.digits(10);
+      if (to === -1) return undefined;
+      if (uid) out.uid = c.value(at, to);
+      else out.size = c.value(at, to);
+    } else if (c.eat('INTERNALDATE "')) {
+      const at = c.pos;
+      let i = at;
+      while (i < last && payload[i] !== QUOTE && payload[i] !== BACKSLASH && payload[i] !== CR && payload[i] !== LF) i++;
+      if (i >= last || payload[i] !== QUOTE) return undefined;
+      out.internalDate = internalDate(payload.toString('latin1', at, i));
+      c.pos = i + 1;
+    } else if (c.eat('MODSEQ (')) {
+      const at = c.pos;
+      const to = c.digits(20);
+      if (to === -1 || !c.eat(')')) return undefined;
+      out.modseq = BigInt(payload.toString('latin1', at, to));
+    } else if (c.eat('BODY[]<')) {
+      const at = c.pos;
+      const offsetEnd = c.digits(10);
+      if (offsetEnd === -1 || !c.eat('> {')) return undefined;
+      const sizeAt = c.pos;
+      const sizeEnd = c.digits(10);
+      if (sizeEnd === -1 || !c.eat('}\r\n')) return undefined;
+      const literal0 = literals[0]!;
+      if (out.source !== undefined || c.value(at, offsetEnd) !== start || literal0.length !== c.value(sizeAt, sizeEnd)) return undefined;
+      out.source = literal0;
+      literal = true;
+    } else {
+      return undefined;
     }
-    pos = ITEM.lastIndex;
     // Items are separated by one space; a literal's line break already ends its item.
-    if (pos < items.length && m[6] === undefined) {
-      if (items[pos] !== ' ') return undefined;
-      pos++;
-    }
+    if (c.pos < last && !literal && !c.eat(' ')) return undefined;
   }
   if (out.uid === undefined || out.uid < 1 || out.source === undefined) return undefined;
   return out as FirstBytes & { modseq?: bigint };

@@ -24,35 +24,66 @@ class Declined extends Error {}
 
 const HEAD = /^\* \d{1,10} FETCH /;
 
+const SPACE = 0x20;
+const OPEN = 0x28;
+const CLOSE = 0x29;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const CURLY = 0x7b;
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** Whether `c` ends an atom: space, parenthesis, quote, `{` or a line break (NaN past the end does too). */
+function endsAtom(c: number): boolean {
+  return c === SPACE || c === OPEN || c === CLOSE || c === QUOTE || c === CURLY || c === CR || c === LF || Number.isNaN(c);
+}
+
+/**
+ * The quoted string whose opening quote is at `text[at]`, unescaped, and where it ends. Runs
+ * between escapes are sliced, not built a character at a time: a structure holds dozens of
+ * strings. A line break or the end of the text inside it: Declined.
+ */
+function quoted(text: string, at: number): [string, number] {
+  let value = '';
+  let from = at + 1;
+  for (let i = from; ; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) return [value + text.slice(from, i), i + 1];
+    if (Number.isNaN(c) || c === CR || c === LF) throw new Declined();
+    if (c === BACKSLASH) {
+      // The escaped character is taken as it is, whatever it is.
+      if (i + 1 >= text.length) throw new Declined();
+      value += text.slice(from, i) + text[i + 1]!;
+      i++;
+      from = i + 1;
+    }
+  }
+}
+
 /** The parenthesized list at `text[at]`, and where it ends. Throws Declined on anything unusual. */
 function list(text: string, at: number): [Token[], number] {
   const out: Token[] = [];
   let i = at + 1;
   for (;;) {
-    const c = text[i];
-    if (c === undefined) throw new Declined();
-    if (c === ')') return [out, i + 1];
-    if (c === ' ') {
+    const c = text.charCodeAt(i);
+    if (Number.isNaN(c)) throw new Declined();
+    if (c === CLOSE) return [out, i + 1];
+    if (c === SPACE) {
       i++;
-    } else if (c === '(') {
+    } else if (c === OPEN) {
       const [inner, end] = list(text, i);
       out.push(inner);
       i = end;
-    } else if (c === '"') {
-      let value = '';
-      for (i++; text[i] !== '"'; i++) {
-        if (text[i] === undefined || text[i] === '\r' || text[i] === '\n') throw new Declined();
-        if (text[i] === '\\') i++;
-        value += text[i];
-      }
+    } else if (c === QUOTE) {
+      const [value, end] = quoted(text, i);
       out.push(value);
-      i++;
+      i = end;
     } else {
       const start = i;
-      while (i < text.length && !' ()"{\r\n'.includes(text[i]!)) i++;
+      while (!endsAtom(text.charCodeAt(i))) i++;
       if (i === start) throw new Declined(); // a literal, or a line break inside the response
       const atom = text.slice(start, i);
-      out.push(atom.toUpperCase() === 'NIL' ? null : atom);
+      out.push(atom.length === 3 && atom.toUpperCase() === 'NIL' ? null : atom);
     }
   }
 }
