@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 import { parseLimit } from '../limits.js';
 import type { DocumentHashes } from '../ledger/index.js';
-import type { RawEmailDocument } from '../model/index.js';
+import type { Comment, RawEmailDocument } from '../model/index.js';
 import type {
   Fence,
   ItemError,
@@ -121,27 +121,79 @@ export function itemStateOf(r: ItemStateRow): ItemState {
   return state;
 }
 
-/** An outbox item whose document is parsed from its JSON text only when read. */
-export function withDocument(
-  item: Omit<OutboxItem, 'document' | 'documentJson' | 'hashes'>,
-  json: string,
-  hashes: DocumentHashes | undefined,
-): OutboxItem {
-  let document: RawEmailDocument | undefined;
-  const out = item as OutboxItem;
-  Object.defineProperty(out, 'document', {
-    enumerable: true,
-    configurable: true,
-    get: () => (document ??= JSON.parse(json) as RawEmailDocument),
-    // Replacing the document replaces its text too, and its hashes no longer apply.
-    set: (value: RawEmailDocument) => {
-      document = value;
-      out.documentJson = JSON.stringify(value);
-      delete out.hashes;
-    },
-  });
-  out.documentJson = json;
-  if (hashes !== undefined) out.hashes = hashes;
+/** An outbox item's fields besides its document and preview, as a store reads them. */
+export type ItemFields = Omit<OutboxItem, 'document' | 'documentJson' | 'hashes' | 'preview'>;
+
+/**
+ * An outbox item whose document and preview are parsed from their stored JSON text only when
+ * read: delivery, the main reader of claimed items, sends the text and never reads the preview.
+ * One class, so that a claim of thousands builds objects of one shape with no closures or
+ * accessors of their own; the parsed values are private fields. `document` and `preview` being
+ * accessors of the class, a copy (`{...item}`, JSON) leaves them out: `plainItem` makes one
+ * that has them.
+ */
+export class LazyOutboxItem implements OutboxItem {
+  id: number;
+  route: string;
+  key: string;
+  commentId: string;
+  origin: OutboxItem['origin'];
+  warnings: OutboxItem['warnings'];
+  attempts: number;
+  enqueuedAt: string;
+  documentJson: string;
+  declare hashes?: DocumentHashes;
+  declare lastError?: ItemError;
+  #document: RawEmailDocument | undefined;
+  /** The preview's JSON text until it is parsed or replaced; null when there is none. */
+  #previewJson: string | null;
+  #preview: Comment | undefined;
+
+  constructor(fields: ItemFields, json: string, hashes: DocumentHashes | undefined, previewJson: string | null) {
+    this.id = fields.id;
+    this.route = fields.route;
+    this.key = fields.key;
+    this.commentId = fields.commentId;
+    this.origin = fields.origin;
+    this.warnings = fields.warnings;
+    this.attempts = fields.attempts;
+    this.enqueuedAt = fields.enqueuedAt;
+    this.documentJson = json;
+    if (hashes !== undefined) this.hashes = hashes;
+    if (fields.lastError !== undefined) this.lastError = fields.lastError;
+    this.#previewJson = previewJson;
+  }
+
+  get document(): RawEmailDocument {
+    return (this.#document ??= JSON.parse(this.documentJson) as RawEmailDocument);
+  }
+
+  /** Replacing the document replaces its text too, and its hashes no longer apply. */
+  set document(value: RawEmailDocument) {
+    this.#document = value;
+    this.documentJson = JSON.stringify(value);
+    delete this.hashes;
+  }
+
+  get preview(): Comment | undefined {
+    if (this.#previewJson !== null) {
+      this.#preview = JSON.parse(this.#previewJson) as Comment;
+      this.#previewJson = null;
+    }
+    return this.#preview;
+  }
+
+  set preview(value: Comment | undefined) {
+    this.#previewJson = null;
+    this.#preview = value;
+  }
+}
+
+/** The item as a plain object with its document (and preview, if any) parsed: what `getItem` answers. */
+export function plainItem(item: OutboxItem): OutboxItem {
+  const { document, preview } = item;
+  const out: OutboxItem = { ...item, document };
+  if (preview !== undefined) out.preview = preview;
   return out;
 }
 

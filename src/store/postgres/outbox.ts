@@ -4,7 +4,7 @@
  */
 import type pg from 'pg';
 import { storedOrigin } from '../../model/origin.js';
-import { checkAiUnits, checkDelay, checkLimit, countByRoute } from '../common.js';
+import { checkAiUnits, checkDelay, checkLimit, countByRoute, plainItem } from '../common.js';
 import type { DeliveryInfo, ItemError, OutboxCount, OutboxItem, OutboxStatus, PendingAction, StoredItem, OutboxStore } from '../types.js';
 import type { Backend } from '../compose.js';
 import { nowParam, pgArray, pgNow, retryRolledBack, toId, withTransaction, type PgClock, type Queryable } from './db.js';
@@ -70,7 +70,7 @@ export class PgOutbox implements Backend<OutboxStore> {
     );
     const r = rows[0];
     if (r === undefined) return undefined;
-    const item: StoredItem = { ...pgToItem(r), status: r.status };
+    const item: StoredItem = { ...plainItem(pgToItem(r)), status: r.status };
     if (r.outcome === 'delivered' || r.outcome === 'unchanged') item.outcome = r.outcome;
     if (r.finished_at !== null) item.finishedAt = r.finished_at.toISOString();
     return item;

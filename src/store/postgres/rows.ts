@@ -3,7 +3,7 @@ import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
 import { storedOrigin } from '../../model/origin.js';
 import type { DeadLetter, DeadLetterDetail, ItemError, OutboxInput, OutboxItem } from '../types.js';
-import { hashesOf, withDocument } from '../common.js';
+import { hashesOf, LazyOutboxItem, type ItemFields } from '../common.js';
 import { iso, pgText, toId } from './db.js';
 
 export interface PgOutboxRow {
@@ -39,7 +39,7 @@ function documentOf(r: PgOutboxRow): RawEmailDocument {
 }
 
 export function pgToItem(r: PgOutboxRow): OutboxItem {
-  const base = {
+  const fields: ItemFields = {
     id: toId(r.id),
     route: r.route,
     key: r.key,
@@ -49,10 +49,10 @@ export function pgToItem(r: PgOutboxRow): OutboxItem {
     attempts: r.attempts,
     enqueuedAt: typeof r.enqueued_at === 'string' ? r.enqueued_at : iso(r.enqueued_at),
   };
+  if (r.last_error !== null) fields.lastError = r.last_error;
   const text = r.document_text ?? JSON.stringify(documentOf(r));
-  const item = withDocument(base, text, hashesOf(r.text_hash, r.doc_hash));
+  const item = new LazyOutboxItem(fields, text, hashesOf(r.text_hash, r.doc_hash), null);
   if (r.preview !== null && r.preview !== undefined) item.preview = r.preview;
-  if (r.last_error !== null) item.lastError = r.last_error;
   return item;
 }
 

@@ -12,6 +12,7 @@ import { searchFields, withSearchFields, type SearchFields } from '../console.js
 import type { Checkpoint } from '../../model/origin.js';
 import type { EnqueueResult, Fence, ItemState, KeyedOutcome, KeyedStore, MessageKeys, OutboxInput } from '../types.js';
 import type { SqliteControls } from './controls.js';
+import type { Body } from './kept-bodies.js';
 import type { SqliteOutbox } from './outbox.js';
 import { MultiRowInsert } from './multi-row.js';
 import { INSERT_COLUMNS, insertSql, inputValues } from './rows.js';
@@ -65,12 +66,18 @@ export class SqliteKeyed implements Backend<KeyedStore> {
     const tx = db.transaction(
       (items: OutboxInput[], fields: SearchFields[], checkpoint: Checkpoint | undefined, fence: Fence | undefined) => {
         this.outbox.parts.leases.check(fence);
-        const result = this.enqueueNow(items, fields);
+        this.outbox.kept.check();
+        const stored = this.enqueueNow(items, fields);
         if (checkpoint !== undefined) this.outbox.parts.checkpoints.put(checkpoint.key, checkpoint.value);
-        return result;
+        return stored;
       },
     );
-    this.tx = (items, checkpoint, fence) => tx.immediate(items, items.map(searchFields), checkpoint, fence);
+    this.tx = (items, checkpoint, fence) => {
+      const { result, bodies } = tx.immediate(items, items.map(searchFields), checkpoint, fence);
+      // Committed: the next claim takes these bodies instead of reading them back.
+      for (const { id, body } of bodies) this.outbox.kept.add(id, body);
+      return result;
+    };
   }
 
   enqueue(items: OutboxInput[], checkpoint?: Checkpoint, fence?: Fence): EnqueueResult | Promise<EnqueueResult> {
@@ -80,7 +87,8 @@ export class SqliteKeyed implements Backend<KeyedStore> {
     return withSearchFields(items, () => this.wal.durably(() => this.tx(items, checkpoint, fence)));
   }
 
-  private enqueueNow(items: OutboxInput[], fields: SearchFields[]): EnqueueResult {
+  /** The enqueue's writes: its result, and the bodies of the new queued items. */
+  private enqueueNow(items: OutboxInput[], fields: SearchFields[]): { result: EnqueueResult; bodies: Array<{ id: number; body: Body }> } {
     const now = this.now();
     const fresh: OutboxInput[] = [];
     const bodies: Array<{ id: number; item: OutboxInput }> = [];
@@ -103,7 +111,7 @@ export class SqliteKeyed implements Backend<KeyedStore> {
       fresh.push(item);
       return { id: row.id, key: item.key, status: item.error === undefined ? 'queued' : 'dead', duplicate: false };
     });
-    this.outbox.putBodies(bodies);
+    const kept = this.outbox.putBodies(bodies);
     this.outbox.parts.console.putSearches(search);
     // Duplicates too: the index entry of a message read again is written again (idempotent).
     this.outbox.parts.threads.indexItems(items);
@@ -111,7 +119,10 @@ export class SqliteKeyed implements Backend<KeyedStore> {
     const dead = fresh.filter((i) => i.error !== undefined).map((i) => i.route);
     this.outbox.parts.counters.bumpEach(queued, 'enqueued');
     this.outbox.parts.counters.bumpEach(dead, 'dead_lettered');
-    return { queued: queued.length, deadLettered: dead.length, duplicates: items.length - fresh.length, items: out };
+    return {
+      result: { queued: queued.length, deadLettered: dead.length, duplicates: items.length - fresh.length, items: out },
+      bodies: kept,
+    };
   }
 
   /**

@@ -4,10 +4,11 @@
  * transaction when it writes more than one statement.
  */
 import type Database from 'better-sqlite3';
+import { KeptBodies, type Body } from './kept-bodies.js';
 import { MultiRowInsert } from './multi-row.js';
 import { statement } from './statements.js';
 import { storedOrigin } from '../../model/origin.js';
-import { checkDelay, checkLimit, jsonOrNull } from '../common.js';
+import { checkDelay, checkLimit, hashesOf, jsonOrNull, plainItem } from '../common.js';
 import type { Backend } from '../compose.js';
 import type {
   DeliveryInfo,
@@ -64,6 +65,8 @@ export class SqliteOutbox implements Backend<OutboxStore> {
   private readonly claimRoute: Database.Statement;
   private readonly claimAny: Database.Statement;
   private readonly claimTx: (route: string | undefined, params: Record<string, unknown>) => OutboxItem[];
+  /** The bodies of items this connection enqueued and has not claimed yet (./kept-bodies.ts). */
+  readonly kept: KeptBodies;
 
   constructor(
     private readonly db: Database.Database,
@@ -81,6 +84,7 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     this.renewLeases = db.prepare(
       `UPDATE outbox SET lease_expires_at = ? WHERE status = 'queued' AND lease_owner = ? AND id IN (SELECT value FROM json_each(?))`,
     );
+    this.kept = new KeptBodies(db);
     this.claimRoute = db.prepare(claimSql(true));
     this.claimAny = db.prepare(claimSql(false));
     const claimTx = db.transaction((route: string | undefined, params: Record<string, unknown>) => this.claimNow(route, params));
@@ -89,21 +93,26 @@ export class SqliteOutbox implements Backend<OutboxStore> {
 
   /**
    * Writes the wide values of items to the side tables (document always; raw bytes when given),
-   * a few statements for any number; not their search rows.
+   * a few statements for any number; not their search rows. Any body kept for these ids is
+   * forgotten; what a claim of the queued ones would read is returned, for the caller to keep
+   * (`kept.add`) once its transaction has committed.
    */
-  putBodies(items: ReadonlyArray<{ id: number; item: OutboxInput }>): void {
+  putBodies(items: ReadonlyArray<{ id: number; item: OutboxInput }>): Array<{ id: number; body: Body }> {
+    const fresh: Array<{ id: number; body: Body }> = [];
     this.insertDocs.run(
-      items.map(({ id, item }) => [
-        id,
-        item.json?.document ?? JSON.stringify(item.document),
-        item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null),
-        item.hashes?.textHash ?? null,
-        item.hashes?.docHash ?? null,
-      ]),
+      items.map(({ id, item }) => {
+        this.kept.take(id);
+        const document = item.json?.document ?? JSON.stringify(item.document);
+        const preview = item.json === undefined ? jsonOrNull(item.preview) : (item.json.preview ?? null);
+        const hashes = item.hashes;
+        if (item.error === undefined) fresh.push({ id, body: { document, preview, hashes } });
+        return [id, document, preview, hashes?.textHash ?? null, hashes?.docHash ?? null];
+      }),
     );
     const raws: unknown[][] = [];
     for (const { id, item } of items) if (item.raw !== undefined) raws.push([id, item.raw]);
     this.insertRaws.run(raws);
+    return fresh;
   }
 
   /** Deletes the side rows of outbox rows about to be deleted (call inside the caller's transaction). */
@@ -122,7 +131,8 @@ export class SqliteOutbox implements Backend<OutboxStore> {
         ? undefined
         : (statement(this.db, 'SELECT document, preview, text_hash, doc_hash FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
     if (r === undefined || d === undefined) return undefined;
-    const item: StoredItem = { ...toItem(r, d), status: r.status as OutboxStatus };
+    const body = { document: d.document, preview: d.preview, hashes: hashesOf(d.text_hash, d.doc_hash) };
+    const item: StoredItem = { ...plainItem(toItem(r, body)), status: r.status as OutboxStatus };
     if (r.outcome === 'delivered' || r.outcome === 'unchanged') item.outcome = r.outcome;
     if (r.finished_at !== null) item.finishedAt = new Date(r.finished_at).toISOString();
     return item;
@@ -144,17 +154,32 @@ export class SqliteOutbox implements Backend<OutboxStore> {
     );
   }
 
+  /**
+   * The claim's outbox rows, with each document taken from what this connection kept of its
+   * enqueue, or else read back from `outbox_docs`.
+   */
   private claimNow(route: string | undefined, params: Record<string, unknown>): OutboxItem[] {
     const rows = (route === undefined ? this.claimAny.all(params) : this.claimRoute.all({ ...params, route })) as OutboxRow[];
     if (rows.length === 0) return [];
-    const docs = new Map<number, DocRow>();
-    for (const d of this.selectDocs.all(JSON.stringify(rows.map((r) => r.id))) as Array<DocRow & { id: number }>) docs.set(d.id, d);
+    this.kept.check();
+    const bodies = new Map<number, Body>();
+    const missing: number[] = [];
+    for (const r of rows) {
+      const body = this.kept.take(r.id);
+      if (body === undefined) missing.push(r.id);
+      else bodies.set(r.id, body);
+    }
+    if (missing.length > 0) {
+      for (const d of this.selectDocs.all(JSON.stringify(missing)) as Array<DocRow & { id: number }>) {
+        bodies.set(d.id, { document: d.document, preview: d.preview, hashes: hashesOf(d.text_hash, d.doc_hash) });
+      }
+    }
     return rows
       .sort((a, b) => a.id - b.id)
       .map((r) => {
-        const d = docs.get(r.id);
-        if (d === undefined) throw new Error(`outbox item ${r.id} has no document row`);
-        return toItem(r, d);
+        const body = bodies.get(r.id);
+        if (body === undefined) throw new Error(`outbox item ${r.id} has no document row`);
+        return toItem(r, body);
       });
   }
 
@@ -176,6 +201,8 @@ export class SqliteOutbox implements Backend<OutboxStore> {
          WHERE status = 'queued' AND id IN (SELECT value FROM json_each(?)) RETURNING id, route`,
               ).all(info.outcome, now, JSON.stringify(ids)) as Array<{ id: number; route: string }>);
         if (rows.length > 0) this.deleteRaw.run(JSON.stringify(rows.map((r) => r.id)));
+        // Settled without a claim of this connection (a claim takes what it kept): not claimed again.
+        for (const r of rows) this.kept.take(r.id);
         this.parts.counters.bumpEach(
           rows.map((r) => r.route),
           info.outcome,
@@ -225,6 +252,7 @@ export class SqliteOutbox implements Backend<OutboxStore> {
          WHERE status = 'queued' AND id = ? RETURNING id, route`,
         ).get(this.now(), JSON.stringify(error), id) as { id: number; route: string } | undefined;
         if (row !== undefined) {
+          this.kept.take(row.id);
           this.parts.counters.bump(row.route, 'dead_lettered', 1);
           this.parts.console.recordAttempts([row], 'dead', error);
         }

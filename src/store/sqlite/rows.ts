@@ -2,7 +2,8 @@
 import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
 import { storedOrigin } from '../../model/origin.js';
-import { hashesOf, jsonOrNull, parseItemError, parseJson, withDocument } from '../common.js';
+import { jsonOrNull, LazyOutboxItem, parseItemError, parseJson, type ItemFields } from '../common.js';
+import type { Body } from './kept-bodies.js';
 import type { DeadLetter, DeadLetterDetail, OutboxInput, OutboxItem } from '../types.js';
 
 export interface OutboxRow {
@@ -31,42 +32,21 @@ export interface DocRow {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export function toItem(r: OutboxRow, d: DocRow): OutboxItem {
-  const item = withDocument(
-    {
-      id: r.id,
-      route: r.route,
-      key: r.key,
-      commentId: r.comment_id,
-      origin: storedOrigin(JSON.parse(r.origin), r.key),
-      warnings: parseJson<Warning[]>(r.warnings) ?? [],
-      attempts: r.attempts,
-      enqueuedAt: iso(r.enqueued_at),
-    },
-    d.document,
-    hashesOf(d.text_hash, d.doc_hash),
-  );
-  if (d.preview !== null) withPreview(item, d.preview);
+/** An outbox row and its body as a claimed item. */
+export function toItem(r: OutboxRow, body: Body): OutboxItem {
+  const fields: ItemFields = {
+    id: r.id,
+    route: r.route,
+    key: r.key,
+    commentId: r.comment_id,
+    origin: storedOrigin(JSON.parse(r.origin), r.key),
+    warnings: parseJson<Warning[]>(r.warnings) ?? [],
+    attempts: r.attempts,
+    enqueuedAt: iso(r.enqueued_at),
+  };
   const lastError = parseItemError(r.last_error);
-  if (lastError !== undefined) item.lastError = lastError;
-  return item;
-}
-
-/**
- * The item's preview, parsed from its JSON text only when read: delivery, the main reader of
- * claimed items, never reads it (the API builds its own comment), so a claim does not parse one
- * per item.
- */
-function withPreview(item: OutboxItem, json: string): void {
-  let preview: Comment | undefined;
-  Object.defineProperty(item, 'preview', {
-    enumerable: true,
-    configurable: true,
-    get: () => (preview ??= JSON.parse(json) as Comment),
-    // Assigning replaces the accessor with the value, as on a plain object.
-    set: (value: Comment | undefined) =>
-      void Object.defineProperty(item, 'preview', { value, writable: true, enumerable: true, configurable: true }),
-  });
+  if (lastError !== undefined) fields.lastError = lastError;
+  return new LazyOutboxItem(fields, body.document, body.hashes, body.preview);
 }
 
 export function toDeadLetter(r: OutboxRow): DeadLetter {
