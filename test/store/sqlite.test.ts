@@ -31,6 +31,9 @@ describe('SQLite store specifics', () => {
     await store.close();
     const db = new Database(path, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    // A new store's page size and incremental auto-vacuum (2), both written with its first page.
+    expect(db.pragma('page_size', { simple: true })).toBe(8192);
+    expect(db.pragma('auto_vacuum', { simple: true })).toBe(2);
     db.close();
     const { options } = parseSqliteUrl(`sqlite:${path}?synchronous=normal`);
     expect(options).toEqual({ synchronous: 'NORMAL' });

@@ -96,7 +96,12 @@ export function openDatabase(path: string, options: SqliteOptions): Database.Dat
     // converted once with VACUUM (`mailgate store compact`, docs/store.md), so the mode is set
     // only on a new one: setting it takes the write lock, and an open beside a process in the
     // middle of a commit (`mailgate status` beside `mailgate serve`) failed as "locked".
-    if (db.pragma('page_count', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL');
+    // SQLite takes the mode when the statement is compiled, and writes the new file's first page
+    // with it at its first write, here the switch to WAL below. Run, the statement would write
+    // that page in a transaction of its own, synced (four syncs, in the rollback journal the file
+    // still has), before the switch syncs it again: compiling it is enough
+    // (test/store/sqlite.test.ts checks the mode of a new store).
+    if (db.pragma('page_count', { simple: true }) === 0) db.prepare('PRAGMA auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     // The -wal file is cut back to WAL_KEEP_BYTES whenever a write starts it over after a
