@@ -46,7 +46,7 @@ const RULES: Array<[RegExp, Stage]> = [
   [/\/src\/(document|preview)\/|\/src\/pipeline\/encoded\.js|\/src\/ledger\//, 'document + preview'],
   [/\/src\/pipeline\/(intake|pool|worker|origin)\.js/, 'intake + pool hand-over'],
   [/\/src\/store\/|\/node_modules\/(better-sqlite3|pg|pg-protocol|pg-pool)\//, 'store'],
-  [/\/src\/(batcher|api)\/|\/src\/pipeline\/(delivery\/[a-z-]+|after-delivery)\.js|undici/, 'delivery encoding + HTTP'],
+  [/\/src\/(batcher|api)\/|\/src\/pipeline\/(delivery\/[a-z-]+|after-delivery)\.js|undici|node:_http_/, 'delivery encoding + HTTP'],
 ];
 
 function zero(): Record<Stage, number> {

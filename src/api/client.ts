@@ -1,7 +1,7 @@
 /**
- * The Text Analytics API client: bearer auth, keep-alive (the runtime's fetch pools
- * connections), gzip accepted, one deadline per attempt covering connect, upload and the
- * whole response body, retries per ./retry.ts. The token is sent, never logged or echoed.
+ * The Text Analytics API client: bearer auth, keep-alive (./http.ts pools connections), gzip
+ * accepted, one deadline per attempt covering connect, upload and the whole response body,
+ * retries per ./retry.ts. The token is sent, never logged or echoed.
  */
 import { DEFAULT_REQUEST_TIMEOUT_MS, parseLimit } from '../limits.js';
 import { GatewayError } from '../errors.js';
@@ -11,6 +11,7 @@ import { ApiError, namedRefusal, readEnvelope, type ApiResource } from './errors
 import { datasetPath, predictPath, sourcePath, type Endpoint, type ModelVersion } from './paths.js';
 import { checkPredictResponse, checkSyncResponse } from './responses.js';
 import { resolveRetryPolicy, type RetryPolicy } from './retry.js';
+import { nodeHttpFetch, type HttpFetch } from './http.js';
 import { send, type AttemptInfo, type Check, type HttpCall } from './transport.js';
 
 export type { AttemptInfo } from './transport.js';
@@ -23,8 +24,8 @@ export interface ApiClientOptions {
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   userAgent?: string;
-  /** Replaces the global fetch (tests, proxies). */
-  fetch?: typeof fetch;
+  /** Replaces the client's own HTTP exchange over Node's http/https (./http.ts): the global fetch, a proxy's, a test's. */
+  fetch?: HttpFetch;
   /** Called after every attempt, successful or not (metrics, logs). */
   onAttempt?: (info: AttemptInfo) => void;
   /** Source of jitter, [0, 1). Default Math.random. */
@@ -93,7 +94,7 @@ function sourceOf(body: Record<string, unknown>): SourceInfo {
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const { base, timeoutMs } = checkOptions(options);
   const call: HttpCall = {
-    fetch: options.fetch ?? globalThis.fetch,
+    fetch: options.fetch ?? nodeHttpFetch(),
     headers: {
       authorization: `Bearer ${options.token}`,
       accept: 'application/json',

@@ -5,6 +5,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApiError, readEnvelope } from './errors.js';
+import type { HttpFetch } from './http.js';
 import type { Endpoint } from './paths.js';
 import { decideRetry, type RetryPolicy } from './retry.js';
 
@@ -24,7 +25,7 @@ export interface AttemptInfo {
 }
 
 export interface HttpCall {
-  fetch: typeof fetch;
+  fetch: HttpFetch;
   headers: Record<string, string>;
   timeoutMs: number;
   policy: RetryPolicy;

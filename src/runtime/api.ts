@@ -62,16 +62,6 @@ function retryOf(config: Readonly<Config>) {
   return { maxAttempts: r.max_attempts, baseDelayMs: r.base_delay_ms, maxDelayMs: r.max_delay_ms, budgetMs: r.budget_ms };
 }
 
-/**
- * Node loads and compiles its HTTP client (fetch, undici) at the first request: about 40 ms of
- * this thread, which the first delivery paid while the next IMAP chunk and the first comment
- * waited behind it. A request built here (to a fixed address: nothing of the configuration) and
- * never sent loads it while the service starts.
- */
-function warmHttpClient(): void {
-  new Request('http://127.0.0.1/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-}
-
 export async function apiEndpoint(
   config: Readonly<Config>,
   logger: Logger,
@@ -92,7 +82,6 @@ export async function apiEndpoint(
       retry: retryOf(config),
       onAttempt,
     });
-    warmHttpClient();
     return { client };
   }
   // A dry run sends nothing: no emulator, and a client that is never called.

@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient, type AttemptInfo } from '../../src/api/client.js';
 import { ApiError } from '../../src/api/errors.js';
@@ -71,6 +71,17 @@ describe('requests', () => {
     });
     expect(r!.headers['accept-encoding']).toMatch(/gzip/);
     expect(JSON.parse(r!.body)).toEqual(syncReq);
+  });
+
+  it('decodes a deflate answer', async () => {
+    script = [
+      (_req, _b, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'deflate' });
+        res.end(deflateSync(JSON.stringify(ok)));
+      },
+    ];
+    const client = createApiClient({ baseUrl, token: TOKEN });
+    expect(await client.syncRawEmails('p/s', syncReq)).toMatchObject({ new: 1 });
   });
 
   it('no_charge only when asked; predict path with live/staging/integer versions', async () => {
@@ -211,6 +222,20 @@ describe('failures', () => {
       cause: { code: 'MAILGATE_ERR_API_TIMEOUT' },
     });
     expect((err as ApiError).message).toMatch(/reading the 200 response body.*gave up after 1 attempts/);
+  });
+
+  it('a connection closed in the middle of a body is a network error, retried to success', async () => {
+    script = [
+      (_req, _b, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+        res.write('{"status":"ok",', () => res.destroy());
+      },
+      json(200, ok),
+    ];
+    const attempts: AttemptInfo[] = [];
+    const client = createApiClient({ baseUrl, token: TOKEN, retry: fast, onAttempt: (a) => attempts.push(a) });
+    expect(await client.syncRawEmails('p/s', syncReq)).toMatchObject({ new: 1 });
+    expect(attempts.map((a) => a.error?.code)).toEqual(['MAILGATE_ERR_API_NETWORK', undefined]);
   });
 
   it('the time budget covers the attempt in flight: its deadline is cut to what is left of the budget', async () => {
