@@ -220,6 +220,16 @@ function taken(raw: Uint8Array, transfer: boolean): Uint8Array {
   return new Uint8Array(structuredClone(raw.buffer as ArrayBuffer, { transfer: [raw.buffer as ArrayBuffer] }));
 }
 
+/**
+ * Whether the slot's worker holds a message to be parsed alone. Such a message goes in a batch of
+ * its own, only to a worker holding nothing, and that worker takes nothing else until it has
+ * answered (pumpOnce): so it is then the only message the worker holds. Checked at every
+ * hand-over, so in constant time (a worker may hold hundreds of messages).
+ */
+function holdsAlone(slot: Slot): boolean {
+  return slot.inFlight.length === 1 && slot.inFlight[0]!.alone;
+}
+
 const fail = (code: ErrorCode, message: string): ParseOutcome => ({ ok: false, error: new GatewayError(code, message) });
 
 export class ParsePool {
@@ -383,7 +393,7 @@ export class ParsePool {
 
   /** Whether a worker can take another batch now: any while it holds fewer than two, else only a full one within its bounds. */
   private takes(slot: Slot, ready: number): boolean {
-    if (!slot.ready || slot.inFlight.some((j) => j.alone)) return false;
+    if (!slot.ready || holdsAlone(slot)) return false;
     if (slot.batches < BATCHES_PER_WORKER) return true;
     if (slot.batches >= MAX_BATCHES_PER_WORKER || slot.bytes >= MAX_WORKER_BYTES || this.queue[0]?.alone === true) return false;
     return this.queue.length >= this.batchSize * ready;
