@@ -6,6 +6,7 @@ import { GatewayError, isGatewayError, type ErrorCode } from '../errors.js';
 import { parseLimit } from '../limits.js';
 import type { DocumentHashes } from '../ledger/index.js';
 import type { Comment, RawEmailDocument } from '../model/index.js';
+import { storedOrigin, type Origin } from '../model/origin.js';
 import type {
   Fence,
   ItemError,
@@ -122,22 +123,24 @@ export function itemStateOf(r: ItemStateRow): ItemState {
 }
 
 /** An outbox item's fields besides its document and preview, as a store reads them. */
-export type ItemFields = Omit<OutboxItem, 'document' | 'documentJson' | 'hashes' | 'preview'>;
+export type ItemFields = Omit<OutboxItem, 'document' | 'documentJson' | 'hashes' | 'preview' | 'origin'> & {
+  /** The origin, or the JSON text stored for it (read as `storedOrigin` reads it, when first read). */
+  origin: Origin | string;
+};
 
 /**
- * An outbox item whose document and preview are parsed from their stored JSON text only when
- * read: delivery, the main reader of claimed items, sends the text and never reads the preview.
- * One class, so that a claim of thousands builds objects of one shape with no closures or
- * accessors of their own; the parsed values are private fields. `document` and `preview` being
- * accessors of the class, a copy (`{...item}`, JSON) leaves them out: `plainItem` makes one
- * that has them.
+ * An outbox item whose document, preview and origin are parsed from their stored JSON text only
+ * when read: delivery, the main reader of claimed items, sends the text, never reads the preview,
+ * and reads the origin only for listeners of its item events. One class, so that a claim of
+ * thousands builds objects of one shape with no closures or accessors of their own; the parsed
+ * values are private fields. `document`, `preview` and `origin` being accessors of the class, a
+ * copy (`{...item}`, JSON) leaves them out: `plainItem` makes one that has them.
  */
 export class LazyOutboxItem implements OutboxItem {
   id: number;
   route: string;
   key: string;
   commentId: string;
-  origin: OutboxItem['origin'];
   warnings: OutboxItem['warnings'];
   attempts: number;
   enqueuedAt: string;
@@ -148,13 +151,15 @@ export class LazyOutboxItem implements OutboxItem {
   /** The preview's JSON text until it is parsed or replaced; null when there is none. */
   #previewJson: string | null;
   #preview: Comment | undefined;
+  /** The origin's JSON text until it is parsed or replaced. */
+  #originJson: string | null;
+  #origin: Origin | undefined;
 
   constructor(fields: ItemFields, json: string, hashes: DocumentHashes | undefined, previewJson: string | null) {
     this.id = fields.id;
     this.route = fields.route;
     this.key = fields.key;
     this.commentId = fields.commentId;
-    this.origin = fields.origin;
     this.warnings = fields.warnings;
     this.attempts = fields.attempts;
     this.enqueuedAt = fields.enqueuedAt;
@@ -162,6 +167,21 @@ export class LazyOutboxItem implements OutboxItem {
     if (hashes !== undefined) this.hashes = hashes;
     if (fields.lastError !== undefined) this.lastError = fields.lastError;
     this.#previewJson = previewJson;
+    this.#originJson = typeof fields.origin === 'string' ? fields.origin : null;
+    if (typeof fields.origin !== 'string') this.#origin = fields.origin;
+  }
+
+  get origin(): Origin {
+    if (this.#originJson !== null) {
+      this.#origin = storedOrigin(JSON.parse(this.#originJson), this.key);
+      this.#originJson = null;
+    }
+    return this.#origin!;
+  }
+
+  set origin(value: Origin) {
+    this.#originJson = null;
+    this.#origin = value;
   }
 
   get document(): RawEmailDocument {
@@ -189,10 +209,10 @@ export class LazyOutboxItem implements OutboxItem {
   }
 }
 
-/** The item as a plain object with its document (and preview, if any) parsed: what `getItem` answers. */
+/** The item as a plain object with its origin, document (and preview, if any) parsed: what `getItem` answers. */
 export function plainItem(item: OutboxItem): OutboxItem {
-  const { document, preview } = item;
-  const out: OutboxItem = { ...item, document };
+  const { document, preview, origin } = item;
+  const out: OutboxItem = { ...item, origin, document };
   if (preview !== undefined) out.preview = preview;
   return out;
 }

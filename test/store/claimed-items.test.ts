@@ -1,7 +1,8 @@
 /**
  * What a claim answers: on SQLite, the bodies the enqueuing connection kept instead of reading
  * them back, and the file's own text whenever anything else changed the item; on both stores,
- * items whose document and preview are parsed on read, and `getItem` answering a plain object.
+ * items whose document, preview and origin are parsed on read, and `getItem` answering a plain
+ * object.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -125,11 +126,16 @@ describe.each([
     expect(item?.hashes).toBeUndefined();
     item!.preview = undefined;
     expect(item?.preview).toBeUndefined();
+    expect(item?.origin).toEqual(encodedInput('r', 1, 'text').origin);
+    const moved = { ...item!.origin, id: 'elsewhere' };
+    item!.origin = moved;
+    expect(item?.origin).toBe(moved);
     // getItem: every field is its own, so a copy and its JSON carry the document and preview.
     const stored = await s.getItem(x!.id);
     const copy = JSON.parse(JSON.stringify({ ...stored })) as Record<string, unknown>;
     expect(copy['document']).toEqual(encodedInput('r', 1, 'text').document);
     expect(copy['preview']).toEqual(preview);
+    expect(copy['origin']).toEqual(encodedInput('r', 1, 'text').origin);
     expect(copy['status']).toBe('queued');
     await s.close();
   });

@@ -314,8 +314,11 @@ export function createDelivery(options: DeliveryOptions): DeliveryLoop {
     batch.counts.unchanged = unchanged.length;
     batch.counts.aiUnits = result.aiUnits;
     batch.counts.aiUnitsEstimated = result.aiUnitsEstimated ?? result.aiUnits;
-    if (events !== undefined) {
+    // Built only for a listener: an item's origin is parsed when first read (mailgate import has none).
+    if (events?.has('item:delivered')) {
       for (const i of delivered) events.emit('item:delivered', { id: i.id, route: route.name, adapter: i.origin.adapter });
+    }
+    if (events?.has('item:unchanged')) {
       for (const i of unchanged) events.emit('item:unchanged', { id: i.id, route: route.name, adapter: i.origin.adapter });
     }
     const done = new Set([...delivered, ...unchanged]);

@@ -39,7 +39,7 @@ export function toItem(r: OutboxRow, body: Body): OutboxItem {
     route: r.route,
     key: r.key,
     commentId: r.comment_id,
-    origin: storedOrigin(JSON.parse(r.origin), r.key),
+    origin: r.origin,
     warnings: parseJson<Warning[]>(r.warnings) ?? [],
     attempts: r.attempts,
     enqueuedAt: iso(r.enqueued_at),
