@@ -8,7 +8,7 @@ import { KeptBodies, type Body } from './kept-bodies.js';
 import { MultiRowInsert } from './multi-row.js';
 import { statement } from './statements.js';
 import { storedOrigin } from '../../model/origin.js';
-import { checkDelay, checkLimit, hashesOf, jsonOrNull, plainItem } from '../common.js';
+import { checkDelay, checkLimit, jsonOrNull, plainItem } from '../common.js';
 import type { Backend } from '../compose.js';
 import type {
   DeliveryInfo,
@@ -21,7 +21,7 @@ import type {
   PendingAction,
   StoredItem,
 } from '../types.js';
-import { ITEM_COLUMNS, toItem, type DocRow, type OutboxRow } from './rows.js';
+import { bodyOf, ITEM_COLUMNS, toItem, type DocRow, type OutboxRow } from './rows.js';
 import type { SqliteCheckpoints } from './checkpoints.js';
 import type { SqliteConsole } from './console.js';
 import type { SqliteCounters } from './counters.js';
@@ -131,8 +131,7 @@ export class SqliteOutbox implements Backend<OutboxStore> {
         ? undefined
         : (statement(this.db, 'SELECT document, preview, text_hash, doc_hash FROM outbox_docs WHERE id = ?').get(id) as DocRow | undefined);
     if (r === undefined || d === undefined) return undefined;
-    const body = { document: d.document, preview: d.preview, hashes: hashesOf(d.text_hash, d.doc_hash) };
-    const item: StoredItem = { ...plainItem(toItem(r, body)), status: r.status as OutboxStatus };
+    const item: StoredItem = { ...plainItem(toItem(r, bodyOf(d))), status: r.status as OutboxStatus };
     if (r.outcome === 'delivered' || r.outcome === 'unchanged') item.outcome = r.outcome;
     if (r.finished_at !== null) item.finishedAt = new Date(r.finished_at).toISOString();
     return item;
@@ -170,9 +169,7 @@ export class SqliteOutbox implements Backend<OutboxStore> {
       else bodies.set(r.id, body);
     }
     if (missing.length > 0) {
-      for (const d of this.selectDocs.all(JSON.stringify(missing)) as Array<DocRow & { id: number }>) {
-        bodies.set(d.id, { document: d.document, preview: d.preview, hashes: hashesOf(d.text_hash, d.doc_hash) });
-      }
+      for (const d of this.selectDocs.all(JSON.stringify(missing)) as Array<DocRow & { id: number }>) bodies.set(d.id, bodyOf(d));
     }
     return rows
       .sort((a, b) => a.id - b.id)

@@ -2,7 +2,7 @@
 import type { Warning } from '../../errors.js';
 import type { Comment, RawEmailDocument } from '../../model/index.js';
 import { storedOrigin } from '../../model/origin.js';
-import { jsonOrNull, LazyOutboxItem, parseItemError, parseJson, type ItemFields } from '../common.js';
+import { hashesOf, jsonOrNull, LazyOutboxItem, parseItemError, parseJson, type ItemFields } from '../common.js';
 import type { Body } from './kept-bodies.js';
 import type { DeadLetter, DeadLetterDetail, OutboxInput, OutboxItem } from '../types.js';
 
@@ -31,6 +31,11 @@ export interface DocRow {
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** What a claim reads of an `outbox_docs` row. */
+export function bodyOf(d: DocRow): Body {
+  return { document: d.document, preview: d.preview, hashes: hashesOf(d.text_hash, d.doc_hash) };
+}
 
 /** An outbox row and its body as a claimed item. */
 export function toItem(r: OutboxRow, body: Body): OutboxItem {
