@@ -44,56 +44,72 @@ const AUTO_VACUUM = ['none', 'full', 'incremental'] as const;
  */
 export const RECLAIM_STEP_PAGES = 128;
 
+type PruneTx = (kind: PruneKind, before: number, limit: number) => number;
+type ThreadsTx = (before: number, limit: number, after: ThreadCursor) => { deleted: number; next: ThreadCursor | null };
+
+/** One prune batch of a kind, in one IMMEDIATE transaction. */
+function pruneTransaction(db: Database.Database): PruneTx {
+  const select = Object.fromEntries(Object.entries(SELECT_IDS).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
+    PruneKind,
+    Database.Statement
+  >;
+  const del = (table: string) => db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`);
+  const items = [del('outbox_docs'), del('outbox_raw'), del('outbox')];
+  const predictions = del('predictions');
+  const attempts = db.prepare(`DELETE FROM parse_attempts WHERE (route, key) IN (${SELECT_IDS.parseAttempts})`);
+  const tx = db.transaction((kind: PruneKind, before: number, limit: number) => {
+    if (kind === 'parseAttempts') return attempts.run({ before: new Date(before).toISOString(), limit }).changes;
+    const ids = (select[kind].all({ before, limit }) as Array<{ id: number }>).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    const json = JSON.stringify(ids);
+    if (kind === 'predictions') return predictions.run(json).changes;
+    let n = 0;
+    for (const stmt of items) n = stmt.run(json).changes;
+    return n;
+  });
+  return (kind, before, limit) => tx.immediate(kind, before, limit);
+}
+
+/** One batch of old threads without items dropped from the thread index, in one IMMEDIATE transaction. */
+function threadsTransaction(db: Database.Database): ThreadsTx {
+  const next = db.prepare(NEXT_THREADS);
+  const hasItem = db.prepare(THREAD_HAS_ITEM).pluck();
+  const dropThread = db.prepare('DELETE FROM threads WHERE source = ? AND thread_id = ?');
+  const threads = db.transaction((before: number, limit: number, after: ThreadCursor) => {
+    const groups = next.all({ source: after.source, thread: after.threadId, limit }) as Array<{
+      source: string;
+      thread_id: string;
+      newest: number;
+    }>;
+    let deleted = 0;
+    for (const g of groups) {
+      if (g.newest < before && hasItem.get(g.source, g.thread_id) === undefined) deleted += dropThread.run(g.source, g.thread_id).changes;
+    }
+    const last = groups.at(-1);
+    return { deleted, next: groups.length < limit || last === undefined ? null : { source: last.source, threadId: last.thread_id } };
+  });
+  return (before, limit, after) => threads.immediate(before, limit, after);
+}
+
 export class SqliteMaintenance implements Backend<MaintenanceStore> {
-  private readonly pruneTx: (kind: PruneKind, before: number, limit: number) => number;
+  /**
+   * Compiled at their first use, not when the store opens: the deletes touch every index of the
+   * outbox's tables and took a few ms of the opening thread's time in every process, while
+   * most (`mailgate import`, `status`) never prune.
+   */
+  private pruneTx?: PruneTx;
+  private threadsTx?: ThreadsTx;
   /** A `reclaimSpace` is under way. */
   private reclaiming = false;
-  private readonly threadsTx: (before: number, limit: number, after: ThreadCursor) => { deleted: number; next: ThreadCursor | null };
 
   constructor(
     private readonly db: Database.Database,
     /** The store's commits and checkpoint rounds: reclaimSpace lets a round run between its steps. */
     private readonly wal?: Pick<WalSync, 'between'>,
-  ) {
-    const select = Object.fromEntries(Object.entries(SELECT_IDS).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
-      PruneKind,
-      Database.Statement
-    >;
-    const del = (table: string) => db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`);
-    const items = [del('outbox_docs'), del('outbox_raw'), del('outbox')];
-    const predictions = del('predictions');
-    const attempts = db.prepare(`DELETE FROM parse_attempts WHERE (route, key) IN (${SELECT_IDS.parseAttempts})`);
-    const tx = db.transaction((kind: PruneKind, before: number, limit: number) => {
-      if (kind === 'parseAttempts') return attempts.run({ before: new Date(before).toISOString(), limit }).changes;
-      const ids = (select[kind].all({ before, limit }) as Array<{ id: number }>).map((r) => r.id);
-      if (ids.length === 0) return 0;
-      const json = JSON.stringify(ids);
-      if (kind === 'predictions') return predictions.run(json).changes;
-      let n = 0;
-      for (const stmt of items) n = stmt.run(json).changes;
-      return n;
-    });
-    this.pruneTx = (kind, before, limit) => tx.immediate(kind, before, limit);
-    const next = db.prepare(NEXT_THREADS);
-    const hasItem = db.prepare(THREAD_HAS_ITEM).pluck();
-    const dropThread = db.prepare('DELETE FROM threads WHERE source = ? AND thread_id = ?');
-    const threads = db.transaction((before: number, limit: number, after: ThreadCursor) => {
-      const groups = next.all({ source: after.source, thread: after.threadId, limit }) as Array<{
-        source: string;
-        thread_id: string;
-        newest: number;
-      }>;
-      let deleted = 0;
-      for (const g of groups) {
-        if (g.newest < before && hasItem.get(g.source, g.thread_id) === undefined) deleted += dropThread.run(g.source, g.thread_id).changes;
-      }
-      const last = groups.at(-1);
-      return { deleted, next: groups.length < limit || last === undefined ? null : { source: last.source, threadId: last.thread_id } };
-    });
-    this.threadsTx = (before, limit, after) => threads.immediate(before, limit, after);
-  }
+  ) {}
 
   pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): { deleted: number; next: ThreadCursor | null } {
+    this.threadsTx ??= threadsTransaction(this.db);
     return this.threadsTx(olderThan.getTime(), checkLimit(limit), after ?? { source: '', threadId: '' });
   }
 
@@ -105,6 +121,7 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
   }
 
   pruneBatch(kind: PruneKind, olderThan: Date, limit: number): number {
+    this.pruneTx ??= pruneTransaction(this.db);
     return this.pruneTx(kind, olderThan.getTime(), checkLimit(limit));
   }
 
