@@ -9,7 +9,7 @@
  *   node dist/bench/imap.js [--attachment-messages 1000] [--attachment-kb 750] [--mixed-messages 5000]
  *     [--mixed-attachment-kb 100] [--text-messages 5000] [--runs 3] [--mailboxes attachments,mixed,text,new-mail]
  *     [--appends 50] [--append-pause-ms 2500] [--cpu-prof-dir DIR] [--workers N] [--vs-cli PATH] [--vs-workers N] [--no-stages] [--no-references]
- *     [--timeline MS]
+ *     [--timeline MS] [--phases]
  *
  * Runs alternate (raw fetch, hand-built, mailgate, raw fetch, …) so that a drifting machine
  * load hits all three alike; the figures are medians. After them, one more `mailgate serve`
@@ -43,10 +43,13 @@ import { encodePreview } from '../src/pipeline/encoded.js';
 import { previewSync } from '../src/preview/index.js';
 import { cpuByThread, cpuOf, cpuOfTree } from './support/cpu.js';
 import { startBenchDovecot, type BenchDovecot } from './support/dovecot.js';
+import { attachmentMessage, mixedMessage, textMessage } from './support/imap-messages.js';
 import { benchNewMail } from './support/new-mail.js';
+import { sampleServe, servePhases, type ServePhase, type StateSample } from './support/serve-phases.js';
 import { monotonicUs, printStages, printTimeline, stagesOf, timelineOf } from './support/stages.js';
 
 const CLI = fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
+const THREAD_STATES = fileURLToPath(new URL('./support/thread-states.js', import.meta.url));
 const HANDBUILT = fileURLToPath(new URL('./support/handbuilt.js', import.meta.url));
 
 function arg(name: string, fallback: number): number {
@@ -88,64 +91,6 @@ function timelineMs(): number | undefined {
 function mailboxes(): Set<string> {
   const i = process.argv.indexOf('--mailboxes');
   return new Set(i < 0 ? ['attachments', 'mixed', 'text', 'new-mail'] : (process.argv[i + 1] ?? '').split(','));
-}
-
-function textMessage(i: number): Buffer {
-  const para = `Hello team, order ${i} has not arrived yet and the tracking page shows no update since Monday. `.repeat(12);
-  return Buffer.from(
-    [
-      `From: Customer ${i % 997} <c${i % 997}@example.com>`,
-      'To: support@example.org',
-      `Subject: Order ${i}`,
-      `Message-ID: <bench-${i}@example.com>`,
-      'Date: Mon, 02 Mar 2026 10:00:00 +0000',
-      'MIME-Version: 1.0',
-      'Content-Type: text/plain; charset=utf-8',
-      '',
-      para,
-      '',
-      '-- ',
-      'Customer',
-      '',
-    ].join('\r\n'),
-  );
-}
-
-function attachmentMessage(i: number, kb: number): Buffer {
-  const b = `b-${i}`;
-  const data = randomBytes(kb * 1024)
-    .toString('base64')
-    .replace(/.{76}/g, '$&\r\n');
-  return Buffer.from(
-    [
-      `From: Customer ${i % 997} <c${i % 997}@example.com>`,
-      'To: support@example.org',
-      `Subject: Invoice ${i}`,
-      `Message-ID: <bench-att-${i}@example.com>`,
-      'Date: Mon, 02 Mar 2026 10:00:00 +0000',
-      'MIME-Version: 1.0',
-      `Content-Type: multipart/mixed; boundary="${b}"`,
-      '',
-      `--${b}`,
-      'Content-Type: text/plain; charset=utf-8',
-      '',
-      `Please find invoice ${i} attached. Kind regards.`,
-      '',
-      `--${b}`,
-      `Content-Type: application/pdf; name="invoice-${i}.pdf"`,
-      'Content-Transfer-Encoding: base64',
-      `Content-Disposition: attachment; filename="invoice-${i}.pdf"`,
-      '',
-      data,
-      `--${b}--`,
-      '',
-    ].join('\r\n'),
-  );
-}
-
-/** 30 % of the messages (3 of every 10) carry an attachment of `kb` KiB, the rest are text only. */
-function mixedMessage(i: number, kb: number): Buffer {
-  return i % 10 < 3 ? attachmentMessage(i, kb) : textMessage(i);
 }
 
 async function connectClient(d: BenchDovecot, user: string): Promise<ImapFlow> {
@@ -211,7 +156,12 @@ interface SyncRun {
   requests: number;
   /** The sync's window on the monotonic clock, µs (to cut CPU profiles to it). */
   window: { from: number; to: number };
+  /** `--phases`: the sync's phases, sampled from outside (support/serve-phases.ts). */
+  phases?: ServePhase[];
 }
+
+/** `--phases`: sample every mailgate run from outside and print its phases (start-up, filling, syncing, tail). */
+const PHASES = process.argv.includes('--phases');
 
 /** A pipeline under test: the process to start and the line it prints once it is ready. */
 interface Pipeline {
@@ -313,6 +263,9 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
   let firstMs = 0;
   let fill = { main: NaN, rest: NaN, dovecot: NaN };
   let ninetyAt = 0;
+  let sampler: ReturnType<typeof sampleServe> | undefined;
+  let states: ReturnType<typeof spawn> | undefined;
+  let statesOut = '';
   const mainCpu = () => cpuByThread(child.pid!).get(child.pid!) ?? 0;
   const onData = (b: Buffer) => {
     output += b.toString();
@@ -321,8 +274,16 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
       from = monotonicUs();
       cpu0 = { mailgate: cpuOf(child.pid!), dovecot: cpuOfTree(d.pid), emulator: ownCpu() };
       main0 = mainCpu();
+      if (PHASES) sampler = sampleServe(child.pid!, d.pid, () => emulator.stats().comments);
     }
   };
+  if (PHASES) {
+    // Thread states from a process of its own (in this one, the emulator would always show as
+    // running), started with the service: it is sampling by the time the service listens.
+    const targets = [`mailgate=${child.pid}`, `mailgate/main=${child.pid}`, `dovecot=${d.pid}`, `emulator=${process.pid}`];
+    states = spawn(process.execPath, [THREAD_STATES, '2', ...targets], { stdio: ['pipe', 'pipe', 'inherit'] });
+    states.stdout!.on('data', (b: Buffer) => (statesOut += b.toString()));
+  }
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   let rssMb = 0;
@@ -342,11 +303,23 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
     const wallMs = performance.now() - t0;
     const rate = count / (wallMs / 1000);
     const to = monotonicUs();
+    const sampled = sampler?.stop();
+    let stateSamples: StateSample[] | undefined;
+    if (states !== undefined) {
+      const ended = new Promise((r) => states!.once('exit', r));
+      states.stdin!.end();
+      await ended;
+      stateSamples = statesOut
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as StateSample);
+    }
     const main = child.exitCode === null ? mainCpu() - main0 : NaN;
     const cpu = {
       mailgate: cpuOf(child.pid!) - cpu0.mailgate,
       dovecot: cpuOfTree(d.pid) - cpu0.dovecot,
-      emulator: ownCpu() - cpu0.emulator,
+      // The sampler runs in this process, beside the emulator: its own CPU is not the emulator's.
+      emulator: ownCpu() - cpu0.emulator - (sampled?.ownCpu ?? 0),
     };
     if (child.exitCode === null) rssMb = Math.max(rssMb, peakRssMb(child.pid!));
     const requests = Object.values(emulator.stats().requests).reduce(
@@ -355,8 +328,31 @@ async function syncRun(d: BenchDovecot, pipeline: Pipeline, count: number, profi
     );
     // 0: 90 % and the rest arrived within one poll (20 ms).
     const tailMs = ninetyAt === 0 ? 0 : t0 + wallMs - ninetyAt;
-    return { rate, rssMb, cpu, mainCpu: main, firstMs, fill, tailMs, wallMs, requests, window: { from, to }, steps: logSteps(output) };
+    const phases =
+      sampled === undefined
+        ? undefined
+        : servePhases(
+            sampled.samples,
+            count,
+            availableParallelism(),
+            stateSamples === undefined ? undefined : { samples: stateSamples, origin: sampler!.origin },
+          );
+    return {
+      rate,
+      rssMb,
+      cpu,
+      mainCpu: main,
+      firstMs,
+      fill,
+      tailMs,
+      wallMs,
+      requests,
+      window: { from, to },
+      steps: logSteps(output),
+      ...(phases === undefined ? {} : { phases }),
+    };
   } finally {
+    if (states !== undefined && states.exitCode === null) states.kill();
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -385,6 +381,32 @@ function parseOnlyUs(make: (i: number) => Buffer, n: number): number {
     passes.push((c.user + c.system) / n);
   }
   return median(passes);
+}
+
+/** `--phases`: each phase's wall, share of the CPU bound and CPU by process, medians over the runs (and each run's share). */
+function printPhases(a: SyncRun[], b: SyncRun[] | undefined): void {
+  const ms = (x: number) => x.toFixed(0).padStart(5);
+  const pc = (x: number) => `${(x * 100).toFixed(0).padStart(2)} %`;
+  const one = (runs: SyncRun[], i: number) => {
+    const rows = runs.map((r) => r.phases![i]!);
+    const m = (f: (p: ServePhase) => number) => median(rows.map(f));
+    const each = rows.map((p) => (p.share * 100).toFixed(0)).join('/');
+    return (
+      `${ms(m((p) => p.to - p.from))} ms at ${(m((p) => p.share) * 100).toFixed(0).padStart(3)} % (${each}); ` +
+      `CPU ms mailgate ${ms(m((p) => p.cpu.mailgate * 1e3))} (main ${ms(m((p) => p.cpu.main * 1e3))}), ` +
+      `Dovecot ${ms(m((p) => p.cpu.dovecot * 1e3))}, emulator ${ms(m((p) => p.cpu.emulator * 1e3))}; cores idle ${ms(m((p) => p.idle * 1e3))}` +
+      (rows[0]!.states === undefined
+        ? ''
+        : `; runnable: none ${pc(m((p) => p.states!.none))} disk ${pc(m((p) => p.states!.disk))} one ${pc(m((p) => p.states!.one))}` +
+          ` (main alone ${pc(m((p) => p.states!.mainAlone))}) two+ ${pc(m((p) => p.states!.twoPlus))}; main ${pc(m((p) => p.states!.main))}`)
+    );
+  };
+  console.log(`${''.padEnd(34)} phases (sampled from outside every 5 ms; medians, each run's share in brackets):`);
+  for (let i = 0; i < a[0]!.phases!.length; i++) {
+    console.log(`${''.padEnd(36)}${a[0]!.phases![i]!.name}`);
+    console.log(`${''.padEnd(38)}this build ${one(a, i)}`);
+    if (b !== undefined) console.log(`${''.padEnd(38)}other      ${one(b, i)}`);
+  }
 }
 
 interface Mailbox {
@@ -494,6 +516,7 @@ async function benchMailbox(d: BenchDovecot, { label, user, n, make }: Mailbox, 
       (['main', 'rest', 'dovecot'] as const).map((k) => `${k} ${(median(xs.map((x) => x.fill[k])) * 1e3).toFixed(0)}`).join(', ');
     console.log(`${''.padEnd(34)} A/B CPU ms until the first comment (medians): this build ${fillCpu(syncs)}; ${other} ${fillCpu(others)}`);
   }
+  if (PHASES) printPhases(syncs, other === undefined ? undefined : others);
   if (process.argv.includes('--no-stages')) return;
   const keep = profileDir();
   const dir = keep === undefined ? mkdtempSync(join(tmpdir(), 'mailgate-bench-imap-prof-')) : join(keep, user);
