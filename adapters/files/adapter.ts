@@ -4,7 +4,6 @@
  * `{ path, index, offset }`, the next item to read), so an interrupted import continues where
  * it stopped, and the same input read for another destination starts afresh.
  */
-import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseLimit } from '../../src/limits.js';
 import type { Accepted, Adapter, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
@@ -24,10 +23,7 @@ export interface FilesAdapterConfig {
    * the route and its target, so that reading the same input into another source reads it all.
    */
   scope?: string;
-  /**
-   * Messages per `accept` call (default 100); an input's first calls hold fewer (FIRST_BATCH_MESSAGES,
-   * growing), and so do the last calls of the last input when it is an mbox (`lastOfInput`).
-   */
+  /** Messages per `accept` call (default 100); an input's first calls hold fewer (FIRST_BATCH_MESSAGES, growing). */
   batchSize?: number;
   /** Raw bytes per `accept` call: a batch is handed over once it holds this many (default 16 MiB). */
   batchBytes?: number;
@@ -58,26 +54,6 @@ export const FIRST_BATCH_MESSAGES = 50;
 const BATCH_GROWTH = 4;
 
 /**
- * The smallest batch the end of the last input is cut into: the runtime sends a pull call of 100
- * messages or more at once (src/runtime/wake-delivery.ts PULL_BATCH_ITEMS), while after a smaller
- * one delivery lingers up to `delivery.flush_ms` for more.
- */
-export const LAST_BATCHES_MIN = 100;
-
-/**
- * Whether a batch holding `held` messages is as large as what is left of the last input after
- * it: an mbox file, whose messages report their byte offsets in it (`at`: where the next one
- * starts; `first`: where the read began, `seen` messages ago), the messages left estimated from
- * the bytes left at the mean size so far. Towards the end of an import the batches then halve
- * down to LAST_BATCHES_MIN: the last messages are stored and delivered after the parse of a
- * small batch, not of a full one, while the one before is stored and sent.
- */
-export function lastOfInput(held: number, end: number, at: number, first: number, seen: number): boolean {
-  if (held < LAST_BATCHES_MIN || at <= first || at > end) return false;
-  return held * (at - first) >= (end - at) * seen;
-}
-
-/**
  * Batches handed to the sink and not yet durable, at most: reading and parsing run ahead of
  * storing by this many. With the byte bound per batch, this bounds the raw bytes in memory.
  */
@@ -92,7 +68,7 @@ function toResume(value: Record<string, unknown> | undefined): ResumePoint | und
   return { path: value.path, index: value.index, offset: typeof value.offset === 'number' ? value.offset : undefined };
 }
 
-async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, signal: AbortSignal, last: boolean): Promise<void> {
+async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, signal: AbortSignal): Promise<void> {
   const key = checkpointKey(config.scope ?? config.route, input);
   const batchSize = parseLimit('batchSize', config.batchSize, FILES_BATCH_SIZE);
   const batchBytes = parseLimit('batchBytes', config.batchBytes, FILES_BATCH_BYTES);
@@ -117,10 +93,6 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
     size = Math.min(batchSize, size * BATCH_GROWTH);
     while (inFlight.length >= IN_FLIGHT) await inFlight.shift();
   };
-  // The last input's size, when it is one file: its end is the import's.
-  const end = last ? await fileSize(input) : undefined;
-  let first: number | undefined;
-  let seen = 0;
   const items = readInput(resolve(input), {
     maxMessageBytes: config.maxMessageBytes,
     mboxQuoting: config.mboxQuoting,
@@ -148,18 +120,10 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
     }
     checkpoint = { key, value: { path: item.origin.details.path, index: item.next.index, offset: item.next.offset } };
     dirty = true;
-    first ??= item.offset;
-    seen++;
-    const ending = end !== undefined && lastOfInput(batch.length, end, item.next.offset, first, seen);
-    if (batch.length >= size || bytes >= batchBytes || ending) await flush();
+    if (batch.length >= size || bytes >= batchBytes) await flush();
   }
   if (!signal.aborted) await flush();
   for (const accepted of inFlight) await accepted;
-}
-
-async function fileSize(input: string): Promise<number | undefined> {
-  const info = await stat(input).catch(() => undefined);
-  return info?.isFile() === true ? info.size : undefined;
 }
 
 export function createFilesAdapter(config: FilesAdapterConfig): Adapter {
@@ -168,9 +132,9 @@ export function createFilesAdapter(config: FilesAdapterConfig): Adapter {
     name: config.name ?? 'files',
     mode: 'pull',
     async start(sink: Intake, signal: AbortSignal): Promise<void> {
-      for (const [i, input] of config.paths.entries()) {
+      for (const input of config.paths) {
         if (signal.aborted) return;
-        await readOne(input, config, sink, signal, i === config.paths.length - 1);
+        await readOne(input, config, sink, signal);
       }
     },
   };

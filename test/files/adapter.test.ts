@@ -4,11 +4,10 @@ import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adapterDefinition, createAdapter, isAdapterKind } from '../../adapters/index.js';
 import { checkpointKey, createFilesAdapter } from '../../adapters/files/index.js';
-import { FIRST_BATCH_MESSAGES, LAST_BATCHES_MIN, lastOfInput } from '../../adapters/files/adapter.js';
+import { FIRST_BATCH_MESSAGES } from '../../adapters/files/adapter.js';
 import type { FileFailure } from '../../adapters/files/index.js';
 import { createLogger } from '../../src/logger.js';
 import type { AcceptOptions, Accepted, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
-import { PULL_BATCH_ITEMS } from '../../src/runtime/wake-delivery.js';
 import { SAMPLES } from './support/paths.js';
 
 /**
@@ -86,49 +85,6 @@ describe('files adapter', () => {
     expect(FIRST_BATCH_MESSAGES).toBe(50);
     expect(sizes).toEqual([50, 200, 500, 500, 50, 50, 20]);
     expect(sink.stored).toHaveLength(1_370);
-  });
-
-  it('ends the last input with batches halving down to LAST_BATCHES_MIN: the last messages wait for the parse of a small batch', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'mailgate-adapter-'));
-    // Messages of one size, so that the bytes left tell the messages left exactly.
-    const mbox = (n: number) =>
-      Array.from(
-        { length: n },
-        (_, i) => `From a@x Mon Jan  1 00:00:00 2024\nMessage-ID: <m${String(i).padStart(5, '0')}@x>\n\nbody\n`,
-      ).join('\n');
-    await writeFile(join(dir, 'a.mbox'), mbox(1_300));
-    await writeFile(join(dir, 'b.mbox'), mbox(1_300));
-    const sizes: number[] = [];
-    const sink = new (class extends MemorySink {
-      override accept(batch: Inbound[], options?: AcceptOptions): Promise<Accepted[]> {
-        sizes.push(batch.length);
-        return super.accept(batch, options);
-      }
-    })();
-    await createFilesAdapter({ paths: [join(dir, 'a.mbox'), join(dir, 'b.mbox')], route: 'r', batchSize: 500 }).start(
-      sink,
-      new AbortController().signal,
-    );
-    // The first input ends with what is left of it; the last one's batches halve (each as large as
-    // what is left after it) until LAST_BATCHES_MIN, the size from which delivery sends a pull call at once.
-    expect(LAST_BATCHES_MIN).toBe(PULL_BATCH_ITEMS);
-    expect(sizes).toEqual([50, 200, 500, 500, 50, 50, 200, 500, 275, 138, 100, 37]);
-    expect(sink.stored.map((m) => m.origin.details['index'])).toEqual([
-      ...Array.from({ length: 1_300 }, (_, i) => i),
-      ...Array.from({ length: 1_300 }, (_, i) => i),
-    ]);
-    const cp = sink.checkpoints.get(checkpointKey('r', join(dir, 'b.mbox')));
-    expect(cp).toMatchObject({ path: join(dir, 'b.mbox'), index: 1_300 });
-  });
-
-  it('estimates what is left of the input from the bytes left at the mean size so far', () => {
-    // 100 messages of 10 bytes read from offset 0: 1,000 bytes left are 100 messages.
-    expect(lastOfInput(99, 2_000, 1_000, 0, 100)).toBe(false);
-    expect(lastOfInput(100, 2_000, 1_000, 0, 100)).toBe(true);
-    // Never below LAST_BATCHES_MIN, and nothing from offsets that are not positions in the file.
-    expect(lastOfInput(LAST_BATCHES_MIN - 1, 2_000, 1_999, 0, 100)).toBe(false);
-    expect(lastOfInput(100, 2_000, 0, 0, 100)).toBe(false);
-    expect(lastOfInput(100, 2_000, 2_001, 0, 100)).toBe(false);
   });
 
   it('pushes batches with the route, absolute origins and a checkpoint per input', async () => {
