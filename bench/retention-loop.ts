@@ -96,6 +96,7 @@ async function round(b: Build, dir: string, r: number): Promise<Figures> {
     let window: [number, number] = [0, 0];
     const watched: MaintenanceStore = {
       pruneBatch: (...a) => store.pruneBatch(...a),
+      foldSearches: (limit) => store.foldSearches(limit),
       pruneThreads: (...a) => store.pruneThreads(...a),
       pruneCheckpoints: (...a) => store.pruneCheckpoints(...a),
       storeStats: () => store.storeStats(),

@@ -9,6 +9,9 @@
  * than `retention.threads_s` ago and none of its messages has an item left; that walk goes a
  * bounded number of steps a round and carries on from there the next round (docs/store.md).
  * The wake board's signals (one per notified mailbox) go an hour after they were last written.
+ * Each round also folds the search rows enqueues left for later into the console's indexes
+ * (SQLite, docs/store.md), `FOLD_ROWS` a transaction, so that the console's next read finds
+ * little left to fold.
  * The first round waits FIRST_ROUND_DELAY_MS after the start (or one interval, when shorter): its
  * batches take the store's write lock turn by turn with intake, and its checkpoint (on a thread
  * of its own on SQLite) writes to the same disk, which at the start would delay every mailbox's
@@ -39,6 +42,8 @@ export interface RetentionRound {
   parseAttempts: number;
   /** Thread index rows (messages of whole threads). */
   threads: number;
+  /** Search rows folded into the console's indexes (not a deletion). */
+  searchRows: number;
   /** Wake-up signals of notified mailboxes not written for `WAKE_KEEP_MS` (src/pipeline/wake-board.ts). */
   wakeSignals: number;
   /** Bytes given back to the file system (SQLite incremental vacuum). */
@@ -69,6 +74,9 @@ function ages(r: RetentionConfig): Record<PruneKind, number | null> {
  * threads at the defaults: 20 rounds) instead of one long round.
  */
 export const THREAD_STEPS_PER_ROUND = 10;
+
+/** Search rows a round folds per transaction, the event loop free in between. */
+export const FOLD_ROWS = 2_000;
 
 /** How long after the start the first round waits at most (then one every `interval_s`). */
 export const FIRST_ROUND_DELAY_MS = 60_000;
@@ -106,6 +114,17 @@ export function createRetention(o: RetentionOptions): Retention {
     return total;
   }
 
+  async function foldSearches(signal: AbortSignal | undefined): Promise<number> {
+    let total = 0;
+    while (signal?.aborted !== true) {
+      const n = await o.store.foldSearches(FOLD_ROWS);
+      total += n;
+      if (n < FOLD_ROWS) break;
+      await yieldToLoop();
+    }
+    return total;
+  }
+
   async function pruneWakeSignals(signal: AbortSignal | undefined): Promise<number> {
     const before = new Date(now() - WAKE_KEEP_MS);
     let total = 0;
@@ -125,12 +144,16 @@ export function createRetention(o: RetentionOptions): Retention {
       predictions: 0,
       parseAttempts: 0,
       threads: 0,
+      searchRows: 0,
       wakeSignals: 0,
       reclaimedBytes: 0,
     };
     for (const [kind, age] of Object.entries(ages(o.retention)) as Array<[PruneKind, number | null]>) {
       if (age !== null) round[kind] = await prune(kind, age, signal);
     }
+    // After the items (a pruned item's waiting row goes with it), before the threads (whose
+    // pruning folds what is left in its own transaction).
+    round.searchRows = await foldSearches(signal);
     // After the items: a thread whose last item was pruned just now can go in the same round.
     if (o.retention.threads_s !== null) round.threads = await pruneThreads(o.retention.threads_s, signal);
     round.wakeSignals = await pruneWakeSignals(signal);

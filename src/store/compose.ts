@@ -71,7 +71,15 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
     parseAttempts: true,
     clearParseAttempts: true,
   },
-  maintenance: { pruneBatch: true, pruneThreads: true, pruneCheckpoints: true, reclaimSpace: true, storeStats: true, probeSpace: true },
+  maintenance: {
+    pruneBatch: true,
+    foldSearches: true,
+    pruneThreads: true,
+    pruneCheckpoints: true,
+    reclaimSpace: true,
+    storeStats: true,
+    probeSpace: true,
+  },
 };
 
 type Method = (...args: unknown[]) => unknown;

@@ -57,6 +57,13 @@ export interface MaintenanceStore {
    */
   pruneBatch(kind: PruneKind, olderThan: Date, limit: number): Promise<number>;
   /**
+   * Moves at most `limit` of the search rows an enqueue left for later into the console's indexed
+   * search table, oldest first, in one transaction; returns how many (fewer than `limit`: none
+   * left). The console's reads fold what is left themselves, so this only takes that work off
+   * them. PostgreSQL indexes its search rows at enqueue: always 0 there.
+   */
+  foldSearches(limit: number): Promise<number>;
+  /**
    * Looks at the next `limit` threads of the thread index after `after` (from the start when
    * absent), in key order (source, thread id), and deletes, each thread whole, those whose newest
    * message is dated before `olderThan` and none of whose messages still has an item in the store

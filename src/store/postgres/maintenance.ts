@@ -91,6 +91,12 @@ export class PgMaintenance implements Backend<MaintenanceStore> {
     return 0;
   }
 
+  /** Search rows are indexed at enqueue here. */
+  foldSearches(limit: number): number {
+    checkLimit(limit);
+    return 0;
+  }
+
   async probeSpace(bytes: number): Promise<void> {
     const { key, value } = spaceProbeRow(bytes);
     // One transaction: the row is written (heap, TOAST, WAL) and gone at commit.

@@ -1,6 +1,12 @@
 /**
  * The console's read model in SQLite: the search row written with each item, the attempts
  * written with each outcome (inside the outbox's own transactions), and the console's reads.
+ *
+ * An enqueue writes its search rows to `outbox_search_new`, at the end of a table with no other
+ * index; `foldSearches` moves them, oldest first and many a transaction, into `outbox_search`
+ * and its indexes. Every read of `outbox_search` folds what is left first, so a search always
+ * sees every item; the thread index's pruning folds in its own transaction, and `mailgate
+ * serve`'s retention rounds fold in between (src/pipeline/retention.ts).
  */
 import type Database from 'better-sqlite3';
 import { MultiRowInsert } from './multi-row.js';
@@ -58,26 +64,61 @@ const ATTEMPT_COUNTS_SQL = `SELECT route, outcome, COUNT(*) AS n FROM (
     UNION ALL SELECT route, ${DELIVERED_OUTCOME} FROM outbox WHERE status = 'delivered' AND finished_at >= ?)
   GROUP BY route, outcome ORDER BY route, outcome`;
 
+/** The columns of `outbox_search` and `outbox_search_new`, in `searchRow`'s order. */
+const SEARCH_ROW_COLUMNS = `id, route, adapter, account, sender, sender_name, subject, message_id, msg_ts,
+  s_sender, s_name, s_subject, s_message_id, s_comment_id`;
+
+/** An upsert's update of every column but the id from `excluded`. */
+const UPDATE_SEARCH_ROW = `ON CONFLICT (id) DO UPDATE SET route = excluded.route, adapter = excluded.adapter, account = excluded.account,
+  sender = excluded.sender, sender_name = excluded.sender_name, subject = excluded.subject, message_id = excluded.message_id,
+  msg_ts = excluded.msg_ts, s_sender = excluded.s_sender, s_name = excluded.s_name, s_subject = excluded.s_subject,
+  s_message_id = excluded.s_message_id, s_comment_id = excluded.s_comment_id`;
+
+/**
+ * Search rows one fold moves per transaction: a read waits for all of them, a retention round
+ * frees the event loop between transactions.
+ */
+export const FOLD_BATCH = 2_000;
+
+/** A fold's statements: one transaction of at most `limit` rows, and whether any row waits. */
+interface Fold {
+  tx: Database.Transaction<(limit: number) => number>;
+  waiting: Database.Statement;
+}
+
+function foldStatements(db: Database.Database): Fold {
+  // The oldest `limit` rows waiting, moved in one transaction: the rows and their removal from
+  // the waiting table commit together, so a fold cut short leaves each row in one of the two.
+  // (The WHERE clause keeps SQLite from reading ON CONFLICT as a join's constraint.) A replayed
+  // dead letter already folded is updated in place.
+  const last = db.prepare('SELECT MAX(id) FROM (SELECT id FROM outbox_search_new ORDER BY id LIMIT ?)').pluck();
+  const move = db.prepare(
+    `INSERT INTO outbox_search (${SEARCH_ROW_COLUMNS}) SELECT ${SEARCH_ROW_COLUMNS} FROM outbox_search_new WHERE id <= ? ORDER BY id
+     ${UPDATE_SEARCH_ROW}`,
+  );
+  const drop = db.prepare('DELETE FROM outbox_search_new WHERE id <= ?');
+  const tx = db.transaction((limit: number): number => {
+    const upTo = last.get(limit) as number | null;
+    if (upTo === null) return 0;
+    move.run(upTo);
+    return drop.run(upTo).changes;
+  });
+  return { tx, waiting: db.prepare('SELECT 1 FROM outbox_search_new LIMIT 1').pluck() };
+}
+
 export class SqliteConsole implements Backend<ConsoleStore> {
   private readonly insertSearch: MultiRowInsert;
   private readonly insertAttempt: Database.Statement;
+  /** Compiled at the first read or fold (`mailgate import` never reads). */
+  private fold?: Fold;
 
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
   ) {
-    this.insertSearch = new MultiRowInsert(
-      db,
-      // An upsert, not INSERT OR REPLACE: REPLACE deletes first, which with foreign keys costs
-      // several times the insert. Only a replayed dead letter has a row already.
-      `INSERT INTO outbox_search (id, route, adapter, account, sender, sender_name, subject, message_id, msg_ts,
-         s_sender, s_name, s_subject, s_message_id, s_comment_id)`,
-      `ON CONFLICT (id) DO UPDATE SET route = excluded.route, adapter = excluded.adapter, account = excluded.account,
-         sender = excluded.sender, sender_name = excluded.sender_name, subject = excluded.subject, message_id = excluded.message_id,
-         msg_ts = excluded.msg_ts, s_sender = excluded.s_sender, s_name = excluded.s_name, s_subject = excluded.s_subject,
-         s_message_id = excluded.s_message_id, s_comment_id = excluded.s_comment_id`,
-      14,
-    );
+    // An upsert, not INSERT OR REPLACE: REPLACE deletes first, which with foreign keys costs
+    // several times the insert. Only a replayed dead letter has a row already.
+    this.insertSearch = new MultiRowInsert(db, `INSERT INTO outbox_search_new (${SEARCH_ROW_COLUMNS})`, UPDATE_SEARCH_ROW, 14);
     // One statement for all the items of an outcome, their ids as one JSON array (each route read
     // from the item's row): a statement per item cost about twice the CPU, and a delivered batch
     // records hundreds.
@@ -88,9 +129,30 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   }
 
   // --- writes, inside the caller's transaction ---------------------------------------------
-  /** Writes the search rows of items (by id), a few statements for any number. */
+  /** Writes the search rows of items (by id) for the next fold, a few statements for any number. */
   putSearches(items: ReadonlyArray<{ id: number; fields: SearchFields }>): void {
     this.insertSearch.run(items.map((i) => searchRow(i.id, i.fields)));
+  }
+
+  /**
+   * Moves at most `limit` waiting search rows, oldest first, into `outbox_search` in one
+   * IMMEDIATE transaction (or a savepoint of the caller's); returns how many.
+   */
+  foldSearches(limit: number): number {
+    this.fold ??= foldStatements(this.db);
+    return this.db.inTransaction ? this.fold.tx(limit) : this.fold.tx.immediate(limit);
+  }
+
+  /**
+   * Folds every waiting search row, FOLD_BATCH a transaction (savepoints of the caller's, inside
+   * one): what a read of `outbox_search` calls first.
+   */
+  foldAll(): void {
+    this.fold ??= foldStatements(this.db);
+    if (this.fold.waiting.get() === undefined) return;
+    let moved: number;
+    do moved = this.foldSearches(FOLD_BATCH);
+    while (moved === FOLD_BATCH);
   }
 
   /** Records a retry or dead letter of each item (`rows`: outbox rows the outcome changed); a delivery is read from the item's row. */
@@ -104,6 +166,7 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   // --- reads ----------------------------------------------------------------------------------
   listItems(query: ItemQuery): ItemSummary[] {
     const q = checkItemQuery(query);
+    this.foldAll();
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: checkLimit(query.limit) };
     if (query.state !== undefined) where.push(stateCondition(query.state));
@@ -188,6 +251,7 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   itemsByComment(route: string, commentIds: string[]): Map<string, number> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
+    this.foldAll();
     const rows = statement(
       this.db,
       `SELECT o.comment_id, MAX(o.id) AS id FROM outbox_search s JOIN outbox o ON o.id = s.id
@@ -199,6 +263,7 @@ export class SqliteConsole implements Backend<ConsoleStore> {
 
   itemCounts(): ItemCount[] {
     type Row = { route: string; adapter: string; state?: ItemListState; n: number };
+    this.foldAll();
     return this.db
       .transaction(() => {
         const totals = statement(this.db, COUNT_SQL.totals).all() as Row[];

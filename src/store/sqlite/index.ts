@@ -61,7 +61,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     owners: new SqliteOwners(db, now, leases),
     deadLetters: new SqliteDeadLetters(db, outbox, now),
     predictions: new SqlitePredictions(db, now),
-    maintenance: new SqliteMaintenance(db, wal),
+    maintenance: new SqliteMaintenance(db, parts.console, wal),
   };
   const lifecycle = {
     migrate: () => migrateSqlite(db),

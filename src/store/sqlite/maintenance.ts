@@ -1,7 +1,7 @@
 /**
  * SQLite retention and space: pruning a few rows per IMMEDIATE transaction (so intake and
  * delivery wait at most one short batch for the write lock), incremental vacuum, and the file's
- * size. The search rows, attempts and aliases of an item go with it (ON DELETE CASCADE); its
+ * size. The search rows (folded or waiting), attempts and aliases of an item go with it (ON DELETE CASCADE); its
  * document and raw bytes are deleted here. Giving space back runs in short steps and ends with a
  * WAL checkpoint on a thread of its own, so neither holds the event loop for long.
  */
@@ -12,6 +12,7 @@ import { checkLimit, spaceProbeRow } from '../common.js';
 import type { Backend } from '../compose.js';
 import type { MaintenanceStore, PruneKind, StoreStats, ThreadCursor } from '../types.js';
 import { checkpointOffThread } from './checkpoint-thread.js';
+import type { SqliteConsole } from './console.js';
 import { statement } from './statements.js';
 import type { WalSync } from './wal-sync.js';
 
@@ -70,12 +71,17 @@ function pruneTransaction(db: Database.Database): PruneTx {
   return (kind, before, limit) => tx.immediate(kind, before, limit);
 }
 
+/** The console's search rows, which the thread index's pruning reads all folded. */
+type Searches = Pick<SqliteConsole, 'foldSearches' | 'foldAll'>;
+
 /** One batch of old threads without items dropped from the thread index, in one IMMEDIATE transaction. */
-function threadsTransaction(db: Database.Database): ThreadsTx {
+function threadsTransaction(db: Database.Database, search: Searches): ThreadsTx {
   const next = db.prepare(NEXT_THREADS);
   const hasItem = db.prepare(THREAD_HAS_ITEM).pluck();
   const dropThread = db.prepare('DELETE FROM threads WHERE source = ? AND thread_id = ?');
   const threads = db.transaction((before: number, limit: number, after: ThreadCursor) => {
+    // In the same transaction: an item stored since the last fold keeps its thread too.
+    search.foldAll();
     const groups = next.all({ source: after.source, thread: after.threadId, limit }) as Array<{
       source: string;
       thread_id: string;
@@ -104,12 +110,17 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
 
   constructor(
     private readonly db: Database.Database,
+    private readonly search: Searches,
     /** The store's commits and checkpoint rounds: reclaimSpace lets a round run between its steps. */
     private readonly wal?: Pick<WalSync, 'between'>,
   ) {}
 
+  foldSearches(limit: number): number {
+    return this.search.foldSearches(checkLimit(limit));
+  }
+
   pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): { deleted: number; next: ThreadCursor | null } {
-    this.threadsTx ??= threadsTransaction(this.db);
+    this.threadsTx ??= threadsTransaction(this.db, this.search);
     return this.threadsTx(olderThan.getTime(), checkLimit(limit), after ?? { source: '', threadId: '' });
   }
 

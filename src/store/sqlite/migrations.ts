@@ -297,6 +297,32 @@ ${attemptsTableSql('INTEGER', 'INTEGER')}
       ALTER TABLE parse_attempts_keyed RENAME TO parse_attempts;
     `,
   },
+  {
+    // An enqueue writes an item's search row here, at the end of a table with no other index;
+    // the console's reads, the thread index's pruning and retention rounds move these rows into
+    // outbox_search (./console.ts, `foldSearches`), whose nine indexes, five of them keyed by
+    // lower-cased text in no order, cost an enqueue more than its outbox row did.
+    version: 11,
+    name: 'search rows written at enqueue, indexed later',
+    sql: `
+      CREATE TABLE outbox_search_new (
+        id INTEGER PRIMARY KEY REFERENCES outbox (id) ON DELETE CASCADE,
+        route TEXT NOT NULL,
+        adapter TEXT NOT NULL,
+        account TEXT,
+        sender TEXT,
+        sender_name TEXT,
+        subject TEXT,
+        message_id TEXT,
+        msg_ts INTEGER,
+        s_sender TEXT,
+        s_name TEXT,
+        s_subject TEXT,
+        s_message_id TEXT,
+        s_comment_id TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));
