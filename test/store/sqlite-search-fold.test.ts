@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
+import { FOLD_BATCH } from '../../src/store/sqlite/console.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
 import { input } from '../contract/store.case.js';
 
@@ -133,6 +134,22 @@ describe('SQLite search rows folded after enqueue', () => {
       expect(await store.foldSearches(10)).toBe(10);
       expect(rows(path)).toEqual({ indexed: 10, waiting: 0 });
       expect(await store.listItems({ q: 'subject', limit: 20 })).toHaveLength(10);
+    });
+  });
+
+  it('folds a large backlog for a read one transaction at a time, the event loop free in between', async () => {
+    await withStore(async (store, path) => {
+      const total = 2 * FOLD_BATCH + 10;
+      for (let i = 0; i < total; i += 500) {
+        await store.enqueue(Array.from({ length: Math.min(500, total - i) }, (_, k) => item(i + k + 1, `subject ${i + k}`)));
+      }
+      expect(rows(path)).toEqual({ indexed: 0, waiting: total });
+      // A callback queued before the read runs between two of its fold's transactions.
+      let between: { indexed: number; waiting: number } | undefined;
+      setImmediate(() => (between = rows(path)));
+      expect(await store.listItems({ q: 'subject', limit: 5 })).toHaveLength(5);
+      expect(between).toEqual({ indexed: FOLD_BATCH, waiting: total - FOLD_BATCH });
+      expect(rows(path)).toEqual({ indexed: total, waiting: 0 });
     });
   });
 });

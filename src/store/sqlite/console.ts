@@ -5,9 +5,11 @@
  * An enqueue writes its search rows to `outbox_search_new`, at the end of a table with no other
  * index; `foldSearches` moves them, oldest first and many a transaction, into `outbox_search`
  * and its indexes. Every read of `outbox_search` folds what is left first, so a search always
- * sees every item; the thread index's pruning folds in its own transaction, and `mailgate
+ * sees every item: FOLD_BATCH a transaction with the event loop free between them, then what
+ * came meanwhile inside the read; the thread index's pruning folds in its own transaction, and `mailgate
  * serve`'s retention rounds fold in between (src/pipeline/retention.ts).
  */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { MultiRowInsert } from './multi-row.js';
 import { statement } from './statements.js';
@@ -75,8 +77,8 @@ const UPDATE_SEARCH_ROW = `ON CONFLICT (id) DO UPDATE SET route = excluded.route
   s_message_id = excluded.s_message_id, s_comment_id = excluded.s_comment_id`;
 
 /**
- * Search rows one fold moves per transaction: a read waits for all of them, a retention round
- * frees the event loop between transactions.
+ * Search rows one fold moves per transaction: a read and a retention round free the event loop
+ * between transactions.
  */
 export const FOLD_BATCH = 2_000;
 
@@ -163,9 +165,20 @@ export class SqliteConsole implements Backend<ConsoleStore> {
     this.insertAttempt.run(at, outcome, error?.code ?? null, error?.message ?? null, delayMs ?? null, ids);
   }
 
+  /**
+   * Folds what waits, FOLD_BATCH a transaction, the event loop free between them: what a read of
+   * `outbox_search` awaits first, so that a large backlog (an import's: 100,000 rows take seconds)
+   * holds the process one transaction at a time. The read then folds what came meanwhile itself.
+   */
+  private async foldInSteps(): Promise<void> {
+    this.fold ??= foldStatements(this.db);
+    while (this.fold.waiting.get() !== undefined && this.foldSearches(FOLD_BATCH) === FOLD_BATCH) await yieldToLoop();
+  }
+
   // --- reads ----------------------------------------------------------------------------------
-  listItems(query: ItemQuery): ItemSummary[] {
+  async listItems(query: ItemQuery): Promise<ItemSummary[]> {
     const q = checkItemQuery(query);
+    await this.foldInSteps();
     this.foldAll();
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: checkLimit(query.limit) };
@@ -248,9 +261,10 @@ export class SqliteConsole implements Backend<ConsoleStore> {
     return r.raw === null ? { status: r.status } : { status: r.status, raw: r.raw };
   }
 
-  itemsByComment(route: string, commentIds: string[]): Map<string, number> {
+  async itemsByComment(route: string, commentIds: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
+    await this.foldInSteps();
     this.foldAll();
     const rows = statement(
       this.db,
@@ -261,8 +275,9 @@ export class SqliteConsole implements Backend<ConsoleStore> {
     return out;
   }
 
-  itemCounts(): ItemCount[] {
+  async itemCounts(): Promise<ItemCount[]> {
     type Row = { route: string; adapter: string; state?: ItemListState; n: number };
+    await this.foldInSteps();
     this.foldAll();
     return this.db
       .transaction(() => {
