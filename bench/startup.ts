@@ -16,7 +16,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmulatorProcess } from './support/emulator-process.js';
-import { openStore } from '../src/store/index.js';
 
 const CLI = process.env['MAILGATE_BENCH_CLI'] ?? fileURLToPath(new URL('../cli/mailgate.js', import.meta.url));
 const VS_CLI = option('vs-cli') ?? process.env['MAILGATE_BENCH_VS_CLI'];
@@ -52,20 +51,16 @@ function run(args: string[], cwd: string): Promise<Cpu> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** One case: its arguments for a build (`n` numbers each run, e.g. for a fresh store). */
+/** One case: its arguments for a build (`b`: the build's index; `n` numbers each run, e.g. for a fresh store). */
 interface Case {
   name: string;
-  args: (cli: string, n: number) => string[];
+  args: (cli: string, n: number, b: number) => string[];
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mailgate-bench-startup-'));
   const emulator = await startEmulatorProcess(CLI, dir, TOKEN, 'bench/start');
   try {
-    const store = join(dir, 'status.db');
-    await (await openStore(`sqlite:${store}`)).close();
-    const config = join(dir, 'mailgate.yaml');
-    writeFileSync(config, `store: sqlite:${store}\nroutes: [{ name: r, source: bench/start }]\n`);
     const eml = join(dir, 'one.eml');
     copyFileSync(SAMPLE, eml);
     const fresh = (n: number) => {
@@ -73,37 +68,43 @@ async function main(): Promise<void> {
       mkdirSync(d);
       return `sqlite:${join(d, 'mailgate.db')}`;
     };
+    const importArgs = (cli: string, store: string) => [
+      cli,
+      'import',
+      eml,
+      '--store',
+      store,
+      '--api-url',
+      emulator.url,
+      '--token',
+      TOKEN,
+      '--source',
+      'bench/start',
+      '--yes',
+    ];
+    const clis = VS_CLI === undefined ? [CLI] : [CLI, VS_CLI];
+    // The store `status` reads, one per build, each made by its own build (one message imported,
+    // not timed): a build may not read a newer build's schema.
+    const stores = clis.map((_, b) => join(dir, `status-${b}.db`));
+    const configs = clis.map((_, b) => join(dir, `mailgate-${b}.yaml`));
+    for (const [b, cli] of clis.entries()) {
+      await run(importArgs(cli, `sqlite:${stores[b]}`), dir);
+      writeFileSync(configs[b]!, `store: sqlite:${stores[b]}\nroutes: [{ name: r, source: bench/start }]\n`);
+    }
     const cases: Case[] = [
       { name: "node -e 0 (Node's own start)", args: () => ['-e', '0'] },
       { name: 'mailgate --version', args: (cli) => [cli, '--version'] },
       { name: 'mailgate --help', args: (cli) => [cli, '--help'] },
-      { name: 'mailgate status --store', args: (cli) => [cli, 'status', '--store', `sqlite:${store}`] },
-      { name: 'mailgate status --config', args: (cli) => [cli, 'status', '--config', config] },
-      {
-        name: 'mailgate import (1 message, fresh store)',
-        args: (cli, n) => [
-          cli,
-          'import',
-          eml,
-          '--store',
-          fresh(n),
-          '--api-url',
-          emulator.url,
-          '--token',
-          TOKEN,
-          '--source',
-          'bench/start',
-          '--yes',
-        ],
-      },
+      { name: 'mailgate status --store', args: (cli, _, b) => [cli, 'status', '--store', `sqlite:${stores[b]}`] },
+      { name: 'mailgate status --config', args: (cli, _, b) => [cli, 'status', '--config', configs[b]!] },
+      { name: 'mailgate import (1 message, fresh store)', args: (cli, n) => importArgs(cli, fresh(n)) },
     ];
-    const clis = VS_CLI === undefined ? [CLI] : [CLI, VS_CLI];
     console.log(`start-up CPU, median of ${ROUNDS} runs each, in ms (process: every thread; main: the main thread)`);
     console.log(`  this build: ${CLI}${VS_CLI === undefined ? '' : `\n  reference:  ${VS_CLI} (runs in turn with this build)`}`);
     let n = 0;
     for (const c of cases) {
       const runs = clis.map(() => [] as Cpu[]);
-      for (let r = 0; r < ROUNDS; r++) for (const [i, cli] of clis.entries()) runs[i]!.push(await run(c.args(cli, n++), dir));
+      for (let r = 0; r < ROUNDS; r++) for (const [i, cli] of clis.entries()) runs[i]!.push(await run(c.args(cli, n++, i), dir));
       const fig = (xs: Cpu[]) => `${median(xs.map((x) => x.process)).toFixed(0)} / ${median(xs.map((x) => x.main)).toFixed(0)}`;
       const ratio = runs.length < 2 ? '' : `  ratio ${median(runs[0]!.map((x, i) => x.process / runs[1]![i]!.process)).toFixed(2)}`;
       console.log(`  ${c.name.padEnd(44)} ${fig(runs[0]!)}${runs.length < 2 ? '' : `   reference ${fig(runs[1]!)}${ratio}`}`);
