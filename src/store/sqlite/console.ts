@@ -5,9 +5,9 @@
  * An enqueue writes its search rows to `outbox_search_new`, at the end of a table with no other
  * index; `foldSearches` moves them, oldest first and many a transaction, into `outbox_search`
  * and its indexes. Every read of `outbox_search` folds what is left first, so a search always
- * sees every item: FOLD_BATCH a transaction with the event loop free between them, then what
- * came meanwhile inside the read; the thread index's pruning folds in its own transaction, and `mailgate
- * serve`'s retention rounds fold in between (src/pipeline/retention.ts).
+ * sees every item: FOLD_BATCH a transaction with the event loop free between them, the last
+ * one (fewer rows) right before the read; the thread index's pruning folds in its own
+ * transaction, and `mailgate serve`'s retention rounds fold in between (src/pipeline/retention.ts).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
@@ -147,7 +147,8 @@ export class SqliteConsole implements Backend<ConsoleStore> {
 
   /**
    * Folds every waiting search row, FOLD_BATCH a transaction (savepoints of the caller's, inside
-   * one): what a read of `outbox_search` calls first.
+   * one): what the thread index's pruning calls inside its own transaction, which a read of the
+   * console's cannot step out of (those fold in steps first: `foldInSteps`).
    */
   foldAll(): void {
     this.fold ??= foldStatements(this.db);
@@ -168,7 +169,8 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   /**
    * Folds what waits, FOLD_BATCH a transaction, the event loop free between them: what a read of
    * `outbox_search` awaits first, so that a large backlog (an import's: 100,000 rows take seconds)
-   * holds the process one transaction at a time. The read then folds what came meanwhile itself.
+   * holds the process one transaction at a time. It ends on a transaction that found fewer rows
+   * than it could move, with no turn of the loop after it: the read that follows finds none waiting.
    */
   private async foldInSteps(): Promise<void> {
     this.fold ??= foldStatements(this.db);
@@ -179,7 +181,6 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   async listItems(query: ItemQuery): Promise<ItemSummary[]> {
     const q = checkItemQuery(query);
     await this.foldInSteps();
-    this.foldAll();
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: checkLimit(query.limit) };
     if (query.state !== undefined) where.push(stateCondition(query.state));
@@ -265,7 +266,6 @@ export class SqliteConsole implements Backend<ConsoleStore> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
     await this.foldInSteps();
-    this.foldAll();
     const rows = statement(
       this.db,
       `SELECT o.comment_id, MAX(o.id) AS id FROM outbox_search s JOIN outbox o ON o.id = s.id
@@ -278,7 +278,6 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   async itemCounts(): Promise<ItemCount[]> {
     type Row = { route: string; adapter: string; state?: ItemListState; n: number };
     await this.foldInSteps();
-    this.foldAll();
     return this.db
       .transaction(() => {
         const totals = statement(this.db, COUNT_SQL.totals).all() as Row[];
