@@ -147,8 +147,8 @@ export class SqliteConsole implements Backend<ConsoleStore> {
 
   /**
    * Folds every waiting search row, FOLD_BATCH a transaction (savepoints of the caller's, inside
-   * one): what the thread index's pruning calls inside its own transaction, which a read of the
-   * console's cannot step out of (those fold in steps first: `foldInSteps`).
+   * one): what the thread index's pruning calls inside its own transaction, which cannot let the
+   * event loop go between steps (the console's reads fold in steps instead: `foldInSteps`).
    */
   foldAll(): void {
     this.fold ??= foldStatements(this.db);
