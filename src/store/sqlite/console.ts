@@ -11,6 +11,7 @@
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
+import type { LightWrites } from './light.js';
 import { MultiRowInsert } from './multi-row.js';
 import { statement } from './statements.js';
 import { checkLimit } from '../common.js';
@@ -117,6 +118,8 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
+    /** Folds commit without syncing the WAL (./light.ts): a fold lost to a power cut leaves its rows waiting. */
+    private readonly writes: LightWrites,
   ) {
     // An upsert, not INSERT OR REPLACE: REPLACE deletes first, which with foreign keys costs
     // several times the insert. Only a replayed dead letter has a row already.
@@ -137,12 +140,12 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   }
 
   /**
-   * Moves at most `limit` waiting search rows, oldest first, into `outbox_search` in one
+   * Moves at most `limit` waiting search rows, oldest first, into `outbox_search` in one light
    * IMMEDIATE transaction (or a savepoint of the caller's); returns how many.
    */
   foldSearches(limit: number): number {
     this.fold ??= foldStatements(this.db);
-    return this.db.inTransaction ? this.fold.tx(limit) : this.fold.tx.immediate(limit);
+    return this.writes.run(this.fold.tx, limit);
   }
 
   /**

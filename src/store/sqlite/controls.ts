@@ -1,6 +1,7 @@
 /** SQLite controls: route pauses, mailbox states and folder sync states (src/store/contract/controls.ts). */
 import type Database from 'better-sqlite3';
 import { journalOf, type AttemptsJournal, type Counts } from './attempts-journal.js';
+import type { LightWrites } from './light.js';
 import { statement } from './statements.js';
 import type { Backend } from '../compose.js';
 import { checkFilteredCount, mailboxRows, mergeMailboxState, type FolderRowIn, type MailboxRowIn } from '../controls-rows.js';
@@ -14,8 +15,6 @@ export class SqliteControls implements Backend<ControlStore> {
     get: Database.Statement;
     del: Database.Statement;
     add: Database.Statement;
-    light: Database.Statement;
-    full: Database.Statement;
   };
   /** First attempts of a store on disk (./attempts-journal.ts); undefined in memory, or until the first count. */
   private attemptsJournal: AttemptsJournal | undefined;
@@ -23,8 +22,8 @@ export class SqliteControls implements Backend<ControlStore> {
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
-    /** The store's own `synchronous` level, restored after a light write. */
-    private readonly synchronous: 'FULL' | 'NORMAL' = 'FULL',
+    /** Parse-attempt writes commit without syncing the WAL (./light.ts). */
+    private readonly writes: LightWrites,
   ) {}
 
   /** One statement for a whole call's keys (a JSON array): one trip into SQLite, not one per message. */
@@ -48,27 +47,16 @@ export class SqliteControls implements Backend<ControlStore> {
         `INSERT INTO parse_attempts (route, key, attempts, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (route, key) DO UPDATE SET attempts = parse_attempts.attempts + excluded.attempts, updated_at = excluded.updated_at`,
       ),
-      light: statement(this.db, 'PRAGMA synchronous = NORMAL'),
-      full: statement(this.db, 'PRAGMA synchronous = FULL'),
     });
   }
 
   /**
-   * Runs a parse-attempt write as one transaction that does not sync the WAL at its commit
-   * (synchronous=NORMAL for it alone, safe in WAL mode): a count must outlive the process, which
-   * the operating system's page cache does; a power cut that loses it only gives a message one
-   * more attempt. The store's later synced commits sync these pages too.
+   * Runs a parse-attempt write as one light transaction (./light.ts): a count must outlive the
+   * process, which the operating system's page cache does; a power cut that loses it only gives a
+   * message one more attempt.
    */
   private light<T>(write: () => T): T {
-    const sql = this.sql;
-    const tx = this.db.transaction(write);
-    if (this.synchronous !== 'FULL') return tx.immediate();
-    sql.light.run();
-    try {
-      return tx.immediate();
-    } finally {
-      sql.full.run();
-    }
+    return this.writes.run(this.db.transaction(write));
   }
 
   private iso(): string {

@@ -19,6 +19,7 @@ import { busyTimeoutOf, isBusy, isFull, isUnavailable, openDatabase, type Sqlite
 import { SqliteDeadLetters } from './dead-letters.js';
 import { SqliteKeyed } from './keyed.js';
 import { SqliteLeases } from './leases.js';
+import { LightWrites } from './light.js';
 import { SqliteMaintenance } from './maintenance.js';
 import { SqliteLedger } from './ledger.js';
 import { migrateSqlite } from './migrations.js';
@@ -42,14 +43,15 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
   const now = options.now ?? Date.now;
   const synchronous = options.synchronous ?? 'FULL';
   const leases = new SqliteLeases(db, now);
+  const light = new LightWrites(db, synchronous);
   const parts = {
     leases,
     checkpoints: new SqliteCheckpoints(db, now, leases),
     counters: new SqliteCounters(db, now),
     threads: new SqliteThreads(db),
     ledger: new SqliteLedger(db),
-    console: new SqliteConsole(db, now),
-    controls: new SqliteControls(db, now, synchronous),
+    console: new SqliteConsole(db, now, light),
+    controls: new SqliteControls(db, now, light),
   };
   const offThread = options.syncOffThread === true && synchronous === 'FULL' && !db.memory;
   const wal = new WalSync(db, offThread, options.syncFile, options.onWalTruncate);
@@ -61,7 +63,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     owners: new SqliteOwners(db, now, leases),
     deadLetters: new SqliteDeadLetters(db, outbox, now),
     predictions: new SqlitePredictions(db, now),
-    maintenance: new SqliteMaintenance(db, parts.console, wal),
+    maintenance: new SqliteMaintenance(db, parts.console, light, wal),
   };
   const lifecycle = {
     migrate: () => migrateSqlite(db),

@@ -13,6 +13,7 @@ import type { Backend } from '../compose.js';
 import type { MaintenanceStore, PruneKind, StoreStats, ThreadCursor } from '../types.js';
 import { checkpointOffThread } from './checkpoint-thread.js';
 import type { SqliteConsole } from './console.js';
+import type { LightWrites } from './light.js';
 import { statement } from './statements.js';
 import type { WalSync } from './wal-sync.js';
 
@@ -48,8 +49,8 @@ export const RECLAIM_STEP_PAGES = 128;
 type PruneTx = (kind: PruneKind, before: number, limit: number) => number;
 type ThreadsTx = (before: number, limit: number, after: ThreadCursor) => { deleted: number; next: ThreadCursor | null };
 
-/** One prune batch of a kind, in one IMMEDIATE transaction. */
-function pruneTransaction(db: Database.Database): PruneTx {
+/** One prune batch of a kind, in one light IMMEDIATE transaction (./light.ts). */
+function pruneTransaction(db: Database.Database, light: LightWrites): PruneTx {
   const select = Object.fromEntries(Object.entries(SELECT_IDS).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
     PruneKind,
     Database.Statement
@@ -68,14 +69,14 @@ function pruneTransaction(db: Database.Database): PruneTx {
     for (const stmt of items) n = stmt.run(json).changes;
     return n;
   });
-  return (kind, before, limit) => tx.immediate(kind, before, limit);
+  return (kind, before, limit) => light.run(tx, kind, before, limit);
 }
 
 /** The console's search rows, which the thread index's pruning reads all folded. */
 type Searches = Pick<SqliteConsole, 'foldSearches' | 'foldAll'>;
 
-/** One batch of old threads without items dropped from the thread index, in one IMMEDIATE transaction. */
-function threadsTransaction(db: Database.Database, search: Searches): ThreadsTx {
+/** One batch of old threads without items dropped from the thread index, in one light IMMEDIATE transaction. */
+function threadsTransaction(db: Database.Database, search: Searches, light: LightWrites): ThreadsTx {
   const next = db.prepare(NEXT_THREADS);
   const hasItem = db.prepare(THREAD_HAS_ITEM).pluck();
   const dropThread = db.prepare('DELETE FROM threads WHERE source = ? AND thread_id = ?');
@@ -94,7 +95,7 @@ function threadsTransaction(db: Database.Database, search: Searches): ThreadsTx 
     const last = groups.at(-1);
     return { deleted, next: groups.length < limit || last === undefined ? null : { source: last.source, threadId: last.thread_id } };
   });
-  return (before, limit, after) => threads.immediate(before, limit, after);
+  return (before, limit, after) => light.run(threads, before, limit, after);
 }
 
 export class SqliteMaintenance implements Backend<MaintenanceStore> {
@@ -111,6 +112,11 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
   constructor(
     private readonly db: Database.Database,
     private readonly search: Searches,
+    /**
+     * What retention writes commits without syncing the WAL (./light.ts): a batch a power cut
+     * takes back is deleted (or folded) again next round.
+     */
+    private readonly light: LightWrites,
     /** The store's commits and checkpoint rounds: reclaimSpace lets a round run between its steps. */
     private readonly wal?: Pick<WalSync, 'between'>,
   ) {}
@@ -120,7 +126,7 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
   }
 
   pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): { deleted: number; next: ThreadCursor | null } {
-    this.threadsTx ??= threadsTransaction(this.db, this.search);
+    this.threadsTx ??= threadsTransaction(this.db, this.search, this.light);
     return this.threadsTx(olderThan.getTime(), checkLimit(limit), after ?? { source: '', threadId: '' });
   }
 
@@ -128,11 +134,12 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
     if (prefix === '') throw new RangeError('pruneCheckpoints needs a key prefix');
     const sql = `DELETE FROM checkpoints WHERE key IN (
       SELECT key FROM checkpoints WHERE substr(key, 1, length(@prefix)) = @prefix AND updated_at < @before LIMIT @limit)`;
-    return statement(this.db, sql).run({ prefix, before: olderThan.getTime(), limit: checkLimit(limit) }).changes;
+    const del = statement(this.db, sql);
+    return this.light.run(this.db.transaction(() => del.run({ prefix, before: olderThan.getTime(), limit: checkLimit(limit) }).changes));
   }
 
   pruneBatch(kind: PruneKind, olderThan: Date, limit: number): number {
-    this.pruneTx ??= pruneTransaction(this.db);
+    this.pruneTx ??= pruneTransaction(this.db, this.light);
     return this.pruneTx(kind, olderThan.getTime(), checkLimit(limit));
   }
 
