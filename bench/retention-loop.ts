@@ -97,6 +97,7 @@ async function round(b: Build, dir: string, r: number): Promise<Figures> {
     const watched: MaintenanceStore = {
       pruneBatch: (...a) => store.pruneBatch(...a),
       foldSearches: (limit) => store.foldSearches(limit),
+      foldThreads: (limit) => store.foldThreads(limit),
       pruneThreads: (...a) => store.pruneThreads(...a),
       pruneCheckpoints: (...a) => store.pruneCheckpoints(...a),
       storeStats: () => store.storeStats(),

@@ -4,9 +4,10 @@
  * claimed and marked delivered in commits of `batch`. Per message it prints the bytes the
  * process wrote (WAL frames and checkpoints: /proc/self/io `wchar`), the write calls, and the
  * CPU time, for each phase. Random keys and facts, as SMTP's SHA-256 keys and real senders give.
- * The enqueue leaves the console's search rows for later (docs/store.md): the prefill is folded
- * before the measured enqueue, as a retention round would, and the `fold` phase then moves the
- * measured items' rows into the indexed search table, FOLD_ROWS a transaction as serve does.
+ * The enqueue leaves the console's search rows and its thread index entries for later
+ * (docs/store.md): the prefill is folded before the measured enqueue, as a retention round would,
+ * and the `fold` phase then moves the measured items' rows into the indexed search table and
+ * thread index, FOLD_ROWS a transaction as serve does (per message: both tables' rows).
  *
  *   node dist/bench/store-writes.js [prefill=100000] [items=2000] [batch=8] [runs=3]
  * MAILGATE_BENCH_PAGE_SIZE creates the store with that page size (default: the store's own).
@@ -134,6 +135,7 @@ async function once(path: string, trace = false): Promise<Run> {
   }
   // Folded, as a retention round would have.
   for (let n = FOLD_ROWS; n === FOLD_ROWS; ) n = await store.foldSearches(FOLD_ROWS);
+  for (let n = FOLD_ROWS; n === FOLD_ROWS; ) n = await store.foldThreads(FOLD_ROWS);
   const pageSize = pageSizeOf(path);
   const enqueued = trace ? new WalFrames(`${path}-wal`, pageSize) : undefined;
   const deliveredFrames = trace ? new WalFrames(`${path}-wal`, pageSize) : undefined;
@@ -147,6 +149,7 @@ async function once(path: string, trace = false): Promise<Run> {
   const enqueuedAt = io();
   let folded = 0;
   for (let n = FOLD_ROWS; n === FOLD_ROWS; folded += n) n = await store.foldSearches(FOLD_ROWS);
+  for (let n = FOLD_ROWS; n === FOLD_ROWS; ) n = await store.foldThreads(FOLD_ROWS);
   const b = io();
   // Named while the phase's pages still hold what it wrote (delivery frees the raw bytes' pages).
   const enqueuedByBtree = enqueued === undefined ? undefined : named(path, enqueued);

@@ -9,9 +9,9 @@
  * than `retention.threads_s` ago and none of its messages has an item left; that walk goes a
  * bounded number of steps a round and carries on from there the next round (docs/store.md).
  * The wake board's signals (one per notified mailbox) go an hour after they were last written.
- * Each round also folds the search rows enqueues left for later into the console's indexes
- * (SQLite, docs/store.md), `FOLD_ROWS` a transaction, so that the console's next read finds
- * little left to fold.
+ * Each round also folds the search rows and thread index entries enqueues left for later into
+ * the console's indexes and the thread index (SQLite, docs/store.md), `FOLD_ROWS` a transaction,
+ * so that the next read, and the thread index's pruning, find little left to fold.
  * The first round waits FIRST_ROUND_DELAY_MS after the start (or one interval, when shorter): its
  * batches take the store's write lock turn by turn with intake, and its checkpoint (on a thread
  * of its own on SQLite) writes to the same disk, which at the start would delay every mailbox's
@@ -44,6 +44,8 @@ export interface RetentionRound {
   threads: number;
   /** Search rows folded into the console's indexes (not a deletion). */
   searchRows: number;
+  /** Thread index entries folded into the thread index (not a deletion). */
+  threadRows: number;
   /** Wake-up signals of notified mailboxes not written for `WAKE_KEEP_MS` (src/pipeline/wake-board.ts). */
   wakeSignals: number;
   /** Bytes given back to the file system (SQLite incremental vacuum). */
@@ -114,10 +116,10 @@ export function createRetention(o: RetentionOptions): Retention {
     return total;
   }
 
-  async function foldSearches(signal: AbortSignal | undefined): Promise<number> {
+  async function fold(step: (limit: number) => Promise<number>, signal: AbortSignal | undefined): Promise<number> {
     let total = 0;
     while (signal?.aborted !== true) {
-      const n = await o.store.foldSearches(FOLD_ROWS);
+      const n = await step(FOLD_ROWS);
       total += n;
       if (n < FOLD_ROWS) break;
       await yieldToLoop();
@@ -145,6 +147,7 @@ export function createRetention(o: RetentionOptions): Retention {
       parseAttempts: 0,
       threads: 0,
       searchRows: 0,
+      threadRows: 0,
       wakeSignals: 0,
       reclaimedBytes: 0,
     };
@@ -153,7 +156,8 @@ export function createRetention(o: RetentionOptions): Retention {
     }
     // After the items (a pruned item's waiting row goes with it), before the threads (whose
     // pruning folds what is left in its own transaction).
-    round.searchRows = await foldSearches(signal);
+    round.searchRows = await fold((limit) => o.store.foldSearches(limit), signal);
+    round.threadRows = await fold((limit) => o.store.foldThreads(limit), signal);
     // After the items: a thread whose last item was pruned just now can go in the same round.
     if (o.retention.threads_s !== null) round.threads = await pruneThreads(o.retention.threads_s, signal);
     round.wakeSignals = await pruneWakeSignals(signal);

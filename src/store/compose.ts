@@ -74,6 +74,7 @@ const METHODS: { [K in keyof StoreConcerns]: Record<keyof StoreConcerns[K], true
   maintenance: {
     pruneBatch: true,
     foldSearches: true,
+    foldThreads: true,
     pruneThreads: true,
     pruneCheckpoints: true,
     reclaimSpace: true,

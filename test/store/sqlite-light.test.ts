@@ -1,6 +1,6 @@
 /**
  * Light writes on SQLite (src/store/sqlite/light.ts): what a power cut may take back without harm
- * — retention's batches, the folds of search rows, parse-attempt counts — commits without syncing
+ * — retention's batches, the folds of search rows and thread index entries, parse-attempt counts — commits without syncing
  * the WAL on the event loop (synchronous=NORMAL for that transaction alone), and the store's own
  * FULL level is back for every other commit. Each write's level is read inside its transaction,
  * by TEMP triggers on the store's own connection (`pragma_synchronous`: 2 = FULL, 1 = NORMAL).
@@ -15,6 +15,7 @@ import { SqliteConsole } from '../../src/store/sqlite/console.js';
 import { LightWrites } from '../../src/store/sqlite/light.js';
 import { SqliteMaintenance } from '../../src/store/sqlite/maintenance.js';
 import { migrateSqlite } from '../../src/store/sqlite/migrations.js';
+import { SqliteThreads } from '../../src/store/sqlite/threads.js';
 import { input } from '../contract/store.case.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mailgate-light-'));
@@ -89,7 +90,7 @@ describe('LightWrites', () => {
 });
 
 describe('SQLite retention and folds write lightly', () => {
-  it('prunes items, threads and checkpoints and folds search rows without a synced commit', async () => {
+  it('prunes items, threads and checkpoints and folds search rows and thread index entries without a synced commit', async () => {
     const path = freshPath();
     const store = await openStore(`sqlite:${path}`);
     const items = [1, 2, 3].map((i) =>
@@ -123,19 +124,27 @@ describe('SQLite retention and folds write lightly', () => {
       migrateSqlite(db);
       const light = new LightWrites(db, 'FULL');
       const search = new SqliteConsole(db, Date.now, light);
-      const maintenance = new SqliteMaintenance(db, search, light);
+      const maintenance = new SqliteMaintenance(db, search, new SqliteThreads(db, light), light);
       const seen = recordLevels(db, [
         ['outbox_search', 'INSERT'],
+        ['threads_new', 'DELETE'],
         ['outbox', 'DELETE'],
         ['threads', 'DELETE'],
         ['checkpoints', 'DELETE'],
       ]);
       const later = new Date(Date.now() + 86_400_000);
       expect(maintenance.foldSearches(100)).toBe(3);
+      expect(maintenance.foldThreads(100)).toBe(3);
       expect(maintenance.pruneBatch('delivered', later, 100)).toBe(3);
       expect(maintenance.pruneThreads(later, 100).deleted).toBe(3);
       expect(maintenance.pruneCheckpoints('wake:', later, 100)).toBe(1);
-      expect(seen()).toEqual({ outbox_search: [NORMAL], outbox: [NORMAL], threads: [NORMAL], checkpoints: [NORMAL] });
+      expect(seen()).toEqual({
+        outbox_search: [NORMAL],
+        threads_new: [NORMAL],
+        outbox: [NORMAL],
+        threads: [NORMAL],
+        checkpoints: [NORMAL],
+      });
       expect(level(db)).toBe(FULL);
     } finally {
       db.close();

@@ -207,6 +207,16 @@ async function seed(d: Dialect): Promise<void> {
     from_addr: 'a@example.com',
     participants: '["a@example.com"]',
   });
+  // SQLite since migration 12: a thread index entry an enqueue left for the next fold (the queued item's).
+  await only('threads_new', {
+    source: 'acme/up',
+    comment_id: 'c1',
+    thread_id: 't1',
+    ts_ms: t0,
+    timestamp: new Date(t0).toISOString(),
+    from_addr: null,
+    participants: '[]',
+  });
   await only('predictions', { route: 'p', comment_id: 'c9', key: 'k9', predictions: '[]', model: null, created_at: d.time(t0) });
   await only('route_counters', { route: 'r', enqueued: 3, delivered: 1, unchanged: 0, dead_lettered: 1, ai_units: 1 });
   // PostgreSQL since migration 11: one row per (route, counter), added to route_counters' columns.
@@ -263,6 +273,10 @@ async function carriesOn(store: Store, latest: number, from: number): Promise<vo
   expect(ledger?.textHash).toBe(from < 4 ? 'v1:text-2' : 'text-2');
   expect((await store.threadMembers('acme/up', ['t2'])).get('t2')?.map((e) => e.commentId)).toEqual(['c2']);
   expect((await store.listPredictions({ limit: 10 })).map((p) => p.commentId)).toEqual(['c9']);
+  // The waiting thread index entry is folded by the read of its thread.
+  if (store.kind === 'sqlite' && from >= 12) {
+    expect((await store.threadMembers('acme/up', ['t1'])).get('t1')?.map((e) => e.commentId)).toEqual(['c1']);
+  }
   // The waiting search row is folded by the search that reads it, over the indexed one.
   if (store.kind === 'sqlite' && from >= 11) {
     expect((await store.listItems({ q: 'WAITING', limit: 10 })).map((i) => [i.commentId, i.subject])).toEqual([['c1', 'waiting 1']]);

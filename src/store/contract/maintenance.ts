@@ -64,6 +64,13 @@ export interface MaintenanceStore {
    */
   foldSearches(limit: number): Promise<number>;
   /**
+   * Moves at most `limit` of the thread index entries an enqueue left for later into the indexed
+   * thread index, oldest first, in one transaction; returns how many (fewer than `limit`: none
+   * left). The thread index's reads and pruning fold what is left themselves, so this only takes
+   * that work off them. PostgreSQL indexes its entries at enqueue: always 0 there.
+   */
+  foldThreads(limit: number): Promise<number>;
+  /**
    * Looks at the next `limit` threads of the thread index after `after` (from the start when
    * absent), in key order (source, thread id), and deletes, each thread whole, those whose newest
    * message is dated before `olderThan` and none of whose messages still has an item in the store

@@ -97,6 +97,12 @@ export class PgMaintenance implements Backend<MaintenanceStore> {
     return 0;
   }
 
+  /** Thread index entries are indexed at enqueue here. */
+  foldThreads(limit: number): number {
+    checkLimit(limit);
+    return 0;
+  }
+
   async probeSpace(bytes: number): Promise<void> {
     const { key, value } = spaceProbeRow(bytes);
     // One transaction: the row is written (heap, TOAST, WAL) and gone at commit.

@@ -48,7 +48,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     leases,
     checkpoints: new SqliteCheckpoints(db, now, leases),
     counters: new SqliteCounters(db, now),
-    threads: new SqliteThreads(db),
+    threads: new SqliteThreads(db, light),
     ledger: new SqliteLedger(db),
     console: new SqliteConsole(db, now, light),
     controls: new SqliteControls(db, now, light),
@@ -63,7 +63,7 @@ export async function openSqliteStore(path: string, options: SqliteOptions = {})
     owners: new SqliteOwners(db, now, leases),
     deadLetters: new SqliteDeadLetters(db, outbox, now),
     predictions: new SqlitePredictions(db, now),
-    maintenance: new SqliteMaintenance(db, parts.console, light, wal),
+    maintenance: new SqliteMaintenance(db, parts.console, parts.threads, light, wal),
   };
   const lifecycle = {
     migrate: () => migrateSqlite(db),

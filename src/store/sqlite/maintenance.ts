@@ -15,6 +15,7 @@ import { checkpointOffThread } from './checkpoint-thread.js';
 import type { SqliteConsole } from './console.js';
 import type { LightWrites } from './light.js';
 import { statement } from './statements.js';
+import type { SqliteThreads } from './threads.js';
 import type { WalSync } from './wal-sync.js';
 
 /** The ids one prune batch deletes, oldest first, each along its index. */
@@ -74,15 +75,19 @@ function pruneTransaction(db: Database.Database, light: LightWrites): PruneTx {
 
 /** The console's search rows, which the thread index's pruning reads all folded. */
 type Searches = Pick<SqliteConsole, 'foldSearches' | 'foldAll'>;
+/** The thread index's waiting entries, which its pruning reads all folded too. */
+type Threads = Pick<SqliteThreads, 'foldThreads' | 'foldAll'>;
 
 /** One batch of old threads without items dropped from the thread index, in one light IMMEDIATE transaction. */
-function threadsTransaction(db: Database.Database, search: Searches, light: LightWrites): ThreadsTx {
+function threadsTransaction(db: Database.Database, search: Searches, index: Threads, light: LightWrites): ThreadsTx {
   const next = db.prepare(NEXT_THREADS);
   const hasItem = db.prepare(THREAD_HAS_ITEM).pluck();
   const dropThread = db.prepare('DELETE FROM threads WHERE source = ? AND thread_id = ?');
   const threads = db.transaction((before: number, limit: number, after: ThreadCursor) => {
-    // In the same transaction: an item stored since the last fold keeps its thread too.
+    // In the same transaction: an item stored since the last fold keeps its thread too, and an
+    // entry written since then counts in its thread's newest message.
     search.foldAll();
+    index.foldAll();
     const groups = next.all({ source: after.source, thread: after.threadId, limit }) as Array<{
       source: string;
       thread_id: string;
@@ -112,6 +117,7 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
   constructor(
     private readonly db: Database.Database,
     private readonly search: Searches,
+    private readonly threads: Threads,
     /**
      * What retention writes commits without syncing the WAL (./light.ts): a batch a power cut
      * takes back is deleted (or folded) again next round.
@@ -125,8 +131,12 @@ export class SqliteMaintenance implements Backend<MaintenanceStore> {
     return this.search.foldSearches(checkLimit(limit));
   }
 
+  foldThreads(limit: number): number {
+    return this.threads.foldThreads(checkLimit(limit));
+  }
+
   pruneThreads(olderThan: Date, limit: number, after?: ThreadCursor): { deleted: number; next: ThreadCursor | null } {
-    this.threadsTx ??= threadsTransaction(this.db, this.search, this.light);
+    this.threadsTx ??= threadsTransaction(this.db, this.search, this.threads, this.light);
     return this.threadsTx(olderThan.getTime(), checkLimit(limit), after ?? { source: '', threadId: '' });
   }
 

@@ -323,6 +323,26 @@ ${attemptsTableSql('INTEGER', 'INTEGER')}
       );
     `,
   },
+  {
+    // An enqueue writes its thread index entries here, at the end of a table with no other
+    // index; the thread index's reads and pruning and retention rounds move them into threads
+    // (./threads.ts, `foldThreads`), whose two b-trees, keyed by comment id and thread id in no
+    // order, each took a page at a random place per message.
+    version: 12,
+    name: 'thread index entries written at enqueue, indexed later',
+    sql: `
+      CREATE TABLE threads_new (
+        seq INTEGER PRIMARY KEY,
+        source TEXT NOT NULL,
+        comment_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        ts_ms INTEGER NOT NULL,
+        timestamp TEXT NOT NULL,
+        from_addr TEXT,
+        participants TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));

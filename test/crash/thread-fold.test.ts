@@ -1,0 +1,94 @@
+/**
+ * SQLite's thread index entries folded after enqueue (docs/store.md): a process killed with
+ * SIGKILL while it folds leaves every entry in exactly one of the two tables — the fold's entries
+ * and their removal from the waiting table commit together — and the next fold completes it,
+ * each message in its thread once. The child runs from dist/ (npm run build first).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
+import { ROOT } from '../cli/support/dist.js';
+import { prng } from './support.js';
+
+const ITEMS = 10_000;
+const KILLS = 4;
+const child = join(ROOT, 'test', 'crash', 'thread-fold-child.mjs');
+const dist = join(ROOT, 'dist');
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mailgate-thread-fold-crash-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the child; `kill` (ms after it prints "folding"): SIGKILL then. Answers its output. */
+function run(url: string, mode: 'fill' | 'fold', kill?: number): Promise<string> {
+  const p = spawn(process.execPath, [child, dist, url, mode, String(ITEMS)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  p.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (kill !== undefined && out.includes('folding')) setTimeout(() => p.kill('SIGKILL'), kill);
+  });
+  return new Promise((resolve, reject) =>
+    p.on('exit', (code, signal) =>
+      code === 0 || signal === 'SIGKILL' ? resolve(out) : reject(new Error(`child ${mode}: ${code} ${err}`)),
+    ),
+  );
+}
+
+/** The items' comment ids, and those of the indexed and the waiting thread entries, read beside the store. */
+function ids(path: string): { items: string[]; indexed: string[]; waiting: string[] } {
+  const db = new Database(path, { readonly: true });
+  try {
+    const of = (sql: string) => db.prepare(sql).pluck().all() as string[];
+    return {
+      items: of('SELECT comment_id FROM outbox ORDER BY comment_id'),
+      indexed: of('SELECT comment_id FROM threads ORDER BY comment_id'),
+      waiting: of('SELECT comment_id FROM threads_new ORDER BY comment_id'),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe('thread index entries folded after enqueue, killed while folding', () => {
+  it('leaves each entry indexed or waiting, never both or neither; the next fold completes it', async () => {
+    const path = join(dir, 'store.db');
+    const url = `sqlite:${path}`;
+    await run(url, 'fill');
+    expect(ids(path).waiting).toHaveLength(ITEMS);
+    const rand = prng(28);
+    for (let k = 0; k < KILLS; k++) {
+      // Within the first 60 ms of a fold of 10,000 entries in one transaction.
+      await run(url, 'fold', Math.floor(rand() * 60));
+      const { items, indexed, waiting } = ids(path);
+      expect(items).toHaveLength(ITEMS);
+      const waits = new Set(waiting);
+      expect(indexed.filter((id) => waits.has(id))).toEqual([]);
+      expect([...indexed, ...waiting].sort()).toEqual(items);
+    }
+    expect(await run(url, 'fold')).toContain('folded');
+    const after = ids(path);
+    expect(after.waiting).toEqual([]);
+    expect(after.indexed).toEqual(after.items);
+    const store = await openStore(url);
+    try {
+      // Every message is in its thread once.
+      const db = new Database(path, { readonly: true });
+      const threadIds = db.prepare('SELECT DISTINCT thread_id FROM threads').pluck().all() as string[];
+      db.close();
+      const members = await store.threadMembers('acme/s', threadIds);
+      const all = [...members.values()].flat().map((e) => e.commentId);
+      expect(new Set(all).size).toBe(ITEMS);
+      expect(all).toHaveLength(ITEMS);
+    } finally {
+      await store.close();
+    }
+  }, 240_000);
+});
