@@ -166,6 +166,8 @@ export function buildHeaders(
   const raw = joinRaw(kept);
   const headers = { raw };
   // Splitting `raw` again gives exactly `kept` back (every line comes from a header scan),
-  // unless a line holds a CR, which a scan reads as a line end.
-  return raw.includes('\r') ? { headers } : { headers, fields: kept };
+  // unless a line holds a CR, which a scan reads as a line end. Asked field by field: `raw` is
+  // still a concatenation, and searching it would first copy it whole.
+  for (const f of kept) if (f.raw.includes('\r')) return { headers };
+  return { headers, fields: kept };
 }

@@ -127,11 +127,80 @@ function month(name: string): number {
   return MONTHS[name.slice(0, 3).toLowerCase()] ?? -1;
 }
 
+/** MONTHS by the lowercased three letters packed into one number (see monthAt). */
+const MONTH_CODES = new Map(Object.entries(MONTHS).map(([name, n]) => [monthCode(name, 0), n]));
+
+function monthCode(s: string, i: number): number {
+  return ((s.charCodeAt(i) | 32) << 16) | ((s.charCodeAt(i + 1) | 32) << 8) | (s.charCodeAt(i + 2) | 32);
+}
+
+function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** The value of the two digits at `i`, or -1. */
+function twoDigits(s: string, i: number): number {
+  const a = digit(s.charCodeAt(i));
+  const b = digit(s.charCodeAt(i + 1));
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+}
+
+/**
+ * The date nearly all mail writes, `[Www, ]d[d] Mmm yyyy hh:mm:ss +hhmm` (single spaces, a zone
+ * ending the value or followed by a space), read without the regex: what RFC_RE and build give for
+ * it, or null for any other shape (then the regexes decide, as before).
+ */
+function commonDate(v: string): Date | undefined | null {
+  let i = 0;
+  if (isLetter(v.charCodeAt(0))) {
+    if (!isLetter(v.charCodeAt(1)) || !isLetter(v.charCodeAt(2)) || v.charCodeAt(3) !== 44 || v.charCodeAt(4) !== 32) return null;
+    i = 5;
+  }
+  let day = digit(v.charCodeAt(i));
+  if (day < 0) return null;
+  const d2 = digit(v.charCodeAt(i + 1));
+  if (d2 >= 0) {
+    day = day * 10 + d2;
+    i++;
+  }
+  if (v.charCodeAt(i + 1) !== 32 || v.charCodeAt(i + 5) !== 32) return null;
+  const month =
+    isLetter(v.charCodeAt(i + 2)) && isLetter(v.charCodeAt(i + 3)) && isLetter(v.charCodeAt(i + 4))
+      ? MONTH_CODES.get(monthCode(v, i + 2))
+      : undefined;
+  if (month === undefined) return null;
+  i += 6; // the year
+  const century = twoDigits(v, i);
+  const decade = twoDigits(v, i + 2);
+  if (century < 0 || decade < 0 || v.charCodeAt(i + 4) !== 32) return null;
+  i += 5; // the time
+  const hour = twoDigits(v, i);
+  const minute = twoDigits(v, i + 3);
+  const second = twoDigits(v, i + 6);
+  if (hour < 0 || minute < 0 || second < 0 || v.charCodeAt(i + 2) !== 58 || v.charCodeAt(i + 5) !== 58 || v.charCodeAt(i + 8) !== 32)
+    return null;
+  i += 9; // the zone
+  const sign = v.charCodeAt(i);
+  const zh = twoDigits(v, i + 1);
+  const zm = twoDigits(v, i + 3);
+  if ((sign !== 43 && sign !== 45) || zh < 0 || zm < 0 || (i + 5 < v.length && v.charCodeAt(i + 5) !== 32)) return null;
+  // zoneOffset's rule: minutes over 59 or an offset over 18 hours is no zone.
+  const minutes = zh * 60 + zm;
+  const offset = zm > 59 || minutes > 18 * 60 ? undefined : sign === 45 ? -minutes : minutes;
+  return build({ year: century * 100 + decade, month, day, hour, minute, second, offset });
+}
+
 /** Parse a Date header value; undefined when absent or unusable. */
 export function parseDate(value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const v = value.trim();
   if (v === '' || v.length > 512) return undefined;
+  const common = commonDate(v);
+  return common !== null ? common : datePatterns(v);
+}
+
+/** parseDate by its patterns alone, on a trimmed value (parseDate's shortcut for the common shape must always agree with it). */
+export function datePatterns(v: string): Date | undefined {
   let m = RFC_RE.exec(v);
   if (m !== null) {
     return build({

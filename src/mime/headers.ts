@@ -8,7 +8,7 @@ import { isSpace } from './spaces.js';
 export { decodeWords } from './encoded-words.js';
 export { parseAddressList, formatAddress, type Address } from './address.js';
 export { parseDate } from './date.js';
-export { parseMessageIds } from './message-ids.js';
+export { firstMessageId, parseMessageIds } from './message-ids.js';
 
 /** The name of a header line, or undefined when the line is not a field. */
 export function fieldName(line: string): string | undefined {

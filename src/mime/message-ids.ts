@@ -22,15 +22,16 @@ function addId(out: string[], seen: Set<string> | undefined, id: string): Set<st
   return seen;
 }
 
-export function parseMessageIds(value: string | undefined): string[] {
-  if (value === undefined) return [];
-  const out: string[] = [];
+/**
+ * Reads the bracketed ids of `value` into `out` (deduplicated), stopping once `out` holds
+ * `limit` of them: every `<…>` holding neither `<` nor `>` (the regex /<([^<>]*)>/g, by
+ * indexOf; the next `<` and `>` found are reused, so a run of `<` cannot make it quadratic).
+ */
+function bracketedIds(value: string, out: string[], limit: number): void {
   let seen: Set<string> | undefined;
-  // Every `<…>` holding neither `<` nor `>` (the regex /<([^<>]*)>/g, by indexOf; the next
-  // `<` and `>` found are reused, so a run of `<` cannot make it quadratic).
   let lt = value.indexOf('<');
   let gt = -2;
-  while (lt >= 0) {
+  while (lt >= 0 && out.length < limit) {
     if (gt !== -1 && gt <= lt) gt = value.indexOf('>', lt + 1);
     if (gt < 0) break;
     const next = value.indexOf('<', lt + 1);
@@ -41,7 +42,29 @@ export function parseMessageIds(value: string | undefined): string[] {
     seen = addId(out, seen, value.slice(lt + 1, gt));
     lt = next;
   }
-  if (out.length > 0) return out;
+}
+
+export function parseMessageIds(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  const out: string[] = [];
+  bracketedIds(value, out, Infinity);
+  return out.length > 0 ? out : unbracketedIds(value, out);
+}
+
+/**
+ * `parseMessageIds(value)[0]`, without reading the ids after the first (a long References
+ * field is read up to its first id).
+ */
+export function firstMessageId(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const out: string[] = [];
+  bracketedIds(value, out, 1);
+  return out.length > 0 ? out[0] : unbracketedIds(value, out)[0];
+}
+
+/** Without a bracketed id: the tokens holding `@` (see the module comment), into the empty `out`. */
+function unbracketedIds(value: string, out: string[]): string[] {
+  let seen: Set<string> | undefined;
   const tokens = value
     .replace(/[<>]/g, ' ')
     .split(/[\s,]+/)

@@ -50,8 +50,16 @@ function crLinesToLf(buf: Buffer): Buffer {
   return out;
 }
 
-/** Blank or whitespace-only lines at the start (the raw bytes keep them; the parser skips them). */
-const LEADING_BLANK_RE = /^[ \t\r]*\n/;
+/**
+ * A blank or whitespace-only line at the start, within the bytes before `start` and the first
+ * 4096 (/^[ \t\r]*\n/ on them; the raw bytes keep such lines, the parser skips them).
+ */
+function leadingBlank(buf: Buffer, start: number): boolean {
+  const end = Math.min(start, 4096);
+  let i = 0;
+  while (i < end && (buf[i] === 32 || buf[i] === 9 || buf[i] === CR)) i++;
+  return i < end && buf[i] === LF;
+}
 
 /** Offset of the first header line: skips leading blank lines and an mbox `From ` envelope line. */
 function messageStart(buf: Buffer): number {
@@ -60,7 +68,8 @@ function messageStart(buf: Buffer): number {
   if (i === buf.length) throw new GatewayError('MAILGATE_ERR_MIME_EMPTY', 'the input holds no message (empty or only whitespace)');
   // Leading whitespace before a header belongs to no field; start at the line it is on.
   while (i > 0 && buf[i - 1] !== LF) i--;
-  if (buf[i] === 70 && buf.toString('latin1', i, i + 5) === 'From ') {
+  // `From `, compared byte by byte (no string made for it).
+  if (buf[i] === 70 && buf[i + 1] === 114 && buf[i + 2] === 111 && buf[i + 3] === 109 && buf[i + 4] === 32) {
     const nl = buf.indexOf(LF, i);
     return nl < 0 ? buf.length : nl + 1;
   }
@@ -149,7 +158,7 @@ function parseUnchecked(input: Buffer): ParsedMessage {
     throw new GatewayError('MAILGATE_ERR_MIME_NOT_EMAIL', 'no header field could be read at the start of the input');
   }
   const warnings: Warning[] = [];
-  if (LEADING_BLANK_RE.test(buf.toString('latin1', 0, Math.min(start, 4096)))) {
+  if (leadingBlank(buf, start)) {
     warnings.push(warning('MAILGATE_WARN_MIME_MALFORMED', 'blank lines before the header block were skipped'));
   }
   headerWarnings(head, warnings);

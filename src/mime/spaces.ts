@@ -25,9 +25,12 @@ export function spaceAt(s: string, i: number): boolean {
   return isSpace(s.charCodeAt(i));
 }
 
-/** Whether `s` holds a character that `\s` matches. */
+/** Whether `s` holds a character that `\s` matches (the printable ASCII most text is made of is passed over without a call). */
 export function hasSpace(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (spaceAt(s, i)) return true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c <= 32 || c >= 0xa0) && isSpace(c)) return true;
+  }
   return false;
 }
 

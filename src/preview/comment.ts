@@ -13,7 +13,7 @@ import {
   getHeaders,
   parseAddressList,
   parseHeaderBlock,
-  parseMessageIds,
+  firstMessageId,
   type Address,
 } from '../mime/headers.js';
 import { htmlToText } from '../mime/html.js';
@@ -103,7 +103,7 @@ function content(text: string | undefined): { text: string } | undefined {
 
 /** The Message-ID without its angle brackets (the value as written when it holds no recognisable id). */
 function messageIdProperty(value: string | undefined): string | undefined {
-  return parseMessageIds(value)[0] ?? value?.replace(/[<>]/g, '').trim();
+  return firstMessageId(value) ?? value?.replace(/[<>]/g, '').trim();
 }
 
 /** Sets `key` on `target` only when the value is defined (absent fields stay unset). */
@@ -153,7 +153,11 @@ export function buildComment(
     hasSignature: message.signature !== undefined,
     position: options.threadContext?.thread_position ?? 0,
   });
-  const merged = mergeUserPropertiesReport(generated, document.user_properties ?? {}, { override: options.override ?? [] });
+  // Without client properties the generated ones are the comment's as they are (nothing to merge).
+  const merged =
+    document.user_properties === undefined
+      ? { properties: generated, dropped: [], overridden: [] }
+      : mergeUserPropertiesReport(generated, document.user_properties, { override: options.override ?? [] });
   for (const k of merged.dropped) {
     warnings.push(
       warning(

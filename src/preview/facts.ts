@@ -8,7 +8,7 @@ import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../limits.js';
 import { parseAddressList } from '../mime/address.js';
 import { decodeWords } from '../mime/encoded-words.js';
 import { getHeader, parseDate } from '../mime/headers.js';
-import { parseMessageIds } from '../mime/message-ids.js';
+import { firstMessageId } from '../mime/message-ids.js';
 import type { RawEmailDocument } from '../model/index.js';
 import type { HeaderFacts } from './types.js';
 import { documentHeaders } from './comment.js';
@@ -54,7 +54,7 @@ export function messageFacts(document: RawEmailDocument): MessageFacts {
     return factsOf({
       from: parseAddressList(getHeader(headers, 'from') ?? '')[0],
       subject: decodeWords(getHeader(headers, 'subject') ?? ''),
-      messageId: parseMessageIds(msgId)[0] ?? msgId?.replace(/[<>]/g, ''),
+      messageId: firstMessageId(msgId) ?? msgId?.replace(/[<>]/g, ''),
       date: parseDate(getHeader(headers, 'date')),
     });
   } catch {

@@ -38,15 +38,26 @@ function domainOf(address: string | undefined): string | undefined {
   return d === '' ? undefined : d;
 }
 
-function uniqueAddresses(...lists: ReadonlyArray<readonly (Address | undefined)[]>): number {
-  const seen = new Set<string>();
+/** The addresses of the lists, lowercased, each once (most messages name a handful: no Set for them). */
+function uniqueAddresses(...lists: ReadonlyArray<readonly Address[]>): string[] {
+  const out: string[] = [];
+  let seen: Set<string> | undefined;
   for (const list of lists) {
     for (const a of list) {
       const k = addressOf(a);
-      if (k !== undefined) seen.add(k);
+      if (k === undefined) continue;
+      if (seen !== undefined) {
+        if (!seen.has(k)) {
+          seen.add(k);
+          out.push(k);
+        }
+      } else if (!out.includes(k)) {
+        out.push(k);
+        if (out.length >= 16) seen = new Set(out);
+      }
     }
   }
-  return seen.size;
+  return out;
 }
 
 /** The generated properties of one message. */
@@ -60,8 +71,10 @@ export function generatedProperties(input: PropertyInput): UserProperties {
   if (mid !== undefined && mid !== '') out['string:Message ID'] = mid;
   const domain = domainOf(sender);
   if (domain !== undefined) out['string:Sender Domain'] = domain;
-  out['number:Recipient Count'] = uniqueAddresses(input.to, input.cc, input.bcc);
-  out['number:Participant Count'] = uniqueAddresses([input.from], input.to, input.cc, input.bcc);
+  // The participants are the recipients and the sender: counted from one list.
+  const recipients = uniqueAddresses(input.to, input.cc, input.bcc);
+  out['number:Recipient Count'] = recipients.length;
+  out['number:Participant Count'] = recipients.length + (sender !== undefined && !recipients.includes(sender) ? 1 : 0);
   out['number:Position in Thread'] = input.position;
   return out;
 }

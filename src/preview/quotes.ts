@@ -179,7 +179,11 @@ function tidy(lines: readonly string[], to: number, source: string | undefined):
     }
     if (clean) return { text: a === b ? '' : source.slice(start, end), lines, from: a, to: b };
   }
-  const kept = lines.slice(a, b).map((l) => l.trimEnd());
+  const kept = new Array<string>(b - a);
+  for (let i = a; i < b; i++) {
+    const l = lines[i]!;
+    kept[i - a] = l.length > 0 && isSpace(l.charCodeAt(l.length - 1)) ? l.trimEnd() : l;
+  }
   return { text: kept.join('\n'), lines: kept, from: 0, to: kept.length };
 }
 

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MAX_COMMENT_ID_CHARS } from '../limits.js';
-import { getHeader, parseMessageIds } from '../mime/headers.js';
+import { firstMessageId, getHeader } from '../mime/headers.js';
 import type { HeaderField } from '../mime/types.js';
 import type { Comment, Message, ThreadProperties } from '../model/index.js';
 
@@ -32,11 +32,11 @@ function threadIndexRoot(headers: readonly HeaderField[]): Buffer | undefined {
 
 /** The root message the thread is keyed by, as bytes: a message id or a Thread-Index prefix; undefined when the message names none. */
 export function threadRoot(headers: readonly HeaderField[]): Buffer | undefined {
-  const ref = parseMessageIds(getHeader(headers, 'references'))[0] ?? parseMessageIds(getHeader(headers, 'in-reply-to'))[0];
+  const ref = firstMessageId(getHeader(headers, 'references')) ?? firstMessageId(getHeader(headers, 'in-reply-to'));
   if (ref !== undefined) return Buffer.from(ref, 'utf8');
   const index = threadIndexRoot(headers);
   if (index !== undefined) return index;
-  const own = parseMessageIds(getHeader(headers, 'message-id'))[0];
+  const own = firstMessageId(getHeader(headers, 'message-id'));
   return own === undefined ? undefined : Buffer.from(own, 'utf8');
 }
 

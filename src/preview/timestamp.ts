@@ -28,9 +28,40 @@ export function newestReceived(headers: readonly HeaderField[]): Date | undefine
   return best;
 }
 
+/** Two-digit strings 00..99. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const DAY_MS = 86_400_000;
+
+/**
+ * `new Date(t).toISOString()` for a time in 1950-2049 (a four-digit year), without the Date
+ * object's calendar work: the civil date from the day number (H. Hinnant's days_from_civil
+ * inverse), then the time of day. Several times faster than toISOString, which matters once per message.
+ */
+export function isoInRange(t: number): string {
+  const days = Math.floor(t / DAY_MS);
+  let ms = t - days * DAY_MS;
+  const z = days + 719_468; // days since 0000-03-01
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  const hour = Math.floor(ms / 3_600_000);
+  ms -= hour * 3_600_000;
+  const minute = Math.floor(ms / 60_000);
+  ms -= minute * 60_000;
+  const second = Math.floor(ms / 1000);
+  ms -= second * 1000;
+  const milli = ms < 10 ? `00${ms}` : ms < 100 ? `0${ms}` : `${ms}`;
+  return `${year}-${TWO_DIGITS[month]!}-${TWO_DIGITS[day]!}T${TWO_DIGITS[hour]!}:${TWO_DIGITS[minute]!}:${TWO_DIGITS[second]!}.${milli}Z`;
+}
+
 function clamp(d: Date, what: string, warnings: Warning[]): string {
   const t = d.getTime();
-  if (t >= MIN_TIMESTAMP_MS && t <= MAX_TIMESTAMP_MS) return d.toISOString();
+  if (t >= MIN_TIMESTAMP_MS && t <= MAX_TIMESTAMP_MS) return isoInRange(t);
   const to = t < MIN_TIMESTAMP_MS ? MIN_TIMESTAMP_MS : MAX_TIMESTAMP_MS;
   const shown = Number.isFinite(t) ? d.toISOString() : 'an invalid date';
   warnings.push(

@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import {
   decodeWords,
+  firstMessageId,
   formatAddress,
   getHeader,
   getHeaders,
@@ -10,7 +11,9 @@ import {
   parseMessageIds,
   scanHeaderFields,
 } from '../../src/mime/headers.js';
+import { datePatterns } from '../../src/mime/date.js';
 import { parseStructured } from '../../src/mime/params.js';
+import { prng } from '../../src/prng.js';
 import type { Warning } from '../../src/errors.js';
 
 describe('parseHeaderBlock', () => {
@@ -169,6 +172,45 @@ describe('parseDate', () => {
   ])('returns undefined for %s', (value) => {
     expect(parseDate(value)).toBeUndefined();
   });
+
+  it.each([
+    ['Mon, 29 Jul 2002 06:38:52 +0100', '2002-07-29T05:38:52.000Z'],
+    ['mon, 5 aug 2002 23:59:59 -0000', '2002-08-05T23:59:59.000Z'],
+    ['29 Jul 2002 06:38:52 -0400 (EDT)', '2002-07-29T10:38:52.000Z'],
+    ['Mon, 29 Jul 2002 06:38:52 +01000', '2002-07-29T05:38:52.000Z'],
+    ['Mon, 29 Jul 2002 06:38:52 +0100(IST)', '2002-07-29T05:38:52.000Z'],
+    ['Mon, 29 Jul 0099 06:38:52 +0000', '1999-07-29T06:38:52.000Z'],
+    ['Mon, 29 Jul 2002 06:38:60 +1800', '2002-07-28T12:38:59.000Z'],
+  ])('reads the common shape %s as its patterns do', (value, iso) => {
+    expect(parseDate(value)?.toISOString()).toBe(iso);
+    expect(datePatterns(value)?.toISOString()).toBe(iso);
+  });
+
+  it('agrees with its patterns on every variant of the common shape', () => {
+    // Each field of `Www, dd Mmm yyyy hh:mm:ss +hhmm` in and out of its common form.
+    const fields = [
+      ['', 'Mon, ', 'mon, ', 'Tue,', 'Thu , ', '1bc, ', 'Mond, '],
+      ['1', '01', '31', '32', '0', '123', 'x'],
+      [' ', '  ', '-', '\t', ''],
+      ['Jan', 'JAN', 'Sept', 'Foo', 'Ja', 'Dec.'],
+      [' ', '  ', '-', ', ', ''],
+      ['2002', '02', '102', '0099', '20021', '1949', '2050'],
+      [' ', '  ', 'T', ''],
+      ['06:38:52', '06:38', '6:38:52', '24:00:00', '23:59:60', '12:60:00', '06.38.52', '06:38:52.123', '06:38:521'],
+      [' ', '  ', '', '\t'],
+      ['+0100', '-0000', '+1800', '+1801', '-1900', '+0060', '+930', '+01:00', 'GMT', '', '+01000', '+ 0100'],
+      ['', ' (EDT)', '(EDT)', ' ', 'x', '0'],
+    ];
+    const rand = prng(20261128);
+    const disagree: string[] = [];
+    for (let n = 0; n < 20_000; n++) {
+      const value = fields.map((f) => f[Math.floor(rand() * f.length)]!).join('');
+      const v = value.trim();
+      if (v === '') continue;
+      if (parseDate(value)?.getTime() !== datePatterns(v)?.getTime()) disagree.push(value);
+    }
+    expect(disagree).toEqual([]);
+  });
 });
 
 describe('parseMessageIds', () => {
@@ -180,6 +222,25 @@ describe('parseMessageIds', () => {
     expect(parseMessageIds('<a@x> <a@x>')).toEqual(['a@x']);
     expect(parseMessageIds(undefined)).toEqual([]);
     expect(parseMessageIds('  ')).toEqual([]);
+  });
+
+  it('reads the first id alone as the whole list would give it', () => {
+    for (const value of [
+      '<a@x> <b@y>\r\n <c@z>',
+      '<> < \t> <b@y> <c@z>',
+      '< a @x > <b@y>',
+      'Your message of Tuesday <a@x>',
+      'a@x, b@y',
+      'prose without ids, b@y',
+      'abcdef',
+      '<<a@x>',
+      '<a@x',
+      '  ',
+      '',
+      undefined,
+    ]) {
+      expect(firstMessageId(value)).toBe(parseMessageIds(value)[0]);
+    }
   });
 });
 

@@ -47,6 +47,16 @@ describe('generatedProperties', () => {
     });
   });
 
+  it('counts each address once however many lists name it, the sender among the participants', () => {
+    const many = Array.from({ length: 40 }, (_, i) => ({ address: `R${i % 20}@Example.com` }));
+    const p = generatedProperties({ ...base, to: many, cc: [{ address: 'r3@example.com' }], bcc: [{ address: ' ann.lee@EXAMPLE.com ' }] });
+    expect(p['number:Recipient Count']).toBe(21);
+    expect(p['number:Participant Count']).toBe(21);
+    const q = generatedProperties({ ...base, to: many, cc: [], bcc: [] });
+    expect(q['number:Recipient Count']).toBe(20);
+    expect(q['number:Participant Count']).toBe(21);
+  });
+
   it('omits Sender Domain for an address without a domain', () => {
     const p = generatedProperties({ ...base, from: { address: 'postmaster' } });
     expect(p['string:Sender']).toBe('postmaster');
