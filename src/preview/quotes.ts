@@ -143,12 +143,13 @@ function stripToLines(text: string): Tidied {
   return out.text === '' ? tidy(all, all.length, source) : out;
 }
 
-/** A text given with its lines: `text` is `lines[from, to)` joined by `\n`. */
+/** A text given with its lines: `text` is `lines[from, to)` joined by `\n` (each less its trailing whitespace when `trimEnds`). */
 interface Tidied {
   text: string;
   lines: readonly string[];
   from: number;
   to: number;
+  trimEnds: boolean;
 }
 
 /** Only `\s` characters (what trim() removes). */
@@ -157,10 +158,16 @@ function isBlankLine(line: string): boolean {
   return true;
 }
 
+function endsInSpace(line: string): boolean {
+  return line.length > 0 && isSpace(line.charCodeAt(line.length - 1));
+}
+
 /**
  * Lines [0, to) less the blank lines at both ends, each less its trailing whitespace, joined by
- * `\n`. When the lines are `source`'s own (one for one) and none has trailing whitespace, that
- * text is a slice of `source`: nothing is copied or joined.
+ * `\n`. When the lines are `source`'s own (one for one), that text is made of slices of `source`:
+ * one slice when no line ends in whitespace, else the runs between such lines, each of them cut
+ * where its whitespace starts. Nothing is copied or joined, and the lines are handed on as they
+ * are (`trimEnds`: the signature split trims the few it reads).
  */
 function tidy(lines: readonly string[], to: number, source: string | undefined): Tidied {
   let a = 0;
@@ -168,27 +175,33 @@ function tidy(lines: readonly string[], to: number, source: string | undefined):
   while (a < b && isBlankLine(lines[a]!)) a++;
   while (b > a && isBlankLine(lines[b - 1]!)) b--;
   if (source !== undefined) {
+    if (a === b) return { text: '', lines, from: a, to: b, trimEnds: false };
     let start = 0;
     for (let i = 0; i < a; i++) start += lines[i]!.length + 1;
-    let end = start - 1;
-    let clean = true;
-    for (let i = a; i < b && clean; i++) {
+    let text = '';
+    let run = start; // where the text not yet taken starts
+    let pos = start; // where line i starts
+    for (let i = a; i < b; i++) {
       const l = lines[i]!;
-      end += l.length + 1;
-      clean = l.length === 0 || !isSpace(l.charCodeAt(l.length - 1));
+      if (endsInSpace(l)) {
+        text += source.slice(run, pos) + l.trimEnd();
+        run = pos + l.length;
+      }
+      pos += l.length + 1;
     }
-    if (clean) return { text: a === b ? '' : source.slice(start, end), lines, from: a, to: b };
+    text = run === start ? source.slice(start, pos - 1) : text + source.slice(run, pos - 1);
+    return { text, lines, from: a, to: b, trimEnds: text.length !== pos - 1 - start };
   }
   const kept = new Array<string>(b - a);
   for (let i = a; i < b; i++) {
     const l = lines[i]!;
-    kept[i - a] = l.length > 0 && isSpace(l.charCodeAt(l.length - 1)) ? l.trimEnd() : l;
+    kept[i - a] = endsInSpace(l) ? l.trimEnd() : l;
   }
-  return { text: kept.join('\n'), lines: kept, from: 0, to: kept.length };
+  return { text: kept.join('\n'), lines: kept, from: 0, to: kept.length, trimEnds: false };
 }
 
 /** Quoted history removed, then the signature split off (see docs/preview.md). */
 export function splitReply(text: string): ReplySplit {
   const stripped = stripToLines(text);
-  return splitSignatureOfLines(stripped.text, stripped.lines, stripped.from, stripped.to);
+  return splitSignatureOfLines(stripped.text, stripped.lines, stripped.from, stripped.to, stripped.trimEnds);
 }

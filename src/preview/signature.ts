@@ -222,14 +222,18 @@ export function splitSignature(text: string): SignatureSplit {
 }
 
 /**
- * splitSignature for a text given with its lines (`text` is `lines[from, to)` joined by `\n`, and
- * does not start with a line break): the tail's lines are taken from them instead of split again.
+ * splitSignature for a text given with its lines (`text` is `lines[from, to)` joined by `\n`, each
+ * less its trailing whitespace when `trimEnds`, and does not start with a line break): the tail's
+ * lines are taken from them instead of split again.
  */
-export function splitSignatureOfLines(text: string, lines: readonly string[], from: number, to: number): SignatureSplit {
-  if (to - from <= TAIL_LINES) return splitTail(text, 0, from === 0 && to === lines.length ? lines : lines.slice(from, to));
+export function splitSignatureOfLines(text: string, lines: readonly string[], from: number, to: number, trimEnds = false): SignatureSplit {
+  const first = Math.max(from, to - TAIL_LINES);
+  let tail = first === 0 && to === lines.length ? lines : lines.slice(first, to);
+  if (trimEnds) tail = tail.map((l) => l.trimEnd());
+  if (first === from) return splitTail(text, 0, tail);
   let offset = text.length + 1;
-  for (let i = to - TAIL_LINES; i < to; i++) offset -= lines[i]!.length + 1;
-  return splitTail(text, offset, lines.slice(to - TAIL_LINES, to));
+  for (const l of tail) offset -= l.length + 1;
+  return splitTail(text, offset, tail);
 }
 
 /** The split, given the tail of `text` from `offset` on as its lines. */
