@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
-import { FOLD_BATCH } from '../../src/store/sqlite/console.js';
+import { FOLD_BATCH } from '../../src/store/sqlite/staged.js';
 import type { OutboxInput, Store } from '../../src/store/types.js';
 import { input } from '../contract/store.case.js';
 

@@ -14,7 +14,7 @@ import { ConfigSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { createRetention } from '../../src/pipeline/retention.js';
 import { openStore } from '../../src/store/index.js';
-import { FOLD_BATCH } from '../../src/store/sqlite/console.js';
+import { FOLD_BATCH } from '../../src/store/sqlite/staged.js';
 import type { OutboxInput, Store, ThreadEntry } from '../../src/store/types.js';
 import { input } from '../contract/store.case.js';
 

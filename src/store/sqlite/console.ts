@@ -3,16 +3,13 @@
  * written with each outcome (inside the outbox's own transactions), and the console's reads.
  *
  * An enqueue writes its search rows to `outbox_search_new`, at the end of a table with no other
- * index; `foldSearches` moves them, oldest first and many a transaction, into `outbox_search`
- * and its indexes. Every read of `outbox_search` folds what is left first, so a search always
- * sees every item: FOLD_BATCH a transaction with the event loop free between them, the last
- * one (fewer rows) right before the read; the thread index's pruning folds in its own
- * transaction, and `mailgate serve`'s retention rounds fold in between (src/pipeline/retention.ts).
+ * index; `foldSearches` moves them into `outbox_search` and its indexes later, and every read of
+ * `outbox_search` folds what is left first, so a search always sees every item (./staged.ts).
  */
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type { LightWrites } from './light.js';
 import { MultiRowInsert } from './multi-row.js';
+import { StagedRows, type StagedTable } from './staged.js';
 import { statement } from './statements.js';
 import { checkLimit } from '../common.js';
 import {
@@ -77,50 +74,28 @@ const UPDATE_SEARCH_ROW = `ON CONFLICT (id) DO UPDATE SET route = excluded.route
   msg_ts = excluded.msg_ts, s_sender = excluded.s_sender, s_name = excluded.s_name, s_subject = excluded.s_subject,
   s_message_id = excluded.s_message_id, s_comment_id = excluded.s_comment_id`;
 
-/**
- * Search rows one fold moves per transaction: a read and a retention round free the event loop
- * between transactions.
- */
-export const FOLD_BATCH = 2_000;
-
-/** A fold's statements: one transaction of at most `limit` rows, and whether any row waits. */
-interface Fold {
-  tx: Database.Transaction<(limit: number) => number>;
-  waiting: Database.Statement;
-}
-
-function foldStatements(db: Database.Database): Fold {
-  // The oldest `limit` rows waiting, moved in one transaction: the rows and their removal from
-  // the waiting table commit together, so a fold cut short leaves each row in one of the two.
-  // (The WHERE clause keeps SQLite from reading ON CONFLICT as a join's constraint.) A replayed
-  // dead letter already folded is updated in place.
-  const last = db.prepare('SELECT MAX(id) FROM (SELECT id FROM outbox_search_new ORDER BY id LIMIT ?)').pluck();
-  const move = db.prepare(
-    `INSERT INTO outbox_search (${SEARCH_ROW_COLUMNS}) SELECT ${SEARCH_ROW_COLUMNS} FROM outbox_search_new WHERE id <= ? ORDER BY id
-     ${UPDATE_SEARCH_ROW}`,
-  );
-  const drop = db.prepare('DELETE FROM outbox_search_new WHERE id <= ?');
-  const tx = db.transaction((limit: number): number => {
-    const upTo = last.get(limit) as number | null;
-    if (upTo === null) return 0;
-    move.run(upTo);
-    return drop.run(upTo).changes;
-  });
-  return { tx, waiting: db.prepare('SELECT 1 FROM outbox_search_new LIMIT 1').pluck() };
-}
+/** The search rows waiting in `outbox_search_new`; a replayed dead letter already folded is updated in place. */
+const SEARCH_ROWS: StagedTable = {
+  waiting: 'outbox_search_new',
+  order: 'id',
+  into: 'outbox_search',
+  columns: SEARCH_ROW_COLUMNS,
+  onConflict: UPDATE_SEARCH_ROW,
+};
 
 export class SqliteConsole implements Backend<ConsoleStore> {
   private readonly insertSearch: MultiRowInsert;
   private readonly insertAttempt: Database.Statement;
-  /** Compiled at the first read or fold (`mailgate import` never reads). */
-  private fold?: Fold;
+  /** The search rows waiting to be folded. */
+  private readonly staged: StagedRows;
 
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
     /** Folds commit without syncing the WAL (./light.ts): a fold lost to a power cut leaves its rows waiting. */
-    private readonly writes: LightWrites,
+    writes: LightWrites,
   ) {
+    this.staged = new StagedRows(db, SEARCH_ROWS, writes);
     // An upsert, not INSERT OR REPLACE: REPLACE deletes first, which with foreign keys costs
     // several times the insert. Only a replayed dead letter has a row already.
     this.insertSearch = new MultiRowInsert(db, `INSERT INTO outbox_search_new (${SEARCH_ROW_COLUMNS})`, UPDATE_SEARCH_ROW, 14);
@@ -139,26 +114,17 @@ export class SqliteConsole implements Backend<ConsoleStore> {
     this.insertSearch.run(items.map((i) => searchRow(i.id, i.fields)));
   }
 
-  /**
-   * Moves at most `limit` waiting search rows, oldest first, into `outbox_search` in one light
-   * IMMEDIATE transaction (or a savepoint of the caller's); returns how many.
-   */
+  /** Moves at most `limit` waiting search rows, oldest first, in one light transaction; returns how many. */
   foldSearches(limit: number): number {
-    this.fold ??= foldStatements(this.db);
-    return this.writes.run(this.fold.tx, limit);
+    return this.staged.step(limit);
   }
 
   /**
-   * Folds every waiting search row, FOLD_BATCH a transaction (savepoints of the caller's, inside
-   * one): what the thread index's pruning calls inside its own transaction, which cannot let the
-   * event loop go between steps (the console's reads fold in steps instead: `foldInSteps`).
+   * Folds every waiting search row (inside the caller's transaction): what the thread index's
+   * pruning calls, which cannot let the event loop go between steps.
    */
   foldAll(): void {
-    this.fold ??= foldStatements(this.db);
-    if (this.fold.waiting.get() === undefined) return;
-    let moved: number;
-    do moved = this.foldSearches(FOLD_BATCH);
-    while (moved === FOLD_BATCH);
+    this.staged.all();
   }
 
   /** Records a retry or dead letter of each item (`rows`: outbox rows the outcome changed); a delivery is read from the item's row. */
@@ -169,21 +135,10 @@ export class SqliteConsole implements Backend<ConsoleStore> {
     this.insertAttempt.run(at, outcome, error?.code ?? null, error?.message ?? null, delayMs ?? null, ids);
   }
 
-  /**
-   * Folds what waits, FOLD_BATCH a transaction, the event loop free between them: what a read of
-   * `outbox_search` awaits first, so that a large backlog (an import's: 100,000 rows take seconds)
-   * holds the process one transaction at a time. It ends on a transaction that found fewer rows
-   * than it could move, with no turn of the loop after it: the read that follows finds none waiting.
-   */
-  private async foldInSteps(): Promise<void> {
-    this.fold ??= foldStatements(this.db);
-    while (this.fold.waiting.get() !== undefined && this.foldSearches(FOLD_BATCH) === FOLD_BATCH) await yieldToLoop();
-  }
-
   // --- reads ----------------------------------------------------------------------------------
   async listItems(query: ItemQuery): Promise<ItemSummary[]> {
     const q = checkItemQuery(query);
-    await this.foldInSteps();
+    await this.staged.inSteps();
     const where: string[] = [];
     const params: Record<string, unknown> = { limit: checkLimit(query.limit) };
     if (query.state !== undefined) where.push(stateCondition(query.state));
@@ -268,7 +223,7 @@ export class SqliteConsole implements Backend<ConsoleStore> {
   async itemsByComment(route: string, commentIds: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (commentIds.length === 0) return out;
-    await this.foldInSteps();
+    await this.staged.inSteps();
     const rows = statement(
       this.db,
       `SELECT o.comment_id, MAX(o.id) AS id FROM outbox_search s JOIN outbox o ON o.id = s.id
@@ -280,7 +235,7 @@ export class SqliteConsole implements Backend<ConsoleStore> {
 
   async itemCounts(): Promise<ItemCount[]> {
     type Row = { route: string; adapter: string; state?: ItemListState; n: number };
-    await this.foldInSteps();
+    await this.staged.inSteps();
     return this.db
       .transaction(() => {
         const totals = statement(this.db, COUNT_SQL.totals).all() as Row[];
