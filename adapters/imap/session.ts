@@ -245,6 +245,9 @@ export class Session {
     } catch (err) {
       const failure = classify(err);
       if (failure.code !== 'MAILGATE_ERR_IMAP_FOLDER_NOT_FOUND') throw err;
+      // The service is stopping: the pass is abandoned, and its answer arriving after the
+      // connection's last line ("disconnected: the service is stopping") says nothing new.
+      if (signal.aborted) return;
       if (!this.missing.has(folder))
         log.warn({ folder, code: failure.code }, `folder "${folder}" does not exist; tried again at the next resync`);
       this.missing.add(folder);
