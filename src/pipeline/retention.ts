@@ -103,40 +103,33 @@ export function createRetention(o: RetentionOptions): Retention {
     return total;
   }
 
-  async function prune(kind: PruneKind, ageS: number, signal: AbortSignal | undefined): Promise<number> {
+  /**
+   * Runs `step` (one short transaction of at most `limit` rows, answering how many it took) until
+   * one takes fewer, the event loop free between steps: intake and delivery take the store first.
+   */
+  async function inBatches(step: (limit: number) => Promise<number>, limit: number, signal: AbortSignal | undefined): Promise<number> {
+    let total = 0;
+    while (signal?.aborted !== true) {
+      const n = await step(limit);
+      total += n;
+      if (n < limit) break;
+      await yieldToLoop();
+    }
+    return total;
+  }
+
+  function prune(kind: PruneKind, ageS: number, signal: AbortSignal | undefined): Promise<number> {
     const before = new Date(now() - ageS * 1000);
-    let total = 0;
-    while (signal?.aborted !== true) {
-      const n = await o.store.pruneBatch(kind, before, batch);
-      total += n;
-      if (n < batch) break;
-      // Between batches the loop is free: intake and delivery take the store first.
-      await yieldToLoop();
-    }
-    return total;
+    return inBatches((limit) => o.store.pruneBatch(kind, before, limit), batch, signal);
   }
 
-  async function fold(step: (limit: number) => Promise<number>, signal: AbortSignal | undefined): Promise<number> {
-    let total = 0;
-    while (signal?.aborted !== true) {
-      const n = await step(FOLD_ROWS);
-      total += n;
-      if (n < FOLD_ROWS) break;
-      await yieldToLoop();
-    }
-    return total;
+  function fold(step: (limit: number) => Promise<number>, signal: AbortSignal | undefined): Promise<number> {
+    return inBatches(step, FOLD_ROWS, signal);
   }
 
-  async function pruneWakeSignals(signal: AbortSignal | undefined): Promise<number> {
+  function pruneWakeSignals(signal: AbortSignal | undefined): Promise<number> {
     const before = new Date(now() - WAKE_KEEP_MS);
-    let total = 0;
-    while (signal?.aborted !== true) {
-      const n = await o.store.pruneCheckpoints(WAKE_PREFIX, before, batch);
-      total += n;
-      if (n < batch) break;
-      await yieldToLoop();
-    }
-    return total;
+    return inBatches((limit) => o.store.pruneCheckpoints(WAKE_PREFIX, before, limit), batch, signal);
   }
 
   async function runOnce(signal?: AbortSignal): Promise<RetentionRound> {
