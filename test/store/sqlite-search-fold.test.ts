@@ -4,20 +4,14 @@
  * its thread in the index, and goes with its item; a replayed dead letter is found by its new
  * fields; a fold that fails part-way moves nothing.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/index.js';
+import { describe, expect, it } from 'vitest';
 import { FOLD_BATCH } from '../../src/store/sqlite/staged.js';
-import type { OutboxInput, Store } from '../../src/store/types.js';
+import type { OutboxInput } from '../../src/store/types.js';
 import { input } from '../contract/store.case.js';
+import { freshStores, stagedCounts } from './staged-rows.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'mailgate-search-fold-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let n = 0;
-const freshPath = (): string => join(dir, `store-${(n += 1)}.db`);
+const withStore = freshStores('mailgate-search-fold-');
 
 /** An item with its facts (as intake hands them over) and a thread entry dated `threadTs`. */
 function item(i: number, subject: string, extra: Partial<OutboxInput> = {}): OutboxInput {
@@ -39,26 +33,8 @@ function item(i: number, subject: string, extra: Partial<OutboxInput> = {}): Out
   };
 }
 
-/** Rows in the indexed search table and waiting to be folded, read beside the store. */
-function rows(path: string): { indexed: number; waiting: number } {
-  const db = new Database(path, { readonly: true });
-  try {
-    const count = (t: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n;
-    return { indexed: count('outbox_search'), waiting: count('outbox_search_new') };
-  } finally {
-    db.close();
-  }
-}
-
-async function withStore(run: (store: Store, path: string) => Promise<void>): Promise<void> {
-  const path = freshPath();
-  const store = await openStore(`sqlite:${path}`);
-  try {
-    await run(store, path);
-  } finally {
-    await store.close();
-  }
-}
+/** Rows in the indexed search table and waiting to be folded. */
+const rows = (path: string) => stagedCounts(path, 'outbox_search', 'outbox_search_new');
 
 describe('SQLite search rows folded after enqueue', () => {
   it('finds items enqueued and not yet folded in a search, by comment id and in the counts', async () => {

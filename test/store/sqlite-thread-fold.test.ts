@@ -5,23 +5,17 @@
  * each was indexed at once, a retention round folds them, and a fold that fails part-way moves
  * nothing.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { createRetention } from '../../src/pipeline/retention.js';
-import { openStore } from '../../src/store/index.js';
 import { FOLD_BATCH } from '../../src/store/sqlite/staged.js';
 import type { OutboxInput, Store, ThreadEntry } from '../../src/store/types.js';
 import { input } from '../contract/store.case.js';
+import { freshStores, stagedCounts } from './staged-rows.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'mailgate-thread-fold-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let n = 0;
-const freshPath = (): string => join(dir, `store-${(n += 1)}.db`);
+const withStore = freshStores('mailgate-thread-fold-');
 
 const entry = (commentId: string, threadId: string, timestamp: string, from?: string): ThreadEntry => ({
   commentId,
@@ -37,26 +31,8 @@ function item(i: number, threadId: string, timestamp = '2020-01-01T00:00:00.000Z
   return { ...base, thread: { source: 'acme/s', entry: entry(base.commentId, threadId, timestamp) } };
 }
 
-/** Entries in the thread index and waiting to be folded, read beside the store. */
-function rows(path: string): { indexed: number; waiting: number } {
-  const db = new Database(path, { readonly: true });
-  try {
-    const count = (t: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${t}`).get() as { n: number }).n;
-    return { indexed: count('threads'), waiting: count('threads_new') };
-  } finally {
-    db.close();
-  }
-}
-
-async function withStore(run: (store: Store, path: string) => Promise<void>): Promise<void> {
-  const path = freshPath();
-  const store = await openStore(`sqlite:${path}`);
-  try {
-    await run(store, path);
-  } finally {
-    await store.close();
-  }
-}
+/** Entries in the thread index and waiting to be folded. */
+const rows = (path: string) => stagedCounts(path, 'threads', 'threads_new');
 
 const members = async (store: Store, threadId: string) =>
   ((await store.threadMembers('acme/s', [threadId])).get(threadId) ?? []).map((e) => [e.commentId, e.timestamp, e.from ?? null]);
