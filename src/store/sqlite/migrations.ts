@@ -5,6 +5,8 @@
  */
 import type Database from 'better-sqlite3';
 import { attemptsTableSql, checkNotNewer, CONSOLE_INDEXES_SQL, latestVersion, migrationFailed, type Migration } from '../migrate.js';
+import { GatewayError } from '../../errors.js';
+import { FRESH_SCHEMA_SQL, FRESH_SCHEMA_VERSION } from './fresh-schema.js';
 
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
   {
@@ -352,6 +354,32 @@ function currentVersion(db: Database.Database): number {
   return row.v ?? 0;
 }
 
+/**
+ * A database with no tables yet gets the newest schema in one transaction (./fresh-schema.ts),
+ * recorded as every migration applied. False, and nothing written, when it has tables by the
+ * time the write lock is held (another process created them meanwhile): the migrations then
+ * run as for any store.
+ */
+function createFresh(db: Database.Database): boolean {
+  const create = db.transaction(() => {
+    const tables = db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name <> 'schema_migrations'").get() as { n: number };
+    if (tables.n > 0 || currentVersion(db) > 0) return false;
+    db.exec(FRESH_SCHEMA_SQL);
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    const now = Date.now();
+    for (const m of SQLITE_MIGRATIONS) record.run(m.version, m.name, now);
+    return true;
+  });
+  try {
+    return create.immediate();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `creating the schema (version ${FRESH_SCHEMA_VERSION}) failed: ${message}`, {
+      cause: err,
+    });
+  }
+}
+
 /** Applies what is missing; returns the schema version. */
 export function migrateSqlite(db: Database.Database, migrations: readonly Migration[] = SQLITE_MIGRATIONS): number {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -373,6 +401,8 @@ export function migrateSqlite(db: Database.Database, migrations: readonly Migrat
   const synchronous = db.pragma('synchronous', { simple: true }) as number;
   db.pragma('synchronous = NORMAL');
   try {
+    // A schema text behind the migrations (one added, the text not yet) is not used: they run.
+    if (found === 0 && migrations === SQLITE_MIGRATIONS && latest === FRESH_SCHEMA_VERSION && createFresh(db)) return latest;
     for (const m of migrations) {
       if (m.version <= found) continue;
       try {
