@@ -23,6 +23,14 @@ function schemaOf(db: Database.Database): { objects: SchemaRow[]; applied: Array
   };
 }
 
+/** The rows of every table but the migration record: a migration that seeds rows must seed them on a new store too. */
+function rowsOf(db: Database.Database): Record<string, unknown[]> {
+  const tables = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'schema_migrations' ORDER BY name")
+    .all() as Array<{ name: string }>;
+  return Object.fromEntries(tables.map(({ name }) => [name, db.prepare(`SELECT * FROM "${name}"`).all()]));
+}
+
 /** The text fresh-schema.ts holds: what the migrations leave, in the order they created it. */
 function schemaText(db: Database.Database): string {
   const rows = db
@@ -48,6 +56,7 @@ describe('SQLite: a new store gets its schema in one step', () => {
     expect(FRESH_SCHEMA_VERSION, paste).toBe(SQLITE_SCHEMA_VERSION);
     expect(schemaOf(fresh), paste).toEqual(schemaOf(migrated));
     expect(schemaOf(fresh).applied.map((m) => m.version)).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));
+    expect(rowsOf(fresh), 'a migration writes rows that the schema text does not').toEqual(rowsOf(migrated));
     migrated.close();
     fresh.close();
   });
