@@ -9,7 +9,7 @@ import { parseLimit } from '../../src/limits.js';
 import type { Accepted, Adapter, Checkpoint, Inbound, Intake } from '../../src/pipeline/types.js';
 import { fileKey } from './identity.js';
 import { readInput } from './read.js';
-import type { FileFailure, MboxQuoting, ResumePoint } from './types.js';
+import type { FileFailure, FileItem, MboxQuoting, ResumePoint } from './types.js';
 
 export interface FilesAdapterConfig {
   /** Instance name from the configuration (default `files`). */
@@ -76,7 +76,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
   let size = Math.min(batchSize, FIRST_BATCH_MESSAGES);
   const now = config.now ?? (() => new Date());
   let batch: Inbound[] = [];
-  let checkpoint: Checkpoint | undefined;
+  let last: FileItem | undefined;
   let dirty = false;
   // Up to IN_FLIGHT batches accepted but not yet durable while the next is read (the sink
   // stores batches in call order, each with its checkpoint, so nothing is acknowledged before
@@ -84,6 +84,9 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
   const inFlight: Array<Promise<Accepted[]>> = [];
   const flush = async () => {
     if (!dirty) return;
+    // The checkpoint is the position after the batch's last item, built once a batch rather than once an item.
+    const checkpoint: Checkpoint | undefined =
+      last === undefined ? undefined : { key, value: { path: last.origin.details.path, index: last.next.index, offset: last.next.offset } };
     const accepted = sink.accept(batch, checkpoint === undefined ? {} : { checkpoint });
     accepted.catch(() => undefined);
     inFlight.push(accepted);
@@ -118,7 +121,7 @@ async function readOne(input: string, config: FilesAdapterConfig, sink: Intake, 
       });
       bytes += item.raw.length;
     }
-    checkpoint = { key, value: { path: item.origin.details.path, index: item.next.index, offset: item.next.offset } };
+    last = item;
     dirty = true;
     if (batch.length >= size || bytes >= batchBytes) await flush();
   }

@@ -74,27 +74,35 @@ export async function* readMbox(
   const finisher = new MboxFinisher(options.mboxQuoting ?? 'mboxrd', maxBytes);
   let index = start.index;
   let skip = start.skip;
-  const emit = function* (messages: MboxMessage[]): Generator<FileItem> {
-    for (const m of messages) {
+  // The messages of each chunk are collected in one array and yielded from it: a generator per
+  // chunk delegated to with `yield*` cost every message a generator step and its result object.
+  const ready: FileItem[] = [];
+  const collect = (messages: MboxMessage[]): void => {
+    for (let i = 0; i < messages.length; i++) {
       if (skip > 0) {
         skip--;
         index++;
         continue;
       }
-      yield toItem(file, m, index++, maxBytes);
+      ready.push(toItem(file, messages[i]!, index++, maxBytes));
     }
   };
   const stream = createReadStream(file, { start: start.offset, highWaterMark: options.chunkBytes ?? DEFAULT_CHUNK_BYTES });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (const seg of splitter.push(chunk)) yield* emit(finisher.push(seg));
+      const segs = splitter.push(chunk);
+      for (let i = 0; i < segs.length; i++) collect(finisher.push(segs[i]!));
+      for (let i = 0; i < ready.length; i++) yield ready[i]!;
+      ready.length = 0;
     }
   } catch (err) {
     stream.destroy();
+    for (let i = 0; i < ready.length; i++) yield ready[i]!;
     const error = new GatewayError('MAILGATE_ERR_INPUT_NOT_FOUND', `cannot read ${file}: ${(err as Error).message}`, { cause: err });
     yield { origin: fileOrigin(file, index), offset: 0, next: { index, offset: 0 }, error };
     return;
   }
-  for (const seg of splitter.end()) yield* emit(finisher.push(seg));
-  yield* emit(finisher.end());
+  for (const seg of splitter.end()) collect(finisher.push(seg));
+  collect(finisher.end());
+  for (let i = 0; i < ready.length; i++) yield ready[i]!;
 }

@@ -73,42 +73,35 @@ async function* readSingle(path: string, kind: 'eml' | 'msg', maxBytes: number, 
   yield { ...base, raw };
 }
 
-async function* readKnown(
+/**
+ * The reader of a sniffed file. Not a generator of its own: readOneFile iterates the reader it
+ * returns directly, so that each message of an mbox passes one generator fewer on its way.
+ */
+async function readKnown(
   path: string,
   sniffed: Sniffed,
   options: ReadOptions,
   resume: FilePosition | undefined,
   explicit: boolean,
   maildir: boolean,
-): AsyncGenerator<FileItem> {
+): Promise<AsyncIterable<FileItem> | Iterable<FileItem>> {
   const maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  if ('kind' in sniffed && sniffed.kind === 'mbox') {
-    yield* readMbox(path, { ...options, resume });
-    return;
-  }
+  if ('kind' in sniffed && sniffed.kind === 'mbox') return readMbox(path, { ...options, resume });
   if ('skip' in sniffed && extname(path).toLowerCase() === '.zip' && (await (await formats.vault()).isVaultZip(path))) {
-    yield* (await formats.vault()).readVault(path, true, { ...options, resume });
-    return;
+    return (await formats.vault()).readVault(path, true, { ...options, resume });
   }
-  if ('kind' in sniffed && sniffed.kind === 'pst') {
-    yield* (await formats.pst()).readPstFile(path, { ...options, resume });
-    return;
+  if ('kind' in sniffed && sniffed.kind === 'pst') return (await formats.pst()).readPstFile(path, { ...options, resume });
+  if (resume && resume.index >= 1) return [];
+  if ('kind' in sniffed) return readSingle(path, sniffed.kind === 'msg' ? 'msg' : 'eml', maxBytes, maildir);
+  if ('damaged' in sniffed) return damaged(path, sniffed.damaged, maxBytes);
+  if (explicit) {
+    const error = new GatewayError('MAILGATE_ERR_INPUT_UNSUPPORTED', notMailMessage(path, sniffed.skip), {
+      details: { reason: sniffed.skip },
+    });
+    return [failure(path, error)];
   }
-  if (resume && resume.index >= 1) return;
-  if ('kind' in sniffed) {
-    yield* readSingle(path, sniffed.kind === 'msg' ? 'msg' : 'eml', maxBytes, maildir);
-    return;
-  }
-  if ('damaged' in sniffed) {
-    yield* damaged(path, sniffed.damaged, maxBytes);
-    return;
-  }
-  if (explicit)
-    yield failure(
-      path,
-      new GatewayError('MAILGATE_ERR_INPUT_UNSUPPORTED', notMailMessage(path, sniffed.skip), { details: { reason: sniffed.skip } }),
-    );
-  else options.onSkip?.(path, sniffed.skip);
+  options.onSkip?.(path, sniffed.skip);
+  return [];
 }
 
 /** A file named as mail that is not: a dead letter with its bytes (within the size budget). */
@@ -132,7 +125,7 @@ async function* readOneFile(path: string, options: ReadOptions, explicit: boolea
     return;
   }
   try {
-    yield* readKnown(path, sniffed, options, resume, explicit, maildir);
+    yield* await readKnown(path, sniffed, options, resume, explicit, maildir);
   } catch (err) {
     yield failure(path, unreadable(path, err));
   }

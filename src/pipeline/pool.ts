@@ -401,7 +401,7 @@ export class ParsePool {
 
   /** One round of hand-overs (at most one batch per worker); whether any was made. */
   private pumpOnce(): boolean {
-    if (this.closed) return false;
+    if (this.closed || this.queue.length === 0) return false;
     const live = this.slots.filter((s) => s.ready).length;
     const ready = this.slots.filter((s) => this.takes(s, live)).sort((a, b) => a.inFlight.length - b.inFlight.length);
     let sent = false;

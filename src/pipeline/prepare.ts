@@ -101,22 +101,23 @@ export async function prepare(
   c: IntakeCounters,
 ): Promise<OutboxInput> {
   const { key, alias } = keysOf(route, msg);
-  const base = {
+  // A dead letter's fields, built only for one (a parsed message is an EncodedInput).
+  const base = () => ({
     route: route.name,
     key,
     origin: msg.origin,
     raw: msg.raw,
     ...(msg.afterDelivery === true ? { afterDelivery: true } : {}),
     ...(alias === undefined ? {} : { aliases: [alias] }),
-  };
+  });
   if (msg.failure !== undefined) {
     c.failed++;
-    return failed(base, msg, msg.failure);
+    return failed(base(), msg, msg.failure);
   }
   const poison = attempts === undefined ? undefined : options.poison;
   if (poison !== undefined && isPoison(attempts!, poison.poisonAfter)) {
     c.failed++;
-    return failed(base, msg, poisonFailure(poison.poisonAfter));
+    return failed(base(), msg, poisonFailure(poison.poisonAfter));
   }
   try {
     const userProperties = resolveUserProperties(route.user_properties, msg.origin);
@@ -129,7 +130,7 @@ export async function prepare(
     );
     if ('poison' in parsed) {
       c.failed++;
-      return failed(base, msg, parsed.poison);
+      return failed(base(), msg, parsed.poison);
     }
     const result = warnings === undefined ? parsed : { ...parsed, warnings: [...parsed.warnings, ...warnings] };
     c.parsed++;
@@ -141,7 +142,7 @@ export async function prepare(
   } catch (err) {
     if (!isGatewayError(err) || err.code === 'MAILGATE_ERR_MIME_POOL_CLOSED') throw err;
     c.failed++;
-    return failed(base, msg, { code: err.code, message: err.message });
+    return failed(base(), msg, { code: err.code, message: err.message });
   }
 }
 

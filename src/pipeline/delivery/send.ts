@@ -4,7 +4,8 @@
  */
 import type { ApiClient } from '../../api/client.js';
 import { checkRouteProperties, deliverBatch, type DeliveryItem, type Target } from '../../batcher/index.js';
-import type { Ledger, LedgerEntry } from '../../ledger/index.js';
+import type { DocumentHashes, Ledger, LedgerEntry } from '../../ledger/index.js';
+import type { RawEmailDocument } from '../../model/index.js';
 import type { Config, RouteConfig } from '../../config/schema.js';
 import { GatewayError } from '../../errors.js';
 import { MAX_PREDICT_DOCUMENTS } from '../../limits.js';
@@ -89,18 +90,30 @@ function deferredLedger(ledger: Ledger): Ledger & { drain(): LedgerRecord[] } {
   };
 }
 
-/** An outbox item as the batcher takes it: its stored text and hashes, the document parsed only if needed. */
-function deliveryItem(i: OutboxItem): DeliveryItem {
-  const item: DeliveryItem = {
-    key: String(i.id),
-    get document() {
-      return i.document;
-    },
-    json: i.documentJson,
-    commentId: i.commentId,
-  };
-  if (i.hashes !== undefined) item.hashes = i.hashes;
-  return item;
+/**
+ * An outbox item as the batcher takes it: its stored text and hashes, the document parsed only if
+ * needed. A class, so that the lazy getter lives on the prototype: an object literal with a getter
+ * cost each item a closure and an object of its own shape.
+ */
+class OutboxDelivery implements DeliveryItem {
+  readonly key: string;
+  readonly json: string;
+  readonly commentId: string;
+  declare hashes?: DocumentHashes;
+
+  readonly #outbox: OutboxItem;
+
+  constructor(item: OutboxItem) {
+    this.#outbox = item;
+    this.key = String(item.id);
+    this.json = item.documentJson;
+    this.commentId = item.commentId;
+    if (item.hashes !== undefined) this.hashes = item.hashes;
+  }
+
+  get document(): RawEmailDocument {
+    return this.#outbox.document;
+  }
 }
 
 export function createDeliverFn(options: DeliverFnOptions): DeliverFn {
@@ -112,7 +125,7 @@ export function createDeliverFn(options: DeliverFnOptions): DeliverFn {
     // letters that are never claimed: checking each against the API schema again only costs time.
     const ledger = deferredLedger(options.ledger);
     const report = await deliverBatch(
-      items.map((i) => deliveryItem(i)),
+      items.map((i) => new OutboxDelivery(i)),
       target,
       options.client,
       ledger,
