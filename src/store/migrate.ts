@@ -24,9 +24,14 @@ export function checkNotNewer(found: number, latest: number): void {
   }
 }
 
-export function migrationFailed(m: Migration, err: unknown): GatewayError {
+/** A step of bringing the schema up to date that failed: `step` names it (`migration 3 (…)`). */
+export function schemaStepFailed(step: string, err: unknown): GatewayError {
   const message = err instanceof Error ? err.message : String(err);
-  return new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `migration ${m.version} (${m.name}) failed: ${message}`, { cause: err });
+  return new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `${step} failed: ${message}`, { cause: err });
+}
+
+export function migrationFailed(m: Migration, err: unknown): GatewayError {
+  return schemaStepFailed(`migration ${m.version} (${m.name})`, err);
 }
 
 /** Migration 8's indexes of the console's search rows and states, in both dialects. */

@@ -4,8 +4,15 @@
  * migration here is refused (an older mailgate must not write to it).
  */
 import type Database from 'better-sqlite3';
-import { attemptsTableSql, checkNotNewer, CONSOLE_INDEXES_SQL, latestVersion, migrationFailed, type Migration } from '../migrate.js';
-import { GatewayError } from '../../errors.js';
+import {
+  attemptsTableSql,
+  checkNotNewer,
+  CONSOLE_INDEXES_SQL,
+  latestVersion,
+  migrationFailed,
+  schemaStepFailed,
+  type Migration,
+} from '../migrate.js';
 import { FRESH_SCHEMA_SQL, FRESH_SCHEMA_VERSION } from './fresh-schema.js';
 
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
@@ -373,10 +380,7 @@ function createFresh(db: Database.Database): boolean {
   try {
     return create.immediate();
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    throw new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `creating the schema (version ${FRESH_SCHEMA_VERSION}) failed: ${message}`, {
-      cause: err,
-    });
+    throw schemaStepFailed(`creating the schema (version ${FRESH_SCHEMA_VERSION})`, err);
   }
 }
 
