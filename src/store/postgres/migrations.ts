@@ -7,8 +7,17 @@
  * the `\u0000` escape that real mail produces, and nothing queries inside them.
  */
 import type pg from 'pg';
-import { attemptsTableSql, checkNotNewer, CONSOLE_INDEXES_SQL, latestVersion, migrationFailed, type Migration } from '../migrate.js';
+import {
+  attemptsTableSql,
+  checkNotNewer,
+  CONSOLE_INDEXES_SQL,
+  latestVersion,
+  migrationFailed,
+  schemaStepFailed,
+  type Migration,
+} from '../migrate.js';
 import { withTransaction } from './db.js';
+import { FRESH_SCHEMA_SQL, FRESH_SCHEMA_VERSION } from './fresh-schema.js';
 
 /** Arbitrary constant key for pg_advisory_xact_lock: "mailgate" schema migrations. */
 const MIGRATION_LOCK_KEY = 0x6d61696c67617465n;
@@ -361,6 +370,21 @@ async function apply(client: pg.PoolClient, migrations: readonly Migration[]): P
   const found = rows[0]?.v ?? 0;
   const latest = latestVersion(migrations);
   checkNotNewer(found, latest);
+  // A new database gets the newest schema in one statement text (./fresh-schema.ts), recorded as
+  // every migration applied; a schema text behind the migrations (one added, the text not yet) is
+  // not used: they run.
+  if (found === 0 && migrations === PG_MIGRATIONS && latest === FRESH_SCHEMA_VERSION) {
+    try {
+      await client.query(FRESH_SCHEMA_SQL);
+      await client.query('INSERT INTO schema_migrations (version, name) SELECT * FROM unnest($1::integer[], $2::text[])', [
+        migrations.map((m) => m.version),
+        migrations.map((m) => m.name),
+      ]);
+    } catch (err) {
+      throw schemaStepFailed(`creating the schema (version ${FRESH_SCHEMA_VERSION})`, err);
+    }
+    return latest;
+  }
   for (const m of migrations) {
     if (m.version <= found) continue;
     try {
