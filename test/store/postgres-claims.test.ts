@@ -90,10 +90,30 @@ describe('PostgreSQL claims', () => {
       await store.enqueue(Array.from({ length: 10 }, (_, i) => input('r', i)));
       for (let i = 0; i < 5; i += 1) {
         const [item] = await store.claim('r', 1, 'a', 1_000);
-        await store.markDelivered([item!.id], { outcome: 'delivered' });
+        await store.scheduleRetry([item!.id], 60_000, { code: 'MAILGATE_ERR_API_UNAVAILABLE', message: 'later' });
         t += 2_000;
       }
       expect(await sql(url, `SELECT 1 FROM outbox_claims`)).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a claim delivered whole is forgotten at once; one delivered in part stays registered, and its owner gives back the rest', async () => {
+    const url = await createTestDatabase('mailgate_claims');
+    const store = await openStore(url);
+    try {
+      await store.enqueue(Array.from({ length: 6 }, (_, i) => input('r', i)));
+      const whole = (await store.claim('r', 3, 'a', 60_000)).map((c) => c.id);
+      const part = (await store.claim('r', 3, 'a', 60_000)).map((c) => c.id);
+      expect(await sql(url, `SELECT 1 FROM outbox_claims WHERE owner = 'a'`)).toHaveLength(2);
+      // Delivered with ids of another claim beside them: still the whole of the first.
+      expect(await store.markDelivered([...whole, part[0]!], { outcome: 'delivered' })).toBe(4);
+      expect(await sql(url, `SELECT ids FROM outbox_claims WHERE owner = 'a'`)).toEqual([{ ids: part.map(String) }]);
+      await store.registerOwner({ id: 'a', host: 'h', pid: 1, heartbeatMs: 1_000 });
+      expect(await store.deregisterOwner('a')).toBe(2);
+      expect(await sql(url, `SELECT 1 FROM outbox_claims`)).toEqual([]);
+      expect((await store.claim('r', 10, 'b', 60_000)).map((c) => c.id)).toEqual(part.slice(1));
     } finally {
       await store.close();
     }

@@ -99,12 +99,18 @@ export class PgOutbox implements Backend<OutboxStore> {
 
   /**
    * One statement (its own transaction, one round trip): the rows, their raw bytes, attempts,
-   * counters, AI units and ledger entries.
+   * counters, AI units and ledger entries, and the claim registrations these ids settle whole
+   * (`outbox_claims`: a claim delivered in one piece leaves nothing for its owner's exit or death
+   * to take back, which otherwise probes every id the owner claimed within its leases).
    */
   async markDelivered(ids: number[], info: DeliveryInfo): Promise<number> {
     if (ids.length === 0 && info.aiUnits === undefined && info.ledger === undefined) return 0;
     const values: unknown[] = [pgArray(ids), info.outcome, nowParam(this.clock)];
-    const steps = [`r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))`, `c AS (${countChanged(2)})`];
+    const steps = [
+      `r AS (DELETE FROM outbox_raw WHERE id = ANY (ARRAY(SELECT id FROM u)))`,
+      `c AS (${countChanged(2)})`,
+      `s AS (DELETE FROM outbox_claims WHERE ids <@ $1::bigint[])`,
+    ];
     const ai = info.aiUnits;
     if (ai !== undefined && checkAiUnits(ai.units) > 0) {
       const [counter, daily] = aiUnitSteps(values.length + 1, 3);
