@@ -34,7 +34,16 @@ export interface AfterDeliveryQueueOptions {
   chunk?: number;
   /** How often the store is read again without a wake-up (items delivered by another replica). Default 5000. */
   pollMs?: number;
+  /**
+   * A page of actions the target has not answered for this long is logged (a warning, once per
+   * page): actions waiting on a mailbox that neither applies nor refuses them are not silent.
+   * Default SLOW_ANSWER_MS.
+   */
+  slowAnswerMs?: number;
 }
+
+/** Default of `slowAnswerMs`: longer than an action's own wait for a connection (60 s). */
+export const SLOW_ANSWER_MS = 90_000;
 
 export interface AfterDeliveryQueue {
   /** Delivery accepted items: look for due actions now rather than at the next poll. */
@@ -56,6 +65,7 @@ export function createAfterDeliveryQueue(
   const maxDelay = options.maxDelayMs ?? 60_000;
   const chunk = options.chunk ?? 500;
   const pollMs = options.pollMs ?? 5_000;
+  const slowAnswerMs = options.slowAnswerMs ?? SLOW_ANSWER_MS;
   let applied = 0;
   let pending = 0;
   let closing = false;
@@ -73,7 +83,22 @@ export function createAfterDeliveryQueue(
 
   /** Applies one page of due items; finishes all but the deferred ones. */
   async function page(due: PendingAction[]): Promise<number> {
-    const res = await target.afterDelivery(due.map((d) => d.origin));
+    const asked = Date.now();
+    const slow = setTimeout(
+      () =>
+        logger.warn(
+          { count: due.length, waitedMs: Date.now() - asked },
+          `after-delivery: no answer for ${slowAnswerMs >= 1_000 ? `${Math.round(slowAnswerMs / 1_000)} s` : `${slowAnswerMs} ms`} about ${due.length} action(s); they stay due until the mailbox applies or refuses them`,
+        ),
+      slowAnswerMs,
+    );
+    slow.unref();
+    let res: Awaited<ReturnType<ActionTarget['afterDelivery']>>;
+    try {
+      res = await target.afterDelivery(due.map((d) => d.origin));
+    } finally {
+      clearTimeout(slow);
+    }
     const held = new Set(res.deferred ?? []);
     await store.finishActions(due.filter((d) => !held.has(d.origin)).map((d) => d.id));
     applied += res.applied.length;

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import type { Origin } from '../../src/pipeline/types.js';
@@ -62,6 +63,35 @@ function recorder(failures = 0): ActionTarget & { seen: number[][] } {
 }
 
 describe('after-delivery queue', () => {
+  it('says so when the target leaves a page of actions unanswered, and applies them once it answers', async () => {
+    await deliver(3, [1, 2, 3]);
+    let answer: (() => void) | undefined;
+    const target: ActionTarget = {
+      async afterDelivery(origins) {
+        await new Promise<void>((r) => (answer = r));
+        return { applied: origins, skipped: [] };
+      },
+    };
+    const lines: Array<{ level: string; msg: string; count?: number }> = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as (typeof lines)[number]);
+        done();
+      },
+    });
+    const queue = createAfterDeliveryQueue(target, store, createLogger({ destination }), { slowAnswerMs: 30 });
+    while (!lines.some((l) => l.level === 'warn')) await new Promise((r) => setTimeout(r, 10));
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([
+      expect.objectContaining({ count: 3, msg: expect.stringContaining('no answer for 30 ms about 3 action(s); they stay due') }),
+    ]);
+    expect(queue.applied).toBe(0);
+    answer!();
+    while (queue.applied < 3) await new Promise((r) => setTimeout(r, 10));
+    await queue.close();
+    // One warning for the page, not one per turn of the wait.
+    expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+  });
+
   it('applies the actions of delivered items only, in order, retrying after failures', async () => {
     await deliver(6, [1, 2, 3, 5, 6], [6]);
     const target = recorder(2);
