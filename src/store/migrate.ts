@@ -25,13 +25,34 @@ export function checkNotNewer(found: number, latest: number): void {
 }
 
 /** A step of bringing the schema up to date that failed: `step` names it (`migration 3 (…)`). */
-export function schemaStepFailed(step: string, err: unknown): GatewayError {
+function schemaStepFailed(step: string, err: unknown): GatewayError {
   const message = err instanceof Error ? err.message : String(err);
   return new GatewayError('MAILGATE_ERR_STORE_MIGRATION', `${step} failed: ${message}`, { cause: err });
 }
 
 export function migrationFailed(m: Migration, err: unknown): GatewayError {
   return schemaStepFailed(`migration ${m.version} (${m.name})`, err);
+}
+
+/**
+ * A backend's schema in one text (each store's fresh-schema.ts): what its own migrations (`own`)
+ * leave, at `version`. A new store (at version 0) migrated by that list gets it in one step,
+ * recorded as every migration applied; any other list, an older store, or a text behind the
+ * migrations (one added, the text not yet) runs the migrations instead.
+ */
+export interface SchemaText {
+  own: readonly Migration[];
+  version: number;
+}
+
+/** Whether a store at version `found`, brought up to date by `migrations`, gets the schema text instead. */
+export function takesSchemaText(text: SchemaText, found: number, migrations: readonly Migration[]): boolean {
+  return found === 0 && migrations === text.own && latestVersion(migrations) === text.version;
+}
+
+/** The failure of creating a new store's schema from its text. */
+export function schemaTextFailed(text: SchemaText, err: unknown): GatewayError {
+  return schemaStepFailed(`creating the schema (version ${text.version})`, err);
 }
 
 /** Migration 8's indexes of the console's search rows and states, in both dialects. */

@@ -13,8 +13,10 @@ import {
   CONSOLE_INDEXES_SQL,
   latestVersion,
   migrationFailed,
-  schemaStepFailed,
+  schemaTextFailed,
+  takesSchemaText,
   type Migration,
+  type SchemaText,
 } from '../migrate.js';
 import { withTransaction } from './db.js';
 import { FRESH_SCHEMA_SQL, FRESH_SCHEMA_VERSION } from './fresh-schema.js';
@@ -362,6 +364,9 @@ ${attemptsTableSql('BIGINT', 'TIMESTAMPTZ')}
   },
 ];
 
+/** The schema a new database gets in one step (./fresh-schema.ts). */
+const SCHEMA_TEXT: SchemaText = { own: PG_MIGRATIONS, version: FRESH_SCHEMA_VERSION };
+
 async function apply(client: pg.PoolClient, migrations: readonly Migration[]): Promise<number> {
   await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK_KEY.toString()]);
   await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -370,10 +375,8 @@ async function apply(client: pg.PoolClient, migrations: readonly Migration[]): P
   const found = rows[0]?.v ?? 0;
   const latest = latestVersion(migrations);
   checkNotNewer(found, latest);
-  // A new database gets the newest schema in one statement text (./fresh-schema.ts), recorded as
-  // every migration applied; a schema text behind the migrations (one added, the text not yet) is
-  // not used: they run.
-  if (found === 0 && migrations === PG_MIGRATIONS && latest === FRESH_SCHEMA_VERSION) {
+  // A new database gets the schema in one statement text, recorded as every migration applied.
+  if (takesSchemaText(SCHEMA_TEXT, found, migrations)) {
     try {
       await client.query(FRESH_SCHEMA_SQL);
       await client.query('INSERT INTO schema_migrations (version, name) SELECT * FROM unnest($1::integer[], $2::text[])', [
@@ -381,7 +384,7 @@ async function apply(client: pg.PoolClient, migrations: readonly Migration[]): P
         migrations.map((m) => m.name),
       ]);
     } catch (err) {
-      throw schemaStepFailed(`creating the schema (version ${FRESH_SCHEMA_VERSION})`, err);
+      throw schemaTextFailed(SCHEMA_TEXT, err);
     }
     return latest;
   }

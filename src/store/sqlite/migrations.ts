@@ -10,8 +10,10 @@ import {
   CONSOLE_INDEXES_SQL,
   latestVersion,
   migrationFailed,
-  schemaStepFailed,
+  schemaTextFailed,
+  takesSchemaText,
   type Migration,
+  type SchemaText,
 } from '../migrate.js';
 import { FRESH_SCHEMA_SQL, FRESH_SCHEMA_VERSION } from './fresh-schema.js';
 
@@ -356,6 +358,9 @@ ${attemptsTableSql('INTEGER', 'INTEGER')}
 
 export const SQLITE_SCHEMA_VERSION = Math.max(...SQLITE_MIGRATIONS.map((m) => m.version));
 
+/** The schema a new store gets in one step (./fresh-schema.ts). */
+const SCHEMA_TEXT: SchemaText = { own: SQLITE_MIGRATIONS, version: FRESH_SCHEMA_VERSION };
+
 function currentVersion(db: Database.Database): number {
   const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
   return row.v ?? 0;
@@ -380,7 +385,7 @@ function createFresh(db: Database.Database): boolean {
   try {
     return create.immediate();
   } catch (err) {
-    throw schemaStepFailed(`creating the schema (version ${FRESH_SCHEMA_VERSION})`, err);
+    throw schemaTextFailed(SCHEMA_TEXT, err);
   }
 }
 
@@ -405,8 +410,7 @@ export function migrateSqlite(db: Database.Database, migrations: readonly Migrat
   const synchronous = db.pragma('synchronous', { simple: true }) as number;
   db.pragma('synchronous = NORMAL');
   try {
-    // A schema text behind the migrations (one added, the text not yet) is not used: they run.
-    if (found === 0 && migrations === SQLITE_MIGRATIONS && latest === FRESH_SCHEMA_VERSION && createFresh(db)) return latest;
+    if (takesSchemaText(SCHEMA_TEXT, found, migrations) && createFresh(db)) return latest;
     for (const m of migrations) {
       if (m.version <= found) continue;
       try {
