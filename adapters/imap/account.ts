@@ -43,7 +43,6 @@ export class AccountRunner {
   private readonly tokens: TokenProvider | undefined;
   private readonly tracker: AccountHealthTracker;
   private session: Session | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
   /** Failed connections in a row (the backoff exponent). */
   private failures = 0;
   /** The LOGOUT under way at shutdown. */
@@ -86,17 +85,10 @@ export class AccountRunner {
     return this.tracker.folderSyncs();
   }
 
-  /** Runs `fn` alone on the connection (sync steps and after-delivery actions never interleave). */
-  exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
-    return run;
-  }
-
   /**
    * Waits (bounded) for a usable session, then runs `fn` on it exclusively. Does not wait while
    * the account is known to be down (backoff, auth_failed, or stopped after running): nothing
-   * would change meanwhile.
+   * would change meanwhile. Fails as soon as that connection closes under `fn`.
    */
   async withSession<T>(timeoutMs: number, fn: (client: ImapFlow) => Promise<T>): Promise<T> {
     const until = Date.now() + timeoutMs;
@@ -110,10 +102,13 @@ export class AccountRunner {
       await delay(100);
     }
     const session = this.session;
-    return this.exclusive(async () => {
+    return session.exclusive(async () => {
       try {
-        return await withDeadline(fn(session.client), this.config.command_timeout_ms, 'after-delivery action', () =>
-          session.client.close(),
+        return await withDeadline(
+          session.whileOpen(fn(session.client), 'an after-delivery action'),
+          this.config.command_timeout_ms,
+          'after-delivery action',
+          () => session.client.close(),
         );
       } finally {
         // The action selected other folders: the idle folder is examined afresh before IDLE.
@@ -186,7 +181,6 @@ export class AccountRunner {
       tracker: this.tracker,
       sink,
       signal,
-      exclusive: (fn) => this.exclusive(fn),
       socketError: (c) => this.lastSocketError.get(c),
       onSettled: () => (this.failures = 0),
       log: this.log,

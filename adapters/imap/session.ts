@@ -26,8 +26,6 @@ export interface SessionContext {
   tracker: AccountHealthTracker;
   sink: Intake;
   signal: AbortSignal;
-  /** Runs one step alone on the connection (after-delivery actions run between steps). */
-  exclusive: <T>(fn: () => Promise<T>) => Promise<T>;
   /** The last socket error of this client, if any (the cause of a close no command saw). */
   socketError: (client: ImapFlow) => Error | undefined;
   /** The folders are synced and the session waits: the connection has proved itself. */
@@ -46,6 +44,8 @@ export class Session {
   /** Folders the server said do not exist, at their last sync. */
   private readonly missing = new Set<string>();
   private closed = false;
+  /** This connection's steps and actions, one at a time (exclusive). */
+  private queue: Promise<unknown> = Promise.resolve();
   private wakeUp = (): void => undefined;
   private nextTick = Infinity;
   private nextResync = Infinity;
@@ -55,6 +55,42 @@ export class Session {
     readonly client: ImapFlow,
     private readonly ctx: SessionContext,
   ) {}
+
+  /**
+   * Runs `fn` alone on this connection: sync steps and after-delivery actions never interleave.
+   * The queue is the connection's own, so an operation of a connection that has ended (imapflow
+   * may leave a command's promise unsettled when the socket closes under it) holds up nothing of
+   * the next connection's; it ends at its own deadline.
+   */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * `work` (an operation on this connection), or a MAILGATE_ERR_IMAP_CONNECTION failure as soon
+   * as the connection closes under it: its caller learns at once rather than at the deadline.
+   */
+  whileOpen<T>(work: Promise<T>, what: string): Promise<T> {
+    if (this.closed || !this.client.usable) {
+      work.catch(() => undefined);
+      return Promise.reject(this.lost(what));
+    }
+    let onClose = (): void => undefined;
+    const closed = new Promise<never>((_, reject) => {
+      onClose = () => reject(this.lost(what));
+      this.client.once('close', onClose);
+    });
+    return Promise.race([work, closed]).finally(() => {
+      this.client.off('close', onClose);
+      work.catch(() => undefined);
+    });
+  }
+
+  private lost(what: string): GatewayError {
+    return new GatewayError('MAILGATE_ERR_IMAP_CONNECTION', `connection to ${this.ctx.config.host} closed during ${what}`);
+  }
 
   /** Ends a wait at once (a notification, shutdown). */
   wake(): void {
@@ -170,7 +206,7 @@ export class Session {
     const now = Date.now();
     if (now >= this.nextSettle && now < this.nextTick) {
       this.nextSettle = Infinity;
-      await this.ctx.exclusive(() => this.deadline(this.client.noop(), 'NOOP', WATCHDOG_NOOP_MS));
+      await this.exclusive(() => this.deadline(this.client.noop(), 'NOOP', WATCHDOG_NOOP_MS));
     }
     if (now >= this.nextTick) {
       this.nextSettle = Infinity;
@@ -191,7 +227,7 @@ export class Session {
   private async watchdog(): Promise<void> {
     const ms = Math.min(WATCHDOG_NOOP_MS, this.ctx.config.idle_watchdog_ms);
     try {
-      await this.ctx.exclusive(() => this.deadline(this.client.noop(), 'NOOP', ms));
+      await this.exclusive(() => this.deadline(this.client.noop(), 'NOOP', ms));
     } catch (err) {
       const { code } = classify(err);
       this.ctx.log.warn({ code, noopMs: ms }, `watchdog: no answer to NOOP within ${ms} ms; the connection is dead and is replaced`);
@@ -214,7 +250,7 @@ export class Session {
   }
 
   private async syncOne(folder: string): Promise<void> {
-    const { config, sink, signal, tracker, exclusive, log } = this.ctx;
+    const { config, sink, signal, tracker, log } = this.ctx;
     const onReset = (previous: number, now: number): void =>
       log.warn(
         { folder, previousUidValidity: previous, uidValidity: now },
@@ -227,7 +263,7 @@ export class Session {
           config,
           sink,
           signal,
-          exclusive,
+          exclusive: (fn) => this.exclusive(fn),
           onReset,
           onChunk: (f, n, s) => {
             tracker.counted(n, s);

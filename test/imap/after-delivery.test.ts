@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImapAdapter } from '../../adapters/imap/index.js';
+import { AccountRunner } from '../../adapters/imap/account.js';
+import { parseImapAccount } from '../../adapters/imap/config.js';
 import { createLogger } from '../../src/logger.js';
 import type { Origin } from '../../src/pipeline/types.js';
 import { createAfterDeliveryQueue } from '../../src/pipeline/after-delivery.js';
@@ -142,6 +144,42 @@ describe('after-delivery actions of a mailbox that comes back', () => {
     await eventually(() => ready === 2 && r.adapter.accountHealth()[0]!.state === 'idle');
     await r.stop();
     expect(ready).toBe(2);
+  });
+
+  it('an action whose command never answers fails as soon as its connection closes, and holds up nothing of the next connection', async () => {
+    const { user, pass } = await newUser(server);
+    await server.append(user, 'INBOX', [textMessage(1)]);
+    const backoff = { transient: { baseMs: 100, capMs: 500 } };
+    // A deadline far beyond the test's: only the connection's close can end the stuck action.
+    const config = parseImapAccount(account(server, user, pass, { after_delivery: 'seen', command_timeout_ms: 600_000 }));
+    const runner = new AccountRunner(config, { random: () => 0.5, backoff });
+    let connected = 0;
+    runner.onConnected = () => (connected += 1);
+    const sink = new MemorySink();
+    const ctl = new AbortController();
+    const done = runner.run(sink, ctl.signal);
+    try {
+      await eventually(() => sink.accepted.length === 1 && runner.health().state === 'idle');
+      // What imapflow can leave behind when the socket closes under a command: a promise that never settles.
+      const stuck = runner.withSession(10_000, () => new Promise<never>(() => undefined));
+      const failed = stuck.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      await server.kick(user);
+      expect(await failed).toMatchObject({ code: 'MAILGATE_ERR_IMAP_CONNECTION' });
+      // The next connection syncs, idles and runs actions at once.
+      await server.append(user, 'INBOX', [textMessage(2)]);
+      await eventually(
+        () => connected === 2 && sink.accepted.length === 2 && runner.health().state === 'idle',
+        20_000,
+        'the next connection synced',
+      );
+      expect(await runner.withSession(10_000, async (client) => (await client.noop(), 'answered'))).toBe('answered');
+    } finally {
+      ctl.abort();
+      await done;
+    }
   });
 });
 
